@@ -1,0 +1,304 @@
+//! `sundial spec preview`: show when a schedule spec would fire (BRIEF §2.3).
+//!
+//! The command is a pure function, [`run_preview`], from the arguments after `spec preview` and the
+//! current time to the line it prints (or the error it reports). `main` only supplies `Utc::now()`,
+//! prints, and picks the exit code. Keeping the clock and the process out of this module means the
+//! argument parsing and the output format can be unit-tested without spawning the binary, and that
+//! `--from` defaulting to "now" is tested with a fixed "now".
+//!
+//! Output is exactly one line of JSON, `{"times": [...], "schedule": canonical}`, the same shape as
+//! `POST /specs/preview`. A `{"timer": {"period": "external"}}` never fires on its own, so it prints
+//! `{"times": [], "schedule": null, "triggeredOnly": true}`.
+
+use std::fmt;
+
+use chrono::{DateTime, Utc};
+use sundial_core::spec::{Schedule, SpecError};
+use sundial_core::timer::{compile_preview_request, TimerPlan};
+
+/// Help text for `sundial spec preview --help`.
+pub const USAGE: &str = "\
+Usage: sundial spec preview [--from RFC3339] [--count N] [--job-id ID] SPEC_JSON
+
+Print the next fire times of a schedule spec as one line of JSON:
+  {\"times\": [RFC 3339 times with the schedule zone's offset], \"schedule\": <canonical spec>}
+
+SPEC_JSON is a schedule object ({\"cron\": [\"0 12 * * MON-FRI\"]}), {\"schedule\": {...}}
+or a seed-002 timer {\"timer\": {\"dueTime\": \"10s\", \"period\": \"R4/PT3S\"}}.
+
+Options:
+  --from RFC3339   list times strictly after this instant (default: now);
+                   relative timer due times are counted from it too
+  --count N        how many times to list, 1 to 10000 (default: 10)
+  --job-id ID      list the jittered times this job would actually run at,
+                   instead of the nominal times
+  -h, --help       print this help
+
+Exit status: 0 on success; 2 on an invalid spec or argument, with `error: ...` on stderr.
+";
+
+const DEFAULT_COUNT: usize = 10;
+const MAX_COUNT: usize = 10_000;
+
+/// Why the command failed. `Display` is the message `main` prints after `error: `; it names the
+/// offending flag or spec field, e.g. `--count: ...` or `cron[0]: ...`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CliError {
+    pub message: String,
+}
+
+impl CliError {
+    fn new(message: impl Into<String>) -> Self {
+        CliError {
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for CliError {}
+
+impl From<SpecError> for CliError {
+    fn from(e: SpecError) -> Self {
+        CliError::new(e.to_string())
+    }
+}
+
+/// The parsed command line of `spec preview`.
+#[derive(Debug, PartialEq)]
+struct Options {
+    from: DateTime<Utc>,
+    count: usize,
+    job_id: Option<String>,
+    spec: String,
+}
+
+/// Runs `spec preview` on `args` (the arguments after `spec preview`) and returns the JSON line to
+/// print, without a trailing newline. `now` is the default for `--from`.
+pub fn run_preview(args: &[String], now: DateTime<Utc>) -> Result<String, CliError> {
+    let opts = parse_args(args, now)?;
+    let value: serde_json::Value =
+        serde_json::from_str(&opts.spec).map_err(|e| CliError::new(format!("SPEC_JSON: {e}")))?;
+    match compile_preview_request(&value, opts.from)? {
+        TimerPlan::External => {
+            Ok(r#"{"times":[],"schedule":null,"triggeredOnly":true}"#.to_string())
+        }
+        TimerPlan::Scheduled(schedule) => {
+            let times = match &opts.job_id {
+                None => schedule.preview(opts.from, opts.count),
+                Some(job_id) => actual_times(&schedule, opts.from, opts.count, job_id),
+            };
+            let times: Vec<serde_json::Value> = times
+                .into_iter()
+                .map(|t| serde_json::Value::String(schedule.format_time(t)))
+                .collect();
+            // Written by hand so "times" comes first whatever serde_json's map ordering is.
+            Ok(format!(
+                r#"{{"times":{},"schedule":{}}}"#,
+                serde_json::Value::Array(times),
+                schedule.to_canonical_json()
+            ))
+        }
+    }
+}
+
+/// Up to `count` jittered (actual) fire times of `job_id` whose nominal times are after `from`.
+fn actual_times(
+    schedule: &Schedule,
+    from: DateTime<Utc>,
+    count: usize,
+    job_id: &str,
+) -> Vec<DateTime<Utc>> {
+    let mut times = Vec::with_capacity(count);
+    let mut after = from;
+    while times.len() < count {
+        let Some(fire) = schedule.fire_after(after, job_id) else {
+            break;
+        };
+        times.push(fire.actual);
+        after = fire.nominal;
+    }
+    times
+}
+
+fn parse_args(args: &[String], now: DateTime<Utc>) -> Result<Options, CliError> {
+    let mut from = None;
+    let mut count = None;
+    let mut job_id = None;
+    let mut spec = None;
+
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        if !arg.starts_with("--") {
+            if spec.is_some() {
+                return Err(CliError::new(format!(
+                    "SPEC_JSON: expected a single JSON argument, got another: {arg:?} (quote the JSON)"
+                )));
+            }
+            spec = Some(arg.clone());
+            continue;
+        }
+        // Both `--flag value` and `--flag=value`.
+        let (flag, inline) = match arg.split_once('=') {
+            Some((flag, value)) => (flag, Some(value.to_string())),
+            None => (arg.as_str(), None),
+        };
+        let slot = match flag {
+            "--from" => &mut from,
+            "--count" => &mut count,
+            "--job-id" => &mut job_id,
+            _ => {
+                return Err(CliError::new(format!(
+                    "unknown option {flag:?}; see `sundial spec preview --help`"
+                )))
+            }
+        };
+        if slot.is_some() {
+            return Err(CliError::new(format!("{flag}: given more than once")));
+        }
+        let value = match inline.or_else(|| rest.next().cloned()) {
+            Some(value) => value,
+            None => return Err(CliError::new(format!("{flag}: missing value"))),
+        };
+        *slot = Some(value);
+    }
+
+    let from = match from {
+        None => now,
+        Some(s) => DateTime::parse_from_rfc3339(&s)
+            .map_err(|_| CliError::new(format!("--from: expected an RFC 3339 time, got {s:?}")))?
+            .with_timezone(&Utc),
+    };
+    let count = match count {
+        None => DEFAULT_COUNT,
+        Some(s) => match s.parse::<usize>() {
+            Ok(n) if (1..=MAX_COUNT).contains(&n) => n,
+            _ => {
+                return Err(CliError::new(format!(
+                    "--count: expected an integer from 1 to {MAX_COUNT}, got {s:?}"
+                )))
+            }
+        },
+    };
+    if job_id.as_deref() == Some("") {
+        return Err(CliError::new("--job-id: must not be empty"));
+    }
+    let Some(spec) = spec else {
+        return Err(CliError::new(
+            "SPEC_JSON: missing; see `sundial spec preview --help`",
+        ));
+    };
+    Ok(Options {
+        from,
+        count,
+        job_id,
+        spec,
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn now() -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339("2024-01-05T13:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc)
+    }
+
+    fn err(list: &[&str]) -> String {
+        run_preview(&args(list), now()).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn defaults() {
+        let opts = parse_args(&args(&["{}"]), now()).unwrap();
+        assert_eq!(
+            opts,
+            Options {
+                from: now(),
+                count: 10,
+                job_id: None,
+                spec: "{}".into()
+            }
+        );
+    }
+
+    #[test]
+    fn flags_with_space_or_equals() {
+        let a = parse_args(
+            &args(&[
+                "--from",
+                "2024-01-01T01:00:00+01:00",
+                "--count",
+                "3",
+                "--job-id",
+                "j",
+                "{}",
+            ]),
+            now(),
+        );
+        let b = parse_args(
+            &args(&[
+                "{}",
+                "--from=2024-01-01T00:00:00Z",
+                "--count=3",
+                "--job-id=j",
+            ]),
+            now(),
+        );
+        assert_eq!(a.unwrap(), b.unwrap());
+    }
+
+    #[test]
+    fn flag_errors_name_the_flag() {
+        assert_eq!(
+            err(&["--from", "x", "{}"]),
+            r#"--from: expected an RFC 3339 time, got "x""#
+        );
+        assert!(err(&["--count", "0", "{}"]).starts_with("--count: "));
+        assert!(err(&["--count", "10001", "{}"]).starts_with("--count: "));
+        assert!(err(&["--count", "-1", "{}"]).starts_with("--count: "));
+        assert!(err(&["--count", "ten", "{}"]).starts_with("--count: "));
+        assert_eq!(err(&["{}", "--count"]), "--count: missing value");
+        assert_eq!(
+            err(&["--count", "1", "--count", "2", "{}"]),
+            "--count: given more than once"
+        );
+        assert!(err(&["--job-id=", "{}"]).starts_with("--job-id: "));
+        assert!(err(&["--bogus", "{}"]).starts_with("unknown option \"--bogus\""));
+        assert!(err(&[]).starts_with("SPEC_JSON: missing"));
+        assert!(err(&["{}", "{}"]).starts_with("SPEC_JSON: "));
+    }
+
+    #[test]
+    fn malformed_json_is_reported_as_spec_json() {
+        assert!(err(&[r#"{"cron":"#]).starts_with("SPEC_JSON: "));
+    }
+
+    #[test]
+    fn prints_times_then_schedule() {
+        let out = run_preview(
+            &args(&["--count", "2", r#"{"cron":["0 12 * * MON-FRI"]}"#]),
+            now(),
+        )
+        .unwrap();
+        assert!(
+            out.starts_with(
+                r#"{"times":["2024-01-08T12:00:00+00:00","2024-01-09T12:00:00+00:00"],"schedule":{"#
+            ),
+            "{out}"
+        );
+        assert!(!out.contains('\n'));
+    }
+}

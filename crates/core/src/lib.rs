@@ -1,0 +1,10 @@
+//! Sundial's pure core: what a job is and when it fires.
+//!
+//! No I/O, no async runtime, no clock: every function takes the time it needs as an argument, so the
+//! whole scheduling logic is deterministic and testable with simulated time. The AWS and embedded
+//! adapters, the HTTP API and the Lambda entrypoints all stand on this crate.
+#![warn(missing_docs)]
+
+pub mod duration;
+pub mod spec;
+pub mod timer;

@@ -1,0 +1,359 @@
+//! Reading a `schedule` JSON object into a [`Schedule`], with errors that name the field.
+//!
+//! The input is walked as a `serde_json::Value` rather than derived with serde: fields take several
+//! shapes (a cron string or a list, a calendar field as text or as ranges, an interval as `"6h/5h"` or
+//! an object) and every rejection has to say where it happened and which token was wrong.
+
+use chrono::DateTime;
+use chrono_tz::Tz;
+use serde_json::{Map, Value};
+
+use super::calendar::Calendar;
+use super::cron::{parse_cron, syntax, CronBody};
+use super::dst::{DstPolicy, GapPolicy, OverlapPolicy};
+use super::field::{parse_field, parse_structured, FieldKind, FieldSpec};
+use super::interval::Interval;
+use super::{Dialect, Schedule, ScheduleParts, SpecError};
+use crate::duration::Duration;
+
+const KEYS: [&str; 10] = [
+    "cron",
+    "calendars",
+    "intervals",
+    "exclude",
+    "startTime",
+    "endTime",
+    "jitter",
+    "timeZone",
+    "dialect",
+    "dst",
+];
+const CALENDAR_KEYS: [&str; 8] = [
+    "second",
+    "minute",
+    "hour",
+    "dayOfMonth",
+    "month",
+    "year",
+    "dayOfWeek",
+    "comment",
+];
+
+/// More entries than this in one list are refused: a spec is configuration, not data.
+const MAX_ITEMS: usize = 256;
+
+pub(crate) fn parse_schedule(value: &Value) -> Result<Schedule, SpecError> {
+    let obj = value
+        .as_object()
+        .ok_or_else(|| SpecError::new("schedule", "expected a JSON object"))?;
+    for key in obj.keys() {
+        if !KEYS.contains(&key.as_str()) {
+            return Err(SpecError::new(
+                key.as_str(),
+                format!("unknown field; expected one of {}", KEYS.join(", ")),
+            ));
+        }
+    }
+    let dialect = match obj.get("dialect") {
+        None | Some(Value::Null) => Dialect::Standard,
+        Some(v) => v.as_str().and_then(Dialect::parse).ok_or_else(|| {
+            SpecError::new(
+                "dialect",
+                format!(
+                    "expected \"standard\", \"temporal\", \"quartz\" or \"eventbridge\", got {v}"
+                ),
+            )
+        })?,
+    };
+    let mut tz: Option<Tz> = match obj.get("timeZone") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(name)) => {
+            Some(parse_zone(name).map_err(|m| SpecError::new("timeZone", m))?)
+        }
+        Some(other) => {
+            return Err(SpecError::new(
+                "timeZone",
+                format!("expected an IANA zone name like \"America/New_York\", got {other}"),
+            ))
+        }
+    };
+
+    let mut calendars = Vec::new();
+    let mut intervals = Vec::new();
+    for (i, text) in string_list(obj.get("cron"), "cron")?
+        .into_iter()
+        .enumerate()
+    {
+        let path = format!("cron[{i}]");
+        let parsed = parse_cron(text, dialect).map_err(|m| SpecError::new(path.as_str(), m))?;
+        if let Some(zone) = parsed.zone {
+            match tz {
+                Some(existing) if existing != zone => {
+                    return Err(SpecError::new(
+                        path,
+                        format!(
+                            "time zone {} conflicts with {}",
+                            zone.name(),
+                            existing.name()
+                        ),
+                    ));
+                }
+                _ => tz = Some(zone),
+            }
+        }
+        match parsed.body {
+            CronBody::Calendars(cals) => calendars.extend(cals),
+            CronBody::Interval(iv) => intervals.push(iv),
+        }
+    }
+    for (i, cal) in list(obj.get("calendars"), "calendars")?.iter().enumerate() {
+        calendars
+            .push(parse_calendar(cal, dialect).map_err(|e| e.under(&format!("calendars[{i}]")))?);
+    }
+    for (i, item) in list(obj.get("intervals"), "intervals")?.iter().enumerate() {
+        intervals
+            .push(parse_interval(item).map_err(|m| SpecError::new(format!("intervals[{i}]"), m))?);
+    }
+    let mut exclude = Vec::new();
+    for (i, cal) in list(obj.get("exclude"), "exclude")?.iter().enumerate() {
+        exclude.push(parse_calendar(cal, dialect).map_err(|e| e.under(&format!("exclude[{i}]")))?);
+    }
+    if calendars.is_empty() && intervals.is_empty() {
+        return Err(SpecError::new(
+            "schedule",
+            "needs at least one of cron, calendars or intervals",
+        ));
+    }
+    if calendars.len() > MAX_ITEMS * 2 {
+        return Err(SpecError::new(
+            "calendars",
+            format!("at most {MAX_ITEMS} calendars"),
+        ));
+    }
+    let start = instant(obj.get("startTime"), "startTime")?;
+    let end = instant(obj.get("endTime"), "endTime")?;
+    if let (Some(s), Some(e)) = (start, end) {
+        if e < s {
+            return Err(SpecError::new("endTime", "is before startTime"));
+        }
+    }
+    let jitter = match obj.get("jitter") {
+        None | Some(Value::Null) => Duration::ZERO,
+        Some(Value::String(text)) => {
+            Duration::parse(text).map_err(|m| SpecError::new("jitter", m))?
+        }
+        Some(other) => {
+            return Err(SpecError::new(
+                "jitter",
+                format!("expected a duration like \"30s\", got {other}"),
+            ))
+        }
+    };
+    let dst = parse_dst(obj.get("dst"), dialect)?;
+    Ok(Schedule::assemble(ScheduleParts {
+        calendars,
+        intervals,
+        exclude,
+        start,
+        end,
+        jitter,
+        dialect,
+        dst,
+        tz: tz.unwrap_or(Tz::UTC),
+    }))
+}
+
+fn parse_zone(name: &str) -> Result<Tz, String> {
+    name.parse::<Tz>().map_err(|_| {
+        format!("unknown time zone {name:?}; expected an IANA name like \"America/New_York\"")
+    })
+}
+
+fn list<'a>(value: Option<&'a Value>, path: &str) -> Result<&'a [Value], SpecError> {
+    match value {
+        None | Some(Value::Null) => Ok(&[]),
+        Some(Value::Array(items)) if items.len() <= MAX_ITEMS => Ok(items),
+        Some(Value::Array(_)) => Err(SpecError::new(path, format!("at most {MAX_ITEMS} entries"))),
+        Some(other) => Err(SpecError::new(
+            path,
+            format!("expected an array, got {}", kind_of(other)),
+        )),
+    }
+}
+
+fn string_list<'a>(value: Option<&'a Value>, path: &str) -> Result<Vec<&'a str>, SpecError> {
+    if let Some(Value::String(s)) = value {
+        return Ok(vec![s.as_str()]);
+    }
+    list(value, path)?
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            v.as_str().ok_or_else(|| {
+                SpecError::new(
+                    format!("{path}[{i}]"),
+                    format!("expected a string, got {}", kind_of(v)),
+                )
+            })
+        })
+        .collect()
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+pub(crate) fn parse_calendar(value: &Value, dialect: Dialect) -> Result<Calendar, SpecError> {
+    let obj: &Map<String, Value> = value.as_object().ok_or_else(|| {
+        SpecError::new(
+            "",
+            format!("expected a calendar object, got {}", kind_of(value)),
+        )
+    })?;
+    for key in obj.keys() {
+        if !CALENDAR_KEYS.contains(&key.as_str()) {
+            return Err(SpecError::new(
+                key.as_str(),
+                format!(
+                    "unknown field; expected one of {}",
+                    CALENDAR_KEYS.join(", ")
+                ),
+            ));
+        }
+    }
+    let syntax = syntax(dialect);
+    let mut fields: [FieldSpec; 7] = Default::default();
+    for kind in FieldKind::ALL {
+        let name = kind.json_name();
+        let spec = match obj.get(name) {
+            None | Some(Value::Null) => parse_field(kind, kind.default_text(), syntax),
+            Some(Value::String(text)) if text.trim().is_empty() => {
+                parse_field(kind, kind.default_text(), syntax)
+            }
+            Some(Value::String(text)) => parse_field(kind, text, syntax),
+            Some(Value::Number(n)) => parse_field(kind, &n.to_string(), syntax),
+            Some(Value::Array(items)) => parse_structured(kind, items, syntax),
+            Some(other) => Err(format!(
+                "expected a string like \"1,15\" or an array of ranges, got {}",
+                kind_of(other)
+            )),
+        }
+        .map_err(|m| SpecError::new(name, m))?;
+        fields[kind as usize] = spec;
+    }
+    let comment = match obj.get("comment") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(c)) if c.len() <= 1024 => Some(c.clone()),
+        Some(_) => {
+            return Err(SpecError::new(
+                "comment",
+                "expected a string of at most 1024 bytes",
+            ))
+        }
+    };
+    Ok(Calendar::new(fields, comment))
+}
+
+fn parse_interval(value: &Value) -> Result<Interval, String> {
+    match value {
+        Value::String(text) => Interval::parse_compact(text),
+        Value::Object(obj) => {
+            for key in obj.keys() {
+                if key != "every" && key != "offset" {
+                    return Err(format!("unknown field {key:?}; expected every, offset"));
+                }
+            }
+            let duration = |key: &str| -> Result<Option<Duration>, String> {
+                match obj.get(key) {
+                    None | Some(Value::Null) => Ok(None),
+                    Some(Value::String(s)) => Duration::parse(s)
+                        .map(Some)
+                        .map_err(|m| format!("{key}: {m}")),
+                    Some(other) => Err(format!(
+                        "{key}: expected a duration like \"6h\", got {}",
+                        kind_of(other)
+                    )),
+                }
+            };
+            let every = duration("every")?
+                .ok_or("every: required, e.g. {\"every\": \"6h\", \"offset\": \"5h\"}")?;
+            Interval::new(every, duration("offset")?.unwrap_or(Duration::ZERO))
+        }
+        other => Err(format!(
+            "expected \"6h/5h\" or {{\"every\": \"6h\", \"offset\": \"5h\"}}, got {}",
+            kind_of(other)
+        )),
+    }
+}
+
+fn instant(value: Option<&Value>, path: &str) -> Result<Option<i64>, SpecError> {
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(text)) => DateTime::parse_from_rfc3339(text)
+            .map(|t| Some(t.timestamp()))
+            .map_err(|_| {
+                SpecError::new(
+                    path,
+                    format!(
+                        "expected an RFC 3339 time like \"2024-01-01T00:00:00Z\", got {text:?}"
+                    ),
+                )
+            }),
+        Some(other) => Err(SpecError::new(
+            path,
+            format!("expected an RFC 3339 time string, got {}", kind_of(other)),
+        )),
+    }
+}
+
+fn parse_dst(value: Option<&Value>, dialect: Dialect) -> Result<DstPolicy, SpecError> {
+    let mut policy = DstPolicy::default_for(dialect);
+    let obj = match value {
+        None | Some(Value::Null) => return Ok(policy),
+        Some(Value::Object(obj)) => obj,
+        Some(other) => {
+            return Err(SpecError::new(
+                "dst",
+                format!(
+                    "expected {{\"gap\": …, \"overlap\": …}}, got {}",
+                    kind_of(other)
+                ),
+            ))
+        }
+    };
+    for key in obj.keys() {
+        if key != "gap" && key != "overlap" {
+            return Err(SpecError::new(
+                format!("dst.{key}"),
+                "unknown field; expected gap, overlap",
+            ));
+        }
+    }
+    if let Some(gap) = obj.get("gap").filter(|v| !v.is_null()) {
+        policy.gap = gap.as_str().and_then(GapPolicy::parse).ok_or_else(|| {
+            SpecError::new(
+                "dst.gap",
+                format!("expected \"skip\", \"shift\", \"transition\" or \"auto\", got {gap}"),
+            )
+        })?;
+    }
+    if let Some(overlap) = obj.get("overlap").filter(|v| !v.is_null()) {
+        policy.overlap = overlap
+            .as_str()
+            .and_then(OverlapPolicy::parse)
+            .ok_or_else(|| {
+                SpecError::new(
+                    "dst.overlap",
+                    format!("expected \"both\", \"first\", \"second\" or \"auto\", got {overlap}"),
+                )
+            })?;
+    }
+    Ok(policy)
+}

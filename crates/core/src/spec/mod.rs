@@ -1,0 +1,333 @@
+//! The schedule-spec language: when a job fires.
+//!
+//! Every input form (cron strings in four dialects, calendars, intervals, seed-002 timers) compiles to
+//! one canonical [`Schedule`]: a union of calendars and epoch-aligned intervals, minus excluded
+//! calendars, bounded by start and end times, evaluated in one IANA zone under one DST policy. The
+//! canonical form is what `describe` and `spec preview` show and what round-trips through JSON.
+//!
+//! ```
+//! use sundial_core::spec::Schedule;
+//! let schedule = Schedule::from_json_str(r#"{"cron": ["0 12 * * MON-FRI"], "timeZone": "Europe/London"}"#).unwrap();
+//! let from = "2024-01-05T13:00:00Z".parse().unwrap();
+//! let next = schedule.next_after(from).unwrap();
+//! assert_eq!(schedule.format_time(next), "2024-01-08T12:00:00+00:00");
+//! ```
+
+mod calendar;
+mod civil;
+mod cron;
+mod dst;
+mod eval;
+mod field;
+mod input;
+mod interval;
+mod jitter;
+mod zone;
+
+use std::sync::Arc;
+
+use chrono::{DateTime, SecondsFormat, TimeZone, Utc};
+use chrono_tz::Tz;
+use serde_json::{json, Value};
+
+pub use dst::{DstPolicy, GapPolicy, OverlapPolicy};
+
+use crate::duration::Duration;
+use calendar::Calendar;
+use interval::Interval;
+use zone::ZoneRules;
+
+pub(crate) use cron::exact_calendar;
+
+/// An invalid spec: `path` names the field (`cron[0]`, `calendars[1].dayOfWeek`, `timer.period`) and
+/// `message` says what is wrong with which token.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct SpecError {
+    /// Where in the input the problem is, in JSON path form.
+    pub path: String,
+    /// What is wrong, quoting the offending token.
+    pub message: String,
+}
+
+impl SpecError {
+    pub(crate) fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+        SpecError {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+
+    /// The same error nested under a parent field, e.g. `schedule.` + `cron[0]`.
+    pub fn under(mut self, parent: &str) -> Self {
+        self.path = if self.path.is_empty() {
+            parent.to_string()
+        } else {
+            format!("{parent}.{}", self.path)
+        };
+        self
+    }
+}
+
+/// Whose reading of cron strings a spec follows, so specs can be pasted verbatim from a peer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Dialect {
+    /// Vixie cron with the croner/Quartz extensions; 6 fields = seconds first.
+    #[default]
+    Standard,
+    /// Temporal Schedules: the 6th field is the year; day of month AND day of week; no `? L W #`.
+    Temporal,
+    /// Quartz: seconds first, day of week 1–7 with 1 = Sunday, one of the day fields is `?`.
+    Quartz,
+    /// Amazon EventBridge: `min hour dom mon dow year`, 1 = Sunday, `?` rules.
+    EventBridge,
+}
+
+impl Dialect {
+    /// The name used in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Dialect::Standard => "standard",
+            Dialect::Temporal => "temporal",
+            Dialect::Quartz => "quartz",
+            Dialect::EventBridge => "eventbridge",
+        }
+    }
+
+    fn parse(text: &str) -> Option<Self> {
+        [
+            Dialect::Standard,
+            Dialect::Temporal,
+            Dialect::Quartz,
+            Dialect::EventBridge,
+        ]
+        .into_iter()
+        .find(|d| d.name() == text)
+    }
+}
+
+/// A fire time: the nominal time the spec names and the actual time after jitter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FireTime {
+    /// The time the spec computes, before jitter; executions are keyed by it.
+    pub nominal: DateTime<Utc>,
+    /// When to start: nominal plus the job's deterministic jitter.
+    pub actual: DateTime<Utc>,
+}
+
+/// How many excluded candidates one query may step over before it gives up and reports no further
+/// fire time. Exclusions skip whole runs at a time, so only adversarial specs get near this.
+const MAX_EXCLUDED_STEPS: usize = 100_000;
+
+/// The last instant the engine evaluates: the end of 2100 in the furthest zone.
+const LAST_INSTANT: i64 = calendar::LOCAL_LIMIT + 14 * 3600;
+
+/// A compiled schedule spec. Construct it with [`Schedule::from_json`]; a value that exists is valid.
+#[derive(Clone, Debug)]
+pub struct Schedule {
+    calendars: Vec<Calendar>,
+    intervals: Vec<Interval>,
+    exclude: Vec<Calendar>,
+    start: Option<i64>,
+    end: Option<i64>,
+    jitter: Duration,
+    dialect: Dialect,
+    dst: DstPolicy,
+    zone: Arc<ZoneRules>,
+    /// The DST policy resolved for each calendar, index for index.
+    resolved: Vec<dst::Resolved>,
+}
+
+impl PartialEq for Schedule {
+    fn eq(&self, other: &Self) -> bool {
+        self.calendars == other.calendars
+            && self.intervals == other.intervals
+            && self.exclude == other.exclude
+            && self.start == other.start
+            && self.end == other.end
+            && self.jitter == other.jitter
+            && self.dialect == other.dialect
+            && self.dst == other.dst
+            && self.zone.tz == other.zone.tz
+    }
+}
+
+/// The parts of a schedule before its zone rules and per-calendar policies are attached.
+pub(crate) struct ScheduleParts {
+    pub calendars: Vec<Calendar>,
+    pub intervals: Vec<Interval>,
+    pub exclude: Vec<Calendar>,
+    pub start: Option<i64>,
+    pub end: Option<i64>,
+    pub jitter: Duration,
+    pub dialect: Dialect,
+    pub dst: DstPolicy,
+    pub tz: Tz,
+}
+
+impl Schedule {
+    pub(crate) fn assemble(parts: ScheduleParts) -> Schedule {
+        let resolved = parts
+            .calendars
+            .iter()
+            .map(|c| parts.dst.resolve(c))
+            .collect();
+        Schedule {
+            calendars: parts.calendars,
+            intervals: parts.intervals,
+            exclude: parts.exclude,
+            start: parts.start,
+            end: parts.end,
+            jitter: parts.jitter,
+            dialect: parts.dialect,
+            dst: parts.dst,
+            zone: ZoneRules::get(parts.tz),
+            resolved,
+        }
+    }
+
+    /// Parses a `schedule` JSON object (BRIEF §2.2).
+    pub fn from_json(value: &Value) -> Result<Schedule, SpecError> {
+        input::parse_schedule(value)
+    }
+
+    /// Parses JSON text holding a `schedule` object.
+    pub fn from_json_str(text: &str) -> Result<Schedule, SpecError> {
+        let value: Value = serde_json::from_str(text)
+            .map_err(|e| SpecError::new("schedule", format!("invalid JSON: {e}")))?;
+        Schedule::from_json(&value)
+    }
+
+    /// The zone calendars are evaluated in.
+    pub fn time_zone(&self) -> Tz {
+        self.zone.tz
+    }
+
+    /// The configured jitter bound.
+    pub fn jitter(&self) -> Duration {
+        self.jitter
+    }
+
+    /// The next nominal fire time strictly after `after`, or `None` when the schedule never fires
+    /// again. Sub-second parts of `after` are ignored: specs have one-second resolution.
+    pub fn next_after(&self, after: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        self.next_nominal(after.timestamp())
+            .and_then(|t| DateTime::from_timestamp(t, 0))
+    }
+
+    /// Up to `count` successive fire times strictly after `after`.
+    pub fn preview(&self, after: DateTime<Utc>, count: usize) -> Vec<DateTime<Utc>> {
+        let mut times = Vec::with_capacity(count.min(1024));
+        let mut t = after.timestamp();
+        while times.len() < count {
+            let Some(next) = self.next_nominal(t) else {
+                break;
+            };
+            let Some(time) = DateTime::from_timestamp(next, 0) else {
+                break;
+            };
+            times.push(time);
+            t = next;
+        }
+        times
+    }
+
+    /// The next fire after `after` with `job_id`'s jitter applied: a deterministic delay in
+    /// `[0, min(jitter, time to the following nominal fire))`, millisecond resolution.
+    pub fn fire_after(&self, after: DateTime<Utc>, job_id: &str) -> Option<FireTime> {
+        let nominal = self.next_nominal(after.timestamp())?;
+        let mut max_millis = self.jitter.as_millis();
+        if max_millis > 0 {
+            if let Some(following) = self.next_nominal(nominal) {
+                max_millis = max_millis.min(((following - nominal) as u64).saturating_mul(1000));
+            }
+        }
+        let delay = jitter::jitter_millis(job_id, nominal, max_millis);
+        let nominal_time = DateTime::from_timestamp(nominal, 0)?;
+        let actual = nominal_time + chrono::Duration::milliseconds(i64::try_from(delay).ok()?);
+        Some(FireTime {
+            nominal: nominal_time,
+            actual,
+        })
+    }
+
+    /// RFC 3339 in the schedule's zone, e.g. `2024-03-10T03:00:00-04:00`.
+    pub fn format_time(&self, time: DateTime<Utc>) -> String {
+        self.zone
+            .tz
+            .from_utc_datetime(&time.naive_utc())
+            .to_rfc3339_opts(SecondsFormat::AutoSi, false)
+    }
+
+    fn next_nominal(&self, after: i64) -> Option<i64> {
+        let mut t = after;
+        if let Some(start) = self.start {
+            t = t.max(start - 1);
+        }
+        for _ in 0..MAX_EXCLUDED_STEPS {
+            let from_calendars = self
+                .calendars
+                .iter()
+                .zip(&self.resolved)
+                .filter_map(|(cal, policy)| eval::next_fire(cal, &self.zone, *policy, t));
+            let from_intervals = self.intervals.iter().filter_map(|iv| iv.next_after(t));
+            let candidate = from_calendars.chain(from_intervals).min()?;
+            if candidate > LAST_INSTANT || self.end.is_some_and(|end| candidate > end) {
+                return None;
+            }
+            let wall = candidate + i64::from(self.zone.offset_at(candidate));
+            match self.exclude.iter().find(|ex| ex.matches(wall)) {
+                None => return Some(candidate),
+                Some(ex) => {
+                    // Step over the excluded run; the bound uses the largest offset so that no fire
+                    // after the run is stepped over with it.
+                    let resume = ex.run_end(wall) - i64::from(self.zone.max_offset) - 1;
+                    t = resume.max(candidate);
+                }
+            }
+        }
+        None
+    }
+
+    /// The canonical JSON form: calendars with range arrays, intervals, resolved DST policy.
+    pub fn to_canonical_json(&self) -> Value {
+        let mut obj = serde_json::Map::new();
+        obj.insert(
+            "calendars".into(),
+            Value::Array(self.calendars.iter().map(Calendar::to_json).collect()),
+        );
+        obj.insert(
+            "intervals".into(),
+            Value::Array(self.intervals.iter().map(|i| i.to_json()).collect()),
+        );
+        obj.insert(
+            "exclude".into(),
+            Value::Array(self.exclude.iter().map(Calendar::to_json).collect()),
+        );
+        let format_instant = |t: i64| DateTime::from_timestamp(t, 0).map(|d| self.format_time(d));
+        if let Some(start) = self.start.and_then(format_instant) {
+            obj.insert("startTime".into(), json!(start));
+        }
+        if let Some(end) = self.end.and_then(format_instant) {
+            obj.insert("endTime".into(), json!(end));
+        }
+        if self.jitter > Duration::ZERO {
+            obj.insert("jitter".into(), json!(self.jitter.to_string()));
+        }
+        obj.insert("timeZone".into(), json!(self.zone.tz.name()));
+        obj.insert("dialect".into(), json!(self.dialect.name()));
+        obj.insert(
+            "dst".into(),
+            json!({ "gap": self.dst.gap.name(), "overlap": self.dst.overlap.name() }),
+        );
+        Value::Object(obj)
+    }
+}
+
+#[cfg(test)]
+mod tests;
+
+/// An epoch-aligned interval, for the timer compiler.
+pub(crate) fn interval_of(every: Duration, offset: Duration) -> Result<Interval, String> {
+    Interval::new(every, offset)
+}

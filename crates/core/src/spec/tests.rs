@@ -1,0 +1,351 @@
+//! Unit tests per construct and per dialect; peer vectors live in tests/conformance.rs.
+
+use super::*;
+
+fn at(s: &str) -> DateTime<Utc> {
+    s.parse().unwrap_or_default()
+}
+
+/// The next `count` times after `from`, formatted in the schedule's zone, or the error.
+fn times(spec: Value, from: &str, count: usize) -> Vec<String> {
+    match Schedule::from_json(&spec) {
+        Ok(s) => s
+            .preview(at(from), count)
+            .into_iter()
+            .map(|t| s.format_time(t))
+            .collect(),
+        Err(e) => vec![format!("error: {e}")],
+    }
+}
+
+fn error(spec: Value) -> String {
+    Schedule::from_json(&spec)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_else(|| "ok".into())
+}
+
+#[test]
+fn weekday_noon() {
+    assert_eq!(
+        times(
+            json!({"cron": ["0 12 * * MON-FRI"]}),
+            "2024-01-05T13:00:00Z",
+            2
+        ),
+        ["2024-01-08T12:00:00+00:00", "2024-01-09T12:00:00+00:00"]
+    );
+}
+
+#[test]
+fn standard_dom_dow_or_and_plus_and() {
+    // 1st of the month OR Wednesday.
+    assert_eq!(
+        times(json!({"cron": ["0 0 1 * wed"]}), "2010-01-25T00:00:00Z", 3),
+        [
+            "2010-01-27T00:00:00+00:00",
+            "2010-02-01T00:00:00+00:00",
+            "2010-02-03T00:00:00+00:00"
+        ]
+    );
+    // croner's `+`: Mondays that are the 1st.
+    assert_eq!(
+        times(
+            json!({"cron": ["0 12 1 * +MON"]}),
+            "2024-01-01T13:00:00Z",
+            1
+        ),
+        ["2024-04-01T12:00:00+00:00"]
+    );
+    // Temporal ANDs: Friday the 13th.
+    assert_eq!(
+        times(
+            json!({"cron": ["0 12 13 * 5"], "dialect": "temporal"}),
+            "2024-01-01T00:00:00Z",
+            2
+        ),
+        ["2024-09-13T12:00:00+00:00", "2024-12-13T12:00:00+00:00"]
+    );
+}
+
+#[test]
+fn seconds_and_years_by_dialect() {
+    assert_eq!(
+        times(
+            json!({"cron": ["30 0 12 * * *"]}),
+            "2024-01-01T00:00:00Z",
+            1
+        ),
+        ["2024-01-01T12:00:30+00:00"]
+    );
+    assert_eq!(
+        times(
+            json!({"cron": ["0 12 * * * 2026"], "dialect": "temporal"}),
+            "2024-01-01T00:00:00Z",
+            1
+        ),
+        ["2026-01-01T12:00:00+00:00"]
+    );
+    // Temporal reads `0 30 9 * * *` as minute 0, hour 30: an error, not seconds-first.
+    assert!(
+        error(json!({"cron": ["0 30 9 * * *"], "dialect": "temporal"}))
+            .starts_with("cron[0]: hour: 30")
+    );
+    assert_eq!(
+        times(
+            json!({"cron": ["0 15 10 ? * 6L"], "dialect": "quartz"}),
+            "2024-01-01T00:00:00Z",
+            2
+        ),
+        ["2024-01-26T10:15:00+00:00", "2024-02-23T10:15:00+00:00"]
+    );
+    assert_eq!(
+        times(
+            json!({"cron": ["cron(0 12 ? * 2#1 *)"], "dialect": "eventbridge"}),
+            "2024-01-01T13:00:00Z",
+            2
+        ),
+        ["2024-02-05T12:00:00+00:00", "2024-03-04T12:00:00+00:00"]
+    );
+    assert!(
+        error(json!({"cron": ["0 12 * * * *"], "dialect": "quartz"})).contains("exactly one of")
+    );
+}
+
+#[test]
+fn specials() {
+    assert_eq!(
+        times(json!({"cron": ["0 0 L * *"]}), "2024-01-31T00:00:00Z", 2),
+        ["2024-02-29T00:00:00+00:00", "2024-03-31T00:00:00+00:00"]
+    );
+    assert_eq!(
+        times(json!({"cron": ["0 0 LW * *"]}), "2024-03-01T00:00:00Z", 1),
+        ["2024-03-29T00:00:00+00:00"]
+    );
+    assert_eq!(
+        times(json!({"cron": ["0 0 15W * *"]}), "2024-06-01T00:00:00Z", 1),
+        ["2024-06-14T00:00:00+00:00"]
+    );
+    assert_eq!(
+        times(
+            json!({"cron": ["0 0 * * FRI#L"]}),
+            "2024-01-01T00:00:00Z",
+            1
+        ),
+        ["2024-01-26T00:00:00+00:00"]
+    );
+    assert_eq!(
+        times(
+            json!({"calendars": [{"dayOfWeek": "TUE#2", "hour": "9"}]}),
+            "2024-01-01T00:00:00Z",
+            1
+        ),
+        ["2024-01-09T09:00:00+00:00"]
+    );
+    assert!(
+        error(json!({"calendars": [{"dayOfMonth": "L"}], "dialect": "temporal"}))
+            .starts_with("calendars[0].dayOfMonth:")
+    );
+}
+
+#[test]
+fn macros_and_every() {
+    assert_eq!(
+        times(json!({"cron": ["@weekly"]}), "2024-01-01T00:00:00Z", 1),
+        ["2024-01-07T00:00:00+00:00"]
+    );
+    assert_eq!(
+        times(
+            json!({"cron": ["@every 14h/3h"]}),
+            "2024-01-01T00:00:00Z",
+            2
+        ),
+        // Aligned to the epoch: 14h periods start at 2023-12-31T12:00Z, plus 3h.
+        ["2024-01-01T05:00:00+00:00", "2024-01-01T19:00:00+00:00"]
+    );
+    assert_eq!(
+        times(
+            json!({"cron": ["TZ=Asia/Tokyo @midnight"]}),
+            "2024-01-01T00:00:00Z",
+            1
+        ),
+        ["2024-01-02T00:00:00+09:00"]
+    );
+}
+
+#[test]
+fn intervals_union_exclude_bounds() {
+    assert_eq!(
+        times(json!({"intervals": ["6h/5h"]}), "2024-01-01T00:00:00Z", 3),
+        [
+            "2024-01-01T05:00:00+00:00",
+            "2024-01-01T11:00:00+00:00",
+            "2024-01-01T17:00:00+00:00"
+        ]
+    );
+    assert!(
+        error(json!({"intervals": [{"every": "3h", "offset": "4h"}]})).starts_with("intervals[0]:")
+    );
+    // Mondays at noon except in the first week of the month.
+    assert_eq!(
+        times(
+            json!({"calendars": [{"dayOfWeek": "MON", "hour": "12"}], "exclude": [{"dayOfMonth": "1-7", "hour": "*", "minute": "*", "second": "*"}]}),
+            "2024-01-01T00:00:00Z",
+            2
+        ),
+        ["2024-01-08T12:00:00+00:00", "2024-01-15T12:00:00+00:00"]
+    );
+    assert_eq!(
+        times(
+            json!({"cron": ["0 * * * *"], "startTime": "2024-01-01T05:00:00Z", "endTime": "2024-01-01T07:00:00Z"}),
+            "2023-01-01T00:00:00Z",
+            5
+        ),
+        [
+            "2024-01-01T05:00:00+00:00",
+            "2024-01-01T06:00:00+00:00",
+            "2024-01-01T07:00:00+00:00"
+        ]
+    );
+}
+
+#[test]
+fn never_matching_specs_answer_quickly() {
+    for spec in [
+        json!({"cron": ["0 0 30 2 *"]}),
+        json!({"calendars": [{"year": "2001"}]}),
+        json!({"cron": ["* * * * * *"], "exclude": [{"second": "*", "minute": "*", "hour": "*"}]}),
+        json!({"cron": ["*/2 * * * * *"], "exclude": [{"second": "*/2", "minute": "*", "hour": "*"}]}),
+    ] {
+        let schedule = Schedule::from_json(&spec).unwrap_or_else(|e| panic!("{e}"));
+        let started = std::time::Instant::now();
+        let _ = schedule.next_after(at("2020-01-01T00:00:00Z"));
+        assert!(
+            started.elapsed() < std::time::Duration::from_millis(500),
+            "{spec} took {:?}",
+            started.elapsed()
+        );
+    }
+}
+
+#[test]
+fn dst_new_york_spring_gap() {
+    let from = "2024-03-09T12:00:00Z";
+    let spec = |cron: &str, dst: Value| json!({"cron": [cron], "timeZone": "America/New_York", "dst": dst});
+    assert_eq!(
+        times(spec("30 2 * * *", json!({"gap": "skip"})), from, 1),
+        ["2024-03-11T02:30:00-04:00"]
+    );
+    assert_eq!(
+        times(spec("30 2 * * *", json!({"gap": "shift"})), from, 1),
+        ["2024-03-10T03:30:00-04:00"]
+    );
+    assert_eq!(
+        times(spec("30 2 * * *", json!({"gap": "transition"})), from, 1),
+        ["2024-03-10T03:00:00-04:00"]
+    );
+    assert_eq!(
+        times(spec("30 2 * * *", json!({})), from, 2),
+        ["2024-03-10T03:00:00-04:00", "2024-03-11T02:30:00-04:00"]
+    );
+    // Non-fixed specs skip under auto: hourly goes 01:00 → 03:00.
+    assert_eq!(
+        times(spec("0 * * * *", json!({})), "2024-03-10T05:30:00Z", 2),
+        ["2024-03-10T01:00:00-05:00", "2024-03-10T03:00:00-04:00"]
+    );
+}
+
+#[test]
+fn dst_new_york_fall_overlap() {
+    let from = "2024-11-03T04:00:00Z"; // 00:00 EDT
+    let spec = |cron: &str, dst: Value| json!({"cron": [cron], "timeZone": "America/New_York", "dst": dst});
+    assert_eq!(
+        times(spec("30 1 * * *", json!({"overlap": "both"})), from, 2),
+        ["2024-11-03T01:30:00-04:00", "2024-11-03T01:30:00-05:00"]
+    );
+    assert_eq!(
+        times(spec("30 1 * * *", json!({"overlap": "first"})), from, 2),
+        ["2024-11-03T01:30:00-04:00", "2024-11-04T01:30:00-05:00"]
+    );
+    assert_eq!(
+        times(spec("30 1 * * *", json!({"overlap": "second"})), from, 2),
+        ["2024-11-03T01:30:00-05:00", "2024-11-04T01:30:00-05:00"]
+    );
+    // auto: fixed time once; hourly in both passes.
+    assert_eq!(
+        times(spec("30 1 * * *", json!({})), from, 2),
+        ["2024-11-03T01:30:00-04:00", "2024-11-04T01:30:00-05:00"]
+    );
+    assert_eq!(
+        times(spec("0 * * * *", json!({})), from, 4),
+        [
+            "2024-11-03T01:00:00-04:00",
+            "2024-11-03T01:00:00-05:00",
+            "2024-11-03T02:00:00-05:00",
+            "2024-11-03T03:00:00-05:00"
+        ]
+    );
+    // Starting inside the second pass still finds the repeated 01:30.
+    assert_eq!(
+        times(
+            spec("30 1 * * *", json!({"overlap": "both"})),
+            "2024-11-03T06:00:00Z",
+            1
+        ),
+        ["2024-11-03T01:30:00-05:00"]
+    );
+}
+
+#[test]
+fn jitter_is_deterministic_and_bounded_by_the_next_fire() {
+    let schedule = Schedule::from_json(&json!({"cron": ["* * * * *"], "jitter": "10m"}))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let from = at("2024-01-01T00:00:00Z");
+    let a = schedule.fire_after(from, "job-1");
+    assert_eq!(a, schedule.fire_after(from, "job-1"));
+    let a = a.unwrap_or_else(|| panic!("fires"));
+    assert_eq!(a.nominal, at("2024-01-01T00:01:00Z"));
+    assert!(a.actual >= a.nominal && a.actual < a.nominal + chrono::Duration::minutes(1));
+}
+
+#[test]
+fn canonical_round_trip() {
+    for spec in [
+        json!({"cron": ["0 12 * * MON-FRI", "0 0 L * *", "15 10 1 * wed"], "timeZone": "Europe/Paris"}),
+        json!({"cron": ["0 15 10 ? * 6#3"], "dialect": "quartz", "jitter": "30s"}),
+        json!({"calendars": [{"month": "Jan,Apr", "dayOfMonth": "1,15", "hour": "11-14", "comment": "x"}], "intervals": ["6h/5h"],
+               "exclude": [{"dayOfWeek": "sat,sun"}], "startTime": "2024-01-01T00:00:00Z", "dialect": "temporal"}),
+    ] {
+        let first = Schedule::from_json(&spec).unwrap_or_else(|e| panic!("{e}"));
+        let canonical = first.to_canonical_json();
+        let second = Schedule::from_json(&canonical).unwrap_or_else(|e| panic!("{e}: {canonical}"));
+        assert_eq!(first, second, "{canonical}");
+        assert_eq!(second.to_canonical_json(), canonical);
+    }
+}
+
+#[test]
+fn errors_name_field_and_token() {
+    assert_eq!(
+        error(json!({"cron": ["0 0 * * XYZ"]})),
+        "cron[0]: day-of-week: unknown name \"XYZ\" in \"XYZ\""
+    );
+    assert_eq!(
+        error(json!({"cron": ["0 60 * * *"]})),
+        "cron[0]: hour: 60 is out of range 0-23 in \"60\""
+    );
+    assert!(error(json!({"cron": ["* * * *"]})).starts_with("cron[0]: expected 5"));
+    assert!(
+        error(json!({"calendars": [{"hour": [{"start": 0, "end": 24}]}]}))
+            .starts_with("calendars[0].hour:")
+    );
+    assert!(
+        error(json!({"timeZone": "Mars/Olympus", "cron": ["* * * * *"]})).starts_with("timeZone:")
+    );
+    assert!(error(json!({"crn": ["* * * * *"]})).starts_with("crn: unknown field"));
+    assert!(error(json!({})).starts_with("schedule:"));
+    assert!(
+        error(json!({"cron": ["TZ=Asia/Tokyo 0 0 * * *"], "timeZone": "UTC"}))
+            .contains("conflicts")
+    );
+}

@@ -1,0 +1,351 @@
+//! Seed 002's `timer` field compiled into a schedule.
+//!
+//! A timer is kept on the job exactly as written; this module decides what it means:
+//!
+//! | timer | meaning |
+//! |---|---|
+//! | absent, `{}`, or `dueTime` and `period` both empty | one run at creation |
+//! | `dueTime` only, or `period` zero (`"0s"`) | one run at the due time |
+//! | `dueTime` + duration `period` | every period from the due time (whole seconds) |
+//! | `period: "R4/PT3S"` | the same, four runs |
+//! | cron `period` (Quartz form, or 5-field standard) | that cron; `dueTime` is ignored |
+//! | `period: "external"` | manual triggers only |
+//! | `ttl` | no runs after creation + ttl |
+//!
+//! `dueTime` is a duration from creation (`10s`, `PT10S`) or a fixed time (`2023-10-01 09:00:01`,
+//! read in UTC, or RFC 3339).
+
+use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
+use chrono_tz::Tz;
+use serde_json::Value;
+
+use crate::duration::Duration;
+use crate::spec::{exact_calendar, Dialect, DstPolicy, Schedule, ScheduleParts, SpecError};
+
+/// What a timer, or a preview request, compiles to.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TimerPlan {
+    /// Fires by this schedule.
+    Scheduled(Schedule),
+    /// Never fires by itself: manual triggers only (`period: "external"`).
+    External,
+}
+
+/// Compiles a seed-002 timer object; `created_at` anchors relative due times and the ttl.
+pub fn compile_timer(timer: &Value, created_at: DateTime<Utc>) -> Result<TimerPlan, SpecError> {
+    compile(timer, created_at).map_err(|e| e.under("timer"))
+}
+
+/// Compiles the spec part of a preview request: a bare schedule object, `{"schedule": …}` or
+/// `{"timer": …}` (other keys such as `from` and `count` are left to the caller).
+pub fn compile_preview_request(
+    value: &Value,
+    created_at: DateTime<Utc>,
+) -> Result<TimerPlan, SpecError> {
+    if let Some(obj) = value.as_object() {
+        match (obj.get("schedule"), obj.get("timer")) {
+            (Some(_), Some(_)) => {
+                return Err(SpecError::new(
+                    "schedule",
+                    "give either schedule or timer, not both",
+                ))
+            }
+            (Some(schedule), None) => {
+                return Schedule::from_json(schedule)
+                    .map(TimerPlan::Scheduled)
+                    .map_err(|e| e.under("schedule"))
+            }
+            (None, Some(timer)) => return compile_timer(timer, created_at),
+            (None, None) => {}
+        }
+    }
+    Schedule::from_json(value).map(TimerPlan::Scheduled)
+}
+
+fn compile(timer: &Value, created_at: DateTime<Utc>) -> Result<TimerPlan, SpecError> {
+    let empty = serde_json::Map::new();
+    let obj = match timer {
+        Value::Null => &empty,
+        Value::Object(obj) => obj,
+        _ => {
+            return Err(SpecError::new(
+                "",
+                "expected an object like {\"dueTime\": \"10s\", \"period\": \"5m\"}",
+            ))
+        }
+    };
+    for key in obj.keys() {
+        if !matches!(key.as_str(), "dueTime" | "period" | "ttl") {
+            return Err(SpecError::new(
+                key.as_str(),
+                "unknown field; expected dueTime, period, ttl",
+            ));
+        }
+    }
+    let text = |key: &str| -> Result<Option<&str>, SpecError> {
+        match obj.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.trim())),
+            Some(other) => Err(SpecError::new(
+                key,
+                format!("expected a string, got {other}"),
+            )),
+        }
+    };
+    let created = created_at.timestamp() + i64::from(created_at.timestamp_subsec_nanos() > 0);
+    let end = match text("ttl")? {
+        Some(ttl) => {
+            Some(created + secs(Duration::parse(ttl).map_err(|m| SpecError::new("ttl", m))?))
+        }
+        None => None,
+    };
+    let period = text("period")?;
+    if period.is_some_and(|p| p.eq_ignore_ascii_case("external")) {
+        return Ok(TimerPlan::External);
+    }
+    if let Some(cron) = period.filter(|p| p.contains(char::is_whitespace) || p.starts_with('@')) {
+        // Seed 002 writes cron periods in Quartz form (`0 */1 * * * ?`); a 5-field string is standard cron.
+        let dialect = if cron.split_whitespace().count() == 5 || cron.starts_with('@') {
+            "standard"
+        } else {
+            "quartz"
+        };
+        let mut spec = serde_json::json!({ "cron": [cron], "dialect": dialect });
+        if let Some(end) = end.and_then(|e| DateTime::from_timestamp(e, 0)) {
+            spec["endTime"] = Value::String(end.to_rfc3339());
+        }
+        return Schedule::from_json(&spec)
+            .map(TimerPlan::Scheduled)
+            .map_err(|e| SpecError::new("period", e.message));
+    }
+    let anchor = match text("dueTime")? {
+        None => created,
+        Some(due) => parse_due(due, created).map_err(|m| SpecError::new("dueTime", m))?,
+    };
+    let (every, runs) = match period {
+        None => (None, None),
+        Some(p) => parse_period(p).map_err(|m| SpecError::new("period", m))?,
+    };
+    let parts = |calendars, intervals, start, end| ScheduleParts {
+        calendars,
+        intervals,
+        exclude: Vec::new(),
+        start,
+        end,
+        jitter: Duration::ZERO,
+        dialect: Dialect::Standard,
+        dst: DstPolicy::default_for(Dialect::Standard),
+        tz: Tz::UTC,
+    };
+    let schedule = match every {
+        None => {
+            let naive = DateTime::from_timestamp(anchor, 0)
+                .map(|d| d.naive_utc())
+                .ok_or_else(|| SpecError::new("dueTime", "out of range"))?;
+            let comment = Some("timer: one run".to_string());
+            Schedule::assemble(parts(
+                vec![exact_calendar(naive, comment)],
+                Vec::new(),
+                None,
+                end,
+            ))
+        }
+        Some(every) => {
+            let step = secs(every);
+            let offset = Duration::from_secs(anchor.rem_euclid(step) as u64);
+            let interval =
+                crate::spec::interval_of(every, offset).map_err(|m| SpecError::new("period", m))?;
+            let last = runs.map(|n| anchor + (n as i64 - 1) * step);
+            let end = match (last, end) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            Schedule::assemble(parts(Vec::new(), vec![interval], Some(anchor), end))
+        }
+    };
+    Ok(TimerPlan::Scheduled(schedule))
+}
+
+fn secs(d: Duration) -> i64 {
+    i64::try_from(d.as_secs()).unwrap_or(i64::MAX / 4)
+}
+
+/// A due time: a duration after creation or a fixed UTC time.
+fn parse_due(text: &str, created: i64) -> Result<i64, String> {
+    if let Ok(d) = Duration::parse(text) {
+        let millis =
+            i64::try_from(d.as_millis()).map_err(|_| "too far in the future".to_string())?;
+        return Ok(created + (millis + 999) / 1000);
+    }
+    if let Ok(t) = DateTime::parse_from_rfc3339(text) {
+        return Ok(t.timestamp());
+    }
+    parse_fixed_time(text).map(|t| t.and_utc().timestamp()).ok_or_else(|| {
+        format!("expected a duration (\"10s\", \"PT10S\") or a time (\"2023-10-01 09:00:01\"), got {text:?}")
+    })
+}
+
+/// `2023-10-01 09:00:01`, also with unpadded parts (`2023-10-1 9:00:01`) as seed 002 writes them.
+fn parse_fixed_time(text: &str) -> Option<NaiveDateTime> {
+    let (date, time) = text.split_once([' ', 'T'])?;
+    let mut d = date.split('-').map(|p| p.parse::<u32>().ok());
+    let (y, m, day) = (d.next()??, d.next()??, d.next()??);
+    let mut t = time.trim().split(':').map(|p| p.parse::<u32>().ok());
+    let (h, min, s) = (t.next()??, t.next()??, t.next().flatten().unwrap_or(0));
+    if d.next().is_some() || t.next().is_some() {
+        return None;
+    }
+    NaiveDate::from_ymd_opt(i32::try_from(y).ok()?, m, day)?.and_hms_opt(h, min, s)
+}
+
+/// A period: a duration, or `R<n>/<duration>` / `R/<duration>` (ISO 8601 repeating interval).
+/// Returns `(None, _)` for a zero period, which means a single run.
+fn parse_period(text: &str) -> Result<(Option<Duration>, Option<u64>), String> {
+    let (runs, body) = match text.strip_prefix(['R', 'r']) {
+        Some(rest) => {
+            let (n, body) = rest.split_once('/').ok_or_else(|| {
+                format!("expected R<n>/<duration> like \"R4/PT3S\", got {text:?}")
+            })?;
+            let runs = if n.is_empty() {
+                None
+            } else {
+                let n: u64 = n
+                    .parse()
+                    .map_err(|_| format!("invalid repeat count {n:?} in {text:?}"))?;
+                if n == 0 {
+                    return Err(format!("{text:?} repeats zero times"));
+                }
+                Some(n)
+            };
+            (runs, body)
+        }
+        None => (None, text),
+    };
+    let every = Duration::parse(body)?;
+    if every == Duration::ZERO {
+        return Ok((None, None));
+    }
+    if !every.is_whole_seconds() {
+        return Err(format!("period {every} must be a whole number of seconds"));
+    }
+    Ok((Some(every), runs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(s: &str) -> DateTime<Utc> {
+        s.parse().unwrap_or_default()
+    }
+
+    fn times(timer: Value, created: &str, count: usize) -> Vec<String> {
+        match compile_timer(&timer, at(created)) {
+            Ok(TimerPlan::Scheduled(s)) => s
+                .preview(at(created) - chrono::Duration::seconds(1), count)
+                .iter()
+                .map(|t| t.to_rfc3339())
+                .collect(),
+            Ok(TimerPlan::External) => vec!["external".into()],
+            Err(e) => vec![e.to_string()],
+        }
+    }
+
+    #[test]
+    fn seed_002_examples() {
+        let created = "2023-09-30T00:00:00Z";
+        assert_eq!(
+            times(serde_json::json!(null), created, 3),
+            vec!["2023-09-30T00:00:00+00:00"]
+        );
+        assert_eq!(
+            times(
+                serde_json::json!({"dueTime": "10s", "period": "R4/PT3S"}),
+                created,
+                9
+            ),
+            vec![
+                "2023-09-30T00:00:10+00:00",
+                "2023-09-30T00:00:13+00:00",
+                "2023-09-30T00:00:16+00:00",
+                "2023-09-30T00:00:19+00:00"
+            ]
+        );
+        assert_eq!(
+            times(
+                serde_json::json!({"dueTime": "2023-10-01 09:00:01", "period": "0s"}),
+                created,
+                3
+            ),
+            vec!["2023-10-01T09:00:01+00:00"]
+        );
+        assert_eq!(
+            times(
+                serde_json::json!({"dueTime": "2023-10-1 09:00:01", "period": "5m"}),
+                created,
+                2
+            ),
+            vec!["2023-10-01T09:00:01+00:00", "2023-10-01T09:05:01+00:00"]
+        );
+        assert_eq!(
+            times(
+                serde_json::json!({"dueTime": "1h", "period": "5m"}),
+                created,
+                2
+            ),
+            vec!["2023-09-30T01:00:00+00:00", "2023-09-30T01:05:00+00:00"]
+        );
+        assert_eq!(
+            times(
+                serde_json::json!({"dueTime": "0s", "period": "0 */1 * * * ?"}),
+                created,
+                2
+            ),
+            vec!["2023-09-30T00:00:00+00:00", "2023-09-30T00:01:00+00:00"]
+        );
+        assert_eq!(
+            times(
+                serde_json::json!({"dueTime": "0s", "period": "1 0 9 1 10 ? 2023"}),
+                created,
+                2
+            ),
+            vec!["2023-10-01T09:00:01+00:00"]
+        );
+        assert_eq!(
+            times(
+                serde_json::json!({"dueTime": "0s", "period": "external"}),
+                created,
+                2
+            ),
+            vec!["external"]
+        );
+        assert_eq!(
+            times(
+                serde_json::json!({"period": "0 0/5 * * * ?", "dueTime": "2s", "ttl": "11m"}),
+                created,
+                5
+            ),
+            vec![
+                "2023-09-30T00:00:00+00:00",
+                "2023-09-30T00:05:00+00:00",
+                "2023-09-30T00:10:00+00:00"
+            ]
+        );
+    }
+
+    #[test]
+    fn errors_name_the_timer_field() {
+        let err = |v: Value| {
+            compile_timer(&v, at("2023-09-30T00:00:00Z"))
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default()
+        };
+        assert!(err(serde_json::json!({"period": "5x"})).starts_with("timer.period:"));
+        assert!(err(serde_json::json!({"dueTime": "tomorrow"})).starts_with("timer.dueTime:"));
+        assert!(err(serde_json::json!({"period": "R0/PT3S"})).starts_with("timer.period:"));
+        assert!(err(serde_json::json!({"period": "0 0 * * * * * *"})).starts_with("timer.period:"));
+        assert!(err(serde_json::json!({"due": "1s"})).starts_with("timer.due:"));
+    }
+}
