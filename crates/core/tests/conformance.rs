@@ -346,6 +346,48 @@ fn load_vectors() -> Vec<Vector> {
     vectors
 }
 
+/// Deliberate deviations (fixtures/deviations.json): vectors whose peer contradicts other peers in
+/// the same data. Each must name vectors that require the opposite behaviour, and those must pass,
+/// so a deviation can only excuse a real contradiction, never a plain failure.
+fn load_deviations(vectors: &[Vector]) -> BTreeMap<String, String> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/deviations.json"
+    );
+    let text = std::fs::read_to_string(path).expect("read deviations.json");
+    let entries: Vec<Value> = serde_json::from_str(&text).expect("parse deviations.json");
+    let mut out = BTreeMap::new();
+    for entry in entries {
+        let id = entry["id"].as_str().expect("deviation id").to_string();
+        let reason = entry["reason"]
+            .as_str()
+            .expect("deviation reason")
+            .to_string();
+        let others: Vec<&str> = entry["contradictedBy"]
+            .as_array()
+            .expect("contradictedBy")
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        assert!(
+            !others.is_empty(),
+            "deviation {id} names no contradicting vector"
+        );
+        for other in others {
+            let v = vectors
+                .iter()
+                .find(|v| v.id == other)
+                .unwrap_or_else(|| panic!("deviation {id}: no vector {other}"));
+            assert!(
+                check(v).is_ok(),
+                "deviation {id}: contradicting vector {other} must pass"
+            );
+        }
+        out.insert(id, reason);
+    }
+    out
+}
+
 /// Why a vector is not comparable at all, if it is not.
 fn skip_reason(v: &Vector) -> Option<String> {
     let quirk: Vec<&str> = v
@@ -552,11 +594,23 @@ fn peer_conformance() {
     }
 
     let conflicts = find_conflicts(&comparable);
+    let deviations = load_deviations(&vectors);
 
     for v in comparable {
         let group = groups.get_mut(&v.dialect).expect("group created above");
         if let Some(reason) = conflicts.get(&v.id) {
             group.skipped.push((v.id.clone(), reason.clone()));
+            continue;
+        }
+        if let Some(reason) = deviations.get(&v.id) {
+            assert!(
+                check(v).is_err(),
+                "deviation {} is stale: Sundial now agrees with it",
+                v.id
+            );
+            group
+                .skipped
+                .push((v.id.clone(), format!("deliberate deviation: {reason}")));
             continue;
         }
         group.comparable += 1;

@@ -321,6 +321,7 @@ mod tests {
         question_mark: true,
         specials: true,
         wrap_ranges: true,
+        quartz_limits: false,
         dialect: "standard",
     };
 

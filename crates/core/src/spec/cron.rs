@@ -37,6 +37,7 @@ pub(crate) fn syntax(dialect: Dialect) -> Syntax {
             question_mark: true,
             specials: true,
             wrap_ranges: true,
+            quartz_limits: false,
             dialect: "standard",
         },
         Dialect::Temporal => Syntax {
@@ -44,6 +45,7 @@ pub(crate) fn syntax(dialect: Dialect) -> Syntax {
             question_mark: false,
             specials: false,
             wrap_ranges: false,
+            quartz_limits: false,
             dialect: "temporal",
         },
         Dialect::Quartz => Syntax {
@@ -51,6 +53,7 @@ pub(crate) fn syntax(dialect: Dialect) -> Syntax {
             question_mark: true,
             specials: true,
             wrap_ranges: true,
+            quartz_limits: true,
             dialect: "quartz",
         },
         Dialect::EventBridge => Syntax {
@@ -58,6 +61,7 @@ pub(crate) fn syntax(dialect: Dialect) -> Syntax {
             question_mark: true,
             specials: true,
             wrap_ranges: false,
+            quartz_limits: true,
             dialect: "eventbridge",
         },
     }

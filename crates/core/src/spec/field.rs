@@ -266,6 +266,9 @@ pub(crate) struct Syntax {
     pub specials: bool,
     /// Ranges whose end is below their start wrap around (`FRI-MON`, `22-2`), as croniter and Quartz do.
     pub wrap_ranges: bool,
+    /// Quartz's own limits: a step no larger than the field (`0/120` in minutes is an error), and
+    /// `L` or `#` in day of week only as the field's single item.
+    pub quartz_limits: bool,
     /// The dialect's name for error messages.
     pub dialect: &'static str,
 }
@@ -328,6 +331,14 @@ pub(crate) fn parse_field(
     for item in text.split(',') {
         parse_item(kind, item.trim(), syntax, &mut spec)?;
     }
+    let lone_special =
+        text.contains(',') && (text.contains('#') || text.to_ascii_uppercase().contains('L'));
+    if syntax.quartz_limits && kind == FieldKind::DayOfWeek && lone_special {
+        return Err(format!(
+            "{text:?}: L and # cannot be combined with other days in the {} dialect",
+            syntax.dialect
+        ));
+    }
     Ok(spec)
 }
 
@@ -369,6 +380,12 @@ fn parse_item(
             })?;
             if step_value == 0 {
                 return Err(format!("step must be at least 1 in {item:?}"));
+            }
+            let (lo, hi) = kind.bounds();
+            if syntax.quartz_limits && step_value > hi - lo + 1 {
+                return Err(format!(
+                    "step {step_value} is larger than the field in {item:?}"
+                ));
             }
             (range, Some(step_value))
         }
@@ -722,6 +739,7 @@ mod tests {
         question_mark: true,
         specials: true,
         wrap_ranges: true,
+        quartz_limits: false,
         dialect: "standard",
     };
 
