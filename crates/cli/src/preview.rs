@@ -89,9 +89,15 @@ pub fn run_preview(args: &[String], now: DateTime<Utc>) -> Result<String, CliErr
             Ok(r#"{"times":[],"schedule":null,"triggeredOnly":true}"#.to_string())
         }
         TimerPlan::Scheduled(schedule) => {
+            // A timer is created at --from and its "run now" falls on that second: include it.
+            let after = if value.get("timer").is_some() {
+                opts.from - chrono::Duration::seconds(1)
+            } else {
+                opts.from
+            };
             let times = match &opts.job_id {
-                None => schedule.preview(opts.from, opts.count),
-                Some(job_id) => actual_times(&schedule, opts.from, opts.count, job_id),
+                None => schedule.preview(after, opts.count),
+                Some(job_id) => actual_times(&schedule, after, opts.count, job_id),
             };
             let times: Vec<serde_json::Value> = times
                 .into_iter()

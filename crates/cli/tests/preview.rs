@@ -207,6 +207,27 @@ fn timer_with_repetitions_is_anchored_at_from() {
 }
 
 #[test]
+fn timer_run_now_falls_on_the_creation_second() {
+    for from in ["2024-01-01T00:00:00Z", "2024-01-01T00:00:00.500Z"] {
+        let v = preview(&["--from", from], r#"{"timer":{}}"#);
+        let expected = if from.contains(".5") {
+            "2024-01-01T00:00:01+00:00"
+        } else {
+            "2024-01-01T00:00:00+00:00"
+        };
+        assert_eq!(times(&v), [expected], "from {from}");
+    }
+    let v = preview(
+        &["--from", "2024-01-01T00:00:00Z", "--count", "2"],
+        r#"{"timer":{"dueTime":"0s","period":"5s"}}"#,
+    );
+    assert_eq!(
+        times(&v),
+        ["2024-01-01T00:00:00+00:00", "2024-01-01T00:00:05+00:00"]
+    );
+}
+
+#[test]
 fn external_timer_is_triggered_only() {
     let v = preview(
         &["--from", "2024-01-01T00:00:00Z"],
@@ -225,7 +246,7 @@ fn canonical_schedule_round_trips() {
         r#"{"cron":["30 2 * * *"],"timeZone":"America/New_York"}"#,
         r#"{"calendars":[{"hour":"9","minute":"*/20","dayOfWeek":"MON-FRI"}],"exclude":[{"month":"DEC"}],"jitter":"1m"}"#,
         r#"{"intervals":["6h/5h"],"startTime":"2024-01-01T00:00:00Z","endTime":"2024-02-01T00:00:00Z"}"#,
-        r#"{"cron":["0 0 ? * 2#1"],"dialect":"quartz"}"#,
+        r#"{"cron":["0 0 0 ? * 2#1"],"dialect":"quartz"}"#,
         r#"{"timer":{"dueTime":"10s","period":"R4/PT3S"}}"#,
         r#"{"timer":{"period":"0 0/5 * * * ?"}}"#,
     ];
