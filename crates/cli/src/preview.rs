@@ -89,9 +89,12 @@ pub fn run_preview(args: &[String], now: DateTime<Utc>) -> Result<String, CliErr
             Ok(r#"{"times":[],"schedule":null,"triggeredOnly":true}"#.to_string())
         }
         TimerPlan::Scheduled(schedule) => {
-            // A timer is created at --from and its "run now" falls on that second: include it.
+            // A timer is created at --from and its "run now" falls on the first whole second at or
+            // after it: include that second, and nothing before --from.
             let after = if value.get("timer").is_some() {
-                opts.from - chrono::Duration::seconds(1)
+                let ceil =
+                    opts.from.timestamp() + i64::from(opts.from.timestamp_subsec_nanos() > 0);
+                DateTime::from_timestamp(ceil - 1, 0).unwrap_or(opts.from)
             } else {
                 opts.from
             };

@@ -10,14 +10,13 @@ use std::fmt;
 /// The longest duration any field accepts: a little over a century, the span of the spec engine.
 const MAX_MILLIS: u64 = 101 * 366 * 86_400_000;
 
-const UNITS: [(&str, u64); 7] = [
+/// Units down to the millisecond: finer ones would silently round to zero, so they are refused.
+const UNITS: [(&str, u64); 5] = [
     ("d", 86_400_000),
     ("h", 3_600_000),
     ("m", 60_000),
     ("s", 1_000),
     ("ms", 1),
-    ("us", 0),
-    ("ns", 0),
 ];
 
 /// A non-negative span of time with millisecond resolution.
@@ -114,7 +113,6 @@ fn parse_go(s: &str) -> Result<f64, String> {
             i += 1;
         }
         let unit = &s[unit_start..i];
-        let unit = if unit == "µs" { "us" } else { unit };
         let scale = UNITS
             .iter()
             .find(|(name, _)| *name == unit)
@@ -192,7 +190,7 @@ impl fmt::Display for Duration {
             return f.write_str("0s");
         }
         let mut rest = self.millis;
-        for (name, scale) in UNITS.iter().take(5) {
+        for (name, scale) in UNITS.iter() {
             let n = rest / scale;
             if n > 0 {
                 write!(f, "{n}{name}")?;

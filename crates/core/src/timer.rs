@@ -4,8 +4,8 @@
 //!
 //! | timer | meaning |
 //! |---|---|
-//! | absent, `{}`, or `dueTime` and `period` both empty | one run at creation |
-//! | `dueTime` only, or `period` zero (`"0s"`) | one run at the due time |
+//! | absent, `{}`, or `dueTime` or a duration `period` empty (seed 002) | one run at creation |
+//! | `period` zero (`"0s"`) | one run at the due time |
 //! | `dueTime` + duration `period` | every period from the due time (whole seconds) |
 //! | `period: "R4/PT3S"` | the same, four runs |
 //! | cron `period` (Quartz form, or 5-field standard) | that cron; `dueTime` is ignored |
@@ -119,13 +119,22 @@ fn compile(timer: &Value, created_at: DateTime<Utc>) -> Result<TimerPlan, SpecEr
             .map(TimerPlan::Scheduled)
             .map_err(|e| SpecError::new("period", e.message));
     }
-    let anchor = match text("dueTime")? {
-        None => created,
-        Some(due) => parse_due(due, created).map_err(|m| SpecError::new("dueTime", m))?,
-    };
-    let (every, runs) = match period {
-        None => (None, None),
-        Some(p) => parse_period(p).map_err(|m| SpecError::new("period", m))?,
+    // Seed 002: "if timer is not set, or either dueTime or period is empty, run once, now".
+    let (anchor, (every, runs)) = match (text("dueTime")?, period) {
+        (Some(due), Some(period)) => (
+            parse_due(due, created).map_err(|m| SpecError::new("dueTime", m))?,
+            parse_period(period).map_err(|m| SpecError::new("period", m))?,
+        ),
+        (due, period) => {
+            // Still validate what was written, so a typo is an error rather than a silent "now".
+            if let Some(due) = due {
+                parse_due(due, created).map_err(|m| SpecError::new("dueTime", m))?;
+            }
+            if let Some(period) = period {
+                parse_period(period).map_err(|m| SpecError::new("period", m))?;
+            }
+            (created, (None, None))
+        }
     };
     let parts = |calendars, intervals, start, end| ScheduleParts {
         calendars,
@@ -332,6 +341,18 @@ mod tests {
                 "2023-09-30T00:10:00+00:00"
             ]
         );
+    }
+
+    #[test]
+    fn one_empty_field_means_one_run_now() {
+        let created = "2023-09-30T00:00:00Z";
+        for timer in [
+            serde_json::json!({"dueTime": "10s"}),
+            serde_json::json!({"period": "5m"}),
+            serde_json::json!({"dueTime": "", "period": "5m"}),
+        ] {
+            assert_eq!(times(timer, created, 3), vec!["2023-09-30T00:00:00+00:00"]);
+        }
     }
 
     #[test]

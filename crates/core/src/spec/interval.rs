@@ -6,6 +6,7 @@
 
 use serde_json::{json, Value};
 
+use super::calendar::LOCAL_LIMIT;
 use crate::duration::Duration;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,12 +50,13 @@ impl Interval {
         Interval::new(every, offset)
     }
 
-    /// The first fire strictly after `t`.
+    /// The first fire strictly after `t`, within the evaluated span (until the end of 2100 UTC).
     pub fn next_after(self, t: i64) -> Option<i64> {
         let every = i64::try_from(self.every).ok()?;
         let offset = i64::try_from(self.offset).ok()?;
         let k = t.checked_sub(offset)?.div_euclid(every).checked_add(1)?;
-        k.checked_mul(every)?.checked_add(offset)
+        let next = k.checked_mul(every)?.checked_add(offset)?;
+        (next < LOCAL_LIMIT).then_some(next)
     }
 
     pub fn to_json(self) -> Value {
