@@ -11,7 +11,7 @@ use super::Dialect;
 
 /// Wall times that do not exist (the clock jumps from 02:00 to 03:00).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum GapPolicy {
+pub enum DstGap {
     /// Missing times do not fire.
     Skip,
     /// A missing time fires as far after the gap's start as it lies, i.e. moved by the gap's length
@@ -26,7 +26,7 @@ pub enum GapPolicy {
 
 /// Wall times that happen twice (the clock falls back from 02:00 to 01:00).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OverlapPolicy {
+pub enum DstOverlap {
     /// Fire at both instants.
     Both,
     /// Fire only during the first pass (daylight time).
@@ -41,26 +41,26 @@ pub enum OverlapPolicy {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DstPolicy {
     /// For times a forward change skips.
-    pub gap: GapPolicy,
+    pub gap: DstGap,
     /// For times a backward change repeats.
-    pub overlap: OverlapPolicy,
+    pub overlap: DstOverlap,
 }
 
 /// A policy with `Auto` resolved for one calendar.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Resolved {
-    pub gap: GapPolicy,
-    pub overlap: OverlapPolicy,
+    pub gap: DstGap,
+    pub overlap: DstOverlap,
 }
 
 impl DstPolicy {
     /// The peer reading of each dialect.
     pub fn default_for(dialect: Dialect) -> Self {
         let (gap, overlap) = match dialect {
-            Dialect::Standard => (GapPolicy::Auto, OverlapPolicy::Auto),
-            Dialect::Temporal => (GapPolicy::Skip, OverlapPolicy::Both),
-            Dialect::EventBridge => (GapPolicy::Skip, OverlapPolicy::First),
-            Dialect::Quartz => (GapPolicy::Skip, OverlapPolicy::Second),
+            Dialect::Standard => (DstGap::Auto, DstOverlap::Auto),
+            Dialect::Temporal => (DstGap::Skip, DstOverlap::Both),
+            Dialect::EventBridge => (DstGap::Skip, DstOverlap::First),
+            Dialect::Quartz => (DstGap::Skip, DstOverlap::Second),
         };
         DstPolicy { gap, overlap }
     }
@@ -69,55 +69,55 @@ impl DstPolicy {
         let fixed = calendar.is_fixed_time();
         Resolved {
             gap: match self.gap {
-                GapPolicy::Auto if fixed => GapPolicy::Transition,
-                GapPolicy::Auto => GapPolicy::Skip,
+                DstGap::Auto if fixed => DstGap::Transition,
+                DstGap::Auto => DstGap::Skip,
                 other => other,
             },
             overlap: match self.overlap {
-                OverlapPolicy::Auto if fixed => OverlapPolicy::First,
-                OverlapPolicy::Auto => OverlapPolicy::Both,
+                DstOverlap::Auto if fixed => DstOverlap::First,
+                DstOverlap::Auto => DstOverlap::Both,
                 other => other,
             },
         }
     }
 }
 
-impl GapPolicy {
+impl DstGap {
     pub(crate) fn name(self) -> &'static str {
         match self {
-            GapPolicy::Skip => "skip",
-            GapPolicy::Shift => "shift",
-            GapPolicy::Transition => "transition",
-            GapPolicy::Auto => "auto",
+            DstGap::Skip => "skip",
+            DstGap::Shift => "shift",
+            DstGap::Transition => "transition",
+            DstGap::Auto => "auto",
         }
     }
     pub(crate) fn parse(text: &str) -> Option<Self> {
         [
-            GapPolicy::Skip,
-            GapPolicy::Shift,
-            GapPolicy::Transition,
-            GapPolicy::Auto,
+            DstGap::Skip,
+            DstGap::Shift,
+            DstGap::Transition,
+            DstGap::Auto,
         ]
         .into_iter()
         .find(|p| p.name() == text)
     }
 }
 
-impl OverlapPolicy {
+impl DstOverlap {
     pub(crate) fn name(self) -> &'static str {
         match self {
-            OverlapPolicy::Both => "both",
-            OverlapPolicy::First => "first",
-            OverlapPolicy::Second => "second",
-            OverlapPolicy::Auto => "auto",
+            DstOverlap::Both => "both",
+            DstOverlap::First => "first",
+            DstOverlap::Second => "second",
+            DstOverlap::Auto => "auto",
         }
     }
     pub(crate) fn parse(text: &str) -> Option<Self> {
         [
-            OverlapPolicy::Both,
-            OverlapPolicy::First,
-            OverlapPolicy::Second,
-            OverlapPolicy::Auto,
+            DstOverlap::Both,
+            DstOverlap::First,
+            DstOverlap::Second,
+            DstOverlap::Auto,
         ]
         .into_iter()
         .find(|p| p.name() == text)

@@ -7,7 +7,7 @@
 //! wall times belong to the end of one segment (first pass) and the start of the next (second pass).
 
 use super::calendar::Calendar;
-use super::dst::{GapPolicy, OverlapPolicy, Resolved};
+use super::dst::{DstGap, DstOverlap, Resolved};
 use super::zone::ZoneRules;
 
 /// The first fire of `calendar` strictly after instant `t` (Unix seconds).
@@ -38,10 +38,10 @@ pub(crate) fn next_fire(
         if let Some(tr) = entering.filter(|tr| tr.is_gap()) {
             let (gap_start, gap_end) = (tr.at + i64::from(tr.before), tr.at + i64::from(tr.after));
             best = match policy.gap {
-                GapPolicy::Shift => calendar
+                DstGap::Shift => calendar
                     .next_match(gap_start.max(after + i64::from(tr.before)), gap_end)
                     .map(|wall| wall - i64::from(tr.before)),
-                GapPolicy::Transition if tr.at > t => {
+                DstGap::Transition if tr.at > t => {
                     calendar.next_match(gap_start, gap_end).map(|_| tr.at)
                 }
                 _ => None,
@@ -52,13 +52,13 @@ pub(crate) fn next_fire(
         let mut from = lower.max(segment.start) + offset;
         let mut until = segment.end.saturating_add(offset);
         if let Some(tr) = entering.filter(|tr| tr.is_overlap()) {
-            if policy.overlap == OverlapPolicy::First {
+            if policy.overlap == DstOverlap::First {
                 // Wall times before the previous offset's end already fired in the first pass.
                 from = from.max(tr.at + i64::from(tr.before));
             }
         }
         if let Some(tr) = leaving.filter(|tr| tr.is_overlap()) {
-            if policy.overlap == OverlapPolicy::Second {
+            if policy.overlap == DstOverlap::Second {
                 // Wall times from here on repeat after the transition; fire them then.
                 until = until.min(tr.at + i64::from(tr.after));
             }

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use super::calendar::Calendar;
 use super::cron::{parse_cron, syntax, CronBody};
-use super::dst::{DstPolicy, GapPolicy, OverlapPolicy};
+use super::dst::{DstPolicy, DstGap, DstOverlap};
 use super::field::{parse_field, parse_structured, FieldKind, FieldSpec, Syntax};
 use super::interval::Interval;
 use super::{Dialect, Schedule, ScheduleParts, SpecError};
@@ -343,7 +343,7 @@ fn parse_dst(value: Option<&Value>, dialect: Dialect) -> Result<DstPolicy, SpecE
         }
     }
     if let Some(gap) = obj.get("gap").filter(|v| !v.is_null()) {
-        policy.gap = gap.as_str().and_then(GapPolicy::parse).ok_or_else(|| {
+        policy.gap = gap.as_str().and_then(DstGap::parse).ok_or_else(|| {
             SpecError::new(
                 "dst.gap",
                 format!("expected \"skip\", \"shift\", \"transition\" or \"auto\", got {gap}"),
@@ -353,7 +353,7 @@ fn parse_dst(value: Option<&Value>, dialect: Dialect) -> Result<DstPolicy, SpecE
     if let Some(overlap) = obj.get("overlap").filter(|v| !v.is_null()) {
         policy.overlap = overlap
             .as_str()
-            .and_then(OverlapPolicy::parse)
+            .and_then(DstOverlap::parse)
             .ok_or_else(|| {
                 SpecError::new(
                     "dst.overlap",

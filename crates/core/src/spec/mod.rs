@@ -30,7 +30,7 @@ use chrono::{DateTime, SecondsFormat, TimeZone, Utc};
 use chrono_tz::Tz;
 use serde_json::{json, Value};
 
-pub use dst::{DstPolicy, GapPolicy, OverlapPolicy};
+pub use dst::{DstPolicy, DstGap, DstOverlap};
 
 use crate::duration::Duration;
 use calendar::Calendar;
