@@ -13,8 +13,7 @@
 use std::fmt;
 
 use chrono::{DateTime, Utc};
-use sundial_core::spec::{Schedule, SpecError};
-use sundial_core::timer::{compile_preview_request, TimerPlan};
+use sundial_core::spec::SpecError;
 
 /// Help text for `sundial spec preview --help`.
 pub const USAGE: &str = "\
@@ -84,56 +83,15 @@ pub fn run_preview(args: &[String], now: DateTime<Utc>) -> Result<String, CliErr
     let opts = parse_args(args, now)?;
     let value: serde_json::Value =
         serde_json::from_str(&opts.spec).map_err(|e| CliError::new(format!("SPEC_JSON: {e}")))?;
-    match compile_preview_request(&value, opts.from)? {
-        TimerPlan::External => {
-            Ok(r#"{"times":[],"schedule":null,"triggeredOnly":true}"#.to_string())
-        }
-        TimerPlan::Scheduled(schedule) => {
-            // A timer is created at --from and its "run now" falls on the first whole second at or
-            // after it: include that second, and nothing before --from.
-            let after = if value.get("timer").is_some() {
-                let ceil =
-                    opts.from.timestamp() + i64::from(opts.from.timestamp_subsec_nanos() > 0);
-                DateTime::from_timestamp(ceil - 1, 0).unwrap_or(opts.from)
-            } else {
-                opts.from
-            };
-            let times = match &opts.job_id {
-                None => schedule.preview(after, opts.count),
-                Some(job_id) => actual_times(&schedule, after, opts.count, job_id),
-            };
-            let times: Vec<serde_json::Value> = times
-                .into_iter()
-                .map(|t| serde_json::Value::String(schedule.format_time(t)))
-                .collect();
-            // Written by hand so "times" comes first whatever serde_json's map ordering is.
-            Ok(format!(
-                r#"{{"times":{},"schedule":{}}}"#,
-                serde_json::Value::Array(times),
-                schedule.to_canonical_json()
-            ))
-        }
-    }
+    let preview = sundial_core::timer::preview(&value, opts.from, opts.count, opts.job_id.as_deref())?;
+    let times = serde_json::Value::from(preview.times);
+    // Written by hand so "times" comes first whatever serde_json's map ordering is.
+    Ok(match preview.schedule {
+        None => format!(r#"{{"times":{times},"schedule":null,"triggeredOnly":true}}"#),
+        Some(schedule) => format!(r#"{{"times":{times},"schedule":{schedule}}}"#),
+    })
 }
 
-/// Up to `count` jittered (actual) fire times of `job_id` whose nominal times are after `from`.
-fn actual_times(
-    schedule: &Schedule,
-    from: DateTime<Utc>,
-    count: usize,
-    job_id: &str,
-) -> Vec<DateTime<Utc>> {
-    let mut times = Vec::with_capacity(count);
-    let mut after = from;
-    while times.len() < count {
-        let Some(fire) = schedule.fire_after(after, job_id) else {
-            break;
-        };
-        times.push(fire.actual);
-        after = fire.nominal;
-    }
-    times
-}
 
 fn parse_args(args: &[String], now: DateTime<Utc>) -> Result<Options, CliError> {
     let mut from = None;

@@ -62,6 +62,46 @@ pub fn compile_preview_request(
     Schedule::from_json(value).map(TimerPlan::Scheduled)
 }
 
+/// The answer to a preview request: what `sundial spec preview` and `POST /specs/preview` return.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Preview {
+    /// Fire times, RFC 3339 in the schedule's zone.
+    pub times: Vec<String>,
+    /// The canonical schedule; `None` for a triggered-only timer.
+    pub schedule: Option<Value>,
+}
+
+/// Previews a request (see [`compile_preview_request`]) as if created at `from`: up to `count` fire
+/// times strictly after `from`, jittered for `job_id` when given. A timer's "run now" falls on the
+/// first whole second at or after its creation, so for timers that second is included.
+pub fn preview(value: &Value, from: DateTime<Utc>, count: usize, job_id: Option<&str>) -> Result<Preview, SpecError> {
+    let schedule = match compile_preview_request(value, from)? {
+        TimerPlan::External => return Ok(Preview { times: Vec::new(), schedule: None }),
+        TimerPlan::Scheduled(schedule) => schedule,
+    };
+    let mut after = from;
+    if value.get("timer").is_some() {
+        let ceil = from.timestamp() + i64::from(from.timestamp_subsec_nanos() > 0);
+        after = DateTime::from_timestamp(ceil - 1, 0).unwrap_or(from);
+    }
+    let times = match job_id {
+        None => schedule.preview(after, count),
+        Some(job_id) => {
+            let mut times = Vec::with_capacity(count.min(1024));
+            while times.len() < count {
+                let Some(fire) = schedule.fire_after(after, job_id) else { break };
+                times.push(fire.actual);
+                after = fire.nominal;
+            }
+            times
+        }
+    };
+    Ok(Preview {
+        times: times.into_iter().map(|t| schedule.format_time(t)).collect(),
+        schedule: Some(schedule.to_canonical_json()),
+    })
+}
+
 fn compile(timer: &Value, created_at: DateTime<Utc>) -> Result<TimerPlan, SpecError> {
     let empty = serde_json::Map::new();
     let obj = match timer {

@@ -1,0 +1,237 @@
+//! The `Store` port: jobs, executions and the timer index.
+//!
+//! The store keeps documents, not domain types: a job is its definition as written plus its state, an
+//! execution is its JSON form, and next to each sit the few fields the store must index (creator,
+//! parent, state, execute number). That keeps adapters small and unaware of the domain: the
+//! embedded SQLite adapter and the DynamoDB adapter implement the same dozen operations, and one
+//! conformance suite ([`conformance`]) checks both.
+//!
+//! Every write that can race is conditional: jobs and executions carry a version, and an update
+//! succeeds only against the version it read. Creating an execution never overwrites one with the
+//! same id, which is what makes a duplicate fire harmless.
+
+pub mod conformance;
+
+use std::collections::BTreeMap;
+use std::future::Future;
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+/// A job as stored.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobRecord {
+    /// The job's id (the path parameter of `/jobs/{jobId}`).
+    pub job_id: String,
+    /// Optimistic-concurrency version: 1 when created, +1 on every update.
+    pub version: u64,
+    /// Seed 002 `creator`, indexed for `GET /jobs?creator=`.
+    pub creator: String,
+    /// Seed 002 `parentJob`, indexed for child lookups and destroy-by-parent.
+    pub parent_job: Option<String>,
+    /// The service that declared the job through `PUT /services/{name}/timers`, if any.
+    pub service: Option<String>,
+    /// `active` or `paused`, indexed for `GET /jobs?state=`.
+    pub state: String,
+    /// When the job was created.
+    pub created_at: DateTime<Utc>,
+    /// When the job was last written.
+    pub updated_at: DateTime<Utc>,
+    /// The whole job: `{"definition": …as written…, "state": …}`.
+    pub document: Value,
+}
+
+/// An execution as stored.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExecutionRecord {
+    /// Stable id derived from the job and the fire (nominal time or trigger id).
+    pub execution_id: String,
+    /// The job it belongs to.
+    pub job_id: String,
+    /// 1, 2, 3… per job; executions list newest (highest) first.
+    pub execute_number: u64,
+    /// The execution state name (`Scheduled`, `Enqueued`, …), indexed for stats.
+    pub state: String,
+    /// The parent job of the execution's job, for `getChildJobLogs`.
+    pub parent_job: Option<String>,
+    /// The parent job's execute number, for `getChildJobLogs`.
+    pub parent_execution: Option<u64>,
+    /// When the execution was created.
+    pub created_at: DateTime<Utc>,
+    /// Optimistic-concurrency version: 1 when created.
+    pub version: u64,
+    /// The whole execution as JSON.
+    pub document: Value,
+}
+
+/// Filters of `GET /jobs`; all given filters must match.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct JobFilter {
+    /// `active` or `paused`.
+    pub state: Option<String>,
+    /// Exact creator.
+    pub creator: Option<String>,
+    /// Exact parent job id.
+    pub parent_job: Option<String>,
+    /// Exact declaring service.
+    pub service: Option<String>,
+}
+
+/// A page request: at most `limit` items after the opaque `cursor` of the previous page.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PageRequest {
+    /// The most items to return (adapters cap it at [`MAX_PAGE`]).
+    pub limit: usize,
+    /// Where the previous page ended; `None` for the first page.
+    pub cursor: Option<String>,
+}
+
+/// The largest page any adapter returns.
+pub const MAX_PAGE: usize = 1000;
+
+impl PageRequest {
+    /// The first page of `limit` items.
+    pub fn first(limit: usize) -> Self {
+        PageRequest { limit, cursor: None }
+    }
+}
+
+/// One page of results and the cursor of the next, if there is more.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Page<T> {
+    /// The items of this page.
+    pub items: Vec<T>,
+    /// Pass as [`PageRequest::cursor`] to get the next page; `None` on the last page.
+    pub next_cursor: Option<String>,
+}
+
+/// An entry of the timer index: something due at a time (a job's next fire, an execution's retry).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WakeUp {
+    /// What is due, e.g. `job:{jobId}` or `exec:{executionId}`.
+    pub key: String,
+    /// When it is due.
+    pub due: DateTime<Utc>,
+}
+
+/// What `clean` removed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CleanReport {
+    /// Executions deleted.
+    pub executions_deleted: u64,
+    /// Distinct deleted jobs whose executions were all removed.
+    pub destroyed_jobs_cleaned: u64,
+}
+
+/// Counts for `GET /stats`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StoreStats {
+    /// Jobs by state (`active`, `paused`).
+    pub jobs: BTreeMap<String, u64>,
+    /// Executions by state.
+    pub executions: BTreeMap<String, u64>,
+}
+
+/// Why a store operation failed.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+pub enum StoreError {
+    /// A create found the key taken.
+    #[error("{0} already exists")]
+    AlreadyExists(String),
+    /// The key does not exist.
+    #[error("{0} was not found")]
+    NotFound(String),
+    /// A conditional write lost a race: someone else wrote since the version was read.
+    #[error("{key} was changed concurrently (expected version {expected})")]
+    VersionConflict {
+        /// The key written.
+        key: String,
+        /// The version the caller read.
+        expected: u64,
+    },
+    /// A page cursor that this store did not hand out.
+    #[error("invalid page cursor")]
+    InvalidCursor,
+    /// The backend failed; the operation may be retried.
+    #[error("store unavailable: {0}")]
+    Unavailable(String),
+}
+
+/// Persistence of jobs, executions and the timer index.
+///
+/// Implementations must be safe to call concurrently and must make each method atomic.
+pub trait Store: Send + Sync + 'static {
+    /// Creates a job; `AlreadyExists` if the id is taken. The record's version is stored as given (1).
+    fn create_job(&self, job: &JobRecord) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Reads a job.
+    fn get_job(&self, job_id: &str) -> impl Future<Output = Result<Option<JobRecord>, StoreError>> + Send;
+
+    /// Replaces a job if its stored version equals `job.version`, storing `job.version + 1`, which
+    /// it returns. `NotFound` if absent, `VersionConflict` if the version moved.
+    fn update_job(&self, job: &JobRecord) -> impl Future<Output = Result<u64, StoreError>> + Send;
+
+    /// Deletes a job and its timer-index entry (`job:{id}`); its executions stay until `clean`.
+    /// Returns whether it existed.
+    fn delete_job(&self, job_id: &str) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
+    /// Jobs matching `filter`, ordered by job id.
+    fn list_jobs(
+        &self,
+        filter: &JobFilter,
+        page: &PageRequest,
+    ) -> impl Future<Output = Result<Page<JobRecord>, StoreError>> + Send;
+
+    /// Creates an execution unless one with the same id exists; returns whether it created it.
+    /// Never overwrites: a duplicate fire is a no-op.
+    fn create_execution(&self, execution: &ExecutionRecord) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
+    /// Replaces an execution if its stored version equals `execution.version`; returns the new version.
+    fn update_execution(&self, execution: &ExecutionRecord) -> impl Future<Output = Result<u64, StoreError>> + Send;
+
+    /// Reads an execution.
+    fn get_execution(
+        &self,
+        execution_id: &str,
+    ) -> impl Future<Output = Result<Option<ExecutionRecord>, StoreError>> + Send;
+
+    /// A job's executions, newest (highest execute number) first.
+    fn list_executions(
+        &self,
+        job_id: &str,
+        page: &PageRequest,
+    ) -> impl Future<Output = Result<Page<ExecutionRecord>, StoreError>> + Send;
+
+    /// Executions of the children of `parent_job`, optionally only those started by one of its
+    /// executions, newest first.
+    fn list_child_executions(
+        &self,
+        parent_job: &str,
+        parent_execution: Option<u64>,
+        page: &PageRequest,
+    ) -> impl Future<Output = Result<Page<ExecutionRecord>, StoreError>> + Send;
+
+    /// Keeps the newest `retain` executions of every job and, when `purge_deleted_jobs`, removes all
+    /// executions of jobs that no longer exist.
+    fn clean_executions(
+        &self,
+        retain: usize,
+        purge_deleted_jobs: bool,
+    ) -> impl Future<Output = Result<CleanReport, StoreError>> + Send;
+
+    /// Sets (or with `None` removes) the timer-index entry `key`.
+    fn set_wakeup(&self, key: &str, due: Option<DateTime<Utc>>) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Reads one timer-index entry.
+    fn get_wakeup(&self, key: &str) -> impl Future<Output = Result<Option<DateTime<Utc>>, StoreError>> + Send;
+
+    /// Entries due at or before `until`, earliest first, at most `limit`. Never a scan of all jobs.
+    fn due_wakeups(
+        &self,
+        until: DateTime<Utc>,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<WakeUp>, StoreError>> + Send;
+
+    /// Counts by state.
+    fn stats(&self) -> impl Future<Output = Result<StoreStats, StoreError>> + Send;
+}
