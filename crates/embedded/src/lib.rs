@@ -1,0 +1,1 @@
+//! Embedded backend (in progress).

@@ -1,0 +1,8 @@
+//! Sundial's application layer: the ports (traits) the domain needs from the world, the use cases
+//! written once over them, and the HTTP API router that both the API Lambda and `sundial serve` run.
+//!
+//! Nothing here knows which database or queue is behind a port; adapters live in `sundial-embedded`
+//! and `sundial-aws`.
+
+pub mod clock;
+pub mod store;
