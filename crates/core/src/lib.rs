@@ -6,5 +6,8 @@
 #![warn(missing_docs)]
 
 pub mod duration;
+pub mod execution;
+pub mod job;
 pub mod spec;
+pub mod template;
 pub mod timer;

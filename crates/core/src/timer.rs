@@ -74,9 +74,19 @@ pub struct Preview {
 /// Previews a request (see [`compile_preview_request`]) as if created at `from`: up to `count` fire
 /// times strictly after `from`, jittered for `job_id` when given. A timer's "run now" falls on the
 /// first whole second at or after its creation, so for timers that second is included.
-pub fn preview(value: &Value, from: DateTime<Utc>, count: usize, job_id: Option<&str>) -> Result<Preview, SpecError> {
+pub fn preview(
+    value: &Value,
+    from: DateTime<Utc>,
+    count: usize,
+    job_id: Option<&str>,
+) -> Result<Preview, SpecError> {
     let schedule = match compile_preview_request(value, from)? {
-        TimerPlan::External => return Ok(Preview { times: Vec::new(), schedule: None }),
+        TimerPlan::External => {
+            return Ok(Preview {
+                times: Vec::new(),
+                schedule: None,
+            })
+        }
         TimerPlan::Scheduled(schedule) => schedule,
     };
     let mut after = from;
@@ -89,7 +99,9 @@ pub fn preview(value: &Value, from: DateTime<Utc>, count: usize, job_id: Option<
         Some(job_id) => {
             let mut times = Vec::with_capacity(count.min(1024));
             while times.len() < count {
-                let Some(fire) = schedule.fire_after(after, job_id) else { break };
+                let Some(fire) = schedule.fire_after(after, job_id) else {
+                    break;
+                };
                 times.push(fire.actual);
                 after = fire.nominal;
             }

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use super::calendar::Calendar;
 use super::cron::{parse_cron, syntax, CronBody};
-use super::dst::{DstPolicy, DstGap, DstOverlap};
+use super::dst::{DstGap, DstOverlap, DstPolicy};
 use super::field::{parse_field, parse_structured, FieldKind, FieldSpec, Syntax};
 use super::interval::Interval;
 use super::{Dialect, Schedule, ScheduleParts, SpecError};

@@ -30,7 +30,7 @@ use chrono::{DateTime, SecondsFormat, TimeZone, Utc};
 use chrono_tz::Tz;
 use serde_json::{json, Value};
 
-pub use dst::{DstPolicy, DstGap, DstOverlap};
+pub use dst::{DstGap, DstOverlap, DstPolicy};
 
 use crate::duration::Duration;
 use calendar::Calendar;

@@ -1,0 +1,574 @@
+//! Executions: one run of a job, its state machine, and its event log.
+//!
+//! An execution's id is derived from what caused it — the job and the nominal fire time, or the job
+//! and a trigger id — so a fire delivered twice (queues deliver at least once) finds its execution
+//! already there instead of creating a second one. Its state follows seed 004's diagram, extended
+//! with the paths Sundial's policies need (a scheduled or enqueued run can be cancelled or skipped,
+//! a failed one terminated); [`can_transition`] is the one place that graph is written down, and
+//! [`Execution::transition`] the one way to move along it, logging every step.
+
+use std::fmt;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::job::time_serde::{option_rfc3339, rfc3339};
+use crate::job::{FieldError, JobId};
+
+/// The most events an execution keeps; beyond it the oldest after the first are dropped and counted.
+pub const MAX_EVENTS: usize = 200;
+
+/// The longest trigger id.
+const MAX_TRIGGER_ID_LEN: usize = 64;
+
+/// Where an execution is in its life (seed 004's JobState).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ExecutionState {
+    /// Delayed: waiting for its time.
+    Scheduled,
+    /// In the queue, waiting to be picked up.
+    Enqueued,
+    /// Running: the request chain, or waiting for an async job's feedback.
+    Processing,
+    /// Finished successfully.
+    Succeeded,
+    /// The last attempt failed; waiting for a retry.
+    Failed,
+    /// Ended for good: retries exhausted, timed out, or terminated.
+    Terminated,
+    /// Cancelled by a user, a policy such as `CancelOther`, or its parent.
+    Cancelled,
+    /// Not run because of the overlap or concurrency policy.
+    Skipped,
+}
+
+impl ExecutionState {
+    /// Every state.
+    pub const ALL: [ExecutionState; 8] = [
+        ExecutionState::Scheduled,
+        ExecutionState::Enqueued,
+        ExecutionState::Processing,
+        ExecutionState::Succeeded,
+        ExecutionState::Failed,
+        ExecutionState::Terminated,
+        ExecutionState::Cancelled,
+        ExecutionState::Skipped,
+    ];
+
+    /// The state's name, as in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            ExecutionState::Scheduled => "Scheduled",
+            ExecutionState::Enqueued => "Enqueued",
+            ExecutionState::Processing => "Processing",
+            ExecutionState::Succeeded => "Succeeded",
+            ExecutionState::Failed => "Failed",
+            ExecutionState::Terminated => "Terminated",
+            ExecutionState::Cancelled => "Cancelled",
+            ExecutionState::Skipped => "Skipped",
+        }
+    }
+
+    /// Reads a state name (exact spelling).
+    pub fn parse(text: &str) -> Option<ExecutionState> {
+        ExecutionState::ALL.into_iter().find(|s| s.name() == text)
+    }
+
+    /// True for states nothing leaves: Succeeded, Terminated, Cancelled, Skipped.
+    pub fn is_final(self) -> bool {
+        matches!(
+            self,
+            ExecutionState::Succeeded
+                | ExecutionState::Terminated
+                | ExecutionState::Cancelled
+                | ExecutionState::Skipped
+        )
+    }
+
+    /// True for the states an execution may be created in: Scheduled (delayed) or Enqueued.
+    pub fn is_initial(self) -> bool {
+        matches!(self, ExecutionState::Scheduled | ExecutionState::Enqueued)
+    }
+}
+
+impl fmt::Display for ExecutionState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for ExecutionState {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        ExecutionState::parse(s).ok_or_else(|| format!("unknown execution state {s:?}"))
+    }
+}
+
+/// Whether an execution may move from `from` to `to`: the transition graph of BRIEF §1 / seed 004.
+pub fn can_transition(from: ExecutionState, to: ExecutionState) -> bool {
+    use ExecutionState::*;
+    matches!(
+        (from, to),
+        (Scheduled, Enqueued | Cancelled | Skipped)
+            | (Enqueued, Processing | Skipped | Cancelled)
+            | (Processing, Succeeded | Failed | Cancelled | Terminated)
+            | (Failed, Processing | Terminated | Cancelled)
+    )
+}
+
+/// The id of the execution for a scheduled (or backfilled) fire: `{jobId}~{yyyymmddThhmmssZ}` of the
+/// nominal time. Sub-seconds are ignored: specs have one-second resolution.
+pub fn execution_id_for_fire(job_id: &JobId, nominal: DateTime<Utc>) -> String {
+    format!("{job_id}~{}", nominal.format("%Y%m%dT%H%M%SZ"))
+}
+
+/// The id of the execution for a manual trigger: `{jobId}~t~{triggerId}`, after checking the trigger
+/// id with [`validate_trigger_id`] (errors have the path `triggerId`).
+pub fn execution_id_for_trigger(job_id: &JobId, trigger_id: &str) -> Result<String, FieldError> {
+    validate_trigger_id(trigger_id)?;
+    Ok(format!("{job_id}~t~{trigger_id}"))
+}
+
+/// Checks a trigger id: 1–64 characters of `A–Z a–z 0–9 _ . -`. Errors have the path `triggerId`.
+pub fn validate_trigger_id(trigger_id: &str) -> Result<(), FieldError> {
+    if crate::job::is_id_text(trigger_id, MAX_TRIGGER_ID_LEN) {
+        Ok(())
+    } else {
+        Err(FieldError::new(
+            "triggerId",
+            format!(
+                "expected 1-{MAX_TRIGGER_ID_LEN} characters of A-Z, a-z, 0-9, \"_\", \".\", \"-\", got {}",
+                crate::job::quote(trigger_id)
+            ),
+        ))
+    }
+}
+
+/// The job an execution id belongs to: the part before the first `~`.
+pub fn job_id_of_execution(execution_id: &str) -> Option<JobId> {
+    let (job, rest) = execution_id.split_once('~')?;
+    if rest.is_empty() {
+        return None;
+    }
+    JobId::parse(job).ok()
+}
+
+/// One entry of an execution's log: a transition, or a note while in a state (`from == Some(to)`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecutionEvent {
+    /// When it happened.
+    #[serde(with = "rfc3339")]
+    pub at: DateTime<Utc>,
+    /// The state before; `None` for the creation event.
+    pub from: Option<ExecutionState>,
+    /// The state after.
+    pub to: ExecutionState,
+    /// What happened, for people.
+    pub message: String,
+}
+
+/// A move the transition graph does not allow.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("execution {execution_id} cannot go from {} to {to}", .from.map_or("nothing", ExecutionState::name))]
+pub struct TransitionError {
+    /// The execution.
+    pub execution_id: String,
+    /// Its state; `None` when creating it.
+    pub from: Option<ExecutionState>,
+    /// The state asked for.
+    pub to: ExecutionState,
+}
+
+/// One run of a job (the API shape of BRIEF §2.1 plus its arguments, parent and event log).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Execution {
+    /// Stable id: see [`execution_id_for_fire`] and [`execution_id_for_trigger`].
+    pub execution_id: String,
+    /// The job.
+    pub job_id: JobId,
+    /// 1, 2, 3… per job.
+    pub execute_number: u64,
+    state: ExecutionState,
+    /// The nominal fire time, before jitter (the trigger time for triggers).
+    #[serde(with = "rfc3339")]
+    pub scheduled_time: DateTime<Utc>,
+    /// What started it: the job id for scheduled fires, otherwise the trigger or backfill.
+    pub scheduled_by_id: String,
+    #[serde(default, with = "option_rfc3339")]
+    started_at: Option<DateTime<Utc>>,
+    #[serde(default, with = "option_rfc3339")]
+    finished_at: Option<DateTime<Utc>>,
+    #[serde(default)]
+    attempts: u32,
+    /// The last progress an async job reported.
+    #[serde(default)]
+    pub progress: Option<Value>,
+    /// The error code of the last failure: an HTTP status, an async `error`, or `timeout`.
+    #[serde(default)]
+    pub error: Option<String>,
+    /// The result: the last response or async `data`.
+    #[serde(default)]
+    pub result: Option<Value>,
+    /// Trigger arguments.
+    #[serde(default)]
+    pub arguments: Option<Value>,
+    /// The job's parent job.
+    #[serde(default)]
+    pub parent_job: Option<JobId>,
+    /// The parent job's execute number.
+    #[serde(default)]
+    pub parent_job_execution: Option<u64>,
+    #[serde(default)]
+    events: Vec<ExecutionEvent>,
+    #[serde(default)]
+    dropped_events: u64,
+}
+
+impl Execution {
+    /// A new execution in `initial` state, with its creation event. Seed 004 creates executions
+    /// Scheduled (delayed) or Enqueued only; any other `initial` is a [`TransitionError`] with
+    /// `from: None`.
+    pub fn new(
+        execution_id: String,
+        job_id: JobId,
+        execute_number: u64,
+        initial: ExecutionState,
+        scheduled_time: DateTime<Utc>,
+        scheduled_by_id: String,
+        at: DateTime<Utc>,
+    ) -> Result<Execution, TransitionError> {
+        if !initial.is_initial() {
+            return Err(TransitionError {
+                execution_id,
+                from: None,
+                to: initial,
+            });
+        }
+        let message = format!("created by {scheduled_by_id}");
+        Ok(Execution {
+            events: vec![ExecutionEvent {
+                at,
+                from: None,
+                to: initial,
+                message,
+            }],
+            execution_id,
+            job_id,
+            execute_number,
+            state: initial,
+            scheduled_time,
+            scheduled_by_id,
+            started_at: None,
+            finished_at: None,
+            attempts: 0,
+            progress: None,
+            error: None,
+            result: None,
+            arguments: None,
+            parent_job: None,
+            parent_job_execution: None,
+            dropped_events: 0,
+        })
+    }
+
+    /// The current state.
+    pub fn state(&self) -> ExecutionState {
+        self.state
+    }
+
+    /// When it first started processing.
+    pub fn started_at(&self) -> Option<DateTime<Utc>> {
+        self.started_at
+    }
+
+    /// When it reached a final state.
+    pub fn finished_at(&self) -> Option<DateTime<Utc>> {
+        self.finished_at
+    }
+
+    /// How many times it entered Processing: the first attempt and every retry.
+    pub fn attempts(&self) -> u32 {
+        self.attempts
+    }
+
+    /// The log: the creation event, then the newest up to [`MAX_EVENTS`] in all.
+    pub fn events(&self) -> &[ExecutionEvent] {
+        &self.events
+    }
+
+    /// Events dropped from the middle of the log to keep it within [`MAX_EVENTS`].
+    pub fn dropped_events(&self) -> u64 {
+        self.dropped_events
+    }
+
+    /// True when the execution is in a final state.
+    pub fn is_finished(&self) -> bool {
+        self.state.is_final()
+    }
+
+    /// Moves to `to` if the graph allows it, logging the move with `message`. Entering Processing
+    /// counts an attempt (and sets `startedAt` the first time); entering a final state sets
+    /// `finishedAt`.
+    pub fn transition(
+        &mut self,
+        to: ExecutionState,
+        at: DateTime<Utc>,
+        message: impl Into<String>,
+    ) -> Result<(), TransitionError> {
+        if !can_transition(self.state, to) {
+            return Err(TransitionError {
+                execution_id: self.execution_id.clone(),
+                from: Some(self.state),
+                to,
+            });
+        }
+        let from = self.state;
+        self.state = to;
+        if to == ExecutionState::Processing {
+            self.attempts = self.attempts.saturating_add(1);
+            self.started_at.get_or_insert(at);
+        }
+        if to.is_final() {
+            self.finished_at = Some(at);
+        }
+        self.push_event(ExecutionEvent {
+            at,
+            from: Some(from),
+            to,
+            message: message.into(),
+        });
+        Ok(())
+    }
+
+    /// Logs something that happened without a state change (a progress report, a notification).
+    pub fn record(&mut self, at: DateTime<Utc>, message: impl Into<String>) {
+        self.push_event(ExecutionEvent {
+            at,
+            from: Some(self.state),
+            to: self.state,
+            message: message.into(),
+        });
+    }
+
+    fn push_event(&mut self, event: ExecutionEvent) {
+        // Keep the creation event: it says who started the run, which the newest events don't.
+        if self.events.len() >= MAX_EVENTS {
+            self.events.remove(1);
+            self.dropped_events = self.dropped_events.saturating_add(1);
+        }
+        self.events.push(event);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ExecutionState::*;
+
+    fn at(s: &str) -> DateTime<Utc> {
+        s.parse().unwrap()
+    }
+
+    fn job() -> JobId {
+        JobId::parse("job-1").unwrap()
+    }
+
+    fn new(initial: ExecutionState) -> Execution {
+        Execution::new(
+            "job-1~20240101T000000Z".into(),
+            job(),
+            1,
+            initial,
+            at("2024-01-01T00:00:00Z"),
+            "job-1".into(),
+            at("2024-01-01T00:00:00Z"),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn transition_graph_is_exactly_the_brief() {
+        // Rows: from; columns: to, in ExecutionState::ALL order
+        // (Scheduled, Enqueued, Processing, Succeeded, Failed, Terminated, Cancelled, Skipped).
+        let table: [[u8; 8]; 8] = [
+            [0, 1, 0, 0, 0, 0, 1, 1], // Scheduled
+            [0, 0, 1, 0, 0, 0, 1, 1], // Enqueued
+            [0, 0, 0, 1, 1, 1, 1, 0], // Processing
+            [0, 0, 0, 0, 0, 0, 0, 0], // Succeeded
+            [0, 0, 1, 0, 0, 1, 1, 0], // Failed
+            [0, 0, 0, 0, 0, 0, 0, 0], // Terminated
+            [0, 0, 0, 0, 0, 0, 0, 0], // Cancelled
+            [0, 0, 0, 0, 0, 0, 0, 0], // Skipped
+        ];
+        for (i, from) in ExecutionState::ALL.into_iter().enumerate() {
+            for (j, to) in ExecutionState::ALL.into_iter().enumerate() {
+                assert_eq!(can_transition(from, to), table[i][j] == 1, "{from} -> {to}");
+            }
+            let leaves = ExecutionState::ALL
+                .into_iter()
+                .any(|to| can_transition(from, to));
+            assert_eq!(from.is_final(), !leaves, "{from}");
+        }
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for state in ExecutionState::ALL {
+            assert_eq!(state.to_string(), state.name());
+            assert_eq!(state.name().parse::<ExecutionState>(), Ok(state));
+            assert_eq!(
+                serde_json::to_value(state).unwrap(),
+                Value::String(state.name().into())
+            );
+        }
+        assert!("processing".parse::<ExecutionState>().is_err());
+    }
+
+    #[test]
+    fn execution_ids() {
+        assert_eq!(
+            execution_id_for_fire(&job(), at("2024-03-10T07:05:09Z")),
+            "job-1~20240310T070509Z"
+        );
+        assert_eq!(
+            execution_id_for_fire(&job(), at("2024-03-10T07:05:09.750Z")),
+            "job-1~20240310T070509Z"
+        );
+        assert_eq!(
+            execution_id_for_trigger(&job(), "abc_1").unwrap(),
+            "job-1~t~abc_1"
+        );
+        assert_eq!(
+            execution_id_for_trigger(&job(), "a~b").unwrap_err().path,
+            "triggerId"
+        );
+        assert!(validate_trigger_id("abc-1.2_x").is_ok());
+        for bad in ["", "a~b", "a/b", "a b", &"x".repeat(65)] {
+            let e = validate_trigger_id(bad).unwrap_err();
+            assert_eq!(e.path, "triggerId", "{bad:?}");
+        }
+        assert!(validate_trigger_id(&"x".repeat(64)).is_ok());
+        assert_eq!(job_id_of_execution("job-1~20240310T070509Z"), Some(job()));
+        assert_eq!(job_id_of_execution("job-1~t~abc"), Some(job()));
+        assert_eq!(job_id_of_execution("job-1"), None);
+        assert_eq!(job_id_of_execution("job-1~"), None);
+        assert_eq!(job_id_of_execution("a b~x"), None);
+    }
+
+    #[test]
+    fn new_records_creation_and_checks_the_initial_state() {
+        let e = new(Scheduled);
+        assert_eq!(e.state(), Scheduled);
+        assert_eq!(e.events().len(), 1);
+        assert_eq!(e.events()[0].from, None);
+        assert_eq!(e.events()[0].to, Scheduled);
+        assert_eq!(new(Enqueued).state(), Enqueued);
+        for state in [
+            Processing, Succeeded, Failed, Terminated, Cancelled, Skipped,
+        ] {
+            let err = Execution::new(
+                "x~t~1".into(),
+                job(),
+                1,
+                state,
+                at("2024-01-01T00:00:00Z"),
+                "x".into(),
+                at("2024-01-01T00:00:00Z"),
+            )
+            .unwrap_err();
+            assert_eq!(err.from, None);
+            assert_eq!(err.to, state);
+            assert!(err.to_string().contains("from nothing to"), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_run_with_a_retry() {
+        let mut e = new(Scheduled);
+        e.transition(Enqueued, at("2024-01-01T00:00:00Z"), "due")
+            .unwrap();
+        e.transition(Processing, at("2024-01-01T00:00:01Z"), "attempt 1")
+            .unwrap();
+        e.transition(Failed, at("2024-01-01T00:00:02Z"), "500")
+            .unwrap();
+        assert_eq!(e.finished_at(), None);
+        e.transition(Processing, at("2024-01-01T00:00:04Z"), "attempt 2")
+            .unwrap();
+        e.transition(Succeeded, at("2024-01-01T00:00:05Z"), "200")
+            .unwrap();
+        assert_eq!(e.attempts(), 2);
+        assert_eq!(e.started_at(), Some(at("2024-01-01T00:00:01Z")));
+        assert_eq!(e.finished_at(), Some(at("2024-01-01T00:00:05Z")));
+        assert!(e.is_finished());
+        assert_eq!(e.events().len(), 6);
+        let err = e
+            .transition(Processing, at("2024-01-01T00:00:06Z"), "again")
+            .unwrap_err();
+        assert_eq!(err.from, Some(Succeeded));
+        assert_eq!(
+            err.to_string(),
+            "execution job-1~20240101T000000Z cannot go from Succeeded to Processing"
+        );
+        assert_eq!(e.events().len(), 6, "a refused move is not logged");
+    }
+
+    #[test]
+    fn event_log_keeps_the_first_and_the_newest() {
+        let mut e = new(Enqueued);
+        e.transition(Processing, at("2024-01-01T00:00:01Z"), "start")
+            .unwrap();
+        for i in 0..500 {
+            e.record(at("2024-01-01T00:00:02Z"), format!("progress {i}"));
+        }
+        assert_eq!(e.events().len(), MAX_EVENTS);
+        assert_eq!(e.dropped_events(), 502 - MAX_EVENTS as u64);
+        assert_eq!(e.events()[0].from, None);
+        assert_eq!(e.events()[1].message, "progress 301");
+        assert_eq!(e.events()[MAX_EVENTS - 1].message, "progress 499");
+        e.transition(Succeeded, at("2024-01-01T00:00:03Z"), "done")
+            .unwrap();
+        assert_eq!(e.events().len(), MAX_EVENTS);
+        assert_eq!(e.events()[MAX_EVENTS - 1].to, Succeeded);
+        assert_eq!(e.events()[0].message, "created by job-1");
+    }
+
+    #[test]
+    fn json_shape_and_round_trip() {
+        let mut e = new(Enqueued);
+        e.arguments = Some(serde_json::json!({"a": 1}));
+        e.transition(Processing, at("2024-01-01T00:00:01Z"), "start")
+            .unwrap();
+        let json = serde_json::to_value(&e).unwrap();
+        for key in [
+            "executionId",
+            "jobId",
+            "executeNumber",
+            "state",
+            "scheduledTime",
+            "scheduledById",
+            "startedAt",
+            "finishedAt",
+            "attempts",
+            "progress",
+            "error",
+            "result",
+            "arguments",
+            "parentJob",
+            "parentJobExecution",
+            "events",
+            "droppedEvents",
+        ] {
+            assert!(json.get(key).is_some(), "{key} missing from {json}");
+        }
+        assert_eq!(json["state"], "Processing");
+        assert_eq!(json["scheduledTime"], "2024-01-01T00:00:00Z");
+        assert_eq!(json["startedAt"], "2024-01-01T00:00:01Z");
+        assert_eq!(json["finishedAt"], Value::Null);
+        assert_eq!(json["events"][1]["from"], "Enqueued");
+        let back: Execution = serde_json::from_value(json).unwrap();
+        assert_eq!(back, e);
+    }
+}

@@ -1,0 +1,627 @@
+//! The job definition: seed 002's create body plus the extension fields, parsed.
+
+use chrono::{DateTime, Utc};
+use serde_json::{json, Value};
+
+use super::fields::{err, index, quote, Obj, ROOT, STRING};
+use super::http::{parse_check_url, parse_notification, parse_request, parse_target};
+use super::limits::{
+    MAX_CREATOR_BYTES, MAX_DEFINITION_BYTES, MAX_JOB_NAME_BYTES, MAX_NON_RETRYABLE_ERRORS,
+    MAX_NOTIFICATIONS, MAX_REQUESTS, MAX_RETRY_RULES,
+};
+use super::policy::{OverlapPolicy, ParentClosePolicy, Qos, RetryPolicy, RetryRule, Timeouts};
+use super::{Action, FieldError, HttpTemplate, JobId, NotificationRule, RequestStep, Target};
+use crate::duration::Duration;
+use crate::spec::Schedule;
+use crate::timer::{compile_timer, TimerPlan};
+
+/// Every top-level field a job may have: seed 002's create table, then the extensions of BRIEF §2.1.
+const FIELDS: &[&str] = &[
+    "jobId",
+    "jobName",
+    "jobDescription",
+    "creator",
+    "creatorName",
+    "notification",
+    "active",
+    "timer",
+    "request",
+    "async",
+    "checkUrl",
+    "checkRateSeconds",
+    "timeoutSeconds",
+    "retry",
+    "maxRetries",
+    "qos",
+    "parentJob",
+    "parentJobExecution",
+    "schedule",
+    "overlap",
+    "maxConcurrency",
+    "catchupWindow",
+    "pauseOnFailure",
+    "remainingActions",
+    "retryPolicy",
+    "timeouts",
+    "parentClosePolicy",
+    "target",
+];
+
+/// Default `checkRateSeconds`.
+const DEFAULT_CHECK_RATE_SECONDS: u32 = 1;
+/// Default `timeoutSeconds`.
+const DEFAULT_TIMEOUT_SECONDS: u32 = 60;
+/// Default `maxRetries`.
+const DEFAULT_MAX_RETRIES: u32 = 5;
+/// Largest `maxConcurrency`.
+const MAX_CONCURRENCY: u32 = 10_000;
+/// Default `catchupWindow` in seconds (Temporal's default).
+const DEFAULT_CATCHUP_WINDOW_SECS: u64 = 60;
+/// Shortest `catchupWindow` in seconds (Temporal's minimum).
+const MIN_CATCHUP_WINDOW_SECS: u64 = 10;
+
+/// When a job runs by itself.
+#[derive(Clone, Debug, PartialEq)]
+pub enum When {
+    /// By this schedule: the compiled `timer` or `schedule`, or — with neither — one run at creation
+    /// (seed 002's `one_time`).
+    Scheduled(Schedule),
+    /// Never by itself, only by triggers and backfills (`timer.period: "external"`).
+    TriggeredOnly,
+}
+
+/// A parsed job definition. Construct it with [`JobDefinition::parse`]; a value that exists is valid.
+/// The body it came from is kept as written ([`JobDefinition::as_written`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobDefinition {
+    job_id: JobId,
+    job_name: String,
+    job_description: Option<String>,
+    creator: String,
+    creator_name: String,
+    notifications: Vec<NotificationRule>,
+    active: bool,
+    when: When,
+    action: Action,
+    is_async: bool,
+    check_url: Option<HttpTemplate>,
+    check_rate_seconds: u32,
+    timeout_seconds: u32,
+    retry: Vec<RetryRule>,
+    max_retries: u32,
+    qos: Qos,
+    parent_job: Option<JobId>,
+    parent_job_execution: Option<u64>,
+    overlap: OverlapPolicy,
+    max_concurrency: Option<u32>,
+    catchup_window: Duration,
+    pause_on_failure: bool,
+    remaining_actions: Option<u64>,
+    retry_policy: Option<RetryPolicy>,
+    timeouts: Timeouts,
+    parent_close_policy: ParentClosePolicy,
+    created_at: DateTime<Utc>,
+    written: Value,
+}
+
+impl JobDefinition {
+    /// Parses a create body for the job `job_id`, created at `created_at` (which anchors relative
+    /// timer due times and `ttl`). Errors name the field in JSON path form.
+    pub fn parse(
+        job_id: &JobId,
+        body: &Value,
+        created_at: DateTime<Utc>,
+    ) -> Result<JobDefinition, FieldError> {
+        let obj = Obj::new(body, "", FIELDS)?;
+
+        if let Some(written_id) = obj.get("jobId") {
+            if written_id.as_str() != Some(job_id.as_str()) {
+                return Err(err(
+                    "jobId",
+                    format!(
+                        "the body says {} but the path says {}",
+                        super::fields::describe(written_id),
+                        quote(job_id.as_str())
+                    ),
+                ));
+            }
+        }
+        let job_name = obj
+            .required_string("jobName", MAX_JOB_NAME_BYTES)?
+            .to_string();
+        let job_description = obj.string("jobDescription", STRING)?.map(str::to_string);
+        let creator = obj
+            .required_string("creator", MAX_CREATOR_BYTES)?
+            .to_string();
+        let creator_name = obj.required_string("creatorName", STRING)?.to_string();
+
+        let notifications = obj
+            .array("notification", MAX_NOTIFICATIONS)?
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+            .map(|(i, v)| parse_notification(&index("notification", i), v))
+            .collect::<Result<Vec<_>, _>>()?;
+
+        let active = match obj.get("active") {
+            None => true,
+            Some(Value::Bool(b)) => *b,
+            Some(v) if v.as_u64() == Some(1) => true,
+            Some(v) if v.as_u64() == Some(0) => false,
+            Some(v) => {
+                return Err(err(
+                    "active",
+                    format!(
+                        "expected 1 (scheduled) or 0 (paused), got {}",
+                        super::fields::describe(v)
+                    ),
+                ))
+            }
+        };
+
+        let when = parse_when(&obj, created_at)?;
+
+        let action = match (obj.get("request"), obj.get("target")) {
+            (Some(_), Some(_)) => {
+                return Err(err("target", "give either request or target, not both"))
+            }
+            (None, Some(target)) => Action::Target(parse_target("target", target)?),
+            (_, None) => {
+                let items = obj
+                    .array("request", MAX_REQUESTS)?
+                    .ok_or_else(|| err("request", "is required (or give a target)"))?;
+                if items.is_empty() {
+                    return Err(err("request", "needs at least one request"));
+                }
+                let steps = items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| parse_request(&index("request", i), v))
+                    .collect::<Result<Vec<RequestStep>, _>>()?;
+                Action::Requests(steps)
+            }
+        };
+
+        let is_async = obj.bool("async")?.unwrap_or(false);
+        let check_url = obj
+            .get("checkUrl")
+            .map(|v| parse_check_url("checkUrl", v))
+            .transpose()?;
+        let check_rate_seconds = obj
+            .uint32("checkRateSeconds", 1, 3600)?
+            .unwrap_or(DEFAULT_CHECK_RATE_SECONDS);
+        let timeout_seconds = obj
+            .uint32("timeoutSeconds", 1, 86_400)?
+            .unwrap_or(DEFAULT_TIMEOUT_SECONDS);
+
+        let retry = obj
+            .array("retry", MAX_RETRY_RULES)?
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+            .map(|(i, v)| parse_retry_rule(&index("retry", i), v))
+            .collect::<Result<Vec<_>, _>>()?;
+        let max_retries = obj
+            .uint32("maxRetries", 0, 100)?
+            .unwrap_or(DEFAULT_MAX_RETRIES);
+        let qos = match obj.uint("qos", 0, 1)? {
+            Some(1) => Qos::Reliable,
+            _ => Qos::Normal,
+        };
+
+        let parent_job = obj
+            .string("parentJob", STRING)?
+            .map(|text| JobId::parse(text).map_err(|e| err("parentJob", e.message)))
+            .transpose()?;
+        if parent_job.as_ref() == Some(job_id) {
+            return Err(err("parentJob", "a job cannot be its own parent"));
+        }
+        let parent_job_execution = obj.uint("parentJobExecution", 1, u64::MAX)?;
+        if parent_job_execution.is_some() && parent_job.is_none() {
+            return Err(err("parentJobExecution", "is only allowed with parentJob"));
+        }
+
+        let overlap = match obj.string("overlap", 64)? {
+            None => OverlapPolicy::default(),
+            Some(text) => OverlapPolicy::parse(text).ok_or_else(|| {
+                err(
+                    "overlap",
+                    format!(
+                        "expected Skip, BufferOne, BufferAll, CancelOther, TerminateOther or AllowAll, got {}",
+                        quote(text)
+                    ),
+                )
+            })?,
+        };
+        let max_concurrency = match obj.uint32("maxConcurrency", 1, MAX_CONCURRENCY)? {
+            Some(n) => Some(n),
+            None if overlap == OverlapPolicy::AllowAll => None,
+            None => Some(1),
+        };
+        let catchup_window = obj
+            .duration(
+                "catchupWindow",
+                Duration::from_secs(MIN_CATCHUP_WINDOW_SECS),
+            )?
+            .unwrap_or(Duration::from_secs(DEFAULT_CATCHUP_WINDOW_SECS));
+        let pause_on_failure = obj.bool("pauseOnFailure")?.unwrap_or(false);
+        let remaining_actions = obj.uint("remainingActions", 0, u64::MAX)?;
+        let retry_policy = obj
+            .get("retryPolicy")
+            .map(|v| parse_retry_policy("retryPolicy", v))
+            .transpose()?;
+        let timeouts = match obj.get("timeouts") {
+            None => Timeouts::default(),
+            Some(v) => parse_timeouts("timeouts", v)?,
+        };
+        let parent_close_policy = match obj.string("parentClosePolicy", 64)? {
+            None => ParentClosePolicy::default(),
+            Some(text) => ParentClosePolicy::parse(text).ok_or_else(|| {
+                err(
+                    "parentClosePolicy",
+                    format!("expected abandon, cancel or terminate, got {}", quote(text)),
+                )
+            })?,
+        };
+
+        // Every value has been read with bounded depth, so serialising it is safe; the bound keeps a
+        // job, with its state, inside one DynamoDB item.
+        let bytes = serde_json::to_vec(body)
+            .map(|v| v.len())
+            .unwrap_or(usize::MAX);
+        if bytes > MAX_DEFINITION_BYTES {
+            return Err(err(
+                ROOT,
+                format!("the job is {bytes} bytes of JSON; the limit is {MAX_DEFINITION_BYTES}"),
+            ));
+        }
+
+        Ok(JobDefinition {
+            job_id: job_id.clone(),
+            job_name,
+            job_description,
+            creator,
+            creator_name,
+            notifications,
+            active,
+            when,
+            action,
+            is_async,
+            check_url,
+            check_rate_seconds,
+            timeout_seconds,
+            retry,
+            max_retries,
+            qos,
+            parent_job,
+            parent_job_execution,
+            overlap,
+            max_concurrency,
+            catchup_window,
+            pause_on_failure,
+            remaining_actions,
+            retry_policy,
+            timeouts,
+            parent_close_policy,
+            created_at,
+            written: body.clone(),
+        })
+    }
+
+    /// The job's id.
+    pub fn job_id(&self) -> &JobId {
+        &self.job_id
+    }
+
+    /// `jobName`.
+    pub fn job_name(&self) -> &str {
+        &self.job_name
+    }
+
+    /// `jobDescription`.
+    pub fn job_description(&self) -> Option<&str> {
+        self.job_description.as_deref()
+    }
+
+    /// `creator`: the caller's id.
+    pub fn creator(&self) -> &str {
+        &self.creator
+    }
+
+    /// `creatorName`.
+    pub fn creator_name(&self) -> &str {
+        &self.creator_name
+    }
+
+    /// `notification` rules, in order.
+    pub fn notifications(&self) -> &[NotificationRule] {
+        &self.notifications
+    }
+
+    /// `active`: true when scheduled runs happen, false when paused.
+    pub fn active(&self) -> bool {
+        self.active
+    }
+
+    /// Pauses (`false`) or resumes (`true`) the job; the written body's `active` follows (1 or 0).
+    pub fn set_active(&mut self, active: bool) {
+        self.active = active;
+        if let Value::Object(map) = &mut self.written {
+            map.insert("active".into(), json!(u8::from(active)));
+        }
+    }
+
+    /// When the job runs by itself.
+    pub fn when(&self) -> &When {
+        &self.when
+    }
+
+    /// The schedule, unless the job only runs when triggered.
+    pub fn schedule(&self) -> Option<&Schedule> {
+        match &self.when {
+            When::Scheduled(schedule) => Some(schedule),
+            When::TriggeredOnly => None,
+        }
+    }
+
+    /// What the job runs.
+    pub fn action(&self) -> &Action {
+        &self.action
+    }
+
+    /// The `request` chain; empty when the job has a target.
+    pub fn requests(&self) -> &[RequestStep] {
+        match &self.action {
+            Action::Requests(steps) => steps,
+            Action::Target(_) => &[],
+        }
+    }
+
+    /// The queue or bus target, if the job has one instead of requests.
+    pub fn target(&self) -> Option<&Target> {
+        match &self.action {
+            Action::Target(target) => Some(target),
+            Action::Requests(_) => None,
+        }
+    }
+
+    /// `async`: after the chain, wait for feedback or poll `checkUrl`.
+    pub fn is_async(&self) -> bool {
+        self.is_async
+    }
+
+    /// `checkUrl`, always a GET.
+    pub fn check_url(&self) -> Option<&HttpTemplate> {
+        self.check_url.as_ref()
+    }
+
+    /// `checkRateSeconds` (default 1).
+    pub fn check_rate_seconds(&self) -> u32 {
+        self.check_rate_seconds
+    }
+
+    /// `timeoutSeconds` (default 60): one attempt, async checks included.
+    pub fn timeout_seconds(&self) -> u32 {
+        self.timeout_seconds
+    }
+
+    /// Seed 002 `retry` rules, in order.
+    pub fn retry_rules(&self) -> &[RetryRule] {
+        &self.retry
+    }
+
+    /// `maxRetries` (default 5): the cap on retries across all rules.
+    pub fn max_retries(&self) -> u32 {
+        self.max_retries
+    }
+
+    /// `qos`.
+    pub fn qos(&self) -> Qos {
+        self.qos
+    }
+
+    /// `parentJob`.
+    pub fn parent_job(&self) -> Option<&JobId> {
+        self.parent_job.as_ref()
+    }
+
+    /// `parentJobExecution`: the parent's execute number.
+    pub fn parent_job_execution(&self) -> Option<u64> {
+        self.parent_job_execution
+    }
+
+    /// `overlap` (default `Skip`).
+    pub fn overlap(&self) -> OverlapPolicy {
+        self.overlap
+    }
+
+    /// `maxConcurrency`: default 1, `None` (unbounded) by default with `AllowAll`.
+    pub fn max_concurrency(&self) -> Option<u32> {
+        self.max_concurrency
+    }
+
+    /// `catchupWindow` (default 1 minute, at least 10 s).
+    pub fn catchup_window(&self) -> Duration {
+        self.catchup_window
+    }
+
+    /// `pauseOnFailure`.
+    pub fn pause_on_failure(&self) -> bool {
+        self.pause_on_failure
+    }
+
+    /// `remainingActions` as written: the initial limit on scheduled runs.
+    pub fn remaining_actions(&self) -> Option<u64> {
+        self.remaining_actions
+    }
+
+    /// `retryPolicy`.
+    pub fn retry_policy(&self) -> Option<&RetryPolicy> {
+        self.retry_policy.as_ref()
+    }
+
+    /// `timeouts`.
+    pub fn timeouts(&self) -> &Timeouts {
+        &self.timeouts
+    }
+
+    /// `parentClosePolicy` (default `abandon`).
+    pub fn parent_close_policy(&self) -> ParentClosePolicy {
+        self.parent_close_policy
+    }
+
+    /// The creation time the definition was parsed with.
+    pub fn created_at(&self) -> DateTime<Utc> {
+        self.created_at
+    }
+
+    /// The body as written (with `active` updated by [`JobDefinition::set_active`]).
+    pub fn as_written(&self) -> &Value {
+        &self.written
+    }
+}
+
+/// `timer` or `schedule` (not both); neither is seed 002's one run now.
+fn parse_when(obj: &Obj<'_>, created_at: DateTime<Utc>) -> Result<When, FieldError> {
+    let from_plan = |plan: TimerPlan| match plan {
+        TimerPlan::Scheduled(schedule) => When::Scheduled(schedule),
+        TimerPlan::External => When::TriggeredOnly,
+    };
+    match (obj.get("timer"), obj.get("schedule")) {
+        (Some(_), Some(_)) => Err(err("schedule", "give either timer or schedule, not both")),
+        (None, Some(schedule)) => Schedule::from_json(schedule)
+            .map(When::Scheduled)
+            .map_err(|e| {
+                // The spec engine names its own root `schedule`.
+                if e.path == "schedule" {
+                    e
+                } else {
+                    e.under("schedule")
+                }
+            }),
+        (Some(Value::String(text)), None) => {
+            // The create table types `timer` as a string: a JSON object in a string.
+            if text.len() > STRING {
+                return Err(err(
+                    "timer",
+                    format!("is {} bytes long; the limit is {STRING}", text.len()),
+                ));
+            }
+            let timer = if text.trim().is_empty() {
+                Value::Null
+            } else {
+                serde_json::from_str(text).map_err(|e| {
+                    err(
+                        "timer",
+                        format!("expected a timer object or JSON text of one: {e}"),
+                    )
+                })?
+            };
+            compile_timer(&timer, created_at).map(from_plan)
+        }
+        (Some(timer), None) => compile_timer(timer, created_at).map(from_plan),
+        (None, None) => compile_timer(&Value::Null, created_at).map(from_plan),
+    }
+}
+
+fn parse_retry_rule(path: &str, value: &Value) -> Result<RetryRule, FieldError> {
+    let obj = Obj::new(
+        value,
+        path,
+        &[
+            "errorEquals",
+            "intervalSeconds",
+            "maxAttempts",
+            "backoffRate",
+        ],
+    )?;
+    let error_equals = obj
+        .code("errorEquals", 256)?
+        .ok_or_else(|| err(obj.path("errorEquals"), "is required"))?;
+    Ok(RetryRule {
+        error_equals,
+        interval_seconds: obj
+            .uint32("intervalSeconds", 0, 86_400)?
+            .unwrap_or(RetryRule::DEFAULT_INTERVAL_SECONDS),
+        max_attempts: obj
+            .uint32("maxAttempts", 0, 100)?
+            .unwrap_or(RetryRule::DEFAULT_MAX_ATTEMPTS),
+        backoff_rate: obj
+            .float("backoffRate", 1.0, 100.0)?
+            .unwrap_or(RetryRule::DEFAULT_BACKOFF_RATE),
+    })
+}
+
+fn parse_retry_policy(path: &str, value: &Value) -> Result<RetryPolicy, FieldError> {
+    let obj = Obj::new(
+        value,
+        path,
+        &[
+            "initialInterval",
+            "backoffCoefficient",
+            "maximumInterval",
+            "maximumAttempts",
+            "nonRetryableErrors",
+        ],
+    )?;
+    let one_ms = Duration::from_millis(1);
+    let initial_interval = obj
+        .duration("initialInterval", one_ms)?
+        .unwrap_or(Duration::from_secs(1));
+    let backoff_coefficient = obj.float("backoffCoefficient", 1.0, 100.0)?.unwrap_or(2.0);
+    let maximum_interval = match obj.duration("maximumInterval", one_ms)? {
+        Some(max) if max < initial_interval => {
+            return Err(err(
+                obj.path("maximumInterval"),
+                format!("{max} is shorter than initialInterval {initial_interval}"),
+            ))
+        }
+        Some(max) => max,
+        None => Duration::from_millis(initial_interval.as_millis().saturating_mul(100)),
+    };
+    let maximum_attempts = obj.uint32("maximumAttempts", 0, 10_000)?.unwrap_or(0);
+    let list_path = obj.path("nonRetryableErrors");
+    let non_retryable_errors = obj
+        .array("nonRetryableErrors", MAX_NON_RETRYABLE_ERRORS)?
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let item = index(&list_path, i);
+            match v {
+                Value::String(s) if !s.trim().is_empty() && s.len() <= 256 => {
+                    Ok(s.trim().to_string())
+                }
+                Value::Number(n) => Ok(super::fields::number_text(n)),
+                other => Err(err(
+                    item,
+                    format!(
+                        "expected a non-empty error code of at most 256 bytes, got {}",
+                        super::fields::describe(other)
+                    ),
+                )),
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(RetryPolicy {
+        initial_interval,
+        backoff_coefficient,
+        maximum_interval,
+        maximum_attempts,
+        non_retryable_errors,
+    })
+}
+
+fn parse_timeouts(path: &str, value: &Value) -> Result<Timeouts, FieldError> {
+    let obj = Obj::new(
+        value,
+        path,
+        &["scheduleToStart", "scheduleToClose", "heartbeat"],
+    )?;
+    let one_second = Duration::from_secs(1);
+    Ok(Timeouts {
+        schedule_to_start: obj.duration("scheduleToStart", one_second)?,
+        schedule_to_close: obj.duration("scheduleToClose", one_second)?,
+        heartbeat: obj.duration("heartbeat", one_second)?,
+    })
+}

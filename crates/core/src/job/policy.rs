@@ -1,0 +1,176 @@
+//! Policies: overlap, retries, timeouts, parent close, quality of service.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::duration::Duration;
+
+/// What happens when a fire comes while an earlier run of the same job is still going (seed 000).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum OverlapPolicy {
+    /// Don't start the new run; count it as skipped.
+    #[default]
+    Skip,
+    /// Keep one run waiting; a later fire replaces nothing and is dropped.
+    BufferOne,
+    /// Keep every run waiting and start them in order.
+    BufferAll,
+    /// Cancel the running execution, then start the new one.
+    CancelOther,
+    /// Terminate the running execution, then start the new one.
+    TerminateOther,
+    /// Start the new run alongside the old ones.
+    AllowAll,
+}
+
+impl OverlapPolicy {
+    /// Every policy, in the order of the docs.
+    pub const ALL: [OverlapPolicy; 6] = [
+        OverlapPolicy::Skip,
+        OverlapPolicy::BufferOne,
+        OverlapPolicy::BufferAll,
+        OverlapPolicy::CancelOther,
+        OverlapPolicy::TerminateOther,
+        OverlapPolicy::AllowAll,
+    ];
+
+    /// The name used in JSON: `Skip`, `BufferOne`, ….
+    pub fn name(self) -> &'static str {
+        match self {
+            OverlapPolicy::Skip => "Skip",
+            OverlapPolicy::BufferOne => "BufferOne",
+            OverlapPolicy::BufferAll => "BufferAll",
+            OverlapPolicy::CancelOther => "CancelOther",
+            OverlapPolicy::TerminateOther => "TerminateOther",
+            OverlapPolicy::AllowAll => "AllowAll",
+        }
+    }
+
+    /// Reads a policy name, ignoring case (`skip`, `allowAll`).
+    pub fn parse(text: &str) -> Option<OverlapPolicy> {
+        OverlapPolicy::ALL
+            .into_iter()
+            .find(|p| p.name().eq_ignore_ascii_case(text.trim()))
+    }
+}
+
+impl fmt::Display for OverlapPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What happens to a child's running executions when its parent's execution ends (Temporal's
+/// parent close policy).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ParentClosePolicy {
+    /// Leave them running.
+    #[default]
+    Abandon,
+    /// Cancel them.
+    Cancel,
+    /// Terminate them.
+    Terminate,
+}
+
+impl ParentClosePolicy {
+    /// Every policy.
+    pub const ALL: [ParentClosePolicy; 3] = [
+        ParentClosePolicy::Abandon,
+        ParentClosePolicy::Cancel,
+        ParentClosePolicy::Terminate,
+    ];
+
+    /// The name used in JSON: `abandon`, `cancel`, `terminate`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ParentClosePolicy::Abandon => "abandon",
+            ParentClosePolicy::Cancel => "cancel",
+            ParentClosePolicy::Terminate => "terminate",
+        }
+    }
+
+    /// Reads a policy name, ignoring case.
+    pub fn parse(text: &str) -> Option<ParentClosePolicy> {
+        ParentClosePolicy::ALL
+            .into_iter()
+            .find(|p| p.name().eq_ignore_ascii_case(text.trim()))
+    }
+}
+
+impl fmt::Display for ParentClosePolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Seed 002's `qos`: how hard Sundial tries to keep an execution's progress and its notifications.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Qos {
+    /// `0`: notifications are retried 3 times, 20 s apart, then dropped.
+    #[default]
+    Normal,
+    /// `1`: undelivered notifications are kept and retried until delivered.
+    Reliable,
+}
+
+impl Qos {
+    /// The number used in JSON.
+    pub fn as_u8(self) -> u8 {
+        match self {
+            Qos::Normal => 0,
+            Qos::Reliable => 1,
+        }
+    }
+}
+
+/// A seed-002 retry rule: errors equal to `error_equals` are retried `max_attempts` times, waiting
+/// `interval_seconds × backoff_rate^(n-1)` before retry `n`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RetryRule {
+    /// The error code it matches: an HTTP status (`"500"`), an async `error` value, or `timeout`.
+    pub error_equals: String,
+    /// Seconds before the first retry (default 1).
+    pub interval_seconds: u32,
+    /// Retries of this error before giving up (default 2).
+    pub max_attempts: u32,
+    /// Factor between successive intervals (default 2.0, at least 1.0).
+    pub backoff_rate: f64,
+}
+
+impl RetryRule {
+    /// Default `intervalSeconds`.
+    pub const DEFAULT_INTERVAL_SECONDS: u32 = 1;
+    /// Default `maxAttempts`.
+    pub const DEFAULT_MAX_ATTEMPTS: u32 = 2;
+    /// Default `backoffRate`.
+    pub const DEFAULT_BACKOFF_RATE: f64 = 2.0;
+}
+
+/// Temporal's retry policy, used when no seed-002 rule matches an error.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RetryPolicy {
+    /// Wait before the first retry (default 1 s).
+    pub initial_interval: Duration,
+    /// Factor between successive waits (default 2.0, at least 1.0).
+    pub backoff_coefficient: f64,
+    /// Longest wait (default 100 × the initial interval).
+    pub maximum_interval: Duration,
+    /// Attempts in all, the first included; 0 means unlimited (the default).
+    pub maximum_attempts: u32,
+    /// Error codes never retried.
+    pub non_retryable_errors: Vec<String>,
+}
+
+/// Optional Temporal-style timeouts beside seed 002's `timeoutSeconds` (start-to-close).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Timeouts {
+    /// Longest wait from the fire to the first attempt starting.
+    pub schedule_to_start: Option<Duration>,
+    /// Longest time from the fire to the end, all attempts and retries included.
+    pub schedule_to_close: Option<Duration>,
+    /// Longest gap between progress reports of an async run.
+    pub heartbeat: Option<Duration>,
+}

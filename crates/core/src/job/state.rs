@@ -1,0 +1,203 @@
+//! What changes over a job's life, and the job as stored and shown.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use super::fields::{err, ROOT};
+use super::time_serde::{self, option_rfc3339, rfc3339};
+use super::{FieldError, JobDefinition, JobId, OverlapPolicy};
+
+/// A backfill waiting to be run: every fire time of the schedule in `[start_time, end_time]`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Backfill {
+    /// First time of the range (inclusive).
+    #[serde(with = "rfc3339")]
+    pub start_time: DateTime<Utc>,
+    /// Last time of the range (inclusive).
+    #[serde(with = "rfc3339")]
+    pub end_time: DateTime<Utc>,
+    /// Overlap policy for the backfilled runs; `None` uses the job's.
+    #[serde(default)]
+    pub overlap: Option<OverlapPolicy>,
+    /// When the backfill was requested.
+    #[serde(with = "rfc3339")]
+    pub requested_at: DateTime<Utc>,
+}
+
+/// A job's mutable state: pause notes, limits, counters and the last outcome (seed 000's schedule
+/// state and info).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct JobState {
+    /// Why the job is paused (or was last paused or unpaused).
+    pub paused_notes: Option<String>,
+    /// Scheduled runs left; `None` for no limit. Triggers and backfills don't count.
+    pub remaining_actions: Option<u64>,
+    /// Runs started.
+    pub action_count: u64,
+    /// Fires skipped by the overlap or concurrency policy.
+    pub overlap_skipped: u64,
+    /// Fires older than the catch-up window when they were found, so not run.
+    pub missed_catchup_window: u64,
+    /// Fires dropped because the buffer was full (`BufferOne`).
+    pub buffer_dropped: u64,
+    /// Fires waiting in the buffer.
+    pub buffer_size: u64,
+    /// The execute number the next execution gets (1, 2, 3…).
+    pub next_execute_number: u64,
+    /// The result of the last successful run.
+    pub last_completion_result: Option<Value>,
+    /// The error of the last failed run.
+    pub last_failure: Option<Value>,
+    /// The nominal time of the last scheduled fire handled: the tick resumes after it.
+    #[serde(with = "option_rfc3339")]
+    pub last_scheduled_time: Option<DateTime<Utc>>,
+    /// Backfills waiting to be run, oldest first.
+    pub pending_backfills: Vec<Backfill>,
+}
+
+impl Default for JobState {
+    fn default() -> Self {
+        JobState {
+            paused_notes: None,
+            remaining_actions: None,
+            action_count: 0,
+            overlap_skipped: 0,
+            missed_catchup_window: 0,
+            buffer_dropped: 0,
+            buffer_size: 0,
+            next_execute_number: 1,
+            last_completion_result: None,
+            last_failure: None,
+            last_scheduled_time: None,
+            pending_backfills: Vec::new(),
+        }
+    }
+}
+
+impl JobState {
+    /// The state of a new job: `remainingActions` from the definition, everything else empty.
+    pub fn for_definition(definition: &JobDefinition) -> JobState {
+        JobState {
+            remaining_actions: definition.remaining_actions(),
+            ..JobState::default()
+        }
+    }
+}
+
+/// A job: its definition as written and parsed, its state, and when it was created and last written.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Job {
+    /// What the user wrote.
+    pub definition: JobDefinition,
+    /// What changed since.
+    pub state: JobState,
+    /// When the job was created.
+    pub created_at: DateTime<Utc>,
+    /// When the job was last written.
+    pub updated_at: DateTime<Utc>,
+}
+
+impl Job {
+    /// A new job with fresh state, created when its definition says.
+    pub fn new(definition: JobDefinition) -> Job {
+        let created_at = definition.created_at();
+        Job {
+            state: JobState::for_definition(&definition),
+            definition,
+            created_at,
+            updated_at: created_at,
+        }
+    }
+
+    /// The job's id.
+    pub fn job_id(&self) -> &JobId {
+        self.definition.job_id()
+    }
+
+    /// `active` or `paused`.
+    pub fn status(&self) -> &'static str {
+        if self.definition.active() {
+            "active"
+        } else {
+            "paused"
+        }
+    }
+
+    /// Pauses the job with a note saying why (seed 000's pause with notes).
+    pub fn pause(&mut self, notes: Option<String>, at: DateTime<Utc>) {
+        self.definition.set_active(false);
+        self.state.paused_notes = notes;
+        self.updated_at = at;
+    }
+
+    /// Resumes the job; the note, if given, replaces the pause note.
+    pub fn unpause(&mut self, notes: Option<String>, at: DateTime<Utc>) {
+        self.definition.set_active(true);
+        self.state.paused_notes = notes;
+        self.updated_at = at;
+    }
+
+    /// The stored form: `{"definition": …as written…, "state": …}`.
+    pub fn to_document(&self) -> Value {
+        json!({
+            "definition": self.definition.as_written(),
+            "state": serde_json::to_value(&self.state).unwrap_or(Value::Null),
+        })
+    }
+
+    /// Reads the stored form back, re-parsing the definition with the original creation time.
+    /// A missing `state` is a fresh one.
+    pub fn from_document(
+        job_id: &JobId,
+        doc: &Value,
+        created_at: DateTime<Utc>,
+        updated_at: DateTime<Utc>,
+    ) -> Result<Job, FieldError> {
+        // Stored documents are ours, not user input: other keys are left for newer versions.
+        let Value::Object(obj) = doc else {
+            return Err(err(ROOT, "expected a job document object"));
+        };
+        let written = obj
+            .get("definition")
+            .filter(|v| !v.is_null())
+            .ok_or_else(|| err("definition", "is required"))?;
+        let definition = JobDefinition::parse(job_id, written, created_at)?;
+        let state = match obj.get("state").filter(|v| !v.is_null()) {
+            None => JobState::for_definition(&definition),
+            Some(state) => JobState::deserialize(state)
+                .map_err(|e| err("state", format!("invalid job state: {e}")))?,
+        };
+        Ok(Job {
+            definition,
+            state,
+            created_at,
+            updated_at,
+        })
+    }
+
+    /// The API form (`GET /jobs/{jobId}`): the definition as written at the top level, with `jobId`
+    /// and `active` (1 or 0) always present, plus `state` (`active`/`paused`), `pausedNotes`,
+    /// `createdAt` and `updatedAt`.
+    pub fn to_api_json(&self) -> Value {
+        let mut map = match self.definition.as_written() {
+            Value::Object(map) => map.clone(),
+            _ => serde_json::Map::new(),
+        };
+        map.insert("jobId".into(), json!(self.job_id().as_str()));
+        map.insert("active".into(), json!(u8::from(self.definition.active())));
+        map.insert("state".into(), json!(self.status()));
+        map.insert("pausedNotes".into(), json!(self.state.paused_notes));
+        map.insert(
+            "createdAt".into(),
+            json!(time_serde::format(&self.created_at)),
+        );
+        map.insert(
+            "updatedAt".into(),
+            json!(time_serde::format(&self.updated_at)),
+        );
+        Value::Object(map)
+    }
+}
