@@ -40,6 +40,41 @@ struct Masks {
     every_day: bool,
 }
 
+/// The fields a schedule can fire in: the union over its calendars (intervals fire at any time).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct FireFields {
+    pub second: u64,
+    pub minute: u64,
+    pub hour: u32,
+    pub month: u16,
+}
+
+impl FireFields {
+    /// No field at all: the identity of [`FireFields::union`].
+    pub const NONE: FireFields = FireFields {
+        second: 0,
+        minute: 0,
+        hour: 0,
+        month: 0,
+    };
+    /// Every value of every field.
+    pub const ANY: FireFields = FireFields {
+        second: (1 << 60) - 1,
+        minute: (1 << 60) - 1,
+        hour: (1 << 24) - 1,
+        month: 0b1_1111_1111_1110,
+    };
+
+    pub fn union(self, other: FireFields) -> FireFields {
+        FireFields {
+            second: self.second | other.second,
+            minute: self.minute | other.minute,
+            hour: self.hour | other.hour,
+            month: self.month | other.month,
+        }
+    }
+}
+
 /// The end of the evaluated span: 2101-01-01T00:00:00 as local seconds.
 pub(crate) const LOCAL_LIMIT: i64 = 4_133_980_800;
 
@@ -200,33 +235,50 @@ impl Calendar {
         Some(hr * 3600 + first_minute * 60 + first_second)
     }
 
-    /// A wall-clock time at or after `local` from which matching may resume: the end of the run of
-    /// consecutive matching seconds that starts at `local`, as far as whole units make it obvious.
-    /// Used to step over long excluded stretches (all of December) in one move instead of second by second.
-    pub fn run_end(&self, local: i64) -> i64 {
-        let full_seconds = self.masks.second == (1u64 << 60) - 1;
-        let full_minutes = self.masks.minute == (1u64 << 60) - 1;
-        let full_hours = self.masks.hour == (1u32 << 24) - 1;
+    /// The time-of-day and month fields this calendar can fire in, for [`Calendar::skip_end`].
+    pub fn fire_fields(&self) -> FireFields {
+        FireFields {
+            second: self.masks.second,
+            minute: self.masks.minute,
+            hour: self.masks.hour,
+            month: self.masks.month,
+        }
+    }
+
+    /// Where the search may resume after a candidate at wall time `local` was excluded by this
+    /// calendar: the end of the largest unit (minute, hour, day, month, year) around `local` in
+    /// which this calendar excludes every time the schedule can fire (`fires`). An exclude of all
+    /// of December skips December in one step instead of minute by minute.
+    pub fn skip_end(&self, local: i64, fires: &FireFields) -> i64 {
+        let covers = |mine: u64, theirs: u64| theirs & !mine == 0;
         let wall = WallClock::from_local_seconds(local);
         let day_start = local - i64::from(wall.second_of_day);
-        if !full_seconds {
+        if !covers(self.masks.second, fires.second) {
             return local + 1;
         }
-        if !full_minutes {
+        if !covers(self.masks.minute, fires.minute) {
             return local - i64::from(wall.second()) + 60;
         }
-        if !full_hours {
+        if !covers(u64::from(self.masks.hour), u64::from(fires.hour)) {
             return local - i64::from(wall.second_of_day % 3600) + 3600;
         }
         if !self.masks.every_day {
             return day_start + DAY;
         }
-        let next_month = if wall.month == 12 {
-            (wall.year + 1, 1)
-        } else {
-            (wall.year, wall.month + 1)
-        };
-        days_from_civil(next_month.0, next_month.1, 1) * DAY
+        if !covers(u64::from(self.masks.month), u64::from(fires.month)) {
+            let (year, month) = if wall.month == 12 {
+                (wall.year + 1, 1)
+            } else {
+                (wall.year, wall.month + 1)
+            };
+            return days_from_civil(year, month, 1) * DAY;
+        }
+        // Every fire of the year is excluded; the run lasts while consecutive years match.
+        let mut year = wall.year + 1;
+        while year <= LAST_YEAR && self.year_matches(year) {
+            year += 1;
+        }
+        days_from_civil(year, 1, 1) * DAY
     }
 
     pub fn to_json(&self) -> Value {

@@ -136,6 +136,8 @@ pub struct Schedule {
     zone: Arc<ZoneRules>,
     /// The DST policy resolved for each calendar, index for index.
     resolved: Vec<dst::Resolved>,
+    /// The fields any calendar or interval can fire in, for skipping excluded stretches.
+    fire_fields: calendar::FireFields,
 }
 
 impl PartialEq for Schedule {
@@ -172,7 +174,17 @@ impl Schedule {
             .iter()
             .map(|c| parts.dst.resolve(c))
             .collect();
+        let mut fire_fields = parts
+            .calendars
+            .iter()
+            .fold(calendar::FireFields::NONE, |acc, c| {
+                acc.union(c.fire_fields())
+            });
+        if !parts.intervals.is_empty() {
+            fire_fields = calendar::FireFields::ANY;
+        }
         Schedule {
+            fire_fields,
             calendars: parts.calendars,
             intervals: parts.intervals,
             exclude: parts.exclude,
@@ -279,9 +291,18 @@ impl Schedule {
             match self.exclude.iter().find(|ex| ex.matches(wall)) {
                 None => return Some(candidate),
                 Some(ex) => {
-                    // Step over the excluded run; the bound uses the largest offset so that no fire
-                    // after the run is stepped over with it.
-                    let resume = ex.run_end(wall) - i64::from(self.zone.max_offset) - 1;
+                    // Step over the excluded stretch. Converting its end with the largest offset
+                    // and stopping at the next offset change keeps every fire after it, including
+                    // fires a DST policy moves out of the stretch.
+                    let mut resume =
+                        ex.skip_end(wall, &self.fire_fields) - i64::from(self.zone.max_offset) - 1;
+                    if let Some(change) = self
+                        .zone
+                        .transitions
+                        .get(self.zone.segment_index(candidate))
+                    {
+                        resume = resume.min(change.at - 1);
+                    }
                     t = resume.max(candidate);
                 }
             }

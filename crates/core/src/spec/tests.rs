@@ -229,6 +229,28 @@ fn never_matching_specs_answer_quickly() {
 }
 
 #[test]
+fn long_exclusions_are_skipped_in_one_step() {
+    // Every minute except January to November: the first fire is December 1st.
+    let spec = json!({"cron": ["* * * * *"], "exclude": [{"minute": "*", "hour": "*", "month": "JAN-NOV"}]});
+    assert_eq!(
+        times(spec, "2024-01-01T00:00:00Z", 1),
+        ["2024-12-01T00:00:00+00:00"]
+    );
+    // An exclusion of every second-0 in New York removes every fire of `* * * * *`.
+    let spec = json!({"cron": ["* * * * *"], "timeZone": "America/New_York", "exclude": [{"minute": "*", "hour": "*"}]});
+    let started = std::time::Instant::now();
+    assert!(times(spec, "2024-01-01T00:00:00Z", 1).is_empty());
+    assert!(started.elapsed() < std::time::Duration::from_millis(200));
+    // A DST shift moves 02:30 out of an excluded 02:00 hour on the spring-forward day only.
+    let spec = json!({"cron": ["30 2 * * *"], "timeZone": "America/New_York", "dst": {"gap": "shift"},
+                      "exclude": [{"hour": "2", "minute": "*", "second": "*"}]});
+    assert_eq!(
+        times(spec, "2024-01-01T00:00:00Z", 2),
+        ["2024-03-10T03:30:00-04:00", "2025-03-09T03:30:00-04:00"]
+    );
+}
+
+#[test]
 fn dst_new_york_spring_gap() {
     let from = "2024-03-09T12:00:00Z";
     let spec = |cron: &str, dst: Value| json!({"cron": [cron], "timeZone": "America/New_York", "dst": dst});
