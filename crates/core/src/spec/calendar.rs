@@ -40,7 +40,7 @@ struct Masks {
     every_day: bool,
 }
 
-/// The fields a schedule can fire in: the union over its calendars (intervals fire at any time).
+/// The fields a source of fire times (a calendar, or an interval: any time) can fire in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct FireFields {
     pub second: u64,
@@ -50,13 +50,6 @@ pub(crate) struct FireFields {
 }
 
 impl FireFields {
-    /// No field at all: the identity of [`FireFields::union`].
-    pub const NONE: FireFields = FireFields {
-        second: 0,
-        minute: 0,
-        hour: 0,
-        month: 0,
-    };
     /// Every value of every field.
     pub const ANY: FireFields = FireFields {
         second: (1 << 60) - 1,
@@ -64,15 +57,6 @@ impl FireFields {
         hour: (1 << 24) - 1,
         month: 0b1_1111_1111_1110,
     };
-
-    pub fn union(self, other: FireFields) -> FireFields {
-        FireFields {
-            second: self.second | other.second,
-            minute: self.minute | other.minute,
-            hour: self.hour | other.hour,
-            month: self.month | other.month,
-        }
-    }
 }
 
 /// The end of the evaluated span: 2101-01-01T00:00:00 as local seconds.
@@ -294,8 +278,11 @@ impl Calendar {
 }
 
 fn first_local() -> i64 {
-    days_from_civil(FIRST_YEAR, 1, 1) * DAY
+    FIRST_LOCAL
 }
+
+/// The start of the evaluated span: 2000-01-01T00:00:00 as local seconds.
+pub(crate) const FIRST_LOCAL: i64 = 946_684_800;
 
 fn next_bit64(mask: u64, from: u32) -> Option<u32> {
     if from >= 64 {

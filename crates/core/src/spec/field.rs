@@ -419,8 +419,9 @@ fn parse_item(
 }
 
 fn split_range(text: &str) -> Option<(&str, &str)> {
-    // A leading '-' is a negative number, not a range.
-    let pos = text[1.min(text.len())..].find('-')? + 1.min(text.len());
+    // A leading '-' is a negative number, not a range. Positions come from char_indices so that
+    // non-ASCII input splits on character boundaries (and then fails as an unknown value).
+    let (pos, _) = text.char_indices().skip(1).find(|&(_, c)| c == '-')?;
     Some((&text[..pos], &text[pos + 1..]))
 }
 

@@ -26,7 +26,7 @@ mod zone;
 
 use std::sync::Arc;
 
-use chrono::{DateTime, SecondsFormat, TimeZone, Utc};
+use chrono::{DateTime, Datelike, SecondsFormat, TimeZone, Utc};
 use chrono_tz::Tz;
 use serde_json::{json, Value};
 
@@ -136,8 +136,6 @@ pub struct Schedule {
     zone: Arc<ZoneRules>,
     /// The DST policy resolved for each calendar, index for index.
     resolved: Vec<dst::Resolved>,
-    /// The fields any calendar or interval can fire in, for skipping excluded stretches.
-    fire_fields: calendar::FireFields,
 }
 
 impl PartialEq for Schedule {
@@ -174,17 +172,7 @@ impl Schedule {
             .iter()
             .map(|c| parts.dst.resolve(c))
             .collect();
-        let mut fire_fields = parts
-            .calendars
-            .iter()
-            .fold(calendar::FireFields::NONE, |acc, c| {
-                acc.union(c.fire_fields())
-            });
-        if !parts.intervals.is_empty() {
-            fire_fields = calendar::FireFields::ANY;
-        }
         Schedule {
-            fire_fields,
             calendars: parts.calendars,
             intervals: parts.intervals,
             exclude: parts.exclude,
@@ -265,6 +253,11 @@ impl Schedule {
 
     /// RFC 3339 in the schedule's zone, e.g. `2024-03-10T03:00:00-04:00`.
     pub fn format_time(&self, time: DateTime<Utc>) -> String {
+        // chrono panics on local times beyond its range; no fire time is near it, but any argument may be.
+        let far = time.year() <= -200_000 || time.year() >= 200_000;
+        if far {
+            return time.to_rfc3339_opts(SecondsFormat::AutoSi, false);
+        }
         self.zone
             .tz
             .from_utc_datetime(&time.naive_utc())
@@ -272,42 +265,69 @@ impl Schedule {
     }
 
     fn next_nominal(&self, after: i64) -> Option<i64> {
-        let mut t = after;
+        // Nothing fires before 2000-01-01 local time (the earliest offset is at most 14 hours).
+        let mut t = after.max(calendar::FIRST_LOCAL - 14 * 3600 - 1);
         if let Some(start) = self.start {
             t = t.max(start - 1);
         }
+        // Each source (calendar or interval) keeps its own search position, so an exclusion that
+        // covers one source's fires skips that source alone and leaves the others' fires in place.
+        let sources = self.calendars.len() + self.intervals.len();
+        let mut next: Vec<Option<i64>> = (0..sources).map(|i| self.source_next(i, t)).collect();
         for _ in 0..MAX_EXCLUDED_STEPS {
-            let from_calendars = self
-                .calendars
-                .iter()
-                .zip(&self.resolved)
-                .filter_map(|(cal, policy)| eval::next_fire(cal, &self.zone, *policy, t));
-            let from_intervals = self.intervals.iter().filter_map(|iv| iv.next_after(t));
-            let candidate = from_calendars.chain(from_intervals).min()?;
+            let candidate = next.iter().flatten().min().copied()?;
             if candidate > LAST_INSTANT || self.end.is_some_and(|end| candidate > end) {
                 return None;
             }
-            let wall = candidate + i64::from(self.zone.offset_at(candidate));
-            match self.exclude.iter().find(|ex| ex.matches(wall)) {
-                None => return Some(candidate),
-                Some(ex) => {
-                    // Step over the excluded stretch. Converting its end with the largest offset
-                    // and stopping at the next offset change keeps every fire after it, including
-                    // fires a DST policy moves out of the stretch.
-                    let mut resume =
-                        ex.skip_end(wall, &self.fire_fields) - i64::from(self.zone.max_offset) - 1;
-                    if let Some(change) = self
-                        .zone
-                        .transitions
-                        .get(self.zone.segment_index(candidate))
-                    {
-                        resume = resume.min(change.at - 1);
-                    }
-                    t = resume.max(candidate);
+            let offset = i64::from(self.zone.offset_at(candidate));
+            let wall = candidate + offset;
+            // Intervals run on instants; hold them to the span calendars keep in local time.
+            if wall >= calendar::LOCAL_LIMIT {
+                return None;
+            }
+            let exclusion = self.exclude.iter().find(|ex| ex.matches(wall));
+            if exclusion.is_none() && wall >= calendar::FIRST_LOCAL {
+                return Some(candidate);
+            }
+            // A change of offset may move fires out of an excluded stretch: never step past one.
+            let next_change = self
+                .zone
+                .transitions
+                .get(self.zone.segment_index(candidate))
+                .map(|tr| tr.at - 1);
+            for (i, slot) in next.iter_mut().enumerate() {
+                if *slot != Some(candidate) {
+                    continue;
                 }
+                let resume = match exclusion {
+                    // Converting the stretch's end with the largest offset errs early, never late.
+                    Some(ex) => {
+                        ex.skip_end(wall, &self.source_fields(i))
+                            - i64::from(self.zone.max_offset)
+                            - 1
+                    }
+                    None => calendar::FIRST_LOCAL - offset - 1,
+                };
+                let resume = next_change.map_or(resume, |change| resume.min(change));
+                *slot = self.source_next(i, resume.max(candidate));
             }
         }
         None
+    }
+
+    /// The next fire of source `i` (calendars first, then intervals) strictly after `t`.
+    fn source_next(&self, i: usize, t: i64) -> Option<i64> {
+        match self.calendars.get(i) {
+            Some(calendar) => eval::next_fire(calendar, &self.zone, self.resolved[i], t),
+            None => self.intervals.get(i - self.calendars.len())?.next_after(t),
+        }
+    }
+
+    /// The fields source `i` fires in; an interval fires at any time of day.
+    fn source_fields(&self, i: usize) -> calendar::FireFields {
+        self.calendars
+            .get(i)
+            .map_or(calendar::FireFields::ANY, |c| c.fire_fields())
     }
 
     /// The canonical JSON form: calendars with range arrays, intervals, resolved DST policy.
