@@ -6,11 +6,14 @@ use std::process::ExitCode;
 use chrono::Utc;
 
 mod preview;
+mod serve;
 
 const USAGE: &str = "\
 sundial — the Sundial job scheduler
 
 Usage:
+  sundial serve [--addr HOST:PORT] [--data DIR] [--debug-mode]
+      run the API on the embedded store (see `sundial serve --help`)
   sundial spec preview [--from RFC3339] [--count N] [--job-id ID] SPEC_JSON
       print the next fire times of a schedule spec as JSON
   sundial help
@@ -46,7 +49,26 @@ fn main() -> ExitCode {
                 }
             }
         }
-        // `serve` (BRIEF §2.3) gets its arm here once the service crate exists.
+        ["serve", rest @ ..] => {
+            if rest.iter().any(|a| *a == "--help" || *a == "-h") {
+                print!("{}", serve::USAGE);
+                return ExitCode::SUCCESS;
+            }
+            let options = match serve::parse(&args[1..], |key| std::env::var(key).ok()) {
+                Ok(options) => options,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(USAGE_ERROR);
+                }
+            };
+            match serve::run(options) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
         [] => {
             eprint!("{USAGE}");
             ExitCode::from(USAGE_ERROR)

@@ -83,7 +83,8 @@ pub fn run_preview(args: &[String], now: DateTime<Utc>) -> Result<String, CliErr
     let opts = parse_args(args, now)?;
     let value: serde_json::Value =
         serde_json::from_str(&opts.spec).map_err(|e| CliError::new(format!("SPEC_JSON: {e}")))?;
-    let preview = sundial_core::timer::preview(&value, opts.from, opts.count, opts.job_id.as_deref())?;
+    let preview =
+        sundial_core::timer::preview(&value, opts.from, opts.count, opts.job_id.as_deref())?;
     let times = serde_json::Value::from(preview.times);
     // Written by hand so "times" comes first whatever serde_json's map ordering is.
     Ok(match preview.schedule {
@@ -91,7 +92,6 @@ pub fn run_preview(args: &[String], now: DateTime<Utc>) -> Result<String, CliErr
         Some(schedule) => format!(r#"{{"times":{times},"schedule":{schedule}}}"#),
     })
 }
-
 
 fn parse_args(args: &[String], now: DateTime<Utc>) -> Result<Options, CliError> {
     let mut from = None;

@@ -4,5 +4,9 @@
 //! Nothing here knows which database or queue is behind a port; adapters live in `sundial-embedded`
 //! and `sundial-aws`.
 
+pub mod api;
+pub mod app;
 pub mod clock;
 pub mod store;
+
+pub use app::{App, AppConfig, AppError};

@@ -92,7 +92,10 @@ pub const MAX_PAGE: usize = 1000;
 impl PageRequest {
     /// The first page of `limit` items.
     pub fn first(limit: usize) -> Self {
-        PageRequest { limit, cursor: None }
+        PageRequest {
+            limit,
+            cursor: None,
+        }
     }
 }
 
@@ -101,7 +104,8 @@ impl PageRequest {
 pub struct Page<T> {
     /// The items of this page.
     pub items: Vec<T>,
-    /// Pass as [`PageRequest::cursor`] to get the next page; `None` on the last page.
+    /// Pass as [`PageRequest::cursor`] to get the next page; `None` on the last page, which is the
+    /// page holding the last item (adapters look ahead, so no listing ends with an empty page).
     pub next_cursor: Option<String>,
 }
 
@@ -165,7 +169,10 @@ pub trait Store: Send + Sync + 'static {
     fn create_job(&self, job: &JobRecord) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// Reads a job.
-    fn get_job(&self, job_id: &str) -> impl Future<Output = Result<Option<JobRecord>, StoreError>> + Send;
+    fn get_job(
+        &self,
+        job_id: &str,
+    ) -> impl Future<Output = Result<Option<JobRecord>, StoreError>> + Send;
 
     /// Replaces a job if its stored version equals `job.version`, storing `job.version + 1`, which
     /// it returns. `NotFound` if absent, `VersionConflict` if the version moved.
@@ -184,10 +191,16 @@ pub trait Store: Send + Sync + 'static {
 
     /// Creates an execution unless one with the same id exists; returns whether it created it.
     /// Never overwrites: a duplicate fire is a no-op.
-    fn create_execution(&self, execution: &ExecutionRecord) -> impl Future<Output = Result<bool, StoreError>> + Send;
+    fn create_execution(
+        &self,
+        execution: &ExecutionRecord,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
 
     /// Replaces an execution if its stored version equals `execution.version`; returns the new version.
-    fn update_execution(&self, execution: &ExecutionRecord) -> impl Future<Output = Result<u64, StoreError>> + Send;
+    fn update_execution(
+        &self,
+        execution: &ExecutionRecord,
+    ) -> impl Future<Output = Result<u64, StoreError>> + Send;
 
     /// Reads an execution.
     fn get_execution(
@@ -203,7 +216,7 @@ pub trait Store: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Page<ExecutionRecord>, StoreError>> + Send;
 
     /// Executions of the children of `parent_job`, optionally only those started by one of its
-    /// executions, newest first.
+    /// executions, newest (latest `created_at`) first.
     fn list_child_executions(
         &self,
         parent_job: &str,
@@ -211,8 +224,9 @@ pub trait Store: Send + Sync + 'static {
         page: &PageRequest,
     ) -> impl Future<Output = Result<Page<ExecutionRecord>, StoreError>> + Send;
 
-    /// Keeps the newest `retain` executions of every job and, when `purge_deleted_jobs`, removes all
-    /// executions of jobs that no longer exist.
+    /// Keeps the newest (highest execute number) `retain` executions of every job id, whether or not
+    /// the job still exists, and, when `purge_deleted_jobs`, removes all executions of jobs that no
+    /// longer exist.
     fn clean_executions(
         &self,
         retain: usize,
@@ -220,10 +234,17 @@ pub trait Store: Send + Sync + 'static {
     ) -> impl Future<Output = Result<CleanReport, StoreError>> + Send;
 
     /// Sets (or with `None` removes) the timer-index entry `key`.
-    fn set_wakeup(&self, key: &str, due: Option<DateTime<Utc>>) -> impl Future<Output = Result<(), StoreError>> + Send;
+    fn set_wakeup(
+        &self,
+        key: &str,
+        due: Option<DateTime<Utc>>,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// Reads one timer-index entry.
-    fn get_wakeup(&self, key: &str) -> impl Future<Output = Result<Option<DateTime<Utc>>, StoreError>> + Send;
+    fn get_wakeup(
+        &self,
+        key: &str,
+    ) -> impl Future<Output = Result<Option<DateTime<Utc>>, StoreError>> + Send;
 
     /// Entries due at or before `until`, earliest first, at most `limit`. Never a scan of all jobs.
     fn due_wakeups(

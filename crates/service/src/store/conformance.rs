@@ -1,1 +1,1685 @@
-//! Store conformance suite (in progress).
+//! The `Store` contract, executable: every adapter's tests call [`run_all`] with a factory of fresh,
+//! empty stores, so the embedded SQLite store and the DynamoDB store are held to the same behaviour.
+//!
+//! Each case runs in its own tokio task against its own store; a failing case does not stop the
+//! others, and the final panic lists every failed case by name with its message.
+//!
+//! What the suite pins where the trait's doc comments leave room:
+//! - **Times** keep millisecond precision: stores may drop anything finer (the SQLite store keeps
+//!   integer milliseconds), so the suite uses millisecond instants and expects them back exactly.
+//! - **Documents** round-trip exactly as JSON values (nested objects, arrays, unicode, integers,
+//!   binary-exact floats, `null`).
+//! - **Job order** is byte-wise by job id (`"A" < "a" < "a-1" < "a10" < "a9"`), as SQLite's `BINARY`
+//!   collation and DynamoDB sort keys both order strings.
+//! - **Pages** hold exactly `limit` items unless they are the last, and the page that holds the last
+//!   item has no next cursor: adapters look one item ahead, so a client never fetches an empty page.
+//!   A cursor not handed out by the store (`""`, garbage) is `InvalidCursor`.
+//! - **Child executions** are newest first by `created_at`.
+//! - **Clean** retention applies to every job id that has executions, deleted or not; with
+//!   `purge_deleted_jobs`, `destroyed_jobs_cleaned` counts the distinct deleted jobs whose executions
+//!   were removed.
+//! - **Error keys** (`AlreadyExists`, `NotFound`, `VersionConflict::key`) mention the id written.
+//! - **Stats** may omit states with no items; a zero count and an absent state are the same.
+//!
+//! The limit cap ([`super::MAX_PAGE`]) is not exercised: it would take a thousand writes per store,
+//! too slow against a DynamoDB stand-in.
+
+// This module is test code shipped in the library so that adapter crates can run it: it reports
+// contract violations by panicking, exactly as assertions in a `#[test]` do.
+#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeMap;
+use std::fmt::Debug;
+use std::future::Future;
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use serde_json::{json, Value};
+use tokio::sync::Barrier;
+
+use super::{ExecutionRecord, JobFilter, JobRecord, Page, PageRequest, Store, StoreError, WakeUp};
+
+/// Runs every case of the suite, each against a fresh store from `make_store`, and panics naming
+/// every case that failed.
+///
+/// Call it from a multi-threaded tokio test so the concurrency cases race for real:
+///
+/// ```ignore
+/// #[tokio::test(flavor = "multi_thread")]
+/// async fn conforms() {
+///     sundial_service::store::conformance::run_all(|| MyStore::new()).await;
+/// }
+/// ```
+pub async fn run_all<S: Store, F: Fn() -> S>(make_store: F) {
+    let mut failures: Vec<String> = Vec::new();
+    macro_rules! run {
+        ($($case:ident),* $(,)?) => {
+            $( run_case(stringify!($case), $case(make_store()), &mut failures).await; )*
+        };
+    }
+    run!(
+        job_create_and_get,
+        job_create_duplicate,
+        job_update_conditional,
+        job_update_missing,
+        job_delete,
+        job_delete_clears_wakeup_keeps_executions,
+        jobs_list_ordered_by_id,
+        jobs_list_filters,
+        jobs_list_pagination,
+        jobs_list_filtered_pagination,
+        jobs_list_invalid_cursor,
+        execution_create_and_get,
+        execution_create_is_idempotent,
+        execution_update_conditional,
+        executions_list_newest_first,
+        executions_list_pagination,
+        executions_list_invalid_cursor,
+        child_executions_by_parent,
+        child_executions_by_parent_execution,
+        child_executions_pagination,
+        clean_retains_newest,
+        clean_purges_deleted_jobs,
+        wakeup_set_get_overwrite_remove,
+        wakeups_due,
+        stats_count_by_state,
+        concurrent_job_updates,
+        concurrent_execution_creates,
+    );
+    if !failures.is_empty() {
+        panic!(
+            "store conformance: {} case(s) failed:\n{}",
+            failures.len(),
+            failures.join("\n")
+        );
+    }
+}
+
+async fn run_case<Fut>(name: &'static str, case: Fut, failures: &mut Vec<String>)
+where
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    match tokio::spawn(case).await {
+        Ok(()) => {}
+        Err(err) if err.is_panic() => {
+            let payload = err.into_panic();
+            let message = payload
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                .unwrap_or_else(|| "(panic without a message)".to_owned());
+            failures.push(format!("- case `{name}`: {message}"));
+        }
+        Err(err) => failures.push(format!("- case `{name}`: task did not finish: {err}")),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fixtures
+
+/// 2024-03-10T12:34:56.789Z: a fixed instant with a non-zero millisecond part.
+const BASE_MS: i64 = 1_710_074_096_789;
+
+/// The fixed instant `offset_ms` milliseconds after [`BASE_MS`].
+fn t(offset_ms: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp_millis(BASE_MS + offset_ms).expect("fixture time in range")
+}
+
+fn job_document(job_id: &str, revision: u64) -> Value {
+    json!({
+        "definition": {
+            "jobName": format!("job {job_id}"),
+            "jobDescription": "Rémi's nightly report ✓ — \"quoted\", with\nnewline",
+            "timer": {"dueTime": "PT1M", "period": "R4/PT3S"},
+            "request": [{
+                "url": format!("https://example.com/run/${{jobId}}?n={revision}"),
+                "method": "POST",
+                "headers": {"X-Team": "data"},
+                "body": {"deep": {"deeper": [1, 2, {"deepest": null}]}}
+            }],
+            "maxRetries": 5,
+            "ratio": 2.5,
+            "offset": -42,
+            "big": 9_007_199_254_740_993_u64,
+            "flags": [true, false, null],
+            "empty": {}
+        },
+        "state": {"active": true, "revision": revision, "notes": null, "actionCount": 0}
+    })
+}
+
+fn job(job_id: &str) -> JobRecord {
+    JobRecord {
+        job_id: job_id.to_owned(),
+        version: 1,
+        creator: "alice".to_owned(),
+        parent_job: None,
+        service: None,
+        state: "active".to_owned(),
+        created_at: t(0),
+        updated_at: t(0),
+        document: job_document(job_id, 0),
+    }
+}
+
+fn job_with(
+    job_id: &str,
+    creator: &str,
+    parent: Option<&str>,
+    service: Option<&str>,
+    state: &str,
+) -> JobRecord {
+    JobRecord {
+        creator: creator.to_owned(),
+        parent_job: parent.map(str::to_owned),
+        service: service.map(str::to_owned),
+        state: state.to_owned(),
+        ..job(job_id)
+    }
+}
+
+fn execution(execution_id: &str, job_id: &str, execute_number: u64) -> ExecutionRecord {
+    let offset = i64::try_from(execute_number).expect("small execute number") * 60_000;
+    ExecutionRecord {
+        execution_id: execution_id.to_owned(),
+        job_id: job_id.to_owned(),
+        execute_number,
+        state: "Enqueued".to_owned(),
+        parent_job: None,
+        parent_execution: None,
+        created_at: t(offset + 7),
+        version: 1,
+        document: json!({
+            "executionId": execution_id,
+            "jobId": job_id,
+            "executeNumber": execute_number,
+            "scheduledTime": "2024-03-10T12:35:00Z",
+            "attempts": [{"attempt": 1, "error": null, "progress": 0.25}],
+            "result": {"status": "ü", "values": [1, -1, 2.5]},
+        }),
+    }
+}
+
+trait Must<T> {
+    fn must(self, what: &str) -> T;
+}
+
+impl<T> Must<T> for Result<T, StoreError> {
+    fn must(self, what: &str) -> T {
+        self.unwrap_or_else(|err| panic!("{what} failed: {err:?}"))
+    }
+}
+
+fn expect_err<T: Debug>(result: Result<T, StoreError>, what: &str) -> StoreError {
+    match result {
+        Ok(value) => panic!("{what}: expected an error, got Ok({value:?})"),
+        Err(err) => err,
+    }
+}
+
+fn assert_mentions(err: &StoreError, key: &str, id: &str, what: &str) {
+    assert!(
+        key.contains(id),
+        "{what}: error key {key:?} should mention {id:?} (error: {err:?})"
+    );
+}
+
+fn bogus_cursors() -> [&'static str; 3] {
+    ["", "%%not a cursor%%", "\u{0}\u{1}~"]
+}
+
+async fn create_jobs<S: Store>(store: &S, jobs: &[JobRecord]) {
+    for job in jobs {
+        store
+            .create_job(job)
+            .await
+            .must(&format!("create_job({})", job.job_id));
+    }
+}
+
+async fn create_executions<S: Store>(store: &S, executions: &[ExecutionRecord]) {
+    for execution in executions {
+        let created = store
+            .create_execution(execution)
+            .await
+            .must(&format!("create_execution({})", execution.execution_id));
+        assert!(
+            created,
+            "create_execution({}) of a new id returned false",
+            execution.execution_id
+        );
+    }
+}
+
+/// Follows cursors from the first page, checking the page-shape rules, and returns every item in order.
+async fn walk<T, Fut>(what: &str, limit: usize, mut fetch: impl FnMut(PageRequest) -> Fut) -> Vec<T>
+where
+    T: Debug,
+    Fut: Future<Output = Result<Page<T>, StoreError>>,
+{
+    let mut items = Vec::new();
+    let mut cursor: Option<String> = None;
+    for page_number in 0.. {
+        assert!(
+            page_number <= 1000,
+            "{what} (limit {limit}): cursors never end"
+        );
+        let request = PageRequest {
+            limit,
+            cursor: cursor.clone(),
+        };
+        let page = fetch(request)
+            .await
+            .must(&format!("{what} (limit {limit}, page {page_number})"));
+        assert!(
+            page.items.len() <= limit,
+            "{what} (limit {limit}): page {page_number} has {} items",
+            page.items.len()
+        );
+        let count = page.items.len();
+        assert!(
+            count > 0 || page_number == 0,
+            "{what} (limit {limit}): a cursor led to an empty page; the page before it held the last item \
+             and should have had no next cursor"
+        );
+        items.extend(page.items);
+        match page.next_cursor {
+            None => break,
+            Some(next) => {
+                assert_eq!(
+                    count, limit,
+                    "{what} (limit {limit}): page {page_number} has a next cursor but is not full"
+                );
+                cursor = Some(next);
+            }
+        }
+    }
+    items
+}
+
+fn nonzero(counts: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
+    counts
+        .iter()
+        .filter(|(_, n)| **n > 0)
+        .map(|(k, n)| (k.clone(), *n))
+        .collect()
+}
+
+fn counts(pairs: &[(&str, u64)]) -> BTreeMap<String, u64> {
+    pairs.iter().map(|(k, n)| ((*k).to_owned(), *n)).collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Jobs
+
+async fn job_create_and_get<S: Store>(store: S) {
+    let mut full = job_with("full", "bob", Some("parent-1"), Some("billing"), "paused");
+    full.created_at = t(1);
+    full.updated_at = t(86_400_123);
+    let bare = job("bare");
+    create_jobs(&store, &[full.clone(), bare.clone()]).await;
+
+    assert_eq!(
+        store.get_job("full").await.must("get_job(full)"),
+        Some(full),
+        "job with every field set"
+    );
+    assert_eq!(
+        store.get_job("bare").await.must("get_job(bare)"),
+        Some(bare),
+        "job with optional fields unset"
+    );
+    assert_eq!(
+        store.get_job("missing").await.must("get_job(missing)"),
+        None,
+        "get_job of an unknown id"
+    );
+}
+
+async fn job_create_duplicate<S: Store>(store: S) {
+    let original = job("dup");
+    create_jobs(&store, std::slice::from_ref(&original)).await;
+
+    let mut again = job_with("dup", "mallory", None, None, "paused");
+    again.document = json!({"overwritten": true});
+    let err = expect_err(store.create_job(&again).await, "second create_job(dup)");
+    match &err {
+        StoreError::AlreadyExists(key) => assert_mentions(&err, key, "dup", "create_job(dup)"),
+        other => panic!("second create_job(dup): expected AlreadyExists, got {other:?}"),
+    }
+    assert_eq!(
+        store.get_job("dup").await.must("get_job(dup)"),
+        Some(original),
+        "a refused create must leave the stored job unchanged"
+    );
+}
+
+async fn job_update_conditional<S: Store>(store: S) {
+    let created = job_with("upd", "alice", None, None, "active");
+    create_jobs(&store, &[created.clone(), job("other")]).await;
+
+    let mut next = created.clone();
+    next.creator = "bob".to_owned();
+    next.parent_job = Some("p".to_owned());
+    next.service = Some("billing".to_owned());
+    next.state = "paused".to_owned();
+    next.updated_at = t(5_001);
+    next.document = job_document("upd", 1);
+    assert_eq!(
+        store.update_job(&next).await.must("update_job(upd, v1)"),
+        2,
+        "update of v1 returns 2"
+    );
+    let stored = store.get_job("upd").await.must("get_job(upd)");
+    assert_eq!(
+        stored,
+        Some(JobRecord {
+            version: 2,
+            ..next.clone()
+        }),
+        "update stores the record at version+1"
+    );
+
+    // The indexed fields follow the update.
+    let paused = JobFilter {
+        state: Some("paused".to_owned()),
+        ..JobFilter::default()
+    };
+    let page = store
+        .list_jobs(&paused, &PageRequest::first(10))
+        .await
+        .must("list_jobs(state=paused)");
+    let ids: Vec<_> = page.items.iter().map(|j| j.job_id.as_str()).collect();
+    assert_eq!(ids, ["upd"], "list_jobs(state=paused) after the update");
+    let bob = JobFilter {
+        creator: Some("bob".to_owned()),
+        service: Some("billing".to_owned()),
+        ..JobFilter::default()
+    };
+    let page = store
+        .list_jobs(&bob, &PageRequest::first(10))
+        .await
+        .must("list_jobs(creator=bob,service)");
+    assert_eq!(
+        page.items.len(),
+        1,
+        "list_jobs(creator=bob, service=billing) after the update"
+    );
+
+    let mut third = JobRecord {
+        version: 2,
+        ..next.clone()
+    };
+    third.document = job_document("upd", 2);
+    third.updated_at = t(9_999);
+    assert_eq!(
+        store.update_job(&third).await.must("update_job(upd, v2)"),
+        3,
+        "update of v2 returns 3"
+    );
+
+    let mut stale = next.clone();
+    stale.document = json!({"stale": true});
+    let err = expect_err(
+        store.update_job(&stale).await,
+        "update_job(upd) with stale version 1",
+    );
+    match &err {
+        StoreError::VersionConflict { key, expected } => {
+            assert_eq!(
+                *expected, 1,
+                "VersionConflict.expected is the version the caller read"
+            );
+            assert_mentions(&err, key, "upd", "stale update_job");
+        }
+        other => panic!("update_job with a stale version: expected VersionConflict, got {other:?}"),
+    }
+    let mut ahead = third.clone();
+    ahead.version = 7;
+    let err = expect_err(
+        store.update_job(&ahead).await,
+        "update_job(upd) with a future version",
+    );
+    assert!(
+        matches!(err, StoreError::VersionConflict { expected: 7, .. }),
+        "update_job with a version ahead of the store: expected VersionConflict, got {err:?}"
+    );
+    assert_eq!(
+        store.get_job("upd").await.must("get_job(upd)"),
+        Some(JobRecord {
+            version: 3,
+            ..third
+        }),
+        "refused updates leave the stored job unchanged"
+    );
+    assert_eq!(
+        store.get_job("other").await.must("get_job(other)"),
+        Some(job("other")),
+        "an update touches only its own job"
+    );
+}
+
+async fn job_update_missing<S: Store>(store: S) {
+    let err = expect_err(store.update_job(&job("ghost")).await, "update_job(ghost)");
+    match &err {
+        StoreError::NotFound(key) => assert_mentions(&err, key, "ghost", "update_job(ghost)"),
+        other => panic!("update_job of an unknown id: expected NotFound, got {other:?}"),
+    }
+    assert_eq!(
+        store.get_job("ghost").await.must("get_job(ghost)"),
+        None,
+        "a failed update must not create the job"
+    );
+}
+
+async fn job_delete<S: Store>(store: S) {
+    create_jobs(&store, &[job("a"), job("b")]).await;
+    assert!(
+        store.delete_job("a").await.must("delete_job(a)"),
+        "delete_job of an existing job returns true"
+    );
+    assert!(
+        !store.delete_job("a").await.must("second delete_job(a)"),
+        "delete_job of a deleted job returns false"
+    );
+    assert!(
+        !store.delete_job("never").await.must("delete_job(never)"),
+        "delete_job of an unknown id returns false"
+    );
+    assert_eq!(
+        store.get_job("a").await.must("get_job(a)"),
+        None,
+        "a deleted job is gone"
+    );
+    let page = store
+        .list_jobs(&JobFilter::default(), &PageRequest::first(10))
+        .await
+        .must("list_jobs");
+    let ids: Vec<_> = page.items.iter().map(|j| j.job_id.as_str()).collect();
+    assert_eq!(ids, ["b"], "list_jobs after deleting a");
+    // The id can be reused.
+    create_jobs(&store, &[job("a")]).await;
+    assert_eq!(
+        store.get_job("a").await.must("get_job(a)"),
+        Some(job("a")),
+        "re-created job"
+    );
+}
+
+async fn job_delete_clears_wakeup_keeps_executions<S: Store>(store: S) {
+    create_jobs(&store, &[job("gone"), job("kept")]).await;
+    let runs = [
+        execution("gone-1", "gone", 1),
+        execution("gone-2", "gone", 2),
+    ];
+    create_executions(&store, &runs).await;
+    store
+        .set_wakeup("job:gone", Some(t(1_000)))
+        .await
+        .must("set_wakeup(job:gone)");
+    store
+        .set_wakeup("job:kept", Some(t(2_000)))
+        .await
+        .must("set_wakeup(job:kept)");
+    store
+        .set_wakeup("exec:gone-2", Some(t(3_000)))
+        .await
+        .must("set_wakeup(exec:gone-2)");
+
+    assert!(
+        store.delete_job("gone").await.must("delete_job(gone)"),
+        "delete_job(gone) of an existing job"
+    );
+    assert_eq!(
+        store
+            .get_wakeup("job:gone")
+            .await
+            .must("get_wakeup(job:gone)"),
+        None,
+        "delete_job removes job:{{id}}"
+    );
+    assert_eq!(
+        store
+            .get_wakeup("job:kept")
+            .await
+            .must("get_wakeup(job:kept)"),
+        Some(t(2_000)),
+        "delete_job leaves other jobs' wake-ups"
+    );
+    assert_eq!(
+        store
+            .get_wakeup("exec:gone-2")
+            .await
+            .must("get_wakeup(exec:gone-2)"),
+        Some(t(3_000)),
+        "delete_job leaves execution wake-ups"
+    );
+    let due = store.due_wakeups(t(10_000), 10).await.must("due_wakeups");
+    let keys: Vec<_> = due.iter().map(|w| w.key.as_str()).collect();
+    assert_eq!(
+        keys,
+        ["job:kept", "exec:gone-2"],
+        "due_wakeups after delete_job"
+    );
+
+    assert_eq!(
+        store
+            .get_execution("gone-1")
+            .await
+            .must("get_execution(gone-1)"),
+        Some(runs[0].clone()),
+        "delete_job keeps the job's executions"
+    );
+    let page = store
+        .list_executions("gone", &PageRequest::first(10))
+        .await
+        .must("list_executions(gone)");
+    assert_eq!(
+        page.items,
+        [runs[1].clone(), runs[0].clone()],
+        "executions of a deleted job are still listed"
+    );
+}
+
+/// Six jobs whose ids sort differently byte-wise, numerically and case-insensitively.
+fn ordering_jobs() -> Vec<JobRecord> {
+    ["b", "a10", "a9", "A", "a", "a-1"]
+        .iter()
+        .map(|id| job(id))
+        .collect()
+}
+
+async fn jobs_list_ordered_by_id<S: Store>(store: S) {
+    let jobs = ordering_jobs();
+    create_jobs(&store, &jobs).await;
+    let page = store
+        .list_jobs(&JobFilter::default(), &PageRequest::first(100))
+        .await
+        .must("list_jobs");
+    let ids: Vec<_> = page.items.iter().map(|j| j.job_id.as_str()).collect();
+    assert_eq!(
+        ids,
+        ["A", "a", "a-1", "a10", "a9", "b"],
+        "list_jobs orders by job id, byte-wise"
+    );
+    assert_eq!(
+        page.next_cursor, None,
+        "a page holding every job has no next cursor"
+    );
+    let mut expected = jobs;
+    expected.sort_by(|x, y| x.job_id.cmp(&y.job_id));
+    assert_eq!(
+        page.items, expected,
+        "list_jobs returns the records as stored"
+    );
+
+    let empty = store
+        .list_jobs(
+            &JobFilter {
+                creator: Some("nobody".to_owned()),
+                ..JobFilter::default()
+            },
+            &PageRequest::first(10),
+        )
+        .await
+        .must("list_jobs(creator=nobody)");
+    assert_eq!(
+        empty,
+        Page {
+            items: vec![],
+            next_cursor: None
+        },
+        "a filter matching nothing"
+    );
+}
+
+fn filter_jobs() -> Vec<JobRecord> {
+    vec![
+        job_with("a1", "alice", None, None, "active"),
+        job_with("a2", "alice", Some("p1"), Some("billing"), "paused"),
+        job_with("b1", "bob", Some("p1"), None, "active"),
+        job_with("b2", "bob", None, Some("billing"), "active"),
+        job_with("c1", "carol", Some("p2"), Some("billing"), "paused"),
+        job_with("c2", "carol", Some("p1"), Some("reports"), "active"),
+        job_with("p1", "ops", None, Some("reports"), "active"),
+        job_with("p2", "ops", None, None, "paused"),
+    ]
+}
+
+fn matches(filter: &JobFilter, job: &JobRecord) -> bool {
+    filter.state.as_ref().is_none_or(|s| *s == job.state)
+        && filter.creator.as_ref().is_none_or(|c| *c == job.creator)
+        && filter
+            .parent_job
+            .as_ref()
+            .is_none_or(|p| job.parent_job.as_ref() == Some(p))
+        && filter
+            .service
+            .as_ref()
+            .is_none_or(|s| job.service.as_ref() == Some(s))
+}
+
+/// Every combination of filters taken from the jobs' own values, plus values no job has.
+fn all_filters(jobs: &[JobRecord]) -> Vec<JobFilter> {
+    let mut filters = vec![JobFilter::default()];
+    for job in jobs {
+        for mask in 1..16u8 {
+            let filter = JobFilter {
+                state: (mask & 1 != 0).then(|| job.state.clone()),
+                creator: (mask & 2 != 0).then(|| job.creator.clone()),
+                parent_job: if mask & 4 != 0 {
+                    job.parent_job.clone()
+                } else {
+                    None
+                },
+                service: if mask & 8 != 0 {
+                    job.service.clone()
+                } else {
+                    None
+                },
+            };
+            if !filters.contains(&filter) {
+                filters.push(filter);
+            }
+        }
+    }
+    filters.push(JobFilter {
+        state: Some("deleted".to_owned()),
+        ..JobFilter::default()
+    });
+    filters.push(JobFilter {
+        parent_job: Some("a1".to_owned()),
+        ..JobFilter::default()
+    });
+    filters.push(JobFilter {
+        service: Some("nobody".to_owned()),
+        ..JobFilter::default()
+    });
+    // Each value exists, but no job has them together.
+    filters.push(JobFilter {
+        creator: Some("alice".to_owned()),
+        parent_job: Some("p2".to_owned()),
+        ..JobFilter::default()
+    });
+    filters
+}
+
+async fn jobs_list_filters<S: Store>(store: S) {
+    let jobs = filter_jobs();
+    create_jobs(&store, &jobs).await;
+    for filter in all_filters(&jobs) {
+        let expected: Vec<_> = jobs
+            .iter()
+            .filter(|j| matches(&filter, j))
+            .cloned()
+            .collect();
+        let page = store
+            .list_jobs(&filter, &PageRequest::first(100))
+            .await
+            .must(&format!("list_jobs({filter:?})"));
+        let got: Vec<_> = page.items.iter().map(|j| j.job_id.as_str()).collect();
+        let want: Vec<_> = expected.iter().map(|j| j.job_id.as_str()).collect();
+        assert_eq!(got, want, "list_jobs({filter:?})");
+        assert_eq!(page.items, expected, "list_jobs({filter:?}) records");
+        assert_eq!(
+            page.next_cursor, None,
+            "list_jobs({filter:?}) fits one page"
+        );
+    }
+}
+
+async fn jobs_list_pagination<S: Store>(store: S) {
+    let mut jobs = ordering_jobs();
+    jobs.extend(filter_jobs());
+    create_jobs(&store, &jobs).await;
+    jobs.sort_by(|x, y| x.job_id.cmp(&y.job_id));
+    let filter = JobFilter::default();
+    for limit in 1..=jobs.len() + 1 {
+        let (store, filter) = (&store, &filter);
+        let got = walk("list_jobs", limit, |page| async move {
+            store.list_jobs(filter, &page).await
+        })
+        .await;
+        assert_eq!(
+            got, jobs,
+            "list_jobs pages with limit {limit} return every job exactly once, in order"
+        );
+    }
+}
+
+async fn jobs_list_filtered_pagination<S: Store>(store: S) {
+    let jobs = filter_jobs();
+    create_jobs(&store, &jobs).await;
+    let filters = [
+        JobFilter {
+            service: Some("billing".to_owned()),
+            ..JobFilter::default()
+        },
+        JobFilter {
+            state: Some("active".to_owned()),
+            ..JobFilter::default()
+        },
+        JobFilter {
+            parent_job: Some("p1".to_owned()),
+            state: Some("active".to_owned()),
+            ..JobFilter::default()
+        },
+    ];
+    for filter in &filters {
+        let expected: Vec<_> = jobs
+            .iter()
+            .filter(|j| matches(filter, j))
+            .cloned()
+            .collect();
+        for limit in 1..=expected.len() + 1 {
+            let store = &store;
+            let got = walk("filtered list_jobs", limit, |page| async move {
+                store.list_jobs(filter, &page).await
+            })
+            .await;
+            assert_eq!(
+                got, expected,
+                "list_jobs({filter:?}) pages with limit {limit}"
+            );
+        }
+    }
+}
+
+async fn jobs_list_invalid_cursor<S: Store>(store: S) {
+    create_jobs(&store, &ordering_jobs()).await;
+    for cursor in bogus_cursors() {
+        let request = PageRequest {
+            limit: 2,
+            cursor: Some(cursor.to_owned()),
+        };
+        let err = expect_err(
+            store.list_jobs(&JobFilter::default(), &request).await,
+            "list_jobs with a bogus cursor",
+        );
+        assert_eq!(
+            err,
+            StoreError::InvalidCursor,
+            "list_jobs with cursor {cursor:?}"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Executions
+
+async fn execution_create_and_get<S: Store>(store: S) {
+    let plain = execution("run-1", "job", 1);
+    let mut child = execution("run-2", "child", 12);
+    child.state = "Processing".to_owned();
+    child.parent_job = Some("parent".to_owned());
+    child.parent_execution = Some(3);
+    child.created_at = t(-1);
+    create_executions(&store, &[plain.clone(), child.clone()]).await;
+    assert_eq!(
+        store
+            .get_execution("run-1")
+            .await
+            .must("get_execution(run-1)"),
+        Some(plain),
+        "plain execution"
+    );
+    assert_eq!(
+        store
+            .get_execution("run-2")
+            .await
+            .must("get_execution(run-2)"),
+        Some(child),
+        "child execution"
+    );
+    assert_eq!(
+        store
+            .get_execution("nope")
+            .await
+            .must("get_execution(nope)"),
+        None,
+        "unknown execution id"
+    );
+}
+
+async fn execution_create_is_idempotent<S: Store>(store: S) {
+    let first = execution("fire", "job", 1);
+    assert!(
+        store
+            .create_execution(&first)
+            .await
+            .must("create_execution(fire)"),
+        "first create returns true"
+    );
+    let mut duplicate = execution("fire", "job", 2);
+    duplicate.state = "Succeeded".to_owned();
+    duplicate.document = json!({"overwritten": true});
+    assert!(
+        !store
+            .create_execution(&duplicate)
+            .await
+            .must("second create_execution(fire)"),
+        "a second create with the same id returns false"
+    );
+    assert_eq!(
+        store
+            .get_execution("fire")
+            .await
+            .must("get_execution(fire)"),
+        Some(first.clone()),
+        "a duplicate create never overwrites"
+    );
+    let page = store
+        .list_executions("job", &PageRequest::first(10))
+        .await
+        .must("list_executions(job)");
+    assert_eq!(page.items, [first], "a duplicate create adds nothing");
+}
+
+async fn execution_update_conditional<S: Store>(store: S) {
+    let created = execution("run", "job", 4);
+    create_executions(&store, &[created.clone(), execution("bystander", "job", 5)]).await;
+
+    let mut next = created.clone();
+    next.state = "Processing".to_owned();
+    next.document = json!({"executionId": "run", "attempts": [{"attempt": 1}], "progress": 0.5});
+    assert_eq!(
+        store
+            .update_execution(&next)
+            .await
+            .must("update_execution(run, v1)"),
+        2,
+        "update of v1 returns 2"
+    );
+    assert_eq!(
+        store.get_execution("run").await.must("get_execution(run)"),
+        Some(ExecutionRecord {
+            version: 2,
+            ..next.clone()
+        }),
+        "update stores the record at version+1"
+    );
+
+    let mut stale = next.clone();
+    stale.state = "Cancelled".to_owned();
+    let err = expect_err(
+        store.update_execution(&stale).await,
+        "update_execution(run) with stale version 1",
+    );
+    match &err {
+        StoreError::VersionConflict { key, expected } => {
+            assert_eq!(
+                *expected, 1,
+                "VersionConflict.expected is the version the caller read"
+            );
+            assert_mentions(&err, key, "run", "stale update_execution");
+        }
+        other => {
+            panic!("update_execution with a stale version: expected VersionConflict, got {other:?}")
+        }
+    }
+
+    let third = ExecutionRecord {
+        version: 2,
+        state: "Succeeded".to_owned(),
+        ..next.clone()
+    };
+    assert_eq!(
+        store
+            .update_execution(&third)
+            .await
+            .must("update_execution(run, v2)"),
+        3,
+        "update of v2 returns 3"
+    );
+    assert_eq!(
+        store.get_execution("run").await.must("get_execution(run)"),
+        Some(ExecutionRecord {
+            version: 3,
+            ..third
+        }),
+        "refused updates leave the stored execution unchanged"
+    );
+
+    let err = expect_err(
+        store.update_execution(&execution("ghost", "job", 9)).await,
+        "update_execution(ghost)",
+    );
+    match &err {
+        StoreError::NotFound(key) => assert_mentions(&err, key, "ghost", "update_execution(ghost)"),
+        other => panic!("update_execution of an unknown id: expected NotFound, got {other:?}"),
+    }
+    assert_eq!(
+        store
+            .get_execution("ghost")
+            .await
+            .must("get_execution(ghost)"),
+        None,
+        "a failed update creates nothing"
+    );
+    assert_eq!(
+        store
+            .get_execution("bystander")
+            .await
+            .must("get_execution(bystander)"),
+        Some(execution("bystander", "job", 5)),
+        "an update touches only its own execution"
+    );
+}
+
+/// Five executions of `job` created out of order, and two of `other`.
+fn listing_executions() -> (Vec<ExecutionRecord>, Vec<ExecutionRecord>) {
+    let of_job: Vec<_> = [3, 1, 5, 2, 4]
+        .iter()
+        .map(|n| execution(&format!("job-run-{n}"), "job", *n))
+        .collect();
+    let of_other: Vec<_> = [1, 2]
+        .iter()
+        .map(|n| execution(&format!("other-run-{n}"), "other", *n))
+        .collect();
+    (of_job, of_other)
+}
+
+async fn executions_list_newest_first<S: Store>(store: S) {
+    let (of_job, of_other) = listing_executions();
+    create_executions(&store, &of_job).await;
+    create_executions(&store, &of_other).await;
+    let page = store
+        .list_executions("job", &PageRequest::first(100))
+        .await
+        .must("list_executions(job)");
+    let numbers: Vec<_> = page.items.iter().map(|e| e.execute_number).collect();
+    assert_eq!(
+        numbers,
+        [5, 4, 3, 2, 1],
+        "list_executions is newest (highest execute number) first"
+    );
+    assert!(
+        page.items.iter().all(|e| e.job_id == "job"),
+        "list_executions returns only the job's executions"
+    );
+    assert_eq!(page.next_cursor, None, "one page holds all five");
+    let mut expected = of_job;
+    expected.sort_by_key(|e| std::cmp::Reverse(e.execute_number));
+    assert_eq!(
+        page.items, expected,
+        "list_executions returns the records as stored"
+    );
+
+    let empty = store
+        .list_executions("unknown", &PageRequest::first(10))
+        .await
+        .must("list_executions(unknown)");
+    assert_eq!(
+        empty,
+        Page {
+            items: vec![],
+            next_cursor: None
+        },
+        "list_executions of a job without executions"
+    );
+}
+
+async fn executions_list_pagination<S: Store>(store: S) {
+    let (of_job, of_other) = listing_executions();
+    create_executions(&store, &of_job).await;
+    create_executions(&store, &of_other).await;
+    let mut expected = of_job;
+    expected.sort_by_key(|e| std::cmp::Reverse(e.execute_number));
+    for limit in 1..=expected.len() + 1 {
+        let store = &store;
+        let got = walk("list_executions", limit, |page| async move {
+            store.list_executions("job", &page).await
+        })
+        .await;
+        assert_eq!(got, expected, "list_executions pages with limit {limit}");
+    }
+}
+
+async fn executions_list_invalid_cursor<S: Store>(store: S) {
+    let (of_job, _) = listing_executions();
+    create_executions(&store, &of_job).await;
+    for cursor in bogus_cursors() {
+        let request = PageRequest {
+            limit: 2,
+            cursor: Some(cursor.to_owned()),
+        };
+        let err = expect_err(
+            store.list_executions("job", &request).await,
+            "list_executions with a bogus cursor",
+        );
+        assert_eq!(
+            err,
+            StoreError::InvalidCursor,
+            "list_executions with cursor {cursor:?}"
+        );
+        let err = expect_err(
+            store.list_child_executions("job", None, &request).await,
+            "list_child_executions with a bogus cursor",
+        );
+        assert_eq!(
+            err,
+            StoreError::InvalidCursor,
+            "list_child_executions with cursor {cursor:?}"
+        );
+    }
+}
+
+/// Executions of `parent`'s children `c1` and `c2` for parent executions 1..=3 (c2 a second after c1),
+/// one child run not started by a parent execution, the parent's own runs, and another parent's child.
+/// Returns (everything, the children of `parent` newest first).
+fn family() -> (Vec<ExecutionRecord>, Vec<ExecutionRecord>) {
+    let mut all = Vec::new();
+    let mut children = Vec::new();
+    for parent_execution in 1..=3u64 {
+        let base = i64::try_from(parent_execution).expect("small") * 600_000;
+        all.push(ExecutionRecord {
+            created_at: t(base - 10_000),
+            ..execution(
+                &format!("parent-{parent_execution}"),
+                "parent",
+                parent_execution,
+            )
+        });
+        for (offset, child) in [(0, "c1"), (1_000, "c2")] {
+            let record = ExecutionRecord {
+                parent_job: Some("parent".to_owned()),
+                parent_execution: Some(parent_execution),
+                created_at: t(base + offset),
+                ..execution(
+                    &format!("{child}-{parent_execution}"),
+                    child,
+                    parent_execution,
+                )
+            };
+            all.push(record.clone());
+            children.push(record);
+        }
+    }
+    let manual = ExecutionRecord {
+        parent_job: Some("parent".to_owned()),
+        parent_execution: None,
+        created_at: t(10_000_000),
+        ..execution("c1-manual", "c1", 4)
+    };
+    all.push(manual.clone());
+    children.push(manual);
+    all.push(ExecutionRecord {
+        parent_job: Some("elsewhere".to_owned()),
+        parent_execution: Some(2),
+        created_at: t(1_200_500),
+        ..execution("x-2", "x", 1)
+    });
+    children.sort_by_key(|e| std::cmp::Reverse(e.created_at));
+    (all, children)
+}
+
+async fn child_executions_by_parent<S: Store>(store: S) {
+    let (mut all, children) = family();
+    // Created out of order: ordering must come from the store.
+    all.reverse();
+    all.swap(1, 4);
+    create_executions(&store, &all).await;
+    let page = store
+        .list_child_executions("parent", None, &PageRequest::first(100))
+        .await
+        .must("list_child_executions(parent)");
+    let ids: Vec<_> = page.items.iter().map(|e| e.execution_id.as_str()).collect();
+    assert_eq!(
+        ids,
+        ["c1-manual", "c2-3", "c1-3", "c2-2", "c1-2", "c2-1", "c1-1"],
+        "list_child_executions(parent) is every child run, newest (latest created_at) first"
+    );
+    assert_eq!(page.items, children, "child executions as stored");
+    assert_eq!(page.next_cursor, None, "one page holds all children");
+
+    let none = store
+        .list_child_executions("c1", None, &PageRequest::first(10))
+        .await
+        .must("list_child_executions(c1)");
+    assert_eq!(
+        none,
+        Page {
+            items: vec![],
+            next_cursor: None
+        },
+        "a job without children"
+    );
+}
+
+async fn child_executions_by_parent_execution<S: Store>(store: S) {
+    let (all, _) = family();
+    create_executions(&store, &all).await;
+    for (parent_execution, want) in [
+        (1, ["c2-1", "c1-1"]),
+        (2, ["c2-2", "c1-2"]),
+        (3, ["c2-3", "c1-3"]),
+    ] {
+        let page = store
+            .list_child_executions("parent", Some(parent_execution), &PageRequest::first(100))
+            .await
+            .must("list_child_executions(parent, n)");
+        let ids: Vec<_> = page.items.iter().map(|e| e.execution_id.as_str()).collect();
+        assert_eq!(
+            ids, want,
+            "list_child_executions(parent, {parent_execution})"
+        );
+        assert_eq!(
+            page.next_cursor, None,
+            "list_child_executions(parent, {parent_execution}) fits one page"
+        );
+    }
+    let page = store
+        .list_child_executions("parent", Some(4), &PageRequest::first(100))
+        .await
+        .must("list_child_executions(parent, 4)");
+    assert!(
+        page.items.is_empty(),
+        "no child was started by parent execution 4"
+    );
+}
+
+async fn child_executions_pagination<S: Store>(store: S) {
+    let (all, children) = family();
+    create_executions(&store, &all).await;
+    for limit in 1..=children.len() + 1 {
+        let store = &store;
+        let got = walk("list_child_executions", limit, |page| async move {
+            store.list_child_executions("parent", None, &page).await
+        })
+        .await;
+        assert_eq!(
+            got, children,
+            "list_child_executions(parent) pages with limit {limit}"
+        );
+    }
+    let of_two: Vec<_> = children
+        .iter()
+        .filter(|e| e.parent_execution == Some(2))
+        .cloned()
+        .collect();
+    let store = &store;
+    let got = walk("list_child_executions(parent, 2)", 1, |page| async move {
+        store.list_child_executions("parent", Some(2), &page).await
+    })
+    .await;
+    assert_eq!(
+        got, of_two,
+        "list_child_executions(parent, 2) pages with limit 1"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Clean
+
+/// Jobs `live` (5 runs) and `small` (2 runs) exist; `deleted` (3 runs) was deleted; `orphan` (1 run)
+/// never existed.
+async fn clean_fixture<S: Store>(store: &S) {
+    create_jobs(store, &[job("live"), job("small"), job("deleted")]).await;
+    let mut runs = Vec::new();
+    for n in 1..=5 {
+        runs.push(execution(&format!("live-{n}"), "live", n));
+    }
+    for n in 1..=2 {
+        runs.push(execution(&format!("small-{n}"), "small", n));
+    }
+    for n in 1..=3 {
+        runs.push(execution(&format!("deleted-{n}"), "deleted", n));
+    }
+    runs.push(execution("orphan-1", "orphan", 1));
+    create_executions(store, &runs).await;
+    assert!(
+        store
+            .delete_job("deleted")
+            .await
+            .must("delete_job(deleted)"),
+        "delete_job(deleted) of an existing job"
+    );
+}
+
+async fn numbers_of<S: Store>(store: &S, job_id: &str) -> Vec<u64> {
+    let page = store
+        .list_executions(job_id, &PageRequest::first(100))
+        .await
+        .must("list_executions");
+    page.items.iter().map(|e| e.execute_number).collect()
+}
+
+async fn clean_retains_newest<S: Store>(store: S) {
+    clean_fixture(&store).await;
+    let report = store
+        .clean_executions(3, false)
+        .await
+        .must("clean_executions(3, false)");
+    assert_eq!(
+        report.executions_deleted, 2,
+        "clean(3): live loses runs 1 and 2 ({report:?})"
+    );
+    assert_eq!(
+        report.destroyed_jobs_cleaned, 0,
+        "clean without purge cleans no deleted job ({report:?})"
+    );
+    assert_eq!(
+        numbers_of(&store, "live").await,
+        [5, 4, 3],
+        "clean(3) keeps live's newest three"
+    );
+    assert_eq!(
+        numbers_of(&store, "small").await,
+        [2, 1],
+        "clean(3) keeps all of small"
+    );
+    assert_eq!(
+        numbers_of(&store, "deleted").await,
+        [3, 2, 1],
+        "clean(3) without purge keeps deleted job's runs"
+    );
+    assert_eq!(
+        store
+            .get_execution("live-1")
+            .await
+            .must("get_execution(live-1)"),
+        None,
+        "cleaned run is gone"
+    );
+
+    let again = store
+        .clean_executions(3, false)
+        .await
+        .must("second clean_executions(3, false)");
+    assert_eq!(
+        again.executions_deleted, 0,
+        "clean is idempotent ({again:?})"
+    );
+
+    let report = store
+        .clean_executions(2, false)
+        .await
+        .must("clean_executions(2, false)");
+    assert_eq!(
+        report.executions_deleted, 2,
+        "clean(2): live run 3 and deleted run 1 ({report:?})"
+    );
+    assert_eq!(
+        numbers_of(&store, "live").await,
+        [5, 4],
+        "clean(2) keeps live's newest two"
+    );
+    assert_eq!(
+        numbers_of(&store, "deleted").await,
+        [3, 2],
+        "retention applies to deleted jobs' runs too"
+    );
+    assert_eq!(
+        numbers_of(&store, "orphan").await,
+        [1],
+        "clean(2) keeps the orphan's only run"
+    );
+}
+
+async fn clean_purges_deleted_jobs<S: Store>(store: S) {
+    clean_fixture(&store).await;
+    let report = store
+        .clean_executions(2, true)
+        .await
+        .must("clean_executions(2, true)");
+    assert_eq!(
+        report.executions_deleted,
+        3 + 3 + 1,
+        "clean(2, purge): live 1-3, all of deleted and orphan ({report:?})"
+    );
+    assert_eq!(
+        report.destroyed_jobs_cleaned, 2,
+        "clean(2, purge): deleted and orphan ({report:?})"
+    );
+    assert_eq!(
+        numbers_of(&store, "live").await,
+        [5, 4],
+        "clean(2, purge) keeps live's newest two"
+    );
+    assert_eq!(
+        numbers_of(&store, "small").await,
+        [2, 1],
+        "clean(2, purge) keeps all of small"
+    );
+    assert!(
+        numbers_of(&store, "deleted").await.is_empty(),
+        "a deleted job's runs are purged"
+    );
+    assert!(
+        numbers_of(&store, "orphan").await.is_empty(),
+        "runs of a job that never existed are purged"
+    );
+    assert!(
+        store.get_job("live").await.must("get_job(live)").is_some(),
+        "clean never touches jobs"
+    );
+
+    let again = store
+        .clean_executions(2, true)
+        .await
+        .must("second clean_executions(2, true)");
+    assert_eq!(
+        again.executions_deleted, 0,
+        "second purge deletes nothing ({again:?})"
+    );
+    assert_eq!(
+        again.destroyed_jobs_cleaned, 0,
+        "second purge cleans no job ({again:?})"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Timer index
+
+async fn wakeup_set_get_overwrite_remove<S: Store>(store: S) {
+    assert_eq!(
+        store.get_wakeup("job:a").await.must("get_wakeup(job:a)"),
+        None,
+        "unset wake-up"
+    );
+    store
+        .set_wakeup("job:a", Some(t(42)))
+        .await
+        .must("set_wakeup(job:a)");
+    store
+        .set_wakeup("exec:a", Some(t(43)))
+        .await
+        .must("set_wakeup(exec:a)");
+    assert_eq!(
+        store.get_wakeup("job:a").await.must("get_wakeup(job:a)"),
+        Some(t(42)),
+        "set then get"
+    );
+    store
+        .set_wakeup("job:a", Some(t(-3_600_001)))
+        .await
+        .must("overwrite job:a");
+    assert_eq!(
+        store.get_wakeup("job:a").await.must("get_wakeup(job:a)"),
+        Some(t(-3_600_001)),
+        "overwrite"
+    );
+    store.set_wakeup("job:a", None).await.must("remove job:a");
+    assert_eq!(
+        store.get_wakeup("job:a").await.must("get_wakeup(job:a)"),
+        None,
+        "set_wakeup(None) removes"
+    );
+    store
+        .set_wakeup("job:a", None)
+        .await
+        .must("remove job:a again");
+    store
+        .set_wakeup("never-set", None)
+        .await
+        .must("remove an unset key");
+    assert_eq!(
+        store.get_wakeup("exec:a").await.must("get_wakeup(exec:a)"),
+        Some(t(43)),
+        "other keys untouched"
+    );
+}
+
+async fn wakeups_due<S: Store>(store: S) {
+    for (key, offset) in [
+        ("job:a", 3_000),
+        ("exec:b", 1_000),
+        ("job:c", 2_000),
+        ("job:d", 5_000),
+    ] {
+        store
+            .set_wakeup(key, Some(t(offset)))
+            .await
+            .must("set_wakeup");
+    }
+    let wake = |key: &str, offset: i64| WakeUp {
+        key: key.to_owned(),
+        due: t(offset),
+    };
+
+    let due = store
+        .due_wakeups(t(3_000), 10)
+        .await
+        .must("due_wakeups(3000)");
+    assert_eq!(
+        due,
+        [
+            wake("exec:b", 1_000),
+            wake("job:c", 2_000),
+            wake("job:a", 3_000)
+        ],
+        "due_wakeups is entries due at or before `until`, earliest first"
+    );
+    let due = store
+        .due_wakeups(t(2_999), 10)
+        .await
+        .must("due_wakeups(2999)");
+    assert_eq!(
+        due,
+        [wake("exec:b", 1_000), wake("job:c", 2_000)],
+        "due_wakeups just before an entry"
+    );
+    let due = store
+        .due_wakeups(t(10_000), 2)
+        .await
+        .must("due_wakeups(10000, 2)");
+    assert_eq!(
+        due,
+        [wake("exec:b", 1_000), wake("job:c", 2_000)],
+        "due_wakeups respects limit, earliest first"
+    );
+    let due = store.due_wakeups(t(999), 10).await.must("due_wakeups(999)");
+    assert!(
+        due.is_empty(),
+        "nothing due before the earliest entry: {due:?}"
+    );
+
+    store
+        .set_wakeup("job:d", Some(t(500)))
+        .await
+        .must("move job:d earlier");
+    store.set_wakeup("job:c", None).await.must("remove job:c");
+    let due = store
+        .due_wakeups(t(10_000), 10)
+        .await
+        .must("due_wakeups(10000)");
+    assert_eq!(
+        due,
+        [
+            wake("job:d", 500),
+            wake("exec:b", 1_000),
+            wake("job:a", 3_000)
+        ],
+        "due_wakeups after an overwrite and a removal"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stats
+
+async fn stats_count_by_state<S: Store>(store: S) {
+    let stats = store.stats().await.must("stats of an empty store");
+    assert!(
+        nonzero(&stats.jobs).is_empty() && nonzero(&stats.executions).is_empty(),
+        "empty store: {stats:?}"
+    );
+
+    create_jobs(&store, &filter_jobs()).await;
+    let mut runs = Vec::new();
+    for (n, state) in [
+        "Succeeded",
+        "Succeeded",
+        "Failed",
+        "Processing",
+        "Succeeded",
+        "Skipped",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let n = u64::try_from(n).expect("small") + 1;
+        runs.push(ExecutionRecord {
+            state: (*state).to_owned(),
+            ..execution(&format!("run-{n}"), "a1", n)
+        });
+    }
+    create_executions(&store, &runs).await;
+    let stats = store.stats().await.must("stats");
+    assert_eq!(
+        nonzero(&stats.jobs),
+        counts(&[("active", 5), ("paused", 3)]),
+        "jobs by state"
+    );
+    assert_eq!(
+        nonzero(&stats.executions),
+        counts(&[
+            ("Succeeded", 3),
+            ("Failed", 1),
+            ("Processing", 1),
+            ("Skipped", 1)
+        ]),
+        "executions by state"
+    );
+
+    let a1 = store
+        .get_job("a1")
+        .await
+        .must("get_job(a1)")
+        .expect("a1 exists");
+    store
+        .update_job(&JobRecord {
+            state: "paused".to_owned(),
+            ..a1
+        })
+        .await
+        .must("pause a1");
+    assert!(
+        store.delete_job("p2").await.must("delete_job(p2)"),
+        "delete_job(p2) of an existing job"
+    );
+    let run4 = store
+        .get_execution("run-4")
+        .await
+        .must("get_execution(run-4)")
+        .expect("run-4 exists");
+    store
+        .update_execution(&ExecutionRecord {
+            state: "Succeeded".to_owned(),
+            ..run4
+        })
+        .await
+        .must("finish run-4");
+    let stats = store.stats().await.must("stats after changes");
+    assert_eq!(
+        nonzero(&stats.jobs),
+        counts(&[("active", 4), ("paused", 3)]),
+        "jobs by state after pause and delete"
+    );
+    assert_eq!(
+        nonzero(&stats.executions),
+        counts(&[("Succeeded", 4), ("Failed", 1), ("Skipped", 1)]),
+        "executions by state after an update"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Concurrency
+
+const RACERS: usize = 20;
+
+async fn concurrent_job_updates<S: Store>(store: S) {
+    let store = Arc::new(store);
+    let original = job("contended");
+    create_jobs(store.as_ref(), std::slice::from_ref(&original)).await;
+    let barrier = Arc::new(Barrier::new(RACERS));
+    let mut tasks = Vec::new();
+    for racer in 0..RACERS {
+        let (store, barrier) = (Arc::clone(&store), Arc::clone(&barrier));
+        let mut record = original.clone();
+        record.document = json!({"winner": racer});
+        tasks.push(tokio::spawn(async move {
+            barrier.wait().await;
+            store.update_job(&record).await
+        }));
+    }
+    let mut winners = Vec::new();
+    for (racer, task) in tasks.into_iter().enumerate() {
+        match task.await.expect("update task finished") {
+            Ok(version) => {
+                assert_eq!(version, 2, "the winning update returns version 2");
+                winners.push(racer);
+            }
+            Err(StoreError::VersionConflict { expected: 1, .. }) => {}
+            Err(other) => {
+                panic!("a losing concurrent update_job must be VersionConflict, got {other:?}")
+            }
+        }
+    }
+    assert_eq!(
+        winners.len(),
+        1,
+        "exactly one of {RACERS} concurrent update_job calls succeeds: {winners:?}"
+    );
+    let stored = store
+        .get_job("contended")
+        .await
+        .must("get_job(contended)")
+        .expect("job exists");
+    assert_eq!(stored.version, 2, "one update applied");
+    assert_eq!(
+        stored.document,
+        json!({"winner": winners[0]}),
+        "the stored document is the winner's"
+    );
+}
+
+async fn concurrent_execution_creates<S: Store>(store: S) {
+    let store = Arc::new(store);
+    let barrier = Arc::new(Barrier::new(RACERS));
+    let mut tasks = Vec::new();
+    for racer in 0..RACERS {
+        let (store, barrier) = (Arc::clone(&store), Arc::clone(&barrier));
+        let record = ExecutionRecord {
+            document: json!({"creator": racer}),
+            ..execution("same-fire", "job", 1)
+        };
+        tasks.push(tokio::spawn(async move {
+            barrier.wait().await;
+            store.create_execution(&record).await
+        }));
+    }
+    let mut winners = Vec::new();
+    for (racer, task) in tasks.into_iter().enumerate() {
+        if task
+            .await
+            .expect("create task finished")
+            .must("concurrent create_execution")
+        {
+            winners.push(racer);
+        }
+    }
+    assert_eq!(
+        winners.len(),
+        1,
+        "exactly one of {RACERS} concurrent create_execution calls returns true: {winners:?}"
+    );
+    let stored = store
+        .get_execution("same-fire")
+        .await
+        .must("get_execution(same-fire)")
+        .expect("execution exists");
+    assert_eq!(
+        stored.document,
+        json!({"creator": winners[0]}),
+        "the stored execution is the winner's"
+    );
+    let page = store
+        .list_executions("job", &PageRequest::first(100))
+        .await
+        .must("list_executions(job)");
+    assert_eq!(
+        page.items.len(),
+        1,
+        "concurrent duplicates create one execution"
+    );
+}

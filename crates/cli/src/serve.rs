@@ -1,0 +1,201 @@
+//! `sundial serve`: the whole of Sundial in one process on the embedded store.
+//!
+//! The API runs on the same router as the API Lambda. A bearer token (`SUNDIAL_API_TOKEN`) is
+//! required whenever the address is not loopback, and the server refuses to start on such an
+//! address without one: a scheduler that calls URLs on request is not something to expose openly.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use sundial_embedded::SqliteStore;
+use sundial_service::clock::SystemClock;
+use sundial_service::{App, AppConfig};
+
+/// Usage of `sundial serve`.
+pub const USAGE: &str = "\
+Usage: sundial serve [--addr HOST:PORT] [--data DIR] [--debug-mode]
+
+Runs the Sundial API on the embedded store.
+  --addr ADDR     listen address (default 127.0.0.1:8080; port 0 picks a free port)
+  --data DIR      data directory, created if missing (default ./sundial-data)
+  --debug-mode    seed 004's debug mode: no automatic runs, manual triggers still work
+                  (also SUNDIAL_DEBUG_MODE=1)
+
+Environment:
+  SUNDIAL_API_TOKEN   bearer token required on every route but /health; mandatory when
+                      --addr is not a loopback address
+  RUST_LOG            log filter (default info)
+";
+
+/// What `serve` was asked to do.
+#[derive(Debug, PartialEq)]
+pub struct ServeOptions {
+    /// Where to listen.
+    pub addr: SocketAddr,
+    /// Where the SQLite database lives.
+    pub data: PathBuf,
+    /// Seed 004 debug mode.
+    pub debug_mode: bool,
+    /// `SUNDIAL_API_TOKEN`.
+    pub token: Option<String>,
+}
+
+/// Parses `serve` flags; `env` looks up environment variables (injected for tests).
+pub fn parse(
+    args: &[String],
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<ServeOptions, String> {
+    let mut addr: SocketAddr = SocketAddr::from(([127, 0, 0, 1], 8080));
+    let mut data = PathBuf::from("sundial-data");
+    let mut debug_mode = env("SUNDIAL_DEBUG_MODE").is_some_and(|v| v == "1" || v == "true");
+    let mut iter = args.iter();
+    while let Some(arg) = iter.next() {
+        let (flag, inline) = match arg.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
+            _ => (arg.as_str(), None),
+        };
+        let mut value = || {
+            inline
+                .clone()
+                .or_else(|| iter.next().cloned())
+                .ok_or_else(|| format!("{flag}: missing value"))
+        };
+        match flag {
+            "--addr" => {
+                let text = value()?;
+                addr = text.parse().map_err(|_| {
+                    format!("--addr: expected HOST:PORT like 127.0.0.1:8080, got {text:?}")
+                })?;
+            }
+            "--data" => data = PathBuf::from(value()?),
+            "--debug-mode" => debug_mode = true,
+            other => return Err(format!("unknown flag {other:?}")),
+        }
+    }
+    let token = env("SUNDIAL_API_TOKEN").filter(|t| !t.is_empty());
+    if !addr.ip().is_loopback() && token.is_none() {
+        return Err(format!(
+            "--addr: {addr} is reachable from other machines; set SUNDIAL_API_TOKEN to require a bearer token"
+        ));
+    }
+    Ok(ServeOptions {
+        addr,
+        data,
+        debug_mode,
+        token,
+    })
+}
+
+/// Runs the server until SIGINT or SIGTERM.
+pub fn run(options: ServeOptions) -> Result<(), String> {
+    init_logging();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("starting the runtime: {e}"))?;
+    runtime.block_on(serve(options))
+}
+
+async fn serve(options: ServeOptions) -> Result<(), String> {
+    std::fs::create_dir_all(&options.data)
+        .map_err(|e| format!("--data: creating {}: {e}", options.data.display()))?;
+    let db = options.data.join("sundial.db");
+    let store =
+        SqliteStore::open(&db).map_err(|e| format!("--data: opening {}: {e}", db.display()))?;
+    let config = AppConfig {
+        debug_mode: options.debug_mode,
+    };
+    let app = Arc::new(App::new(store, Arc::new(SystemClock), config));
+    let router = sundial_service::api::router(app, options.token.clone());
+    let listener = tokio::net::TcpListener::bind(options.addr)
+        .await
+        .map_err(|e| format!("--addr: binding {}: {e}", options.addr))?;
+    let local = listener.local_addr().map_err(|e| format!("--addr: {e}"))?;
+    tracing::info!(addr = %local, data = %options.data.display(), debug_mode = options.debug_mode, auth = options.token.is_some(), "sundial listening");
+    // Tests and scripts read this line to learn the port when --addr ends in :0.
+    println!("sundial listening on http://{local}");
+    axum::serve(listener, router)
+        .with_graceful_shutdown(shutdown_signal())
+        .await
+        .map_err(|e| format!("serving: {e}"))?;
+    tracing::info!("sundial stopped");
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let interrupt = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => {},
+        () = terminate => {},
+    }
+    tracing::info!("shutting down");
+}
+
+fn init_logging() {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn defaults_and_flags() {
+        let o = parse(&[], |_| None).unwrap();
+        assert_eq!(o.addr.to_string(), "127.0.0.1:8080");
+        assert_eq!(o.data, PathBuf::from("sundial-data"));
+        let o = parse(
+            &args(&["--addr=127.0.0.1:0", "--data", "/tmp/x", "--debug-mode"]),
+            |_| None,
+        )
+        .unwrap();
+        assert_eq!((o.addr.port(), o.debug_mode), (0, true));
+    }
+
+    #[test]
+    fn public_address_needs_a_token() {
+        let err = parse(&args(&["--addr", "0.0.0.0:8080"]), |_| None).unwrap_err();
+        assert!(err.starts_with("--addr:"), "{err}");
+        let o = parse(&args(&["--addr", "0.0.0.0:8080"]), |k| {
+            (k == "SUNDIAL_API_TOKEN").then(|| "s3cret".into())
+        })
+        .unwrap();
+        assert_eq!(o.token.as_deref(), Some("s3cret"));
+    }
+
+    #[test]
+    fn bad_flags_are_named() {
+        assert!(parse(&args(&["--addr", "nope"]), |_| None)
+            .unwrap_err()
+            .starts_with("--addr:"));
+        assert!(parse(&args(&["--port", "1"]), |_| None)
+            .unwrap_err()
+            .contains("--port"));
+        assert!(parse(&args(&["--data"]), |_| None)
+            .unwrap_err()
+            .starts_with("--data:"));
+    }
+}

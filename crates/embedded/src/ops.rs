@@ -1,0 +1,510 @@
+//! The store operations as blocking functions over one connection.
+//!
+//! Each function is one statement or one `IMMEDIATE` transaction, so it is atomic even when another
+//! process opens the same file; within this process the connection's mutex already serialises them.
+//! Every value reaches SQLite as a bound parameter: the SQL of the listings varies with the
+//! filters and cursor given, and is assembled from constant fragments only.
+
+use std::collections::BTreeMap;
+
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{params, params_from_iter, Connection, OptionalExtension, TransactionBehavior};
+use sundial_service::store::{
+    CleanReport, ExecutionRecord, JobFilter, JobRecord, Page, PageRequest, StoreError, StoreStats,
+    WakeUp, MAX_PAGE,
+};
+
+use crate::codec::{
+    child_cursor, db, execution_cursor, execution_from_row, int, job_cursor, job_from_row,
+    json_text, millis, parse_child_cursor, parse_execution_cursor, parse_job_cursor,
+    time_from_millis, Unsigned, EXECUTION_COLUMNS, JOB_COLUMNS,
+};
+
+fn next_version(version: u64) -> Result<u64, StoreError> {
+    version
+        .checked_add(1)
+        .ok_or_else(|| StoreError::Unavailable(format!("version {version} cannot be incremented")))
+}
+
+/// The number of rows to fetch for a page: one more than it holds, to learn whether another follows.
+/// A limit of 0 is read as 1 so that following cursors always makes progress.
+fn fetch_count(page: &PageRequest) -> (usize, i64) {
+    let limit = page.limit.clamp(1, MAX_PAGE);
+    (limit, i64::try_from(limit + 1).unwrap_or(i64::MAX))
+}
+
+/// Cuts the look-ahead row off and derives the next cursor from the page's last item.
+fn into_page<T>(mut items: Vec<T>, limit: usize, cursor_of: impl Fn(&T) -> String) -> Page<T> {
+    let more = items.len() > limit;
+    items.truncate(limit);
+    let next_cursor = if more {
+        items.last().map(cursor_of)
+    } else {
+        None
+    };
+    Page { items, next_cursor }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Jobs
+
+pub(crate) fn create_job(conn: &mut Connection, job: &JobRecord) -> Result<(), StoreError> {
+    let version = int(job.version)?;
+    let document = json_text(&job.document)?;
+    let inserted = conn
+        .prepare_cached(
+            "INSERT INTO jobs (job_id, version, creator, parent_job, service, state, created_at, updated_at, document)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+             ON CONFLICT (job_id) DO NOTHING",
+        )
+        .and_then(|mut insert| {
+            insert.execute(params![
+                job.job_id,
+                version,
+                job.creator,
+                job.parent_job,
+                job.service,
+                job.state,
+                millis(&job.created_at),
+                millis(&job.updated_at),
+                document,
+            ])
+        })
+        .map_err(db)?;
+    if inserted == 0 {
+        return Err(StoreError::AlreadyExists(job.job_id.clone()));
+    }
+    Ok(())
+}
+
+pub(crate) fn get_job(
+    conn: &mut Connection,
+    job_id: &str,
+) -> Result<Option<JobRecord>, StoreError> {
+    conn.prepare_cached(&format!("SELECT {JOB_COLUMNS} FROM jobs WHERE job_id = ?1"))
+        .and_then(|mut select| select.query_row([job_id], job_from_row).optional())
+        .map_err(db)
+}
+
+pub(crate) fn update_job(conn: &mut Connection, job: &JobRecord) -> Result<u64, StoreError> {
+    let version = next_version(job.version)?;
+    let (new_version, expected) = (int(version)?, int(job.version)?);
+    let document = json_text(&job.document)?;
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(db)?;
+    let updated = tx
+        .prepare_cached(
+            "UPDATE jobs SET version = ?1, creator = ?2, parent_job = ?3, service = ?4, state = ?5,
+                             created_at = ?6, updated_at = ?7, document = ?8
+             WHERE job_id = ?9 AND version = ?10",
+        )
+        .and_then(|mut update| {
+            update.execute(params![
+                new_version,
+                job.creator,
+                job.parent_job,
+                job.service,
+                job.state,
+                millis(&job.created_at),
+                millis(&job.updated_at),
+                document,
+                job.job_id,
+                expected,
+            ])
+        })
+        .map_err(db)?;
+    if updated == 0 {
+        // Nothing matched (id, version): tell a lost race from a missing job.
+        let exists = tx
+            .query_row(
+                "SELECT 1 FROM jobs WHERE job_id = ?1",
+                [&job.job_id],
+                |_| Ok(()),
+            )
+            .optional()
+            .map_err(db)?
+            .is_some();
+        return Err(if exists {
+            StoreError::VersionConflict {
+                key: job.job_id.clone(),
+                expected: job.version,
+            }
+        } else {
+            StoreError::NotFound(job.job_id.clone())
+        });
+    }
+    tx.commit().map_err(db)?;
+    Ok(version)
+}
+
+pub(crate) fn delete_job(conn: &mut Connection, job_id: &str) -> Result<bool, StoreError> {
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(db)?;
+    let deleted = tx
+        .execute("DELETE FROM jobs WHERE job_id = ?1", [job_id])
+        .map_err(db)?;
+    tx.execute(
+        "DELETE FROM wakeups WHERE key = ?1",
+        [format!("job:{job_id}")],
+    )
+    .map_err(db)?;
+    tx.commit().map_err(db)?;
+    Ok(deleted > 0)
+}
+
+pub(crate) fn list_jobs(
+    conn: &mut Connection,
+    filter: &JobFilter,
+    page: &PageRequest,
+) -> Result<Page<JobRecord>, StoreError> {
+    let after = page.cursor.as_deref().map(parse_job_cursor).transpose()?;
+    let (limit, fetch) = fetch_count(page);
+
+    let mut sql = format!("SELECT {JOB_COLUMNS} FROM jobs WHERE 1 = 1");
+    let mut values: Vec<SqlValue> = Vec::new();
+    let conditions = [
+        (" AND state = ?", &filter.state),
+        (" AND creator = ?", &filter.creator),
+        (" AND parent_job = ?", &filter.parent_job),
+        (" AND service = ?", &filter.service),
+    ];
+    for (condition, value) in conditions {
+        if let Some(value) = value {
+            sql.push_str(condition);
+            values.push(SqlValue::Text(value.clone()));
+        }
+    }
+    if let Some(after) = after {
+        sql.push_str(" AND job_id > ?");
+        values.push(SqlValue::Text(after));
+    }
+    sql.push_str(" ORDER BY job_id LIMIT ?");
+    values.push(SqlValue::Integer(fetch));
+
+    let items = conn
+        .prepare_cached(&sql)
+        .and_then(|mut select| {
+            select
+                .query_map(params_from_iter(values), job_from_row)?
+                .collect()
+        })
+        .map_err(db)?;
+    Ok(into_page(items, limit, |job: &JobRecord| {
+        job_cursor(&job.job_id)
+    }))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Executions
+
+pub(crate) fn create_execution(
+    conn: &mut Connection,
+    execution: &ExecutionRecord,
+) -> Result<bool, StoreError> {
+    let (number, version) = (int(execution.execute_number)?, int(execution.version)?);
+    let parent_execution = execution.parent_execution.map(int).transpose()?;
+    let document = json_text(&execution.document)?;
+    // `ON CONFLICT (execution_id) DO NOTHING` rather than `INSERT OR IGNORE`: only a duplicate id
+    // is a no-op; any other constraint failure stays an error.
+    let inserted = conn
+        .prepare_cached(
+            "INSERT INTO executions (execution_id, job_id, execute_number, state, parent_job, parent_execution,
+                                     created_at, version, document)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+             ON CONFLICT (execution_id) DO NOTHING",
+        )
+        .and_then(|mut insert| {
+            insert.execute(params![
+                execution.execution_id,
+                execution.job_id,
+                number,
+                execution.state,
+                execution.parent_job,
+                parent_execution,
+                millis(&execution.created_at),
+                version,
+                document,
+            ])
+        })
+        .map_err(db)?;
+    Ok(inserted > 0)
+}
+
+pub(crate) fn update_execution(
+    conn: &mut Connection,
+    execution: &ExecutionRecord,
+) -> Result<u64, StoreError> {
+    let version = next_version(execution.version)?;
+    let (new_version, expected) = (int(version)?, int(execution.version)?);
+    let number = int(execution.execute_number)?;
+    let parent_execution = execution.parent_execution.map(int).transpose()?;
+    let document = json_text(&execution.document)?;
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(db)?;
+    let updated = tx
+        .prepare_cached(
+            "UPDATE executions SET job_id = ?1, execute_number = ?2, state = ?3, parent_job = ?4,
+                                   parent_execution = ?5, created_at = ?6, version = ?7, document = ?8
+             WHERE execution_id = ?9 AND version = ?10",
+        )
+        .and_then(|mut update| {
+            update.execute(params![
+                execution.job_id,
+                number,
+                execution.state,
+                execution.parent_job,
+                parent_execution,
+                millis(&execution.created_at),
+                new_version,
+                document,
+                execution.execution_id,
+                expected,
+            ])
+        })
+        .map_err(db)?;
+    if updated == 0 {
+        let exists = tx
+            .query_row(
+                "SELECT 1 FROM executions WHERE execution_id = ?1",
+                [&execution.execution_id],
+                |_| Ok(()),
+            )
+            .optional()
+            .map_err(db)?
+            .is_some();
+        return Err(if exists {
+            StoreError::VersionConflict {
+                key: execution.execution_id.clone(),
+                expected: execution.version,
+            }
+        } else {
+            StoreError::NotFound(execution.execution_id.clone())
+        });
+    }
+    tx.commit().map_err(db)?;
+    Ok(version)
+}
+
+pub(crate) fn get_execution(
+    conn: &mut Connection,
+    execution_id: &str,
+) -> Result<Option<ExecutionRecord>, StoreError> {
+    conn.prepare_cached(&format!(
+        "SELECT {EXECUTION_COLUMNS} FROM executions WHERE execution_id = ?1"
+    ))
+    .and_then(|mut select| {
+        select
+            .query_row([execution_id], execution_from_row)
+            .optional()
+    })
+    .map_err(db)
+}
+
+pub(crate) fn list_executions(
+    conn: &mut Connection,
+    job_id: &str,
+    page: &PageRequest,
+) -> Result<Page<ExecutionRecord>, StoreError> {
+    let after = page
+        .cursor
+        .as_deref()
+        .map(parse_execution_cursor)
+        .transpose()?;
+    let (limit, fetch) = fetch_count(page);
+    let mut values = vec![SqlValue::Text(job_id.to_owned())];
+    // A row-value comparison, so the index on (job_id, execute_number DESC) seeks to the cursor.
+    let keyset = match after {
+        Some((number, id)) => {
+            let number = i64::try_from(number).map_err(|_| StoreError::InvalidCursor)?;
+            values.extend([SqlValue::Integer(number), SqlValue::Text(id)]);
+            " AND (execute_number, execution_id) < (?, ?)"
+        }
+        None => "",
+    };
+    values.push(SqlValue::Integer(fetch));
+    let items = conn
+        .prepare_cached(&format!(
+            "SELECT {EXECUTION_COLUMNS} FROM executions WHERE job_id = ?{keyset}
+             ORDER BY execute_number DESC, execution_id DESC LIMIT ?"
+        ))
+        .and_then(|mut select| {
+            select
+                .query_map(params_from_iter(values), execution_from_row)?
+                .collect()
+        })
+        .map_err(db)?;
+    Ok(into_page(items, limit, execution_cursor))
+}
+
+pub(crate) fn list_child_executions(
+    conn: &mut Connection,
+    parent_job: &str,
+    parent_execution: Option<u64>,
+    page: &PageRequest,
+) -> Result<Page<ExecutionRecord>, StoreError> {
+    let after = page.cursor.as_deref().map(parse_child_cursor).transpose()?;
+    let (limit, fetch) = fetch_count(page);
+    let mut values = vec![SqlValue::Text(parent_job.to_owned())];
+    let by_execution = match parent_execution {
+        Some(number) => {
+            // No stored execute number exceeds SQLite's signed range: nothing can match.
+            let Ok(number) = i64::try_from(number) else {
+                return Ok(Page {
+                    items: Vec::new(),
+                    next_cursor: None,
+                });
+            };
+            values.push(SqlValue::Integer(number));
+            " AND parent_execution = ?"
+        }
+        None => "",
+    };
+    let keyset = match after {
+        Some((created, id)) => {
+            values.extend([SqlValue::Integer(created), SqlValue::Text(id)]);
+            " AND (created_at, execution_id) < (?, ?)"
+        }
+        None => "",
+    };
+    values.push(SqlValue::Integer(fetch));
+    let items = conn
+        .prepare_cached(&format!(
+            "SELECT {EXECUTION_COLUMNS} FROM executions WHERE parent_job = ?{by_execution}{keyset}
+             ORDER BY created_at DESC, execution_id DESC LIMIT ?"
+        ))
+        .and_then(|mut select| {
+            select
+                .query_map(params_from_iter(values), execution_from_row)?
+                .collect()
+        })
+        .map_err(db)?;
+    Ok(into_page(items, limit, child_cursor))
+}
+
+pub(crate) fn clean_executions(
+    conn: &mut Connection,
+    retain: usize,
+    purge_deleted_jobs: bool,
+) -> Result<CleanReport, StoreError> {
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(db)?;
+    let mut report = CleanReport::default();
+    if purge_deleted_jobs {
+        report.destroyed_jobs_cleaned = tx
+            .query_row(
+                "SELECT COUNT(DISTINCT job_id) FROM executions WHERE job_id NOT IN (SELECT job_id FROM jobs)",
+                [],
+                |row| row.get::<_, Unsigned>(0),
+            )
+            .map_err(db)?
+            .0;
+        let purged = tx
+            .execute(
+                "DELETE FROM executions WHERE job_id NOT IN (SELECT job_id FROM jobs)",
+                [],
+            )
+            .map_err(db)?;
+        report.executions_deleted += purged as u64;
+    }
+    // Retention counts every job id with executions, whether or not the job still exists.
+    let trimmed = tx
+        .execute(
+            "DELETE FROM executions WHERE execution_id IN (
+                 SELECT execution_id FROM (
+                     SELECT execution_id,
+                            ROW_NUMBER() OVER (PARTITION BY job_id ORDER BY execute_number DESC, execution_id DESC)
+                              AS newness
+                     FROM executions
+                 ) WHERE newness > ?1
+             )",
+            [i64::try_from(retain).unwrap_or(i64::MAX)],
+        )
+        .map_err(db)?;
+    report.executions_deleted += trimmed as u64;
+    tx.commit().map_err(db)?;
+    Ok(report)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Timer index
+
+pub(crate) fn set_wakeup(
+    conn: &mut Connection,
+    key: &str,
+    due: Option<chrono::DateTime<chrono::Utc>>,
+) -> Result<(), StoreError> {
+    match due {
+        Some(due) => conn
+            .prepare_cached(
+                "INSERT INTO wakeups (key, due) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET due = excluded.due",
+            )
+            .and_then(|mut upsert| upsert.execute(params![key, millis(&due)])),
+        None => conn
+            .prepare_cached("DELETE FROM wakeups WHERE key = ?1")
+            .and_then(|mut delete| delete.execute([key])),
+    }
+    .map(drop)
+    .map_err(db)
+}
+
+pub(crate) fn get_wakeup(
+    conn: &mut Connection,
+    key: &str,
+) -> Result<Option<chrono::DateTime<chrono::Utc>>, StoreError> {
+    let due: Option<i64> = conn
+        .prepare_cached("SELECT due FROM wakeups WHERE key = ?1")
+        .and_then(|mut select| select.query_row([key], |row| row.get(0)).optional())
+        .map_err(db)?;
+    due.map(time_from_millis).transpose()
+}
+
+pub(crate) fn due_wakeups(
+    conn: &mut Connection,
+    until: chrono::DateTime<chrono::Utc>,
+    limit: usize,
+) -> Result<Vec<WakeUp>, StoreError> {
+    let rows: Vec<(String, i64)> = conn
+        .prepare_cached("SELECT key, due FROM wakeups WHERE due <= ?1 ORDER BY due, key LIMIT ?2")
+        .and_then(|mut select| {
+            select
+                .query_map(
+                    params![millis(&until), i64::try_from(limit).unwrap_or(i64::MAX)],
+                    |row| Ok((row.get(0)?, row.get(1)?)),
+                )?
+                .collect()
+        })
+        .map_err(db)?;
+    rows.into_iter()
+        .map(|(key, due)| {
+            Ok(WakeUp {
+                key,
+                due: time_from_millis(due)?,
+            })
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stats
+
+pub(crate) fn stats(conn: &mut Connection) -> Result<StoreStats, StoreError> {
+    // One read transaction, so both counts describe the same moment.
+    let tx = conn.transaction().map_err(db)?;
+    let count_by_state = |sql: &str| -> Result<BTreeMap<String, u64>, StoreError> {
+        tx.prepare_cached(sql)
+            .and_then(|mut select| {
+                select
+                    .query_map([], |row| Ok((row.get(0)?, row.get::<_, Unsigned>(1)?.0)))?
+                    .collect()
+            })
+            .map_err(db)
+    };
+    let jobs = count_by_state("SELECT state, COUNT(*) FROM jobs GROUP BY state")?;
+    let executions = count_by_state("SELECT state, COUNT(*) FROM executions GROUP BY state")?;
+    tx.commit().map_err(db)?;
+    Ok(StoreStats { jobs, executions })
+}

@@ -1,0 +1,162 @@
+//! A file store keeps its data across reopening, and refuses files it does not understand.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use chrono::DateTime;
+use serde_json::json;
+use sundial_embedded::SqliteStore;
+use sundial_service::store::{
+    ExecutionRecord, JobFilter, JobRecord, PageRequest, Store, StoreError,
+};
+
+/// A fresh directory under the system temp dir, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .expect("clock after 1970")
+            .as_nanos();
+        let dir = std::env::temp_dir().join(format!(
+            "sundial-embedded-{name}-{}-{nanos}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&dir).expect("create temp dir");
+        TempDir(dir)
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn job() -> JobRecord {
+    JobRecord {
+        job_id: "nightly".to_owned(),
+        version: 1,
+        creator: "alice".to_owned(),
+        parent_job: Some("parent".to_owned()),
+        service: None,
+        state: "active".to_owned(),
+        created_at: DateTime::from_timestamp_millis(1_700_000_000_123).unwrap(),
+        updated_at: DateTime::from_timestamp_millis(1_700_000_100_456).unwrap(),
+        document: json!({"definition": {"jobName": "Nightly ✓", "timer": {"period": "0 0 2 * * ?"}}, "state": {"active": true}}),
+    }
+}
+
+fn execution() -> ExecutionRecord {
+    ExecutionRecord {
+        execution_id: "nightly-1".to_owned(),
+        job_id: "nightly".to_owned(),
+        execute_number: 1,
+        state: "Enqueued".to_owned(),
+        parent_job: Some("parent".to_owned()),
+        parent_execution: Some(7),
+        created_at: DateTime::from_timestamp_millis(1_700_000_200_789).unwrap(),
+        version: 1,
+        document: json!({"executionId": "nightly-1", "attempts": []}),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn data_survives_reopening() {
+    let dir = TempDir::new("reopen");
+    let file = dir.path().join("sundial.db");
+    let due = DateTime::from_timestamp_millis(1_700_000_300_001).unwrap();
+    {
+        let store = SqliteStore::open(&file).expect("open a new file store");
+        store.create_job(&job()).await.unwrap();
+        let updated = JobRecord {
+            state: "paused".to_owned(),
+            ..job()
+        };
+        assert_eq!(store.update_job(&updated).await.unwrap(), 2);
+        assert!(store.create_execution(&execution()).await.unwrap());
+        store.set_wakeup("job:nightly", Some(due)).await.unwrap();
+    }
+    assert!(file.exists(), "the database file is created");
+
+    let store = SqliteStore::open(&file).expect("reopen the file store");
+    let expected = JobRecord {
+        state: "paused".to_owned(),
+        version: 2,
+        ..job()
+    };
+    assert_eq!(
+        store.get_job("nightly").await.unwrap(),
+        Some(expected.clone())
+    );
+    assert_eq!(
+        store.get_execution("nightly-1").await.unwrap(),
+        Some(execution())
+    );
+    assert_eq!(store.get_wakeup("job:nightly").await.unwrap(), Some(due));
+    let page = store
+        .list_jobs(&JobFilter::default(), &PageRequest::first(10))
+        .await
+        .unwrap();
+    assert_eq!(page.items, [expected]);
+    // The reopened store still writes.
+    assert!(
+        !store.create_execution(&execution()).await.unwrap(),
+        "ids persist, so duplicates stay no-ops"
+    );
+}
+
+#[test]
+fn file_store_uses_wal_and_records_its_schema_version() {
+    let dir = TempDir::new("pragmas");
+    let file = dir.path().join("sundial.db");
+    drop(SqliteStore::open(&file).expect("open"));
+
+    let raw = rusqlite::Connection::open(&file).unwrap();
+    let mode: String = raw
+        .query_row("PRAGMA journal_mode", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+    let versions: Vec<u32> = raw
+        .prepare("SELECT version FROM schema_version")
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(versions, [1]);
+    drop(raw);
+    drop(SqliteStore::open(&file).expect("reopening an up-to-date file migrates nothing"));
+}
+
+#[test]
+fn newer_schema_is_refused() {
+    let dir = TempDir::new("newer");
+    let file = dir.path().join("sundial.db");
+    drop(SqliteStore::open(&file).expect("open"));
+    let raw = rusqlite::Connection::open(&file).unwrap();
+    raw.execute("UPDATE schema_version SET version = 99", [])
+        .unwrap();
+    drop(raw);
+
+    match SqliteStore::open(&file) {
+        Err(StoreError::Unavailable(message)) => assert!(message.contains("99"), "{message}"),
+        other => panic!("expected Unavailable for a newer schema, got {other:?}"),
+    }
+}
+
+#[test]
+fn missing_directory_is_unavailable() {
+    let dir = TempDir::new("missing");
+    let file = dir.path().join("no").join("such").join("dir.db");
+    assert!(matches!(
+        SqliteStore::open(&file),
+        Err(StoreError::Unavailable(_))
+    ));
+}

@@ -1,0 +1,57 @@
+//! Extractors whose rejections are seed-002 envelopes, not axum's plain-text bodies.
+
+use std::collections::HashMap;
+
+use axum::extract::{FromRequest, FromRequestParts, Query, Request};
+use axum::http::request::Parts;
+use axum::http::{header, StatusCode};
+use serde_json::Value;
+
+use super::{ApiError, MAX_BODY_BYTES};
+
+/// A JSON body of at most [`MAX_BODY_BYTES`]; an empty body is `Value::Null`. The content type is
+/// not checked: curl users often leave it out, and the body is JSON either way.
+pub struct JsonBody(pub Value);
+
+impl<S: Send + Sync> FromRequest<S> for JsonBody {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, _state: &S) -> Result<Self, Self::Rejection> {
+        let too_large = || {
+            ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("body: larger than {MAX_BODY_BYTES} bytes"),
+            )
+        };
+        let declared = request
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<usize>().ok());
+        if declared.is_some_and(|n| n > MAX_BODY_BYTES) {
+            return Err(too_large());
+        }
+        let bytes = axum::body::to_bytes(request.into_body(), MAX_BODY_BYTES)
+            .await
+            .map_err(|_| too_large())?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(JsonBody(Value::Null));
+        }
+        serde_json::from_slice(&bytes)
+            .map(JsonBody)
+            .map_err(|e| ApiError::invalid("body", format!("invalid JSON: {e}")))
+    }
+}
+
+/// Query parameters as a map.
+pub struct Params(pub HashMap<String, String>);
+
+impl<S: Send + Sync> FromRequestParts<S> for Params {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        Query::<HashMap<String, String>>::try_from_uri(&parts.uri)
+            .map(|Query(map)| Params(map))
+            .map_err(|e| ApiError::invalid("query", e.body_text()))
+    }
+}

@@ -1,0 +1,269 @@
+//! Job lifecycle: create, read, update, pause, delete, list, and declarative timers.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+use sundial_core::job::{Job, JobDefinition, JobId, JobState};
+
+use super::{decode, encode, field_error, App, AppError};
+use crate::store::{JobFilter, Page, PageRequest, Store, StoreError};
+
+/// What `PUT /services/{name}/timers` changed.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TimersReport {
+    /// Jobs created.
+    pub created: Vec<String>,
+    /// Jobs whose definition changed.
+    pub updated: Vec<String>,
+    /// Jobs already as declared.
+    pub unchanged: Vec<String>,
+    /// Jobs of the service that the list no longer declares.
+    pub removed: Vec<String>,
+}
+
+impl<S: Store> App<S> {
+    /// Creates a job from a seed-002 body (`POST /jobs/{jobId}`).
+    pub async fn create_job(&self, job_id: &JobId, body: &Value) -> Result<Job, AppError> {
+        self.create_job_for(job_id, body, None).await
+    }
+
+    async fn create_job_for(
+        &self,
+        job_id: &JobId,
+        body: &Value,
+        service: Option<String>,
+    ) -> Result<Job, AppError> {
+        let now = self.now();
+        let definition = JobDefinition::parse(job_id, body, now)?;
+        if let Some(parent) = definition.parent_job() {
+            if parent == job_id {
+                return Err(field_error("parentJob", "a job cannot be its own parent"));
+            }
+        }
+        let state = JobState::for_definition(&definition);
+        let job = Job {
+            definition,
+            state,
+            created_at: now,
+            updated_at: now,
+        };
+        match self.store.create_job(&encode(&job, 1, service)).await {
+            Err(StoreError::AlreadyExists(_)) => {
+                return Err(AppError::Conflict(format!("job {job_id} already exists")));
+            }
+            other => other?,
+        }
+        self.refresh_wakeup(&job).await?;
+        tracing::info!(job_id = %job_id, "job created");
+        Ok(job)
+    }
+
+    /// Reads a job (`GET /jobs/{jobId}`).
+    pub async fn get_job(&self, job_id: &JobId) -> Result<Job, AppError> {
+        Ok(self.load(job_id).await?.job)
+    }
+
+    /// Pauses or resumes a job; `notes` say why (`PUT ?active=`, `/pause`, `/unpause`).
+    pub async fn set_active(
+        &self,
+        job_id: &JobId,
+        active: bool,
+        notes: Option<String>,
+    ) -> Result<Job, AppError> {
+        let (stored, ()) = self
+            .modify(job_id, |stored| {
+                let now = stored.job.updated_at;
+                if active {
+                    stored.job.unpause(notes.clone(), now);
+                } else {
+                    stored.job.pause(notes.clone(), now);
+                }
+                Ok(())
+            })
+            .await?;
+        tracing::info!(job_id = %job_id, active, "job active state changed");
+        Ok(stored.job)
+    }
+
+    /// Replaces a job's definition, keeping its state and history (`POST /jobs/{jobId}/update`).
+    /// The caller runs it afterwards.
+    pub async fn update_job(&self, job_id: &JobId, body: &Value) -> Result<Job, AppError> {
+        let (stored, ()) = self
+            .modify(job_id, |stored| {
+                let definition = JobDefinition::parse(job_id, body, stored.job.created_at)?;
+                // A changed remainingActions restarts the count; otherwise the count so far stands.
+                if definition.remaining_actions() != stored.job.definition.remaining_actions() {
+                    stored.job.state.remaining_actions = definition.remaining_actions();
+                }
+                stored.job.definition = definition;
+                Ok(())
+            })
+            .await?;
+        Ok(stored.job)
+    }
+
+    /// Deletes a job (`DELETE /job/{jobId}`); its executions stay until `clean`.
+    pub async fn delete_job(&self, job_id: &JobId) -> Result<(), AppError> {
+        if !self.store.delete_job(job_id.as_str()).await? {
+            return Err(AppError::NotFound(format!("job {job_id}")));
+        }
+        tracing::info!(job_id = %job_id, "job deleted");
+        Ok(())
+    }
+
+    /// Lists jobs (`GET /jobs`).
+    pub async fn list_jobs(
+        &self,
+        filter: &JobFilter,
+        page: &PageRequest,
+    ) -> Result<Page<Job>, AppError> {
+        let records = self.store.list_jobs(filter, page).await?;
+        let items = records
+            .items
+            .iter()
+            .map(|r| decode(r).map(|s| s.job))
+            .collect::<Result<_, _>>()?;
+        Ok(Page {
+            items,
+            next_cursor: records.next_cursor,
+        })
+    }
+
+    /// Deletes every job whose parent is `parent`, their descendants, and the parent itself
+    /// (`DELETE /main/destroyByParentJob`). Returns the ids deleted.
+    pub async fn destroy_by_parent(&self, parent: &JobId) -> Result<Vec<String>, AppError> {
+        let mut deleted = Vec::new();
+        let mut pending = vec![parent.to_string()];
+        // Breadth-first over the parent links; `seen` guards against cycles written by hand.
+        let mut seen = std::collections::BTreeSet::new();
+        while let Some(current) = pending.pop() {
+            if !seen.insert(current.clone()) {
+                continue;
+            }
+            let filter = JobFilter {
+                parent_job: Some(current.clone()),
+                ..JobFilter::default()
+            };
+            let mut cursor = None;
+            loop {
+                let page = self
+                    .store
+                    .list_jobs(&filter, &PageRequest { limit: 500, cursor })
+                    .await?;
+                pending.extend(page.items.into_iter().map(|r| r.job_id));
+                cursor = page.next_cursor;
+                if cursor.is_none() {
+                    break;
+                }
+            }
+            if self.store.delete_job(&current).await? {
+                deleted.push(current);
+            }
+        }
+        if deleted.is_empty() {
+            return Err(AppError::NotFound(format!("job {parent}")));
+        }
+        Ok(deleted)
+    }
+
+    /// Reconciles the jobs a service declares (seed 002's timer list and its check-timers job):
+    /// creates the missing, updates the changed, removes the undeclared. Idempotent.
+    pub async fn reconcile_timers(
+        &self,
+        service: &str,
+        timers: &Value,
+    ) -> Result<TimersReport, AppError> {
+        if service.is_empty() || service.len() > 128 {
+            return Err(field_error("serviceName", "expected 1 to 128 characters"));
+        }
+        let list = match timers {
+            Value::Array(list) => list,
+            Value::Object(obj) => match obj.get("timer").or_else(|| obj.get("timers")) {
+                Some(Value::Array(list)) => list,
+                _ => return Err(field_error("timer", "expected an array of job definitions")),
+            },
+            _ => return Err(field_error("timer", "expected an array of job definitions")),
+        };
+        // Validate the whole list before changing anything, so a bad entry changes nothing.
+        let now = self.now();
+        let mut declared = BTreeMap::new();
+        for (i, body) in list.iter().enumerate() {
+            let path = format!("timer[{i}]");
+            let id = body
+                .get("jobId")
+                .and_then(Value::as_str)
+                .ok_or_else(|| field_error(&format!("{path}.jobId"), "required"))?;
+            let job_id = JobId::parse(id).map_err(|e| AppError::Invalid(e.under(&path)))?;
+            JobDefinition::parse(&job_id, body, now)
+                .map_err(|e| AppError::Invalid(e.under(&path)))?;
+            if declared
+                .insert(job_id.to_string(), (job_id, body))
+                .is_some()
+            {
+                return Err(field_error(
+                    &format!("{path}.jobId"),
+                    format!("{id:?} is declared twice"),
+                ));
+            }
+        }
+        let mut report = TimersReport::default();
+        for (id, (job_id, body)) in &declared {
+            match self.store.get_job(id).await? {
+                None => {
+                    self.create_job_for(job_id, body, Some(service.to_string()))
+                        .await?;
+                    report.created.push(id.clone());
+                }
+                Some(record) => {
+                    let existing = decode(&record)?;
+                    if existing.service.as_deref() != Some(service) {
+                        return Err(AppError::Conflict(format!(
+                            "job {id} exists and is not declared by service {service}"
+                        )));
+                    }
+                    if existing.job.definition.as_written() == &**body {
+                        report.unchanged.push(id.clone());
+                    } else {
+                        self.update_job(job_id, body).await?;
+                        report.updated.push(id.clone());
+                    }
+                }
+            }
+        }
+        let filter = JobFilter {
+            service: Some(service.to_string()),
+            ..JobFilter::default()
+        };
+        let mut cursor = None;
+        let mut stale = Vec::new();
+        loop {
+            let page = self
+                .store
+                .list_jobs(&filter, &PageRequest { limit: 500, cursor })
+                .await?;
+            stale.extend(
+                page.items
+                    .into_iter()
+                    .map(|r| r.job_id)
+                    .filter(|id| !declared.contains_key(id)),
+            );
+            cursor = page.next_cursor;
+            if cursor.is_none() {
+                break;
+            }
+        }
+        for id in stale {
+            self.store.delete_job(&id).await?;
+            report.removed.push(id);
+        }
+        tracing::info!(
+            service,
+            created = report.created.len(),
+            updated = report.updated.len(),
+            removed = report.removed.len(),
+            "timers reconciled"
+        );
+        Ok(report)
+    }
+}

@@ -1,0 +1,235 @@
+//! The use cases of the control plane, written once over the ports.
+//!
+//! `App` is what the HTTP router, the API Lambda and `sundial serve` call. It owns the rules that
+//! span several store writes (a job and its timer-index entry, an execution and its job's counters)
+//! and retries the optimistic-concurrency conflicts that concurrent requests produce, so callers see
+//! either a clean result or a typed [`AppError`].
+
+mod jobs;
+mod runs;
+mod views;
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use sundial_core::job::{FieldError, Job, JobId, When};
+
+use crate::clock::Clock;
+use crate::store::{JobRecord, Store, StoreError};
+
+pub use jobs::TimersReport;
+pub use views::{Describe, Stats};
+
+/// How many times a read-modify-write of one job is retried after losing a race.
+const MAX_CONFLICT_RETRIES: usize = 8;
+
+/// Settings of the control plane.
+#[derive(Clone, Debug, Default)]
+pub struct AppConfig {
+    /// Seed 004's debug mode: automatic runs stop, manual triggers still work.
+    pub debug_mode: bool,
+}
+
+/// Why a use case failed, in terms a caller can act on.
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    /// The request is invalid; the error names the field.
+    #[error("{0}")]
+    Invalid(#[from] FieldError),
+    /// The job or execution does not exist.
+    #[error("{0} not found")]
+    NotFound(String),
+    /// The request conflicts with the current state (duplicate id, wrong state for the action).
+    #[error("{0}")]
+    Conflict(String),
+    /// The store failed or stored data is unreadable; the request may be retried.
+    #[error("{0}")]
+    Unavailable(String),
+}
+
+impl From<StoreError> for AppError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::AlreadyExists(key) => AppError::Conflict(format!("{key} already exists")),
+            StoreError::NotFound(key) => AppError::NotFound(key),
+            StoreError::VersionConflict { key, .. } => {
+                AppError::Conflict(format!("{key} was changed concurrently; retry"))
+            }
+            StoreError::InvalidCursor => AppError::Invalid(FieldError {
+                path: "cursor".into(),
+                message: "invalid page cursor".into(),
+            }),
+            StoreError::Unavailable(why) => AppError::Unavailable(why),
+        }
+    }
+}
+
+/// The control plane over a store and a clock.
+pub struct App<S: Store> {
+    store: S,
+    clock: Arc<dyn Clock>,
+    config: AppConfig,
+}
+
+/// A job read from the store, with what is needed to write it back.
+#[derive(Clone, Debug)]
+pub(crate) struct StoredJob {
+    pub job: Job,
+    pub version: u64,
+    pub service: Option<String>,
+}
+
+impl<S: Store> App<S> {
+    /// A control plane over `store`, reading time from `clock`.
+    pub fn new(store: S, clock: Arc<dyn Clock>, config: AppConfig) -> Self {
+        App {
+            store,
+            clock,
+            config,
+        }
+    }
+
+    /// The store, for adapters' own maintenance and for tests.
+    pub fn store(&self) -> &S {
+        &self.store
+    }
+
+    /// The current time of this control plane's clock.
+    pub fn now(&self) -> DateTime<Utc> {
+        self.clock.now()
+    }
+
+    /// Whether seed 004's debug mode is on.
+    pub fn debug_mode(&self) -> bool {
+        self.config.debug_mode
+    }
+
+    pub(crate) async fn load(&self, job_id: &JobId) -> Result<StoredJob, AppError> {
+        let record = self
+            .store
+            .get_job(job_id.as_str())
+            .await?
+            .ok_or_else(|| AppError::NotFound(format!("job {job_id}")))?;
+        decode(&record)
+    }
+
+    /// Writes a job back against the version it was read at, then refreshes its timer-index entry.
+    pub(crate) async fn save(&self, stored: &StoredJob) -> Result<u64, AppError> {
+        let record = encode(&stored.job, stored.version, stored.service.clone());
+        let version = self.store.update_job(&record).await?;
+        self.refresh_wakeup(&stored.job).await?;
+        Ok(version)
+    }
+
+    /// Applies `change` to a job, re-reading and retrying when a concurrent write wins the race.
+    pub(crate) async fn modify<T>(
+        &self,
+        job_id: &JobId,
+        mut change: impl FnMut(&mut StoredJob) -> Result<T, AppError>,
+    ) -> Result<(StoredJob, T), AppError> {
+        let mut last = None;
+        for _ in 0..MAX_CONFLICT_RETRIES {
+            let mut stored = self.load(job_id).await?;
+            let out = change(&mut stored)?;
+            stored.job.updated_at = self.now();
+            match self.save(&stored).await {
+                Ok(version) => {
+                    stored.version = version;
+                    return Ok((stored, out));
+                }
+                Err(AppError::Conflict(why)) => last = Some(why),
+                Err(other) => return Err(other),
+            }
+        }
+        Err(AppError::Conflict(
+            last.unwrap_or_else(|| format!("job {job_id} is busy; retry")),
+        ))
+    }
+
+    /// Keeps the timer index in step with a job: its next nominal fire, or no entry when it is
+    /// paused, triggered-only or exhausted. Finding due work reads this index; it never scans jobs.
+    pub(crate) async fn refresh_wakeup(&self, job: &Job) -> Result<(), AppError> {
+        let due = next_fire(job);
+        self.store
+            .set_wakeup(&wakeup_key(job.definition.job_id()), due)
+            .await?;
+        Ok(())
+    }
+}
+
+/// The timer-index key of a job's next fire.
+pub fn wakeup_key(job_id: &JobId) -> String {
+    format!("job:{job_id}")
+}
+
+/// A job's next nominal fire after the last one it ran (or its creation), if it is to fire again.
+pub(crate) fn next_fire(job: &Job) -> Option<DateTime<Utc>> {
+    if !job.definition.active() || job.state.remaining_actions == Some(0) {
+        return None;
+    }
+    let When::Scheduled(schedule) = job.definition.when() else {
+        return None;
+    };
+    let created = job.created_at - chrono::Duration::seconds(1);
+    let after = job
+        .state
+        .last_scheduled_time
+        .map_or(created, |last| last.max(created));
+    schedule.next_after(after)
+}
+
+pub(crate) fn encode(job: &Job, version: u64, service: Option<String>) -> JobRecord {
+    let definition = &job.definition;
+    JobRecord {
+        job_id: definition.job_id().to_string(),
+        version,
+        creator: definition.creator().to_string(),
+        parent_job: definition.parent_job().map(|p| p.to_string()),
+        service,
+        state: if definition.active() {
+            "active"
+        } else {
+            "paused"
+        }
+        .to_string(),
+        created_at: job.created_at,
+        updated_at: job.updated_at,
+        document: job.to_document(),
+    }
+}
+
+pub(crate) fn decode(record: &JobRecord) -> Result<StoredJob, AppError> {
+    let unreadable = |e: FieldError| {
+        AppError::Unavailable(format!("stored job {} is unreadable: {e}", record.job_id))
+    };
+    let job_id = JobId::parse(&record.job_id).map_err(unreadable)?;
+    let job = Job::from_document(
+        &job_id,
+        &record.document,
+        record.created_at,
+        record.updated_at,
+    )
+    .map_err(unreadable)?;
+    Ok(StoredJob {
+        job,
+        version: record.version,
+        service: record.service.clone(),
+    })
+}
+
+/// Parses a path's job id, as a 400 naming `jobId` when malformed.
+pub fn parse_job_id(text: &str) -> Result<JobId, AppError> {
+    Ok(JobId::parse(text)?)
+}
+
+pub(crate) fn field_error(path: &str, message: impl Into<String>) -> AppError {
+    AppError::Invalid(FieldError {
+        path: path.to_string(),
+        message: message.into(),
+    })
+}
+
+pub(crate) fn json_time(t: DateTime<Utc>) -> Value {
+    Value::String(t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true))
+}

@@ -1,0 +1,352 @@
+//! Executions from the control plane: manual triggers, update-and-run, backfill requests, reads,
+//! cancel and terminate, and retention.
+//!
+//! Running an execution is the execution engine's job; here executions are created `Enqueued` and
+//! their ids are derived from the job and the trigger id, so retrying a request (or sending the same
+//! `Idempotency-Key`) never creates a second execution.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use sundial_core::execution::{execution_id_for_trigger, Execution, ExecutionState};
+use sundial_core::job::{Backfill, JobId, OverlapPolicy, When};
+
+use super::{field_error, App, AppError};
+use crate::store::{CleanReport, ExecutionRecord, Page, PageRequest, Store};
+
+/// The most fire times one backfill request may cover.
+const MAX_BACKFILL_FIRES: usize = 10_000;
+/// The most backfill requests a job may have waiting.
+const MAX_PENDING_BACKFILLS: usize = 100;
+
+impl<S: Store> App<S> {
+    /// Starts one run of a job now with `arguments` (`POST /jobs/{jobId}/trigger`). `trigger_id`
+    /// (from an `Idempotency-Key` header) makes retries of the same request return the same execution.
+    pub async fn trigger(
+        &self,
+        job_id: &JobId,
+        arguments: Value,
+        trigger_id: Option<&str>,
+    ) -> Result<Execution, AppError> {
+        if !arguments.is_object() {
+            return Err(field_error("body", "expected a JSON object of arguments"));
+        }
+        self.enqueue(job_id, Some(arguments), trigger_id, "trigger")
+            .await
+    }
+
+    /// Runs a job now after an update (`POST /jobs/{jobId}/update`).
+    pub async fn run_now(&self, job_id: &JobId) -> Result<Execution, AppError> {
+        self.enqueue(job_id, None, None, "update").await
+    }
+
+    async fn enqueue(
+        &self,
+        job_id: &JobId,
+        arguments: Option<Value>,
+        trigger_id: Option<&str>,
+        source: &str,
+    ) -> Result<Execution, AppError> {
+        let now = self.now();
+        let trigger_id = match trigger_id {
+            Some(id) => id.to_string(),
+            None => fresh_trigger_id(now),
+        };
+        let execution_id = execution_id_for_trigger(job_id, &trigger_id)
+            .map_err(|e| AppError::Invalid(e.under("Idempotency-Key")))?;
+        if let Some(existing) = self.store.get_execution(&execution_id).await? {
+            return decode_execution(&existing);
+        }
+        let (stored, number) = self
+            .modify(job_id, |stored| {
+                let number = stored.job.state.next_execute_number;
+                stored.job.state.next_execute_number += 1;
+                Ok(number)
+            })
+            .await?;
+        let definition = &stored.job.definition;
+        let mut execution = Execution::new(
+            execution_id.clone(),
+            job_id.clone(),
+            number,
+            ExecutionState::Enqueued,
+            now,
+            format!("{source}:{trigger_id}"),
+            now,
+        )
+        .map_err(|e| AppError::Unavailable(e.to_string()))?;
+        execution.arguments = arguments;
+        execution.parent_job = definition.parent_job().cloned();
+        execution.parent_job_execution = definition.parent_job_execution();
+        if !self
+            .store
+            .create_execution(&encode_execution(&execution, 1)?)
+            .await?
+        {
+            // A concurrent request with the same trigger id won; answer with its execution.
+            let existing = self.store.get_execution(&execution_id).await?;
+            return existing
+                .as_ref()
+                .map(decode_execution)
+                .unwrap_or(Ok(execution));
+        }
+        tracing::info!(job_id = %job_id, execution_id, source, "execution enqueued");
+        Ok(execution)
+    }
+
+    /// Records a backfill request (`POST /jobs/{jobId}/backfill`): every fire time in
+    /// `[startTime, endTime]` will run now, exempt from the catch-up window. Returns how many.
+    pub async fn backfill(&self, job_id: &JobId, body: &Value) -> Result<usize, AppError> {
+        let obj = body.as_object().ok_or_else(|| {
+            field_error("body", "expected {\"startTime\", \"endTime\", \"overlap\"}")
+        })?;
+        for key in obj.keys() {
+            if !matches!(key.as_str(), "startTime" | "endTime" | "overlap") {
+                return Err(field_error(
+                    key,
+                    "unknown field; expected startTime, endTime, overlap",
+                ));
+            }
+        }
+        let start = required_time(body, "startTime")?;
+        let end = required_time(body, "endTime")?;
+        if end < start {
+            return Err(field_error("endTime", "is before startTime"));
+        }
+        let overlap = match body.get("overlap") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(serde_json::from_value::<OverlapPolicy>(v.clone()).map_err(|_| {
+                field_error("overlap", format!("expected Skip, BufferOne, BufferAll, CancelOther, TerminateOther or AllowAll, got {v}"))
+            })?),
+        };
+        let now = self.now();
+        let (_, count) = self
+            .modify(job_id, |stored| {
+                let When::Scheduled(schedule) = stored.job.definition.when() else {
+                    return Err(AppError::Conflict(format!(
+                        "job {job_id} has no schedule to backfill"
+                    )));
+                };
+                let count = schedule
+                    .preview(start - chrono::Duration::seconds(1), MAX_BACKFILL_FIRES + 1)
+                    .into_iter()
+                    .take_while(|t| *t <= end)
+                    .count();
+                if count > MAX_BACKFILL_FIRES {
+                    return Err(field_error(
+                        "endTime",
+                        format!(
+                            "the range holds more than {MAX_BACKFILL_FIRES} fire times; split it"
+                        ),
+                    ));
+                }
+                let pending = &mut stored.job.state.pending_backfills;
+                if pending.len() >= MAX_PENDING_BACKFILLS {
+                    return Err(AppError::Conflict(format!(
+                        "job {job_id} already has {MAX_PENDING_BACKFILLS} backfills waiting"
+                    )));
+                }
+                pending.push(Backfill {
+                    start_time: start,
+                    end_time: end,
+                    overlap,
+                    requested_at: now,
+                });
+                Ok(count)
+            })
+            .await?;
+        tracing::info!(job_id = %job_id, count, "backfill recorded");
+        Ok(count)
+    }
+
+    /// One execution (`GET /executions/{id}`), with its event log.
+    pub async fn get_execution(&self, execution_id: &str) -> Result<Execution, AppError> {
+        let record = self
+            .store
+            .get_execution(execution_id)
+            .await?
+            .ok_or_else(|| AppError::NotFound(format!("execution {execution_id}")))?;
+        decode_execution(&record)
+    }
+
+    /// A job's executions, newest first (`GET /jobs/{jobId}/executions`, `GET /main/execution`).
+    pub async fn list_executions(
+        &self,
+        job_id: &JobId,
+        page: &PageRequest,
+    ) -> Result<Page<Execution>, AppError> {
+        let records = self.store.list_executions(job_id.as_str(), page).await?;
+        decode_page(records)
+    }
+
+    /// Executions of a parent's children, optionally of one parent execution (`getChildJobLogs`).
+    pub async fn child_executions(
+        &self,
+        parent: &JobId,
+        parent_execution: Option<u64>,
+        page: &PageRequest,
+    ) -> Result<Page<Execution>, AppError> {
+        let records = self
+            .store
+            .list_child_executions(parent.as_str(), parent_execution, page)
+            .await?;
+        decode_page(records)
+    }
+
+    /// Cancels an execution that has not finished (`POST /executions/{id}/cancel`).
+    pub async fn cancel_execution(
+        &self,
+        execution_id: &str,
+        reason: &str,
+    ) -> Result<Execution, AppError> {
+        self.finish_execution(execution_id, ExecutionState::Cancelled, reason)
+            .await
+    }
+
+    /// Terminates a running or failed execution (`POST /executions/{id}/terminate`).
+    pub async fn terminate_execution(
+        &self,
+        execution_id: &str,
+        reason: &str,
+    ) -> Result<Execution, AppError> {
+        self.finish_execution(execution_id, ExecutionState::Terminated, reason)
+            .await
+    }
+
+    async fn finish_execution(
+        &self,
+        execution_id: &str,
+        to: ExecutionState,
+        reason: &str,
+    ) -> Result<Execution, AppError> {
+        for _ in 0..super::MAX_CONFLICT_RETRIES {
+            let record = self
+                .store
+                .get_execution(execution_id)
+                .await?
+                .ok_or_else(|| AppError::NotFound(format!("execution {execution_id}")))?;
+            let mut execution = decode_execution(&record)?;
+            let from = execution.state();
+            execution.transition(to, self.now(), reason).map_err(|_| {
+                AppError::Conflict(format!(
+                    "execution {execution_id} is {from} and cannot become {to}"
+                ))
+            })?;
+            let mut updated = encode_execution(&execution, record.version)?;
+            updated.created_at = record.created_at;
+            match self.store.update_execution(&updated).await {
+                Ok(_) => return Ok(execution),
+                Err(crate::store::StoreError::VersionConflict { .. }) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(AppError::Conflict(format!(
+            "execution {execution_id} is busy; retry"
+        )))
+    }
+
+    /// Retention (`DELETE /main/schedule/clean`).
+    pub async fn clean(
+        &self,
+        purge_deleted_jobs: bool,
+        retain: usize,
+    ) -> Result<CleanReport, AppError> {
+        Ok(self
+            .store
+            .clean_executions(retain, purge_deleted_jobs)
+            .await?)
+    }
+
+    /// Asynchronous progress reported by a job service (`POST /jobs/{jobId}/feedback/{n}`). Only an
+    /// execution that is `Processing` accepts feedback; the execution engine puts them there.
+    pub async fn feedback(
+        &self,
+        job_id: &JobId,
+        request_counts: u64,
+        _body: &Value,
+    ) -> Result<(), AppError> {
+        self.load(job_id).await?;
+        let recent = self
+            .store
+            .list_executions(job_id.as_str(), &PageRequest::first(20))
+            .await?;
+        let waiting = recent
+            .items
+            .iter()
+            .any(|r| r.state == ExecutionState::Processing.to_string());
+        if !waiting {
+            return Err(AppError::Conflict(format!(
+                "no execution of job {job_id} is waiting for feedback (request {request_counts})"
+            )));
+        }
+        Err(AppError::Conflict(
+            "feedback handling arrives with the execution engine".into(),
+        ))
+    }
+}
+
+fn required_time(body: &Value, key: &str) -> Result<DateTime<Utc>, AppError> {
+    let text = body
+        .get(key)
+        .and_then(Value::as_str)
+        .ok_or_else(|| field_error(key, "required: an RFC 3339 time"))?;
+    DateTime::parse_from_rfc3339(text)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|_| {
+            field_error(
+                key,
+                format!("expected an RFC 3339 time like \"2024-01-01T00:00:00Z\", got {text:?}"),
+            )
+        })
+}
+
+/// A trigger id unique within this process and, by its time prefix, across restarts.
+fn fresh_trigger_id(now: DateTime<Utc>) -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    format!("{}-{n}", now.format("%Y%m%dT%H%M%S%6fZ"))
+}
+
+pub(crate) fn encode_execution(
+    execution: &Execution,
+    version: u64,
+) -> Result<ExecutionRecord, AppError> {
+    let document = serde_json::to_value(execution)
+        .map_err(|e| AppError::Unavailable(format!("execution encoding: {e}")))?;
+    Ok(ExecutionRecord {
+        execution_id: execution.execution_id.clone(),
+        job_id: execution.job_id.to_string(),
+        execute_number: execution.execute_number,
+        state: execution.state().to_string(),
+        parent_job: execution.parent_job.as_ref().map(|p| p.to_string()),
+        parent_execution: execution.parent_job_execution,
+        created_at: execution
+            .events()
+            .first()
+            .map_or(execution.scheduled_time, |e| e.at),
+        version,
+        document,
+    })
+}
+
+pub(crate) fn decode_execution(record: &ExecutionRecord) -> Result<Execution, AppError> {
+    serde_json::from_value(record.document.clone()).map_err(|e| {
+        AppError::Unavailable(format!(
+            "stored execution {} is unreadable: {e}",
+            record.execution_id
+        ))
+    })
+}
+
+fn decode_page(records: Page<ExecutionRecord>) -> Result<Page<Execution>, AppError> {
+    let items = records
+        .items
+        .iter()
+        .map(decode_execution)
+        .collect::<Result<_, _>>()?;
+    Ok(Page {
+        items,
+        next_cursor: records.next_cursor,
+    })
+}

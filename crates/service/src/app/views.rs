@@ -1,0 +1,180 @@
+//! Read models: describe, stats and spec preview.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Value};
+use sundial_core::execution::{Execution, ExecutionState};
+use sundial_core::job::{Job, JobId, When};
+
+use super::{json_time, App, AppError};
+use crate::store::{PageRequest, Store};
+
+/// How many future fire times and recent actions `describe` shows (Temporal's describe shows 10).
+const DESCRIBE_COUNT: usize = 10;
+
+/// `GET /jobs/{jobId}/describe`.
+#[derive(Clone, Debug)]
+pub struct Describe {
+    /// The job as `GET /jobs/{jobId}` returns it.
+    pub job: Value,
+    /// The `info` object: future times, recent and running executions, counters.
+    pub info: Value,
+}
+
+/// `GET /stats`.
+#[derive(Clone, Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Stats {
+    /// Jobs by state.
+    pub jobs: BTreeMap<String, u64>,
+    /// Executions by state.
+    pub executions: BTreeMap<String, u64>,
+    /// Whether automatic runs are stopped (seed 004 debug mode).
+    pub debug_mode: bool,
+}
+
+impl<S: Store> App<S> {
+    /// What a job will do and has done (`GET /jobs/{jobId}/describe`).
+    pub async fn describe(&self, job_id: &JobId) -> Result<Describe, AppError> {
+        let job = self.get_job(job_id).await?;
+        let recent = self
+            .list_executions(job_id, &PageRequest::first(100))
+            .await?
+            .items;
+        let info = describe_info(&job, &recent, self.now());
+        Ok(Describe {
+            job: job.to_api_json(),
+            info,
+        })
+    }
+
+    /// Counts of jobs and executions by state (`GET /stats`).
+    pub async fn stats(&self) -> Result<Stats, AppError> {
+        let counts = self.store.stats().await?;
+        Ok(Stats {
+            jobs: counts.jobs,
+            executions: counts.executions,
+            debug_mode: self.debug_mode(),
+        })
+    }
+
+    /// `POST /specs/preview`: `{"schedule"|"timer": …, "from", "count", "jobId"}`.
+    pub fn preview_spec(&self, body: &Value) -> Result<Value, AppError> {
+        let obj = body
+            .as_object()
+            .ok_or_else(|| super::field_error("body", "expected a JSON object"))?;
+        for key in obj.keys() {
+            if !matches!(
+                key.as_str(),
+                "schedule" | "timer" | "from" | "count" | "jobId"
+            ) {
+                return Err(super::field_error(
+                    key,
+                    "unknown field; expected schedule or timer, from, count, jobId",
+                ));
+            }
+        }
+        if !obj.contains_key("schedule") && !obj.contains_key("timer") {
+            return Err(super::field_error("schedule", "required (or timer)"));
+        }
+        let from = match obj.get("from") {
+            None | Some(Value::Null) => self.now(),
+            Some(Value::String(text)) => chrono::DateTime::parse_from_rfc3339(text)
+                .map(|t| t.with_timezone(&chrono::Utc))
+                .map_err(|_| {
+                    super::field_error("from", format!("expected an RFC 3339 time, got {text:?}"))
+                })?,
+            Some(other) => {
+                return Err(super::field_error(
+                    "from",
+                    format!("expected an RFC 3339 time, got {other}"),
+                ))
+            }
+        };
+        let count = match obj.get("count") {
+            None | Some(Value::Null) => 10,
+            Some(v) => v
+                .as_u64()
+                .filter(|n| (1..=1000).contains(n))
+                .ok_or_else(|| {
+                    super::field_error(
+                        "count",
+                        format!("expected an integer from 1 to 1000, got {v}"),
+                    )
+                })? as usize,
+        };
+        let job_id = match obj.get("jobId") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(id)) => Some(id.as_str()),
+            Some(other) => {
+                return Err(super::field_error(
+                    "jobId",
+                    format!("expected a string, got {other}"),
+                ))
+            }
+        };
+        let preview = sundial_core::timer::preview(body, from, count, job_id)?;
+        let triggered_only = preview.schedule.is_none();
+        let mut out = json!({ "times": preview.times, "schedule": preview.schedule });
+        if triggered_only {
+            out["triggeredOnly"] = json!(true);
+        }
+        Ok(out)
+    }
+}
+
+fn describe_info(job: &Job, executions: &[Execution], now: chrono::DateTime<chrono::Utc>) -> Value {
+    let job_id = job.definition.job_id();
+    let future: Vec<Value> = match job.definition.when() {
+        When::Scheduled(schedule) if job.definition.active() => {
+            let mut times = Vec::new();
+            let created = job.created_at - chrono::Duration::seconds(1);
+            let mut after = job
+                .state
+                .last_scheduled_time
+                .map_or(created, |t| t.max(created))
+                .max(now);
+            let mut remaining = job.state.remaining_actions;
+            while times.len() < DESCRIBE_COUNT && remaining != Some(0) {
+                let Some(fire) = schedule.fire_after(after, job_id.as_str()) else {
+                    break;
+                };
+                times.push(Value::String(schedule.format_time(fire.actual)));
+                after = fire.nominal;
+                remaining = remaining.map(|n| n - 1);
+            }
+            times
+        }
+        _ => Vec::new(),
+    };
+    let recent: Vec<Value> = executions
+        .iter()
+        .take(DESCRIBE_COUNT)
+        .map(|e| {
+            json!({
+                "scheduledTime": json_time(e.scheduled_time),
+                "actualTime": e.started_at().map(json_time),
+                "executionId": e.execution_id,
+                "state": e.state().to_string(),
+            })
+        })
+        .collect();
+    let running: Vec<Value> = executions
+        .iter()
+        .filter(|e| matches!(e.state(), ExecutionState::Enqueued | ExecutionState::Processing))
+        .map(|e| json!({ "executionId": e.execution_id, "state": e.state().to_string(), "startedAt": e.started_at().map(json_time) }))
+        .collect();
+    let state = &job.state;
+    json!({
+        "futureActionTimes": future,
+        "recentActions": recent,
+        "runningExecutions": running,
+        "actionCount": state.action_count,
+        "overlapSkipped": state.overlap_skipped,
+        "missedCatchupWindow": state.missed_catchup_window,
+        "bufferDropped": state.buffer_dropped,
+        "bufferSize": state.buffer_size,
+        "remainingActions": state.remaining_actions,
+        "pendingBackfills": state.pending_backfills.len(),
+    })
+}
