@@ -289,12 +289,19 @@ impl Schedule {
             if exclusion.is_none() && wall >= calendar::FIRST_LOCAL {
                 return Some(candidate);
             }
-            // A change of offset may move fires out of an excluded stretch: never step past one.
+            // A gap policy that moves fires (shift, transition) can move one out of an excluded
+            // stretch at an offset change: then never step past one.
             let next_change = self
-                .zone
-                .transitions
-                .get(self.zone.segment_index(candidate))
-                .map(|tr| tr.at - 1);
+                .resolved
+                .iter()
+                .any(|policy| policy.gap != DstGap::Skip)
+                .then(|| {
+                    self.zone
+                        .transitions
+                        .get(self.zone.segment_index(candidate))
+                        .map(|tr| tr.at - 1)
+                })
+                .flatten();
             for (i, slot) in next.iter_mut().enumerate() {
                 if *slot != Some(candidate) {
                     continue;
