@@ -113,43 +113,71 @@ async fn serve(options: ServeOptions) -> Result<(), String> {
         .map_err(|e| format!("--addr: binding {}: {e}", options.addr))?;
     let local = listener.local_addr().map_err(|e| format!("--addr: {e}"))?;
     tracing::info!(addr = %local, data = %options.data.display(), debug_mode = options.debug_mode, auth = options.token.is_some(), "sundial listening");
+    let shutdown = shutdown_signal()?;
+    let signal_for_grace = shutdown_signal()?;
     // Tests and scripts read this line to learn the port when --addr ends in :0.
     println!("sundial listening on http://{local}");
-    axum::serve(listener, router)
-        .with_graceful_shutdown(shutdown_signal())
-        .await
-        .map_err(|e| format!("serving: {e}"))?;
+    let server = axum::serve(listener, router).with_graceful_shutdown(async {
+        shutdown.await;
+        tracing::info!("shutting down");
+    });
+    // Graceful shutdown waits for every open connection, and a client that sent half a request
+    // (or half a body) would hold the process forever: after the signal, in-flight requests get
+    // SHUTDOWN_GRACE, then the rest are dropped. Every write is a committed SQLite transaction, so
+    // a dropped connection loses at most its own unanswered request.
+    let grace_expired = async {
+        signal_for_grace.await;
+        tokio::time::sleep(SHUTDOWN_GRACE).await;
+    };
+    tokio::select! {
+        result = server => result.map_err(|e| format!("serving: {e}"))?,
+        () = grace_expired => tracing::warn!(
+            grace = ?SHUTDOWN_GRACE,
+            "connections still open after the shutdown grace period; closing them"
+        ),
+    }
     tracing::info!("sundial stopped");
     Ok(())
 }
 
-async fn shutdown_signal() {
-    let interrupt = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// How long in-flight requests may take to finish after SIGINT or SIGTERM.
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// A future that resolves on SIGINT or SIGTERM. The handlers are installed here, not when the
+/// future is first polled, so a signal sent as soon as the listening line appears is not lost (or
+/// fatal). Each call listens on its own, so the graceful shutdown and the grace timer both see it.
+fn shutdown_signal() -> Result<impl std::future::Future<Output = ()>, String> {
     #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let listen = |kind: SignalKind| {
+            signal(kind).map_err(|e| format!("installing the signal handler: {e}"))
+        };
+        let mut interrupt = listen(SignalKind::interrupt())?;
+        let mut terminate = listen(SignalKind::terminate())?;
+        Ok(async move {
+            tokio::select! {
+                _ = interrupt.recv() => {},
+                _ = terminate.recv() => {},
             }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = interrupt => {},
-        () = terminate => {},
+        })
     }
-    tracing::info!("shutting down");
+    #[cfg(not(unix))]
+    {
+        Ok(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+    }
 }
 
 fn init_logging() {
+    use std::io::IsTerminal;
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    // Colours only on a terminal: logs redirected to a file or a collector stay plain text.
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr)
         .try_init();
 }

@@ -2,9 +2,10 @@
 
 use std::collections::HashMap;
 
-use axum::extract::{FromRequest, FromRequestParts, Query, Request};
+use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request};
 use axum::http::request::Parts;
 use axum::http::{header, StatusCode};
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::{ApiError, MAX_BODY_BYTES};
@@ -53,5 +54,20 @@ impl<S: Send + Sync> FromRequestParts<S> for Params {
         Query::<HashMap<String, String>>::try_from_uri(&parts.uri)
             .map(|Query(map)| Params(map))
             .map_err(|e| ApiError::invalid("query", e.body_text()))
+    }
+}
+
+/// Path parameters; a segment axum cannot decode (invalid UTF-8 after percent-decoding) is an
+/// envelope too.
+pub struct PathParams<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for PathParams<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        Path::<T>::from_request_parts(parts, state)
+            .await
+            .map(|Path(value)| PathParams(value))
+            .map_err(|e| ApiError::new(e.status(), format!("path: {}", e.body_text())))
     }
 }

@@ -12,7 +12,7 @@ mod extract;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use axum::extract::{Path, Request, State};
+use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -24,7 +24,7 @@ use sundial_core::execution::Execution;
 use crate::app::{parse_job_id, App, AppError};
 use crate::store::{JobFilter, Page, PageRequest, Store, MAX_PAGE};
 pub use error::ApiError;
-use extract::{JsonBody, Params};
+use extract::{JsonBody, Params, PathParams};
 
 /// The largest request body accepted.
 pub const MAX_BODY_BYTES: usize = 256 * 1024;
@@ -112,7 +112,7 @@ async fn stats<S: Store>(State(app): AppState<S>) -> ApiResult {
 
 async fn create_job<S: Store>(
     State(app): AppState<S>,
-    Path(job_id): Path<String>,
+    PathParams(job_id): PathParams<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
     let job_id = parse_job_id(&job_id)?;
@@ -120,14 +120,17 @@ async fn create_job<S: Store>(
     Ok(Json(envelope()).into_response())
 }
 
-async fn get_job<S: Store>(State(app): AppState<S>, Path(job_id): Path<String>) -> ApiResult {
+async fn get_job<S: Store>(
+    State(app): AppState<S>,
+    PathParams(job_id): PathParams<String>,
+) -> ApiResult {
     let job = app.get_job(&parse_job_id(&job_id)?).await?;
     Ok(Json(job.to_api_json()).into_response())
 }
 
 async fn set_active<S: Store>(
     State(app): AppState<S>,
-    Path(job_id): Path<String>,
+    PathParams(job_id): PathParams<String>,
     Params(params): Params,
 ) -> ApiResult {
     let job_id = parse_job_id(&job_id)?;
@@ -151,14 +154,17 @@ async fn set_active<S: Store>(
     Ok(Json(envelope()).into_response())
 }
 
-async fn delete_job<S: Store>(State(app): AppState<S>, Path(job_id): Path<String>) -> ApiResult {
+async fn delete_job<S: Store>(
+    State(app): AppState<S>,
+    PathParams(job_id): PathParams<String>,
+) -> ApiResult {
     app.delete_job(&parse_job_id(&job_id)?).await?;
     Ok(Json(envelope()).into_response())
 }
 
 async fn update_job<S: Store>(
     State(app): AppState<S>,
-    Path(job_id): Path<String>,
+    PathParams(job_id): PathParams<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
     let job_id = parse_job_id(&job_id)?;
@@ -171,7 +177,7 @@ async fn update_job<S: Store>(
 
 async fn trigger<S: Store>(
     State(app): AppState<S>,
-    Path(job_id): Path<String>,
+    PathParams(job_id): PathParams<String>,
     headers: HeaderMap,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
@@ -190,7 +196,7 @@ async fn trigger<S: Store>(
 
 async fn feedback<S: Store>(
     State(app): AppState<S>,
-    Path((job_id, request_counts)): Path<(String, String)>,
+    PathParams((job_id, request_counts)): PathParams<(String, String)>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
     let job_id = parse_job_id(&job_id)?;
@@ -221,7 +227,7 @@ fn notes_of(body: &Value) -> Result<Option<String>, ApiError> {
 
 async fn pause<S: Store>(
     State(app): AppState<S>,
-    Path(job_id): Path<String>,
+    PathParams(job_id): PathParams<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
     let job_id = parse_job_id(&job_id)?;
@@ -232,25 +238,28 @@ async fn pause<S: Store>(
 
 async fn unpause<S: Store>(
     State(app): AppState<S>,
-    Path(job_id): Path<String>,
+    PathParams(job_id): PathParams<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
     let job_id = parse_job_id(&job_id)?;
-    notes_of(&body)?;
-    app.set_active(&job_id, true, None).await?;
+    let notes = notes_of(&body)?;
+    app.set_active(&job_id, true, notes).await?;
     Ok(Json(envelope()).into_response())
 }
 
 async fn backfill<S: Store>(
     State(app): AppState<S>,
-    Path(job_id): Path<String>,
+    PathParams(job_id): PathParams<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
     let count = app.backfill(&parse_job_id(&job_id)?, &body).await?;
     Ok(envelope_with(json!({ "count": count })))
 }
 
-async fn describe<S: Store>(State(app): AppState<S>, Path(job_id): Path<String>) -> ApiResult {
+async fn describe<S: Store>(
+    State(app): AppState<S>,
+    PathParams(job_id): PathParams<String>,
+) -> ApiResult {
     let describe = app.describe(&parse_job_id(&job_id)?).await?;
     Ok(Json(json!({ "job": describe.job, "info": describe.info })).into_response())
 }
@@ -303,7 +312,7 @@ fn executions_page(page: Page<Execution>, with_events: bool) -> Response {
 
 async fn job_executions<S: Store>(
     State(app): AppState<S>,
-    Path(job_id): Path<String>,
+    PathParams(job_id): PathParams<String>,
     Params(params): Params,
 ) -> ApiResult {
     let page = app
@@ -342,7 +351,7 @@ async fn list_jobs<S: Store>(State(app): AppState<S>, Params(params): Params) ->
 
 async fn get_execution<S: Store>(
     State(app): AppState<S>,
-    Path(execution_id): Path<String>,
+    PathParams(execution_id): PathParams<String>,
 ) -> ApiResult {
     let execution = app.get_execution(&execution_id).await?;
     Ok(Json(execution).into_response())
@@ -361,7 +370,7 @@ fn reason_of(body: &Value, default: &str) -> Result<String, ApiError> {
 
 async fn cancel<S: Store>(
     State(app): AppState<S>,
-    Path(execution_id): Path<String>,
+    PathParams(execution_id): PathParams<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
     let reason = reason_of(&body, "cancelled by a user")?;
@@ -373,7 +382,7 @@ async fn cancel<S: Store>(
 
 async fn terminate<S: Store>(
     State(app): AppState<S>,
-    Path(execution_id): Path<String>,
+    PathParams(execution_id): PathParams<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
     let reason = reason_of(&body, "terminated by a user")?;
@@ -389,7 +398,7 @@ async fn preview<S: Store>(State(app): AppState<S>, JsonBody(body): JsonBody) ->
 
 async fn reconcile_timers<S: Store>(
     State(app): AppState<S>,
-    Path(service_name): Path<String>,
+    PathParams(service_name): PathParams<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
     let report = app.reconcile_timers(&service_name, &body).await?;
@@ -405,7 +414,8 @@ fn bool_param(
 ) -> Result<bool, ApiError> {
     match params.get(key).map(String::as_str) {
         None => Ok(default),
-        Some("true") | Some("1") => Ok(true),
+        // A bare flag (`?cleanDestroyJob`) means yes.
+        Some("") | Some("true") | Some("1") => Ok(true),
         Some("false") | Some("0") => Ok(false),
         Some(other) => Err(ApiError::invalid(
             key,

@@ -96,6 +96,11 @@ impl<S: Store> App<S> {
                 if definition.remaining_actions() != stored.job.definition.remaining_actions() {
                     stored.job.state.remaining_actions = definition.remaining_actions();
                 }
+                // The body is the whole job (seed 002): its `active` decides, and a job it resumes
+                // keeps no pause note.
+                if definition.active() {
+                    stored.job.state.paused_notes = None;
+                }
                 stored.job.definition = definition;
                 Ok(())
             })
@@ -207,21 +212,28 @@ impl<S: Store> App<S> {
                 ));
             }
         }
+        // Check ownership of every declared id before writing, so a conflict changes nothing either.
+        let mut existing_jobs = BTreeMap::new();
+        for id in declared.keys() {
+            if let Some(record) = self.store.get_job(id).await? {
+                let existing = decode(&record)?;
+                if existing.service.as_deref() != Some(service) {
+                    return Err(AppError::Conflict(format!(
+                        "job {id} exists and is not declared by service {service}"
+                    )));
+                }
+                existing_jobs.insert(id.clone(), existing);
+            }
+        }
         let mut report = TimersReport::default();
         for (id, (job_id, body)) in &declared {
-            match self.store.get_job(id).await? {
+            match existing_jobs.get(id) {
                 None => {
                     self.create_job_for(job_id, body, Some(service.to_string()))
                         .await?;
                     report.created.push(id.clone());
                 }
-                Some(record) => {
-                    let existing = decode(&record)?;
-                    if existing.service.as_deref() != Some(service) {
-                        return Err(AppError::Conflict(format!(
-                            "job {id} exists and is not declared by service {service}"
-                        )));
-                    }
+                Some(existing) => {
                     if existing.job.definition.as_written() == &**body {
                         report.unchanged.push(id.clone());
                     } else {

@@ -129,8 +129,10 @@ impl<S: Store> App<S> {
                     )));
                 };
                 let count = schedule
-                    .preview(start - chrono::Duration::seconds(1), MAX_BACKFILL_FIRES + 1)
+                    .preview(start - chrono::Duration::seconds(1), MAX_BACKFILL_FIRES + 2)
                     .into_iter()
+                    // Fires are whole seconds: a second before a sub-second start is not in range.
+                    .skip_while(|t| *t < start)
                     .take_while(|t| *t <= end)
                     .count();
                 if count > MAX_BACKFILL_FIRES {

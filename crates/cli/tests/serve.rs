@@ -1,0 +1,1241 @@
+//! End-to-end tests of `sundial serve`: they start the real binary on a free loopback port with a
+//! fresh data directory, talk HTTP/1.1 to it over a plain `TcpStream`, and stop it with SIGTERM as
+//! an operator would. The client is a few lines on purpose: cli tests have no HTTP client crate, and
+//! a hand-written one also shows exactly what goes over the wire (`Connection: close`, one request
+//! per connection, the body read by its `Content-Length`).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::collections::{BTreeSet, HashMap};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use chrono::{DateTime, Timelike, Utc};
+use serde_json::{json, Value};
+
+/// Seed 002's example job from its "timer 列表" section, verbatim: the object inside the list.
+const SEED_002_JOB: &str = r##"
+{
+"jobName": "job测试2",
+"request": [{
+"headers": {
+"name": "chensc"
+},
+"method": "POST",
+"body": {
+"classSize": 2,
+"teacher": "陈世超",
+"student": [{
+"number": 1,
+"name": "${jobId}",
+"age": 40
+},
+{
+"number": 8,
+"name": "${jobId}",
+"age": 30
+}
+],
+"describe": "云师大附中..."
+},
+"url": "service://jobswork/main/resultHandleSchool?feedbackUrl=${schedulingFeedbackUrl}"
+},
+{
+"headers": {
+"name": "chensc"
+},
+"method": "POST",
+"body": {
+"school": "${$.student}|json"
+},
+"url": "service://jobswork/main/workHandleStr?feedbackUrl=${schedulingFeedbackUrl}"
+}
+],
+"creator": "001",
+"creatorName": "service-client",
+"active": 1,
+"async": true,
+"jobId": "20220125",
+"notification": [{
+"headers": {
+"name": "chensc"
+},
+"body": "${schedulingNotifyBody}|json",
+"method": "POST",
+"url": "service://jobsclient/main/notifierClient/${schedulingJobId}?executeNumber=${schedulingExecuteNumber}"
+}],
+"timer": {
+"period": "0 0/5 * * * ?",
+"dueTime": "2s",
+"ttl": "5d3s"
+},
+"qos": 0,
+"timeoutSeconds": 15,
+"jobDescription": "走起...",
+"checkRateSeconds": 4,
+"checkUrl": {
+"headers": {
+"name": "chensc"
+},
+"method": "GET",
+"url": "service://jobswork/main/provideCheckUrl/${schedulingJobId}?executeNumber=${schedulingExecuteNumber}"
+},
+"retry": [{
+"maxAttempts": 2,
+"backoffRate": 1.5,
+"errorEquals": "500",
+"intervalSeconds": 2
+},
+{
+"maxAttempts": 2,
+"backoffRate": 2.0,
+"errorEquals": "timeout",
+"intervalSeconds": 5
+},
+{
+"maxAttempts": 2,
+"backoffRate": 2.0,
+"errorEquals": "error1",
+"intervalSeconds": 3
+}
+]
+}
+"##;
+
+/// Where a server's files live: `data/` for `--data` and `server.log` for its stderr. Removed on
+/// drop, so a failing test leaves nothing behind either.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> TempDir {
+        static COUNTER: AtomicUsize = AtomicUsize::new(0);
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let path = std::env::temp_dir().join(format!(
+            "sundial-serve-test-{tag}-{}-{nanos}-{n}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&path).expect("create the test directory");
+        TempDir(path)
+    }
+
+    fn data(&self) -> PathBuf {
+        self.0.join("data")
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A running `sundial serve`. Dropping it kills the process, so a failing test never leaks one.
+struct Server {
+    child: Option<Child>,
+    addr: String,
+    log: PathBuf,
+}
+
+/// Starts `sundial serve --addr 127.0.0.1:0 --data DIR/data` with `extra` flags and `env`, and
+/// waits for the line that names the port.
+fn start(dir: &TempDir, extra: &[&str], env: &[(&str, &str)]) -> Server {
+    let log = dir.0.join(format!(
+        "server-{}.log",
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos())
+    ));
+    let stderr = std::fs::File::create(&log).expect("create the server log");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_sundial"));
+    command
+        .args(["serve", "--addr", "127.0.0.1:0", "--data"])
+        .arg(dir.data())
+        .args(extra)
+        .env_remove("SUNDIAL_API_TOKEN")
+        .env_remove("SUNDIAL_DEBUG_MODE")
+        .env("RUST_LOG", "info")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(stderr);
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let mut child = command.spawn().expect("start sundial serve");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let mut server = Server {
+        child: Some(child),
+        addr: String::new(),
+        log,
+    };
+    // Read the first line on a thread so a server that never prints fails the test instead of
+    // hanging it; the thread then drains stdout until the server exits.
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(stdout);
+        let mut line = String::new();
+        let _ = reader.read_line(&mut line);
+        let _ = tx.send(line);
+        let _ = std::io::copy(&mut reader, &mut std::io::sink());
+    });
+    let line = rx
+        .recv_timeout(Duration::from_secs(30))
+        .unwrap_or_else(|_| panic!("no listening line in 30 s; log:\n{}", server.log_text()));
+    let addr = line
+        .trim_end()
+        .strip_prefix("sundial listening on http://")
+        .unwrap_or_else(|| {
+            panic!(
+                "unexpected first line {line:?}; log:\n{}",
+                server.log_text()
+            )
+        });
+    assert!(addr.starts_with("127.0.0.1:"), "{addr}");
+    assert_ne!(addr, "127.0.0.1:0", "the real port is printed");
+    server.addr = addr.to_string();
+    server
+}
+
+impl Server {
+    fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.as_ref().expect("running").id()
+    }
+
+    /// Sends SIGTERM (through `kill`, as libc is not a dependency) and waits up to 5 s for the exit.
+    fn terminate(&mut self) -> ExitStatus {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.pid().to_string()])
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill -TERM failed");
+        let mut child = self.child.take().expect("running");
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            if let Some(status) = child.try_wait().expect("wait for the server") {
+                return status;
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!(
+                    "the server did not exit within 5 s of SIGTERM; log:\n{}",
+                    self.log_text()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// `method path` with a JSON body (or none), no extra headers.
+    fn call(&self, method: &str, path: &str, body: Option<&Value>) -> Reply {
+        let bytes = body.map(|b| serde_json::to_vec(b).expect("encode JSON"));
+        self.send(method, path, &[], bytes.as_deref())
+    }
+
+    /// One request over a fresh connection: `Connection: close`, the body's `Content-Length`, and
+    /// `headers`. Reads the status line, the headers and exactly `Content-Length` bytes of body.
+    fn send(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<&[u8]>,
+    ) -> Reply {
+        let mut stream = TcpStream::connect(&self.addr).expect("connect to the server");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .expect("read timeout");
+        stream
+            .set_write_timeout(Some(Duration::from_secs(30)))
+            .expect("write timeout");
+        let mut head = format!(
+            "{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nAccept: application/json\r\n",
+            self.addr
+        );
+        for (name, value) in headers {
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+        if let Some(body) = body {
+            head.push_str(&format!(
+                "Content-Type: application/json\r\nContent-Length: {}\r\n",
+                body.len()
+            ));
+        }
+        head.push_str("\r\n");
+        let mut request = head.into_bytes();
+        request.extend_from_slice(body.unwrap_or_default());
+        // A server may answer (413) and close before reading a large body; the answer is still
+        // readable, so a failed write is not an error here.
+        let _ = stream.write_all(&request);
+        let _ = stream.flush();
+
+        let mut reader = BufReader::new(stream);
+        let mut status_line = String::new();
+        reader
+            .read_line(&mut status_line)
+            .unwrap_or_else(|e| panic!("{method} {path}: reading the status line: {e}"));
+        let mut parts = status_line.split_whitespace();
+        assert_eq!(
+            parts.next(),
+            Some("HTTP/1.1"),
+            "status line {status_line:?}"
+        );
+        let status: u16 = parts
+            .next()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("status line {status_line:?}"));
+        let mut response_headers = HashMap::new();
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line).expect("read a header line");
+            let line = line.trim_end_matches(['\r', '\n']);
+            if line.is_empty() {
+                break;
+            }
+            let (name, value) = line
+                .split_once(':')
+                .unwrap_or_else(|| panic!("malformed header {line:?}"));
+            response_headers.insert(name.trim().to_ascii_lowercase(), value.trim().to_string());
+        }
+        assert!(
+            !response_headers.contains_key("transfer-encoding"),
+            "{method} {path}: JSON answers carry a Content-Length, not chunks"
+        );
+        let length: usize = response_headers
+            .get("content-length")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| {
+                panic!("{method} {path}: no Content-Length in {response_headers:?}")
+            });
+        let mut bytes = vec![0; length];
+        reader
+            .read_exact(&mut bytes)
+            .unwrap_or_else(|e| panic!("{method} {path}: reading {length} body bytes: {e}"));
+        let text = String::from_utf8(bytes).expect("UTF-8 body");
+        let body = if text.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(&text)
+                .unwrap_or_else(|e| panic!("{method} {path}: body is not JSON ({e}): {text}"))
+        };
+        Reply {
+            status,
+            headers: response_headers,
+            body,
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// A response: status, headers (lower-case names) and the JSON body.
+#[derive(Debug)]
+struct Reply {
+    status: u16,
+    headers: HashMap<String, String>,
+    body: Value,
+}
+
+impl Reply {
+    /// Asserts the seed-002 success envelope, `{"resp_code": 200, "resp_msg": null}`, possibly
+    /// with more fields beside it.
+    fn ok_envelope(&self) -> &Value {
+        assert_eq!(self.status, 200, "{:?}", self.body);
+        assert_eq!(self.body["resp_code"], 200, "{:?}", self.body);
+        assert_eq!(self.body["resp_msg"], Value::Null, "{:?}", self.body);
+        &self.body
+    }
+
+    /// Asserts an error envelope with `status` as both HTTP status and `resp_code`; returns the
+    /// message.
+    fn error(&self, status: u16) -> &str {
+        assert_eq!(self.status, status, "{:?}", self.body);
+        assert_eq!(self.body["resp_code"], status, "{:?}", self.body);
+        assert_eq!(
+            self.body.as_object().map(|o| o.len()),
+            Some(2),
+            "an error is only the envelope: {:?}",
+            self.body
+        );
+        self.body["resp_msg"]
+            .as_str()
+            .unwrap_or_else(|| panic!("resp_msg is a message: {:?}", self.body))
+    }
+}
+
+fn seed_job() -> Value {
+    serde_json::from_str(SEED_002_JOB).expect("the seed example is JSON")
+}
+
+/// The job as written: `GET /jobs/{id}` minus what the server adds.
+fn as_written(job: &Value) -> Value {
+    let mut job = job.clone();
+    let obj = job.as_object_mut().expect("a job is an object");
+    for key in ["state", "pausedNotes", "createdAt", "updatedAt"] {
+        assert!(obj.remove(key).is_some(), "GET /jobs/{{id}} has {key}");
+    }
+    job
+}
+
+fn time(value: &Value) -> DateTime<Utc> {
+    let text = value.as_str().unwrap_or_else(|| panic!("a time: {value}"));
+    DateTime::parse_from_rfc3339(text)
+        .unwrap_or_else(|e| panic!("{text:?} is not RFC 3339: {e}"))
+        .with_timezone(&Utc)
+}
+
+const SEED_JOB_ID: &str = "20220125";
+
+#[test]
+fn seed_002_job_round_trip() {
+    let dir = TempDir::new("seed");
+    let server = start(&dir, &[], &[]);
+    let seed = seed_job();
+    let before = Utc::now();
+
+    let reply = server.call("POST", "/jobs/20220125", Some(&seed));
+    assert_eq!(
+        reply.ok_envelope(),
+        &json!({"resp_code": 200, "resp_msg": null})
+    );
+    assert_eq!(reply.headers["content-type"], "application/json");
+
+    // Read back: the job exactly as written (service:// URLs, templates, floats and all), plus state.
+    let job = server.call("GET", "/jobs/20220125", None);
+    assert_eq!(job.status, 200);
+    assert_eq!(as_written(&job.body), seed);
+    assert_eq!(job.body["state"], "active");
+    assert_eq!(job.body["pausedNotes"], Value::Null);
+    assert!(time(&job.body["createdAt"]) >= before - chrono::Duration::seconds(1));
+    assert_eq!(job.body["createdAt"], job.body["updatedAt"]);
+
+    // Describe: the Quartz period "0 0/5 * * * ?" fires every 5 minutes on the minute; dueTime is
+    // ignored for a cron period and the 5-day ttl is far away, so all 10 future times are there.
+    let describe = server.call("GET", "/jobs/20220125/describe", None);
+    assert_eq!(describe.status, 200, "{:?}", describe.body);
+    assert_eq!(describe.body["job"], job.body);
+    let info = &describe.body["info"];
+    let future: Vec<DateTime<Utc>> = info["futureActionTimes"]
+        .as_array()
+        .expect("futureActionTimes")
+        .iter()
+        .map(time)
+        .collect();
+    assert_eq!(future.len(), 10, "{info}");
+    assert!(future[0] > before, "{future:?}");
+    assert!(
+        future[0] <= Utc::now() + chrono::Duration::minutes(5),
+        "{future:?}"
+    );
+    for t in &future {
+        assert_eq!(
+            (t.minute() % 5, t.second(), t.nanosecond()),
+            (0, 0, 0),
+            "{t}"
+        );
+    }
+    for pair in future.windows(2) {
+        assert_eq!(
+            pair[1] - pair[0],
+            chrono::Duration::minutes(5),
+            "{future:?}"
+        );
+    }
+    for (key, value) in [
+        ("actionCount", 0),
+        ("overlapSkipped", 0),
+        ("missedCatchupWindow", 0),
+        ("bufferDropped", 0),
+        ("bufferSize", 0),
+    ] {
+        assert_eq!(info[key], value, "{key} in {info}");
+    }
+    assert_eq!(info["recentActions"], json!([]));
+    assert_eq!(info["runningExecutions"], json!([]));
+
+    // Trigger with arguments and an Idempotency-Key; the same key again is the same execution.
+    let arguments = r#"{"classSize": 3, "teacher": "陈世超"}"#.as_bytes();
+    let headers = [("Idempotency-Key", "seed-002-first")];
+    let first = server.send("POST", "/jobs/20220125/trigger", &headers, Some(arguments));
+    let first = first.ok_envelope().clone();
+    assert_eq!(first["executeNumber"], 1, "{first}");
+    let execution_id = first["executionId"]
+        .as_str()
+        .expect("executionId")
+        .to_string();
+    let again = server.send("POST", "/jobs/20220125/trigger", &headers, Some(arguments));
+    assert_eq!(again.ok_envelope(), &first);
+
+    // The execution list (seed 002's /main/execution): one execution, Enqueued until the execution
+    // engine runs it, without its event log.
+    let list = server.call("GET", "/main/execution?jobId=20220125", None);
+    assert_eq!(list.status, 200, "{:?}", list.body);
+    let executions = list.body["executions"].as_array().expect("executions");
+    assert_eq!(executions.len(), 1, "{:?}", list.body);
+    let execution = &executions[0];
+    assert_eq!(execution["executionId"], execution_id.as_str());
+    assert_eq!(execution["jobId"], SEED_JOB_ID);
+    assert_eq!(execution["executeNumber"], 1);
+    assert_eq!(execution["state"], "Enqueued");
+    assert_eq!(execution["scheduledById"], "trigger:seed-002-first");
+    assert_eq!(
+        execution["arguments"],
+        json!({"classSize": 3, "teacher": "陈世超"})
+    );
+    assert_eq!(execution["attempts"], 0);
+    for key in ["startedAt", "finishedAt", "progress", "error", "result"] {
+        assert_eq!(execution[key], Value::Null, "{key} of a fresh execution");
+    }
+    assert!(
+        execution.get("events").is_none(),
+        "lists leave out the event log"
+    );
+    assert_eq!(list.body["nextCursor"], Value::Null);
+
+    let describe = server.call("GET", "/jobs/20220125/describe", None);
+    let info = &describe.body["info"];
+    assert_eq!(
+        info["recentActions"][0]["executionId"],
+        execution_id.as_str()
+    );
+    assert_eq!(info["recentActions"][0]["state"], "Enqueued");
+    assert_eq!(
+        info["runningExecutions"][0]["executionId"],
+        execution_id.as_str()
+    );
+}
+
+/// One call of the route walk: a route of BRIEF §2.1, the request, and what must come back.
+struct Step {
+    route: &'static str,
+    method: &'static str,
+    path: &'static str,
+    body: Option<Value>,
+    status: u16,
+    /// The envelope is expected (with these extra fields), or else a plain object with these.
+    envelope: bool,
+    keys: &'static [&'static str],
+    /// Saves a field of the answer (JSON pointer) under a name that later paths use as `{name}`.
+    capture: Option<(&'static str, &'static str)>,
+}
+
+fn step(route: &'static str, path: &'static str, body: Option<Value>) -> Step {
+    let method = route.split(' ').next().expect("METHOD /path");
+    Step {
+        route,
+        method,
+        path,
+        body,
+        status: 200,
+        envelope: true,
+        keys: &[],
+        capture: None,
+    }
+}
+
+impl Step {
+    fn plain(mut self, keys: &'static [&'static str]) -> Step {
+        self.envelope = false;
+        self.keys = keys;
+        self
+    }
+    fn with(mut self, keys: &'static [&'static str]) -> Step {
+        self.keys = keys;
+        self
+    }
+    fn status(mut self, status: u16) -> Step {
+        self.status = status;
+        self
+    }
+    fn capture(mut self, name: &'static str, pointer: &'static str) -> Step {
+        self.capture = Some((name, pointer));
+        self
+    }
+}
+
+/// Every route of BRIEF §2.1.
+const ROUTES: &[&str] = &[
+    "POST /jobs/{jobId}",
+    "GET /jobs/{jobId}",
+    "PUT /jobs/{jobId}",
+    "POST /jobs/{jobId}/update",
+    "DELETE /job/{jobId}",
+    "DELETE /jobs/{jobId}",
+    "POST /jobs/{jobId}/trigger",
+    "POST /jobs/{jobId}/feedback/{requestCounts}",
+    "DELETE /main/schedule/clean",
+    "GET /main/execution",
+    "GET /main/getChildJobLogs",
+    "GET /main/getChildJobLogsByExecutionId",
+    "DELETE /main/destroyByParentJob",
+    "GET /jobs",
+    "POST /jobs/{jobId}/pause",
+    "POST /jobs/{jobId}/unpause",
+    "POST /jobs/{jobId}/backfill",
+    "GET /jobs/{jobId}/describe",
+    "GET /jobs/{jobId}/executions",
+    "GET /executions/{id}",
+    "POST /executions/{id}/cancel",
+    "POST /executions/{id}/terminate",
+    "POST /specs/preview",
+    "GET /stats",
+    "GET /health",
+    "PUT /services/{serviceName}/timers",
+];
+
+#[test]
+fn every_route_once() {
+    let dir = TempDir::new("routes");
+    let server = start(&dir, &[], &[]);
+    let walker = json!({
+        "jobName": "walker",
+        "jobDescription": "calls every route once",
+        "creator": "walker",
+        "creatorName": "Walker",
+        "qos": 0,
+        "request": [{"method": "POST", "url": "service://walker/run?n=${executeNumber}"}],
+        "schedule": {"cron": ["*/10 * * * *"], "timeZone": "Europe/Paris"}
+    });
+    let child = json!({
+        "jobName": "walker child",
+        "creator": "walker",
+        "creatorName": "Walker",
+        "qos": 0,
+        "request": [{"method": "GET", "url": "service://walker/child"}],
+        "timer": {"period": "external"},
+        "parentJob": "walker",
+        "parentJobExecution": 1
+    });
+    let spare = json!({
+        "jobName": "spare",
+        "creator": "walker",
+        "creatorName": "Walker",
+        "qos": 0,
+        "request": [{"method": "GET", "url": "service://walker/spare"}]
+    });
+    let timers = json!({"timer": [{
+        "jobId": "billing-nightly",
+        "jobName": "nightly invoices",
+        "creator": "billing",
+        "creatorName": "Billing",
+        "qos": 0,
+        "request": [{"method": "POST", "url": "service://billing/main/run"}],
+        "timer": {"period": "0 0 2 * * ?"}
+    }]});
+    let backfill = json!({
+        "startTime": "2024-01-01T00:00:00Z",
+        "endTime": "2024-01-01T01:00:00Z",
+        "overlap": "AllowAll"
+    });
+    let preview = json!({
+        "timer": {"period": "0 0/5 * * * ?"},
+        "from": "2024-01-01T00:00:30Z",
+        "count": 3
+    });
+    let steps = vec![
+        step("GET /health", "/health", None).plain(&["status"]),
+        step("POST /jobs/{jobId}", "/jobs/walker", Some(walker.clone())),
+        step("GET /jobs/{jobId}", "/jobs/walker", None)
+            .plain(&["jobId", "schedule", "state", "active"]),
+        step("PUT /jobs/{jobId}", "/jobs/walker?active=0", None),
+        step(
+            "POST /jobs/{jobId}/unpause",
+            "/jobs/walker/unpause",
+            Some(json!({"notes": "back"})),
+        ),
+        step(
+            "POST /jobs/{jobId}/update",
+            "/jobs/walker/update",
+            Some(walker),
+        )
+        .with(&["executionId"])
+        .capture("parentExecution", "/executionId"),
+        step(
+            "POST /jobs/{jobId}/pause",
+            "/jobs/walker/pause",
+            Some(json!({"notes": "maintenance"})),
+        ),
+        step("POST /jobs/{jobId}", "/jobs/walker-child", Some(child)),
+        step(
+            "POST /jobs/{jobId}/trigger",
+            "/jobs/walker-child/trigger",
+            Some(json!({"day": "monday"})),
+        )
+        .with(&["executionId", "executeNumber"])
+        .capture("childExecution", "/executionId"),
+        step(
+            "POST /jobs/{jobId}/backfill",
+            "/jobs/walker/backfill",
+            Some(backfill),
+        )
+        .with(&["count"]),
+        step("GET /jobs/{jobId}/describe", "/jobs/walker/describe", None).plain(&["job", "info"]),
+        step(
+            "GET /jobs/{jobId}/executions",
+            "/jobs/walker/executions?limit=5",
+            None,
+        )
+        .plain(&["executions", "nextCursor"]),
+        step(
+            "GET /main/execution",
+            "/main/execution?jobId=walker-child",
+            None,
+        )
+        .plain(&["executions", "nextCursor"]),
+        step("GET /executions/{id}", "/executions/{childExecution}", None).plain(&[
+            "executionId",
+            "state",
+            "events",
+        ]),
+        step(
+            "GET /main/getChildJobLogs",
+            "/main/getChildJobLogs?parentJobId=walker&execution=1",
+            None,
+        )
+        .plain(&["executions", "nextCursor"]),
+        step(
+            "GET /main/getChildJobLogsByExecutionId",
+            "/main/getChildJobLogsByExecutionId?executionId={parentExecution}",
+            None,
+        )
+        .plain(&["executions", "nextCursor"]),
+        // Nothing runs executions before the execution engine, so none waits for feedback or can
+        // be terminated (only Processing or Failed ones can): both valid requests are conflicts.
+        step(
+            "POST /jobs/{jobId}/feedback/{requestCounts}",
+            "/jobs/walker/feedback/1",
+            Some(json!({"status": "succeed", "progress": "100%", "data": {}})),
+        )
+        .status(409),
+        step(
+            "POST /executions/{id}/terminate",
+            "/executions/{childExecution}/terminate",
+            Some(json!({"reason": "walk"})),
+        )
+        .status(409),
+        step(
+            "POST /executions/{id}/cancel",
+            "/executions/{childExecution}/cancel",
+            Some(json!({"reason": "walk"})),
+        )
+        .with(&["state"]),
+        step("POST /specs/preview", "/specs/preview", Some(preview)).plain(&["times", "schedule"]),
+        step(
+            "PUT /services/{serviceName}/timers",
+            "/services/billing/timers",
+            Some(timers),
+        )
+        .with(&["created", "updated", "unchanged", "removed"]),
+        step("GET /jobs", "/jobs?creator=walker&limit=10", None).plain(&["jobs", "nextCursor"]),
+        step("GET /stats", "/stats", None).plain(&["jobs", "executions", "debugMode"]),
+        step(
+            "DELETE /main/schedule/clean",
+            "/main/schedule/clean?cleanDestroyJob=true&retainExecutionCount=10",
+            None,
+        )
+        .with(&["executionsDeleted", "destroyedJobsCleaned"]),
+        step(
+            "DELETE /main/destroyByParentJob",
+            "/main/destroyByParentJob?parentJobId=walker",
+            None,
+        )
+        .with(&["deleted"]),
+        step("POST /jobs/{jobId}", "/jobs/spare-1", Some(spare.clone())),
+        step("POST /jobs/{jobId}", "/jobs/spare-2", Some(spare)),
+        step("DELETE /job/{jobId}", "/job/spare-1", None),
+        step("DELETE /jobs/{jobId}", "/jobs/spare-2", None),
+    ];
+
+    let mut vars: HashMap<&str, String> = HashMap::new();
+    let mut answers: HashMap<&str, Value> = HashMap::new();
+    let mut covered = BTreeSet::new();
+    for step in steps {
+        let mut path = step.path.to_string();
+        for (name, value) in &vars {
+            path = path.replace(&format!("{{{name}}}"), value);
+        }
+        let reply = server.call(step.method, &path, step.body.as_ref());
+        let context = format!("{} {path} -> {} {}", step.method, reply.status, reply.body);
+        assert_eq!(reply.status, step.status, "{context}");
+        if step.envelope {
+            assert_eq!(reply.body["resp_code"], step.status, "{context}");
+            if step.status == 200 {
+                assert_eq!(reply.body["resp_msg"], Value::Null, "{context}");
+            } else {
+                assert!(reply.body["resp_msg"].is_string(), "{context}");
+            }
+        } else {
+            assert!(reply.body.get("resp_code").is_none(), "{context}");
+        }
+        for key in step.keys {
+            assert!(reply.body.get(key).is_some(), "{key} missing: {context}");
+        }
+        if let Some((name, pointer)) = step.capture {
+            let value = reply.body.pointer(pointer).and_then(Value::as_str);
+            let value = value.unwrap_or_else(|| panic!("{pointer} missing: {context}"));
+            vars.insert(name, value.to_string());
+        }
+        answers.insert(step.route, reply.body);
+        covered.insert(step.route);
+    }
+    let expected: BTreeSet<&str> = ROUTES.iter().copied().collect();
+    assert_eq!(
+        covered, expected,
+        "the walk covers exactly the routes of BRIEF §2.1"
+    );
+
+    // A few answers checked further than their shape.
+    assert_eq!(answers["GET /health"], json!({"status": "ok"}));
+    assert_eq!(
+        answers["POST /jobs/{jobId}/backfill"]["count"], 7,
+        "00:00 to 01:00 every 10 min"
+    );
+    assert_eq!(
+        answers["POST /executions/{id}/cancel"]["state"],
+        "Cancelled"
+    );
+    assert_eq!(
+        answers["POST /specs/preview"]["times"],
+        json!([
+            "2024-01-01T00:05:00+00:00",
+            "2024-01-01T00:10:00+00:00",
+            "2024-01-01T00:15:00+00:00"
+        ])
+    );
+    assert_eq!(
+        answers["PUT /services/{serviceName}/timers"]["created"],
+        json!(["billing-nightly"])
+    );
+    let children = &answers["GET /main/getChildJobLogs"]["executions"];
+    assert_eq!(children[0]["jobId"], "walker-child", "{children}");
+    assert!(
+        children[0]["events"].is_array(),
+        "child logs carry the event log"
+    );
+    assert_eq!(
+        answers["GET /main/getChildJobLogsByExecutionId"]["executions"],
+        *children
+    );
+    let listed: Vec<&str> = answers["GET /jobs"]["jobs"]
+        .as_array()
+        .expect("jobs")
+        .iter()
+        .map(|j| j["jobId"].as_str().expect("jobId"))
+        .collect();
+    assert_eq!(listed, ["walker", "walker-child"]);
+    assert_eq!(answers["GET /jobs"]["jobs"][0]["state"], "paused");
+    assert_eq!(
+        answers["GET /jobs"]["jobs"][0]["pausedNotes"],
+        "maintenance"
+    );
+    assert_eq!(
+        answers["DELETE /main/destroyByParentJob"]["deleted"],
+        json!(["walker", "walker-child"])
+    );
+    assert_eq!(answers["GET /stats"]["debugMode"], false);
+    for id in ["walker", "walker-child", "spare-1", "spare-2"] {
+        server.call("GET", &format!("/jobs/{id}"), None).error(404);
+    }
+}
+
+#[test]
+fn errors_are_envelopes_naming_the_field() {
+    let dir = TempDir::new("errors");
+    let server = start(&dir, &[], &[]);
+    let seed = seed_job();
+    server
+        .call("POST", "/jobs/20220125", Some(&seed))
+        .ok_envelope();
+
+    // 400 names the field.
+    let mut missing = seed.clone();
+    let fields = missing.as_object_mut().expect("object");
+    fields.remove("creator");
+    fields.remove("jobId");
+    let message = server
+        .call("POST", "/jobs/other", Some(&missing))
+        .error(400)
+        .to_string();
+    assert!(message.starts_with("creator:"), "{message}");
+    let message = server
+        .send("POST", "/jobs/other", &[], Some(b"{not json"))
+        .error(400)
+        .to_string();
+    assert!(message.starts_with("body:"), "{message}");
+    let message = server
+        .call("GET", "/jobs/bad%20id", None)
+        .error(400)
+        .to_string();
+    assert!(message.starts_with("jobId:"), "{message}");
+    let message = server
+        .call("PUT", "/jobs/20220125", None)
+        .error(400)
+        .to_string();
+    assert!(message.starts_with("active:"), "{message}");
+    let message = server
+        .call("GET", "/jobs?limit=0", None)
+        .error(400)
+        .to_string();
+    assert!(message.starts_with("limit:"), "{message}");
+    let message = server
+        .call("GET", "/jobs?cursor=nonsense", None)
+        .error(400)
+        .to_string();
+    assert!(message.starts_with("cursor:"), "{message}");
+    let message = server
+        .call("GET", "/main/execution", None)
+        .error(400)
+        .to_string();
+    assert!(message.starts_with("jobId:"), "{message}");
+    let bad_timer = json!({"timer": {"period": "0 0/5 * * * ?"}, "count": 0});
+    let message = server
+        .call("POST", "/specs/preview", Some(&bad_timer))
+        .error(400)
+        .to_string();
+    assert!(message.starts_with("count:"), "{message}");
+
+    // 404 for unknown jobs, executions and routes; 405 for a known route's wrong method.
+    server.call("GET", "/jobs/nobody", None).error(404);
+    server
+        .call("GET", "/executions/nobody~t~x", None)
+        .error(404);
+    server.call("GET", "/no/such/route", None).error(404);
+    let reply = server.call("PATCH", "/jobs/20220125", None);
+    reply.error(405);
+    assert!(reply.headers.contains_key("allow"), "{:?}", reply.headers);
+    server.call("GET", "/job/20220125", None).error(405);
+
+    // 409: the id is taken.
+    let message = server
+        .call("POST", "/jobs/20220125", Some(&seed))
+        .error(409)
+        .to_string();
+    assert!(message.contains("already exists"), "{message}");
+
+    // 413: a body over 256 KiB, declared or not, is refused before it is parsed.
+    let large = vec![b' '; 300 * 1024];
+    let message = server
+        .send("POST", "/jobs/large", &[], Some(&large))
+        .error(413)
+        .to_string();
+    assert!(message.starts_with("body:"), "{message}");
+    server.call("GET", "/jobs/large", None).error(404);
+}
+
+#[test]
+fn pagination_follows_next_cursor() {
+    let dir = TempDir::new("pages");
+    let server = start(&dir, &[], &[]);
+    let body = json!({
+        "jobName": "page", "creator": "pager", "creatorName": "Pager", "qos": 0,
+        "request": [{"method": "GET", "url": "service://pager/run"}],
+        "timer": {"period": "external"}
+    });
+    let mut created: Vec<String> = (0..5).map(|i| format!("page-{i}")).collect();
+    for id in &created {
+        server
+            .call("POST", &format!("/jobs/{id}"), Some(&body))
+            .ok_envelope();
+        server
+            .call("POST", &format!("/jobs/{id}/trigger"), None)
+            .ok_envelope();
+        server
+            .call("POST", "/jobs/page-0/trigger", None)
+            .ok_envelope();
+    }
+    let mut seen = Vec::new();
+    let mut path = "/jobs?creator=pager&limit=2".to_string();
+    for _ in 0..10 {
+        let page = server.call("GET", &path, None);
+        assert_eq!(page.status, 200, "{:?}", page.body);
+        let jobs = page.body["jobs"].as_array().expect("jobs");
+        assert!(jobs.len() <= 2);
+        seen.extend(
+            jobs.iter()
+                .map(|j| j["jobId"].as_str().expect("jobId").to_string()),
+        );
+        match page.body["nextCursor"].as_str() {
+            Some(cursor) => path = format!("/jobs?creator=pager&limit=2&cursor={cursor}"),
+            None => break,
+        }
+    }
+    seen.sort();
+    created.sort();
+    assert_eq!(seen, created, "every job exactly once across pages");
+
+    // page-0 has 6 executions: newest first, executeNumber 6 down to 1, over pages of 4.
+    let first = server.call("GET", "/jobs/page-0/executions?limit=4", None);
+    let cursor = first.body["nextCursor"]
+        .as_str()
+        .expect("a second page")
+        .to_string();
+    let second = server.call(
+        "GET",
+        &format!("/jobs/page-0/executions?limit=4&cursor={cursor}"),
+        None,
+    );
+    assert_eq!(second.body["nextCursor"], Value::Null);
+    let numbers: Vec<u64> = [&first.body, &second.body]
+        .iter()
+        .flat_map(|b| b["executions"].as_array().expect("executions").clone())
+        .map(|e| e["executeNumber"].as_u64().expect("executeNumber"))
+        .collect();
+    assert_eq!(numbers, [6, 5, 4, 3, 2, 1]);
+}
+
+#[test]
+fn restart_keeps_jobs_and_executions() {
+    let dir = TempDir::new("restart");
+    let mut server = start(&dir, &[], &[]);
+    server
+        .call("POST", "/jobs/20220125", Some(&seed_job()))
+        .ok_envelope();
+    server
+        .call(
+            "POST",
+            "/jobs/20220125/pause",
+            Some(&json!({"notes": "before restart"})),
+        )
+        .ok_envelope();
+    let key = [("Idempotency-Key", "restart-1")];
+    let trigger = server.send("POST", "/jobs/20220125/trigger", &key, Some(b"{\"n\": 1}"));
+    let execution_id = trigger.ok_envelope()["executionId"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let job = server.call("GET", "/jobs/20220125", None).body;
+    let execution = server
+        .call("GET", &format!("/executions/{execution_id}"), None)
+        .body;
+    let list = server
+        .call("GET", "/main/execution?jobId=20220125", None)
+        .body;
+    assert_eq!(job["state"], "paused");
+
+    let status = server.terminate();
+    assert_eq!(
+        status.code(),
+        Some(0),
+        "graceful shutdown exits 0; log:\n{}",
+        server.log_text()
+    );
+
+    let server = start(&dir, &[], &[]);
+    assert_eq!(server.call("GET", "/jobs/20220125", None).body, job);
+    assert_eq!(
+        server
+            .call("GET", &format!("/executions/{execution_id}"), None)
+            .body,
+        execution
+    );
+    assert_eq!(
+        server
+            .call("GET", "/main/execution?jobId=20220125", None)
+            .body,
+        list
+    );
+    // The Idempotency-Key still names the same execution, and numbering goes on from 1.
+    let again = server.send("POST", "/jobs/20220125/trigger", &key, Some(b"{\"n\": 1}"));
+    assert_eq!(again.ok_envelope()["executionId"], execution_id.as_str());
+    let next = server.call("POST", "/jobs/20220125/trigger", None);
+    assert_eq!(next.ok_envelope()["executeNumber"], 2);
+}
+
+#[test]
+fn sigterm_right_after_the_listening_line_is_graceful() {
+    let dir = TempDir::new("early-term");
+    let mut server = start(&dir, &[], &[]);
+    let status = server.terminate();
+    assert_eq!(status.code(), Some(0), "log:\n{}", server.log_text());
+}
+
+#[test]
+fn shutdown_does_not_wait_forever_for_a_stalled_client() {
+    let dir = TempDir::new("stalled");
+    let mut server = start(&dir, &[], &[]);
+    // Half a request line and half a body: without a bound, graceful shutdown waits on both.
+    let mut half_head = TcpStream::connect(&server.addr).expect("connect");
+    half_head
+        .write_all(b"GET /health HTTP/1.1\r\nHo")
+        .expect("write");
+    let mut half_body = TcpStream::connect(&server.addr).expect("connect");
+    half_body
+        .write_all(b"POST /jobs/x HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")
+        .expect("write");
+    // Let the server read both before the signal.
+    assert_eq!(server.call("GET", "/health", None).status, 200);
+    let status = server.terminate();
+    assert_eq!(status.code(), Some(0), "log:\n{}", server.log_text());
+    assert!(
+        server.log_text().contains("grace period"),
+        "{}",
+        server.log_text()
+    );
+}
+
+/// An update must not leave a job half paused: a body that leaves out `active` (seed 002 default 1)
+/// resumes the job and drops its pause note.
+#[test]
+fn update_of_a_paused_job_is_consistent() {
+    let dir = TempDir::new("update-paused");
+    let server = start(&dir, &[], &[]);
+    let mut body = seed_job();
+    body.as_object_mut().expect("object").remove("active");
+    server
+        .call("POST", "/jobs/20220125", Some(&body))
+        .ok_envelope();
+    let pause = json!({"notes": "maintenance"});
+    server
+        .call("POST", "/jobs/20220125/pause", Some(&pause))
+        .ok_envelope();
+    server
+        .call("POST", "/jobs/20220125/update", Some(&body))
+        .ok_envelope();
+    let job = server.call("GET", "/jobs/20220125", None).body;
+    let state = (&job["state"], &job["active"], &job["pausedNotes"]);
+    assert!(
+        state == (&json!("paused"), &json!(0), &json!("maintenance"))
+            || state == (&json!("active"), &json!(1), &Value::Null),
+        "state, active, pausedNotes: {state:?}"
+    );
+}
+
+#[test]
+fn bearer_token_guards_every_route_but_health() {
+    let dir = TempDir::new("auth");
+    let token = "test-token-7f3a";
+    let server = start(&dir, &[], &[("SUNDIAL_API_TOKEN", token)]);
+    let bearer = format!("Bearer {token}");
+    let auth = [("Authorization", bearer.as_str())];
+    let body = serde_json::to_vec(&seed_job()).expect("JSON");
+
+    let message = server
+        .send("POST", "/jobs/20220125", &[], Some(&body))
+        .error(401)
+        .to_string();
+    assert!(message.contains("bearer token"), "{message}");
+    server.call("GET", "/stats", None).error(401);
+    server.call("GET", "/no/such/route", None).error(401);
+    server
+        .send("GET", "/stats", &[("Authorization", "Bearer wrong")], None)
+        .error(401);
+    server
+        .send("GET", "/stats", &[("Authorization", token)], None)
+        .error(401);
+    let health = server.call("GET", "/health", None);
+    assert_eq!((health.status, health.body), (200, json!({"status": "ok"})));
+
+    // Nothing was created by the refused request; with the token everything works.
+    server.send("GET", "/jobs/20220125", &auth, None).error(404);
+    server
+        .send("POST", "/jobs/20220125", &auth, Some(&body))
+        .ok_envelope();
+    let job = server.send("GET", "/jobs/20220125", &auth, None);
+    assert_eq!(job.status, 200);
+    assert_eq!(as_written(&job.body), seed_job());
+    let stats = server.send("GET", "/stats", &auth, None);
+    assert_eq!(stats.status, 200);
+    assert_eq!(stats.body["jobs"], json!({"active": 1}));
+}
+
+#[test]
+fn public_address_without_a_token_is_refused() {
+    let dir = TempDir::new("public");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sundial"))
+        .args(["serve", "--addr", "0.0.0.0:0", "--data"])
+        .arg(dir.data())
+        .env_remove("SUNDIAL_API_TOKEN")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start sundial serve");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("sundial serve --addr 0.0.0.0:0 without a token kept running");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stdout = String::new();
+    let mut stderr = String::new();
+    child
+        .stdout
+        .take()
+        .expect("stdout")
+        .read_to_string(&mut stdout)
+        .expect("read");
+    child
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut stderr)
+        .expect("read");
+    assert_eq!(status.code(), Some(2), "stderr: {stderr}");
+    assert!(stderr.starts_with("error: --addr:"), "{stderr}");
+    assert!(stderr.contains("SUNDIAL_API_TOKEN"), "{stderr}");
+    assert_eq!(stdout, "", "it never listened");
+    assert!(
+        !dir.data().exists(),
+        "it refused before touching the data directory"
+    );
+}
+
+#[test]
+fn debug_mode_is_reported_and_triggers_still_work() {
+    let dir = TempDir::new("debug");
+    let server = start(&dir, &["--debug-mode"], &[]);
+    assert_eq!(server.call("GET", "/stats", None).body["debugMode"], true);
+    server
+        .call("POST", "/jobs/20220125", Some(&seed_job()))
+        .ok_envelope();
+    let trigger = server.call("POST", "/jobs/20220125/trigger", Some(&json!({})));
+    assert_eq!(trigger.ok_envelope()["executeNumber"], 1);
+}
+
+#[test]
+fn serve_help_exits_0() {
+    let out = Command::new(env!("CARGO_BIN_EXE_sundial"))
+        .args(["serve", "--help"])
+        .output()
+        .expect("run sundial");
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = String::from_utf8(out.stdout).expect("UTF-8");
+    assert!(stdout.starts_with("Usage: sundial serve"), "{stdout}");
+    for flag in ["--addr", "--data", "--debug-mode", "SUNDIAL_API_TOKEN"] {
+        assert!(stdout.contains(flag), "{flag} in {stdout}");
+    }
+    assert!(out.stderr.is_empty());
+}
+
+#[test]
+fn temp_dirs_are_removed() {
+    let path = {
+        let dir = TempDir::new("cleanup");
+        std::fs::write(dir.0.join("x"), "x").expect("write");
+        dir.0.clone()
+    };
+    assert!(!Path::new(&path).exists());
+}

@@ -1,0 +1,354 @@
+//! The [`Store`] port in memory, for fast tests of the use cases and the HTTP API.
+//!
+//! One `std::sync::Mutex` around ordered maps: every method takes the lock once and never awaits
+//! while holding it, so each is atomic and the conditional writes are exact. It mirrors the SQLite
+//! adapter wherever the contract leaves room — times are kept at millisecond precision, listings
+//! look one item ahead, and cursors are versioned sort keys that are checked before use — so a test
+//! that passes here behaves the same on `sundial serve`.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Mutex, MutexGuard};
+
+use chrono::{DateTime, SubsecRound, Utc};
+
+use super::{
+    CleanReport, ExecutionRecord, JobFilter, JobRecord, Page, PageRequest, Store, StoreError,
+    StoreStats, WakeUp, MAX_PAGE,
+};
+
+/// An in-memory [`Store`]; each instance is a fresh, empty store.
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    data: Mutex<Data>,
+}
+
+#[derive(Debug, Default)]
+struct Data {
+    jobs: BTreeMap<String, JobRecord>,
+    executions: BTreeMap<String, ExecutionRecord>,
+    wakeups: BTreeMap<String, DateTime<Utc>>,
+}
+
+impl MemoryStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        MemoryStore::default()
+    }
+
+    fn lock(&self) -> Result<MutexGuard<'_, Data>, StoreError> {
+        self.data.lock().map_err(|_| {
+            StoreError::Unavailable("the memory store was poisoned by an earlier panic".to_owned())
+        })
+    }
+}
+
+/// Times as the SQLite adapter keeps them: whole milliseconds.
+fn ms(time: DateTime<Utc>) -> DateTime<Utc> {
+    time.trunc_subsecs(3)
+}
+
+fn next_version(version: u64) -> Result<u64, StoreError> {
+    version
+        .checked_add(1)
+        .ok_or_else(|| StoreError::Unavailable(format!("version {version} cannot be incremented")))
+}
+
+/// The first `limit` (1..=[`MAX_PAGE`]) of `items`, already sorted and past the cursor, with the
+/// next cursor only if more follow.
+fn page<T: Clone>(items: Vec<&T>, limit: usize, cursor_of: impl Fn(&T) -> String) -> Page<T> {
+    let limit = limit.clamp(1, MAX_PAGE);
+    let more = items.len() > limit;
+    let items: Vec<T> = items.into_iter().take(limit).cloned().collect();
+    let next_cursor = more.then(|| items.last().map(cursor_of)).flatten();
+    Page { items, next_cursor }
+}
+
+/// Splits a cursor `{prefix}{number}.{id}`, accepting only what this store writes.
+fn parse_cursor<N: std::str::FromStr + ToString>(
+    cursor: &str,
+    prefix: &str,
+) -> Result<(N, String), StoreError> {
+    let (number, id) = cursor
+        .strip_prefix(prefix)
+        .and_then(|rest| rest.split_once('.'))
+        .ok_or(StoreError::InvalidCursor)?;
+    match number.parse::<N>() {
+        Ok(n) if n.to_string() == number && !id.is_empty() => Ok((n, id.to_owned())),
+        _ => Err(StoreError::InvalidCursor),
+    }
+}
+
+fn job_cursor(job: &JobRecord) -> String {
+    format!("j1.{}", job.job_id)
+}
+
+fn execution_cursor(execution: &ExecutionRecord) -> String {
+    format!("e1.{}.{}", execution.execute_number, execution.execution_id)
+}
+
+fn child_cursor(execution: &ExecutionRecord) -> String {
+    format!(
+        "c1.{}.{}",
+        execution.created_at.timestamp_millis(),
+        execution.execution_id
+    )
+}
+
+fn matches(filter: &JobFilter, job: &JobRecord) -> bool {
+    let same =
+        |want: &Option<String>, have: Option<&String>| want.is_none() || want.as_ref() == have;
+    same(&filter.state, Some(&job.state))
+        && same(&filter.creator, Some(&job.creator))
+        && same(&filter.parent_job, job.parent_job.as_ref())
+        && same(&filter.service, job.service.as_ref())
+}
+
+fn count_by_state<'a>(states: impl Iterator<Item = &'a String>) -> BTreeMap<String, u64> {
+    let mut counts = BTreeMap::new();
+    for state in states {
+        *counts.entry(state.clone()).or_insert(0) += 1;
+    }
+    counts
+}
+
+impl Store for MemoryStore {
+    async fn create_job(&self, job: &JobRecord) -> Result<(), StoreError> {
+        let mut data = self.lock()?;
+        if data.jobs.contains_key(&job.job_id) {
+            return Err(StoreError::AlreadyExists(job.job_id.clone()));
+        }
+        let stored = JobRecord {
+            created_at: ms(job.created_at),
+            updated_at: ms(job.updated_at),
+            ..job.clone()
+        };
+        data.jobs.insert(job.job_id.clone(), stored);
+        Ok(())
+    }
+
+    async fn get_job(&self, job_id: &str) -> Result<Option<JobRecord>, StoreError> {
+        Ok(self.lock()?.jobs.get(job_id).cloned())
+    }
+
+    async fn update_job(&self, job: &JobRecord) -> Result<u64, StoreError> {
+        let version = next_version(job.version)?;
+        let mut data = self.lock()?;
+        let stored = data
+            .jobs
+            .get_mut(&job.job_id)
+            .ok_or_else(|| StoreError::NotFound(job.job_id.clone()))?;
+        if stored.version != job.version {
+            return Err(StoreError::VersionConflict {
+                key: job.job_id.clone(),
+                expected: job.version,
+            });
+        }
+        *stored = JobRecord {
+            version,
+            created_at: ms(job.created_at),
+            updated_at: ms(job.updated_at),
+            ..job.clone()
+        };
+        Ok(version)
+    }
+
+    async fn delete_job(&self, job_id: &str) -> Result<bool, StoreError> {
+        let mut data = self.lock()?;
+        data.wakeups.remove(&format!("job:{job_id}"));
+        Ok(data.jobs.remove(job_id).is_some())
+    }
+
+    async fn list_jobs(
+        &self,
+        filter: &JobFilter,
+        request: &PageRequest,
+    ) -> Result<Page<JobRecord>, StoreError> {
+        let after = match &request.cursor {
+            None => None,
+            Some(cursor) => Some(
+                cursor
+                    .strip_prefix("j1.")
+                    .filter(|id| !id.is_empty())
+                    .ok_or(StoreError::InvalidCursor)?,
+            ),
+        };
+        let data = self.lock()?;
+        let items = data
+            .jobs
+            .values()
+            .filter(|job| after.is_none_or(|after| job.job_id.as_str() > after))
+            .filter(|job| matches(filter, job))
+            .take(request.limit.clamp(1, MAX_PAGE) + 1)
+            .collect();
+        Ok(page(items, request.limit, job_cursor))
+    }
+
+    async fn create_execution(&self, execution: &ExecutionRecord) -> Result<bool, StoreError> {
+        let mut data = self.lock()?;
+        if data.executions.contains_key(&execution.execution_id) {
+            return Ok(false);
+        }
+        let stored = ExecutionRecord {
+            created_at: ms(execution.created_at),
+            ..execution.clone()
+        };
+        data.executions
+            .insert(execution.execution_id.clone(), stored);
+        Ok(true)
+    }
+
+    async fn update_execution(&self, execution: &ExecutionRecord) -> Result<u64, StoreError> {
+        let version = next_version(execution.version)?;
+        let mut data = self.lock()?;
+        let stored = data
+            .executions
+            .get_mut(&execution.execution_id)
+            .ok_or_else(|| StoreError::NotFound(execution.execution_id.clone()))?;
+        if stored.version != execution.version {
+            return Err(StoreError::VersionConflict {
+                key: execution.execution_id.clone(),
+                expected: execution.version,
+            });
+        }
+        *stored = ExecutionRecord {
+            version,
+            created_at: ms(execution.created_at),
+            ..execution.clone()
+        };
+        Ok(version)
+    }
+
+    async fn get_execution(
+        &self,
+        execution_id: &str,
+    ) -> Result<Option<ExecutionRecord>, StoreError> {
+        Ok(self.lock()?.executions.get(execution_id).cloned())
+    }
+
+    async fn list_executions(
+        &self,
+        job_id: &str,
+        request: &PageRequest,
+    ) -> Result<Page<ExecutionRecord>, StoreError> {
+        let after = request
+            .cursor
+            .as_deref()
+            .map(|cursor| parse_cursor::<u64>(cursor, "e1."))
+            .transpose()?;
+        let data = self.lock()?;
+        let key = |e: &ExecutionRecord| (e.execute_number, e.execution_id.clone());
+        let mut items: Vec<_> = data
+            .executions
+            .values()
+            .filter(|e| e.job_id == job_id && after.as_ref().is_none_or(|after| key(e) < *after))
+            .collect();
+        items.sort_by_key(|e| Reverse(key(e)));
+        Ok(page(items, request.limit, execution_cursor))
+    }
+
+    async fn list_child_executions(
+        &self,
+        parent_job: &str,
+        parent_execution: Option<u64>,
+        request: &PageRequest,
+    ) -> Result<Page<ExecutionRecord>, StoreError> {
+        let after = request
+            .cursor
+            .as_deref()
+            .map(|cursor| parse_cursor::<i64>(cursor, "c1."))
+            .transpose()?;
+        let data = self.lock()?;
+        let key = |e: &ExecutionRecord| (e.created_at.timestamp_millis(), e.execution_id.clone());
+        let mut items: Vec<_> = data
+            .executions
+            .values()
+            .filter(|e| e.parent_job.as_deref() == Some(parent_job))
+            .filter(|e| parent_execution.is_none() || e.parent_execution == parent_execution)
+            .filter(|e| after.as_ref().is_none_or(|after| key(e) < *after))
+            .collect();
+        items.sort_by_key(|e| Reverse(key(e)));
+        Ok(page(items, request.limit, child_cursor))
+    }
+
+    async fn clean_executions(
+        &self,
+        retain: usize,
+        purge_deleted_jobs: bool,
+    ) -> Result<CleanReport, StoreError> {
+        let mut data = self.lock()?;
+        let Data {
+            jobs, executions, ..
+        } = &mut *data;
+        let mut report = CleanReport::default();
+        if purge_deleted_jobs {
+            let gone: BTreeSet<String> = executions
+                .values()
+                .filter(|e| !jobs.contains_key(&e.job_id))
+                .map(|e| e.job_id.clone())
+                .collect();
+            let before = executions.len();
+            executions.retain(|_, e| !gone.contains(&e.job_id));
+            report.destroyed_jobs_cleaned = gone.len() as u64;
+            report.executions_deleted += (before - executions.len()) as u64;
+        }
+        let mut by_job: BTreeMap<&str, Vec<(u64, &str)>> = BTreeMap::new();
+        for e in executions.values() {
+            by_job
+                .entry(&e.job_id)
+                .or_default()
+                .push((e.execute_number, &e.execution_id));
+        }
+        let mut trimmed = Vec::new();
+        for runs in by_job.values_mut() {
+            runs.sort_by_key(|run| Reverse(*run));
+            trimmed.extend(runs.iter().skip(retain).map(|(_, id)| (*id).to_owned()));
+        }
+        for id in &trimmed {
+            executions.remove(id);
+        }
+        report.executions_deleted += trimmed.len() as u64;
+        Ok(report)
+    }
+
+    async fn set_wakeup(&self, key: &str, due: Option<DateTime<Utc>>) -> Result<(), StoreError> {
+        let mut data = self.lock()?;
+        match due {
+            Some(due) => data.wakeups.insert(key.to_owned(), ms(due)),
+            None => data.wakeups.remove(key),
+        };
+        Ok(())
+    }
+
+    async fn get_wakeup(&self, key: &str) -> Result<Option<DateTime<Utc>>, StoreError> {
+        Ok(self.lock()?.wakeups.get(key).copied())
+    }
+
+    async fn due_wakeups(
+        &self,
+        until: DateTime<Utc>,
+        limit: usize,
+    ) -> Result<Vec<WakeUp>, StoreError> {
+        let data = self.lock()?;
+        let mut due: Vec<_> = data
+            .wakeups
+            .iter()
+            .filter(|(_, due)| **due <= ms(until))
+            .map(|(key, due)| WakeUp {
+                key: key.clone(),
+                due: *due,
+            })
+            .collect();
+        due.sort_by(|a, b| (a.due, &a.key).cmp(&(b.due, &b.key)));
+        due.truncate(limit);
+        Ok(due)
+    }
+
+    async fn stats(&self) -> Result<StoreStats, StoreError> {
+        let data = self.lock()?;
+        Ok(StoreStats {
+            jobs: count_by_state(data.jobs.values().map(|j| &j.state)),
+            executions: count_by_state(data.executions.values().map(|e| &e.state)),
+        })
+    }
+}
