@@ -8,24 +8,38 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use sundial_embedded::SqliteStore;
-use sundial_service::clock::SystemClock;
+use std::collections::BTreeMap;
+
+use sundial_core::expand::ENV_PREFIX;
+use sundial_embedded::{SqliteQueue, SqliteStore};
+use sundial_service::clock::{Clock, SystemClock};
+use sundial_service::engine::runner::{self, RunnerOptions};
+use sundial_service::engine::{Engine, EngineConfig, EngineHooks};
+use sundial_service::events::RecordingPublisher;
+use sundial_service::outbound::{AddressPolicy, ReqwestClient};
 use sundial_service::{App, AppConfig};
 
 /// Usage of `sundial serve`.
 pub const USAGE: &str = "\
-Usage: sundial serve [--addr HOST:PORT] [--data DIR] [--debug-mode]
+Usage: sundial serve [--addr HOST:PORT] [--data DIR] [--debug-mode] [--api-only]
 
-Runs the Sundial API on the embedded store.
+Runs the Sundial API and the execution engine (tick, dispatch, notify) on the embedded store.
   --addr ADDR     listen address (default 127.0.0.1:8080; port 0 picks a free port)
   --data DIR      data directory, created if missing (default ./sundial-data)
   --debug-mode    seed 004's debug mode: no automatic runs, manual triggers still work
                   (also SUNDIAL_DEBUG_MODE=1)
+  --api-only      serve the API only; jobs run in another `sundial serve` on the same --data
 
 Environment:
-  SUNDIAL_API_TOKEN   bearer token required on every route but /health; mandatory when
-                      --addr is not a loopback address
-  RUST_LOG            log filter (default info)
+  SUNDIAL_API_TOKEN       bearer token required on every route but /health and the feedback
+                          route; mandatory when --addr is not a loopback address
+  SUNDIAL_SERVICES        service map for service:// URLs: main=http://127.0.0.1:9000,oa=…
+  SUNDIAL_PUBLIC_URL      base of schedulingFeedbackUrl (default http://ADDR)
+  SUNDIAL_SIGNING_SECRET  HMAC secret for feedback tokens and webhook signatures (default: a
+                          random one kept in DATA/signing-secret)
+  SUNDIAL_OUTBOUND_ALLOW  hosts, IPs or CIDRs jobs may call beyond public addresses and loopback
+  SUNDIAL_VAR_*           variables job templates may read as ${SUNDIAL_VAR_NAME}
+  RUST_LOG                log filter (default info)
 ";
 
 /// What `serve` was asked to do.
@@ -37,6 +51,8 @@ pub struct ServeOptions {
     pub data: PathBuf,
     /// Seed 004 debug mode.
     pub debug_mode: bool,
+    /// Serve the API without running the engine.
+    pub api_only: bool,
     /// `SUNDIAL_API_TOKEN`.
     pub token: Option<String>,
 }
@@ -49,6 +65,7 @@ pub fn parse(
     let mut addr: SocketAddr = SocketAddr::from(([127, 0, 0, 1], 8080));
     let mut data = PathBuf::from("sundial-data");
     let mut debug_mode = env("SUNDIAL_DEBUG_MODE").is_some_and(|v| v == "1" || v == "true");
+    let mut api_only = false;
     let mut iter = args.iter();
     while let Some(arg) = iter.next() {
         let (flag, inline) = match arg.split_once('=') {
@@ -70,6 +87,7 @@ pub fn parse(
             }
             "--data" => data = PathBuf::from(value()?),
             "--debug-mode" => debug_mode = true,
+            "--api-only" => api_only = true,
             other => return Err(format!("unknown flag {other:?}")),
         }
     }
@@ -83,6 +101,7 @@ pub fn parse(
         addr,
         data,
         debug_mode,
+        api_only,
         token,
     })
 }
@@ -105,13 +124,27 @@ async fn serve(options: ServeOptions) -> Result<(), String> {
         SqliteStore::open(&db).map_err(|e| format!("--data: opening {}: {e}", db.display()))?;
     let config = AppConfig {
         debug_mode: options.debug_mode,
+        signing_secret: signing_secret(&options.data)?,
     };
-    let app = Arc::new(App::new(store, Arc::new(SystemClock), config));
-    let router = sundial_service::api::router(app, options.token.clone());
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let app = Arc::new(App::new(store.clone(), Arc::clone(&clock), config));
     let listener = tokio::net::TcpListener::bind(options.addr)
         .await
         .map_err(|e| format!("--addr: binding {}: {e}", options.addr))?;
     let local = listener.local_addr().map_err(|e| format!("--addr: {e}"))?;
+    let engine = Arc::new(build_engine(&app, &store, &clock, local)?);
+    let hooks: Arc<dyn EngineHooks> = engine.clone();
+    app.attach_engine(Arc::downgrade(&hooks));
+    let runner = if options.api_only {
+        None
+    } else {
+        Some(tokio::spawn(runner::run(
+            Arc::clone(&engine),
+            RunnerOptions::default(),
+            shutdown_signal()?,
+        )))
+    };
+    let router = sundial_service::api::router(app, options.token.clone());
     tracing::info!(addr = %local, data = %options.data.display(), debug_mode = options.debug_mode, auth = options.token.is_some(), "sundial listening");
     let shutdown = shutdown_signal()?;
     let signal_for_grace = shutdown_signal()?;
@@ -136,8 +169,87 @@ async fn serve(options: ServeOptions) -> Result<(), String> {
             "connections still open after the shutdown grace period; closing them"
         ),
     }
+    // Let running steps finish their writes; whatever does not is delivered again next start.
+    let Some(runner) = runner else {
+        tracing::info!("sundial stopped");
+        return Ok(());
+    };
+    if tokio::time::timeout(SHUTDOWN_GRACE, runner).await.is_err() {
+        tracing::warn!("engine still busy after the shutdown grace period; unfinished steps resume on the next start");
+    }
     tracing::info!("sundial stopped");
     Ok(())
+}
+
+/// The engine on the embedded store: SQLite queues in the same file, outbound HTTP that may call
+/// loopback (a laptop's own services) but not private or link-local addresses unless allowed,
+/// and state-change events kept in memory.
+fn build_engine(
+    app: &Arc<App<SqliteStore>>,
+    store: &SqliteStore,
+    clock: &Arc<dyn Clock>,
+    local: SocketAddr,
+) -> Result<LocalEngine, String> {
+    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    let mut policy = AddressPolicy::local();
+    if let Some(allow) = env("SUNDIAL_OUTBOUND_ALLOW") {
+        policy.allow_hosts = allow.split(',').map(|h| h.trim().to_string()).collect();
+    }
+    let http = ReqwestClient::new(policy).map_err(|e| format!("SUNDIAL_OUTBOUND_ALLOW: {e}"))?;
+    let mut services = BTreeMap::new();
+    for entry in env("SUNDIAL_SERVICES").unwrap_or_default().split(',') {
+        let entry = entry.trim();
+        if entry.is_empty() {
+            continue;
+        }
+        let (name, url) = entry.split_once('=').ok_or_else(|| {
+            format!("SUNDIAL_SERVICES: expected name=http://host:port, got {entry:?}")
+        })?;
+        services.insert(name.trim().to_string(), url.trim().to_string());
+    }
+    let config = EngineConfig {
+        tick_horizon: std::time::Duration::from_secs(2),
+        public_base_url: env("SUNDIAL_PUBLIC_URL").unwrap_or_else(|| format!("http://{local}")),
+        services,
+        template_env: std::env::vars()
+            .filter(|(name, _)| name.starts_with(ENV_PREFIX))
+            .collect(),
+        state_change_bus: Some("sundial".into()),
+        ..EngineConfig::default()
+    };
+    Ok(Engine::new(
+        Arc::clone(app),
+        store.queue("dispatch", Arc::clone(clock)),
+        store.queue("notify", Arc::clone(clock)),
+        http,
+        RecordingPublisher::new(),
+        config,
+    ))
+}
+
+type LocalEngine = Engine<SqliteStore, SqliteQueue, ReqwestClient, RecordingPublisher>;
+
+/// The secret for feedback tokens and webhook signatures: `SUNDIAL_SIGNING_SECRET`, else a random
+/// one kept in the data directory so that feedback URLs stay valid across restarts.
+fn signing_secret(data: &std::path::Path) -> Result<Vec<u8>, String> {
+    if let Ok(secret) = std::env::var("SUNDIAL_SIGNING_SECRET") {
+        if !secret.is_empty() {
+            return Ok(secret.into_bytes());
+        }
+    }
+    let path = data.join("signing-secret");
+    if let Ok(secret) = std::fs::read(&path) {
+        if secret.len() >= 32 {
+            return Ok(secret);
+        }
+    }
+    let mut secret = vec![0u8; 32];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut random| std::io::Read::read_exact(&mut random, &mut secret))
+        .map_err(|e| format!("generating a signing secret (or set SUNDIAL_SIGNING_SECRET): {e}"))?;
+    std::fs::write(&path, &secret)
+        .map_err(|e| format!("--data: writing {}: {e}", path.display()))?;
+    Ok(secret)
 }
 
 /// How long in-flight requests may take to finish after SIGINT or SIGTERM.

@@ -406,7 +406,7 @@ const SEED_JOB_ID: &str = "20220125";
 #[test]
 fn seed_002_job_round_trip() {
     let dir = TempDir::new("seed");
-    let server = start(&dir, &[], &[]);
+    let server = start(&dir, &["--api-only"], &[]);
     let seed = seed_job();
     let before = Utc::now();
 
@@ -603,7 +603,7 @@ const ROUTES: &[&str] = &[
 #[test]
 fn every_route_once() {
     let dir = TempDir::new("routes");
-    let server = start(&dir, &[], &[]);
+    let server = start(&dir, &["--api-only"], &[]);
     let walker = json!({
         "jobName": "walker",
         "jobDescription": "calls every route once",
@@ -1003,7 +1003,7 @@ fn pagination_follows_next_cursor() {
 #[test]
 fn restart_keeps_jobs_and_executions() {
     let dir = TempDir::new("restart");
-    let mut server = start(&dir, &[], &[]);
+    let mut server = start(&dir, &["--api-only"], &[]);
     server
         .call("POST", "/jobs/20220125", Some(&seed_job()))
         .ok_envelope();
@@ -1037,7 +1037,7 @@ fn restart_keeps_jobs_and_executions() {
         server.log_text()
     );
 
-    let server = start(&dir, &[], &[]);
+    let server = start(&dir, &["--api-only"], &[]);
     assert_eq!(server.call("GET", "/jobs/20220125", None).body, job);
     assert_eq!(
         server
@@ -1238,4 +1238,253 @@ fn temp_dirs_are_removed() {
         dir.0.clone()
     };
     assert!(!Path::new(&path).exists());
+}
+
+// ---------------------------------------------------------------------------------------------
+// The engine end to end: the real binary runs jobs against a real target on loopback.
+
+/// One request the target received.
+#[derive(Clone, Debug)]
+struct Received {
+    path: String,
+    headers: Vec<(String, String)>,
+    body: Value,
+    at: Instant,
+}
+
+/// A job service on 127.0.0.1: answers every request `200 {"ok": true}` and records it.
+struct Target {
+    port: u16,
+    received: std::sync::Arc<std::sync::Mutex<Vec<Received>>>,
+}
+
+impl Target {
+    fn start() -> Target {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind the target");
+        let port = listener.local_addr().expect("addr").port();
+        let received = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let log = received.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let log = log.clone();
+                std::thread::spawn(move || Target::answer(stream, &log));
+            }
+        });
+        Target { port, received }
+    }
+
+    fn answer(stream: TcpStream, log: &std::sync::Mutex<Vec<Received>>) {
+        let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+        let mut reader = BufReader::new(stream);
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                return;
+            }
+            let path = line.split_whitespace().nth(1).unwrap_or("").to_string();
+            let mut headers = Vec::new();
+            let mut length = 0;
+            loop {
+                let mut header = String::new();
+                if reader.read_line(&mut header).unwrap_or(0) == 0 {
+                    return;
+                }
+                let header = header.trim_end();
+                if header.is_empty() {
+                    break;
+                }
+                if let Some((name, value)) = header.split_once(':') {
+                    if name.eq_ignore_ascii_case("content-length") {
+                        length = value.trim().parse().unwrap_or(0);
+                    }
+                    headers.push((name.to_ascii_lowercase(), value.trim().to_string()));
+                }
+            }
+            let mut body = vec![0; length];
+            if reader.read_exact(&mut body).is_err() {
+                return;
+            }
+            log.lock().unwrap().push(Received {
+                path,
+                headers,
+                body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+                at: Instant::now(),
+            });
+            let reply = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 11\r\n\r\n{\"ok\":true}";
+            if reader.get_mut().write_all(reply).is_err() {
+                return;
+            }
+        }
+    }
+
+    fn received(&self, prefix: &str) -> Vec<Received> {
+        let all = self.received.lock().unwrap();
+        all.iter()
+            .filter(|r| r.path.starts_with(prefix))
+            .cloned()
+            .collect()
+    }
+
+    /// Waits (at most 20 s) until `count` requests under `prefix` arrived.
+    fn wait_for(&self, prefix: &str, count: usize) -> Vec<Received> {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let got = self.received(prefix);
+            if got.len() >= count || Instant::now() > deadline {
+                return got;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// Polls an execution until it reaches a final state (at most 20 s).
+fn wait_final(server: &Server, execution_id: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let execution = server
+            .call("GET", &format!("/executions/{execution_id}"), None)
+            .body;
+        let state = execution["state"].as_str().unwrap_or("").to_string();
+        let finished =
+            ["Succeeded", "Terminated", "Cancelled", "Skipped"].contains(&state.as_str());
+        if finished || Instant::now() > deadline {
+            return execution;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn e2e_job(extra: Value) -> Value {
+    let mut job = json!({
+        "jobName": "e2e", "creator": "001", "creatorName": "tests",
+        "request": [{"method": "POST", "url": "service://work/run/${jobId}?n=${executeNumber}",
+                     "body": {"n": "${executeNumber}|json", "scheduled": "${scheduledTime}"}}],
+        "notification": [{"stateEquals": "200", "method": "POST",
+                          "url": "service://work/notify/${jobId}", "body": "${schedulingNotifyBody}|json"}],
+    });
+    for (key, value) in extra.as_object().unwrap() {
+        job[key] = value.clone();
+    }
+    job
+}
+
+#[test]
+fn the_engine_runs_timers_triggers_async_feedback_and_notifications() {
+    let target = Target::start();
+    let dir = TempDir::new("engine");
+    let services = format!("work=http://127.0.0.1:{}", target.port);
+    let server = start(&dir, &[], &[("SUNDIAL_SERVICES", services.as_str())]);
+
+    // A seed-002 timer: due in 1 s, then every second, three runs in all.
+    let timer = e2e_job(json!({"timer": {"dueTime": "1s", "period": "R3/PT1S"}}));
+    server
+        .call("POST", "/jobs/ticking", Some(&timer))
+        .ok_envelope();
+    let runs = target.wait_for("/run/ticking", 3);
+    assert_eq!(runs.len(), 3, "log:\n{}", server.log_text());
+    let numbers: Vec<&Value> = runs.iter().map(|r| &r.body["n"]).collect();
+    assert_eq!(numbers, [&json!(1), &json!(2), &json!(3)]);
+    let gaps: Vec<u128> = runs
+        .windows(2)
+        .map(|w| (w[1].at - w[0].at).as_millis())
+        .collect();
+    assert!(
+        gaps.iter().all(|g| (800..1200).contains(g)),
+        "one second apart: {gaps:?}"
+    );
+    assert!(runs[0].headers.iter().any(|(n, _)| n == "idempotency-key"));
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(
+        target.received("/run/ticking").len(),
+        3,
+        "R3 means three runs"
+    );
+
+    // Every run succeeded and notified the rule matching "200", signed.
+    let list = server.call("GET", "/jobs/ticking/executions", None).body;
+    let states: Vec<&str> = list["executions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["state"].as_str().unwrap())
+        .collect();
+    assert_eq!(states, ["Succeeded"; 3], "{list}");
+    let notes = target.wait_for("/notify/ticking", 3);
+    assert_eq!(notes.len(), 3);
+    assert_eq!(notes[0].body["httpStatus"], "200");
+    assert_eq!(notes[0].body["response"], json!({"ok": true}));
+    assert!(notes[0]
+        .headers
+        .iter()
+        .any(|(n, v)| n == "sundial-signature" && v.starts_with("t=")));
+
+    // A trigger runs an `external` job at once with its arguments.
+    let manual = e2e_job(json!({
+        "timer": {"dueTime": "0s", "period": "external"},
+        "request": [{"method": "POST", "url": "service://work/run/manual", "body": {"who": "${who}"}}],
+    }));
+    server
+        .call("POST", "/jobs/manual", Some(&manual))
+        .ok_envelope();
+    let trigger = server.call(
+        "POST",
+        "/jobs/manual/trigger",
+        Some(&json!({"who": "operator"})),
+    );
+    let id = trigger.ok_envelope()["executionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(wait_final(&server, &id)["state"], "Succeeded");
+    assert_eq!(
+        target.received("/run/manual")[0].body,
+        json!({"who": "operator"})
+    );
+
+    // An async job finishes when its service calls the signed feedback URL.
+    let asynchronous = e2e_job(json!({
+        "timer": {"dueTime": "0s", "period": "external"},
+        "async": true,
+        "request": [{"method": "POST", "url": "service://work/run/async", "body": {"callback": "${schedulingFeedbackUrl}"}}],
+    }));
+    server
+        .call("POST", "/jobs/async", Some(&asynchronous))
+        .ok_envelope();
+    let trigger = server.call("POST", "/jobs/async/trigger", Some(&json!({})));
+    let id = trigger.ok_envelope()["executionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let started = target.wait_for("/run/async", 1);
+    let callback = started[0].body["callback"].as_str().unwrap().to_string();
+    let path = callback.split_once(&server.addr).unwrap().1.to_string();
+    let forged = path.replace("token=", "token=00");
+    server
+        .call("POST", &forged, Some(&json!({"status": "succeed"})))
+        .error(401);
+    let report = json!({"status": "succeed", "progress": "100%", "data": {"rows": 7}});
+    server.call("POST", &path, Some(&report)).ok_envelope();
+    let done = wait_final(&server, &id);
+    assert_eq!(done["state"], "Succeeded", "{done}");
+    assert_eq!(done["result"], json!({"rows": 7}));
+}
+
+#[test]
+fn a_run_survives_a_restart_of_the_process() {
+    let target = Target::start();
+    let dir = TempDir::new("engine-restart");
+    let services = format!("work=http://127.0.0.1:{}", target.port);
+    let env = [("SUNDIAL_SERVICES", services.as_str())];
+    let mut server = start(&dir, &[], &env);
+    // Due in 3 s: the process stops before it fires, and the fire happens after the restart.
+    let job = e2e_job(json!({"timer": {"dueTime": "3s", "period": "0s"}, "catchupWindow": "1m"}));
+    server.call("POST", "/jobs/later", Some(&job)).ok_envelope();
+    assert_eq!(server.terminate().code(), Some(0));
+    assert!(target.received("/run/later").is_empty());
+    let server = start(&dir, &[], &env);
+    let runs = target.wait_for("/run/later", 1);
+    assert_eq!(runs.len(), 1, "log:\n{}", server.log_text());
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(target.received("/run/later").len(), 1, "exactly once");
 }

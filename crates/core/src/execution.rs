@@ -221,10 +221,59 @@ pub struct Execution {
     /// The parent job's execute number.
     #[serde(default)]
     pub parent_job_execution: Option<u64>,
+    /// What the engine needs to resume the run after any crash: deadlines, retries, the lease.
+    #[serde(default, skip_serializing_if = "RunState::is_empty")]
+    pub run: RunState,
     #[serde(default)]
     events: Vec<ExecutionEvent>,
     #[serde(default)]
     dropped_events: u64,
+}
+
+/// The engine's bookkeeping of one execution, stored with it so that any worker, after any crash,
+/// can tell what the run is waiting for.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RunState {
+    /// When it should start: the nominal time plus jitter, or the trigger time.
+    #[serde(with = "option_rfc3339", skip_serializing_if = "Option::is_none")]
+    pub due: Option<DateTime<Utc>>,
+    /// The overlap policy of its trigger or backfill, when it overrides the job's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overlap: Option<crate::job::OverlapPolicy>,
+    /// A worker runs the request chain until this time; after it the worker is presumed lost and
+    /// the attempt is started again.
+    #[serde(with = "option_rfc3339", skip_serializing_if = "Option::is_none")]
+    pub lease_until: Option<DateTime<Utc>>,
+    /// The end of the current attempt (`timeoutSeconds`, start-to-close, async checks included).
+    #[serde(with = "option_rfc3339", skip_serializing_if = "Option::is_none")]
+    pub attempt_deadline: Option<DateTime<Utc>>,
+    /// The request chain is done and the run waits for an async status (checkUrl or feedback).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub awaiting_async: bool,
+    /// The next `checkUrl` poll.
+    #[serde(with = "option_rfc3339", skip_serializing_if = "Option::is_none")]
+    pub next_check: Option<DateTime<Utc>>,
+    /// When the last progress report came (for the heartbeat timeout).
+    #[serde(with = "option_rfc3339", skip_serializing_if = "Option::is_none")]
+    pub last_report_at: Option<DateTime<Utc>>,
+    /// When a `Failed` run starts its next attempt.
+    #[serde(with = "option_rfc3339", skip_serializing_if = "Option::is_none")]
+    pub retry_at: Option<DateTime<Utc>>,
+    /// Retries so far, in all and by error code.
+    pub retries: crate::retry::RetryHistory,
+    /// Response bodies of the request chain, for the templates of `checkUrl` and notifications.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub responses: Vec<Value>,
+    /// Responses by `respEnvName`.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub named: std::collections::BTreeMap<String, Value>,
+}
+
+impl RunState {
+    fn is_empty(&self) -> bool {
+        self == &RunState::default()
+    }
 }
 
 impl Execution {
@@ -270,6 +319,7 @@ impl Execution {
             arguments: None,
             parent_job: None,
             parent_job_execution: None,
+            run: RunState::default(),
             dropped_events: 0,
         })
     }

@@ -7,7 +7,12 @@
 
 pub mod duration;
 pub mod execution;
+pub mod expand;
 pub mod job;
+pub mod outcome;
+pub mod plan;
+pub mod retry;
+pub mod signing;
 pub mod spec;
 pub mod template;
 pub mod timer;

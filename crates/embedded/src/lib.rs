@@ -1,4 +1,6 @@
-//! Sundial's embedded backend: the [`Store`] port on one SQLite file, for `sundial serve`.
+//! Sundial's embedded backend: the [`Store`] port on one SQLite file, for `sundial serve`, and the
+//! [`Queue`](sundial_service::queue::Queue) port in the same file ([`SqliteStore::queue`],
+//! [`SqliteQueue`]), so one process needs one database and nothing else.
 //!
 //! **One connection behind a mutex.** SQLite allows one writer at a time anyway, and a single
 //! connection keeps the prepared-statement cache warm and makes every operation trivially
@@ -33,7 +35,10 @@
 
 mod codec;
 mod ops;
+mod queue;
 mod schema;
+
+pub use queue::SqliteQueue;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -41,6 +46,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use rusqlite::Connection;
+use sundial_service::clock::Clock;
 use sundial_service::store::{
     CleanReport, ExecutionRecord, JobFilter, JobRecord, Page, PageRequest, Store, StoreError,
     StoreStats, WakeUp,
@@ -98,23 +104,45 @@ impl SqliteStore {
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
     {
-        let conn = Arc::clone(&self.conn);
-        let task = tokio::task::spawn_blocking(move || {
-            let mut conn = conn.lock().map_err(|_| {
-                StoreError::Unavailable(
-                    "the SQLite connection was poisoned by an earlier panic".to_owned(),
-                )
-            })?;
-            op(&mut conn)
-        });
-        match task.await {
-            Ok(result) => result,
-            Err(err) => {
-                tracing::error!(error = %err, "SQLite store task failed");
-                Err(StoreError::Unavailable(format!(
-                    "SQLite store task failed: {err}"
-                )))
-            }
+        blocking(&self.conn, StoreError::Unavailable, op).await
+    }
+
+    /// A named queue (`dispatch`, `notify`, …) in this database, sharing the store's connection.
+    ///
+    /// Queues of different names share one table but nothing else: a message, a receipt or a dead
+    /// letter of one is invisible to the others. `clock` decides when delays and visibility
+    /// timeouts end; the queue starts with [`DEFAULT_MAX_RECEIVES`](sundial_service::queue::DEFAULT_MAX_RECEIVES).
+    pub fn queue(&self, name: &str, clock: Arc<dyn Clock>) -> SqliteQueue {
+        SqliteQueue::new(Arc::clone(&self.conn), name, clock)
+    }
+}
+
+/// Runs `op` on `conn` on tokio's blocking pool, for the store and the queues alike.
+///
+/// A poisoned connection mutex or a failed (panicked) task becomes `unavailable(message)`, the
+/// port's own "backend failed" error, never a panic of the caller.
+pub(crate) async fn blocking<T, E, F>(
+    conn: &Arc<Mutex<Connection>>,
+    unavailable: fn(String) -> E,
+    op: F,
+) -> Result<T, E>
+where
+    T: Send + 'static,
+    E: Send + 'static,
+    F: FnOnce(&mut Connection) -> Result<T, E> + Send + 'static,
+{
+    let conn = Arc::clone(conn);
+    let task = tokio::task::spawn_blocking(move || {
+        let mut conn = conn.lock().map_err(|_| {
+            unavailable("the SQLite connection was poisoned by an earlier panic".to_owned())
+        })?;
+        op(&mut conn)
+    });
+    match task.await {
+        Ok(result) => result,
+        Err(err) => {
+            tracing::error!(error = %err, "SQLite task failed");
+            Err(unavailable(format!("SQLite task failed: {err}")))
         }
     }
 }
@@ -204,6 +232,12 @@ impl Store for SqliteStore {
     async fn set_wakeup(&self, key: &str, due: Option<DateTime<Utc>>) -> Result<(), StoreError> {
         let key = key.to_owned();
         self.run(move |conn| ops::set_wakeup(conn, &key, due)).await
+    }
+
+    async fn clear_wakeup_if(&self, key: &str, due: DateTime<Utc>) -> Result<bool, StoreError> {
+        let key = key.to_owned();
+        self.run(move |conn| ops::clear_wakeup_if(conn, &key, due))
+            .await
     }
 
     async fn get_wakeup(&self, key: &str) -> Result<Option<DateTime<Utc>>, StoreError> {

@@ -451,6 +451,17 @@ pub(crate) fn set_wakeup(
     .map_err(db)
 }
 
+pub(crate) fn clear_wakeup_if(
+    conn: &mut Connection,
+    key: &str,
+    due: chrono::DateTime<chrono::Utc>,
+) -> Result<bool, StoreError> {
+    conn.prepare_cached("DELETE FROM wakeups WHERE key = ?1 AND due = ?2")
+        .and_then(|mut delete| delete.execute(params![key, millis(&due)]))
+        .map(|deleted| deleted > 0)
+        .map_err(db)
+}
+
 pub(crate) fn get_wakeup(
     conn: &mut Connection,
     key: &str,

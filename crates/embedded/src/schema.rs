@@ -1,4 +1,5 @@
-//! The database schema and its migrations.
+//! The database schema and its migrations: the store's tables (step 1) and the queues' (step 2),
+//! all in one file so one backup holds everything.
 //!
 //! A `schema_version` table records how far the file has been migrated; opening a store applies the
 //! missing steps of [`MIGRATIONS`] in one transaction, so a file is never left half-migrated. A file
@@ -55,6 +56,34 @@ const MIGRATIONS: &[&str] = &[
         due INTEGER NOT NULL
     );
     CREATE INDEX wakeups_by_due ON wakeups (due, key);
+    ",
+    // 2: the queues (`dispatch`, `notify`, …) in one table, and their dead letters in another.
+    "
+    CREATE TABLE queue_messages (
+        queue         TEXT    NOT NULL,
+        -- AUTOINCREMENT: ids, and with them receipts, are never reused, even after a delete.
+        id            INTEGER PRIMARY KEY AUTOINCREMENT,
+        body          TEXT    NOT NULL,
+        visible_at    INTEGER NOT NULL,
+        receive_count INTEGER NOT NULL DEFAULT 0,
+        receipt       TEXT,
+        sent_at       INTEGER NOT NULL
+    );
+    -- Every index ends with the rowid (id): receive reads visible messages in (visible_at, id)
+    -- order, and next_visible_in reads the first entry, without sorting.
+    CREATE INDEX queue_messages_by_visible ON queue_messages (queue, visible_at);
+
+    CREATE TABLE queue_dead_letters (
+        queue         TEXT    NOT NULL,
+        -- The order messages died in, which is the order dead_letters lists them.
+        id            INTEGER PRIMARY KEY AUTOINCREMENT,
+        message_id    INTEGER NOT NULL,
+        body          TEXT    NOT NULL,
+        receive_count INTEGER NOT NULL,
+        sent_at       INTEGER NOT NULL,
+        dead_at       INTEGER NOT NULL
+    );
+    CREATE INDEX queue_dead_letters_by_queue ON queue_dead_letters (queue);
     ",
 ];
 

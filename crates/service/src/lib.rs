@@ -7,6 +7,11 @@
 pub mod api;
 pub mod app;
 pub mod clock;
+pub mod engine;
+pub mod events;
+pub mod http;
+pub mod outbound;
+pub mod queue;
 pub mod store;
 
 pub use app::{App, AppConfig, AppError};

@@ -244,6 +244,15 @@ pub trait Store: Send + Sync + 'static {
         due: Option<DateTime<Utc>>,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
+    /// Removes the timer-index entry `key` only if it is still due at `due` (millisecond precision);
+    /// returns whether it did. A consumer of a due entry uses it so that an entry set again
+    /// meanwhile (a later retry of the same execution) is not lost.
+    fn clear_wakeup_if(
+        &self,
+        key: &str,
+        due: DateTime<Utc>,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
     /// Reads one timer-index entry.
     fn get_wakeup(
         &self,

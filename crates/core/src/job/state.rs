@@ -56,6 +56,34 @@ pub struct JobState {
     pub last_scheduled_time: Option<DateTime<Utc>>,
     /// Backfills waiting to be run, oldest first.
     pub pending_backfills: Vec<Backfill>,
+    /// Fires the tick has planned (and counted) but not yet created executions for; the next tick
+    /// creates them first, so a crash between planning and creating loses none.
+    pub pending_fires: Vec<PendingFire>,
+    /// Executions holding a concurrency slot (started and not yet finished), oldest first.
+    pub running: Vec<String>,
+    /// Executions waiting for a slot (BufferOne, BufferAll, maxConcurrency), oldest first.
+    pub buffered: Vec<String>,
+}
+
+/// A fire the tick planned: the execution it becomes, when it should start, and what started it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingFire {
+    /// The stable id of the execution this fire becomes.
+    pub execution_id: String,
+    /// The nominal time, before jitter.
+    #[serde(with = "rfc3339")]
+    pub nominal: DateTime<Utc>,
+    /// When it should start: the nominal time plus jitter, or now for backfills.
+    #[serde(with = "rfc3339")]
+    pub due: DateTime<Utc>,
+    /// The execute number reserved for it.
+    pub execute_number: u64,
+    /// What started it: the job id for scheduled fires, `backfill:{requested}` for backfills.
+    pub scheduled_by_id: String,
+    /// The overlap policy that applies to it, when it overrides the job's (backfills).
+    #[serde(default)]
+    pub overlap: Option<OverlapPolicy>,
 }
 
 impl Default for JobState {
@@ -73,6 +101,9 @@ impl Default for JobState {
             last_failure: None,
             last_scheduled_time: None,
             pending_backfills: Vec::new(),
+            pending_fires: Vec::new(),
+            running: Vec::new(),
+            buffered: Vec::new(),
         }
     }
 }
@@ -133,8 +164,17 @@ impl Job {
         self.updated_at = at;
     }
 
-    /// Resumes the job; the note, if given, replaces the pause note.
+    /// Resumes the job; the note, if given, replaces the pause note. Fires that fell in the pause
+    /// are not run (Temporal's pause semantics): the schedule resumes after `at`.
     pub fn unpause(&mut self, notes: Option<String>, at: DateTime<Utc>) {
+        if !self.definition.active() {
+            let resume_after = at - chrono::Duration::seconds(1);
+            self.state.last_scheduled_time = Some(
+                self.state
+                    .last_scheduled_time
+                    .map_or(resume_after, |last| last.max(resume_after)),
+            );
+        }
         self.definition.set_active(true);
         self.state.paused_notes = notes;
         self.updated_at = at;

@@ -20,6 +20,7 @@ use axum::routing::{get, post, put};
 use axum::{Json, Router};
 use serde_json::{json, Value};
 use sundial_core::execution::Execution;
+use sundial_core::job::OverlapPolicy;
 
 use crate::app::{parse_job_id, App, AppError};
 use crate::store::{JobFilter, Page, PageRequest, Store, MAX_PAGE};
@@ -178,6 +179,7 @@ async fn update_job<S: Store>(
 async fn trigger<S: Store>(
     State(app): AppState<S>,
     PathParams(job_id): PathParams<String>,
+    Params(params): Params,
     headers: HeaderMap,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
@@ -188,7 +190,16 @@ async fn trigger<S: Store>(
             .map_err(|_| ApiError::invalid("Idempotency-Key", "must be ASCII"))
     });
     let key = key.transpose()?;
-    let execution = app.trigger(&job_id, arguments, key).await?;
+    let overlap = match params.get("overlap") {
+        None => None,
+        Some(text) => Some(OverlapPolicy::parse(text).ok_or_else(|| {
+            ApiError::invalid(
+                "overlap",
+                format!("expected Skip, BufferOne, BufferAll, CancelOther, TerminateOther or AllowAll, got {text:?}"),
+            )
+        })?),
+    };
+    let execution = app.trigger(&job_id, arguments, key, overlap).await?;
     Ok(envelope_with(
         json!({ "executionId": execution.execution_id, "executeNumber": execution.execute_number }),
     ))
@@ -197,6 +208,7 @@ async fn trigger<S: Store>(
 async fn feedback<S: Store>(
     State(app): AppState<S>,
     PathParams((job_id, request_counts)): PathParams<(String, String)>,
+    Params(params): Params,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
     let job_id = parse_job_id(&job_id)?;
@@ -206,7 +218,14 @@ async fn feedback<S: Store>(
             format!("expected a non-negative integer, got {request_counts:?}"),
         )
     })?;
-    app.feedback(&job_id, request_counts, &body).await?;
+    app.feedback(
+        &job_id,
+        request_counts,
+        params.get("executionId").map(String::as_str),
+        params.get("token").map(String::as_str),
+        &body,
+    )
+    .await?;
     Ok(Json(envelope()).into_response())
 }
 
@@ -504,7 +523,11 @@ async fn method_not_allowed() -> ApiError {
 }
 
 async fn require_bearer(State(token): State<Arc<str>>, request: Request, next: Next) -> Response {
-    if request.uri().path() == "/health" {
+    // The feedback route is called by job services, which hold the execution's HMAC token in the
+    // URL Sundial gave them, not the API's bearer token.
+    let path = request.uri().path();
+    let is_feedback = path.starts_with("/jobs/") && path.split('/').nth(3) == Some("feedback");
+    if path == "/health" || is_feedback {
         return next.run(request).await;
     }
     let presented = request
@@ -535,6 +558,7 @@ impl From<AppError> for ApiError {
                 ApiError::new(StatusCode::NOT_FOUND, format!("{what} not found"))
             }
             AppError::Conflict(why) => ApiError::new(StatusCode::CONFLICT, why),
+            AppError::Unauthorized(why) => ApiError::new(StatusCode::UNAUTHORIZED, why),
             AppError::Unavailable(why) => {
                 tracing::error!(error = %why, "request failed");
                 ApiError::new(

@@ -71,9 +71,9 @@ impl<S: Store> App<S> {
         active: bool,
         notes: Option<String>,
     ) -> Result<Job, AppError> {
+        let now = self.now();
         let (stored, ()) = self
             .modify(job_id, |stored| {
-                let now = stored.job.updated_at;
                 if active {
                     stored.job.unpause(notes.clone(), now);
                 } else {

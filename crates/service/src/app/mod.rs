@@ -9,26 +9,39 @@ mod jobs;
 mod runs;
 mod views;
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock, Weak};
 
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sundial_core::job::{FieldError, Job, JobId, When};
 
 use crate::clock::Clock;
+use crate::engine::EngineHooks;
 use crate::store::{JobRecord, Store, StoreError};
 
 pub use jobs::TimersReport;
+pub(crate) use runs::{decode_execution, encode_execution};
 pub use views::{Describe, Stats};
 
 /// How many times a read-modify-write of one job is retried after losing a race.
 const MAX_CONFLICT_RETRIES: usize = 8;
 
 /// Settings of the control plane.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct AppConfig {
     /// Seed 004's debug mode: automatic runs stop, manual triggers still work.
     pub debug_mode: bool,
+    /// The secret that signs feedback tokens and webhook signatures.
+    pub signing_secret: Vec<u8>,
+}
+
+impl Default for AppConfig {
+    fn default() -> Self {
+        AppConfig {
+            debug_mode: false,
+            signing_secret: b"sundial-development-secret".to_vec(),
+        }
+    }
 }
 
 /// Why a use case failed, in terms a caller can act on.
@@ -43,6 +56,9 @@ pub enum AppError {
     /// The request conflicts with the current state (duplicate id, wrong state for the action).
     #[error("{0}")]
     Conflict(String),
+    /// The request's credentials (a feedback token) are missing or wrong.
+    #[error("{0}")]
+    Unauthorized(String),
     /// The store failed or stored data is unreadable; the request may be retried.
     #[error("{0}")]
     Unavailable(String),
@@ -70,6 +86,9 @@ pub struct App<S: Store> {
     store: S,
     clock: Arc<dyn Clock>,
     config: AppConfig,
+    /// The engine, once attached: runs what the control plane creates. Weak, because the engine
+    /// holds the control plane.
+    engine: OnceLock<Weak<dyn EngineHooks>>,
 }
 
 /// A job read from the store, with what is needed to write it back.
@@ -87,7 +106,23 @@ impl<S: Store> App<S> {
             store,
             clock,
             config,
+            engine: OnceLock::new(),
         }
+    }
+
+    /// Connects the engine that runs what this control plane creates (triggers, cancels,
+    /// feedback). Without one, executions are only recorded.
+    pub fn attach_engine(&self, engine: Weak<dyn EngineHooks>) {
+        let _ = self.engine.set(engine);
+    }
+
+    pub(crate) fn engine(&self) -> Option<Arc<dyn EngineHooks>> {
+        self.engine.get().and_then(Weak::upgrade)
+    }
+
+    /// The secret that signs feedback tokens and webhook signatures.
+    pub fn signing_secret(&self) -> &[u8] {
+        &self.config.signing_secret
     }
 
     /// The store, for adapters' own maintenance and for tests.
@@ -165,6 +200,10 @@ pub fn wakeup_key(job_id: &JobId) -> String {
 
 /// A job's next nominal fire after the last one it ran (or its creation), if it is to fire again.
 pub(crate) fn next_fire(job: &Job) -> Option<DateTime<Utc>> {
+    // Planned fires and backfills waiting to be created are due at once, paused or not.
+    if !job.state.pending_fires.is_empty() || !job.state.pending_backfills.is_empty() {
+        return Some(job.updated_at);
+    }
     if !job.definition.active() || job.state.remaining_actions == Some(0) {
         return None;
     }

@@ -17,28 +17,32 @@ use crate::store::{CleanReport, ExecutionRecord, Page, PageRequest, Store};
 
 /// The most fire times one backfill request may cover.
 const MAX_BACKFILL_FIRES: usize = 10_000;
+/// How long a new run waits for the engine before the tick sends it anyway.
+const KICK_GRACE: chrono::Duration = chrono::Duration::seconds(10);
 /// The most backfill requests a job may have waiting.
 const MAX_PENDING_BACKFILLS: usize = 100;
 
 impl<S: Store> App<S> {
     /// Starts one run of a job now with `arguments` (`POST /jobs/{jobId}/trigger`). `trigger_id`
     /// (from an `Idempotency-Key` header) makes retries of the same request return the same execution.
+    /// `overlap` overrides the job's overlap policy for this run only.
     pub async fn trigger(
         &self,
         job_id: &JobId,
         arguments: Value,
         trigger_id: Option<&str>,
+        overlap: Option<OverlapPolicy>,
     ) -> Result<Execution, AppError> {
         if !arguments.is_object() {
             return Err(field_error("body", "expected a JSON object of arguments"));
         }
-        self.enqueue(job_id, Some(arguments), trigger_id, "trigger")
+        self.enqueue(job_id, Some(arguments), trigger_id, "trigger", overlap)
             .await
     }
 
     /// Runs a job now after an update (`POST /jobs/{jobId}/update`).
     pub async fn run_now(&self, job_id: &JobId) -> Result<Execution, AppError> {
-        self.enqueue(job_id, None, None, "update").await
+        self.enqueue(job_id, None, None, "update", None).await
     }
 
     async fn enqueue(
@@ -47,6 +51,7 @@ impl<S: Store> App<S> {
         arguments: Option<Value>,
         trigger_id: Option<&str>,
         source: &str,
+        overlap: Option<OverlapPolicy>,
     ) -> Result<Execution, AppError> {
         let now = self.now();
         let trigger_id = match trigger_id {
@@ -79,6 +84,16 @@ impl<S: Store> App<S> {
         execution.arguments = arguments;
         execution.parent_job = definition.parent_job().cloned();
         execution.parent_job_execution = definition.parent_job_execution();
+        execution.run.due = Some(now);
+        execution.run.overlap = overlap;
+        // A safety net in the timer index: should this process die before the engine hears of the
+        // run, the tick sends it once the grace has passed. A duplicate message is harmless.
+        self.store
+            .set_wakeup(
+                &crate::engine::execution_wakeup_key(&execution_id),
+                Some(now + KICK_GRACE),
+            )
+            .await?;
         if !self
             .store
             .create_execution(&encode_execution(&execution, 1)?)
@@ -92,6 +107,9 @@ impl<S: Store> App<S> {
                 .unwrap_or(Ok(execution));
         }
         tracing::info!(job_id = %job_id, execution_id, source, "execution enqueued");
+        if let Some(engine) = self.engine() {
+            engine.kick(execution_id).await;
+        }
         Ok(execution)
     }
 
@@ -238,7 +256,13 @@ impl<S: Store> App<S> {
             let mut updated = encode_execution(&execution, record.version)?;
             updated.created_at = record.created_at;
             match self.store.update_execution(&updated).await {
-                Ok(_) => return Ok(execution),
+                Ok(_) => {
+                    // The engine frees the run's slot and starts what waited for it.
+                    if let Some(engine) = self.engine() {
+                        engine.kick(execution_id.to_string()).await;
+                    }
+                    return Ok(execution);
+                }
                 Err(crate::store::StoreError::VersionConflict { .. }) => continue,
                 Err(e) => return Err(e.into()),
             }
@@ -260,31 +284,89 @@ impl<S: Store> App<S> {
             .await?)
     }
 
-    /// Asynchronous progress reported by a job service (`POST /jobs/{jobId}/feedback/{n}`). Only an
-    /// execution that is `Processing` accepts feedback; the execution engine puts them there.
+    /// Asynchronous progress reported by a job service (`POST /jobs/{jobId}/feedback/{n}`):
+    /// `{status, message, error, progress, data}` for the execution with execute number `n`
+    /// (or the `executionId` the feedback URL names). The URL's `token` must be the execution's
+    /// HMAC token: the route needs no other authentication, so the token is what stops anyone
+    /// else from finishing a run.
     pub async fn feedback(
         &self,
         job_id: &JobId,
         request_counts: u64,
-        _body: &Value,
+        execution_id: Option<&str>,
+        token: Option<&str>,
+        body: &Value,
     ) -> Result<(), AppError> {
         self.load(job_id).await?;
-        let recent = self
-            .store
-            .list_executions(job_id.as_str(), &PageRequest::first(20))
-            .await?;
-        let waiting = recent
-            .items
-            .iter()
-            .any(|r| r.state == ExecutionState::Processing.to_string());
-        if !waiting {
+        let execution = match execution_id {
+            Some(id) => self
+                .store
+                .get_execution(id)
+                .await?
+                .filter(|r| r.job_id == job_id.as_str())
+                .ok_or_else(|| AppError::NotFound(format!("execution {id} of job {job_id}")))?,
+            None => self
+                .find_execution(job_id, request_counts)
+                .await?
+                .ok_or_else(|| {
+                    AppError::Conflict(format!(
+                        "no execution of job {job_id} is waiting for feedback (request {request_counts})"
+                    ))
+                })?,
+        };
+        if execution.state != ExecutionState::Processing.to_string() {
             return Err(AppError::Conflict(format!(
-                "no execution of job {job_id} is waiting for feedback (request {request_counts})"
+                "no execution of job {job_id} is waiting for feedback: {} is {}",
+                execution.execution_id, execution.state
             )));
         }
-        Err(AppError::Conflict(
-            "feedback handling arrives with the execution engine".into(),
-        ))
+        let valid = token.is_some_and(|t| {
+            sundial_core::signing::verify_feedback_token(
+                self.signing_secret(),
+                &execution.execution_id,
+                t,
+            )
+        });
+        if !valid {
+            return Err(AppError::Unauthorized(
+                "token: missing or not valid for this execution; use the schedulingFeedbackUrl Sundial passed".into(),
+            ));
+        }
+        let engine = self
+            .engine()
+            .ok_or_else(|| AppError::Unavailable("the execution engine is not running".into()))?;
+        engine.feedback(execution.execution_id, body.clone()).await
+    }
+
+    /// The execution of a job with this execute number, among its newest 1,000.
+    async fn find_execution(
+        &self,
+        job_id: &JobId,
+        execute_number: u64,
+    ) -> Result<Option<ExecutionRecord>, AppError> {
+        let mut page = PageRequest::first(100);
+        for _ in 0..10 {
+            let records = self.store.list_executions(job_id.as_str(), &page).await?;
+            if let Some(found) = records
+                .items
+                .iter()
+                .find(|r| r.execute_number == execute_number)
+            {
+                return Ok(Some(found.clone()));
+            }
+            if records
+                .items
+                .last()
+                .is_some_and(|r| r.execute_number < execute_number)
+            {
+                return Ok(None);
+            }
+            match records.next_cursor {
+                Some(cursor) => page.cursor = Some(cursor),
+                None => return Ok(None),
+            }
+        }
+        Ok(None)
     }
 }
 

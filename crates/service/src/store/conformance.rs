@@ -82,6 +82,7 @@ pub async fn run_all<S: Store, F: Fn() -> S>(make_store: F) {
         clean_purges_deleted_jobs,
         wakeup_set_get_overwrite_remove,
         wakeups_due,
+        wakeup_cleared_only_if_unchanged,
         stats_count_by_state,
         concurrent_job_updates,
         concurrent_execution_creates,
@@ -1682,4 +1683,40 @@ async fn concurrent_execution_creates<S: Store>(store: S) {
         1,
         "concurrent duplicates create one execution"
     );
+}
+
+async fn wakeup_cleared_only_if_unchanged<S: Store>(store: S) {
+    store
+        .set_wakeup("exec:x", Some(t(1_000)))
+        .await
+        .must("set_wakeup(exec:x)");
+    let cleared = store
+        .clear_wakeup_if("exec:x", t(2_000))
+        .await
+        .must("clear_wakeup_if(other due)");
+    assert!(
+        !cleared,
+        "clear_wakeup_if removed an entry due at another time"
+    );
+    assert_eq!(
+        store.get_wakeup("exec:x").await.must("get_wakeup(exec:x)"),
+        Some(t(1_000))
+    );
+    let cleared = store
+        .clear_wakeup_if("exec:x", t(1_000))
+        .await
+        .must("clear_wakeup_if(same due)");
+    assert!(
+        cleared,
+        "clear_wakeup_if kept an entry due at the given time"
+    );
+    assert_eq!(
+        store.get_wakeup("exec:x").await.must("get_wakeup(exec:x)"),
+        None
+    );
+    let cleared = store
+        .clear_wakeup_if("exec:none", t(1_000))
+        .await
+        .must("clear_wakeup_if(absent)");
+    assert!(!cleared);
 }

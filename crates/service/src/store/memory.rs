@@ -28,12 +28,38 @@ struct Data {
     jobs: BTreeMap<String, JobRecord>,
     executions: BTreeMap<String, ExecutionRecord>,
     wakeups: BTreeMap<String, DateTime<Utc>>,
+    /// Writes left before an injected failure ([`MemoryStore::fail_write`]).
+    fail_in: Option<usize>,
 }
 
 impl MemoryStore {
     /// An empty store.
     pub fn new() -> Self {
         MemoryStore::default()
+    }
+
+    /// Makes the `n`th write from now (0: the next one) fail once with `Unavailable`: what a test
+    /// sees of a process killed at that step, since every write is one atomic operation.
+    pub fn fail_write(&self, n: usize) {
+        if let Ok(mut data) = self.data.lock() {
+            data.fail_in = Some(n);
+        }
+    }
+
+    /// Locks for a write, spending the injected failure when its turn comes.
+    fn lock_write(&self) -> Result<MutexGuard<'_, Data>, StoreError> {
+        let mut data = self.lock()?;
+        match data.fail_in {
+            Some(0) => {
+                data.fail_in = None;
+                Err(StoreError::Unavailable("injected write failure".to_owned()))
+            }
+            Some(n) => {
+                data.fail_in = Some(n - 1);
+                Ok(data)
+            }
+            None => Ok(data),
+        }
     }
 
     fn lock(&self) -> Result<MutexGuard<'_, Data>, StoreError> {
@@ -114,7 +140,7 @@ fn count_by_state<'a>(states: impl Iterator<Item = &'a String>) -> BTreeMap<Stri
 
 impl Store for MemoryStore {
     async fn create_job(&self, job: &JobRecord) -> Result<(), StoreError> {
-        let mut data = self.lock()?;
+        let mut data = self.lock_write()?;
         if data.jobs.contains_key(&job.job_id) {
             return Err(StoreError::AlreadyExists(job.job_id.clone()));
         }
@@ -133,7 +159,7 @@ impl Store for MemoryStore {
 
     async fn update_job(&self, job: &JobRecord) -> Result<u64, StoreError> {
         let version = next_version(job.version)?;
-        let mut data = self.lock()?;
+        let mut data = self.lock_write()?;
         let stored = data
             .jobs
             .get_mut(&job.job_id)
@@ -154,7 +180,7 @@ impl Store for MemoryStore {
     }
 
     async fn delete_job(&self, job_id: &str) -> Result<bool, StoreError> {
-        let mut data = self.lock()?;
+        let mut data = self.lock_write()?;
         data.wakeups.remove(&format!("job:{job_id}"));
         Ok(data.jobs.remove(job_id).is_some())
     }
@@ -185,7 +211,7 @@ impl Store for MemoryStore {
     }
 
     async fn create_execution(&self, execution: &ExecutionRecord) -> Result<bool, StoreError> {
-        let mut data = self.lock()?;
+        let mut data = self.lock_write()?;
         if data.executions.contains_key(&execution.execution_id) {
             return Ok(false);
         }
@@ -200,7 +226,7 @@ impl Store for MemoryStore {
 
     async fn update_execution(&self, execution: &ExecutionRecord) -> Result<u64, StoreError> {
         let version = next_version(execution.version)?;
-        let mut data = self.lock()?;
+        let mut data = self.lock_write()?;
         let stored = data
             .executions
             .get_mut(&execution.execution_id)
@@ -276,7 +302,7 @@ impl Store for MemoryStore {
         retain: usize,
         purge_deleted_jobs: bool,
     ) -> Result<CleanReport, StoreError> {
-        let mut data = self.lock()?;
+        let mut data = self.lock_write()?;
         let Data {
             jobs, executions, ..
         } = &mut *data;
@@ -312,12 +338,21 @@ impl Store for MemoryStore {
     }
 
     async fn set_wakeup(&self, key: &str, due: Option<DateTime<Utc>>) -> Result<(), StoreError> {
-        let mut data = self.lock()?;
+        let mut data = self.lock_write()?;
         match due {
             Some(due) => data.wakeups.insert(key.to_owned(), ms(due)),
             None => data.wakeups.remove(key),
         };
         Ok(())
+    }
+
+    async fn clear_wakeup_if(&self, key: &str, due: DateTime<Utc>) -> Result<bool, StoreError> {
+        let mut data = self.lock_write()?;
+        if data.wakeups.get(key) == Some(&ms(due)) {
+            data.wakeups.remove(key);
+            return Ok(true);
+        }
+        Ok(false)
     }
 
     async fn get_wakeup(&self, key: &str) -> Result<Option<DateTime<Utc>>, StoreError> {

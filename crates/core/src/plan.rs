@@ -1,0 +1,562 @@
+//! The tick planner and the concurrency gate: pure functions from a job's state and a time to the
+//! fires to start and the slots they take.
+//!
+//! **Planning.** A tick looks at a job whose timer-index entry is due and asks [`plan_tick`] which
+//! nominal fire times fall before the tick's horizon. Each becomes a [`PendingFire`] with its
+//! execution id and execute number reserved *in the job's state*, so the write that advances the
+//! schedule also records what must be created. The tick then creates the executions; if it dies in
+//! between, the next tick finds the fires still pending and creates them (creation is idempotent by
+//! execution id), so no fire is lost and none runs twice. Fires older than the catch-up window are
+//! counted as missed instead (Temporal's catch-up window), and `remainingActions` stops scheduled
+//! fires when it reaches zero. Backfills ([`plan_backfills`]) become pending fires the same way, run
+//! now and exempt from the window.
+//!
+//! **Admission.** When an execution is about to start, [`admit`] decides against the job's running
+//! set and the overlap policy (seed 000): start, skip, wait in the buffer, or stop the others first.
+//! [`release`] frees a slot when a run ends and hands it to the oldest buffered execution. Both
+//! are idempotent per execution id, because a redelivered message asks again.
+
+use chrono::{DateTime, Duration, Utc};
+
+use crate::execution::execution_id_for_fire;
+use crate::job::{Job, OverlapPolicy, PendingFire, When};
+
+/// The most fires one tick plans for one job; the next tick continues where it stopped.
+pub const MAX_FIRES_PER_TICK: usize = 1000;
+
+/// The most missed fire times counted one by one; past it the schedule jumps to the catch-up
+/// window and the count is a lower bound. A year-long outage of an every-second job would
+/// otherwise cost 31 million evaluations in one tick.
+pub const MAX_MISSED_COUNTED: u64 = 100_000;
+
+/// The most executions a job keeps buffered (seed 000's BufferAll limit); more are dropped and
+/// counted in `bufferDropped`.
+pub const MAX_BUFFERED: usize = 1000;
+
+/// The most fires one backfill expands into (the API refuses larger ranges).
+pub const MAX_BACKFILL_FIRES: usize = 10_000;
+
+/// What [`plan_tick`] decided, beyond the fires it appended to `pending_fires`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TickPlan {
+    /// Fires newly planned by this call (also appended to the job's `pending_fires`).
+    pub planned: usize,
+    /// Fire times counted as missed (older than the catch-up window).
+    pub missed: u64,
+}
+
+/// Plans the scheduled fires of `job` whose nominal time is at or before `horizon`: every fire the
+/// tick must enqueue now so that it starts on time before the next tick. `now` decides what is
+/// missed. Paused jobs and debug mode plan nothing. Mutates the job's state: the last scheduled
+/// time, remaining actions, the missed counter, execute numbers and `pending_fires`.
+pub fn plan_tick(
+    job: &mut Job,
+    now: DateTime<Utc>,
+    horizon: DateTime<Utc>,
+    debug_mode: bool,
+) -> TickPlan {
+    let mut plan = TickPlan::default();
+    if debug_mode || !job.definition.active() {
+        return plan;
+    }
+    let When::Scheduled(schedule) = job.definition.when() else {
+        return plan;
+    };
+    let job_id = job.definition.job_id().clone();
+    let window = Duration::milliseconds(
+        i64::try_from(job.definition.catchup_window().as_millis()).unwrap_or(i64::MAX / 2),
+    );
+    let oldest_runnable = now - window;
+    let state = &mut job.state;
+    let mut after = state
+        .last_scheduled_time
+        .unwrap_or(job.created_at - Duration::seconds(1));
+    while plan.planned < MAX_FIRES_PER_TICK && state.remaining_actions != Some(0) {
+        let Some(fire) = schedule.fire_after(after, job_id.as_str()) else {
+            break;
+        };
+        if fire.nominal > horizon {
+            break;
+        }
+        after = fire.nominal;
+        if fire.nominal < oldest_runnable {
+            plan.missed += 1;
+            if plan.missed >= MAX_MISSED_COUNTED {
+                after = after.max(oldest_runnable - Duration::seconds(1));
+            }
+            continue;
+        }
+        let execute_number = state.next_execute_number;
+        state.next_execute_number += 1;
+        if let Some(remaining) = state.remaining_actions.as_mut() {
+            *remaining -= 1;
+        }
+        state.pending_fires.push(PendingFire {
+            execution_id: execution_id_for_fire(&job_id, fire.nominal),
+            nominal: fire.nominal,
+            due: fire.actual,
+            execute_number,
+            scheduled_by_id: job_id.to_string(),
+            overlap: None,
+        });
+        plan.planned += 1;
+    }
+    state.last_scheduled_time = Some(after);
+    state.missed_catchup_window += plan.missed;
+    plan
+}
+
+/// Turns every waiting backfill into pending fires due `now` (exempt from the catch-up window and
+/// from `remainingActions`), clearing `pending_backfills`. Returns how many fires it planned.
+pub fn plan_backfills(job: &mut Job, now: DateTime<Utc>) -> usize {
+    let When::Scheduled(schedule) = job.definition.when() else {
+        job.state.pending_backfills.clear();
+        return 0;
+    };
+    let job_id = job.definition.job_id().clone();
+    let state = &mut job.state;
+    let mut planned = 0;
+    for backfill in std::mem::take(&mut state.pending_backfills) {
+        let tag = backfill.requested_at.format("%Y%m%dT%H%M%S%3fZ");
+        let times = schedule
+            .preview(
+                backfill.start_time - Duration::seconds(1),
+                MAX_BACKFILL_FIRES,
+            )
+            .into_iter()
+            .skip_while(|t| *t < backfill.start_time)
+            .take_while(|t| *t <= backfill.end_time);
+        for nominal in times {
+            let execute_number = state.next_execute_number;
+            state.next_execute_number += 1;
+            state.pending_fires.push(PendingFire {
+                // A backfill's runs are its own: the id names the request, so the same time can be
+                // backfilled again later, while a redelivered request still creates each run once.
+                execution_id: format!("{}~b{tag}", execution_id_for_fire(&job_id, nominal)),
+                nominal,
+                due: now,
+                execute_number,
+                scheduled_by_id: format!("backfill:{tag}"),
+                // Backfills run every time in the range: in parallel unless told to go in order.
+                overlap: Some(backfill.overlap.unwrap_or(OverlapPolicy::AllowAll)),
+            });
+            planned += 1;
+        }
+    }
+    planned
+}
+
+/// The decision for an execution about to start.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Admission {
+    /// Start it: it holds a slot now.
+    Start,
+    /// Start it after cancelling (`terminate: false`) or terminating these running executions,
+    /// whose slots it has taken.
+    StartAfterStopping {
+        /// The executions to stop.
+        stop: Vec<String>,
+        /// Terminate rather than cancel.
+        terminate: bool,
+    },
+    /// Don't run it (`Skip`): it becomes `Skipped` and is counted in `overlapSkipped`.
+    Skip,
+    /// Keep it waiting until a slot frees.
+    Buffer,
+    /// The buffer is full: it becomes `Skipped` and is counted in `bufferDropped`.
+    Drop,
+}
+
+/// How many executions of `job` may run at once under `policy`: the job's `maxConcurrency`
+/// (seed 004's default of 1, unbounded for a job whose own policy is AllowAll), except that an
+/// AllowAll override on a job of another policy (a backfill's default) runs unbounded: the job's
+/// limit of 1 is then only the default that came with its own policy.
+pub fn concurrency_limit(job: &Job, policy: OverlapPolicy) -> usize {
+    if policy == OverlapPolicy::AllowAll && job.definition.overlap() != OverlapPolicy::AllowAll {
+        return usize::MAX;
+    }
+    match job.definition.max_concurrency() {
+        Some(n) => usize::try_from(n).unwrap_or(usize::MAX).max(1),
+        None => usize::MAX,
+    }
+}
+
+/// Decides whether `execution_id` may start now under `policy` (the job's, or the override of its
+/// trigger or backfill), updating the job's running set, buffer and counters. Asking again for an
+/// execution that already holds a slot or waits in the buffer answers the same without counting twice.
+pub fn admit(job: &mut Job, execution_id: &str, policy: OverlapPolicy) -> Admission {
+    let limit = concurrency_limit(job, policy);
+    let state = &mut job.state;
+    if state.running.iter().any(|id| id == execution_id) {
+        return Admission::Start;
+    }
+    let buffered_at = state.buffered.iter().position(|id| id == execution_id);
+    // Buffered runs start in order: a new run waits behind them even when a slot is free.
+    let first_in_line = match buffered_at {
+        Some(i) => i == 0,
+        None => state.buffered.is_empty(),
+    };
+    if state.running.len() < limit && first_in_line {
+        if let Some(i) = buffered_at {
+            state.buffered.remove(i);
+        }
+        state.running.push(execution_id.to_string());
+        state.action_count += 1;
+        state.buffer_size = state.buffered.len() as u64;
+        return Admission::Start;
+    }
+    if buffered_at.is_some() {
+        return Admission::Buffer;
+    }
+    let admission = match policy {
+        OverlapPolicy::Skip => {
+            state.overlap_skipped += 1;
+            Admission::Skip
+        }
+        OverlapPolicy::BufferOne if state.buffered.is_empty() => {
+            state.buffered.push(execution_id.to_string());
+            Admission::Buffer
+        }
+        OverlapPolicy::BufferOne => {
+            state.buffer_dropped += 1;
+            Admission::Drop
+        }
+        OverlapPolicy::BufferAll | OverlapPolicy::AllowAll => {
+            if state.buffered.len() < MAX_BUFFERED {
+                state.buffered.push(execution_id.to_string());
+                Admission::Buffer
+            } else {
+                state.buffer_dropped += 1;
+                Admission::Drop
+            }
+        }
+        OverlapPolicy::CancelOther | OverlapPolicy::TerminateOther => {
+            // Stop the oldest runs, enough to make room for this one.
+            let excess = state.running.len() + 1 - limit.min(state.running.len() + 1);
+            let stop: Vec<String> = state.running.drain(..excess).collect();
+            state.running.push(execution_id.to_string());
+            state.action_count += 1;
+            Admission::StartAfterStopping {
+                stop,
+                terminate: policy == OverlapPolicy::TerminateOther,
+            }
+        }
+    };
+    state.buffer_size = state.buffered.len() as u64;
+    admission
+}
+
+/// Frees the slot (or buffer place) of a finished execution. Returns the buffered execution that
+/// takes the slot, now counted as running, if one was waiting; the caller starts it. Releasing an
+/// execution that holds nothing only hands out free slots.
+pub fn release(job: &mut Job, execution_id: &str, policy: OverlapPolicy) -> Vec<String> {
+    let limit = concurrency_limit(job, policy);
+    let state = &mut job.state;
+    state.running.retain(|id| id != execution_id);
+    state.buffered.retain(|id| id != execution_id);
+    let mut started = Vec::new();
+    while state.running.len() < limit && !state.buffered.is_empty() {
+        let next = state.buffered.remove(0);
+        state.running.push(next.clone());
+        state.action_count += 1;
+        started.push(next);
+    }
+    state.buffer_size = state.buffered.len() as u64;
+    started
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::job::{JobDefinition, JobId};
+    use serde_json::json;
+
+    fn at(s: &str) -> DateTime<Utc> {
+        s.parse().unwrap()
+    }
+
+    fn job_with(extra: serde_json::Value, created: &str) -> Job {
+        let mut body = json!({
+            "jobName": "j", "creator": "c", "creatorName": "C",
+            "request": [{"method": "GET", "url": "http://127.0.0.1:1/x"}],
+        });
+        for (k, v) in extra.as_object().unwrap() {
+            body[k] = v.clone();
+        }
+        let def =
+            JobDefinition::parse(&JobId::parse("job-1").unwrap(), &body, at(created)).unwrap();
+        Job::new(def)
+    }
+
+    fn every_minute() -> Job {
+        job_with(
+            json!({"schedule": {"cron": ["* * * * *"]}}),
+            "2024-01-01T00:00:30Z",
+        )
+    }
+
+    fn nominals(job: &Job) -> Vec<String> {
+        job.state
+            .pending_fires
+            .iter()
+            .map(|f| f.nominal.to_rfc3339())
+            .collect()
+    }
+
+    #[test]
+    fn plans_fires_up_to_the_horizon_with_numbers_and_ids() {
+        let mut job = every_minute();
+        let plan = plan_tick(
+            &mut job,
+            at("2024-01-01T00:00:59Z"),
+            at("2024-01-01T00:02:00Z"),
+            false,
+        );
+        assert_eq!(
+            plan,
+            TickPlan {
+                planned: 2,
+                missed: 0
+            }
+        );
+        assert_eq!(
+            nominals(&job),
+            ["2024-01-01T00:01:00+00:00", "2024-01-01T00:02:00+00:00"]
+        );
+        let fires = &job.state.pending_fires;
+        assert_eq!(fires[0].execution_id, "job-1~20240101T000100Z");
+        assert_eq!((fires[0].execute_number, fires[1].execute_number), (1, 2));
+        assert_eq!(job.state.next_execute_number, 3);
+        assert_eq!(
+            job.state.last_scheduled_time,
+            Some(at("2024-01-01T00:02:00Z"))
+        );
+        // The next tick starts after the last planned fire: nothing is planned twice.
+        job.state.pending_fires.clear();
+        let plan = plan_tick(
+            &mut job,
+            at("2024-01-01T00:01:59Z"),
+            at("2024-01-01T00:02:30Z"),
+            false,
+        );
+        assert_eq!(plan.planned, 0);
+    }
+
+    #[test]
+    fn fires_older_than_the_catchup_window_are_missed() {
+        let mut job = every_minute();
+        // Down for ten minutes; the default window is one minute.
+        let plan = plan_tick(
+            &mut job,
+            at("2024-01-01T00:10:30Z"),
+            at("2024-01-01T00:11:00Z"),
+            false,
+        );
+        assert_eq!(plan.missed, 9, "00:01 … 00:09 are older than 00:09:30");
+        assert_eq!(
+            nominals(&job),
+            ["2024-01-01T00:10:00+00:00", "2024-01-01T00:11:00+00:00"]
+        );
+        assert_eq!(job.state.missed_catchup_window, 9);
+    }
+
+    #[test]
+    fn a_long_outage_is_bounded_work() {
+        let mut job = job_with(
+            json!({"schedule": {"intervals": ["1s"]}}),
+            "2024-01-01T00:00:00Z",
+        );
+        let started = std::time::Instant::now();
+        let plan = plan_tick(
+            &mut job,
+            at("2025-01-01T00:00:00Z"),
+            at("2025-01-01T00:00:01Z"),
+            false,
+        );
+        assert!(plan.missed >= MAX_MISSED_COUNTED);
+        // The window (1 minute) is still run: 60 fires plus the horizon's second.
+        assert_eq!(plan.planned, 62);
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    }
+
+    #[test]
+    fn remaining_actions_stop_scheduled_fires() {
+        let mut job = job_with(
+            json!({"schedule": {"cron": ["* * * * *"]}, "remainingActions": 2}),
+            "2024-01-01T00:00:30Z",
+        );
+        plan_tick(
+            &mut job,
+            at("2024-01-01T00:00:31Z"),
+            at("2024-01-01T00:05:00Z"),
+            false,
+        );
+        assert_eq!(job.state.pending_fires.len(), 2);
+        assert_eq!(job.state.remaining_actions, Some(0));
+    }
+
+    #[test]
+    fn paused_jobs_and_debug_mode_plan_nothing() {
+        let mut job = every_minute();
+        let now = at("2024-01-01T00:00:31Z");
+        let horizon = at("2024-01-01T00:05:00Z");
+        assert_eq!(plan_tick(&mut job, now, horizon, true).planned, 0);
+        job.pause(None, now);
+        assert_eq!(plan_tick(&mut job, now, horizon, false).planned, 0);
+        // Unpausing resumes after the unpause time: the pause's fires are not replayed.
+        job.unpause(None, at("2024-01-01T00:03:30Z"));
+        plan_tick(&mut job, at("2024-01-01T00:03:30Z"), horizon, false);
+        assert_eq!(
+            nominals(&job),
+            ["2024-01-01T00:04:00+00:00", "2024-01-01T00:05:00+00:00"]
+        );
+    }
+
+    #[test]
+    fn jitter_delays_the_start_but_not_the_id() {
+        let mut job = job_with(
+            json!({"schedule": {"cron": ["* * * * *"], "jitter": "30s"}}),
+            "2024-01-01T00:00:30Z",
+        );
+        plan_tick(
+            &mut job,
+            at("2024-01-01T00:00:31Z"),
+            at("2024-01-01T00:03:00Z"),
+            false,
+        );
+        for fire in &job.state.pending_fires {
+            assert!(fire.due >= fire.nominal);
+            assert!(fire.due < fire.nominal + Duration::seconds(30));
+            assert_eq!(
+                fire.execution_id,
+                execution_id_for_fire(job.job_id(), fire.nominal)
+            );
+        }
+    }
+
+    #[test]
+    fn backfills_run_now_with_their_own_ids() {
+        let mut job = every_minute();
+        job.state.pending_backfills.push(crate::job::Backfill {
+            start_time: at("2023-12-31T23:57:00Z"),
+            end_time: at("2023-12-31T23:59:00Z"),
+            overlap: None,
+            requested_at: at("2024-01-01T00:00:40Z"),
+        });
+        let now = at("2024-01-01T00:00:41Z");
+        assert_eq!(plan_backfills(&mut job, now), 3);
+        assert!(job.state.pending_backfills.is_empty());
+        let fire = &job.state.pending_fires[0];
+        assert_eq!(fire.due, now);
+        assert_eq!(fire.overlap, Some(OverlapPolicy::AllowAll));
+        assert_eq!(
+            fire.execution_id,
+            "job-1~20231231T235700Z~b20240101T000040000Z"
+        );
+    }
+
+    fn admit_all(job: &mut Job, ids: &[&str], policy: OverlapPolicy) -> Vec<Admission> {
+        ids.iter().map(|id| admit(job, id, policy)).collect()
+    }
+
+    #[test]
+    fn skip_allows_one_run_and_counts_the_rest() {
+        let mut job = every_minute();
+        let got = admit_all(&mut job, &["a", "b", "a"], OverlapPolicy::Skip);
+        assert_eq!(got, [Admission::Start, Admission::Skip, Admission::Start]);
+        assert_eq!(job.state.overlap_skipped, 1);
+        assert_eq!(
+            job.state.action_count, 1,
+            "asking again does not count twice"
+        );
+    }
+
+    #[test]
+    fn buffer_one_keeps_one_and_drops_more() {
+        let mut job = every_minute();
+        let got = admit_all(&mut job, &["a", "b", "c"], OverlapPolicy::BufferOne);
+        assert_eq!(got, [Admission::Start, Admission::Buffer, Admission::Drop]);
+        assert_eq!((job.state.buffer_size, job.state.buffer_dropped), (1, 1));
+        assert_eq!(release(&mut job, "a", OverlapPolicy::BufferOne), ["b"]);
+        assert_eq!(job.state.running, ["b"]);
+        assert_eq!(job.state.buffer_size, 0);
+    }
+
+    #[test]
+    fn buffer_all_starts_in_order() {
+        let mut job = every_minute();
+        let got = admit_all(&mut job, &["a", "b", "c"], OverlapPolicy::BufferAll);
+        assert_eq!(
+            got,
+            [Admission::Start, Admission::Buffer, Admission::Buffer]
+        );
+        // "c" asks again while "b" is first in line: it keeps waiting.
+        assert_eq!(
+            admit(&mut job, "c", OverlapPolicy::BufferAll),
+            Admission::Buffer
+        );
+        assert_eq!(release(&mut job, "a", OverlapPolicy::BufferAll), ["b"]);
+        assert_eq!(release(&mut job, "b", OverlapPolicy::BufferAll), ["c"]);
+        assert_eq!(job.state.action_count, 3);
+    }
+
+    #[test]
+    fn buffer_all_is_capped() {
+        let mut job = every_minute();
+        admit(&mut job, "run", OverlapPolicy::BufferAll);
+        for i in 0..MAX_BUFFERED {
+            assert_eq!(
+                admit(&mut job, &format!("b{i}"), OverlapPolicy::BufferAll),
+                Admission::Buffer
+            );
+        }
+        assert_eq!(
+            admit(&mut job, "over", OverlapPolicy::BufferAll),
+            Admission::Drop
+        );
+        assert_eq!(job.state.buffer_dropped, 1);
+    }
+
+    #[test]
+    fn cancel_and_terminate_other_stop_the_running_run() {
+        for (policy, terminate) in [
+            (OverlapPolicy::CancelOther, false),
+            (OverlapPolicy::TerminateOther, true),
+        ] {
+            let mut job = every_minute();
+            assert_eq!(admit(&mut job, "a", policy), Admission::Start);
+            assert_eq!(
+                admit(&mut job, "b", policy),
+                Admission::StartAfterStopping {
+                    stop: vec!["a".into()],
+                    terminate
+                }
+            );
+            assert_eq!(job.state.running, ["b"]);
+        }
+    }
+
+    #[test]
+    fn allow_all_is_unbounded_unless_max_concurrency() {
+        let mut job = every_minute();
+        let got = admit_all(&mut job, &["a", "b", "c"], OverlapPolicy::AllowAll);
+        assert!(got.iter().all(|a| *a == Admission::Start));
+        let mut job = job_with(
+            json!({"schedule": {"cron": ["* * * * *"]}, "overlap": "AllowAll", "maxConcurrency": 2}),
+            "2024-01-01T00:00:30Z",
+        );
+        let got = admit_all(&mut job, &["a", "b", "c"], OverlapPolicy::AllowAll);
+        assert_eq!(got, [Admission::Start, Admission::Start, Admission::Buffer]);
+        assert_eq!(release(&mut job, "b", OverlapPolicy::AllowAll), ["c"]);
+    }
+
+    #[test]
+    fn max_concurrency_with_skip_skips_beyond_n() {
+        let mut job = job_with(
+            json!({"schedule": {"cron": ["* * * * *"]}, "maxConcurrency": 2}),
+            "2024-01-01T00:00:30Z",
+        );
+        let got = admit_all(&mut job, &["a", "b", "c"], OverlapPolicy::Skip);
+        assert_eq!(got, [Admission::Start, Admission::Start, Admission::Skip]);
+    }
+}

@@ -1,0 +1,1001 @@
+//! Dispatch: take one execution one step along its state machine.
+//!
+//! A dispatch message names an execution, nothing more: what to do is read from the execution
+//! itself, so a message that arrives twice, late, or after a crash does the right thing. Scheduled
+//! runs wait for their due time; enqueued runs pass the concurrency gate; running ones run the
+//! request chain, then wait for an async job's status; failed ones wait for their retry. Each step
+//! ends with a conditional write, and a write lost to another worker (a user's cancel, an async
+//! job's feedback) makes the step read the execution again and decide afresh.
+
+use std::time::Duration as StdDuration;
+
+use chrono::{DateTime, Utc};
+use serde_json::{json, Value};
+use sundial_core::execution::{Execution, ExecutionState};
+use sundial_core::expand::{self, Variables};
+use sundial_core::job::{Action, HttpTemplate, OverlapPolicy, Target};
+use sundial_core::outcome::{AsyncReport, Outcome, Verdict};
+use sundial_core::plan::{self, Admission};
+use sundial_core::retry::{self, RetryDecision};
+use sundial_core::signing;
+
+use super::{Engine, EngineError, Loaded, MAX_STEP_RETRIES};
+use crate::app::{json_time, AppError, StoredJob};
+use crate::events::{BusEvent, EventPublisher};
+use crate::http::{HttpClient, HttpError, HttpRequest, DEFAULT_CALL_TIMEOUT};
+use crate::queue::Queue;
+use crate::store::{JobFilter, PageRequest, Store};
+
+/// How long past its attempt deadline a worker's lease on a running chain lasts; after it another
+/// worker presumes the first one dead and runs the attempt again.
+const LEASE_MARGIN: chrono::Duration = chrono::Duration::seconds(30);
+
+/// The most bytes of one response body kept in the execution for later templates and the result.
+const MAX_KEPT_RESPONSE_BYTES: usize = 64 * 1024;
+
+/// Whether a step finished or must read the execution again.
+pub(super) enum Step {
+    Done,
+    Again,
+}
+
+/// How one attempt's action ended.
+pub(super) enum AttemptEnd {
+    /// Finished well; `result` becomes the execution's result.
+    Succeeded {
+        outcome: Outcome,
+        result: Option<Value>,
+        response: Value,
+    },
+    /// The chain is done; the async job reports later.
+    AwaitAsync,
+    /// Failed: retry rules decide what follows.
+    Failed {
+        outcome: Outcome,
+        response: Value,
+        detail: String,
+    },
+}
+
+impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
+    /// Takes an execution one step further: what a dispatch message asks. Idempotent.
+    pub async fn dispatch(&self, execution_id: &str) -> Result<(), EngineError> {
+        for _ in 0..MAX_STEP_RETRIES {
+            let Some(mut loaded) = self.read_execution(execution_id).await? else {
+                return Ok(());
+            };
+            if let Step::Done = self.step(&mut loaded).await? {
+                return Ok(());
+            }
+        }
+        Err(EngineError::Contended(format!("execution {execution_id}")))
+    }
+
+    async fn step(&self, loaded: &mut Loaded) -> Result<Step, EngineError> {
+        let now = self.now();
+        let state = loaded.execution.state();
+        if state.is_final() {
+            self.after_final(&loaded.execution).await?;
+            return Ok(Step::Done);
+        }
+        let job = match self.app.load(&loaded.execution.job_id).await {
+            Ok(job) => job,
+            Err(AppError::NotFound(_)) => {
+                return self
+                    .finish(loaded, ExecutionState::Cancelled, "its job was deleted")
+                    .await;
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let id = loaded.execution.execution_id.clone();
+        match state {
+            ExecutionState::Scheduled => {
+                let due = loaded
+                    .execution
+                    .run
+                    .due
+                    .unwrap_or(loaded.execution.scheduled_time);
+                if due > now {
+                    self.wake_at(&id, due).await?;
+                    return Ok(Step::Done);
+                }
+                loaded
+                    .execution
+                    .transition(ExecutionState::Enqueued, now, "due")
+                    .map_err(transition_error)?;
+                self.write_execution(loaded).await?;
+                Ok(Step::Again)
+            }
+            ExecutionState::Enqueued => self.admit(loaded, &job).await,
+            ExecutionState::Failed => {
+                let at = loaded.execution.run.retry_at.unwrap_or(now);
+                if at > now {
+                    self.wake_at(&id, at).await?;
+                    return Ok(Step::Done);
+                }
+                let number = loaded.execution.attempts() + 1;
+                self.start_attempt(loaded, &job, &format!("retry: attempt {number}"))
+                    .await
+            }
+            ExecutionState::Processing if loaded.execution.run.awaiting_async => {
+                self.async_step(loaded, &job).await
+            }
+            ExecutionState::Processing => match loaded.execution.run.lease_until {
+                Some(lease) if lease > now => {
+                    // Another worker runs the chain; look again when its lease ends.
+                    self.wake_at(&id, lease).await?;
+                    Ok(Step::Done)
+                }
+                _ => {
+                    loaded.execution.record(
+                        now,
+                        "the worker running this attempt was lost; running the attempt again",
+                    );
+                    self.run_attempt(loaded, &job).await
+                }
+            },
+            _ => Ok(Step::Done),
+        }
+    }
+
+    /// The concurrency gate for an enqueued run.
+    async fn admit(&self, loaded: &mut Loaded, job: &StoredJob) -> Result<Step, EngineError> {
+        let id = loaded.execution.execution_id.clone();
+        let policy = self.policy_of(&loaded.execution, job);
+        let (after, admission) = self
+            .app
+            .modify(&loaded.execution.job_id, |stored| {
+                Ok(plan::admit(&mut stored.job, &id, policy))
+            })
+            .await?;
+        match admission {
+            Admission::Start => self.start_attempt(loaded, &after, "started").await,
+            Admission::StartAfterStopping { stop, terminate } => {
+                let (to, verb) = if terminate {
+                    (ExecutionState::Terminated, "terminated")
+                } else {
+                    (ExecutionState::Cancelled, "cancelled")
+                };
+                for other in stop {
+                    let reason = format!("{verb} by overlap policy {policy}: {id} started");
+                    self.stop_execution(&other, to, &reason).await?;
+                }
+                self.start_attempt(loaded, &after, "started").await
+            }
+            Admission::Skip | Admission::Drop => {
+                let running = after.job.state.running.join(", ");
+                let reason = if admission == Admission::Skip {
+                    format!("skipped by overlap policy {policy}: {running} still running")
+                } else {
+                    format!(
+                        "dropped: the buffer of overlap policy {policy} is full ({} waiting)",
+                        after.job.state.buffered.len()
+                    )
+                };
+                self.finish(loaded, ExecutionState::Skipped, &reason).await
+            }
+            // Waits in the job's buffer; the run that frees a slot sends it.
+            Admission::Buffer => Ok(Step::Done),
+        }
+    }
+
+    fn policy_of(&self, execution: &Execution, job: &StoredJob) -> OverlapPolicy {
+        execution
+            .run
+            .overlap
+            .unwrap_or_else(|| job.job.definition.overlap())
+    }
+
+    /// Enters Processing for a new attempt (the first or a retry) and runs it.
+    async fn start_attempt(
+        &self,
+        loaded: &mut Loaded,
+        job: &StoredJob,
+        message: &str,
+    ) -> Result<Step, EngineError> {
+        let now = self.now();
+        let definition = &job.job.definition;
+        let first = loaded.execution.attempts() == 0;
+        loaded
+            .execution
+            .transition(ExecutionState::Processing, now, message)
+            .map_err(transition_error)?;
+        if first {
+            let deadline = retry::schedule_to_start_deadline(
+                loaded.execution.scheduled_time,
+                definition.timeouts(),
+            );
+            if deadline.is_some_and(|d| now > d) {
+                return self
+                    .settle(
+                        loaded,
+                        job,
+                        AttemptEnd::Failed {
+                            outcome: Outcome::Timeout,
+                            response: Value::Null,
+                            detail: "scheduleToStart passed before the first attempt".into(),
+                        },
+                        true,
+                    )
+                    .await;
+            }
+        }
+        self.run_attempt(loaded, job).await
+    }
+
+    /// Leases the attempt, writes it, runs the action and settles the outcome.
+    async fn run_attempt(&self, loaded: &mut Loaded, job: &StoredJob) -> Result<Step, EngineError> {
+        let now = self.now();
+        let definition = &job.job.definition;
+        let deadline = retry::attempt_deadline(now, definition.timeout_seconds())
+            .unwrap_or(now + chrono::Duration::seconds(60));
+        let run = &mut loaded.execution.run;
+        run.attempt_deadline = Some(deadline);
+        run.lease_until = Some(deadline + LEASE_MARGIN);
+        run.retry_at = None;
+        run.awaiting_async = false;
+        run.next_check = None;
+        run.last_report_at = Some(now);
+        run.responses.clear();
+        run.named.clear();
+        if !self.write_execution(loaded).await? {
+            return Ok(Step::Again);
+        }
+        let end = self.run_action(loaded, job, deadline).await;
+        self.settle(loaded, job, end, false).await
+    }
+
+    /// Runs the job's action: the request chain, or a queue or bus target.
+    async fn run_action(
+        &self,
+        loaded: &mut Loaded,
+        job: &StoredJob,
+        deadline: DateTime<Utc>,
+    ) -> AttemptEnd {
+        let definition = &job.job.definition;
+        match definition.action() {
+            Action::Target(target) => self.send_target(&loaded.execution, target).await,
+            Action::Requests(steps) => {
+                let mut last = Value::Null;
+                for (index, step) in steps.iter().enumerate() {
+                    let vars = self.variables(job, &loaded.execution);
+                    let key = format!(
+                        "{}:{}:{index}",
+                        loaded.execution.execution_id,
+                        loaded.execution.attempts()
+                    );
+                    let response = match self.call(&step.http, &vars, job, deadline, &key).await {
+                        Ok(response) => response,
+                        Err(end) => return end,
+                    };
+                    let body = keep(response_value(&response.body));
+                    let run = &mut loaded.execution.run;
+                    run.responses.push(body.clone());
+                    if let Some(name) = &step.resp_env_name {
+                        run.named.insert(name.clone(), body.clone());
+                    }
+                    let outcome = Outcome::Http {
+                        status: response.status,
+                    };
+                    if !response.is_success() {
+                        return AttemptEnd::Failed {
+                            outcome,
+                            response: body,
+                            detail: format!(
+                                "request[{index}] {} answered {}",
+                                step.http.method, response.status
+                            ),
+                        };
+                    }
+                    last = body;
+                }
+                if definition.is_async() {
+                    return AttemptEnd::AwaitAsync;
+                }
+                let status = 200;
+                AttemptEnd::Succeeded {
+                    outcome: Outcome::Http { status },
+                    result: Some(last.clone()),
+                    response: last,
+                }
+            }
+        }
+    }
+
+    /// Expands and sends one templated call. `Err` carries the attempt's end when there was no
+    /// answer (or the template could not be expanded).
+    async fn call(
+        &self,
+        http: &HttpTemplate,
+        vars: &Variables,
+        job: &StoredJob,
+        deadline: DateTime<Utc>,
+        idempotency_key: &str,
+    ) -> Result<crate::http::HttpResponse, AttemptEnd> {
+        let request = self
+            .build_request(http, vars, job, deadline)
+            .map_err(|detail| AttemptEnd::Failed {
+                outcome: Outcome::Transport(detail.clone()),
+                response: Value::Null,
+                detail,
+            })?;
+        let mut request = request;
+        request
+            .headers
+            .push(("Idempotency-Key".into(), idempotency_key.to_string()));
+        let url = request.url.clone();
+        self.http
+            .send(request)
+            .await
+            .map_err(|e| http_failure(&url, e))
+    }
+
+    /// Expands a templated call into a request, resolving `service://` URLs.
+    pub(super) fn build_request(
+        &self,
+        http: &HttpTemplate,
+        vars: &Variables,
+        job: &StoredJob,
+        deadline: DateTime<Utc>,
+    ) -> Result<HttpRequest, String> {
+        let url = expand::expand_str(&http.url, vars).map_err(|e| format!("url: {e}"))?;
+        let url = self.resolve_service(&url, job.service.as_deref())?;
+        let mut headers = Vec::with_capacity(http.headers.len() + 2);
+        for (name, value) in &http.headers {
+            let value =
+                expand::expand_str(value, vars).map_err(|e| format!("headers.{name}: {e}"))?;
+            headers.push((name.clone(), value));
+        }
+        let body = match &http.body {
+            None => None,
+            Some(body) => {
+                let expanded = expand::expand_body(body, vars).map_err(|e| format!("body: {e}"))?;
+                Some(match expanded {
+                    Value::String(text) => text.into_bytes(),
+                    other => {
+                        if !headers
+                            .iter()
+                            .any(|(n, _)| n.eq_ignore_ascii_case("content-type"))
+                        {
+                            headers.push(("Content-Type".into(), "application/json".into()));
+                        }
+                        serde_json::to_vec(&other).map_err(|e| format!("body: {e}"))?
+                    }
+                })
+            }
+        };
+        let left = (deadline - self.now()).to_std().unwrap_or_default();
+        Ok(HttpRequest {
+            method: http.method.as_str().to_string(),
+            url,
+            headers,
+            body,
+            timeout: left
+                .min(DEFAULT_CALL_TIMEOUT)
+                .max(StdDuration::from_millis(1)),
+        })
+    }
+
+    /// `service://name/path` → the configured base URL of `name` + `/path`; `service:/path` → the
+    /// job's own service (the one that declared it). Other URLs pass through.
+    fn resolve_service(&self, url: &str, own_service: Option<&str>) -> Result<String, String> {
+        let (name, path) = if let Some(rest) = url.strip_prefix("service://") {
+            match rest.split_once('/') {
+                Some((name, path)) => (name.to_string(), path.to_string()),
+                None => (rest.to_string(), String::new()),
+            }
+        } else if let Some(path) = url.strip_prefix("service:/") {
+            let own = own_service.ok_or_else(|| {
+                format!("{url}: service:/ needs the job's own service, and no service declared this job")
+            })?;
+            (own.to_string(), path.to_string())
+        } else {
+            return Ok(url.to_string());
+        };
+        let base = self.config.services.get(&name).ok_or_else(|| {
+            format!("{url}: service {name:?} is not in the service map (SUNDIAL_SERVICES)")
+        })?;
+        Ok(format!("{}/{}", base.trim_end_matches('/'), path))
+    }
+
+    /// Sends a run of a queue or bus target job.
+    async fn send_target(&self, execution: &Execution, target: &Target) -> AttemptEnd {
+        let detail = json!({
+            "jobId": execution.job_id.as_str(),
+            "executionId": execution.execution_id,
+            "executeNumber": execution.execute_number,
+            "scheduledTime": json_time(execution.scheduled_time),
+            "arguments": execution.arguments,
+        });
+        let sent = match target {
+            Target::Sqs { queue_url } => {
+                self.publisher
+                    .send_to_queue(queue_url, &detail.to_string())
+                    .await
+            }
+            Target::EventBridge {
+                bus_name,
+                source,
+                detail_type,
+            } => {
+                self.publisher
+                    .publish(&BusEvent {
+                        bus: Some(bus_name.clone()),
+                        source: source.clone(),
+                        detail_type: detail_type.clone(),
+                        detail: detail.clone(),
+                    })
+                    .await
+            }
+        };
+        match sent {
+            Ok(()) => AttemptEnd::Succeeded {
+                outcome: Outcome::Http { status: 200 },
+                result: None,
+                response: Value::Null,
+            },
+            Err(e) => AttemptEnd::Failed {
+                outcome: Outcome::Transport(e.to_string()),
+                response: Value::Null,
+                detail: format!("target: {e}"),
+            },
+        }
+    }
+
+    /// One step of a run waiting for an async job: time out, poll `checkUrl`, or wait.
+    async fn async_step(&self, loaded: &mut Loaded, job: &StoredJob) -> Result<Step, EngineError> {
+        let now = self.now();
+        let definition = &job.job.definition;
+        let run = &loaded.execution.run;
+        let deadline = run.attempt_deadline.unwrap_or(now);
+        let heartbeat =
+            retry::heartbeat_deadline(run.last_report_at.unwrap_or(now), definition.timeouts());
+        if deadline <= now || heartbeat.is_some_and(|h| h <= now) {
+            let detail = if deadline <= now {
+                format!(
+                    "no final status within timeoutSeconds ({} s)",
+                    definition.timeout_seconds()
+                )
+            } else {
+                "no progress report within the heartbeat timeout".to_string()
+            };
+            let end = AttemptEnd::Failed {
+                outcome: Outcome::Timeout,
+                response: Value::Null,
+                detail,
+            };
+            return self.settle(loaded, job, end, false).await;
+        }
+        let next_wake = |next_check: Option<DateTime<Utc>>| {
+            [Some(deadline), heartbeat, next_check]
+                .into_iter()
+                .flatten()
+                .min()
+                .unwrap_or(deadline)
+        };
+        let Some(check) = definition.check_url() else {
+            // Feedback only: wake at the deadline to time out if no feedback came.
+            self.wake_at(&loaded.execution.execution_id, next_wake(None))
+                .await?;
+            return Ok(Step::Done);
+        };
+        let next_check = run.next_check.unwrap_or(now);
+        if next_check > now {
+            self.wake_at(&loaded.execution.execution_id, next_wake(Some(next_check)))
+                .await?;
+            return Ok(Step::Done);
+        }
+        let vars = self.variables(job, &loaded.execution);
+        let key = format!(
+            "{}:{}:check",
+            loaded.execution.execution_id,
+            loaded.execution.attempts()
+        );
+        let polled = self.call(check, &vars, job, deadline, &key).await;
+        let report = match polled {
+            Ok(response) if response.is_success() => {
+                let body = response_value(&response.body);
+                match AsyncReport::parse(&body) {
+                    Ok(report) => Ok((report, body)),
+                    Err(e) => Err(format!("checkUrl answered an unreadable status: {e}")),
+                }
+            }
+            Ok(response) => Err(format!("checkUrl answered {}", response.status)),
+            Err(AttemptEnd::Failed { detail, .. }) => Err(format!("checkUrl: {detail}")),
+            Err(_) => Err("checkUrl failed".to_string()),
+        };
+        match report {
+            Ok((report, body)) => {
+                self.apply_report(loaded, job, report, body, "checkUrl")
+                    .await
+            }
+            Err(problem) => {
+                // A failed poll is not a failed job: poll again until the attempt times out.
+                let next = self.now() + check_rate(job);
+                loaded.execution.record(now, problem);
+                loaded.execution.run.next_check = Some(next);
+                if !self.write_execution(loaded).await? {
+                    return Ok(Step::Again);
+                }
+                self.wake_at(&loaded.execution.execution_id, next_wake(Some(next)))
+                    .await?;
+                Ok(Step::Done)
+            }
+        }
+    }
+
+    /// Applies an async status report (from a poll or the feedback route) to a running execution.
+    async fn apply_report(
+        &self,
+        loaded: &mut Loaded,
+        job: &StoredJob,
+        report: AsyncReport,
+        body: Value,
+        from: &str,
+    ) -> Result<Step, EngineError> {
+        let now = self.now();
+        let outcome = Outcome::from_report(&report);
+        let mut line = format!("{from}: status {}", report.status);
+        if let Some(progress) = &report.progress {
+            line.push_str(&format!(", progress {progress}"));
+        }
+        if let Some(message) = &report.message {
+            line.push_str(&format!(": {message}"));
+        }
+        let progressed = loaded.execution.progress != report.progress;
+        let execution = &mut loaded.execution;
+        execution.record(now, line);
+        if report.progress.is_some() {
+            execution.progress = report.progress.clone();
+        }
+        execution.run.last_report_at = Some(now);
+        match outcome.verdict() {
+            Verdict::Running => {
+                if job.job.definition.check_url().is_some() && execution.run.awaiting_async {
+                    execution.run.next_check = Some(now + check_rate(job));
+                }
+                if !self.write_execution(loaded).await? {
+                    return Ok(Step::Again);
+                }
+                if progressed {
+                    self.send_notifications(job, &loaded.execution, &outcome, &body)
+                        .await?;
+                }
+                if loaded.execution.run.awaiting_async {
+                    let next = loaded
+                        .execution
+                        .run
+                        .next_check
+                        .into_iter()
+                        .chain(loaded.execution.run.attempt_deadline)
+                        .min()
+                        .unwrap_or(now);
+                    self.wake_at(&loaded.execution.execution_id, next).await?;
+                }
+                Ok(Step::Done)
+            }
+            Verdict::Succeeded => {
+                let end = AttemptEnd::Succeeded {
+                    outcome,
+                    result: report.data.clone(),
+                    response: body,
+                };
+                self.settle(loaded, job, end, false).await
+            }
+            Verdict::Failed { code, .. } => {
+                let detail = format!("{from} reported {} with error {code}", report.status);
+                let end = AttemptEnd::Failed {
+                    outcome,
+                    response: body,
+                    detail,
+                };
+                self.settle(loaded, job, end, false).await
+            }
+        }
+    }
+
+    /// Records how an attempt ended: success, waiting for an async job, a retry, or the end.
+    /// `timed_out_before_start` ends the run without retries (scheduleToStart).
+    async fn settle(
+        &self,
+        loaded: &mut Loaded,
+        job: &StoredJob,
+        end: AttemptEnd,
+        timed_out_before_start: bool,
+    ) -> Result<Step, EngineError> {
+        let definition = &job.job.definition;
+        for _ in 0..MAX_STEP_RETRIES {
+            let now = self.now();
+            let execution = &mut loaded.execution;
+            if execution.is_finished() {
+                // A user or a policy ended it while the attempt ran.
+                self.after_final(execution).await?;
+                return Ok(Step::Done);
+            }
+            let mut wake = None;
+            let mut notify = None;
+            match &end {
+                AttemptEnd::AwaitAsync => {
+                    let waiting_for = if definition.check_url().is_some() {
+                        "checkUrl polls"
+                    } else {
+                        "feedback"
+                    };
+                    execution.record(
+                        now,
+                        format!("request chain done; waiting for {waiting_for}"),
+                    );
+                    let run = &mut execution.run;
+                    run.awaiting_async = true;
+                    run.lease_until = None;
+                    run.next_check = definition.check_url().map(|_| now + check_rate(job));
+                    wake = [run.next_check, run.attempt_deadline]
+                        .into_iter()
+                        .flatten()
+                        .min();
+                }
+                AttemptEnd::Succeeded {
+                    outcome,
+                    result,
+                    response,
+                } => {
+                    execution
+                        .transition(ExecutionState::Succeeded, now, "succeeded")
+                        .map_err(transition_error)?;
+                    if result.is_some() {
+                        execution.result = result.clone();
+                    }
+                    execution.error = None;
+                    execution.run.lease_until = None;
+                    notify = Some((outcome, response));
+                }
+                AttemptEnd::Failed {
+                    outcome,
+                    response,
+                    detail,
+                } => {
+                    let (code, retryable) = match outcome.verdict() {
+                        Verdict::Failed { code, retryable } => (code, retryable),
+                        _ => ("failed".to_string(), true),
+                    };
+                    let decision = if retryable && !timed_out_before_start {
+                        retry::decide(
+                            definition,
+                            &code,
+                            &execution.run.retries,
+                            execution.scheduled_time,
+                            now,
+                        )
+                    } else {
+                        RetryDecision::GiveUp {
+                            reason: retry::GiveUpReason::NoRetryRule,
+                            detail: format!("{code} is final"),
+                        }
+                    };
+                    execution.error = Some(code.clone());
+                    execution.run.lease_until = None;
+                    execution.run.awaiting_async = false;
+                    match decision {
+                        RetryDecision::RetryAfter {
+                            at, rule, number, ..
+                        } => {
+                            execution.run.retries.record_retry(&code);
+                            execution.run.retry_at = Some(at);
+                            let message = format!(
+                                "{detail}; retry {number} by {rule} at {}",
+                                at.to_rfc3339()
+                            );
+                            execution
+                                .transition(ExecutionState::Failed, now, message)
+                                .map_err(transition_error)?;
+                            wake = Some(at);
+                        }
+                        RetryDecision::GiveUp { detail: why, .. } => {
+                            execution
+                                .transition(
+                                    ExecutionState::Terminated,
+                                    now,
+                                    format!("{detail}; not retried: {why}"),
+                                )
+                                .map_err(transition_error)?;
+                        }
+                    }
+                    notify = Some((outcome, response));
+                }
+            }
+            if !self.write_execution(loaded).await? {
+                // Someone else wrote meanwhile: apply the end to what they wrote.
+                let id = loaded.execution.execution_id.clone();
+                match self.read_execution(&id).await? {
+                    Some(fresh) => *loaded = fresh,
+                    None => return Ok(Step::Done),
+                }
+                continue;
+            }
+            if let Some((outcome, response)) = notify {
+                self.send_notifications(job, &loaded.execution, outcome, response)
+                    .await?;
+            }
+            if let Some(at) = wake {
+                self.wake_at(&loaded.execution.execution_id, at).await?;
+            }
+            if loaded.execution.is_finished() {
+                self.after_final(&loaded.execution).await?;
+            }
+            return Ok(Step::Done);
+        }
+        Err(EngineError::Contended(format!(
+            "execution {}",
+            loaded.execution.execution_id
+        )))
+    }
+
+    /// Ends an execution that has not started (or whose job is gone) in `to`.
+    async fn finish(
+        &self,
+        loaded: &mut Loaded,
+        to: ExecutionState,
+        reason: &str,
+    ) -> Result<Step, EngineError> {
+        let now = self.now();
+        loaded
+            .execution
+            .transition(to, now, reason)
+            .map_err(transition_error)?;
+        loaded.execution.run.lease_until = None;
+        if !self.write_execution(loaded).await? {
+            return Ok(Step::Again);
+        }
+        self.after_final(&loaded.execution).await?;
+        Ok(Step::Done)
+    }
+
+    /// Cancels or terminates another execution (overlap policies, parent close policies).
+    /// Already finished executions are left as they are. Its follow-up (freeing its slot, its own
+    /// children) runs in a dispatch of its own, which also keeps this step from recursing.
+    pub(super) async fn stop_execution(
+        &self,
+        execution_id: &str,
+        to: ExecutionState,
+        reason: &str,
+    ) -> Result<(), EngineError> {
+        for _ in 0..MAX_STEP_RETRIES {
+            let Some(mut loaded) = self.read_execution(execution_id).await? else {
+                return Ok(());
+            };
+            if loaded.execution.is_finished() {
+                return Ok(());
+            }
+            // Only running or failed runs can be terminated; anything earlier is cancelled.
+            let to = if sundial_core::execution::can_transition(loaded.execution.state(), to) {
+                to
+            } else {
+                ExecutionState::Cancelled
+            };
+            loaded
+                .execution
+                .transition(to, self.now(), reason)
+                .map_err(transition_error)?;
+            loaded.execution.run.lease_until = None;
+            if self.write_execution(&mut loaded).await? {
+                return self.send_dispatch(execution_id, StdDuration::ZERO).await;
+            }
+        }
+        Err(EngineError::Contended(format!("execution {execution_id}")))
+    }
+
+    /// The follow-up of a finished execution, done on every delivery until acknowledged: free its
+    /// slot (starting a buffered run), record the last result or failure, pause on failure, and
+    /// apply children's parent close policies. Each part is idempotent.
+    pub(super) async fn after_final(&self, execution: &Execution) -> Result<(), EngineError> {
+        let id = execution.execution_id.clone();
+        let now = self.now();
+        let state = execution.state();
+        let result = self
+            .app
+            .modify(&execution.job_id, |stored| {
+                let policy = self.policy_of(execution, stored);
+                let started = plan::release(&mut stored.job, &id, policy);
+                let job_state = &mut stored.job.state;
+                match state {
+                    ExecutionState::Succeeded => {
+                        job_state.last_completion_result =
+                            Some(execution.result.clone().unwrap_or(Value::Null));
+                        // Seed 000: a success clears the last failure.
+                        job_state.last_failure = None;
+                    }
+                    ExecutionState::Terminated => {
+                        job_state.last_failure = Some(json!({
+                            "executionId": id,
+                            "error": execution.error,
+                            "finishedAt": execution.finished_at().map(json_time),
+                        }));
+                        if stored.job.definition.pause_on_failure()
+                            && stored.job.definition.active()
+                        {
+                            let note = format!(
+                                "paused on failure: execution {id} ended {} ({})",
+                                state,
+                                execution.error.as_deref().unwrap_or("no error code")
+                            );
+                            stored.job.pause(Some(note), now);
+                        }
+                    }
+                    _ => {}
+                }
+                Ok(started)
+            })
+            .await;
+        let started = match result {
+            Ok((_, started)) => started,
+            Err(AppError::NotFound(_)) => Vec::new(),
+            Err(e) => return Err(e.into()),
+        };
+        for next in started {
+            self.send_dispatch(&next, StdDuration::ZERO).await?;
+        }
+        self.close_children(execution).await
+    }
+
+    /// Applies the parent close policy of every child job of this execution's job.
+    async fn close_children(&self, execution: &Execution) -> Result<(), EngineError> {
+        let filter = JobFilter {
+            parent_job: Some(execution.job_id.to_string()),
+            ..JobFilter::default()
+        };
+        let mut page = PageRequest::first(100);
+        loop {
+            let children = self.store().list_jobs(&filter, &page).await?;
+            for record in &children.items {
+                let child = crate::app::decode(record)?;
+                let definition = &child.job.definition;
+                let to = match definition.parent_close_policy() {
+                    sundial_core::job::ParentClosePolicy::Abandon => continue,
+                    sundial_core::job::ParentClosePolicy::Cancel => ExecutionState::Cancelled,
+                    sundial_core::job::ParentClosePolicy::Terminate => ExecutionState::Terminated,
+                };
+                if definition
+                    .parent_job_execution()
+                    .is_some_and(|n| n != execution.execute_number)
+                {
+                    continue;
+                }
+                let reason = format!(
+                    "parent execution {} ended {}; parent close policy {}",
+                    execution.execution_id,
+                    execution.state(),
+                    definition.parent_close_policy()
+                );
+                for running in child
+                    .job
+                    .state
+                    .running
+                    .iter()
+                    .chain(&child.job.state.buffered)
+                {
+                    self.stop_execution(running, to, &reason).await?;
+                }
+            }
+            match children.next_cursor {
+                Some(cursor) => page.cursor = Some(cursor),
+                None => return Ok(()),
+            }
+        }
+    }
+
+    /// Applies an async job's report from the feedback route.
+    pub(super) async fn apply_feedback(
+        &self,
+        execution_id: &str,
+        body: &Value,
+    ) -> Result<(), EngineError> {
+        let report = AsyncReport::parse(body).map_err(|e| AppError::Invalid(e.under("body")))?;
+        for _ in 0..MAX_STEP_RETRIES {
+            let Some(mut loaded) = self.read_execution(execution_id).await? else {
+                return Err(AppError::NotFound(format!("execution {execution_id}")).into());
+            };
+            if loaded.execution.state() != ExecutionState::Processing {
+                return Err(AppError::Conflict(format!(
+                    "execution {execution_id} is {} and not waiting for feedback",
+                    loaded.execution.state()
+                ))
+                .into());
+            }
+            let job = self.app.load(&loaded.execution.job_id).await?;
+            if let Step::Done = self
+                .apply_report(&mut loaded, &job, report.clone(), body.clone(), "feedback")
+                .await?
+            {
+                return Ok(());
+            }
+        }
+        Err(EngineError::Contended(format!("execution {execution_id}")))
+    }
+
+    /// What templates of this execution can read.
+    pub(super) fn variables(&self, job: &StoredJob, execution: &Execution) -> Variables {
+        let mut vars = Variables::default();
+        let id = &execution.execution_id;
+        let token = signing::feedback_token(self.app.signing_secret(), id);
+        let feedback = format!(
+            "{}/jobs/{}/feedback/{}?executionId={id}&token={token}",
+            self.config.public_base_url.trim_end_matches('/'),
+            execution.job_id,
+            execution.execute_number,
+        );
+        let job_id = json!(execution.job_id.as_str());
+        let number = json!(execution.execute_number);
+        let system = [
+            ("schedulingFeedbackUrl", json!(feedback)),
+            ("schedulingJobId", job_id.clone()),
+            ("schedulingExecuteNumber", number.clone()),
+            ("schedulingRequestCounts", json!(execution.attempts())),
+            ("schedulingExecutionId", json!(id)),
+            ("jobId", job_id),
+            ("executeNumber", number),
+            ("executionId", json!(id)),
+            ("scheduledTime", json_time(execution.scheduled_time)),
+            (
+                "lastCompletionResult",
+                job.job
+                    .state
+                    .last_completion_result
+                    .clone()
+                    .unwrap_or(Value::Null),
+            ),
+            (
+                "lastFailure",
+                job.job.state.last_failure.clone().unwrap_or(Value::Null),
+            ),
+        ];
+        vars.system = system
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+        if let Some(Value::Object(arguments)) = &execution.arguments {
+            vars.arguments = arguments.clone();
+        }
+        vars.responses = execution.run.responses.clone();
+        vars.named = execution.run.named.clone();
+        vars.env = self.config.template_env.clone();
+        vars
+    }
+}
+
+fn check_rate(job: &StoredJob) -> chrono::Duration {
+    chrono::Duration::seconds(i64::from(job.job.definition.check_rate_seconds().max(1)))
+}
+
+/// A response body as JSON when it parses, else as text.
+fn response_value(body: &[u8]) -> Value {
+    if body.is_empty() {
+        return Value::Null;
+    }
+    serde_json::from_slice(body)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(body).into_owned()))
+}
+
+/// Keeps a response small enough to store with the execution (a DynamoDB item is at most 400 KB).
+fn keep(value: Value) -> Value {
+    let size = serde_json::to_vec(&value).map_or(usize::MAX, |v| v.len());
+    if size <= MAX_KEPT_RESPONSE_BYTES {
+        return value;
+    }
+    json!({ "truncated": true, "bytes": size })
+}
+
+fn http_failure(url: &str, error: HttpError) -> AttemptEnd {
+    let outcome = match &error {
+        HttpError::Timeout => Outcome::Timeout,
+        other => Outcome::Transport(other.to_string()),
+    };
+    AttemptEnd::Failed {
+        outcome,
+        response: Value::Null,
+        detail: format!("{url}: {error}"),
+    }
+}
+
+fn transition_error(e: sundial_core::execution::TransitionError) -> EngineError {
+    EngineError::App(AppError::Unavailable(e.to_string()))
+}

@@ -1,0 +1,210 @@
+//! The engine in one process: the loops `sundial serve` runs where AWS would run Lambdas.
+//!
+//! A tick every second (on AWS: once a minute, with a longer horizon), and pollers for the
+//! dispatch and notify queues that run each message in its own task, up to a concurrency limit,
+//! so a slow target never holds up other jobs. Pollers sleep until the queue says its next message
+//! becomes visible, or until the engine sends one, whichever is first: a delayed fire is picked up
+//! on its millisecond instead of on the next poll.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{watch, Semaphore};
+use tokio::task::JoinSet;
+
+use super::{DispatchMessage, Engine};
+use crate::events::EventPublisher;
+use crate::http::HttpClient;
+use crate::queue::{Delivery, Queue};
+use crate::store::Store;
+
+/// Settings of the local loops.
+#[derive(Clone, Debug)]
+pub struct RunnerOptions {
+    /// How often the tick runs.
+    pub tick_every: Duration,
+    /// How many messages run at once, per queue.
+    pub concurrency: usize,
+    /// How long a received message stays hidden before another poller may take it.
+    pub visibility: Duration,
+    /// The longest a poller sleeps without looking at its queue.
+    pub max_idle: Duration,
+}
+
+impl Default for RunnerOptions {
+    fn default() -> Self {
+        RunnerOptions {
+            tick_every: Duration::from_secs(1),
+            concurrency: 64,
+            visibility: Duration::from_secs(30),
+            max_idle: Duration::from_millis(500),
+        }
+    }
+}
+
+/// Which queue a poller serves.
+#[derive(Clone, Copy, Debug)]
+enum Lane {
+    Dispatch,
+    Notify,
+}
+
+/// Runs tick, dispatch and notify until `shutdown` resolves, then waits for running messages to
+/// finish (a message cut short would only be delivered again).
+pub async fn run<S, Q, H, P>(
+    engine: Arc<Engine<S, Q, H, P>>,
+    options: RunnerOptions,
+    shutdown: impl Future<Output = ()> + Send,
+) where
+    S: Store,
+    Q: Queue,
+    H: HttpClient,
+    P: EventPublisher,
+{
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let mut loops = JoinSet::new();
+    loops.spawn(tick_loop(
+        Arc::clone(&engine),
+        options.clone(),
+        stop_rx.clone(),
+    ));
+    for lane in [Lane::Dispatch, Lane::Notify] {
+        loops.spawn(poll_loop(
+            Arc::clone(&engine),
+            lane,
+            options.clone(),
+            stop_rx.clone(),
+        ));
+    }
+    shutdown.await;
+    let _ = stop_tx.send(true);
+    while loops.join_next().await.is_some() {}
+}
+
+async fn tick_loop<S, Q, H, P>(
+    engine: Arc<Engine<S, Q, H, P>>,
+    options: RunnerOptions,
+    mut stop: watch::Receiver<bool>,
+) where
+    S: Store,
+    Q: Queue,
+    H: HttpClient,
+    P: EventPublisher,
+{
+    let mut every = tokio::time::interval(options.tick_every);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = every.tick() => {}
+            _ = stop.changed() => return,
+        }
+        if let Err(e) = engine.tick().await {
+            tracing::warn!(error = %e, "tick failed; the next tick retries");
+        }
+    }
+}
+
+async fn poll_loop<S, Q, H, P>(
+    engine: Arc<Engine<S, Q, H, P>>,
+    lane: Lane,
+    options: RunnerOptions,
+    mut stop: watch::Receiver<bool>,
+) where
+    S: Store,
+    Q: Queue,
+    H: HttpClient,
+    P: EventPublisher,
+{
+    let permits = Arc::new(Semaphore::new(options.concurrency.max(1)));
+    let sent = engine.sent_signal();
+    let mut running = JoinSet::new();
+    loop {
+        if *stop.borrow() {
+            break;
+        }
+        // Register interest before looking, so a message sent meanwhile still wakes us.
+        let notified = sent.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        let free = permits.available_permits();
+        let queue = match lane {
+            Lane::Dispatch => engine.dispatch_queue(),
+            Lane::Notify => engine.notify_queue(),
+        };
+        let deliveries = if free == 0 {
+            Vec::new()
+        } else {
+            match queue.receive(free.min(32), options.visibility).await {
+                Ok(deliveries) => deliveries,
+                Err(e) => {
+                    tracing::warn!(?lane, error = %e, "receiving failed");
+                    Vec::new()
+                }
+            }
+        };
+        while running.try_join_next().is_some() {}
+        if deliveries.is_empty() {
+            let idle = if free == 0 {
+                Duration::from_millis(5)
+            } else {
+                match queue.next_visible_in().await {
+                    Ok(Some(wait)) => wait.min(options.max_idle),
+                    _ => options.max_idle,
+                }
+            };
+            tokio::select! {
+                _ = tokio::time::sleep(idle) => {}
+                _ = &mut notified => {}
+                _ = stop.changed() => break,
+            }
+            continue;
+        }
+        for delivery in deliveries {
+            let Ok(permit) = Arc::clone(&permits).acquire_owned().await else {
+                break;
+            };
+            let engine = Arc::clone(&engine);
+            running.spawn(async move {
+                handle(&engine, lane, delivery).await;
+                drop(permit);
+            });
+        }
+    }
+    while running.join_next().await.is_some() {}
+}
+
+/// Runs one message; acknowledges it when done, or leaves it to come back after a pause.
+async fn handle<S, Q, H, P>(engine: &Engine<S, Q, H, P>, lane: Lane, delivery: Delivery)
+where
+    S: Store,
+    Q: Queue,
+    H: HttpClient,
+    P: EventPublisher,
+{
+    let (queue, result) = match lane {
+        Lane::Dispatch => {
+            let result = match serde_json::from_str::<DispatchMessage>(&delivery.body) {
+                Ok(message) => engine.dispatch(&message.execution_id).await,
+                Err(e) => {
+                    tracing::warn!(error = %e, "unreadable dispatch message dropped");
+                    Ok(())
+                }
+            };
+            (engine.dispatch_queue(), result)
+        }
+        Lane::Notify => (engine.notify_queue(), engine.notify(&delivery.body).await),
+    };
+    match result {
+        Ok(()) => {
+            if let Err(e) = queue.ack(&delivery.receipt).await {
+                tracing::debug!(?lane, error = %e, "ack failed; the message comes back and is a no-op");
+            }
+        }
+        Err(e) => {
+            tracing::warn!(?lane, error = %e, receive_count = delivery.receive_count, "message failed; retrying shortly");
+            let backoff = Duration::from_secs(u64::from(delivery.receive_count.min(30)));
+            let _ = queue.postpone(&delivery.receipt, backoff).await;
+        }
+    }
+}
