@@ -257,6 +257,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             Action::Target(target) => self.send_target(&loaded.execution, target).await,
             Action::Requests(steps) => {
                 let mut last = Value::Null;
+                let mut last_status = 200;
                 for (index, step) in steps.iter().enumerate() {
                     let vars = self.variables(job, &loaded.execution);
                     let key = format!(
@@ -288,13 +289,15 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                         };
                     }
                     last = body;
+                    last_status = response.status;
                 }
                 if definition.is_async() {
                     return AttemptEnd::AwaitAsync;
                 }
-                let status = 200;
                 AttemptEnd::Succeeded {
-                    outcome: Outcome::Http { status },
+                    outcome: Outcome::Http {
+                        status: last_status,
+                    },
                     result: Some(last.clone()),
                     response: last,
                 }
@@ -804,7 +807,8 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                         // Seed 000: a success clears the last failure.
                         job_state.last_failure = None;
                     }
-                    ExecutionState::Terminated => {
+                    // A run ended for good by its own failure; not one a user or a policy stopped.
+                    ExecutionState::Terminated if execution.error.is_some() => {
                         job_state.last_failure = Some(json!({
                             "executionId": id,
                             "error": execution.error,

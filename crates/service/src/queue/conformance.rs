@@ -28,7 +28,6 @@
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
-use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -38,6 +37,7 @@ use tokio::sync::Barrier;
 
 use super::{Delivery, Queue, QueueError, MAX_DELAY};
 use crate::clock::ManualClock;
+use crate::store::conformance::run_case;
 
 /// Runs every case of the suite, each against a fresh queue that `make_queue` builds on the case's
 /// own [`ManualClock`], and panics naming every case that failed.
@@ -92,25 +92,6 @@ pub async fn run_all<Q: Queue, F: Fn(Arc<ManualClock>) -> Q>(make_queue: F) {
             failures.len(),
             failures.join("\n")
         );
-    }
-}
-
-async fn run_case<Fut>(name: &'static str, case: Fut, failures: &mut Vec<String>)
-where
-    Fut: Future<Output = ()> + Send + 'static,
-{
-    match tokio::spawn(case).await {
-        Ok(()) => {}
-        Err(err) if err.is_panic() => {
-            let payload = err.into_panic();
-            let message = payload
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-                .unwrap_or_else(|| "(panic without a message)".to_owned());
-            failures.push(format!("- case `{name}`: {message}"));
-        }
-        Err(err) => failures.push(format!("- case `{name}`: task did not finish: {err}")),
     }
 }
 

@@ -96,7 +96,9 @@ pub async fn run_all<S: Store, F: Fn() -> S>(make_store: F) {
     }
 }
 
-async fn run_case<Fut>(name: &'static str, case: Fut, failures: &mut Vec<String>)
+/// Runs one case on its own task, collecting its panic message as a failure (shared with the
+/// queue suite).
+pub(crate) async fn run_case<Fut>(name: &'static str, case: Fut, failures: &mut Vec<String>)
 where
     Fut: Future<Output = ()> + Send + 'static,
 {
