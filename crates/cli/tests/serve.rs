@@ -1390,7 +1390,9 @@ fn the_engine_runs_timers_triggers_async_feedback_and_notifications() {
         .map(|w| (w[1].at - w[0].at).as_millis())
         .collect();
     assert!(
-        gaps.iter().all(|g| (800..1200).contains(g)),
+    // Wide bounds: CI runs this beside other test binaries on two cores.
+    assert!(
+        gaps.iter().all(|g| (500..1500).contains(g)),
         "one second apart: {gaps:?}"
     );
     assert!(runs[0].headers.iter().any(|(n, _)| n == "idempotency-key"));
