@@ -61,7 +61,7 @@ impl Duration {
 
     /// True when the duration is a whole number of seconds.
     pub fn is_whole_seconds(self) -> bool {
-        self.millis % 1000 == 0
+        self.millis.is_multiple_of(1000)
     }
 
     /// Parses Go style (`45m`, `1d2h0m2s`, `1.5h`, `5400s`, `0`) or ISO 8601 (`PT2H30M`, `P1W`,

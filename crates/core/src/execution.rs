@@ -354,6 +354,21 @@ impl Execution {
         self.dropped_events
     }
 
+    /// How many events were ever logged (kept and dropped): grows by one per event, so the events
+    /// added since an earlier count are the last `event_count() - earlier` of [`Execution::events`].
+    pub fn event_count(&self) -> u64 {
+        self.events.len() as u64 + self.dropped_events
+    }
+
+    /// The state changes logged after the first `since` events, oldest first (as many as are kept).
+    pub fn transitions_since(&self, since: u64) -> impl Iterator<Item = &ExecutionEvent> {
+        let new = usize::try_from(self.event_count().saturating_sub(since)).unwrap_or(usize::MAX);
+        let skip = self.events.len().saturating_sub(new);
+        self.events[skip..]
+            .iter()
+            .filter(|e| e.from.is_some_and(|from| from != e.to))
+    }
+
     /// True when the execution is in a final state.
     pub fn is_finished(&self) -> bool {
         self.state.is_final()

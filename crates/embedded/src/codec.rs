@@ -184,7 +184,7 @@ fn hex(text: &str) -> String {
 /// Lower-case hex of UTF-8 text, as [`hex`] writes it; `None` for anything else. Ids are never
 /// empty, so neither is a valid encoding.
 fn unhex(text: &str) -> Option<String> {
-    if text.is_empty() || text.len() % 2 != 0 {
+    if text.is_empty() || !text.len().is_multiple_of(2) {
         return None;
     }
     let digit = |c: u8| match c {
