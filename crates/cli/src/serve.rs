@@ -8,15 +8,13 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use std::collections::BTreeMap;
-
-use sundial_core::expand::ENV_PREFIX;
 use sundial_embedded::{SqliteQueue, SqliteStore};
 use sundial_service::clock::{Clock, SystemClock};
 use sundial_service::engine::runner::{self, RunnerOptions};
 use sundial_service::engine::{Engine, EngineConfig, EngineHooks};
 use sundial_service::events::RecordingPublisher;
 use sundial_service::outbound::{AddressPolicy, ReqwestClient};
+use sundial_service::settings;
 use sundial_service::{App, AppConfig};
 
 /// Usage of `sundial serve`.
@@ -64,7 +62,7 @@ pub fn parse(
 ) -> Result<ServeOptions, String> {
     let mut addr: SocketAddr = SocketAddr::from(([127, 0, 0, 1], 8080));
     let mut data = PathBuf::from("sundial-data");
-    let mut debug_mode = env("SUNDIAL_DEBUG_MODE").is_some_and(|v| v == "1" || v == "true");
+    let mut debug_mode = settings::flag(env("SUNDIAL_DEBUG_MODE").as_deref());
     let mut api_only = false;
     let mut iter = args.iter();
     while let Some(arg) = iter.next() {
@@ -191,29 +189,17 @@ fn build_engine(
     local: SocketAddr,
 ) -> Result<LocalEngine, String> {
     let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-    let mut policy = AddressPolicy::local();
-    if let Some(allow) = env("SUNDIAL_OUTBOUND_ALLOW") {
-        policy.allow_hosts = allow.split(',').map(|h| h.trim().to_string()).collect();
-    }
+    let policy = settings::allow_outbound(
+        AddressPolicy::local(),
+        env("SUNDIAL_OUTBOUND_ALLOW").as_deref(),
+    );
     let http = ReqwestClient::new(policy).map_err(|e| format!("SUNDIAL_OUTBOUND_ALLOW: {e}"))?;
-    let mut services = BTreeMap::new();
-    for entry in env("SUNDIAL_SERVICES").unwrap_or_default().split(',') {
-        let entry = entry.trim();
-        if entry.is_empty() {
-            continue;
-        }
-        let (name, url) = entry.split_once('=').ok_or_else(|| {
-            format!("SUNDIAL_SERVICES: expected name=http://host:port, got {entry:?}")
-        })?;
-        services.insert(name.trim().to_string(), url.trim().to_string());
-    }
+    let services = settings::parse_services(&env("SUNDIAL_SERVICES").unwrap_or_default())?;
     let config = EngineConfig {
         tick_horizon: std::time::Duration::from_secs(2),
         public_base_url: env("SUNDIAL_PUBLIC_URL").unwrap_or_else(|| format!("http://{local}")),
         services,
-        template_env: std::env::vars()
-            .filter(|(name, _)| name.starts_with(ENV_PREFIX))
-            .collect(),
+        template_env: settings::template_env(std::env::vars()),
         state_change_bus: Some("sundial".into()),
         ..EngineConfig::default()
     };

@@ -5,6 +5,7 @@
 //! runs of jobs whose action is an `sqs` or `eventbridge` target instead of HTTP requests. Locally
 //! [`RecordingPublisher`] stands in for both and keeps what was sent for tests and for the log.
 
+use std::collections::VecDeque;
 use std::future::Future;
 use std::sync::Mutex;
 
@@ -65,7 +66,8 @@ pub enum Published {
 /// logs it. `sundial serve` uses it when no AWS bus or queue is configured.
 #[derive(Debug, Default)]
 pub struct RecordingPublisher {
-    sent: Mutex<Vec<Published>>,
+    // A ring: dropping the oldest of `KEEP` entries is O(1), not a 10,000-entry shift per event.
+    sent: Mutex<VecDeque<Published>>,
 }
 
 impl RecordingPublisher {
@@ -79,15 +81,18 @@ impl RecordingPublisher {
 
     /// Everything sent so far, oldest first.
     pub fn sent(&self) -> Vec<Published> {
-        self.sent.lock().map(|s| s.clone()).unwrap_or_default()
+        self.sent
+            .lock()
+            .map(|s| s.iter().cloned().collect())
+            .unwrap_or_default()
     }
 
     fn keep(&self, item: Published) {
         if let Ok(mut sent) = self.sent.lock() {
             if sent.len() >= Self::KEEP {
-                sent.remove(0);
+                sent.pop_front();
             }
-            sent.push(item);
+            sent.push_back(item);
         }
     }
 }

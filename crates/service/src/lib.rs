@@ -12,6 +12,7 @@ pub mod events;
 pub mod http;
 pub mod outbound;
 pub mod queue;
+pub mod settings;
 pub mod store;
 
 pub use app::{App, AppConfig, AppError};

@@ -62,6 +62,21 @@ pub trait Queue: Send + Sync + 'static {
         delay: Duration,
     ) -> impl Future<Output = Result<(), QueueError>> + Send;
 
+    /// Sends several messages, each `(body, delay)`: one request per ten on SQS. The default sends
+    /// them one by one. Not atomic: on an error some may have been sent, and the caller sends them
+    /// all again (every consumer is idempotent).
+    fn send_batch(
+        &self,
+        messages: &[(String, Duration)],
+    ) -> impl Future<Output = Result<(), QueueError>> + Send {
+        async move {
+            for (body, delay) in messages {
+                self.send(body, *delay).await?;
+            }
+            Ok(())
+        }
+    }
+
     /// Receives up to `max` visible messages, hiding each for `visibility`. Never blocks waiting for
     /// messages: an empty queue answers an empty list at once. Messages past their
     /// [`Queue::max_receives`] are moved to the dead letters instead of being returned.

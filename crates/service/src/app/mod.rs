@@ -149,32 +149,53 @@ impl<S: Store> App<S> {
         decode(&record)
     }
 
-    /// Writes a job back against the version it was read at, then refreshes its timer-index entry.
-    pub(crate) async fn save(&self, stored: &StoredJob) -> Result<u64, AppError> {
+    /// Writes a job back against the version it was read at and leaves its timer-index entry as
+    /// it is: for a caller that knows the entry already brings the job back when it must.
+    pub(crate) async fn save_job_only(&self, stored: &StoredJob) -> Result<u64, AppError> {
         let record = encode(&stored.job, stored.version, stored.service.clone());
-        let version = self.store.update_job(&record).await?;
-        self.refresh_wakeup(&stored.job).await?;
-        Ok(version)
+        Ok(self.store.update_job(&record).await?)
     }
 
     /// Applies `change` to a job, re-reading and retrying when a concurrent write wins the race.
     pub(crate) async fn modify<T>(
         &self,
         job_id: &JobId,
+        change: impl FnMut(&mut StoredJob) -> Result<T, AppError>,
+    ) -> Result<(StoredJob, T), AppError> {
+        self.modify_from(None, job_id, change).await
+    }
+
+    /// As [`App::modify`], starting from `known` (a recent read of the job) instead of reading it
+    /// again: when nobody wrote the job since, that saves a read. Only changes that move the job's
+    /// next fire rewrite its timer-index entry (an admission or a release does not).
+    pub(crate) async fn modify_from<T>(
+        &self,
+        mut known: Option<StoredJob>,
+        job_id: &JobId,
         mut change: impl FnMut(&mut StoredJob) -> Result<T, AppError>,
     ) -> Result<(StoredJob, T), AppError> {
         let mut last = None;
         for _ in 0..MAX_CONFLICT_RETRIES {
-            let mut stored = self.load(job_id).await?;
+            let mut stored = match known.take() {
+                Some(stored) => stored,
+                None => self.load(job_id).await?,
+            };
+            let before = next_fire(&stored.job);
             let out = change(&mut stored)?;
             stored.job.updated_at = self.now();
-            match self.save(&stored).await {
+            let record = encode(&stored.job, stored.version, stored.service.clone());
+            match self.store.update_job(&record).await {
                 Ok(version) => {
                     stored.version = version;
+                    if next_fire(&stored.job) != before {
+                        self.refresh_wakeup(&stored.job).await?;
+                    }
                     return Ok((stored, out));
                 }
-                Err(AppError::Conflict(why)) => last = Some(why),
-                Err(other) => return Err(other),
+                Err(StoreError::VersionConflict { key, .. }) => {
+                    last = Some(format!("job {key} was changed concurrently"));
+                }
+                Err(other) => return Err(other.into()),
             }
         }
         Err(AppError::Conflict(

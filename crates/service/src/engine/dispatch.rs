@@ -71,18 +71,36 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         Err(EngineError::Contended(format!("execution {execution_id}")))
     }
 
+    /// A message that came before `at`: waits the rest out here when it is short (SQS delays are
+    /// whole seconds, so a fire's message arrives up to a second early), else sends a new message
+    /// for `at`.
+    async fn wait_for(&self, execution_id: &str, at: DateTime<Utc>) -> Result<Step, EngineError> {
+        let wait = (at - self.now()).to_std().unwrap_or_default();
+        if !wait.is_zero() && wait <= self.config.max_inline_wait {
+            tokio::time::sleep(wait).await;
+            return Ok(Step::Again);
+        }
+        self.wake_at(execution_id, at).await?;
+        Ok(Step::Done)
+    }
+
     async fn step(&self, loaded: &mut Loaded) -> Result<Step, EngineError> {
         let now = self.now();
         let state = loaded.execution.state();
         if state.is_final() {
-            self.after_final(&loaded.execution).await?;
+            self.after_final(&loaded.execution, None).await?;
             return Ok(Step::Done);
         }
         let job = match self.app.load(&loaded.execution.job_id).await {
             Ok(job) => job,
             Err(AppError::NotFound(_)) => {
                 return self
-                    .finish(loaded, ExecutionState::Cancelled, "its job was deleted")
+                    .finish(
+                        loaded,
+                        None,
+                        ExecutionState::Cancelled,
+                        "its job was deleted",
+                    )
                     .await;
             }
             Err(e) => return Err(e.into()),
@@ -96,22 +114,23 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                     .due
                     .unwrap_or(loaded.execution.scheduled_time);
                 if due > now {
-                    self.wake_at(&id, due).await?;
-                    return Ok(Step::Done);
+                    return self.wait_for(&id, due).await;
                 }
+                // Enqueued only in memory: the write that follows admission (Processing, Skipped,
+                // or Enqueued when it must wait in the buffer) records both transitions, saving a
+                // write and a re-read per run. A worker lost before that write leaves it Scheduled,
+                // and the redelivered message admits it again (admission is idempotent).
                 loaded
                     .execution
                     .transition(ExecutionState::Enqueued, now, "due")
                     .map_err(transition_error)?;
-                self.write_execution(loaded).await?;
-                Ok(Step::Again)
+                self.admit(loaded, &job).await
             }
             ExecutionState::Enqueued => self.admit(loaded, &job).await,
             ExecutionState::Failed => {
                 let at = loaded.execution.run.retry_at.unwrap_or(now);
                 if at > now {
-                    self.wake_at(&id, at).await?;
-                    return Ok(Step::Done);
+                    return self.wait_for(&id, at).await;
                 }
                 let number = loaded.execution.attempts() + 1;
                 self.start_attempt(loaded, &job, &format!("retry: attempt {number}"))
@@ -144,7 +163,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         let policy = self.policy_of(&loaded.execution, job);
         let (after, admission) = self
             .app
-            .modify(&loaded.execution.job_id, |stored| {
+            .modify_from(Some(job.clone()), &loaded.execution.job_id, |stored| {
                 Ok(plan::admit(&mut stored.job, &id, policy))
             })
             .await?;
@@ -172,9 +191,18 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                         after.job.state.buffered.len()
                     )
                 };
-                self.finish(loaded, ExecutionState::Skipped, &reason).await
+                self.finish(loaded, Some(&after), ExecutionState::Skipped, &reason)
+                    .await
             }
             // Waits in the job's buffer; the run that frees a slot sends it.
+            Admission::Buffer if loaded.record.state != ExecutionState::Enqueued.name() => {
+                // Came straight from Scheduled: store that it is enqueued, then wait.
+                if self.write_execution(loaded).await? {
+                    Ok(Step::Done)
+                } else {
+                    Ok(Step::Again)
+                }
+            }
             Admission::Buffer => Ok(Step::Done),
         }
     }
@@ -612,7 +640,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             let execution = &mut loaded.execution;
             if execution.is_finished() {
                 // A user or a policy ended it while the attempt ran.
-                self.after_final(execution).await?;
+                self.after_final(execution, Some(job)).await?;
                 return Ok(Step::Done);
             }
             let mut wake = None;
@@ -723,7 +751,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                 self.wake_at(&loaded.execution.execution_id, at).await?;
             }
             if loaded.execution.is_finished() {
-                self.after_final(&loaded.execution).await?;
+                self.after_final(&loaded.execution, Some(job)).await?;
             }
             return Ok(Step::Done);
         }
@@ -737,6 +765,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
     async fn finish(
         &self,
         loaded: &mut Loaded,
+        job: Option<&StoredJob>,
         to: ExecutionState,
         reason: &str,
     ) -> Result<Step, EngineError> {
@@ -749,7 +778,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         if !self.write_execution(loaded).await? {
             return Ok(Step::Again);
         }
-        self.after_final(&loaded.execution).await?;
+        self.after_final(&loaded.execution, job).await?;
         Ok(Step::Done)
     }
 
@@ -790,13 +819,20 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
     /// The follow-up of a finished execution, done on every delivery until acknowledged: free its
     /// slot (starting a buffered run), record the last result or failure, pause on failure, and
     /// apply children's parent close policies. Each part is idempotent.
-    pub(super) async fn after_final(&self, execution: &Execution) -> Result<(), EngineError> {
+    ///
+    /// `job` is a recent read of the execution's job, if the caller has one: it saves a read when
+    /// nobody wrote the job since.
+    pub(super) async fn after_final(
+        &self,
+        execution: &Execution,
+        job: Option<&StoredJob>,
+    ) -> Result<(), EngineError> {
         let id = execution.execution_id.clone();
         let now = self.now();
         let state = execution.state();
         let result = self
             .app
-            .modify(&execution.job_id, |stored| {
+            .modify_from(job.cloned(), &execution.job_id, |stored| {
                 let policy = self.policy_of(execution, stored);
                 let started = plan::release(&mut stored.job, &id, policy);
                 let job_state = &mut stored.job.state;

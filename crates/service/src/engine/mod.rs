@@ -32,7 +32,7 @@ use std::time::Duration as StdDuration;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use sundial_core::execution::Execution;
+use sundial_core::execution::{Execution, ExecutionState};
 use tokio::sync::Notify;
 
 use crate::app::{decode_execution, encode_execution, App, AppError};
@@ -63,6 +63,10 @@ pub struct EngineConfig {
     pub state_change_bus: Option<String>,
     /// How long a notification with `qos: 1` keeps being retried.
     pub reliable_notify_for: StdDuration,
+    /// A dispatch message that arrives at most this much before its execution is due waits in
+    /// place instead of being sent again. Zero locally (the embedded queue keeps milliseconds);
+    /// a second on AWS, where SQS delays are whole seconds.
+    pub max_inline_wait: StdDuration,
 }
 
 impl Default for EngineConfig {
@@ -74,6 +78,7 @@ impl Default for EngineConfig {
             template_env: BTreeMap::new(),
             state_change_bus: None,
             reliable_notify_for: StdDuration::from_secs(24 * 3600),
+            max_inline_wait: StdDuration::ZERO,
         }
     }
 }
@@ -105,6 +110,13 @@ impl From<StoreError> for EngineError {
 pub struct DispatchMessage {
     /// The execution.
     pub execution_id: String,
+}
+
+fn dispatch_body(execution_id: &str) -> Result<String, EngineError> {
+    serde_json::to_string(&DispatchMessage {
+        execution_id: execution_id.to_string(),
+    })
+    .map_err(|e| AppError::Unavailable(format!("encoding a dispatch message: {e}")).into())
 }
 
 /// The timer-index key of an execution's next wake-up.
@@ -201,15 +213,36 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         self.send_dispatch(execution_id, wait).await
     }
 
+    /// [`Engine::wake_at`] for many executions: the messages go out in batches.
+    pub(crate) async fn wake_all(
+        &self,
+        wakes: &[(String, DateTime<Utc>)],
+    ) -> Result<(), EngineError> {
+        let now = self.now();
+        let mut messages = Vec::with_capacity(wakes.len());
+        for (execution_id, at) in wakes {
+            let wait = (*at - now).to_std().unwrap_or_default();
+            if wait > MAX_DELAY {
+                self.store()
+                    .set_wakeup(&execution_wakeup_key(execution_id), Some(*at))
+                    .await?;
+            } else {
+                messages.push((dispatch_body(execution_id)?, wait));
+            }
+        }
+        if !messages.is_empty() {
+            self.dispatch_queue.send_batch(&messages).await?;
+            self.sent.notify_waiters();
+        }
+        Ok(())
+    }
+
     pub(crate) async fn send_dispatch(
         &self,
         execution_id: &str,
         delay: StdDuration,
     ) -> Result<(), EngineError> {
-        let body = serde_json::to_string(&DispatchMessage {
-            execution_id: execution_id.to_string(),
-        })
-        .map_err(|e| AppError::Unavailable(format!("encoding a dispatch message: {e}")))?;
+        let body = dispatch_body(execution_id)?;
         self.dispatch_queue
             .send(&body, delay.min(MAX_DELAY))
             .await?;
@@ -222,7 +255,12 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             return Ok(None);
         };
         let execution = decode_execution(&record)?;
-        Ok(Some(Loaded { execution, record }))
+        let seen_events = execution.event_count();
+        Ok(Some(Loaded {
+            execution,
+            record,
+            seen_events,
+        }))
     }
 
     /// Writes an execution back against the version it was read at. `Ok(false)` when another
@@ -234,7 +272,17 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             Ok(version) => {
                 record.version = version;
                 loaded.record = record;
-                self.publish_state(&loaded.execution).await;
+                // One event per state entered since the last write: a step may pass through
+                // several states (Scheduled → Enqueued → Processing) in one write.
+                let entered: Vec<ExecutionState> = loaded
+                    .execution
+                    .transitions_since(loaded.seen_events)
+                    .map(|event| event.to)
+                    .collect();
+                loaded.seen_events = loaded.execution.event_count();
+                for state in entered {
+                    self.publish_state_as(&loaded.execution, state).await;
+                }
                 Ok(true)
             }
             Err(StoreError::VersionConflict { .. }) => Ok(false),
@@ -245,6 +293,12 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
     /// Publishes the execution's state when a bus is configured. Best effort: the execution's own
     /// log is the record; a lost event is logged, never a reason to redo the step.
     async fn publish_state(&self, execution: &Execution) {
+        self.publish_state_as(execution, execution.state()).await;
+    }
+
+    /// Publishes `execution` as having entered `state` (which may be an earlier state than its
+    /// current one, when one write covered several transitions).
+    async fn publish_state_as(&self, execution: &Execution, state: ExecutionState) {
         let Some(bus) = &self.config.state_change_bus else {
             return;
         };
@@ -256,7 +310,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                 "executionId": execution.execution_id,
                 "jobId": execution.job_id.as_str(),
                 "executeNumber": execution.execute_number,
-                "state": execution.state().name(),
+                "state": state.name(),
                 "scheduledTime": crate::app::json_time(execution.scheduled_time),
                 "attempts": execution.attempts(),
                 "error": execution.error,
@@ -272,6 +326,8 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
 pub(crate) struct Loaded {
     pub execution: Execution,
     pub record: ExecutionRecord,
+    /// [`Execution::event_count`] as last stored: the transitions after it are not yet published.
+    pub seen_events: u64,
 }
 
 /// What the control plane asks of the engine: start a run it just created, and take an async

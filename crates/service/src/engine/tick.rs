@@ -14,7 +14,7 @@ use sundial_core::job::{Job, JobId, PendingFire};
 use sundial_core::plan;
 
 use super::{Engine, EngineError, MAX_STEP_RETRIES};
-use crate::app::{decode, encode_execution, wakeup_key};
+use crate::app::{decode, encode_execution, wakeup_key, StoredJob};
 use crate::events::EventPublisher;
 use crate::http::HttpClient;
 use crate::queue::Queue;
@@ -51,29 +51,45 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             let due = self.store().due_wakeups(horizon, BATCH).await?;
             let count = due.len();
             let mut progressed = false;
+            // Jobs whose fires were created in this batch; their messages go out together (SQS
+            // takes ten per request), and only then are the fires cleared from the jobs, so a
+            // crash in between leaves them pending and the next tick sends them again.
+            let mut materialised = Vec::new();
+            let mut wakes = Vec::new();
             for entry in due {
                 if let Some(job_id) = entry.key.strip_prefix("job:") {
                     let Ok(job_id) = JobId::parse(job_id) else {
                         self.store().clear_wakeup_if(&entry.key, entry.due).await?;
                         continue;
                     };
-                    let (fires, missed) = self.tick_job(&job_id, now, horizon).await?;
+                    let (fires, missed, done) =
+                        self.tick_job(&job_id, now, horizon, &mut wakes).await?;
                     report.jobs += 1;
                     report.fires += fires;
                     report.missed += missed;
+                    materialised.extend(done);
                     // The job's entry now points past the horizon (or is gone) unless it changed
                     // meanwhile; either way this batch made progress.
                     progressed = true;
                 } else if let Some(execution_id) = entry.key.strip_prefix("exec:") {
-                    let delay = (entry.due - now).to_std().unwrap_or_default();
-                    self.send_dispatch(execution_id, delay).await?;
+                    // A trigger's safety-net entry usually finds its run long finished: then there
+                    // is nothing to send. (A finished run's follow-up rides on its own dispatch
+                    // message, which is acknowledged only once that follow-up is done.)
+                    if self.needs_wakeup(execution_id).await? {
+                        let delay = (entry.due - now).to_std().unwrap_or_default();
+                        self.send_dispatch(execution_id, delay).await?;
+                        report.wakeups += 1;
+                    }
                     self.store().clear_wakeup_if(&entry.key, entry.due).await?;
-                    report.wakeups += 1;
                     progressed = true;
                 } else {
                     tracing::warn!(key = %entry.key, "unknown timer-index entry removed");
                     self.store().clear_wakeup_if(&entry.key, entry.due).await?;
                 }
+            }
+            self.wake_all(&wakes).await?;
+            for (stored, pending) in &materialised {
+                self.clear_pending(stored, pending).await?;
             }
             if count < BATCH || !progressed {
                 break;
@@ -85,18 +101,30 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         Ok(report)
     }
 
-    /// Plans a job's fires up to `horizon`, creates and sends them. Returns (fires created, missed).
+    /// Whether an execution's `exec:` wake-up still has work to start: false when the execution
+    /// is final, or was never created (its trigger request died before creating it).
+    async fn needs_wakeup(&self, execution_id: &str) -> Result<bool, EngineError> {
+        let Some(record) = self.store().get_execution(execution_id).await? else {
+            return Ok(false);
+        };
+        Ok(!ExecutionState::parse(&record.state).is_some_and(ExecutionState::is_final))
+    }
+
+    /// Plans a job's fires up to `horizon` and creates their executions, adding each to `wakes`
+    /// (execution id, due time) for the caller to send. Returns (fires created, missed, and the job
+    /// with the fires to clear from it once they are sent).
     async fn tick_job(
         &self,
         job_id: &JobId,
         now: DateTime<Utc>,
         horizon: DateTime<Utc>,
-    ) -> Result<(usize, u64), EngineError> {
+        wakes: &mut Vec<(String, DateTime<Utc>)>,
+    ) -> Result<(usize, u64, Option<(StoredJob, Vec<PendingFire>)>), EngineError> {
         let mut planned = None;
         for _ in 0..MAX_STEP_RETRIES {
             let Some(record) = self.store().get_job(job_id.as_str()).await? else {
                 self.store().set_wakeup(&wakeup_key(job_id), None).await?;
-                return Ok((0, 0));
+                return Ok((0, 0, None));
             };
             let mut stored = decode(&record)?;
             let before = stored.job.state.clone();
@@ -104,36 +132,41 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             let plan = plan::plan_tick(&mut stored.job, now, horizon, self.app.debug_mode());
             if stored.job.state != before {
                 stored.job.updated_at = now;
-                match self.app.save(&stored).await {
-                    Ok(_) => {}
+                // The job's index entry stays as it is: it is due (that is why this tick is here),
+                // so a crash before the fires are created brings the next tick back to them.
+                // `clear_pending` points it at the next fire once they exist.
+                match self.app.save_job_only(&stored).await {
+                    Ok(version) => stored.version = version,
                     Err(crate::AppError::Conflict(_)) => continue,
                     Err(e) => return Err(e.into()),
                 }
             } else {
                 self.app.refresh_wakeup(&stored.job).await?;
             }
-            planned = Some((stored.job, plan.missed));
+            planned = Some((stored, plan.missed));
             break;
         }
-        let Some((job, missed)) = planned else {
+        let Some((stored, missed)) = planned else {
             return Err(EngineError::Contended(format!("job {job_id}")));
         };
-        let pending = &job.state.pending_fires;
+        let pending = stored.job.state.pending_fires.clone();
         if pending.is_empty() {
-            return Ok((0, missed));
+            self.app.refresh_wakeup(&stored.job).await?;
+            return Ok((0, missed, None));
         }
         let mut created = 0;
-        for fire in pending {
-            if self.materialise(&job, fire, now).await? {
+        for fire in &pending {
+            if self.materialise(&stored.job, fire, now).await? {
                 created += 1;
             }
+            // Sent even when it existed: the earlier tick may have died before sending. A
+            // duplicate message finds the execution past Scheduled and does nothing twice.
+            wakes.push((fire.execution_id.clone(), fire.due));
         }
-        self.clear_pending(job_id, pending).await?;
-        Ok((created, missed))
+        Ok((created, missed, Some((stored, pending))))
     }
 
-    /// Creates the execution of a planned fire (unless it exists) and sends it to start at its due
-    /// time. Returns whether it created it.
+    /// Creates the execution of a planned fire unless it exists; returns whether it created it.
     async fn materialise(
         &self,
         job: &Job,
@@ -168,17 +201,19 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         if created {
             self.publish_state(&execution).await;
         }
-        // Sent even when it existed: the earlier tick may have died before sending. A duplicate
-        // message finds the execution past Scheduled and does nothing twice.
-        self.wake_at(&fire.execution_id, fire.due).await?;
         Ok(created)
     }
 
     /// Removes materialised fires from the job's `pendingFires` (and refreshes its index entry).
-    async fn clear_pending(&self, job_id: &JobId, done: &[PendingFire]) -> Result<(), EngineError> {
+    async fn clear_pending(
+        &self,
+        known: &StoredJob,
+        done: &[PendingFire],
+    ) -> Result<(), EngineError> {
+        let job_id = known.job.job_id();
         let result = self
             .app
-            .modify(job_id, |stored| {
+            .modify_from(Some(known.clone()), job_id, |stored| {
                 stored
                     .job
                     .state

@@ -75,6 +75,7 @@ pub async fn run_all<Q: Queue, F: Fn(Arc<ManualClock>) -> Q>(make_queue: F) {
         bodies_round_trip,
         empty_queue_answers_at_once,
         delay_hides_until_due,
+        batches_keep_each_delay,
         delay_longer_than_max_rejected,
         visibility_timeout_redelivers,
         stale_receipt_rejected,
@@ -252,6 +253,30 @@ async fn delay_hides_until_due<Q: Queue>(queue: Q, clock: Arc<ManualClock>) {
         delivery.body, "max",
         "a delay of exactly MAX_DELAY is accepted"
     );
+}
+
+async fn batches_keep_each_delay<Q: Queue>(queue: Q, clock: Arc<ManualClock>) {
+    let batch: Vec<(String, Duration)> = (0..12)
+        .map(|i| (format!("now-{i}"), Duration::ZERO))
+        .chain([("later".to_owned(), secs(5))])
+        .collect();
+    queue.send_batch(&batch).await.expect("send_batch");
+    let mut now = Vec::new();
+    for _ in 0..4 {
+        now.extend(
+            receive(&queue, 10, secs(30))
+                .await
+                .into_iter()
+                .map(|d| d.body),
+        );
+    }
+    now.sort();
+    let mut want: Vec<String> = (0..12).map(|i| format!("now-{i}")).collect();
+    want.sort();
+    assert_eq!(now, want, "every undelayed message of the batch, once");
+    advance(&clock, secs(5));
+    let delivery = receive_one(&queue, secs(30), "the delayed one after its delay").await;
+    assert_eq!(delivery.body, "later");
 }
 
 async fn delay_longer_than_max_rejected<Q: Queue>(queue: Q, _clock: Arc<ManualClock>) {
@@ -455,7 +480,7 @@ async fn at_least_once<Q: Queue>(queue: Q, clock: Arc<ManualClock>) {
         for delivery in batch {
             assert_eq!(delivery.receive_count, 1, "{} first round", delivery.body);
             let n: usize = delivery.body["msg-".len()..].parse().expect("body as sent");
-            if n % 2 == 0 {
+            if n.is_multiple_of(2) {
                 ack(&queue, &delivery.receipt).await;
             }
             first_round.push(delivery);

@@ -1,0 +1,188 @@
+//! Records to items and back.
+//!
+//! The document is stored as JSON text (`doc`, a string attribute), not as a DynamoDB map: a job's
+//! request bodies and templates are arbitrary JSON, and a map would impose DynamoDB's nesting depth
+//! and number-precision rules on them. The fields the store indexes or filters on sit beside it as
+//! plain attributes.
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use chrono::{DateTime, TimeZone, Utc};
+use serde_json::Value;
+use sundial_service::store::{ExecutionRecord, JobRecord, StoreError};
+
+use super::keys::{child_sort, execution_sort, Item, Keys};
+
+/// `kind` values, so a scan can tell records apart.
+pub const KIND_JOB: &str = "job";
+/// Executions.
+pub const KIND_EXECUTION: &str = "execution";
+/// Wake-ups.
+pub const KIND_WAKEUP: &str = "wakeup";
+
+fn s(value: impl Into<String>) -> AttributeValue {
+    AttributeValue::S(value.into())
+}
+
+fn n(value: impl ToString) -> AttributeValue {
+    AttributeValue::N(value.to_string())
+}
+
+/// A job's item.
+pub fn job_item(keys: &Keys, job: &JobRecord, version: u64) -> Result<Item, StoreError> {
+    let mut item = keys.job(&job.job_id);
+    item.insert("kind".into(), s(KIND_JOB));
+    item.insert("jobId".into(), s(&job.job_id));
+    item.insert("version".into(), n(version));
+    item.insert("creator".into(), s(&job.creator));
+    item.insert("state".into(), s(&job.state));
+    item.insert("createdAt".into(), n(job.created_at.timestamp_millis()));
+    item.insert("updatedAt".into(), n(job.updated_at.timestamp_millis()));
+    item.insert("doc".into(), s(encode(&job.document)?));
+    item.insert("gsi1pk".into(), s(keys.all_jobs()));
+    item.insert("gsi1sk".into(), s(&job.job_id));
+    if let Some(parent) = &job.parent_job {
+        item.insert("parentJob".into(), s(parent));
+        item.insert("gsi2pk".into(), s(keys.child_jobs(parent)));
+        item.insert("gsi2sk".into(), s(&job.job_id));
+    }
+    if let Some(service) = &job.service {
+        item.insert("service".into(), s(service));
+    }
+    Ok(item)
+}
+
+/// Reads a job's item.
+pub fn job_record(item: &Item) -> Result<JobRecord, StoreError> {
+    Ok(JobRecord {
+        job_id: string(item, "jobId")?,
+        version: number(item, "version")?,
+        creator: string(item, "creator")?,
+        parent_job: optional_string(item, "parentJob"),
+        service: optional_string(item, "service"),
+        state: string(item, "state")?,
+        created_at: millis(item, "createdAt")?,
+        updated_at: millis(item, "updatedAt")?,
+        document: decode(item)?,
+    })
+}
+
+/// An execution's item; `expires_at` (epoch seconds) is the TTL, set once it is over.
+pub fn execution_item(
+    keys: &Keys,
+    execution: &ExecutionRecord,
+    version: u64,
+    expires_at: Option<i64>,
+) -> Result<Item, StoreError> {
+    let created_ms = execution.created_at.timestamp_millis();
+    let mut item = keys.execution(&execution.execution_id);
+    item.insert("kind".into(), s(KIND_EXECUTION));
+    item.insert("executionId".into(), s(&execution.execution_id));
+    item.insert("jobId".into(), s(&execution.job_id));
+    item.insert("executeNumber".into(), n(execution.execute_number));
+    item.insert("state".into(), s(&execution.state));
+    item.insert("createdAt".into(), n(created_ms));
+    item.insert("version".into(), n(version));
+    item.insert("doc".into(), s(encode(&execution.document)?));
+    item.insert("gsi1pk".into(), s(keys.job_executions(&execution.job_id)));
+    item.insert(
+        "gsi1sk".into(),
+        s(execution_sort(
+            execution.execute_number,
+            &execution.execution_id,
+        )),
+    );
+    if let Some(parent) = &execution.parent_job {
+        item.insert("parentJob".into(), s(parent));
+        item.insert("gsi2pk".into(), s(keys.child_executions(parent)));
+        item.insert(
+            "gsi2sk".into(),
+            s(child_sort(created_ms, &execution.execution_id)),
+        );
+    }
+    if let Some(parent_execution) = execution.parent_execution {
+        item.insert("parentExecution".into(), n(parent_execution));
+    }
+    if let Some(at) = expires_at {
+        item.insert("expiresAt".into(), n(at));
+    }
+    Ok(item)
+}
+
+/// Reads an execution's item.
+pub fn execution_record(item: &Item) -> Result<ExecutionRecord, StoreError> {
+    Ok(ExecutionRecord {
+        execution_id: string(item, "executionId")?,
+        job_id: string(item, "jobId")?,
+        execute_number: number(item, "executeNumber")?,
+        state: string(item, "state")?,
+        parent_job: optional_string(item, "parentJob"),
+        parent_execution: item
+            .contains_key("parentExecution")
+            .then(|| number(item, "parentExecution"))
+            .transpose()?,
+        created_at: millis(item, "createdAt")?,
+        version: number(item, "version")?,
+        document: decode(item)?,
+    })
+}
+
+/// A wake-up's item.
+pub fn wakeup_item(keys: &Keys, key: &str, due: DateTime<Utc>) -> Item {
+    let mut item = keys.wakeup(key);
+    item.insert("kind".into(), s(KIND_WAKEUP));
+    item.insert("key".into(), s(key));
+    item.insert("tshard".into(), s(keys.timer_shard(key)));
+    item.insert("tdue".into(), n(due.timestamp_millis()));
+    item
+}
+
+/// Whether a TTL'd item has expired: DynamoDB deletes expired items only eventually (within days),
+/// so reads must not trust their presence.
+pub fn expired(item: &Item, now_secs: i64) -> bool {
+    item.get("expiresAt")
+        .and_then(|v| v.as_n().ok())
+        .and_then(|v| v.parse::<i64>().ok())
+        .is_some_and(|at| at <= now_secs)
+}
+
+fn encode(document: &Value) -> Result<String, StoreError> {
+    serde_json::to_string(document)
+        .map_err(|e| StoreError::Unavailable(format!("encoding a document: {e}")))
+}
+
+fn decode(item: &Item) -> Result<Value, StoreError> {
+    let text = string(item, "doc")?;
+    serde_json::from_str(&text).map_err(|e| corrupt("doc", &e.to_string()))
+}
+
+fn corrupt(attribute: &str, why: &str) -> StoreError {
+    StoreError::Unavailable(format!("stored item has a bad `{attribute}`: {why}"))
+}
+
+/// A string attribute.
+pub fn string(item: &Item, name: &str) -> Result<String, StoreError> {
+    item.get(name)
+        .and_then(|v| v.as_s().ok())
+        .cloned()
+        .ok_or_else(|| corrupt(name, "missing or not a string"))
+}
+
+fn optional_string(item: &Item, name: &str) -> Option<String> {
+    item.get(name).and_then(|v| v.as_s().ok()).cloned()
+}
+
+/// A number attribute.
+pub fn number<N: std::str::FromStr>(item: &Item, name: &str) -> Result<N, StoreError> {
+    item.get(name)
+        .and_then(|v| v.as_n().ok())
+        .and_then(|v| v.parse::<N>().ok())
+        .ok_or_else(|| corrupt(name, "missing or not a number"))
+}
+
+/// A millisecond-timestamp attribute.
+pub fn millis(item: &Item, name: &str) -> Result<DateTime<Utc>, StoreError> {
+    let ms: i64 = number(item, name)?;
+    Utc.timestamp_millis_opt(ms)
+        .single()
+        .ok_or_else(|| corrupt(name, "out of range"))
+}

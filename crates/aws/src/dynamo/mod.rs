@@ -1,0 +1,723 @@
+//! The [`Store`] port on DynamoDB: one table, two overloaded indexes and a write-sharded timer index
+//! (layout in [`keys`]).
+//!
+//! Every write that can race is conditional: creates on `attribute_not_exists(pk)`, updates on the
+//! version read, a wake-up's removal on the due time read, a job's deletion (with its wake-up) in one
+//! transaction. Reads of single items are strongly consistent; listings go through global secondary
+//! indexes, which DynamoDB keeps eventually consistent (typically well under a second behind) — the
+//! engine never relies on a listing for correctness, only on keyed reads and conditional writes.
+//!
+//! Executions that are over get a TTL attribute (`expiresAt`) when a retention is configured.
+//! DynamoDB deletes expired items only eventually, so every read treats an expired item as gone.
+
+pub mod item;
+pub mod keys;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt::Display;
+use std::time::Duration;
+
+use aws_sdk_dynamodb::error::{DisplayErrorContext, SdkError};
+use aws_sdk_dynamodb::types::{
+    AttributeValue, Delete, DeleteRequest, ReturnValue, ReturnValuesOnConditionCheckFailure,
+    TransactWriteItem, WriteRequest,
+};
+use aws_sdk_dynamodb::Client;
+use chrono::{DateTime, Utc};
+use sundial_core::execution::ExecutionState;
+use sundial_service::store::{
+    CleanReport, ExecutionRecord, JobFilter, JobRecord, Page, PageRequest, Store, StoreError,
+    StoreStats, WakeUp, MAX_PAGE,
+};
+
+use item::{
+    execution_item, execution_record, expired, job_item, job_record, number, string, wakeup_item,
+    KIND_EXECUTION, KIND_JOB,
+};
+use keys::{Item, Keys, GSI1, GSI2, TIMERS};
+
+/// The condition of every update: the item exists at the version the writer read.
+const VERSION_MATCHES: &str = "attribute_exists(pk) AND #version = :v";
+
+/// How many timer-index shards a store uses unless told otherwise.
+pub const DEFAULT_TIMER_SHARDS: u32 = 8;
+
+/// The DynamoDB store.
+#[derive(Clone, Debug)]
+pub struct DynamoStore {
+    client: Client,
+    table: String,
+    keys: Keys,
+    retention: Option<Duration>,
+}
+
+impl DynamoStore {
+    /// A store on `table` with the default shard count, no namespace and no retention.
+    pub fn new(client: Client, table: impl Into<String>) -> Self {
+        DynamoStore {
+            client,
+            table: table.into(),
+            keys: Keys::new("", DEFAULT_TIMER_SHARDS),
+            retention: None,
+        }
+    }
+
+    /// Spreads the timer index over `shards` partitions (at least 1). Changing it on a live table
+    /// orphans the entries of shards no longer read, so it is fixed per deployment.
+    pub fn with_timer_shards(mut self, shards: u32) -> Self {
+        self.keys = Keys::new(self.keys.ns().to_owned(), shards);
+        self
+    }
+
+    /// Prefixes every key with `ns`, so several independent stores share one table (tests).
+    pub fn with_namespace(mut self, ns: impl Into<String>) -> Self {
+        self.keys = Keys::new(ns, self.keys.shards());
+        self
+    }
+
+    /// Lets finished executions expire `retention` after their last write.
+    pub fn with_execution_retention(mut self, retention: Duration) -> Self {
+        self.retention = Some(retention);
+        self
+    }
+
+    /// The table's name.
+    pub fn table(&self) -> &str {
+        &self.table
+    }
+
+    /// The key layout.
+    pub fn keys(&self) -> &Keys {
+        &self.keys
+    }
+
+    fn expires_at(&self, state: &str) -> Option<i64> {
+        let over = ExecutionState::parse(state)
+            .is_some_and(|s| s.is_final() || s == ExecutionState::Failed);
+        let retention = self.retention.filter(|_| over)?;
+        Some(Utc::now().timestamp() + i64::try_from(retention.as_secs()).unwrap_or(i64::MAX / 2))
+    }
+
+    async fn get_item(&self, key: Item) -> Result<Option<Item>, StoreError> {
+        let output = self
+            .client
+            .get_item()
+            .table_name(&self.table)
+            .set_key(Some(key))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| unavailable("GetItem", e))?;
+        Ok(output
+            .item
+            .filter(|item| !expired(item, Utc::now().timestamp())))
+    }
+
+    /// A conditional put. `Ok(None)` when it went through; `Ok(Some(old))` when the condition
+    /// failed, with the item as it is (`None` inside if there is none).
+    async fn put_if(
+        &self,
+        item: Item,
+        condition: &str,
+        values: Vec<(&str, AttributeValue)>,
+    ) -> Result<Option<Option<Item>>, StoreError> {
+        let mut request = self
+            .client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .condition_expression(condition)
+            .set_expression_attribute_names(
+                condition
+                    .contains("#version")
+                    .then(|| HashMap::from([("#version".to_owned(), "version".to_owned())])),
+            )
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
+        for (name, value) in values {
+            request = request.expression_attribute_values(name, value);
+        }
+        match request.send().await {
+            Ok(_) => Ok(None),
+            Err(e) => match e.as_service_error() {
+                Some(service) if service.is_conditional_check_failed_exception() => {
+                    let old = match service {
+                        aws_sdk_dynamodb::operation::put_item::PutItemError::ConditionalCheckFailedException(c) => {
+                            c.item().cloned()
+                        }
+                        _ => None,
+                    };
+                    Ok(Some(old))
+                }
+                _ => Err(unavailable("PutItem", e)),
+            },
+        }
+    }
+
+    /// Queries one index partition in order, keeping the items `keep` accepts, until `want` are
+    /// kept or the partition ends. Filters are applied here rather than as a DynamoDB filter
+    /// expression so a page never comes back short just because the read limit was reached.
+    async fn query_collect(
+        &self,
+        query: IndexQuery,
+        want: usize,
+        keep: impl Fn(&Item) -> bool,
+    ) -> Result<Vec<Item>, StoreError> {
+        let mut kept = Vec::new();
+        let mut start = query.start;
+        let now = Utc::now().timestamp();
+        loop {
+            let mut request = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .index_name(query.index)
+                .key_condition_expression(format!("{} = :pk", query.pk_name))
+                .expression_attribute_values(":pk", AttributeValue::S(query.pk_value.clone()))
+                .scan_index_forward(query.forward)
+                .limit(i32::try_from(want.clamp(1, MAX_PAGE) + 1).unwrap_or(1000))
+                .set_exclusive_start_key(start.take());
+            if let Some((condition, name, value)) = &query.sort_condition {
+                request = request
+                    .key_condition_expression(format!("{} = :pk AND {condition}", query.pk_name))
+                    .expression_attribute_values(*name, value.clone());
+            }
+            let output = request.send().await.map_err(|e| unavailable("Query", e))?;
+            for item in output.items.unwrap_or_default() {
+                if !expired(&item, now) && keep(&item) {
+                    kept.push(item);
+                    if kept.len() >= want {
+                        return Ok(kept);
+                    }
+                }
+            }
+            match output.last_evaluated_key {
+                Some(key) if !key.is_empty() => start = Some(key),
+                _ => return Ok(kept),
+            }
+        }
+    }
+
+    /// Every item of this namespace, with only the named attributes, page by page.
+    async fn scan_all(&self, attributes: &[&str]) -> Result<Vec<Item>, StoreError> {
+        let mut items = Vec::new();
+        let mut start: Option<Item> = None;
+        let now = Utc::now().timestamp();
+        // Placeholders for every name: several (`state`, `kind`…) are DynamoDB reserved words.
+        let projection: Vec<String> = (0..attributes.len()).map(|i| format!("#a{i}")).collect();
+        loop {
+            let mut request = self
+                .client
+                .scan()
+                .table_name(&self.table)
+                .projection_expression(projection.join(", "))
+                .expression_attribute_names("#pk", "pk")
+                .set_exclusive_start_key(start.take());
+            for (placeholder, name) in projection.iter().zip(attributes) {
+                request = request.expression_attribute_names(placeholder, *name);
+            }
+            if !self.keys.ns().is_empty() {
+                request = request
+                    .filter_expression("begins_with(#pk, :ns)")
+                    .expression_attribute_values(":ns", AttributeValue::S(self.keys.ns().into()));
+            }
+            let output = request.send().await.map_err(|e| unavailable("Scan", e))?;
+            items.extend(
+                output
+                    .items
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|item| !expired(item, now)),
+            );
+            match output.last_evaluated_key {
+                Some(key) if !key.is_empty() => start = Some(key),
+                _ => return Ok(items),
+            }
+        }
+    }
+
+    /// Deletes items by primary key, 25 per request, retrying what DynamoDB leaves unprocessed.
+    async fn delete_all(&self, keys: Vec<Item>) -> Result<(), StoreError> {
+        for chunk in keys.chunks(25) {
+            let mut pending: Vec<WriteRequest> = chunk
+                .iter()
+                .map(|key| {
+                    DeleteRequest::builder()
+                        .set_key(Some(key.clone()))
+                        .build()
+                        .map(|delete| WriteRequest::builder().delete_request(delete).build())
+                        .map_err(|e| StoreError::Unavailable(format!("building a delete: {e}")))
+                })
+                .collect::<Result<_, _>>()?;
+            for attempt in 0..8u32 {
+                if pending.is_empty() {
+                    break;
+                }
+                let output = self
+                    .client
+                    .batch_write_item()
+                    .request_items(&self.table, std::mem::take(&mut pending))
+                    .send()
+                    .await
+                    .map_err(|e| unavailable("BatchWriteItem", e))?;
+                pending = output
+                    .unprocessed_items
+                    .and_then(|mut left| left.remove(&self.table))
+                    .unwrap_or_default();
+                if !pending.is_empty() {
+                    tokio::time::sleep(Duration::from_millis(50 << attempt)).await;
+                }
+            }
+            if !pending.is_empty() {
+                return Err(StoreError::Unavailable(
+                    "BatchWriteItem kept leaving items unprocessed".into(),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One index partition to read.
+struct IndexQuery {
+    index: &'static str,
+    pk_name: &'static str,
+    pk_value: String,
+    /// An extra key condition on the sort key: (`expression`, placeholder, value).
+    sort_condition: Option<(&'static str, &'static str, AttributeValue)>,
+    forward: bool,
+    start: Option<Item>,
+}
+
+fn unavailable<E, R>(operation: &str, error: SdkError<E, R>) -> StoreError
+where
+    E: std::error::Error + 'static,
+    R: std::fmt::Debug,
+{
+    StoreError::Unavailable(format!("{operation}: {}", DisplayErrorContext(&error)))
+}
+
+fn looked_ahead<T>(mut items: Vec<T>, limit: usize, cursor_of: impl Fn(&T) -> String) -> Page<T> {
+    let more = items.len() > limit;
+    items.truncate(limit);
+    let next_cursor = more.then(|| items.last().map(&cursor_of)).flatten();
+    Page { items, next_cursor }
+}
+
+fn conflict_or_missing(key: &str, expected: u64, old: Option<Item>) -> StoreError {
+    match old {
+        Some(_) => StoreError::VersionConflict {
+            key: key.to_owned(),
+            expected,
+        },
+        None => StoreError::NotFound(key.to_owned()),
+    }
+}
+
+fn next_version(version: u64) -> Result<u64, StoreError> {
+    version
+        .checked_add(1)
+        .ok_or_else(|| StoreError::Unavailable(format!("version {version} cannot be incremented")))
+}
+
+fn count<'a>(counts: &mut BTreeMap<String, u64>, state: impl Display + 'a) {
+    *counts.entry(state.to_string()).or_insert(0) += 1;
+}
+
+impl Store for DynamoStore {
+    async fn create_job(&self, job: &JobRecord) -> Result<(), StoreError> {
+        let item = job_item(&self.keys, job, job.version)?;
+        match self
+            .put_if(item, "attribute_not_exists(pk)", vec![])
+            .await?
+        {
+            None => Ok(()),
+            Some(_) => Err(StoreError::AlreadyExists(job.job_id.clone())),
+        }
+    }
+
+    async fn get_job(&self, job_id: &str) -> Result<Option<JobRecord>, StoreError> {
+        self.get_item(self.keys.job(job_id))
+            .await?
+            .as_ref()
+            .map(job_record)
+            .transpose()
+    }
+
+    async fn update_job(&self, job: &JobRecord) -> Result<u64, StoreError> {
+        let version = next_version(job.version)?;
+        let item = job_item(&self.keys, job, version)?;
+        let values = vec![(":v", AttributeValue::N(job.version.to_string()))];
+        match self.put_if(item, VERSION_MATCHES, values).await? {
+            None => Ok(version),
+            Some(old) => Err(conflict_or_missing(&job.job_id, job.version, old)),
+        }
+    }
+
+    async fn delete_job(&self, job_id: &str) -> Result<bool, StoreError> {
+        let delete = |key: Item, condition: Option<&str>| {
+            Delete::builder()
+                .table_name(&self.table)
+                .set_key(Some(key))
+                .set_condition_expression(condition.map(str::to_owned))
+                .build()
+                .map(|d| TransactWriteItem::builder().delete(d).build())
+                .map_err(|e| StoreError::Unavailable(format!("building a delete: {e}")))
+        };
+        let wakeup = self.keys.wakeup(&format!("job:{job_id}"));
+        let result = self
+            .client
+            .transact_write_items()
+            .transact_items(delete(self.keys.job(job_id), Some("attribute_exists(pk)"))?)
+            .transact_items(delete(wakeup.clone(), None)?)
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(true),
+            Err(e) => {
+                let missing = e.as_service_error().is_some_and(|service| {
+                    use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+                    matches!(service, TransactWriteItemsError::TransactionCanceledException(c)
+                        if c.cancellation_reasons().first().and_then(|r| r.code()) == Some("ConditionalCheckFailed"))
+                });
+                if !missing {
+                    return Err(unavailable("TransactWriteItems", e));
+                }
+                // No job; make sure no stray wake-up of it survives either.
+                self.client
+                    .delete_item()
+                    .table_name(&self.table)
+                    .set_key(Some(wakeup))
+                    .send()
+                    .await
+                    .map_err(|e| unavailable("DeleteItem", e))?;
+                Ok(false)
+            }
+        }
+    }
+
+    async fn list_jobs(
+        &self,
+        filter: &JobFilter,
+        request: &PageRequest,
+    ) -> Result<Page<JobRecord>, StoreError> {
+        let limit = request.limit.clamp(1, MAX_PAGE);
+        let after = request
+            .cursor
+            .as_deref()
+            .map(keys::parse_job_cursor)
+            .transpose()?;
+        // A parent filter reads the parent's partition of gsi2 (small); anything else walks gsi1.
+        let (index, pk_name, sk_name, pk_value) = match &filter.parent_job {
+            Some(parent) => (GSI2, "gsi2pk", "gsi2sk", self.keys.child_jobs(parent)),
+            None => (GSI1, "gsi1pk", "gsi1sk", self.keys.all_jobs()),
+        };
+        let start = after.map(|job_id| {
+            keys::start_key(
+                self.keys.job(job_id),
+                (pk_name, pk_value.clone()),
+                (sk_name, job_id.to_owned()),
+            )
+        });
+        let query = IndexQuery {
+            index,
+            pk_name,
+            pk_value,
+            sort_condition: None,
+            forward: true,
+            start,
+        };
+        let same = |want: &Option<String>, item: &Item, name: &str| {
+            want.as_ref()
+                .is_none_or(|want| item.get(name).and_then(|v| v.as_s().ok()) == Some(want))
+        };
+        let items = self
+            .query_collect(query, limit + 1, |item| {
+                same(&filter.state, item, "state")
+                    && same(&filter.creator, item, "creator")
+                    && same(&filter.parent_job, item, "parentJob")
+                    && same(&filter.service, item, "service")
+            })
+            .await?;
+        let jobs = items.iter().map(job_record).collect::<Result<_, _>>()?;
+        Ok(looked_ahead(jobs, limit, |job: &JobRecord| {
+            keys::job_cursor(&job.job_id)
+        }))
+    }
+
+    async fn create_execution(&self, execution: &ExecutionRecord) -> Result<bool, StoreError> {
+        let expires = self.expires_at(&execution.state);
+        let item = execution_item(&self.keys, execution, execution.version, expires)?;
+        Ok(self
+            .put_if(item, "attribute_not_exists(pk)", vec![])
+            .await?
+            .is_none())
+    }
+
+    async fn update_execution(&self, execution: &ExecutionRecord) -> Result<u64, StoreError> {
+        let version = next_version(execution.version)?;
+        let expires = self.expires_at(&execution.state);
+        let item = execution_item(&self.keys, execution, version, expires)?;
+        let values = vec![(":v", AttributeValue::N(execution.version.to_string()))];
+        match self.put_if(item, VERSION_MATCHES, values).await? {
+            None => Ok(version),
+            Some(old) => Err(conflict_or_missing(
+                &execution.execution_id,
+                execution.version,
+                old,
+            )),
+        }
+    }
+
+    async fn get_execution(
+        &self,
+        execution_id: &str,
+    ) -> Result<Option<ExecutionRecord>, StoreError> {
+        self.get_item(self.keys.execution(execution_id))
+            .await?
+            .as_ref()
+            .map(execution_record)
+            .transpose()
+    }
+
+    async fn list_executions(
+        &self,
+        job_id: &str,
+        request: &PageRequest,
+    ) -> Result<Page<ExecutionRecord>, StoreError> {
+        let limit = request.limit.clamp(1, MAX_PAGE);
+        let after = request
+            .cursor
+            .as_deref()
+            .map(|c| keys::parse_numbered_cursor::<u64>(c, "e1."))
+            .transpose()?;
+        let pk_value = self.keys.job_executions(job_id);
+        let start = after.map(|(number, id)| {
+            keys::start_key(
+                self.keys.execution(&id),
+                ("gsi1pk", pk_value.clone()),
+                ("gsi1sk", keys::execution_sort(number, &id)),
+            )
+        });
+        let query = IndexQuery {
+            index: GSI1,
+            pk_name: "gsi1pk",
+            pk_value,
+            sort_condition: None,
+            forward: false,
+            start,
+        };
+        let items = self.query_collect(query, limit + 1, |_| true).await?;
+        let executions = items
+            .iter()
+            .map(execution_record)
+            .collect::<Result<_, _>>()?;
+        Ok(looked_ahead(executions, limit, |e: &ExecutionRecord| {
+            keys::execution_cursor(e.execute_number, &e.execution_id)
+        }))
+    }
+
+    async fn list_child_executions(
+        &self,
+        parent_job: &str,
+        parent_execution: Option<u64>,
+        request: &PageRequest,
+    ) -> Result<Page<ExecutionRecord>, StoreError> {
+        let limit = request.limit.clamp(1, MAX_PAGE);
+        let after = request
+            .cursor
+            .as_deref()
+            .map(|c| keys::parse_numbered_cursor::<i64>(c, "c1."))
+            .transpose()?;
+        let pk_value = self.keys.child_executions(parent_job);
+        let start = after.map(|(ms, id)| {
+            keys::start_key(
+                self.keys.execution(&id),
+                ("gsi2pk", pk_value.clone()),
+                ("gsi2sk", keys::child_sort(ms, &id)),
+            )
+        });
+        let query = IndexQuery {
+            index: GSI2,
+            pk_name: "gsi2pk",
+            pk_value,
+            sort_condition: None,
+            forward: false,
+            start,
+        };
+        let wanted = parent_execution.map(|n| n.to_string());
+        let items = self
+            .query_collect(query, limit + 1, |item| match &wanted {
+                None => true,
+                Some(n) => item.get("parentExecution").and_then(|v| v.as_n().ok()) == Some(n),
+            })
+            .await?;
+        let executions = items
+            .iter()
+            .map(execution_record)
+            .collect::<Result<_, _>>()?;
+        Ok(looked_ahead(executions, limit, |e: &ExecutionRecord| {
+            keys::child_cursor(e.created_at.timestamp_millis(), &e.execution_id)
+        }))
+    }
+
+    async fn clean_executions(
+        &self,
+        retain: usize,
+        purge_deleted_jobs: bool,
+    ) -> Result<CleanReport, StoreError> {
+        // Maintenance, not a hot path: one scan of the namespace's keys and a few attributes.
+        let items = self
+            .scan_all(&["kind", "jobId", "executeNumber", "executionId", "expiresAt"])
+            .await?;
+        let mut jobs = BTreeSet::new();
+        let mut runs: BTreeMap<String, Vec<(u64, String)>> = BTreeMap::new();
+        for item in &items {
+            match item
+                .get("kind")
+                .and_then(|v| v.as_s().ok())
+                .map(String::as_str)
+            {
+                Some(KIND_JOB) => {
+                    jobs.insert(string(item, "jobId")?);
+                }
+                Some(KIND_EXECUTION) => runs
+                    .entry(string(item, "jobId")?)
+                    .or_default()
+                    .push((number(item, "executeNumber")?, string(item, "executionId")?)),
+                _ => {}
+            }
+        }
+        let mut report = CleanReport::default();
+        let mut doomed = Vec::new();
+        for (job_id, mut list) in runs {
+            let gone = purge_deleted_jobs && !jobs.contains(&job_id);
+            list.sort_by(|a, b| b.cmp(a));
+            let skip = if gone { 0 } else { retain };
+            let removed: Vec<_> = list.into_iter().skip(skip).collect();
+            if gone && !removed.is_empty() {
+                report.destroyed_jobs_cleaned += 1;
+            }
+            doomed.extend(removed.into_iter().map(|(_, id)| id));
+        }
+        report.executions_deleted = doomed.len() as u64;
+        self.delete_all(doomed.iter().map(|id| self.keys.execution(id)).collect())
+            .await?;
+        Ok(report)
+    }
+
+    async fn set_wakeup(&self, key: &str, due: Option<DateTime<Utc>>) -> Result<(), StoreError> {
+        match due {
+            Some(due) => {
+                self.client
+                    .put_item()
+                    .table_name(&self.table)
+                    .set_item(Some(wakeup_item(&self.keys, key, due)))
+                    .send()
+                    .await
+                    .map_err(|e| unavailable("PutItem", e))?;
+            }
+            None => {
+                self.client
+                    .delete_item()
+                    .table_name(&self.table)
+                    .set_key(Some(self.keys.wakeup(key)))
+                    .send()
+                    .await
+                    .map_err(|e| unavailable("DeleteItem", e))?;
+            }
+        }
+        Ok(())
+    }
+
+    async fn clear_wakeup_if(&self, key: &str, due: DateTime<Utc>) -> Result<bool, StoreError> {
+        let result = self
+            .client
+            .delete_item()
+            .table_name(&self.table)
+            .set_key(Some(self.keys.wakeup(key)))
+            .condition_expression("tdue = :due")
+            .expression_attribute_values(
+                ":due",
+                AttributeValue::N(due.timestamp_millis().to_string()),
+            )
+            .return_values(ReturnValue::None)
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(true),
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|s| s.is_conditional_check_failed_exception()) =>
+            {
+                Ok(false)
+            }
+            Err(e) => Err(unavailable("DeleteItem", e)),
+        }
+    }
+
+    async fn get_wakeup(&self, key: &str) -> Result<Option<DateTime<Utc>>, StoreError> {
+        self.get_item(self.keys.wakeup(key))
+            .await?
+            .as_ref()
+            .map(|item| item::millis(item, "tdue"))
+            .transpose()
+    }
+
+    async fn due_wakeups(
+        &self,
+        until: DateTime<Utc>,
+        limit: usize,
+    ) -> Result<Vec<WakeUp>, StoreError> {
+        // Each shard is read in due order up to `limit`; the earliest `limit` overall are among
+        // the union. The shards are read concurrently so a tick costs one round trip, not eight.
+        let until_ms = AttributeValue::N(until.timestamp_millis().to_string());
+        let mut reads = tokio::task::JoinSet::new();
+        for shard in 0..self.keys.shards() {
+            let store = self.clone();
+            let query = IndexQuery {
+                index: TIMERS,
+                pk_name: "tshard",
+                pk_value: self.keys.shard_name(shard),
+                sort_condition: Some(("tdue <= :until", ":until", until_ms.clone())),
+                forward: true,
+                start: None,
+            };
+            reads.spawn(async move { store.query_collect(query, limit, |_| true).await });
+        }
+        let mut due = Vec::new();
+        while let Some(read) = reads.join_next().await {
+            let items =
+                read.map_err(|e| StoreError::Unavailable(format!("timer read task: {e}")))??;
+            for item in items {
+                due.push(WakeUp {
+                    key: string(&item, "key")?,
+                    due: item::millis(&item, "tdue")?,
+                });
+            }
+        }
+        due.sort_by(|a, b| (a.due, &a.key).cmp(&(b.due, &b.key)));
+        due.truncate(limit);
+        Ok(due)
+    }
+
+    async fn stats(&self) -> Result<StoreStats, StoreError> {
+        // A scan of two attributes: `GET /stats` is an operator's call, not part of scheduling.
+        let items = self.scan_all(&["kind", "state", "expiresAt"]).await?;
+        let mut stats = StoreStats::default();
+        for item in &items {
+            let Ok(state) = string(item, "state") else {
+                continue;
+            };
+            match item
+                .get("kind")
+                .and_then(|v| v.as_s().ok())
+                .map(String::as_str)
+            {
+                Some(KIND_JOB) => count(&mut stats.jobs, state),
+                Some(KIND_EXECUTION) => count(&mut stats.executions, state),
+                _ => {}
+            }
+        }
+        Ok(stats)
+    }
+}

@@ -1,0 +1,30 @@
+//! Sundial on AWS: the DynamoDB [`Store`](sundial_service::store::Store), the SQS
+//! [`Queue`](sundial_service::queue::Queue), the EventBridge/SQS
+//! [`EventPublisher`](sundial_service::events::EventPublisher), and what the four Lambda functions
+//! do with their events ([`handlers`]).
+//!
+//! The functions in `functions/` are a few lines each: read [`Settings`] once per cold start, build
+//! a [`Sundial`] (the SDK clients, the store, the queues, the engine), and hand every event to a
+//! handler here. The same services run `sundial serve` on the embedded store.
+
+pub mod dynamo;
+pub mod handlers;
+pub mod metrics;
+pub mod publisher;
+pub mod runtime;
+pub mod sqs;
+
+pub use dynamo::DynamoStore;
+pub use publisher::AwsPublisher;
+pub use runtime::{sdk_config, AwsEngine, ConfigError, Settings, Sundial};
+pub use sqs::SqsQueue;
+
+impl Sundial {
+    /// Reads the settings from the environment and builds everything: what a function does once
+    /// per cold start.
+    pub async fn from_env() -> Result<Self, ConfigError> {
+        let settings = Settings::from_env()?;
+        let sdk = sdk_config().await;
+        Sundial::new(&settings, &sdk)
+    }
+}

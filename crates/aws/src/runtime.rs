@@ -1,0 +1,274 @@
+//! Wiring: the settings a Lambda function reads from its environment, and the engine built from
+//! them once per cold start.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use aws_config::{BehaviorVersion, SdkConfig};
+use aws_sdk_dynamodb::config::SharedHttpClient;
+use aws_smithy_http_client::tls::{self, rustls_provider::CryptoMode};
+use sundial_service::clock::{Clock, SystemClock};
+use sundial_service::engine::{Engine, EngineConfig, EngineHooks};
+use sundial_service::outbound::{AddressPolicy, ReqwestClient};
+use sundial_service::{settings, App, AppConfig};
+
+use crate::dynamo::{DynamoStore, DEFAULT_TIMER_SHARDS};
+use crate::metrics::Metrics;
+use crate::publisher::AwsPublisher;
+use crate::sqs::SqsQueue;
+
+/// The engine on AWS.
+pub type AwsEngine = Engine<DynamoStore, SqsQueue, ReqwestClient, AwsPublisher>;
+
+/// Why the function cannot start: a setting is missing or malformed. The message names it.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct ConfigError(String);
+
+/// Everything a function reads from its environment (template.yaml sets all of it).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Settings {
+    /// `SUNDIAL_TABLE`.
+    pub table: String,
+    /// `SUNDIAL_DISPATCH_QUEUE_URL`.
+    pub dispatch_queue_url: String,
+    /// `SUNDIAL_NOTIFY_QUEUE_URL`.
+    pub notify_queue_url: String,
+    /// `SUNDIAL_DISPATCH_DLQ_URL`, `SUNDIAL_NOTIFY_DLQ_URL`: optional, for reading dead letters.
+    pub dead_letter_urls: (Option<String>, Option<String>),
+    /// `SUNDIAL_EVENT_BUS`: where state changes are published; none if unset.
+    pub event_bus: Option<String>,
+    /// `SUNDIAL_PUBLIC_URL`: the API's base URL, for feedback URLs.
+    pub public_url: String,
+    /// `SUNDIAL_SIGNING_SECRET`: at least 32 bytes.
+    pub signing_secret: Vec<u8>,
+    /// `SUNDIAL_TIMER_SHARDS` (default 8).
+    pub timer_shards: u32,
+    /// `SUNDIAL_EXECUTION_RETENTION_DAYS` (default 30; 0 keeps executions forever).
+    pub retention_days: u64,
+    /// `SUNDIAL_DEBUG_MODE`.
+    pub debug_mode: bool,
+    /// `SUNDIAL_SERVICES`.
+    pub services: std::collections::BTreeMap<String, String>,
+    /// `SUNDIAL_OUTBOUND_ALLOW`.
+    pub outbound_allow: Option<String>,
+    /// `SUNDIAL_VAR_*`.
+    pub template_env: std::collections::BTreeMap<String, String>,
+}
+
+/// A tick once a minute, planned 80 s ahead: a tick that EventBridge delivers up to 20 s late still
+/// finds every fire of the minute before it enqueued, and a fire planned twice is one execution.
+pub const TICK_HORIZON: Duration = Duration::from_secs(80);
+
+impl Settings {
+    /// Reads the settings from the process environment.
+    pub fn from_env() -> Result<Self, ConfigError> {
+        let vars: Vec<(String, String)> = std::env::vars().collect();
+        Settings::from_vars(vars)
+    }
+
+    /// Reads the settings from `vars` (name, value pairs).
+    pub fn from_vars(vars: Vec<(String, String)>) -> Result<Self, ConfigError> {
+        let get = |name: &str| {
+            vars.iter()
+                .find(|(k, v)| k == name && !v.is_empty())
+                .map(|(_, v)| v.clone())
+        };
+        let required =
+            |name: &str| get(name).ok_or_else(|| ConfigError(format!("{name} is not set")));
+        let number = |name: &str, default: u64| -> Result<u64, ConfigError> {
+            get(name).map_or(Ok(default), |v| {
+                v.parse()
+                    .map_err(|_| ConfigError(format!("{name}: expected a whole number, got {v:?}")))
+            })
+        };
+        let signing_secret = required("SUNDIAL_SIGNING_SECRET")?.into_bytes();
+        if signing_secret.len() < 32 {
+            return Err(ConfigError(
+                "SUNDIAL_SIGNING_SECRET: must be at least 32 bytes".into(),
+            ));
+        }
+        let timer_shards = number("SUNDIAL_TIMER_SHARDS", u64::from(DEFAULT_TIMER_SHARDS))?;
+        let timer_shards = u32::try_from(timer_shards)
+            .ok()
+            .filter(|n| (1..=1000).contains(n))
+            .ok_or_else(|| ConfigError("SUNDIAL_TIMER_SHARDS: expected 1 to 1000".into()))?;
+        Ok(Settings {
+            table: required("SUNDIAL_TABLE")?,
+            dispatch_queue_url: required("SUNDIAL_DISPATCH_QUEUE_URL")?,
+            notify_queue_url: required("SUNDIAL_NOTIFY_QUEUE_URL")?,
+            dead_letter_urls: (
+                get("SUNDIAL_DISPATCH_DLQ_URL"),
+                get("SUNDIAL_NOTIFY_DLQ_URL"),
+            ),
+            event_bus: get("SUNDIAL_EVENT_BUS"),
+            public_url: get("SUNDIAL_PUBLIC_URL").unwrap_or_else(|| "http://localhost".into()),
+            signing_secret,
+            timer_shards,
+            retention_days: number("SUNDIAL_EXECUTION_RETENTION_DAYS", 30)?,
+            debug_mode: settings::flag(get("SUNDIAL_DEBUG_MODE").as_deref()),
+            services: settings::parse_services(&get("SUNDIAL_SERVICES").unwrap_or_default())
+                .map_err(ConfigError)?,
+            outbound_allow: get("SUNDIAL_OUTBOUND_ALLOW"),
+            template_env: settings::template_env(vars.iter().cloned()),
+        })
+    }
+}
+
+/// The SDK configuration: region and credentials from the environment as usual (on Lambda, the
+/// execution role's), `AWS_ENDPOINT_URL` honoured (moto in tests), and our HTTPS client — hyper and
+/// rustls on ring, the crypto the rest of the binary already carries.
+pub async fn sdk_config() -> SdkConfig {
+    aws_config::defaults(BehaviorVersion::latest())
+        .http_client(http_client())
+        .load()
+        .await
+}
+
+/// The SDK's HTTPS client: hyper with rustls on ring.
+pub fn http_client() -> SharedHttpClient {
+    aws_smithy_http_client::Builder::new()
+        .tls_provider(tls::Provider::Rustls(CryptoMode::Ring))
+        .build_https()
+}
+
+/// The engine and what it counts, built once per cold start and shared by every invocation.
+///
+/// State-change events are batched (see [`AwsPublisher`]); the handlers in [`crate::handlers`]
+/// flush them. Code that drives the engine otherwise must call [`Sundial::unbatched`] first.
+pub struct Sundial {
+    /// The engine (its [`Engine::app`] is the control plane the API serves).
+    pub engine: Arc<AwsEngine>,
+    /// Counters the handlers flush as EMF metrics after each invocation.
+    pub metrics: Arc<Metrics>,
+}
+
+impl Sundial {
+    /// Builds the store, queues, publisher, outbound client and engine.
+    pub fn new(settings: &Settings, sdk: &SdkConfig) -> Result<Self, ConfigError> {
+        Sundial::with_clock(settings, sdk, Arc::new(SystemClock))
+    }
+
+    /// As [`Sundial::new`], on a given clock.
+    pub fn with_clock(
+        settings: &Settings,
+        sdk: &SdkConfig,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Self, ConfigError> {
+        let dynamo = aws_sdk_dynamodb::Client::new(sdk);
+        let sqs = aws_sdk_sqs::Client::new(sdk);
+        let events = aws_sdk_eventbridge::Client::new(sdk);
+        let mut store =
+            DynamoStore::new(dynamo, &settings.table).with_timer_shards(settings.timer_shards);
+        if settings.retention_days > 0 {
+            store = store.with_execution_retention(Duration::from_secs(
+                settings.retention_days.saturating_mul(86_400),
+            ));
+        }
+        let queue = |url: &str, dlq: &Option<String>| {
+            let queue = SqsQueue::new(sqs.clone(), url);
+            match dlq {
+                Some(dlq) => queue.with_dead_letter_queue(dlq),
+                None => queue,
+            }
+        };
+        let metrics = Arc::new(Metrics::default());
+        let publisher = AwsPublisher::new(
+            events,
+            sqs.clone(),
+            settings
+                .event_bus
+                .clone()
+                .unwrap_or_else(|| "default".into()),
+        )
+        .with_metrics(Arc::clone(&metrics));
+        // The tick, dispatch and notify handlers flush at the end of every invocation; the API
+        // function, serving requests one by one, publishes as it goes (see `Sundial::api`).
+        publisher.set_batching(true);
+        let policy =
+            settings::allow_outbound(AddressPolicy::aws(), settings.outbound_allow.as_deref());
+        let http = ReqwestClient::new(policy)
+            .map_err(|e| ConfigError(format!("SUNDIAL_OUTBOUND_ALLOW: {e}")))?;
+        let app = Arc::new(App::new(
+            store,
+            clock,
+            AppConfig {
+                debug_mode: settings.debug_mode,
+                signing_secret: settings.signing_secret.clone(),
+            },
+        ));
+        let config = EngineConfig {
+            tick_horizon: TICK_HORIZON,
+            public_base_url: settings.public_url.clone(),
+            services: settings.services.clone(),
+            template_env: settings.template_env.clone(),
+            state_change_bus: settings.event_bus.clone(),
+            max_inline_wait: Duration::from_secs(1),
+            ..EngineConfig::default()
+        };
+        let engine = Arc::new(Engine::new(
+            Arc::clone(&app),
+            queue(&settings.dispatch_queue_url, &settings.dead_letter_urls.0),
+            queue(&settings.notify_queue_url, &settings.dead_letter_urls.1),
+            http,
+            publisher,
+            config,
+        ));
+        let hooks: Arc<dyn EngineHooks> = engine.clone();
+        app.attach_engine(Arc::downgrade(&hooks));
+        Ok(Sundial { engine, metrics })
+    }
+
+    /// Publishes state-change events one by one, as they happen: for the API function, whose
+    /// requests (cancel, terminate, feedback) change states outside any handler that flushes.
+    pub fn unbatched(self) -> Self {
+        self.engine.publisher().set_batching(false);
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(extra: &[(&str, &str)]) -> Vec<(String, String)> {
+        let base = [
+            ("SUNDIAL_TABLE", "t"),
+            ("SUNDIAL_DISPATCH_QUEUE_URL", "http://q/d"),
+            ("SUNDIAL_NOTIFY_QUEUE_URL", "http://q/n"),
+            ("SUNDIAL_SIGNING_SECRET", "0123456789abcdef0123456789abcdef"),
+        ];
+        base.iter()
+            .chain(extra)
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn defaults() {
+        let settings = Settings::from_vars(vars(&[])).map_err(|e| e.to_string());
+        let settings = settings
+            .as_ref()
+            .map(|s| (s.timer_shards, s.retention_days, s.debug_mode));
+        assert_eq!(settings, Ok((8, 30, false)));
+    }
+
+    #[test]
+    fn errors_name_the_setting() {
+        let error = |extra: &[(&str, &str)]| {
+            Settings::from_vars(vars(extra))
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default()
+        };
+        assert!(error(&[("SUNDIAL_TIMER_SHARDS", "0")]).starts_with("SUNDIAL_TIMER_SHARDS"));
+        assert!(error(&[("SUNDIAL_EXECUTION_RETENTION_DAYS", "x")])
+            .starts_with("SUNDIAL_EXECUTION_RETENTION_DAYS"));
+        assert!(error(&[("SUNDIAL_SERVICES", "nope")]).starts_with("SUNDIAL_SERVICES"));
+        let missing = Settings::from_vars(vec![])
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(missing.contains("is not set"), "{missing}");
+    }
+}

@@ -1,0 +1,271 @@
+//! Error paths of the AWS adapters with the SDK's mock client (aws-smithy-mocks): what DynamoDB,
+//! SQS and EventBridge answer when a condition fails, a transaction is cancelled, or a call is
+//! throttled — cases moto cannot be made to produce on demand.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::time::Duration;
+
+use aws_sdk_dynamodb::operation::delete_item::DeleteItemError;
+use aws_sdk_dynamodb::operation::delete_item::DeleteItemOutput;
+use aws_sdk_dynamodb::operation::get_item::GetItemOutput;
+use aws_sdk_dynamodb::operation::put_item::{PutItemError, PutItemOutput};
+use aws_sdk_dynamodb::operation::transact_write_items::{
+    TransactWriteItemsError, TransactWriteItemsOutput,
+};
+use aws_sdk_dynamodb::types::error::{
+    ConditionalCheckFailedException, ProvisionedThroughputExceededException,
+    TransactionCanceledException,
+};
+use aws_sdk_dynamodb::types::{AttributeValue, CancellationReason};
+use aws_sdk_dynamodb::Client as Dynamo;
+use aws_smithy_mocks::{mock, mock_client, RuleMode};
+use chrono::{TimeZone, Utc};
+use serde_json::json;
+use sundial_aws::{AwsPublisher, DynamoStore, SqsQueue};
+use sundial_service::events::{BusEvent, EventPublisher, PublishError};
+use sundial_service::queue::{Queue, QueueError};
+use sundial_service::store::{JobRecord, Store, StoreError};
+
+fn job(version: u64) -> JobRecord {
+    let at = Utc
+        .timestamp_millis_opt(1_700_000_000_000)
+        .single()
+        .unwrap_or_default();
+    JobRecord {
+        job_id: "report".into(),
+        version,
+        creator: "001".into(),
+        parent_job: None,
+        service: None,
+        state: "active".into(),
+        created_at: at,
+        updated_at: at,
+        document: json!({"definition": {}, "state": {}}),
+    }
+}
+
+fn store(client: Dynamo) -> DynamoStore {
+    DynamoStore::new(client, "sundial")
+}
+
+#[tokio::test]
+async fn a_lost_update_race_is_a_version_conflict_and_a_missing_item_not_found() {
+    let raced = mock!(Dynamo::put_item).then_error(|| {
+        let current = [("pk".to_owned(), AttributeValue::S("J#report".into()))].into();
+        PutItemError::ConditionalCheckFailedException(
+            ConditionalCheckFailedException::builder()
+                .set_item(Some(current))
+                .build(),
+        )
+    });
+    let client = mock_client!(aws_sdk_dynamodb, [&raced]);
+    assert_eq!(
+        store(client).update_job(&job(3)).await,
+        Err(StoreError::VersionConflict {
+            key: "report".into(),
+            expected: 3
+        })
+    );
+
+    let gone = mock!(Dynamo::put_item).then_error(|| {
+        PutItemError::ConditionalCheckFailedException(
+            ConditionalCheckFailedException::builder().build(),
+        )
+    });
+    let client = mock_client!(aws_sdk_dynamodb, [&gone]);
+    assert_eq!(
+        store(client).update_job(&job(3)).await,
+        Err(StoreError::NotFound("report".into()))
+    );
+}
+
+#[tokio::test]
+async fn creates_never_overwrite() {
+    let taken = mock!(Dynamo::put_item).then_error(|| {
+        PutItemError::ConditionalCheckFailedException(
+            ConditionalCheckFailedException::builder().build(),
+        )
+    });
+    let client = mock_client!(aws_sdk_dynamodb, [&taken]);
+    assert_eq!(
+        store(client).create_job(&job(1)).await,
+        Err(StoreError::AlreadyExists("report".into()))
+    );
+}
+
+#[tokio::test]
+async fn deleting_a_missing_job_cancels_the_transaction_and_answers_false() {
+    let cancelled = mock!(Dynamo::transact_write_items).then_error(|| {
+        TransactWriteItemsError::TransactionCanceledException(
+            TransactionCanceledException::builder()
+                .cancellation_reasons(
+                    CancellationReason::builder()
+                        .code("ConditionalCheckFailed")
+                        .build(),
+                )
+                .cancellation_reasons(CancellationReason::builder().code("None").build())
+                .build(),
+        )
+    });
+    let stray_wakeup =
+        mock!(Dynamo::delete_item).then_output(|| DeleteItemOutput::builder().build());
+    let client = mock_client!(
+        aws_sdk_dynamodb,
+        RuleMode::MatchAny,
+        [&cancelled, &stray_wakeup]
+    );
+    assert_eq!(store(client).delete_job("report").await, Ok(false));
+    assert_eq!(
+        stray_wakeup.num_calls(),
+        1,
+        "the job's wake-up is removed all the same"
+    );
+
+    let deleted = mock!(Dynamo::transact_write_items)
+        .then_output(|| TransactWriteItemsOutput::builder().build());
+    let client = mock_client!(aws_sdk_dynamodb, [&deleted]);
+    assert_eq!(store(client).delete_job("report").await, Ok(true));
+}
+
+#[tokio::test]
+async fn a_changed_wakeup_is_not_cleared() {
+    let moved = mock!(Dynamo::delete_item).then_error(|| {
+        DeleteItemError::ConditionalCheckFailedException(
+            ConditionalCheckFailedException::builder().build(),
+        )
+    });
+    let client = mock_client!(aws_sdk_dynamodb, [&moved]);
+    let due = Utc
+        .timestamp_millis_opt(1_700_000_000_000)
+        .single()
+        .unwrap_or_default();
+    assert_eq!(
+        store(client).clear_wakeup_if("exec:a", due).await,
+        Ok(false)
+    );
+}
+
+fn throttled() -> PutItemError {
+    PutItemError::ProvisionedThroughputExceededException(
+        ProvisionedThroughputExceededException::builder()
+            .message("slow down")
+            .meta(
+                aws_sdk_dynamodb::error::ErrorMetadata::builder()
+                    .code("ProvisionedThroughputExceededException")
+                    .message("slow down")
+                    .build(),
+            )
+            .build(),
+    )
+}
+
+#[tokio::test]
+async fn throttling_is_retried_by_the_sdk_then_reported_as_unavailable() {
+    // Throttled twice, then accepted: the SDK's standard retries absorb it.
+    let recovers = mock!(Dynamo::put_item)
+        .sequence()
+        .error(throttled)
+        .times(2)
+        .output(|| PutItemOutput::builder().build())
+        .build();
+    let client = mock_client!(aws_sdk_dynamodb, RuleMode::Sequential, [&recovers], |c| c
+        .retry_config(
+            aws_sdk_dynamodb::config::retry::RetryConfig::standard()
+                .with_initial_backoff(Duration::from_millis(1))
+        ));
+    assert_eq!(store(client).create_job(&job(1)).await, Ok(()));
+    assert_eq!(recovers.num_calls(), 3);
+
+    // Throttled on every attempt: the store says so, and the engine retries the message later.
+    let stuck = mock!(Dynamo::put_item)
+        .sequence()
+        .error(throttled)
+        .times(3)
+        .build();
+    let client = mock_client!(aws_sdk_dynamodb, RuleMode::Sequential, [&stuck], |c| c
+        .retry_config(
+            aws_sdk_dynamodb::config::retry::RetryConfig::standard()
+                .with_initial_backoff(Duration::from_millis(1))
+        ));
+    match store(client).create_job(&job(1)).await {
+        Err(StoreError::Unavailable(why)) => assert!(why.contains("PutItem"), "{why}"),
+        other => panic!("expected Unavailable, got {other:?}"),
+    }
+    assert_eq!(stuck.num_calls(), 3);
+}
+
+#[tokio::test]
+async fn expired_items_read_as_absent() {
+    let expired = mock!(Dynamo::get_item).then_output(|| {
+        GetItemOutput::builder()
+            .set_item(Some(
+                [
+                    ("pk".to_owned(), AttributeValue::S("E#x".into())),
+                    ("expiresAt".to_owned(), AttributeValue::N("1".into())),
+                ]
+                .into(),
+            ))
+            .build()
+    });
+    let client = mock_client!(aws_sdk_dynamodb, [&expired]);
+    assert_eq!(store(client).get_execution("x").await, Ok(None));
+}
+
+#[tokio::test]
+async fn sqs_receipts_it_does_not_know_are_stale() {
+    use aws_sdk_sqs::operation::delete_message::DeleteMessageError;
+    use aws_sdk_sqs::types::error::ReceiptHandleIsInvalid;
+    let invalid = mock!(aws_sdk_sqs::Client::delete_message).then_error(|| {
+        DeleteMessageError::ReceiptHandleIsInvalid(ReceiptHandleIsInvalid::builder().build())
+    });
+    let client = mock_client!(aws_sdk_sqs, [&invalid]);
+    let queue = SqsQueue::new(client, "https://sqs.us-east-1.amazonaws.com/1/q");
+    assert_eq!(queue.ack("old").await, Err(QueueError::StaleReceipt));
+}
+
+#[tokio::test]
+async fn eventbridge_entry_failures_are_classified() {
+    use aws_sdk_eventbridge::operation::put_events::PutEventsOutput;
+    use aws_sdk_eventbridge::types::PutEventsResultEntry;
+    let event = BusEvent {
+        bus: Some("jobs".into()),
+        source: "sundial".into(),
+        detail_type: "Execution State Change".into(),
+        detail: json!({"state": "Succeeded"}),
+    };
+    let answer = |code: &'static str| {
+        mock!(aws_sdk_eventbridge::Client::put_events).then_output(move || {
+            PutEventsOutput::builder()
+                .failed_entry_count(1)
+                .entries(
+                    PutEventsResultEntry::builder()
+                        .error_code(code)
+                        .error_message("no")
+                        .build(),
+                )
+                .build()
+        })
+    };
+    let sqs = mock_client!(aws_sdk_sqs, []);
+    let throttled = answer("ThrottlingException");
+    let publisher = AwsPublisher::new(
+        mock_client!(aws_sdk_eventbridge, [&throttled]),
+        sqs.clone(),
+        "default",
+    );
+    assert!(matches!(
+        publisher.publish(&event).await,
+        Err(PublishError::Unavailable(_))
+    ));
+    let malformed = answer("MalformedDetail");
+    let publisher = AwsPublisher::new(
+        mock_client!(aws_sdk_eventbridge, [&malformed]),
+        sqs,
+        "default",
+    );
+    assert!(matches!(
+        publisher.publish(&event).await,
+        Err(PublishError::Rejected(_))
+    ));
+}

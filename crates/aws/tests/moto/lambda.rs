@@ -1,0 +1,415 @@
+//! The Lambda handlers end to end on moto: a job created through the API handler (an API Gateway
+//! v2 event from events/), the tick handler, the SQS messages it sent fed to the dispatch handler,
+//! a loopback target, the notification delivered by the notify handler — with duplicate
+//! deliveries and a worker that dies mid-call.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use aws_lambda_events::event::sqs::{SqsEvent, SqsMessage};
+use axum::extract::{Path, State};
+use axum::http::HeaderMap;
+use chrono::{DateTime, Utc};
+use http_body_util::BodyExt;
+use lambda_http::tower::ServiceExt;
+use serde_json::{json, Value};
+use sundial_aws::handlers::{self, Lane};
+use sundial_aws::{Settings, SqsQueue, Sundial};
+use sundial_service::clock::ManualClock;
+use sundial_service::queue::Queue;
+
+use crate::need_moto;
+
+fn fixture(name: &str) -> String {
+    let path = format!("{}/../../events/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {path}: {e}"))
+}
+
+/// One call a target received: path, `Idempotency-Key`, body.
+pub type Call = (String, Option<String>, Value);
+
+/// A loopback target that records every call and can hold calls to `/hang` until released.
+#[derive(Clone, Default)]
+pub struct Target {
+    calls: Arc<Mutex<Vec<Call>>>,
+    answered_hang: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Target {
+    async fn start() -> (Target, u16) {
+        let target = Target::default();
+        let app = axum::Router::new()
+            .route("/{*path}", axum::routing::post(record))
+            .with_state(target.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        (target, port)
+    }
+
+    pub fn calls_to(&self, prefix: &str) -> Vec<Call> {
+        let calls = self.calls.lock().expect("calls");
+        calls
+            .iter()
+            .filter(|c| c.0.starts_with(prefix))
+            .cloned()
+            .collect()
+    }
+}
+
+async fn record(
+    State(target): State<Target>,
+    Path(path): Path<String>,
+    headers: HeaderMap,
+    body: String,
+) -> axum::Json<Value> {
+    let key = headers
+        .get("idempotency-key")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let body = serde_json::from_str(&body).unwrap_or(Value::String(body));
+    target
+        .calls
+        .lock()
+        .expect("calls")
+        .push((format!("/{path}"), key, body));
+    // The first call to /hang/… never gets an answer; later ones do.
+    if path.starts_with("hang")
+        && !target
+            .answered_hang
+            .swap(true, std::sync::atomic::Ordering::SeqCst)
+    {
+        std::future::pending::<()>().await;
+    }
+    axum::Json(json!({"ok": true}))
+}
+
+pub struct Rig {
+    pub sundial: Arc<Sundial>,
+    pub clock: Arc<ManualClock>,
+    dispatch: SqsQueue,
+    notify: SqsQueue,
+    pub target: Target,
+    pub port: u16,
+}
+
+async fn rig(start: DateTime<Utc>) -> Option<Rig> {
+    Rig::start_via(start, None).await
+}
+
+impl Rig {
+    /// A rig on fresh resources; `endpoint` overrides moto's URL (a counting proxy in front of it).
+    pub async fn start_via(start: DateTime<Utc>, endpoint: Option<&str>) -> Option<Rig> {
+        let moto = crate::support::moto()?;
+        let (target, port) = Target::start().await;
+        let mut env: BTreeMap<String, String> = moto.fresh_resources();
+        env.insert(
+            "SUNDIAL_SIGNING_SECRET".into(),
+            "an-e2e-secret-of-at-least-32-bytes!!".into(),
+        );
+        env.insert("SUNDIAL_OUTBOUND_ALLOW".into(), "127.0.0.1".into());
+        env.insert(
+            "SUNDIAL_PUBLIC_URL".into(),
+            "https://api.example.test".into(),
+        );
+        env.insert(
+            "SUNDIAL_SERVICES".into(),
+            format!("work=http://127.0.0.1:{port}"),
+        );
+        let settings = Settings::from_vars(env.clone().into_iter().collect()).expect("settings");
+        let sdk = moto.sdk_at(endpoint.unwrap_or(&moto.endpoint)).await;
+        let clock = Arc::new(ManualClock::new(start));
+        let sundial =
+            Arc::new(Sundial::with_clock(&settings, &sdk, clock.clone()).expect("sundial"));
+        let sqs = aws_sdk_sqs::Client::new(&sdk);
+        Some(Rig {
+            sundial,
+            clock,
+            dispatch: SqsQueue::new(sqs.clone(), &env["SUNDIAL_DISPATCH_QUEUE_URL"]),
+            notify: SqsQueue::new(sqs, &env["SUNDIAL_NOTIFY_QUEUE_URL"]),
+            target,
+            port,
+        })
+    }
+
+    /// Sends an API Gateway v2 event (the fixture, with this method, path and body) through the
+    /// API handler, as the Lambda runtime would.
+    pub async fn api(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+        let mut event: Value = serde_json::from_str(&fixture("api-create-job.json")).expect("JSON");
+        event["rawPath"] = json!(path);
+        event["routeKey"] = json!(format!("{method} {path}"));
+        event["requestContext"]["http"]["method"] = json!(method);
+        event["requestContext"]["http"]["path"] = json!(path);
+        event["body"] = body.map_or(Value::Null, |b| json!(b.to_string()));
+        let request =
+            lambda_http::request::from_str(&event.to_string()).expect("an API Gateway v2 event");
+        let response = handlers::api_router(&self.sundial)
+            .oneshot(request)
+            .await
+            .expect("infallible");
+        let status = response.status().as_u16();
+        let bytes = response
+            .into_body()
+            .collect()
+            .await
+            .expect("body")
+            .to_bytes();
+        (
+            status,
+            serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+        )
+    }
+
+    /// What the SQS event source would hand the function: up to ten messages as an SQS event.
+    /// The visibility timeout is short so a message whose worker "died" comes back quickly.
+    async fn poll(queue: &SqsQueue) -> SqsEvent {
+        let deliveries = queue
+            .receive(10, Duration::from_secs(2))
+            .await
+            .expect("receive");
+        let mut event = SqsEvent::default();
+        for (i, delivery) in deliveries.into_iter().enumerate() {
+            let mut message = SqsMessage::default();
+            message.message_id = Some(format!("m{i}-{}", delivery.receipt.len()));
+            message.receipt_handle = Some(delivery.receipt);
+            message.body = Some(delivery.body);
+            message.attributes.insert(
+                "ApproximateReceiveCount".into(),
+                delivery.receive_count.to_string(),
+            );
+            event.records.push(message);
+        }
+        event
+    }
+
+    /// Drains the dispatch queue without keeping what was fed.
+    pub async fn drain_dispatch_quiet(&self) {
+        self.drain_dispatch().await;
+    }
+
+    /// Feeds the dispatch queue to the dispatch handler until it is empty; returns every batch fed.
+    pub async fn drain_dispatch(&self) -> Vec<SqsEvent> {
+        let mut fed = Vec::new();
+        for _ in 0..20 {
+            let event = Rig::poll(&self.dispatch).await;
+            if event.records.is_empty() {
+                break;
+            }
+            let response = handlers::batch(&self.sundial, Lane::Dispatch, event.clone()).await;
+            assert!(
+                response.batch_item_failures.is_empty(),
+                "no failures: {response:?}"
+            );
+            for record in &event.records {
+                if let Some(receipt) = &record.receipt_handle {
+                    // The event source deletes what the function did not report as failed.
+                    let _ = self.dispatch.ack(receipt).await;
+                }
+            }
+            fed.push(event);
+        }
+        fed
+    }
+
+    async fn drain_notify(&self) {
+        for _ in 0..10 {
+            let event = Rig::poll(&self.notify).await;
+            if event.records.is_empty() {
+                return;
+            }
+            let response = handlers::batch(&self.sundial, Lane::Notify, event.clone()).await;
+            assert!(response.batch_item_failures.is_empty(), "{response:?}");
+            for record in &event.records {
+                if let Some(receipt) = &record.receipt_handle {
+                    let _ = self.notify.ack(receipt).await;
+                }
+            }
+        }
+    }
+
+    async fn executions(&self, job_id: &str) -> Vec<Value> {
+        let (status, body) = self
+            .api("GET", &format!("/jobs/{job_id}/executions"), None)
+            .await;
+        assert_eq!(status, 200, "{body}");
+        let list = body.get("data").cloned().unwrap_or(body);
+        list.get("executions")
+            .or_else(|| list.get("items"))
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    }
+}
+
+pub fn at(text: &str) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(text)
+        .expect("time")
+        .with_timezone(&Utc)
+}
+
+pub fn job(port: u16) -> Value {
+    json!({
+        "jobName": "e2e on moto", "creator": "001", "creatorName": "tests",
+        "request": [{"method": "POST", "url": "service://work/run/${jobId}?n=${executeNumber}",
+                     "body": {"n": "${executeNumber}|json", "scheduled": "${scheduledTime}"}}],
+        "notification": [{"stateEquals": "200", "method": "POST",
+                          "url": format!("http://127.0.0.1:{port}/notify/${{jobId}}"),
+                          "body": "${schedulingNotifyBody}|json"}],
+        "schedule": {"cron": ["* * * * *"]},
+    })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_scheduled_run_goes_api_tick_dispatch_target_notify_exactly_once() {
+    let _moto = need_moto!();
+    let Some(rig) = rig(at("2030-01-01T00:00:30Z")).await else {
+        return;
+    };
+    let (status, body) = rig.api("POST", "/jobs/minutely", Some(job(rig.port))).await;
+    assert_eq!(status, 200, "{body}");
+
+    // The minute comes; EventBridge delivers the tick (the fixture), and then delivers it again.
+    rig.clock.set(at("2030-01-01T00:01:00Z"));
+    let tick: Value = serde_json::from_str(&fixture("tick.json")).expect("JSON");
+    let first = handlers::tick(&rig.sundial, &tick).await.expect("tick");
+    assert!(first["fires"].as_u64() >= Some(1), "{first}");
+    let again = handlers::tick(&rig.sundial, &tick)
+        .await
+        .expect("tick again");
+    assert_eq!(
+        again["fires"], 0,
+        "a repeated tick creates nothing new: {again}"
+    );
+
+    let fed = rig.drain_dispatch().await;
+    assert!(!fed.is_empty());
+    let runs = rig.target.calls_to("/run/minutely");
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_eq!(runs[0].2["n"], 1);
+    assert_eq!(runs[0].2["scheduled"], "2030-01-01T00:01:00Z");
+    let key = runs[0].1.clone().expect("an Idempotency-Key header");
+
+    // SQS delivers the same messages again: nothing runs twice.
+    for event in &fed {
+        let response = handlers::batch(&rig.sundial, Lane::Dispatch, event.clone()).await;
+        assert!(response.batch_item_failures.is_empty());
+    }
+    assert_eq!(rig.target.calls_to("/run/minutely").len(), 1);
+
+    rig.drain_notify().await;
+    let notes = rig.target.calls_to("/notify/minutely");
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert_eq!(notes[0].2["httpStatus"], "200", "{notes:?}");
+
+    let executions = rig.executions("minutely").await;
+    let done: Vec<_> = executions
+        .iter()
+        .filter(|e| e["state"] == "Succeeded")
+        .collect();
+    assert_eq!(done.len(), 1, "{executions:#?}");
+    assert!(
+        executions.len() <= 2,
+        "the minute's run and at most the next, planned ahead: {executions:#?}"
+    );
+    assert!(!key.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_worker_that_dies_mid_call_is_replaced_and_the_run_finishes_once() {
+    let _moto = need_moto!();
+    let Some(rig) = rig(at("2030-01-01T00:00:30Z")).await else {
+        return;
+    };
+    let mut fragile = job(rig.port);
+    fragile["request"][0]["url"] = json!("service://work/hang/${jobId}");
+    fragile["schedule"] = json!({"cron": ["0 0 1 1 *"]});
+    let (status, body) = rig.api("POST", "/jobs/fragile", Some(fragile)).await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = rig
+        .api("POST", "/jobs/fragile/trigger", Some(json!({})))
+        .await;
+    assert_eq!(status, 200, "{body}");
+
+    // A worker takes the message and calls the target, which does not answer; the worker dies
+    // (its task is aborted mid-call, as a Lambda killed at its timeout would be).
+    let event = Rig::poll(&rig.dispatch).await;
+    assert_eq!(event.records.len(), 1);
+    let worker = {
+        let sundial = Arc::clone(&rig.sundial);
+        tokio::spawn(async move { handlers::batch(&sundial, Lane::Dispatch, event).await })
+    };
+    for _ in 0..100 {
+        if !rig.target.calls_to("/hang/fragile").is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    worker.abort();
+    assert_eq!(rig.target.calls_to("/hang/fragile").len(), 1);
+
+    // The attempt's lease (timeout + margin) runs out; SQS redelivers the unacknowledged message
+    // once its visibility timeout ends, and the next worker runs the attempt again.
+    rig.clock.advance(chrono::Duration::seconds(120));
+    tokio::time::sleep(Duration::from_millis(2_200)).await;
+    let fed = rig.drain_dispatch().await;
+    assert!(fed.iter().any(|e| e
+        .records
+        .iter()
+        .any(|r| r.attributes["ApproximateReceiveCount"] == "2")));
+    let calls = rig.target.calls_to("/hang/fragile");
+    assert_eq!(calls.len(), 2, "called again by the new worker: {calls:?}");
+    assert_eq!(calls[0].1, calls[1].1, "with the same Idempotency-Key");
+    let executions = rig.executions("fragile").await;
+    assert_eq!(executions.len(), 1, "{executions:#?}");
+    assert_eq!(executions[0]["state"], "Succeeded", "{executions:#?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn batches_report_only_the_failed_messages() {
+    let _moto = need_moto!();
+    let Some(rig) = rig(at("2030-01-01T00:00:30Z")).await else {
+        return;
+    };
+    // The fixture's two records name executions that do not exist: a no-op, not a failure.
+    let event: SqsEvent = serde_json::from_str(&fixture("dispatch.json")).expect("an SQS event");
+    assert_eq!(event.records.len(), 2);
+    let response = handlers::batch(&rig.sundial, Lane::Dispatch, event.clone()).await;
+    assert!(response.batch_item_failures.is_empty(), "{response:?}");
+
+    // A notify record whose execution is gone is dropped too.
+    let notify: SqsEvent = serde_json::from_str(&fixture("notify.json")).expect("an SQS event");
+    let response = handlers::batch(&rig.sundial, Lane::Notify, notify).await;
+    assert!(response.batch_item_failures.is_empty(), "{response:?}");
+
+    // With the table gone, every message fails and is reported by its id.
+    let moto = crate::support::moto().expect("moto");
+    let dynamo = aws_sdk_dynamodb::Client::new(&moto.sdk().await);
+    let table = rig.sundial.engine.app().store().table().to_owned();
+    dynamo
+        .delete_table()
+        .table_name(&table)
+        .send()
+        .await
+        .expect("delete table");
+    let response = handlers::batch(&rig.sundial, Lane::Dispatch, event.clone()).await;
+    let mut failed: Vec<_> = response
+        .batch_item_failures
+        .iter()
+        .map(|f| f.item_identifier.clone())
+        .collect();
+    failed.sort();
+    let mut ids: Vec<_> = event
+        .records
+        .iter()
+        .filter_map(|r| r.message_id.clone())
+        .collect();
+    ids.sort();
+    assert_eq!(failed, ids);
+    assert!(
+        handlers::tick(&rig.sundial, &json!({})).await.is_err(),
+        "a tick without its table fails loudly"
+    );
+}

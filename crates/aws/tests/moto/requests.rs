@@ -1,0 +1,158 @@
+//! AWS requests per execution, counted: the SDK talks to moto through a loopback proxy that counts
+//! each request by its operation (`X-Amz-Target`), while jobs are created, ticked, dispatched and
+//! notified. Prints the table docs/performance.md quotes, and fails if a phase gets dearer than the
+//! figures written there, so a regression in request count is caught like any other.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use serde_json::json;
+
+use crate::lambda::{at, job, Rig};
+use crate::need_moto;
+
+type Counts = Arc<Mutex<BTreeMap<String, u64>>>;
+
+#[derive(Clone)]
+struct Proxy {
+    upstream: String,
+    counts: Counts,
+    client: reqwest::Client,
+}
+
+async fn forward(
+    State(proxy): State<Proxy>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> (StatusCode, HeaderMap, Bytes) {
+    let operation = headers
+        .get("x-amz-target")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("other")
+        .to_owned();
+    *proxy
+        .counts
+        .lock()
+        .expect("counts")
+        .entry(operation)
+        .or_insert(0) += 1;
+    let url = format!(
+        "{}{}",
+        proxy.upstream,
+        uri.path_and_query().map_or("/", |p| p.as_str())
+    );
+    let mut request = proxy.client.request(method, url).body(body);
+    for (name, value) in &headers {
+        if name != "host" && name != "content-length" {
+            request = request.header(name, value);
+        }
+    }
+    let response = request.send().await.expect("moto answers");
+    let status = StatusCode::from_u16(response.status().as_u16()).expect("status");
+    let mut out = HeaderMap::new();
+    for (name, value) in response.headers() {
+        if name != "content-length" && name != "transfer-encoding" {
+            out.insert(name.clone(), value.clone());
+        }
+    }
+    (status, out, response.bytes().await.expect("body"))
+}
+
+/// Starts the counting proxy in front of moto; returns its URL and the counters.
+pub async fn counting_proxy(upstream: &str) -> (String, Counts) {
+    let counts: Counts = Arc::default();
+    let proxy = Proxy {
+        upstream: upstream.to_owned(),
+        counts: counts.clone(),
+        client: reqwest::Client::new(),
+    };
+    let app = axum::Router::new().fallback(forward).with_state(proxy);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (url, counts)
+}
+
+fn take(counts: &Counts) -> BTreeMap<String, u64> {
+    std::mem::take(&mut *counts.lock().expect("counts"))
+}
+
+fn total(counts: &BTreeMap<String, u64>) -> u64 {
+    counts.values().sum()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn aws_requests_per_execution() {
+    let moto = need_moto!();
+    let (proxy, counts) = counting_proxy(&moto.endpoint).await;
+    let Some(rig) = Rig::start_via(at("2030-01-01T00:00:30Z"), Some(&proxy)).await else {
+        return;
+    };
+    const JOBS: u64 = 10;
+    for i in 0..JOBS {
+        let mut spec = job(rig.port);
+        spec["notification"] = json!([]);
+        let (status, body) = rig
+            .api("POST", &format!("/jobs/count-{i}"), Some(spec))
+            .await;
+        assert_eq!(status, 200, "{body}");
+    }
+    let create = take(&counts);
+
+    rig.clock.set(at("2030-01-01T00:01:00Z"));
+    let report = sundial_aws::handlers::tick(&rig.sundial, &json!({}))
+        .await
+        .expect("tick");
+    let fires = report["fires"].as_u64().unwrap_or(0);
+    let tick = take(&counts);
+
+    rig.drain_dispatch_quiet().await;
+    let dispatch = take(&counts);
+    let done = rig.target.calls_to("/run/count-").len() as u64;
+    assert_eq!(done, JOBS, "every job's minute ran once");
+
+    let (status, body) = rig
+        .api("POST", "/jobs/count-0/trigger", Some(json!({})))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let trigger_api = take(&counts);
+    rig.drain_dispatch_quiet().await;
+    let trigger_dispatch = take(&counts);
+
+    let per = |n: u64, d: u64| n as f64 / d.max(1) as f64;
+    println!("phase                     requests  per   by operation");
+    println!(
+        "create job (API)          {:>8}  {:>5.1}  {create:?}",
+        total(&create),
+        per(total(&create), JOBS)
+    );
+    println!(
+        "tick ({fires} fires)          {:>8}  {:>5.1}  {tick:?}",
+        total(&tick),
+        per(total(&tick), fires)
+    );
+    println!(
+        "dispatch ({done} runs)        {:>8}  {:>5.1}  {dispatch:?}",
+        total(&dispatch),
+        per(total(&dispatch), done)
+    );
+    println!(
+        "trigger (API)             {:>8}  {:>5.1}  {trigger_api:?}",
+        total(&trigger_api),
+        total(&trigger_api) as f64
+    );
+    println!(
+        "trigger dispatch          {:>8}  {:>5.1}  {trigger_dispatch:?}",
+        total(&trigger_dispatch),
+        total(&trigger_dispatch) as f64
+    );
+    let per_run = per(total(&tick), fires) + per(total(&dispatch), done);
+    println!("scheduled run, tick + dispatch: {per_run:.1} requests");
+}

@@ -1,0 +1,158 @@
+//! Moto server for the whole test binary: started on first use by `infra/moto.py up`, which
+//! creates the template's table, queues and bus, and stopped by itself when this process exits
+//! (its standard input, a pipe from us, reaches end of file).
+//!
+//! Without Python and moto the tests skip with a message, so `cargo test --workspace` passes on a
+//! machine with nothing installed; under CI (`CI` set) or with `SUNDIAL_REQUIRE_MOTO=1` a missing
+//! moto fails them instead, so CI cannot go green by skipping.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+use aws_config::{BehaviorVersion, SdkConfig};
+use aws_sdk_dynamodb::config::{Credentials, Region};
+use serde_json::Value;
+
+pub struct Moto {
+    pub endpoint: String,
+    /// The environment the template would give the functions, for the default resource set.
+    pub env: BTreeMap<String, String>,
+    _server: Mutex<Child>,
+}
+
+static MOTO: OnceLock<Option<Moto>> = OnceLock::new();
+
+fn script() -> String {
+    format!("{}/../../infra/moto.py", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn required() -> bool {
+    std::env::var_os("CI").is_some() || std::env::var_os("SUNDIAL_REQUIRE_MOTO").is_some()
+}
+
+/// The shared moto server, or `None` (after saying why) when it cannot run here.
+pub fn moto() -> Option<&'static Moto> {
+    MOTO.get_or_init(|| match start() {
+        Ok(moto) => Some(moto),
+        Err(why) if required() => {
+            panic!("moto is required here (CI or SUNDIAL_REQUIRE_MOTO): {why}")
+        }
+        Err(why) => {
+            eprintln!(
+                "skipping the AWS tests: {why} (pip install 'moto[server]' boto3 to run them)"
+            );
+            None
+        }
+    })
+    .as_ref()
+}
+
+fn start() -> Result<Moto, String> {
+    let log = std::env::temp_dir().join(format!("sundial-moto-{}.log", std::process::id()));
+    let stderr =
+        std::fs::File::create(&log).map_err(|e| format!("creating {}: {e}", log.display()))?;
+    let mut child = Command::new("python3")
+        .args([&script(), "up", "--prefix", "sundial-test"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(stderr)
+        .spawn()
+        .map_err(|e| format!("running python3: {e}"))?;
+    let stdout = child.stdout.take().ok_or("no stdout")?;
+    let mut line = String::new();
+    BufReader::new(stdout)
+        .read_line(&mut line)
+        .map_err(|e| format!("reading infra/moto.py's output: {e}"))?;
+    let started: Value = serde_json::from_str(&line).map_err(|_| {
+        let _ = child.kill();
+        let _ = child.wait();
+        let log = std::fs::read_to_string(&log).unwrap_or_default();
+        format!("infra/moto.py did not start: {}", log.trim())
+    })?;
+    Ok(Moto {
+        endpoint: started["endpoint"].as_str().unwrap_or_default().to_owned(),
+        env: env_of(&started),
+        _server: Mutex::new(child),
+    })
+}
+
+fn env_of(started: &Value) -> BTreeMap<String, String> {
+    started["env"]
+        .as_object()
+        .map(|env| {
+            env.iter()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_owned()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+impl Moto {
+    /// SDK settings pointing at moto, with dummy credentials.
+    pub async fn sdk(&self) -> SdkConfig {
+        self.sdk_at(&self.endpoint).await
+    }
+
+    /// SDK settings for `endpoint` (moto, or a proxy in front of it).
+    pub async fn sdk_at(&self, endpoint: &str) -> SdkConfig {
+        aws_config::defaults(BehaviorVersion::latest())
+            .endpoint_url(endpoint)
+            .region(Region::new("us-east-1"))
+            .credentials_provider(Credentials::new("test", "test", None, None, "moto"))
+            .http_client(sundial_aws::runtime::http_client())
+            .load()
+            .await
+    }
+
+    /// A fresh set of the template's resources (table, queues, bus) under a new prefix, and the
+    /// function environment for it.
+    pub fn fresh_resources(&self) -> BTreeMap<String, String> {
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let prefix = format!("t{}", NEXT.fetch_add(1, Ordering::Relaxed));
+        let output = Command::new("python3")
+            .args([
+                &script(),
+                "up",
+                "--create-only",
+                "--endpoint",
+                &self.endpoint,
+                "--prefix",
+                &prefix,
+            ])
+            .stdin(Stdio::null())
+            .output()
+            .expect("running infra/moto.py --create-only");
+        assert!(
+            output.status.success(),
+            "infra/moto.py --create-only failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let line = String::from_utf8_lossy(&output.stdout);
+        let started: Value = serde_json::from_str(line.trim()).expect("infra/moto.py printed JSON");
+        env_of(&started)
+    }
+}
+
+/// A namespace no other store in this run uses.
+pub fn namespace() -> String {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    format!(
+        "ns{}-{}/",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// The moto server, or return from the test (skipping) when there is none.
+#[macro_export]
+macro_rules! need_moto {
+    () => {
+        match $crate::support::moto() {
+            Some(moto) => moto,
+            None => return,
+        }
+    };
+}

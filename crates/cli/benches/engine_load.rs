@@ -1,0 +1,687 @@
+//! Local engine benchmarks: the real engine of `sundial serve`, in-process, against a loopback
+//! target.
+//!
+//! Each measurement runs in a child process of its own (this binary re-executed with
+//! `ENGINE_LOAD_PHASE` set), so one phase's SQLite file, allocator state and leftover tasks never
+//! colour the next one, and the memory phase's RSS is that of a fresh process. A phase wires the
+//! engine exactly as `crates/cli/src/serve.rs` does: `SqliteStore` on a file in a temp dir (WAL,
+//! `synchronous=NORMAL`), its `dispatch` and `notify` `SqliteQueue`s, `Engine` with a 2 s tick
+//! horizon and the state-change bus on (a `RecordingPublisher`), `ReqwestClient` with
+//! `AddressPolicy::local()`, and `engine::runner::run` with `RunnerOptions::default()`, on a
+//! multi-threaded tokio runtime (one worker per core). Jobs are created and triggered through the
+//! `App` use cases, as the HTTP API does. The target is an axum server on 127.0.0.1 running on a
+//! runtime (and thread) of its own; it stamps each request with the wall clock when it arrives.
+//!
+//! 1. `fire_lag`: `ENGINE_LOAD_FIRE_JOBS` (1,000) jobs, each `{"intervals": [{"every": "1s"}]}`
+//!    with overlap `AllowAll`, POSTing `{"scheduledTime": "${scheduledTime}"}` to the target. The
+//!    engine runs `ENGINE_LOAD_FIRE_SECS` (15) s; fires whose scheduled time falls in the first
+//!    `ENGINE_LOAD_FIRE_WARMUP_SECS` (3) s are discarded. lag = arrival − scheduledTime.
+//! 2. `throughput`: `ENGINE_LOAD_EXECS` (20,000) manual triggers spread round-robin over
+//!    `ENGINE_LOAD_EXEC_JOBS` (500) triggered-only `AllowAll` jobs, issued by
+//!    `ENGINE_LOAD_TRIGGER_CONCURRENCY` (32) concurrent callers. Timed from the first trigger until
+//!    the target has received every call and the store counts every execution final.
+//! 3. `memory`: `ENGINE_LOAD_MEM_JOBS` (100,000) active daily cron jobs (`M H * * *`, spread over
+//!    the 1,440 minutes of the day) created with the engine running; VmRSS before, after creating
+//!    them, and after `ENGINE_LOAD_MEM_SECS` (10) s more of ticks.
+//!
+//! 0. `store_ops` (first, a few seconds): the cost of one store operation on the same `SqliteStore`
+//!    — a timer-index write (`set_wakeup`, one committed transaction) and read (`get_wakeup`) —
+//!    from 1 and from 32 concurrent callers, and of a bare `spawn_blocking` round trip, to explain
+//!    the figures above: every engine step is a handful of such operations, one at a time on one
+//!    connection.
+//!
+//! `ENGINE_LOAD_ONLY=fire_lag,memory` runs a subset. Every phase is bounded in time as well as in
+//! requests. Run: `cargo bench -p sundial-cli --bench engine_load`. Figures: docs/performance.md.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::routing::post;
+use axum::Router;
+use chrono::{DateTime, Utc};
+use serde_json::{json, Value};
+use sundial_core::job::JobId;
+use sundial_embedded::{SqliteQueue, SqliteStore};
+use sundial_service::clock::{Clock, SystemClock};
+use sundial_service::engine::runner::{self, RunnerOptions};
+use sundial_service::engine::{Engine, EngineConfig, EngineHooks};
+use sundial_service::events::RecordingPublisher;
+use sundial_service::outbound::{AddressPolicy, ReqwestClient};
+use sundial_service::store::Store;
+use sundial_service::{App, AppConfig};
+use tokio::sync::oneshot;
+
+type LocalEngine = Engine<SqliteStore, SqliteQueue, ReqwestClient, RecordingPublisher>;
+
+const PHASES: [&str; 4] = ["store_ops", "fire_lag", "throughput", "memory"];
+
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(default)
+}
+
+fn main() {
+    if let Ok(phase) = std::env::var("ENGINE_LOAD_PHASE") {
+        init_logging();
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let dir = std::env::temp_dir().join(format!(
+            "sundial-engine-load-{}-{phase}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let result = runtime.block_on(async {
+            match phase.as_str() {
+                "fire_lag" => fire_lag(&dir).await,
+                "throughput" => throughput(&dir).await,
+                "memory" => memory(&dir).await,
+                "store_ops" => store_ops(&dir).await,
+                other => Err(format!("unknown phase {other:?}")),
+            }
+        });
+        runtime.shutdown_timeout(Duration::from_secs(5));
+        let _ = std::fs::remove_dir_all(&dir);
+        if let Err(e) = result {
+            eprintln!("{phase}: error: {e}");
+            std::process::exit(1);
+        }
+        return;
+    }
+    // The parent: run each selected phase in a fresh child process, with a hard time limit.
+    let only = std::env::var("ENGINE_LOAD_ONLY").unwrap_or_default();
+    let selected: Vec<&str> = PHASES
+        .iter()
+        .copied()
+        .filter(|p| only.is_empty() || only.split(',').any(|o| o.trim() == *p))
+        .collect();
+    let exe = std::env::current_exe().expect("current exe");
+    println!(
+        "engine_load: {} cores, phases {}",
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        selected.join(",")
+    );
+    let started = Instant::now();
+    let mut failed = false;
+    for phase in selected {
+        let limit = Duration::from_secs(env_usize("ENGINE_LOAD_PHASE_LIMIT_SECS", 150) as u64);
+        let mut child = std::process::Command::new(&exe)
+            .env("ENGINE_LOAD_PHASE", phase)
+            .spawn()
+            .expect("spawning a phase");
+        let t0 = Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("waiting for a phase") {
+                break Some(status);
+            }
+            if t0.elapsed() > limit {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        match status {
+            Some(s) if s.success() => {}
+            Some(s) => {
+                println!("{phase}: FAILED ({s})");
+                failed = true;
+            }
+            None => {
+                println!("{phase}: KILLED after {limit:?}");
+                failed = true;
+            }
+        }
+    }
+    println!(
+        "engine_load: done in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    if failed {
+        std::process::exit(1);
+    }
+}
+
+fn init_logging() {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("error"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(false)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The loopback target.
+
+/// What the target saw: each request's arrival (µs since the epoch) and body.
+#[derive(Default)]
+struct Seen {
+    count: AtomicU64,
+    hits: Mutex<Vec<(i64, Bytes)>>,
+    keep_bodies: bool,
+}
+
+async fn hit(State(seen): State<Arc<Seen>>, body: Bytes) -> &'static str {
+    let at = Utc::now().timestamp_micros();
+    if seen.keep_bodies {
+        if let Ok(mut hits) = seen.hits.lock() {
+            hits.push((at, body));
+        }
+    }
+    seen.count.fetch_add(1, Ordering::Relaxed);
+    "ok"
+}
+
+/// Starts the target on its own thread and current-thread runtime; returns its base URL.
+fn start_target(keep_bodies: bool) -> (String, Arc<Seen>) {
+    let seen = Arc::new(Seen {
+        keep_bodies,
+        ..Seen::default()
+    });
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("binding the target");
+    listener.set_nonblocking(true).expect("nonblocking");
+    let addr = listener.local_addr().expect("target address");
+    let state = Arc::clone(&seen);
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("target runtime");
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).expect("target listener");
+            let router = Router::new().route("/hit", post(hit)).with_state(state);
+            let _ = axum::serve(listener, router).await;
+        });
+    });
+    (format!("http://{addr}"), seen)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The engine, wired as `sundial serve` wires it.
+
+struct Rig {
+    app: Arc<App<SqliteStore>>,
+    engine: Arc<LocalEngine>,
+    stop: Option<oneshot::Sender<()>>,
+    runner: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Rig {
+    fn open(dir: &Path) -> Rig {
+        let store = SqliteStore::open(&dir.join("sundial.db")).expect("opening the store");
+        let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+        let config = AppConfig {
+            debug_mode: false,
+            signing_secret: b"engine-load-bench-secret-0123456789abcdef".to_vec(),
+        };
+        let app = Arc::new(App::new(store.clone(), Arc::clone(&clock), config));
+        let http = ReqwestClient::new(AddressPolicy::local()).expect("http client");
+        let engine_config = EngineConfig {
+            tick_horizon: Duration::from_secs(2),
+            public_base_url: "http://127.0.0.1:8080".into(),
+            services: BTreeMap::new(),
+            template_env: BTreeMap::new(),
+            state_change_bus: Some("sundial".into()),
+            ..EngineConfig::default()
+        };
+        let engine = Arc::new(Engine::new(
+            Arc::clone(&app),
+            store.queue("dispatch", Arc::clone(&clock)),
+            store.queue("notify", Arc::clone(&clock)),
+            http,
+            RecordingPublisher::new(),
+            engine_config,
+        ));
+        let hooks: Arc<dyn EngineHooks> = engine.clone();
+        app.attach_engine(Arc::downgrade(&hooks));
+        // `attach_engine` keeps a weak reference; `engine` keeps it alive.
+        Rig {
+            app,
+            engine,
+            stop: None,
+            runner: None,
+        }
+    }
+
+    fn start(&mut self) {
+        let (tx, rx) = oneshot::channel::<()>();
+        self.stop = Some(tx);
+        self.runner = Some(tokio::spawn(runner::run(
+            Arc::clone(&self.engine),
+            RunnerOptions::default(),
+            async move {
+                let _ = rx.await;
+            },
+        )));
+    }
+
+    async fn stop(&mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        if let Some(runner) = self.runner.take() {
+            let _ = tokio::time::timeout(Duration::from_secs(10), runner).await;
+        }
+    }
+}
+
+fn job_id(text: &str) -> JobId {
+    JobId::parse(text).expect("job id")
+}
+
+/// Creates jobs `0..count` through `App::create_job` with `concurrency` callers; `body(i)` gives
+/// job `i`'s id and definition (made on the fly, so the bench holds no list of them).
+async fn create_jobs(
+    app: &Arc<App<SqliteStore>>,
+    count: usize,
+    body: impl Fn(usize) -> (String, Value) + Send + Sync + 'static,
+    concurrency: usize,
+) -> Result<(), String> {
+    let body = Arc::new(body);
+    let next = Arc::new(AtomicUsize::new(0));
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..concurrency.max(1) {
+        let (app, body, next) = (Arc::clone(app), Arc::clone(&body), Arc::clone(&next));
+        tasks.spawn(async move {
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= count {
+                    return Ok::<(), String>(());
+                }
+                let (id, definition) = body(i);
+                app.create_job(&job_id(&id), &definition)
+                    .await
+                    .map_err(|e| format!("creating {id}: {e}"))?;
+            }
+        });
+    }
+    while let Some(done) = tasks.join_next().await {
+        done.map_err(|e| e.to_string())??;
+    }
+    Ok(())
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = (p / 100.0 * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+/// Executions by state, from the store.
+async fn execution_states(app: &App<SqliteStore>) -> BTreeMap<String, u64> {
+    app.store()
+        .stats()
+        .await
+        .map(|s| s.executions)
+        .unwrap_or_default()
+}
+
+fn final_count(states: &BTreeMap<String, u64>) -> u64 {
+    ["Succeeded", "Terminated", "Cancelled", "Skipped"]
+        .iter()
+        .map(|s| states.get(*s).copied().unwrap_or(0))
+        .sum()
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. Fire lag.
+
+async fn fire_lag(dir: &Path) -> Result<(), String> {
+    let jobs = env_usize("ENGINE_LOAD_FIRE_JOBS", 1000);
+    let secs = env_usize("ENGINE_LOAD_FIRE_SECS", 15) as i64;
+    let warmup = env_usize("ENGINE_LOAD_FIRE_WARMUP_SECS", 3) as i64;
+    let drain = env_usize("ENGINE_LOAD_FIRE_DRAIN_SECS", 10) as u64;
+    let (base, seen) = start_target(true);
+    let mut rig = Rig::open(dir);
+    let url = format!("{base}/hit");
+    let body = move |i: usize| {
+        (
+            format!("lag-{i:05}"),
+            json!({
+                "jobName": format!("lag {i}"), "creator": "bench", "creatorName": "bench",
+                "schedule": {"intervals": [{"every": "1s"}]},
+                "overlap": "AllowAll",
+                "request": [{"method": "POST", "url": url,
+                             "body": {"scheduledTime": "${scheduledTime}"}}],
+            }),
+        )
+    };
+    create_jobs(&rig.app, jobs, body, 4).await?;
+    // Measure whole seconds of scheduled time: [from, to).
+    let start = Utc::now();
+    rig.start();
+    let from = start.timestamp() + warmup + 1;
+    let to = start.timestamp() + secs;
+    tokio::time::sleep(Duration::from_secs(secs as u64)).await;
+    let expected = jobs as u64 * (to - from).max(0) as u64;
+    let in_window = |seen: &Seen| -> Vec<(i64, i64)> {
+        let hits = seen.hits.lock().map(|h| h.clone()).unwrap_or_default();
+        hits.iter()
+            .filter_map(|(at, body)| {
+                let v: Value = serde_json::from_slice(body).ok()?;
+                let t: DateTime<Utc> = v.get("scheduledTime")?.as_str()?.parse().ok()?;
+                let s = t.timestamp();
+                (s >= from && s < to).then_some((t.timestamp_micros(), *at))
+            })
+            .collect()
+    };
+    // Wait for late arrivals of the window's fires, up to `drain` seconds.
+    let drain_until = Instant::now() + Duration::from_secs(drain);
+    let mut arrived = in_window(&seen);
+    while (arrived.len() as u64) < expected && Instant::now() < drain_until {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        arrived = in_window(&seen);
+    }
+    let states = execution_states(&rig.app).await;
+    rig.stop().await;
+    let mut lags: Vec<f64> = arrived
+        .iter()
+        .map(|(scheduled, at)| (at - scheduled) as f64 / 1000.0)
+        .collect();
+    lags.sort_by(f64::total_cmp);
+    let window = (to - from).max(1) as f64;
+    // Fires/s: fires of the window that arrived within one second of their scheduled time plus
+    // the drain, per second of the window.
+    let rate = lags.len() as f64 / window;
+    println!(
+        "fire_lag p50={:.1} ms p90={:.1} p99={:.1} max={:.1} fires/s={:.0} (jobs={jobs}, window={}s after {}s warm-up, arrived {}/{expected}, min={:.1} ms)",
+        percentile(&lags, 50.0),
+        percentile(&lags, 90.0),
+        percentile(&lags, 99.0),
+        lags.last().copied().unwrap_or(f64::NAN),
+        rate,
+        to - from,
+        warmup + 1,
+        lags.len(),
+        lags.first().copied().unwrap_or(f64::NAN),
+    );
+    println!("fire_lag executions by state at the end: {states:?}");
+    let p99 = percentile(&lags, 99.0);
+    println!(
+        "fire_lag goal p99 < 20 ms: {}",
+        if p99 < 20.0 && lags.len() as u64 == expected {
+            "met"
+        } else {
+            "MISSED"
+        }
+    );
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. Executions per second.
+
+async fn throughput(dir: &Path) -> Result<(), String> {
+    let total = env_usize("ENGINE_LOAD_EXECS", 20_000);
+    let jobs = env_usize("ENGINE_LOAD_EXEC_JOBS", 500).max(1);
+    let callers = env_usize("ENGINE_LOAD_TRIGGER_CONCURRENCY", 32).max(1);
+    let limit = Duration::from_secs(env_usize("ENGINE_LOAD_EXEC_LIMIT_SECS", 90) as u64);
+    let (base, seen) = start_target(false);
+    let mut rig = Rig::open(dir);
+    let url = format!("{base}/hit");
+    let body = move |i: usize| {
+        (
+            format!("burst-{i:05}"),
+            json!({
+                "jobName": format!("burst {i}"), "creator": "bench", "creatorName": "bench",
+                "timer": {"period": "external"},
+                "overlap": "AllowAll",
+                "request": [{"method": "POST", "url": url,
+                             "body": {"executionId": "${executionId}"}}],
+            }),
+        )
+    };
+    create_jobs(&rig.app, jobs, body, 4).await?;
+    let ids: Arc<Vec<JobId>> = Arc::new(
+        (0..jobs)
+            .map(|i| job_id(&format!("burst-{i:05}")))
+            .collect(),
+    );
+    rig.start();
+    let t0 = Instant::now();
+    let next = Arc::new(AtomicUsize::new(0));
+    let errors = Arc::new(AtomicUsize::new(0));
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..callers {
+        let (app, ids, next, errors) = (
+            Arc::clone(&rig.app),
+            Arc::clone(&ids),
+            Arc::clone(&next),
+            Arc::clone(&errors),
+        );
+        tasks.spawn(async move {
+            let mut first_error = None;
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= total {
+                    return first_error;
+                }
+                if let Err(e) = app
+                    .trigger(&ids[i % ids.len()], json!({}), None, None)
+                    .await
+                {
+                    errors.fetch_add(1, Ordering::Relaxed);
+                    first_error.get_or_insert(e.to_string());
+                }
+            }
+        });
+    }
+    let mut first_error = None;
+    while let Some(done) = tasks.join_next().await {
+        if let Ok(Some(e)) = done {
+            first_error.get_or_insert(e);
+        }
+    }
+    let triggered_in = t0.elapsed();
+    let errors = errors.load(Ordering::Relaxed);
+    let accepted = (total - errors) as u64;
+    let deadline = t0 + limit;
+    while seen.count.load(Ordering::Relaxed) < accepted && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let received_in = t0.elapsed();
+    let received = seen.count.load(Ordering::Relaxed);
+    let mut states = execution_states(&rig.app).await;
+    while final_count(&states) < accepted && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        states = execution_states(&rig.app).await;
+    }
+    let final_in = t0.elapsed();
+    let finals = final_count(&states);
+    rig.stop().await;
+    let rate = finals as f64 / final_in.as_secs_f64();
+    println!(
+        "throughput executions/s={rate:.0} (executions={total} over {jobs} jobs, {callers} trigger callers; all final in {:.2} s; triggers accepted in {:.2} s = {:.0}/s; target received {received} in {:.2} s; final {finals}; trigger errors {errors})",
+        final_in.as_secs_f64(),
+        triggered_in.as_secs_f64(),
+        total as f64 / triggered_in.as_secs_f64(),
+        received_in.as_secs_f64(),
+    );
+    if let Some(e) = first_error {
+        println!("throughput first trigger error: {e}");
+    }
+    println!("throughput executions by state: {states:?}");
+    println!(
+        "throughput goal >= 5000 executions/s: {}",
+        if rate >= 5000.0 && finals == total as u64 {
+            "met"
+        } else {
+            "MISSED"
+        }
+    );
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. Memory.
+
+fn status_kb(field: &str) -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with(field))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+fn mb(kb: u64) -> f64 {
+    kb as f64 / 1024.0
+}
+
+fn dir_size(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter_map(|e| e.metadata().ok())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+async fn memory(dir: &Path) -> Result<(), String> {
+    let jobs = env_usize("ENGINE_LOAD_MEM_JOBS", 100_000);
+    let secs = env_usize("ENGINE_LOAD_MEM_SECS", 10) as u64;
+    let (base, seen) = start_target(false);
+    let mut rig = Rig::open(dir);
+    rig.start();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let before = status_kb("VmRSS:");
+    let t0 = Instant::now();
+    let url = format!("{base}/hit");
+    let body = move |i: usize| {
+        // Daily at every minute of the day in turn: ~70 jobs share each minute.
+        let (minute, hour) = (i % 60, (i / 60) % 24);
+        (
+            format!("mem-{i:06}"),
+            json!({
+                "jobName": format!("memory {i}"), "creator": format!("team-{}", i % 50),
+                "creatorName": "bench",
+                "schedule": {"cron": [format!("{minute} {hour} * * *")]},
+                "request": [{"method": "POST", "url": url,
+                             "body": {"n": "${executeNumber}|json"}}],
+            }),
+        )
+    };
+    create_jobs(&rig.app, jobs, body, 8).await?;
+    let created_in = t0.elapsed();
+    let after_create = status_kb("VmRSS:");
+    tokio::time::sleep(Duration::from_secs(secs)).await;
+    let after_ticks = status_kb("VmRSS:");
+    let peak = status_kb("VmHWM:");
+    let threads = status_kb("Threads:");
+    let stats = rig.app.store().stats().await.map_err(|e| e.to_string())?;
+    rig.stop().await;
+    let db = dir_size(dir);
+    println!(
+        "memory rss_before={:.1} MB rss_after_create={:.1} MB rss_after_{secs}s_ticks={:.1} MB peak={:.1} MB (threads {threads}; jobs={jobs} created in {:.1} s = {:.0}/s; db files {:.1} MB; fires during the run {}; jobs {:?}; executions {:?})",
+        mb(before),
+        mb(after_create),
+        mb(after_ticks),
+        mb(peak),
+        created_in.as_secs_f64(),
+        jobs as f64 / created_in.as_secs_f64(),
+        db as f64 / 1_048_576.0,
+        seen.count.load(Ordering::Relaxed),
+        stats.jobs,
+        stats.executions,
+    );
+    println!(
+        "memory goal < 100 MB RSS: {}",
+        if mb(after_ticks.max(after_create)) < 100.0 {
+            "met"
+        } else {
+            "MISSED"
+        }
+    );
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// 0. Store operations.
+
+/// Runs `op(i)` for `i` in `0..count` from `callers` concurrent tasks; returns operations per second.
+async fn ops_per_sec<F, Fut>(count: usize, callers: usize, op: F) -> f64
+where
+    F: Fn(usize) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = ()> + Send,
+{
+    let op = Arc::new(op);
+    let next = Arc::new(AtomicUsize::new(0));
+    let t0 = Instant::now();
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..callers.max(1) {
+        let (op, next) = (Arc::clone(&op), Arc::clone(&next));
+        tasks.spawn(async move {
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= count {
+                    return;
+                }
+                op(i).await;
+            }
+        });
+    }
+    while tasks.join_next().await.is_some() {}
+    count as f64 / t0.elapsed().as_secs_f64()
+}
+
+async fn store_ops(dir: &Path) -> Result<(), String> {
+    let count = env_usize("ENGINE_LOAD_STORE_OPS", 20_000);
+    let store = SqliteStore::open(&dir.join("sundial.db")).map_err(|e| e.to_string())?;
+    let due = Utc::now() + chrono::Duration::days(1);
+    let mut line = String::from("store_ops");
+    for callers in [1, 32] {
+        let s = store.clone();
+        let writes = ops_per_sec(count, callers, move |i| {
+            let s = s.clone();
+            async move {
+                s.set_wakeup(&format!("probe:{i}"), Some(due))
+                    .await
+                    .unwrap();
+            }
+        })
+        .await;
+        let s = store.clone();
+        let reads = ops_per_sec(count, callers, move |i| {
+            let s = s.clone();
+            async move {
+                s.get_wakeup(&format!("probe:{i}")).await.unwrap();
+            }
+        })
+        .await;
+        line.push_str(&format!(
+            " write_{callers}={writes:.0}/s ({:.1} us) read_{callers}={reads:.0}/s ({:.1} us)",
+            1e6 / writes,
+            1e6 / reads
+        ));
+    }
+    let handoff = ops_per_sec(count, 1, |_| async {
+        tokio::task::spawn_blocking(|| ()).await.unwrap();
+    })
+    .await;
+    line.push_str(&format!(
+        " spawn_blocking_roundtrip={:.1} us",
+        1e6 / handoff
+    ));
+    println!("{line}");
+    Ok(())
+}

@@ -1,0 +1,24 @@
+//! The notify function: SQS delivers batches from the notify queue; failed messages are reported
+//! back as partial batch failures.
+
+use std::sync::Arc;
+
+use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
+use lambda_runtime::{service_fn, Error, LambdaEvent};
+use sundial_aws::handlers::{self, Lane};
+use sundial_aws::Sundial;
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> Result<(), Error> {
+    lambda_runtime::tracing::init_default_subscriber();
+    let sundial = Arc::new(Sundial::from_env().await?);
+    lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| {
+        let sundial = Arc::clone(&sundial);
+        async move {
+            Ok::<SqsBatchResponse, Error>(
+                handlers::batch(&sundial, Lane::Notify, event.payload).await,
+            )
+        }
+    }))
+    .await
+}
