@@ -90,6 +90,7 @@ pub async fn batch(sundial: &Sundial, lane: Lane, event: SqsEvent) -> SqsBatchRe
     }
     let mut response = SqsBatchResponse::default();
     let mut failed = 0u32;
+    let mut succeeded = 0u32;
     while let Some(joined) = running.join_next().await {
         let (record, outcome) = match joined {
             Ok(done) => done,
@@ -100,7 +101,10 @@ pub async fn batch(sundial: &Sundial, lane: Lane, event: SqsEvent) -> SqsBatchRe
                 continue;
             }
         };
-        let Err(e) = outcome else { continue };
+        let Err(e) = outcome else {
+            succeeded += 1;
+            continue;
+        };
         failed += 1;
         let receive_count: u64 = record
             .attributes
@@ -120,13 +124,13 @@ pub async fn batch(sundial: &Sundial, lane: Lane, event: SqsEvent) -> SqsBatchRe
         }
         response.add_failure(record.message_id.unwrap_or_default());
     }
-    sundial.metrics.add(
-        match lane {
-            Lane::Dispatch => "DispatchFailures",
-            Lane::Notify => "NotifyFailures",
-        },
-        f64::from(failed),
-    );
+    let (done, failures) = match lane {
+        Lane::Dispatch => ("DispatchMessages", "DispatchFailures"),
+        // A notify message is one delivery attempt: delivered, or rescheduled by the engine.
+        Lane::Notify => ("Notifications", "NotifyFailures"),
+    };
+    sundial.metrics.add(done, f64::from(succeeded));
+    sundial.metrics.add(failures, f64::from(failed));
     flush(sundial, lane.name()).await;
     response
 }

@@ -144,6 +144,11 @@ impl Rig {
         event["requestContext"]["http"]["method"] = json!(method);
         event["requestContext"]["http"]["path"] = json!(path);
         event["body"] = body.map_or(Value::Null, |b| json!(b.to_string()));
+        self.api_event(&event).await
+    }
+
+    /// Sends an API Gateway v2 event as it is through the API handler.
+    pub async fn api_event(&self, event: &Value) -> (u16, Value) {
         let request =
             lambda_http::request::from_str(&event.to_string()).expect("an API Gateway v2 event");
         let response = handlers::api_router(&self.sundial)
@@ -412,4 +417,27 @@ async fn batches_report_only_the_failed_messages() {
         handlers::tick(&rig.sundial, &json!({})).await.is_err(),
         "a tick without its table fails loudly"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_api_fixtures_reach_their_routes() {
+    let _moto = need_moto!();
+    let Some(rig) = rig(at("2030-01-01T00:00:30Z")).await else {
+        return;
+    };
+    let health: Value = serde_json::from_str(&fixture("api-get-health.json")).expect("JSON");
+    let (status, body) = rig.api_event(&health).await;
+    assert_eq!(status, 200, "{body}");
+
+    // The sample job, as written in the fixture, is accepted.
+    let create: Value = serde_json::from_str(&fixture("api-create-job.json")).expect("JSON");
+    let (status, body) = rig.api_event(&create).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["resp_code"], 200, "{body}");
+
+    // The feedback route needs no API credentials but a token signed with the deployment's
+    // secret; the fixture's was signed with another, so it is refused.
+    let feedback: Value = serde_json::from_str(&fixture("api-feedback.json")).expect("JSON");
+    let (status, body) = rig.api_event(&feedback).await;
+    assert_eq!(status, 401, "{body}");
 }

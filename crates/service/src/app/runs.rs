@@ -297,6 +297,11 @@ impl<S: Store> App<S> {
         token: Option<&str>,
         body: &Value,
     ) -> Result<(), AppError> {
+        // With the execution named, the token is checked before anything is looked up, so an
+        // unauthenticated caller cannot probe which jobs and executions exist.
+        if let Some(id) = execution_id {
+            self.verify_feedback_token(id, token)?;
+        }
         self.load(job_id).await?;
         let execution = match execution_id {
             Some(id) => self
@@ -320,22 +325,28 @@ impl<S: Store> App<S> {
                 execution.execution_id, execution.state
             )));
         }
-        let valid = token.is_some_and(|t| {
-            sundial_core::signing::verify_feedback_token(
-                self.signing_secret(),
-                &execution.execution_id,
-                t,
-            )
-        });
-        if !valid {
-            return Err(AppError::Unauthorized(
-                "token: missing or not valid for this execution; use the schedulingFeedbackUrl Sundial passed".into(),
-            ));
-        }
+        self.verify_feedback_token(&execution.execution_id, token)?;
         let engine = self
             .engine()
             .ok_or_else(|| AppError::Unavailable("the execution engine is not running".into()))?;
         engine.feedback(execution.execution_id, body.clone()).await
+    }
+
+    fn verify_feedback_token(
+        &self,
+        execution_id: &str,
+        token: Option<&str>,
+    ) -> Result<(), AppError> {
+        let valid = token.is_some_and(|t| {
+            sundial_core::signing::verify_feedback_token(self.signing_secret(), execution_id, t)
+        });
+        if valid {
+            Ok(())
+        } else {
+            Err(AppError::Unauthorized(
+                "token: missing or not valid for this execution; use the schedulingFeedbackUrl Sundial passed".into(),
+            ))
+        }
     }
 
     /// The execution of a job with this execute number, among its newest 1,000.
