@@ -63,6 +63,12 @@ pub struct JobState {
     pub running: Vec<String>,
     /// Executions waiting for a slot (BufferOne, BufferAll, maxConcurrency), oldest first.
     pub buffered: Vec<String>,
+    /// Whether some job names this one as its `parentJob`: only then does a finished run look for
+    /// children to apply their parent close policy to (a query saved on every other run). Set when
+    /// such a child is created or updated, or when this job is created after its children; never
+    /// cleared (a stale `true` costs one query).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub has_children: bool,
 }
 
 /// A fire the tick planned: the execution it becomes, when it should start, and what started it.
@@ -104,6 +110,7 @@ impl Default for JobState {
             pending_fires: Vec::new(),
             running: Vec::new(),
             buffered: Vec::new(),
+            has_children: false,
         }
     }
 }

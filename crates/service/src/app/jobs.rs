@@ -41,7 +41,18 @@ impl<S: Store> App<S> {
                 return Err(field_error("parentJob", "a job cannot be its own parent"));
             }
         }
-        let state = JobState::for_definition(&definition);
+        let mut state = JobState::for_definition(&definition);
+        // Children may have been declared before their parent.
+        let children = JobFilter {
+            parent_job: Some(job_id.to_string()),
+            ..JobFilter::default()
+        };
+        state.has_children = !self
+            .store
+            .list_jobs(&children, &PageRequest::first(1))
+            .await?
+            .items
+            .is_empty();
         let job = Job {
             definition,
             state,
@@ -55,8 +66,33 @@ impl<S: Store> App<S> {
             other => other?,
         }
         self.refresh_wakeup(&job).await?;
+        self.mark_parent(&job).await?;
         tracing::info!(job_id = %job_id, "job created");
         Ok(job)
+    }
+
+    /// Records on a job's parent that it has children (see [`JobState::has_children`]). A parent
+    /// that does not exist (yet) is no error: it finds its children when it is created.
+    async fn mark_parent(&self, child: &Job) -> Result<(), AppError> {
+        let Some(parent) = child.definition.parent_job() else {
+            return Ok(());
+        };
+        let known = match self.load(parent).await {
+            Ok(stored) if stored.job.state.has_children => return Ok(()),
+            Ok(stored) => stored,
+            Err(AppError::NotFound(_)) => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        match self
+            .modify_from(Some(known), parent, |stored| {
+                stored.job.state.has_children = true;
+                Ok(())
+            })
+            .await
+        {
+            Ok(_) | Err(AppError::NotFound(_)) => Ok(()),
+            Err(e) => Err(e),
+        }
     }
 
     /// Reads a job (`GET /jobs/{jobId}`).
@@ -105,6 +141,7 @@ impl<S: Store> App<S> {
                 Ok(())
             })
             .await?;
+        self.mark_parent(&stored.job).await?;
         Ok(stored.job)
     }
 

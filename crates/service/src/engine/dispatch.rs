@@ -866,15 +866,19 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                 Ok(started)
             })
             .await;
-        let started = match result {
-            Ok((_, started)) => started,
-            Err(AppError::NotFound(_)) => Vec::new(),
+        let (started, has_children) = match result {
+            Ok((after, started)) => (started, after.job.state.has_children),
+            // A deleted job's children may still be there.
+            Err(AppError::NotFound(_)) => (Vec::new(), true),
             Err(e) => return Err(e.into()),
         };
         for next in started {
             self.send_dispatch(&next, StdDuration::ZERO).await?;
         }
-        self.close_children(execution).await
+        if has_children {
+            self.close_children(execution).await?;
+        }
+        Ok(())
     }
 
     /// Applies the parent close policy of every child job of this execution's job.

@@ -586,3 +586,55 @@ async fn a_crash_at_any_step_loses_and_duplicates_nothing() {
         assert_eq!(w.job_state("sturdy").await.action_count, 4);
     }
 }
+
+#[tokio::test]
+async fn parent_close_policies_apply_when_a_parent_run_ends() {
+    // Parent runs answer at once; children are async and never finish by themselves.
+    let w = World::new("2024-01-01T00:00:00Z", |_, _| ok(json!({})));
+    let child = |policy: &str| {
+        json!({"parentJob": "parent", "parentClosePolicy": policy,
+               "async": true, "timeoutSeconds": 600})
+    };
+    // Declared before their parent: the parent finds them when it is created.
+    w.create("cancel-child", child("cancel")).await;
+    w.create("terminate-child", child("terminate")).await;
+    w.create("abandon-child", child("abandon")).await;
+    w.create("parent", json!({})).await;
+    assert!(w.job_state("parent").await.has_children);
+    for id in ["cancel-child", "terminate-child", "abandon-child"] {
+        let job = JobId::parse(id).unwrap();
+        w.app().trigger(&job, json!({}), None, None).await.unwrap();
+    }
+    w.drain().await;
+    for id in ["cancel-child", "terminate-child", "abandon-child"] {
+        assert_eq!(states(&w.executions(id).await), ["Processing"], "{id}");
+    }
+    let parent = JobId::parse("parent").unwrap();
+    w.app()
+        .trigger(&parent, json!({}), None, None)
+        .await
+        .unwrap();
+    w.drain().await;
+    assert_eq!(states(&w.executions("parent").await), ["Succeeded"]);
+    assert_eq!(states(&w.executions("cancel-child").await), ["Cancelled"]);
+    assert_eq!(
+        states(&w.executions("terminate-child").await),
+        ["Terminated"]
+    );
+    assert_eq!(states(&w.executions("abandon-child").await), ["Processing"]);
+    let reason = &w.executions("cancel-child").await[0];
+    assert!(
+        reason
+            .events()
+            .iter()
+            .any(|e| e.message.contains("parent close policy")),
+        "{:?}",
+        reason.events()
+    );
+
+    // A job without children never looks for them; one created later marks its parent.
+    w.create("lonely", json!({})).await;
+    assert!(!w.job_state("lonely").await.has_children);
+    w.create("late-child", json!({"parentJob": "lonely"})).await;
+    assert!(w.job_state("lonely").await.has_children);
+}
