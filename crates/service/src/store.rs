@@ -12,6 +12,7 @@
 //! same id, which is what makes a duplicate fire harmless.
 
 pub mod conformance;
+pub mod cursor;
 pub mod memory;
 
 pub use memory::MemoryStore;

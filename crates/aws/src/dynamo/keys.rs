@@ -12,15 +12,13 @@
 //! carry `tshard`) and write-sharded: a wake-up's shard is a hash of its key, so a million jobs due
 //! in the same minute spread their index writes over `shards` partitions instead of one.
 //!
-//! Cursors are the ones the other adapters hand out (`j1.{jobId}`, `e1.{n}.{id}`, `c1.{ms}.{id}`):
-//! the last item returned, from which the exclusive start key is rebuilt, so a cursor carries no
-//! table internals and stays valid across adapter restarts.
+//! Cursors are the memory store's ([`sundial_service::store::cursor`]): the last item returned,
+//! from which the exclusive start key is rebuilt, so a cursor carries no table internals and stays
+//! valid across adapter restarts.
 
 use std::collections::HashMap;
 
 use aws_sdk_dynamodb::types::AttributeValue;
-
-use sundial_service::store::StoreError;
 
 /// An item or a key, as the SDK passes them.
 pub type Item = HashMap<String, AttributeValue>;
@@ -137,44 +135,6 @@ pub fn child_sort(created_ms: i64, execution_id: &str) -> String {
 
 const OFFSET_MS: i64 = 100_000_000_000_000;
 
-/// The job id after which a `j1.` cursor continues.
-pub fn parse_job_cursor(cursor: &str) -> Result<&str, StoreError> {
-    cursor
-        .strip_prefix("j1.")
-        .filter(|id| !id.is_empty())
-        .ok_or(StoreError::InvalidCursor)
-}
-
-/// The job cursor of the last job returned.
-pub fn job_cursor(job_id: &str) -> String {
-    format!("j1.{job_id}")
-}
-
-/// `(number, id)` of an `e1.` or `c1.` cursor.
-pub fn parse_numbered_cursor<N: std::str::FromStr + ToString>(
-    cursor: &str,
-    prefix: &str,
-) -> Result<(N, String), StoreError> {
-    let (number, id) = cursor
-        .strip_prefix(prefix)
-        .and_then(|rest| rest.split_once('.'))
-        .ok_or(StoreError::InvalidCursor)?;
-    match number.parse::<N>() {
-        Ok(n) if n.to_string() == number && !id.is_empty() => Ok((n, id.to_owned())),
-        _ => Err(StoreError::InvalidCursor),
-    }
-}
-
-/// The cursor of the last execution of a `list_executions` page.
-pub fn execution_cursor(execute_number: u64, execution_id: &str) -> String {
-    format!("e1.{execute_number}.{execution_id}")
-}
-
-/// The cursor of the last execution of a `list_child_executions` page.
-pub fn child_cursor(created_ms: i64, execution_id: &str) -> String {
-    format!("c1.{created_ms}.{execution_id}")
-}
-
 /// An exclusive start key on an index: the index key plus the table key of the item it names.
 pub fn start_key(table_key: Item, index_pk: (&str, String), index_sk: (&str, String)) -> Item {
     let mut key = table_key;
@@ -202,18 +162,5 @@ mod tests {
         assert!(execution_sort(9, "z") < execution_sort(10, "a"));
         assert!(child_sort(-5, "a") < child_sort(0, "a"));
         assert!(child_sort(999, "a") < child_sort(1_000, "a"));
-    }
-
-    #[test]
-    fn cursors_round_trip_and_reject_garbage() {
-        assert_eq!(parse_job_cursor(&job_cursor("a.b")), Ok("a.b"));
-        assert_eq!(
-            parse_numbered_cursor::<u64>(&execution_cursor(7, "x.y"), "e1."),
-            Ok((7, "x.y".to_owned()))
-        );
-        for bad in ["", "j1.", "e1.07.x", "e1.7.", "c1.x.y", "zz"] {
-            assert!(parse_numbered_cursor::<u64>(bad, "e1.").is_err(), "{bad}");
-        }
-        assert_eq!(parse_job_cursor(""), Err(StoreError::InvalidCursor));
     }
 }

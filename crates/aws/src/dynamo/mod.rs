@@ -26,8 +26,8 @@ use aws_sdk_dynamodb::Client;
 use chrono::{DateTime, Utc};
 use sundial_core::execution::ExecutionState;
 use sundial_service::store::{
-    CleanReport, ExecutionRecord, JobFilter, JobRecord, Page, PageRequest, Store, StoreError,
-    StoreStats, WakeUp, MAX_PAGE,
+    cursor, CleanReport, ExecutionRecord, JobFilter, JobRecord, Page, PageRequest, Store,
+    StoreError, StoreStats, WakeUp, MAX_PAGE,
 };
 
 use item::{
@@ -277,6 +277,51 @@ impl DynamoStore {
     }
 }
 
+/// An index partition of executions, newest first.
+struct ExecutionIndex {
+    index: &'static str,
+    pk_name: &'static str,
+    sk_name: &'static str,
+    pk_value: String,
+}
+
+impl DynamoStore {
+    /// One page of executions from an index partition, after `after` (its sort key and execution
+    /// id), keeping those `keep` accepts.
+    async fn list_execution_index(
+        &self,
+        partition: ExecutionIndex,
+        after: Option<(String, String)>,
+        limit: usize,
+        keep: impl Fn(&Item) -> bool,
+        cursor_of: impl Fn(&ExecutionRecord) -> String,
+    ) -> Result<Page<ExecutionRecord>, StoreError> {
+        let limit = limit.clamp(1, MAX_PAGE);
+        let (pk_name, sk_name) = (partition.pk_name, partition.sk_name);
+        let start = after.map(|(sort, id)| {
+            keys::start_key(
+                self.keys.execution(&id),
+                (pk_name, partition.pk_value.clone()),
+                (sk_name, sort),
+            )
+        });
+        let query = IndexQuery {
+            index: partition.index,
+            pk_name,
+            pk_value: partition.pk_value,
+            sort_condition: None,
+            forward: false,
+            start,
+        };
+        let items = self.query_collect(query, limit + 1, keep).await?;
+        let executions = items
+            .iter()
+            .map(execution_record)
+            .collect::<Result<_, _>>()?;
+        Ok(looked_ahead(executions, limit, cursor_of))
+    }
+}
+
 /// One index partition to read.
 struct IndexQuery {
     index: &'static str,
@@ -404,7 +449,7 @@ impl Store for DynamoStore {
         let after = request
             .cursor
             .as_deref()
-            .map(keys::parse_job_cursor)
+            .map(cursor::parse_job)
             .transpose()?;
         // A parent filter reads the parent's partition of gsi2 (small); anything else walks gsi1.
         let (index, pk_name, sk_name, pk_value) = match &filter.parent_job {
@@ -440,7 +485,7 @@ impl Store for DynamoStore {
             .await?;
         let jobs = items.iter().map(job_record).collect::<Result<_, _>>()?;
         Ok(looked_ahead(jobs, limit, |job: &JobRecord| {
-            keys::job_cursor(&job.job_id)
+            cursor::job(&job.job_id)
         }))
     }
 
@@ -484,36 +529,26 @@ impl Store for DynamoStore {
         job_id: &str,
         request: &PageRequest,
     ) -> Result<Page<ExecutionRecord>, StoreError> {
-        let limit = request.limit.clamp(1, MAX_PAGE);
         let after = request
             .cursor
             .as_deref()
-            .map(|c| keys::parse_numbered_cursor::<u64>(c, "e1."))
-            .transpose()?;
-        let pk_value = self.keys.job_executions(job_id);
-        let start = after.map(|(number, id)| {
-            keys::start_key(
-                self.keys.execution(&id),
-                ("gsi1pk", pk_value.clone()),
-                ("gsi1sk", keys::execution_sort(number, &id)),
-            )
-        });
-        let query = IndexQuery {
+            .map(cursor::parse_execution)
+            .transpose()?
+            .map(|(number, id)| (keys::execution_sort(number, &id), id));
+        let partition = ExecutionIndex {
             index: GSI1,
             pk_name: "gsi1pk",
-            pk_value,
-            sort_condition: None,
-            forward: false,
-            start,
+            sk_name: "gsi1sk",
+            pk_value: self.keys.job_executions(job_id),
         };
-        let items = self.query_collect(query, limit + 1, |_| true).await?;
-        let executions = items
-            .iter()
-            .map(execution_record)
-            .collect::<Result<_, _>>()?;
-        Ok(looked_ahead(executions, limit, |e: &ExecutionRecord| {
-            keys::execution_cursor(e.execute_number, &e.execution_id)
-        }))
+        self.list_execution_index(
+            partition,
+            after,
+            request.limit,
+            |_| true,
+            |e| cursor::execution(e.execute_number, &e.execution_id),
+        )
+        .await
     }
 
     async fn list_child_executions(
@@ -522,42 +557,27 @@ impl Store for DynamoStore {
         parent_execution: Option<u64>,
         request: &PageRequest,
     ) -> Result<Page<ExecutionRecord>, StoreError> {
-        let limit = request.limit.clamp(1, MAX_PAGE);
         let after = request
             .cursor
             .as_deref()
-            .map(|c| keys::parse_numbered_cursor::<i64>(c, "c1."))
-            .transpose()?;
-        let pk_value = self.keys.child_executions(parent_job);
-        let start = after.map(|(ms, id)| {
-            keys::start_key(
-                self.keys.execution(&id),
-                ("gsi2pk", pk_value.clone()),
-                ("gsi2sk", keys::child_sort(ms, &id)),
-            )
-        });
-        let query = IndexQuery {
+            .map(cursor::parse_child)
+            .transpose()?
+            .map(|(ms, id)| (keys::child_sort(ms, &id), id));
+        let partition = ExecutionIndex {
             index: GSI2,
             pk_name: "gsi2pk",
-            pk_value,
-            sort_condition: None,
-            forward: false,
-            start,
+            sk_name: "gsi2sk",
+            pk_value: self.keys.child_executions(parent_job),
         };
         let wanted = parent_execution.map(|n| n.to_string());
-        let items = self
-            .query_collect(query, limit + 1, |item| match &wanted {
-                None => true,
-                Some(n) => item.get("parentExecution").and_then(|v| v.as_n().ok()) == Some(n),
-            })
-            .await?;
-        let executions = items
-            .iter()
-            .map(execution_record)
-            .collect::<Result<_, _>>()?;
-        Ok(looked_ahead(executions, limit, |e: &ExecutionRecord| {
-            keys::child_cursor(e.created_at.timestamp_millis(), &e.execution_id)
-        }))
+        let keep = |item: &Item| match &wanted {
+            None => true,
+            Some(n) => item.get("parentExecution").and_then(|v| v.as_n().ok()) == Some(n),
+        };
+        self.list_execution_index(partition, after, request.limit, keep, |e| {
+            cursor::child(e.created_at.timestamp_millis(), &e.execution_id)
+        })
+        .await
     }
 
     async fn clean_executions(

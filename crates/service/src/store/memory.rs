@@ -13,8 +13,8 @@ use std::sync::{Mutex, MutexGuard};
 use chrono::{DateTime, SubsecRound, Utc};
 
 use super::{
-    CleanReport, ExecutionRecord, JobFilter, JobRecord, Page, PageRequest, Store, StoreError,
-    StoreStats, WakeUp, MAX_PAGE,
+    cursor, CleanReport, ExecutionRecord, JobFilter, JobRecord, Page, PageRequest, Store,
+    StoreError, StoreStats, WakeUp, MAX_PAGE,
 };
 
 /// An in-memory [`Store`]; each instance is a fresh, empty store.
@@ -91,33 +91,18 @@ fn page<T: Clone>(items: Vec<&T>, limit: usize, cursor_of: impl Fn(&T) -> String
 }
 
 /// Splits a cursor `{prefix}{number}.{id}`, accepting only what this store writes.
-fn parse_cursor<N: std::str::FromStr + ToString>(
-    cursor: &str,
-    prefix: &str,
-) -> Result<(N, String), StoreError> {
-    let (number, id) = cursor
-        .strip_prefix(prefix)
-        .and_then(|rest| rest.split_once('.'))
-        .ok_or(StoreError::InvalidCursor)?;
-    match number.parse::<N>() {
-        Ok(n) if n.to_string() == number && !id.is_empty() => Ok((n, id.to_owned())),
-        _ => Err(StoreError::InvalidCursor),
-    }
-}
-
 fn job_cursor(job: &JobRecord) -> String {
-    format!("j1.{}", job.job_id)
+    cursor::job(&job.job_id)
 }
 
 fn execution_cursor(execution: &ExecutionRecord) -> String {
-    format!("e1.{}.{}", execution.execute_number, execution.execution_id)
+    cursor::execution(execution.execute_number, &execution.execution_id)
 }
 
 fn child_cursor(execution: &ExecutionRecord) -> String {
-    format!(
-        "c1.{}.{}",
+    cursor::child(
         execution.created_at.timestamp_millis(),
-        execution.execution_id
+        &execution.execution_id,
     )
 }
 
@@ -192,12 +177,7 @@ impl Store for MemoryStore {
     ) -> Result<Page<JobRecord>, StoreError> {
         let after = match &request.cursor {
             None => None,
-            Some(cursor) => Some(
-                cursor
-                    .strip_prefix("j1.")
-                    .filter(|id| !id.is_empty())
-                    .ok_or(StoreError::InvalidCursor)?,
-            ),
+            Some(text) => Some(cursor::parse_job(text)?),
         };
         let data = self.lock()?;
         let items = data
@@ -260,7 +240,7 @@ impl Store for MemoryStore {
         let after = request
             .cursor
             .as_deref()
-            .map(|cursor| parse_cursor::<u64>(cursor, "e1."))
+            .map(cursor::parse_execution)
             .transpose()?;
         let data = self.lock()?;
         let key = |e: &ExecutionRecord| (e.execute_number, e.execution_id.clone());
@@ -282,7 +262,7 @@ impl Store for MemoryStore {
         let after = request
             .cursor
             .as_deref()
-            .map(|cursor| parse_cursor::<i64>(cursor, "c1."))
+            .map(cursor::parse_child)
             .transpose()?;
         let data = self.lock()?;
         let key = |e: &ExecutionRecord| (e.created_at.timestamp_millis(), e.execution_id.clone());
