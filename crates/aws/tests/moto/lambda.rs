@@ -441,3 +441,125 @@ async fn the_api_fixtures_reach_their_routes() {
     let (status, body) = rig.api_event(&feedback).await;
     assert_eq!(status, 401, "{body}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn queue_and_bus_targets_receive_one_message_per_run() {
+    let moto = need_moto!();
+    let Some(rig) = rig(at("2030-01-01T00:00:30Z")).await else {
+        return;
+    };
+    let sdk = moto.sdk().await;
+    let sqs = aws_sdk_sqs::Client::new(&sdk);
+    let events = aws_sdk_eventbridge::Client::new(&sdk);
+    let queue_url = |name: &str| {
+        let sqs = sqs.clone();
+        let name = format!("{name}-{}", rig.port);
+        async move {
+            sqs.create_queue()
+                .queue_name(name)
+                .send()
+                .await
+                .expect("queue")
+                .queue_url
+                .expect("url")
+        }
+    };
+    let target_queue = queue_url("target").await;
+    let bus_queue = queue_url("from-bus").await;
+    // The bus's events that the job sends reach a queue through a rule, as a consumer's would.
+    let bus = rig
+        .sundial
+        .engine
+        .config()
+        .state_change_bus
+        .clone()
+        .expect("a bus");
+    let bus_queue_arn = sqs
+        .get_queue_attributes()
+        .queue_url(&bus_queue)
+        .attribute_names(aws_sdk_sqs::types::QueueAttributeName::QueueArn)
+        .send()
+        .await
+        .expect("attributes")
+        .attributes
+        .and_then(|a| {
+            a.get(&aws_sdk_sqs::types::QueueAttributeName::QueueArn)
+                .cloned()
+        })
+        .expect("arn");
+    events
+        .put_rule()
+        .name(format!("jobs-{}", rig.port))
+        .event_bus_name(&bus)
+        .event_pattern(r#"{"source": ["my.app"]}"#)
+        .send()
+        .await
+        .expect("rule");
+    events
+        .put_targets()
+        .rule(format!("jobs-{}", rig.port))
+        .event_bus_name(&bus)
+        .targets(
+            aws_sdk_eventbridge::types::Target::builder()
+                .id("queue")
+                .arn(bus_queue_arn)
+                .build()
+                .expect("target"),
+        )
+        .send()
+        .await
+        .expect("targets");
+
+    let base = json!({"jobName": "targets", "creator": "001", "creatorName": "tests"});
+    let mut to_queue = base.clone();
+    to_queue["target"] = json!({"sqs": {"queueUrl": target_queue}});
+    let mut to_bus = base;
+    to_bus["target"] =
+        json!({"eventbridge": {"busName": bus, "source": "my.app", "detailType": "Tick"}});
+    for (id, job) in [("to-queue", to_queue), ("to-bus", to_bus)] {
+        let (status, body) = rig.api("POST", &format!("/jobs/{id}"), Some(job)).await;
+        assert_eq!(status, 200, "{body}");
+        let (status, body) = rig
+            .api(
+                "POST",
+                &format!("/jobs/{id}/trigger"),
+                Some(json!({"n": 7})),
+            )
+            .await;
+        assert_eq!(status, 200, "{body}");
+    }
+    rig.drain_dispatch_quiet().await;
+
+    let received = |url: String| {
+        let sqs = sqs.clone();
+        async move {
+            let out = sqs
+                .receive_message()
+                .queue_url(url)
+                .max_number_of_messages(10)
+                .send()
+                .await;
+            out.expect("receive")
+                .messages
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(|m| m.body)
+                .map(|b| serde_json::from_str::<Value>(&b).expect("JSON"))
+                .collect::<Vec<_>>()
+        }
+    };
+    let messages = received(target_queue).await;
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert_eq!(messages[0]["jobId"], "to-queue");
+    assert_eq!(messages[0]["executeNumber"], 1);
+    let from_bus = received(bus_queue).await;
+    assert_eq!(from_bus.len(), 1, "{from_bus:?}");
+    assert_eq!(from_bus[0]["source"], "my.app");
+    assert_eq!(from_bus[0]["detail-type"], "Tick");
+    assert_eq!(from_bus[0]["detail"]["jobId"], "to-bus");
+    for id in ["to-queue", "to-bus"] {
+        let executions = rig.executions(id).await;
+        assert_eq!(executions.len(), 1);
+        assert_eq!(executions[0]["state"], "Succeeded", "{executions:#?}");
+    }
+}
