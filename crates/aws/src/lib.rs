@@ -9,6 +9,7 @@
 
 pub mod dynamo;
 pub mod handlers;
+pub mod logging;
 pub mod metrics;
 pub mod publisher;
 pub mod runtime;

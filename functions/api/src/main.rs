@@ -6,7 +6,7 @@ use sundial_aws::{handlers, Sundial};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Error> {
-    lambda_http::tracing::init_default_subscriber();
+    sundial_aws::logging::init();
     let sundial = Sundial::from_env().await?.unbatched();
     lambda_http::run(handlers::api_router(&sundial)).await
 }

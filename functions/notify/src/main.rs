@@ -10,7 +10,7 @@ use sundial_aws::Sundial;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Error> {
-    lambda_runtime::tracing::init_default_subscriber();
+    sundial_aws::logging::init();
     let sundial = Arc::new(Sundial::from_env().await?);
     lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| {
         let sundial = Arc::clone(&sundial);

@@ -593,12 +593,16 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                         .await?;
                 }
                 if loaded.execution.run.awaiting_async {
+                    // A feedback-only job is looked at again when its heartbeat would run out:
+                    // nothing else wakes it before the attempt deadline.
+                    let heartbeat = retry::heartbeat_deadline(now, job.job.definition.timeouts());
                     let next = loaded
                         .execution
                         .run
                         .next_check
                         .into_iter()
                         .chain(loaded.execution.run.attempt_deadline)
+                        .chain(heartbeat)
                         .min()
                         .unwrap_or(now);
                     self.wake_at(&loaded.execution.execution_id, next).await?;
@@ -660,7 +664,12 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                     run.awaiting_async = true;
                     run.lease_until = None;
                     run.next_check = definition.check_url().map(|_| now + check_rate(job));
-                    wake = [run.next_check, run.attempt_deadline]
+                    // The heartbeat counts from the attempt's start until the first report.
+                    let heartbeat = retry::heartbeat_deadline(
+                        run.last_report_at.unwrap_or(now),
+                        definition.timeouts(),
+                    );
+                    wake = [run.next_check, run.attempt_deadline, heartbeat]
                         .into_iter()
                         .flatten()
                         .min();

@@ -145,9 +145,12 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                 .unwrap_or(chrono::Duration::days(1));
         let delay = if message.attempt <= NOTIFY_RETRIES {
             Some(NOTIFY_RETRY_DELAY)
-        } else if reliable && now < expires {
+        } else if reliable {
             let doubling = 1u32 << (message.attempt - NOTIFY_RETRIES).min(8);
-            Some((NOTIFY_RETRY_DELAY * doubling).min(RELIABLE_RETRY_DELAY))
+            let delay = (NOTIFY_RETRY_DELAY * doubling).min(RELIABLE_RETRY_DELAY);
+            // No retry that would run after the limit.
+            let at = now + chrono::Duration::from_std(delay).unwrap_or(chrono::Duration::MAX);
+            (at <= expires).then_some(delay)
         } else {
             None
         };

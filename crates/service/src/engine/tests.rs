@@ -81,6 +81,16 @@ impl World {
         app_config: AppConfig,
         respond: impl Fn(&HttpRequest, usize) -> Result<HttpResponse, HttpError> + Send + Sync + 'static,
     ) -> World {
+        World::with_configs(start, app_config, |_| {}, respond)
+    }
+
+    /// [`World::with_config`], with a change to the engine's settings.
+    fn with_configs(
+        start: &str,
+        app_config: AppConfig,
+        tweak: impl FnOnce(&mut EngineConfig),
+        respond: impl Fn(&HttpRequest, usize) -> Result<HttpResponse, HttpError> + Send + Sync + 'static,
+    ) -> World {
         let clock = Arc::new(ManualClock::new(t(start)));
         let app = Arc::new(App::new(MemoryStore::new(), clock.clone(), app_config));
         let http = Arc::new(ScriptedHttp {
@@ -88,11 +98,12 @@ impl World {
             calls: Mutex::new(Vec::new()),
             respond: Box::new(respond),
         });
-        let config = EngineConfig {
+        let mut config = EngineConfig {
             services: BTreeMap::from([("main".to_string(), "http://127.0.0.1:9".to_string())]),
             state_change_bus: Some("sundial".into()),
             ..EngineConfig::default()
         };
+        tweak(&mut config);
         let engine = Arc::new(Engine::new(
             app.clone(),
             MemoryQueue::new(clock.clone()),
@@ -197,6 +208,18 @@ impl World {
             .unwrap()
             .iter()
             .map(|(at, _)| at.format("%H:%M:%S").to_string())
+            .collect()
+    }
+
+    /// The full UTC times of the calls whose URL contains `part`.
+    fn call_instants(&self, part: &str) -> Vec<String> {
+        self.http
+            .calls
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(_, r)| r.url.contains(part))
+            .map(|(at, _)| at.format("%Y-%m-%dT%H:%M:%SZ").to_string())
             .collect()
     }
 
@@ -637,4 +660,448 @@ async fn parent_close_policies_apply_when_a_parent_run_ends() {
     assert!(!w.job_state("lonely").await.has_children);
     w.create("late-child", json!({"parentJob": "lonely"})).await;
     assert!(w.job_state("lonely").await.has_children);
+}
+
+/// The execution's log lines, for assertions on why it ended.
+fn log_lines(execution: &Execution) -> Vec<String> {
+    execution
+        .events()
+        .iter()
+        .map(|e| e.message.clone())
+        .collect()
+}
+
+#[tokio::test]
+async fn heartbeat_times_out_an_async_run_when_feedback_stops() {
+    let w = World::new("2024-01-01T00:00:00Z", |_, _| ok(json!({})));
+    w.create(
+        "beating",
+        json!({
+            "request": [{"method": "POST", "url": "service://main/start?cb=${schedulingFeedbackUrl}"}],
+            "timer": {"dueTime": "5s", "period": "0s"},
+            "async": true, "timeoutSeconds": 120,
+            "timeouts": {"heartbeat": "10s"},
+        }),
+    )
+    .await;
+    let job = JobId::parse("beating").unwrap();
+    w.run_until("2024-01-01T00:00:05Z").await;
+    assert_eq!(w.call_times(), ["00:00:05"]);
+    let url = w.calls()[0].url.clone();
+    let token = url.split("token=").nth(1).unwrap().to_string();
+    let id = "beating~20240101T000005Z";
+    // Progress reports 7 s and 8 s apart: each within the heartbeat, so the run stays alive for
+    // 23 s, more than twice the heartbeat.
+    for (at, progress) in [
+        ("2024-01-01T00:00:12Z", "10%"),
+        ("2024-01-01T00:00:20Z", "20%"),
+        ("2024-01-01T00:00:28Z", "30%"),
+    ] {
+        w.run_until(at).await;
+        let report = json!({"status": "", "progress": progress});
+        w.app()
+            .feedback(&job, 1, Some(id), Some(&token), &report)
+            .await
+            .unwrap();
+        w.drain().await;
+        assert_eq!(
+            states(&w.executions("beating").await),
+            ["Processing"],
+            "{at}"
+        );
+    }
+    // One second before last report + heartbeat: still running.
+    w.run_until("2024-01-01T00:00:37Z").await;
+    let executions = w.executions("beating").await;
+    assert_eq!(states(&executions), ["Processing"]);
+    assert_eq!(executions[0].progress, Some(json!("30%")));
+    // Last report at 00:00:28 + heartbeat 10 s: timed out at 00:00:38, not at timeoutSeconds.
+    w.run_until("2024-01-01T00:01:00Z").await;
+    let executions = w.executions("beating").await;
+    assert_eq!(
+        states(&executions),
+        ["Terminated"],
+        "{:?}",
+        log_lines(&executions[0])
+    );
+    assert_eq!(executions[0].error.as_deref(), Some("timeout"));
+    assert_eq!(executions[0].attempts(), 1);
+    assert_eq!(
+        executions[0].finished_at(),
+        Some(t("2024-01-01T00:00:38Z")),
+        "{:?}",
+        log_lines(&executions[0])
+    );
+    assert!(
+        log_lines(&executions[0])
+            .iter()
+            .any(|l| l.contains("heartbeat")),
+        "{:?}",
+        log_lines(&executions[0])
+    );
+    // A late report finds it no longer waiting.
+    let late = w
+        .app()
+        .feedback(
+            &job,
+            1,
+            Some(id),
+            Some(&token),
+            &json!({"status": "succeed"}),
+        )
+        .await;
+    assert!(matches!(late, Err(AppError::Conflict(_))), "{late:?}");
+    assert_eq!(w.call_times(), ["00:00:05"], "no other call");
+}
+
+#[tokio::test]
+async fn heartbeat_times_out_a_polled_run_when_polls_fail_and_the_timeout_is_retried() {
+    // Call 1 is the chain; polls 2–4 report progress; every later poll answers 500.
+    let w = World::new("2024-01-01T00:00:00Z", |request, n| {
+        if request.url.contains("/check") {
+            if n <= 4 {
+                return ok(json!({"status": "", "progress": format!("{n}0%")}));
+            }
+            return status(500);
+        }
+        ok(json!({"accepted": true}))
+    });
+    w.create(
+        "polled",
+        json!({
+            "timer": {"dueTime": "5s", "period": "0s"},
+            "async": true, "checkRateSeconds": 3, "timeoutSeconds": 120,
+            "checkUrl": {"method": "GET", "url": "service://main/check"},
+            "timeouts": {"heartbeat": "10s"},
+            "retry": [{"errorEquals": "timeout", "intervalSeconds": 5, "maxAttempts": 1}],
+        }),
+    )
+    .await;
+    w.run_until("2024-01-01T00:00:27Z").await;
+    // Attempt 1: last report at 00:00:14, failed polls at 17, 20, 23, heartbeat timeout at 24,
+    // then Failed until the retry 5 s later.
+    let executions = w.executions("polled").await;
+    assert_eq!(
+        states(&executions),
+        ["Failed"],
+        "{:?}",
+        log_lines(&executions[0])
+    );
+    assert_eq!(executions[0].error.as_deref(), Some("timeout"));
+    w.run_until("2024-01-01T00:01:30Z").await;
+    let times = |part: &str| -> Vec<String> {
+        w.call_instants(part)
+            .into_iter()
+            .map(|s| s[11..19].to_string())
+            .collect()
+    };
+    assert_eq!(
+        times("/run"),
+        ["00:00:05", "00:00:29"],
+        "the first attempt, then the retry"
+    );
+    assert_eq!(
+        times("/check"),
+        [
+            "00:00:08", "00:00:11", "00:00:14", "00:00:17", "00:00:20", "00:00:23", "00:00:32",
+            "00:00:35", "00:00:38"
+        ]
+    );
+    assert_eq!(w.calls().len(), 11, "two chains and nine polls");
+    let executions = w.executions("polled").await;
+    assert_eq!(states(&executions), ["Terminated"]);
+    assert_eq!(executions[0].attempts(), 2);
+    assert_eq!(executions[0].error.as_deref(), Some("timeout"));
+    // Attempt 2 started at 00:00:29 and never had a successful poll: 29 + 10 s.
+    assert_eq!(executions[0].finished_at(), Some(t("2024-01-01T00:00:39Z")));
+    assert_eq!(executions[0].progress, Some(json!("40%")));
+}
+
+#[tokio::test]
+async fn schedule_to_close_stops_retries_that_would_start_after_it() {
+    let w = World::new("2024-01-01T00:00:00Z", |_, _| status(500));
+    let job = |path: &str, extra: Value| {
+        let mut body = json!({
+            "request": [{"method": "POST", "url": format!("service://main/{path}")}],
+            "timer": {"dueTime": "10s", "period": "0s"},
+            // Without the limit: up to 100 retries, 10 s apart.
+            "maxRetries": 100,
+            "retryPolicy": {"initialInterval": "10s", "backoffCoefficient": 1.0},
+        });
+        for (k, v) in extra.as_object().unwrap() {
+            body[k] = v.clone();
+        }
+        body
+    };
+    // Deadline 00:01:10: the retry due exactly at the deadline still runs, the next does not.
+    w.create(
+        "close-1m",
+        job("a", json!({"timeouts": {"scheduleToClose": "1m"}})),
+    )
+    .await;
+    // Deadline 00:01:15: the retry after the 00:01:10 failure would start at 00:01:20, so the
+    // run ends at 00:01:10, without waiting for the deadline.
+    w.create(
+        "close-65s",
+        job("b", json!({"timeouts": {"scheduleToClose": "65s"}})),
+    )
+    .await;
+    // A seed-002 rule is bounded too: 10 s, 20 s, then 40 s would start at 00:01:20.
+    w.create(
+        "close-rule",
+        job(
+            "c",
+            json!({
+                "timeouts": {"scheduleToClose": "1m"},
+                "retry": [{"errorEquals": "500", "intervalSeconds": 10, "backoffRate": 2.0, "maxAttempts": 10}],
+            }),
+        ),
+    )
+    .await;
+    w.run_until("2024-01-01T00:03:00Z").await;
+    let times = |part: &str| -> Vec<String> {
+        w.call_instants(part)
+            .into_iter()
+            .map(|s| s[11..19].to_string())
+            .collect()
+    };
+    let every_10s = [
+        "00:00:10", "00:00:20", "00:00:30", "00:00:40", "00:00:50", "00:01:00", "00:01:10",
+    ];
+    assert_eq!(times("/a"), every_10s);
+    assert_eq!(times("/b"), every_10s);
+    assert_eq!(times("/c"), ["00:00:10", "00:00:20", "00:00:40"]);
+    for (id, attempts, end) in [
+        ("close-1m", 7, "2024-01-01T00:01:10Z"),
+        ("close-65s", 7, "2024-01-01T00:01:10Z"),
+        ("close-rule", 3, "2024-01-01T00:00:40Z"),
+    ] {
+        let executions = w.executions(id).await;
+        assert_eq!(states(&executions), ["Terminated"], "{id}");
+        let run = &executions[0];
+        assert_eq!(run.error.as_deref(), Some("500"), "{id}");
+        assert_eq!(run.attempts(), attempts, "{id}");
+        assert_eq!(run.finished_at(), Some(t(end)), "{id}");
+        let last = log_lines(run).last().cloned().unwrap();
+        assert!(last.contains("scheduleToClose"), "{id}: {last}");
+        let failure = w.job_state(id).await.last_failure.unwrap();
+        assert_eq!(failure["error"], "500", "{id}");
+    }
+}
+
+/// A sync job that succeeds at 00:00:10 and notifies `path` of its `200`.
+fn notifying_job(path: &str, qos: u8) -> Value {
+    json!({
+        "timer": {"dueTime": "10s", "period": "0s"}, "qos": qos,
+        "notification": [{"stateEquals": "200", "method": "POST", "url": format!("service://main/{path}"),
+                          "body": "${schedulingNotifyBody}|json"}],
+    })
+}
+
+#[tokio::test]
+async fn qos_1_notifications_keep_retrying_after_the_seed_retries_until_delivered() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let delivering = Arc::new(AtomicBool::new(false));
+    let up = delivering.clone();
+    let w = World::new("2024-01-01T00:00:00Z", move |request, _| {
+        if request.url.contains("/notify") && !up.load(Ordering::SeqCst) {
+            return status(503);
+        }
+        ok(json!({}))
+    });
+    w.create("reliable", notifying_job("notify/reliable", 1))
+        .await;
+    w.create("plain", notifying_job("notify/plain", 0)).await;
+    let times = |part: &str| -> Vec<String> {
+        w.call_instants(part)
+            .into_iter()
+            .map(|s| s[11..19].to_string())
+            .collect()
+    };
+    w.run_until("2024-01-01T00:06:00Z").await;
+    // Tried once, then 3 retries 20 s apart.
+    let seed = ["00:00:10", "00:00:30", "00:00:50", "00:01:10"];
+    assert_eq!(times("/notify/plain"), seed, "qos 0 stops after 3 retries");
+    // qos 1 goes on, the interval doubling: 40 s, 80 s, 160 s…
+    assert_eq!(
+        times("/notify/reliable"),
+        ["00:00:10", "00:00:30", "00:00:50", "00:01:10", "00:01:50", "00:03:10", "00:05:50"]
+    );
+    let plain = &w.executions("plain").await[0];
+    assert_eq!(plain.state(), ExecutionState::Succeeded);
+    assert!(
+        log_lines(plain)
+            .iter()
+            .any(|l| l.contains("notification[0] not delivered after 4 attempts")),
+        "{:?}",
+        log_lines(plain)
+    );
+    // …capped at 5 minutes: 00:10:50 is the next. The target recovers before it.
+    delivering.store(true, Ordering::SeqCst);
+    w.run_until("2024-01-01T00:20:00Z").await;
+    assert_eq!(
+        times("/notify/reliable"),
+        [
+            "00:00:10", "00:00:30", "00:00:50", "00:01:10", "00:01:50", "00:03:10", "00:05:50",
+            "00:10:50"
+        ],
+        "delivered at 00:10:50, then never again"
+    );
+    assert_eq!(
+        times("/notify/plain"),
+        seed,
+        "a recovered target gets no late retry"
+    );
+    let reliable = &w.executions("reliable").await[0];
+    assert!(
+        !log_lines(reliable)
+            .iter()
+            .any(|l| l.contains("not delivered")),
+        "{:?}",
+        log_lines(reliable)
+    );
+    assert_eq!(times("/run"), ["00:00:10", "00:00:10"], "each job ran once");
+}
+
+/// `qos: 1` retries stop once `reliable_notify_for` has passed since the outcome, and the failure
+/// is noted on the execution.
+#[tokio::test]
+async fn qos_1_notifications_give_up_after_reliable_notify_for() {
+    let w = World::with_configs(
+        "2024-01-01T00:00:00Z",
+        AppConfig::default(),
+        |config| config.reliable_notify_for = StdDuration::from_secs(600),
+        |request, _| {
+            if request.url.contains("/notify") {
+                return status(503);
+            }
+            ok(json!({}))
+        },
+    );
+    w.create("reliable", notifying_job("notify", 1)).await;
+    w.run_until("2024-01-01T00:20:00Z").await;
+    let notes: Vec<String> = w
+        .call_instants("/notify")
+        .into_iter()
+        .map(|s| s[11..19].to_string())
+        .collect();
+    // The outcome was at 00:00:10: every attempt comes before 00:10:10.
+    assert_eq!(
+        notes,
+        ["00:00:10", "00:00:30", "00:00:50", "00:01:10", "00:01:50", "00:03:10", "00:05:50"],
+        "no retry more than reliable_notify_for after the outcome"
+    );
+    let run = &w.executions("reliable").await[0];
+    assert!(
+        log_lines(run)
+            .iter()
+            .any(|l| l.contains(&format!("not delivered after {} attempts", notes.len()))),
+        "{:?}",
+        log_lines(run)
+    );
+}
+
+#[tokio::test]
+async fn dst_spring_forward_follows_the_gap_policy() {
+    let w = World::new("2024-03-10T06:50:00Z", |_, _| ok(json!({})));
+    let job = |path: &str, dst: Value| {
+        let mut schedule = json!({"cron": ["30 2 * * *"], "timeZone": "America/New_York"});
+        if !dst.is_null() {
+            schedule["dst"] = dst;
+        }
+        json!({"schedule": schedule,
+               "request": [{"method": "POST", "url": format!("service://main/{path}")}]})
+    };
+    // 2024-03-10 02:00 EST (07:00Z) jumps to 03:00 EDT: 02:30 does not exist that day.
+    w.create("spring-auto", job("auto", Value::Null)).await; // standard: gap auto
+    w.create("spring-skip", job("skip", json!({"gap": "skip"})))
+        .await;
+    w.create("spring-shift", job("shift", json!({"gap": "shift"})))
+        .await;
+    w.create(
+        "spring-transition",
+        job("transition", json!({"gap": "transition"})),
+    )
+    .await;
+    w.run_until("2024-03-10T07:40:00Z").await;
+    // auto on a fixed-time spec = transition: 03:00 EDT. shift: 03:30 EDT. skip: nothing.
+    assert_eq!(w.call_instants("/auto"), ["2024-03-10T07:00:00Z"]);
+    assert_eq!(w.call_instants("/transition"), ["2024-03-10T07:00:00Z"]);
+    assert_eq!(w.call_instants("/shift"), ["2024-03-10T07:30:00Z"]);
+    assert_eq!(w.call_instants("/skip"), Vec::<String>::new());
+    // The next day, 02:30 EDT is 06:30Z for all four.
+    w.clock.set(t("2024-03-11T06:29:50Z"));
+    w.run_until("2024-03-11T06:30:10Z").await;
+    for path in ["/auto", "/transition", "/shift", "/skip"] {
+        let calls = w.call_instants(path);
+        assert_eq!(
+            calls.last().map(String::as_str),
+            Some("2024-03-11T06:30:00Z"),
+            "{path}"
+        );
+    }
+    assert_eq!(w.calls().len(), 7);
+    for id in [
+        "spring-auto",
+        "spring-skip",
+        "spring-shift",
+        "spring-transition",
+    ] {
+        let state = w.job_state(id).await;
+        assert_eq!(state.missed_catchup_window, 0, "{id}");
+        assert!(states(&w.executions(id).await)
+            .iter()
+            .all(|s| *s == "Succeeded"));
+    }
+}
+
+#[tokio::test]
+async fn dst_fall_back_follows_the_overlap_policy() {
+    let w = World::new("2024-11-03T05:20:00Z", |_, _| ok(json!({})));
+    let job = |path: &str, dst: Value| {
+        let mut schedule = json!({"cron": ["30 1 * * *"], "timeZone": "America/New_York"});
+        if !dst.is_null() {
+            schedule["dst"] = dst;
+        }
+        json!({"schedule": schedule,
+               "request": [{"method": "POST", "url": format!("service://main/{path}")}]})
+    };
+    // 2024-11-03 02:00 EDT (06:00Z) falls back to 01:00 EST: 01:30 happens at 05:30Z and 06:30Z.
+    w.create("fall-auto", job("auto", Value::Null)).await; // standard: overlap auto
+    w.create("fall-both", job("both", json!({"overlap": "both"})))
+        .await;
+    w.create("fall-first", job("first", json!({"overlap": "first"})))
+        .await;
+    w.create("fall-second", job("second", json!({"overlap": "second"})))
+        .await;
+    w.run_until("2024-11-03T06:40:00Z").await;
+    // auto on a fixed-time spec: once, at the first (daylight-time) instant.
+    assert_eq!(w.call_instants("/auto"), ["2024-11-03T05:30:00Z"]);
+    assert_eq!(w.call_instants("/first"), ["2024-11-03T05:30:00Z"]);
+    assert_eq!(
+        w.call_instants("/both"),
+        ["2024-11-03T05:30:00Z", "2024-11-03T06:30:00Z"]
+    );
+    assert_eq!(w.call_instants("/second"), ["2024-11-03T06:30:00Z"]);
+    // The next day, 01:30 EST is 06:30Z for all four.
+    w.clock.set(t("2024-11-04T06:29:50Z"));
+    w.run_until("2024-11-04T06:30:10Z").await;
+    for path in ["/auto", "/both", "/first", "/second"] {
+        let calls = w.call_instants(path);
+        assert_eq!(
+            calls.last().map(String::as_str),
+            Some("2024-11-04T06:30:00Z"),
+            "{path}"
+        );
+    }
+    assert_eq!(w.calls().len(), 9);
+    // The two fires of one wall-clock time are two executions, with distinct ids.
+    let both = w.executions("fall-both").await;
+    assert_eq!(states(&both), ["Succeeded"; 3]);
+    let ids: std::collections::BTreeSet<&str> =
+        both.iter().map(|e| e.execution_id.as_str()).collect();
+    assert_eq!(ids.len(), 3, "{ids:?}");
+    for id in ["fall-auto", "fall-both", "fall-first", "fall-second"] {
+        assert_eq!(w.job_state(id).await.missed_catchup_window, 0, "{id}");
+    }
 }
