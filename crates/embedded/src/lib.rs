@@ -2,17 +2,17 @@
 //! [`Queue`](sundial_service::queue::Queue) port in the same file ([`SqliteStore::queue`],
 //! [`SqliteQueue`]), so one process needs one database and nothing else.
 //!
-//! **One connection behind a mutex.** SQLite allows one writer at a time anyway, and a single
-//! connection keeps the prepared-statement cache warm and makes every operation trivially
-//! serialisable within the process. The conditional writes the contract demands
-//! (`UPDATE … WHERE version = ?`, insert-unless-exists) are then exact, and each multi-statement
-//! operation also runs in an `IMMEDIATE` transaction so it stays atomic if another process opens
-//! the same file.
-//!
-//! **`spawn_blocking`.** rusqlite is synchronous and a write can wait on the disk (or on the busy
-//! timeout), so every operation runs on tokio's blocking pool instead of stalling a runtime worker
-//! that is serving HTTP or dispatching fires. A panicked task or a poisoned lock surfaces as
-//! [`StoreError::Unavailable`], never as a panic of the caller.
+//! **One connection, one writer thread, group commit.** SQLite allows one writer at a time anyway.
+//! The connection lives on a thread of its own ([`writer`]); every operation is sent to it and
+//! answered through a channel. The thread takes whatever operations are waiting (up to
+//! [`writer::MAX_BATCH`]), runs them in one `IMMEDIATE` transaction, each inside a savepoint of
+//! its own (an operation that fails is rolled back alone), commits once, and only then answers
+//! them all. Under load many fires share one commit — the WAL append and the file locks that
+//! dominated the cost of a run — and an operation alone is committed at once, so latency at rest
+//! does not change. The conditional writes the contract demands (`UPDATE … WHERE version = ?`,
+//! insert-unless-exists) are exact because one thread runs them in order, and every operation is
+//! atomic because of its savepoint. Callers never block a runtime worker on the disk, and a
+//! stopped writer surfaces as [`StoreError::Unavailable`], never as a panic of the caller.
 //!
 //! **WAL, `synchronous=NORMAL`.** Write-ahead logging lets readers proceed while a write commits
 //! and turns each commit into an append; with `NORMAL` a commit survives a crash of the process
@@ -37,11 +37,12 @@ mod codec;
 mod ops;
 mod queue;
 mod schema;
+mod writer;
 
 pub use queue::SqliteQueue;
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -62,7 +63,7 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// Cloning is cheap and shares the connection.
 #[derive(Clone, Debug)]
 pub struct SqliteStore {
-    conn: Arc<Mutex<Connection>>,
+    db: writer::Db,
 }
 
 impl SqliteStore {
@@ -93,18 +94,18 @@ impl SqliteStore {
 
     fn ready(mut conn: Connection) -> Result<SqliteStore, StoreError> {
         schema::migrate(&mut conn)?;
-        Ok(SqliteStore {
-            conn: Arc::new(Mutex::new(conn)),
-        })
+        let db = writer::Db::start(conn)
+            .map_err(|e| StoreError::Unavailable(format!("starting the SQLite writer: {e}")))?;
+        Ok(SqliteStore { db })
     }
 
-    /// Runs `op` on the connection on tokio's blocking pool.
+    /// Runs `op` on the connection, on the writer thread, in the next batch.
     async fn run<T, F>(&self, op: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
     {
-        blocking(&self.conn, StoreError::Unavailable, op).await
+        self.db.run(StoreError::Unavailable, op).await
     }
 
     /// A named queue (`dispatch`, `notify`, …) in this database, sharing the store's connection.
@@ -113,37 +114,7 @@ impl SqliteStore {
     /// letter of one is invisible to the others. `clock` decides when delays and visibility
     /// timeouts end; the queue starts with [`DEFAULT_MAX_RECEIVES`](sundial_service::queue::DEFAULT_MAX_RECEIVES).
     pub fn queue(&self, name: &str, clock: Arc<dyn Clock>) -> SqliteQueue {
-        SqliteQueue::new(Arc::clone(&self.conn), name, clock)
-    }
-}
-
-/// Runs `op` on `conn` on tokio's blocking pool, for the store and the queues alike.
-///
-/// A poisoned connection mutex or a failed (panicked) task becomes `unavailable(message)`, the
-/// port's own "backend failed" error, never a panic of the caller.
-pub(crate) async fn blocking<T, E, F>(
-    conn: &Arc<Mutex<Connection>>,
-    unavailable: fn(String) -> E,
-    op: F,
-) -> Result<T, E>
-where
-    T: Send + 'static,
-    E: Send + 'static,
-    F: FnOnce(&mut Connection) -> Result<T, E> + Send + 'static,
-{
-    let conn = Arc::clone(conn);
-    let task = tokio::task::spawn_blocking(move || {
-        let mut conn = conn.lock().map_err(|_| {
-            unavailable("the SQLite connection was poisoned by an earlier panic".to_owned())
-        })?;
-        op(&mut conn)
-    });
-    match task.await {
-        Ok(result) => result,
-        Err(err) => {
-            tracing::error!(error = %err, "SQLite task failed");
-            Err(unavailable(format!("SQLite task failed: {err}")))
-        }
+        SqliteQueue::new(self.db.clone(), name, clock)
     }
 }
 

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use rusqlite::types::Value as SqlValue;
-use rusqlite::{params, params_from_iter, Connection, OptionalExtension, TransactionBehavior};
+use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 use sundial_service::store::{
     CleanReport, ExecutionRecord, JobFilter, JobRecord, Page, PageRequest, StoreError, StoreStats,
     WakeUp, MAX_PAGE,
@@ -90,9 +90,7 @@ pub(crate) fn update_job(conn: &mut Connection, job: &JobRecord) -> Result<u64, 
     let version = next_version(job.version)?;
     let (new_version, expected) = (int(version)?, int(job.version)?);
     let document = json_text(&job.document)?;
-    let tx = conn
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(db)?;
+    let tx = conn.savepoint().map_err(db)?;
     let updated = tx
         .prepare_cached(
             "UPDATE jobs SET version = ?1, creator = ?2, parent_job = ?3, service = ?4, state = ?5,
@@ -139,9 +137,7 @@ pub(crate) fn update_job(conn: &mut Connection, job: &JobRecord) -> Result<u64, 
 }
 
 pub(crate) fn delete_job(conn: &mut Connection, job_id: &str) -> Result<bool, StoreError> {
-    let tx = conn
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(db)?;
+    let tx = conn.savepoint().map_err(db)?;
     let deleted = tx
         .execute("DELETE FROM jobs WHERE job_id = ?1", [job_id])
         .map_err(db)?;
@@ -241,9 +237,7 @@ pub(crate) fn update_execution(
     let number = int(execution.execute_number)?;
     let parent_execution = execution.parent_execution.map(int).transpose()?;
     let document = json_text(&execution.document)?;
-    let tx = conn
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(db)?;
+    let tx = conn.savepoint().map_err(db)?;
     let updated = tx
         .prepare_cached(
             "UPDATE executions SET job_id = ?1, execute_number = ?2, state = ?3, parent_job = ?4,
@@ -389,9 +383,7 @@ pub(crate) fn clean_executions(
     retain: usize,
     purge_deleted_jobs: bool,
 ) -> Result<CleanReport, StoreError> {
-    let tx = conn
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(db)?;
+    let tx = conn.savepoint().map_err(db)?;
     let mut report = CleanReport::default();
     if purge_deleted_jobs {
         report.destroyed_jobs_cleaned = tx
@@ -504,7 +496,7 @@ pub(crate) fn due_wakeups(
 
 pub(crate) fn stats(conn: &mut Connection) -> Result<StoreStats, StoreError> {
     // One read transaction, so both counts describe the same moment.
-    let tx = conn.transaction().map_err(db)?;
+    let tx = conn.savepoint().map_err(db)?;
     let count_by_state = |sql: &str| -> Result<BTreeMap<String, u64>, StoreError> {
         tx.prepare_cached(sql)
             .and_then(|mut select| {

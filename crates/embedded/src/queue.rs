@@ -28,21 +28,21 @@
 //! sub-millisecond delays round up so a message is never visible early.
 
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use rusqlite::{params, Connection, TransactionBehavior};
+use rusqlite::{params, Connection};
 use sundial_service::clock::Clock;
 use sundial_service::queue::{Delivery, Queue, QueueError, DEFAULT_MAX_RECEIVES, MAX_DELAY};
 
-use crate::blocking;
+use crate::writer::Db;
 
 /// A named [`Queue`] in a SQLite database, made by [`SqliteStore::queue`](crate::SqliteStore::queue).
 ///
 /// Cloning is cheap and shares the connection.
 #[derive(Clone)]
 pub struct SqliteQueue {
-    conn: Arc<Mutex<Connection>>,
+    db: Db,
     name: Arc<str>,
     clock: Arc<dyn Clock>,
     max_receives: u32,
@@ -58,9 +58,9 @@ impl fmt::Debug for SqliteQueue {
 }
 
 impl SqliteQueue {
-    pub(crate) fn new(conn: Arc<Mutex<Connection>>, name: &str, clock: Arc<dyn Clock>) -> Self {
+    pub(crate) fn new(db: Db, name: &str, clock: Arc<dyn Clock>) -> Self {
         SqliteQueue {
-            conn,
+            db,
             name: Arc::from(name),
             clock,
             max_receives: DEFAULT_MAX_RECEIVES,
@@ -89,10 +89,9 @@ impl SqliteQueue {
         F: FnOnce(&mut Connection, &str) -> Result<T, QueueError> + Send + 'static,
     {
         let name = Arc::clone(&self.name);
-        blocking(&self.conn, QueueError::Unavailable, move |conn| {
-            op(conn, &name)
-        })
-        .await
+        self.db
+            .run(QueueError::Unavailable, move |conn| op(conn, &name))
+            .await
     }
 }
 
@@ -237,9 +236,7 @@ fn receive(
     limit: i64,
     max_receives: u32,
 ) -> Result<Vec<Delivery>, QueueError> {
-    let tx = conn
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(db)?;
+    let tx = conn.savepoint().map_err(db)?;
     tx.prepare_cached(
         "INSERT INTO queue_dead_letters (queue, message_id, body, receive_count, sent_at, dead_at)
          SELECT queue, id, body, receive_count, sent_at, ?2 FROM queue_messages

@@ -36,7 +36,7 @@ impl Default for RunnerOptions {
     fn default() -> Self {
         RunnerOptions {
             tick_every: Duration::from_secs(1),
-            concurrency: 64,
+            concurrency: 256,
             visibility: Duration::from_secs(30),
             max_idle: Duration::from_millis(500),
         }
@@ -135,7 +135,7 @@ async fn poll_loop<S, Q, H, P>(
         let deliveries = if free == 0 {
             Vec::new()
         } else {
-            match queue.receive(free.min(32), options.visibility).await {
+            match queue.receive(free.min(128), options.visibility).await {
                 Ok(deliveries) => deliveries,
                 Err(e) => {
                     tracing::warn!(?lane, error = %e, "receiving failed");

@@ -9,6 +9,7 @@
 //! same fires a punctual one would have, minus those past the catch-up window.
 
 use chrono::{DateTime, Utc};
+use futures_util::stream::{self, StreamExt};
 use sundial_core::execution::{Execution, ExecutionState};
 use sundial_core::job::{Job, JobId, PendingFire};
 use sundial_core::plan;
@@ -18,7 +19,7 @@ use crate::app::{decode, encode_execution, wakeup_key, StoredJob};
 use crate::events::EventPublisher;
 use crate::http::HttpClient;
 use crate::queue::Queue;
-use crate::store::Store;
+use crate::store::{Store, WakeUp};
 
 /// How many index entries one tick reads per batch; it reads batches until none are left due.
 const BATCH: usize = 500;
@@ -39,6 +40,21 @@ pub struct TickReport {
     pub wakeups: usize,
 }
 
+/// How many timer-index entries one tick works on at once.
+const TICK_CONCURRENCY: usize = 32;
+
+/// What one timer-index entry contributed to a tick.
+#[derive(Default)]
+struct EntryOutcome {
+    jobs: usize,
+    fires: usize,
+    missed: u64,
+    wakeups: usize,
+    progressed: bool,
+    materialised: Option<(StoredJob, Vec<PendingFire>)>,
+    wakes: Vec<(String, DateTime<Utc>)>,
+}
+
 impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
     /// Runs one tick at the clock's current time: safe to run late, twice, or concurrently.
     pub async fn tick(&self) -> Result<TickReport, EngineError> {
@@ -54,43 +70,32 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             // Jobs whose fires were created in this batch; their messages go out together (SQS
             // takes ten per request), and only then are the fires cleared from the jobs, so a
             // crash in between leaves them pending and the next tick sends them again.
+            // Entries are independent (one job or execution each): work on several at once, so
+            // a store that commits in groups (the embedded one) shares commits between them.
+            let outcomes: Vec<Result<EntryOutcome, EngineError>> = stream::iter(due)
+                .map(|entry| self.tick_entry(entry, now, horizon))
+                .buffer_unordered(TICK_CONCURRENCY)
+                .collect()
+                .await;
             let mut materialised = Vec::new();
             let mut wakes = Vec::new();
-            for entry in due {
-                if let Some(job_id) = entry.key.strip_prefix("job:") {
-                    let Ok(job_id) = JobId::parse(job_id) else {
-                        self.store().clear_wakeup_if(&entry.key, entry.due).await?;
-                        continue;
-                    };
-                    let (fires, missed, done) =
-                        self.tick_job(&job_id, now, horizon, &mut wakes).await?;
-                    report.jobs += 1;
-                    report.fires += fires;
-                    report.missed += missed;
-                    materialised.extend(done);
-                    // The job's entry now points past the horizon (or is gone) unless it changed
-                    // meanwhile; either way this batch made progress.
-                    progressed = true;
-                } else if let Some(execution_id) = entry.key.strip_prefix("exec:") {
-                    // A trigger's safety-net entry usually finds its run long finished: then there
-                    // is nothing to send. (A finished run's follow-up rides on its own dispatch
-                    // message, which is acknowledged only once that follow-up is done.)
-                    if self.needs_wakeup(execution_id).await? {
-                        let delay = (entry.due - now).to_std().unwrap_or_default();
-                        self.send_dispatch(execution_id, delay).await?;
-                        report.wakeups += 1;
-                    }
-                    self.store().clear_wakeup_if(&entry.key, entry.due).await?;
-                    progressed = true;
-                } else {
-                    tracing::warn!(key = %entry.key, "unknown timer-index entry removed");
-                    self.store().clear_wakeup_if(&entry.key, entry.due).await?;
-                }
+            for outcome in outcomes {
+                let outcome = outcome?;
+                report.jobs += outcome.jobs;
+                report.fires += outcome.fires;
+                report.missed += outcome.missed;
+                report.wakeups += outcome.wakeups;
+                progressed |= outcome.progressed;
+                materialised.extend(outcome.materialised);
+                wakes.extend(outcome.wakes);
             }
             self.wake_all(&wakes).await?;
-            for (stored, pending) in &materialised {
-                self.clear_pending(stored, pending).await?;
-            }
+            let cleared: Vec<Result<(), EngineError>> = stream::iter(materialised)
+                .map(|(stored, pending)| async move { self.clear_pending(&stored, &pending).await })
+                .buffer_unordered(TICK_CONCURRENCY)
+                .collect()
+                .await;
+            cleared.into_iter().collect::<Result<(), _>>()?;
             if count < BATCH || !progressed {
                 break;
             }
@@ -99,6 +104,48 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             tracing::debug!(?report, "tick");
         }
         Ok(report)
+    }
+
+    /// One timer-index entry of a tick: a job's fires planned and created (their messages are
+    /// left to the caller, in `wakes`), or an execution's wake-up sent.
+    async fn tick_entry(
+        &self,
+        entry: WakeUp,
+        now: DateTime<Utc>,
+        horizon: DateTime<Utc>,
+    ) -> Result<EntryOutcome, EngineError> {
+        let mut outcome = EntryOutcome::default();
+        if let Some(job_id) = entry.key.strip_prefix("job:") {
+            let Ok(job_id) = JobId::parse(job_id) else {
+                self.store().clear_wakeup_if(&entry.key, entry.due).await?;
+                return Ok(outcome);
+            };
+            let (fires, missed, done) = self
+                .tick_job(&job_id, now, horizon, &mut outcome.wakes)
+                .await?;
+            outcome.jobs = 1;
+            outcome.fires = fires;
+            outcome.missed = missed;
+            outcome.materialised = done;
+            // The job's entry now points past the horizon (or is gone) unless it changed
+            // meanwhile; either way this batch made progress.
+            outcome.progressed = true;
+        } else if let Some(execution_id) = entry.key.strip_prefix("exec:") {
+            // A trigger's safety-net entry usually finds its run long finished: then there is
+            // nothing to send. (A finished run's follow-up rides on its own dispatch message,
+            // which is acknowledged only once that follow-up is done.)
+            if self.needs_wakeup(execution_id).await? {
+                let delay = (entry.due - now).to_std().unwrap_or_default();
+                self.send_dispatch(execution_id, delay).await?;
+                outcome.wakeups = 1;
+            }
+            self.store().clear_wakeup_if(&entry.key, entry.due).await?;
+            outcome.progressed = true;
+        } else {
+            tracing::warn!(key = %entry.key, "unknown timer-index entry removed");
+            self.store().clear_wakeup_if(&entry.key, entry.due).await?;
+        }
+        Ok(outcome)
     }
 
     /// Whether an execution's `exec:` wake-up still has work to start: false when the execution
