@@ -11,8 +11,10 @@
 //! dominated the cost of a run — and an operation alone is committed at once, so latency at rest
 //! does not change. The conditional writes the contract demands (`UPDATE … WHERE version = ?`,
 //! insert-unless-exists) are exact because one thread runs them in order, and every operation is
-//! atomic because of its savepoint. Callers never block a runtime worker on the disk, and a
-//! stopped writer surfaces as [`StoreError::Unavailable`], never as a panic of the caller.
+//! atomic because of its savepoint. On a file, reads go to a second, read-only connection on a
+//! reader thread of their own: WAL lets them run while the writer commits, and a read sees every
+//! write answered before it. Callers never block a runtime worker on the disk, and a stopped
+//! thread surfaces as [`StoreError::Unavailable`], never as a panic of the caller.
 //!
 //! **WAL, `synchronous=NORMAL`.** Write-ahead logging lets readers proceed while a write commits
 //! and turns each commit into an append; with `NORMAL` a commit survives a crash of the process
@@ -46,7 +48,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use rusqlite::Connection;
+use rusqlite::{Connection, OpenFlags};
 use sundial_service::clock::Clock;
 use sundial_service::store::{
     CleanReport, ExecutionRecord, JobFilter, JobRecord, Page, PageRequest, Store, StoreError,
@@ -64,6 +66,7 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 #[derive(Clone, Debug)]
 pub struct SqliteStore {
     db: writer::Db,
+    reads: writer::Db,
 }
 
 impl SqliteStore {
@@ -83,7 +86,20 @@ impl SqliteStore {
         }
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(db)?;
-        Self::ready(conn)
+        let mut store = Self::ready(conn)?;
+        // Reads get a connection of their own (opened after the schema is migrated), so they do
+        // not queue behind the writer's batches.
+        let reader = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|err| {
+            StoreError::Unavailable(format!("cannot open {} to read: {err}", path.display()))
+        })?;
+        reader.busy_timeout(BUSY_TIMEOUT).map_err(db)?;
+        store.reads = writer::Db::start_reader(reader)
+            .map_err(|e| StoreError::Unavailable(format!("starting the SQLite reader: {e}")))?;
+        Ok(store)
     }
 
     /// A private, empty in-memory database: for tests and `--data`-less runs.
@@ -96,7 +112,20 @@ impl SqliteStore {
         schema::migrate(&mut conn)?;
         let db = writer::Db::start(conn)
             .map_err(|e| StoreError::Unavailable(format!("starting the SQLite writer: {e}")))?;
-        Ok(SqliteStore { db })
+        // An in-memory database is private to its connection: its reads go to the writer too.
+        Ok(SqliteStore {
+            reads: db.clone(),
+            db,
+        })
+    }
+
+    /// Runs a read-only `op` on the reader connection.
+    async fn read<T, F>(&self, op: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        self.reads.run(StoreError::Unavailable, op).await
     }
 
     /// Runs `op` on the connection, on the writer thread, in the next batch.
@@ -126,7 +155,7 @@ impl Store for SqliteStore {
 
     async fn get_job(&self, job_id: &str) -> Result<Option<JobRecord>, StoreError> {
         let job_id = job_id.to_owned();
-        self.run(move |conn| ops::get_job(conn, &job_id)).await
+        self.read(move |conn| ops::get_job(conn, &job_id)).await
     }
 
     async fn update_job(&self, job: &JobRecord) -> Result<u64, StoreError> {
@@ -145,7 +174,7 @@ impl Store for SqliteStore {
         page: &PageRequest,
     ) -> Result<Page<JobRecord>, StoreError> {
         let (filter, page) = (filter.clone(), page.clone());
-        self.run(move |conn| ops::list_jobs(conn, &filter, &page))
+        self.read(move |conn| ops::list_jobs(conn, &filter, &page))
             .await
     }
 
@@ -166,7 +195,7 @@ impl Store for SqliteStore {
         execution_id: &str,
     ) -> Result<Option<ExecutionRecord>, StoreError> {
         let execution_id = execution_id.to_owned();
-        self.run(move |conn| ops::get_execution(conn, &execution_id))
+        self.read(move |conn| ops::get_execution(conn, &execution_id))
             .await
     }
 
@@ -176,7 +205,7 @@ impl Store for SqliteStore {
         page: &PageRequest,
     ) -> Result<Page<ExecutionRecord>, StoreError> {
         let (job_id, page) = (job_id.to_owned(), page.clone());
-        self.run(move |conn| ops::list_executions(conn, &job_id, &page))
+        self.read(move |conn| ops::list_executions(conn, &job_id, &page))
             .await
     }
 
@@ -187,8 +216,10 @@ impl Store for SqliteStore {
         page: &PageRequest,
     ) -> Result<Page<ExecutionRecord>, StoreError> {
         let (parent_job, page) = (parent_job.to_owned(), page.clone());
-        self.run(move |conn| ops::list_child_executions(conn, &parent_job, parent_execution, &page))
-            .await
+        self.read(move |conn| {
+            ops::list_child_executions(conn, &parent_job, parent_execution, &page)
+        })
+        .await
     }
 
     async fn clean_executions(
@@ -213,7 +244,7 @@ impl Store for SqliteStore {
 
     async fn get_wakeup(&self, key: &str) -> Result<Option<DateTime<Utc>>, StoreError> {
         let key = key.to_owned();
-        self.run(move |conn| ops::get_wakeup(conn, &key)).await
+        self.read(move |conn| ops::get_wakeup(conn, &key)).await
     }
 
     async fn due_wakeups(
@@ -221,11 +252,11 @@ impl Store for SqliteStore {
         until: DateTime<Utc>,
         limit: usize,
     ) -> Result<Vec<WakeUp>, StoreError> {
-        self.run(move |conn| ops::due_wakeups(conn, until, limit))
+        self.read(move |conn| ops::due_wakeups(conn, until, limit))
             .await
     }
 
     async fn stats(&self) -> Result<StoreStats, StoreError> {
-        self.run(ops::stats).await
+        self.read(ops::stats).await
     }
 }

@@ -1,5 +1,7 @@
-//! The writer thread: it owns the SQLite connection and runs every operation of the store and the
-//! queues in batches, one transaction per batch (group commit; see the crate docs).
+//! The connection threads: the writer owns the read-write connection and runs every write of the
+//! store and the queues in batches, one transaction per batch (group commit; see the crate docs);
+//! a reader owns a read-only connection to the same file and runs reads, each in its own read
+//! transaction, beside the writer (WAL lets readers go on while a write commits).
 
 use std::sync::mpsc;
 
@@ -77,10 +79,26 @@ where
 impl Db {
     /// Starts the writer thread on `conn`.
     pub(crate) fn start(conn: Connection) -> std::io::Result<Db> {
+        Db::spawn(conn, "sundial-sqlite-writer", true)
+    }
+
+    /// Starts a reader thread on `conn` (opened read-only): no batch transaction, each operation
+    /// is its own read transaction.
+    pub(crate) fn start_reader(conn: Connection) -> std::io::Result<Db> {
+        Db::spawn(conn, "sundial-sqlite-reader", false)
+    }
+
+    fn spawn(conn: Connection, name: &str, batched: bool) -> std::io::Result<Db> {
         let (sender, receiver) = mpsc::channel::<Box<dyn Pending>>();
         std::thread::Builder::new()
-            .name("sundial-sqlite".into())
-            .spawn(move || write_loop(conn, &receiver))?;
+            .name(name.into())
+            .spawn(move || {
+                if batched {
+                    write_loop(conn, &receiver);
+                } else {
+                    read_loop(conn, &receiver);
+                }
+            })?;
         Ok(Db { sender })
     }
 
@@ -110,6 +128,15 @@ impl Db {
                 ))
             }
         }
+    }
+}
+
+fn read_loop(mut conn: Connection, receiver: &mpsc::Receiver<Box<dyn Pending>>) {
+    while let Ok(operation) = receiver.recv() {
+        // The operation's savepoint is its read transaction: it sees every batch committed
+        // before it started, so a read after an answered write sees that write.
+        let answer = operation.run(&mut conn);
+        answer(None);
     }
 }
 
