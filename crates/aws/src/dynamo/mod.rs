@@ -14,7 +14,6 @@ pub mod item;
 pub mod keys;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::fmt::Display;
 use std::time::Duration;
 
 use aws_sdk_dynamodb::error::{DisplayErrorContext, SdkError};
@@ -92,8 +91,8 @@ impl DynamoStore {
     }
 
     fn expires_at(&self, state: &str) -> Option<i64> {
-        let over = ExecutionState::parse(state)
-            .is_some_and(|s| s.is_final() || s == ExecutionState::Failed);
+        // Only final states: a Failed execution is waiting for its retry.
+        let over = ExecutionState::parse(state).is_some_and(ExecutionState::is_final);
         let retention = self.retention.filter(|_| over)?;
         Some(Utc::now().timestamp() + i64::try_from(retention.as_secs()).unwrap_or(i64::MAX / 2))
     }
@@ -364,8 +363,8 @@ fn next_version(version: u64) -> Result<u64, StoreError> {
         .ok_or_else(|| StoreError::Unavailable(format!("version {version} cannot be incremented")))
 }
 
-fn count<'a>(counts: &mut BTreeMap<String, u64>, state: impl Display + 'a) {
-    *counts.entry(state.to_string()).or_insert(0) += 1;
+fn count(counts: &mut BTreeMap<String, u64>, state: String) {
+    *counts.entry(state).or_insert(0) += 1;
 }
 
 impl Store for DynamoStore {
