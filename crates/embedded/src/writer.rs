@@ -22,7 +22,13 @@ pub(crate) struct Db {
 trait Pending: Send {
     /// Runs the operation inside a savepoint of the open batch transaction; returns what answers
     /// the caller once the batch's commit is known (`Some(error)` if it failed).
-    fn run(self: Box<Self>, conn: &mut Connection) -> Box<dyn FnOnce(Option<String>) + Send>;
+    /// Without `savepoint` (the reader, whose operations write nothing and read in one statement
+    /// or open their own read transaction) the operation runs as it is.
+    fn run(
+        self: Box<Self>,
+        conn: &mut Connection,
+        savepoint: bool,
+    ) -> Box<dyn FnOnce(Option<String>) + Send>;
     /// Answers the caller without running: the batch transaction could not start.
     fn fail(self: Box<Self>, why: String);
 }
@@ -39,28 +45,20 @@ where
     E: Send + 'static,
     F: FnOnce(&mut Connection) -> Result<T, E> + Send + 'static,
 {
-    fn run(self: Box<Self>, conn: &mut Connection) -> Box<dyn FnOnce(Option<String>) + Send> {
+    fn run(
+        self: Box<Self>,
+        conn: &mut Connection,
+        savepoint: bool,
+    ) -> Box<dyn FnOnce(Option<String>) + Send> {
         let Operation {
             op,
             unavailable,
             reply,
         } = *self;
-        let result = match conn.execute_batch("SAVEPOINT operation") {
-            Ok(()) => {
-                let result = op(conn);
-                // A failed operation leaves nothing behind: its own writes are undone, the batch's
-                // other operations keep theirs.
-                let end = if result.is_ok() {
-                    "RELEASE operation"
-                } else {
-                    "ROLLBACK TO operation; RELEASE operation"
-                };
-                match conn.execute_batch(end) {
-                    Ok(()) => result,
-                    Err(e) => Err(unavailable(format!("SQLite: ending a savepoint: {e}"))),
-                }
-            }
-            Err(e) => Err(unavailable(format!("SQLite: starting a savepoint: {e}"))),
+        let result = if savepoint {
+            in_savepoint(conn, op, unavailable)
+        } else {
+            op(conn)
         };
         Box::new(move |commit_error| {
             let result = match commit_error {
@@ -73,6 +71,31 @@ where
 
     fn fail(self: Box<Self>, why: String) {
         let _ = self.reply.send(Err((self.unavailable)(why)));
+    }
+}
+
+/// Runs `op` inside a savepoint of the open transaction: a failed operation leaves nothing
+/// behind, the batch's other operations keep their writes. The savepoint statements are prepared
+/// once per connection.
+fn in_savepoint<T, E>(
+    conn: &mut Connection,
+    op: impl FnOnce(&mut Connection) -> Result<T, E>,
+    unavailable: fn(String) -> E,
+) -> Result<T, E> {
+    let run =
+        |conn: &Connection, sql: &str| conn.prepare_cached(sql).and_then(|mut s| s.execute([]));
+    if let Err(e) = run(conn, "SAVEPOINT operation") {
+        return Err(unavailable(format!("SQLite: starting a savepoint: {e}")));
+    }
+    let result = op(conn);
+    let ended = if result.is_ok() {
+        run(conn, "RELEASE operation")
+    } else {
+        run(conn, "ROLLBACK TO operation").and_then(|_| run(conn, "RELEASE operation"))
+    };
+    match ended {
+        Ok(_) => result,
+        Err(e) => Err(unavailable(format!("SQLite: ending a savepoint: {e}"))),
     }
 }
 
@@ -133,9 +156,9 @@ impl Db {
 
 fn read_loop(mut conn: Connection, receiver: &mpsc::Receiver<Box<dyn Pending>>) {
     while let Ok(operation) = receiver.recv() {
-        // The operation's savepoint is its read transaction: it sees every batch committed
-        // before it started, so a read after an answered write sees that write.
-        let answer = operation.run(&mut conn);
+        // Each statement (or the operation's own savepoint) is a read transaction: it sees every
+        // batch committed before it started, so a read after an answered write sees that write.
+        let answer = operation.run(&mut conn, false);
         answer(None);
     }
 }
@@ -156,7 +179,10 @@ fn write_loop(mut conn: Connection, receiver: &mpsc::Receiver<Box<dyn Pending>>)
             }
             continue;
         }
-        let answers: Vec<_> = batch.into_iter().map(|op| op.run(&mut conn)).collect();
+        let answers: Vec<_> = batch
+            .into_iter()
+            .map(|op| op.run(&mut conn, true))
+            .collect();
         let outcome = match conn.execute_batch("COMMIT") {
             Ok(()) => None,
             Err(e) => {
