@@ -231,6 +231,18 @@ impl Store for SqliteStore {
             .await
     }
 
+    async fn commit_fires(
+        &self,
+        job: &JobRecord,
+        executions: &[ExecutionRecord],
+        wakeup: (&str, Option<DateTime<Utc>>),
+    ) -> Result<u64, StoreError> {
+        let (job, executions) = (job.clone(), executions.to_vec());
+        let (key, due) = (wakeup.0.to_owned(), wakeup.1);
+        self.run(move |conn| ops::commit_fires(conn, &job, &executions, &key, due))
+            .await
+    }
+
     async fn set_wakeup(&self, key: &str, due: Option<DateTime<Utc>>) -> Result<(), StoreError> {
         let key = key.to_owned();
         self.run(move |conn| ops::set_wakeup(conn, &key, due)).await

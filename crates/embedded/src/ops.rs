@@ -424,6 +424,26 @@ pub(crate) fn clean_executions(
 // ---------------------------------------------------------------------------------------------
 // Timer index
 
+/// A tick's fires at once. Atomic because the writer runs every operation in a savepoint of its
+/// own and rolls it back when it returns an error (see `writer.rs`): a lost race on the job or an
+/// execution that exists undoes the writes made before it.
+pub(crate) fn commit_fires(
+    conn: &mut Connection,
+    job: &JobRecord,
+    executions: &[ExecutionRecord],
+    key: &str,
+    due: Option<chrono::DateTime<chrono::Utc>>,
+) -> Result<u64, StoreError> {
+    let version = update_job(conn, job)?;
+    for execution in executions {
+        if !create_execution(conn, execution)? {
+            return Err(StoreError::AlreadyExists(execution.execution_id.clone()));
+        }
+    }
+    set_wakeup(conn, key, due)?;
+    Ok(version)
+}
+
 pub(crate) fn set_wakeup(
     conn: &mut Connection,
     key: &str,

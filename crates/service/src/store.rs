@@ -94,6 +94,10 @@ pub struct PageRequest {
 /// The largest page any adapter returns.
 pub const MAX_PAGE: usize = 1000;
 
+/// The most executions one [`Store::commit_fires`] creates (a DynamoDB transaction holds 100
+/// items: these, the job and its timer entry).
+pub const MAX_FIRES_PER_COMMIT: usize = 98;
+
 impl PageRequest {
     /// The first page of `limit` items.
     pub fn first(limit: usize) -> Self {
@@ -237,6 +241,19 @@ pub trait Store: Send + Sync + 'static {
         retain: usize,
         purge_deleted_jobs: bool,
     ) -> impl Future<Output = Result<CleanReport, StoreError>> + Send;
+
+    /// A tick's fires in one atomic write: replaces `job` if its stored version equals
+    /// `job.version` (storing `job.version + 1`, which it returns), creates every execution, and
+    /// sets (or removes) the timer-index entry `wakeup`. All or nothing: `VersionConflict` or
+    /// `NotFound` for the job, `AlreadyExists(execution id)` if one of the executions exists —
+    /// then nothing is written and the caller falls back to writing them one by one. At most
+    /// [`MAX_FIRES_PER_COMMIT`] executions.
+    fn commit_fires(
+        &self,
+        job: &JobRecord,
+        executions: &[ExecutionRecord],
+        wakeup: (&str, Option<DateTime<Utc>>),
+    ) -> impl Future<Output = Result<u64, StoreError>> + Send;
 
     /// Sets (or with `None` removes) the timer-index entry `key`.
     fn set_wakeup(

@@ -624,6 +624,97 @@ impl Store for DynamoStore {
         Ok(report)
     }
 
+    async fn commit_fires(
+        &self,
+        job: &JobRecord,
+        executions: &[ExecutionRecord],
+        wakeup: (&str, Option<DateTime<Utc>>),
+    ) -> Result<u64, StoreError> {
+        use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+        use aws_sdk_dynamodb::types::Put;
+        let built = |e: aws_sdk_dynamodb::error::BuildError| {
+            StoreError::Unavailable(format!("building a transaction: {e}"))
+        };
+        let version = next_version(job.version)?;
+        let mut items = Vec::with_capacity(executions.len() + 2);
+        let job_put = Put::builder()
+            .table_name(&self.table)
+            .set_item(Some(job_item(&self.keys, job, version)?))
+            .condition_expression(VERSION_MATCHES)
+            .expression_attribute_names("#version", "version")
+            .expression_attribute_values(":v", AttributeValue::N(job.version.to_string()))
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .build()
+            .map_err(built)?;
+        items.push(TransactWriteItem::builder().put(job_put).build());
+        for execution in executions {
+            let expires = self.expires_at(&execution.state);
+            let put = Put::builder()
+                .table_name(&self.table)
+                .set_item(Some(execution_item(
+                    &self.keys,
+                    execution,
+                    execution.version,
+                    expires,
+                )?))
+                .condition_expression("attribute_not_exists(pk)")
+                .build()
+                .map_err(built)?;
+            items.push(TransactWriteItem::builder().put(put).build());
+        }
+        let wakeup_write = match wakeup.1 {
+            Some(due) => TransactWriteItem::builder()
+                .put(
+                    Put::builder()
+                        .table_name(&self.table)
+                        .set_item(Some(wakeup_item(&self.keys, wakeup.0, due)))
+                        .build()
+                        .map_err(built)?,
+                )
+                .build(),
+            None => TransactWriteItem::builder()
+                .delete(
+                    Delete::builder()
+                        .table_name(&self.table)
+                        .set_key(Some(self.keys.wakeup(wakeup.0)))
+                        .build()
+                        .map_err(built)?,
+                )
+                .build(),
+        };
+        items.push(wakeup_write);
+        let result = self
+            .client
+            .transact_write_items()
+            .set_transact_items(Some(items))
+            .send()
+            .await;
+        let error = match result {
+            Ok(_) => return Ok(version),
+            Err(e) => e,
+        };
+        // A cancelled transaction says which condition failed: the job's (a lost race, or it is
+        // gone) or an execution's (it exists).
+        let reasons = match error.as_service_error() {
+            Some(TransactWriteItemsError::TransactionCanceledException(c)) => {
+                c.cancellation_reasons().to_vec()
+            }
+            _ => return Err(unavailable("TransactWriteItems", error)),
+        };
+        let failed =
+            |i: usize| reasons.get(i).and_then(|r| r.code()) == Some("ConditionalCheckFailed");
+        if failed(0) {
+            let old = reasons.first().and_then(|r| r.item()).cloned();
+            return Err(conflict_or_missing(&job.job_id, job.version, old));
+        }
+        if let Some(taken) = (0..executions.len()).find(|&i| failed(i + 1)) {
+            return Err(StoreError::AlreadyExists(
+                executions[taken].execution_id.clone(),
+            ));
+        }
+        Err(unavailable("TransactWriteItems", error))
+    }
+
     async fn set_wakeup(&self, key: &str, due: Option<DateTime<Utc>>) -> Result<(), StoreError> {
         match due {
             Some(due) => {

@@ -582,6 +582,14 @@ async fn a_crash_at_any_step_loses_and_duplicates_nothing() {
         // A failed step leaves its message to come back after the visibility timeout, and a
         // run whose worker died is run again when its lease ends.
         w.run_until("2024-01-01T00:04:30Z").await;
+        // No more fires; a run whose worker died in the last minute gets its lease (timeout +
+        // 30 s) to run out and is run again.
+        let id = JobId::parse("sturdy").unwrap();
+        // (The injected failure may not have happened yet: this write can be the one that fails.)
+        if w.app().set_active(&id, false, None).await.is_err() {
+            w.app().set_active(&id, false, None).await.unwrap();
+        }
+        w.run_until("2024-01-01T00:06:30Z").await;
         let executions = w.executions("sturdy").await;
         assert_eq!(
             states(&executions),

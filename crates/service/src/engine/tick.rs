@@ -15,11 +15,11 @@ use sundial_core::job::{Job, JobId, PendingFire};
 use sundial_core::plan;
 
 use super::{Engine, EngineError, MAX_STEP_RETRIES};
-use crate::app::{decode, encode_execution, wakeup_key, StoredJob};
+use crate::app::{decode, encode, encode_execution, next_fire, wakeup_key, StoredJob};
 use crate::events::EventPublisher;
 use crate::http::HttpClient;
 use crate::queue::Queue;
-use crate::store::{Store, WakeUp};
+use crate::store::{Store, StoreError, WakeUp, MAX_FIRES_PER_COMMIT};
 
 /// How many index entries one tick reads per batch; it reads batches until none are left due.
 const BATCH: usize = 500;
@@ -38,6 +38,47 @@ pub struct TickReport {
     pub missed: u64,
     /// Execution wake-ups turned into dispatch messages.
     pub wakeups: usize,
+}
+
+/// The execution a planned fire becomes: `Scheduled` until its due time, `Enqueued` once due.
+fn new_execution(
+    job: &Job,
+    fire: &PendingFire,
+    now: DateTime<Utc>,
+) -> Result<Execution, EngineError> {
+    let definition = &job.definition;
+    let initial = if fire.due > now {
+        ExecutionState::Scheduled
+    } else {
+        ExecutionState::Enqueued
+    };
+    let mut execution = Execution::new(
+        fire.execution_id.clone(),
+        job.job_id().clone(),
+        fire.execute_number,
+        initial,
+        fire.nominal,
+        fire.scheduled_by_id.clone(),
+        now,
+    )
+    .map_err(|e| crate::AppError::Unavailable(e.to_string()))?;
+    execution.parent_job = definition.parent_job().cloned();
+    execution.parent_job_execution = definition.parent_job_execution();
+    execution.run.due = Some(fire.due);
+    execution.run.overlap = fire.overlap;
+    Ok(execution)
+}
+
+/// How [`Engine::commit_fires`] went.
+enum Committed {
+    /// Written: this many executions created.
+    Done(usize),
+    /// The job changed since it was read: read and plan again.
+    Raced,
+    /// The job is gone.
+    Gone,
+    /// Nothing written: take the one-by-one path.
+    OneByOne,
 }
 
 /// How many timer-index entries one tick works on at once.
@@ -179,6 +220,12 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             let plan = plan::plan_tick(&mut stored.job, now, horizon, self.app.debug_mode());
             if stored.job.state != before {
                 stored.job.updated_at = now;
+                match self.commit_fires(&mut stored, now, wakes).await? {
+                    Committed::Done(created) => return Ok((created, plan.missed, None)),
+                    Committed::Raced => continue,
+                    Committed::Gone => return Ok((0, 0, None)),
+                    Committed::OneByOne => {}
+                }
                 // The job's index entry stays as it is: it is due (that is why this tick is here),
                 // so a crash before the fires are created brings the next tick back to them.
                 // `clear_pending` points it at the next fire once they exist.
@@ -213,6 +260,55 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         Ok((created, missed, Some((stored, pending))))
     }
 
+    /// Writes a planned job, its fires' executions and its next timer entry in one atomic store
+    /// write, and adds the fires to `wakes`: one write where the one-by-one path takes four.
+    /// `OneByOne` (nothing written, `stored` as it was) when there are no fires, too many for one
+    /// write, or one of their executions exists already (a job deleted and created again under
+    /// the same id): then the pending-fires path creates what it can.
+    async fn commit_fires(
+        &self,
+        stored: &mut StoredJob,
+        now: DateTime<Utc>,
+        wakes: &mut Vec<(String, DateTime<Utc>)>,
+    ) -> Result<Committed, EngineError> {
+        let pending = &stored.job.state.pending_fires;
+        if pending.is_empty() || pending.len() > MAX_FIRES_PER_COMMIT {
+            return Ok(Committed::OneByOne);
+        }
+        let executions = pending
+            .iter()
+            .map(|fire| new_execution(&stored.job, fire, now))
+            .collect::<Result<Vec<_>, _>>()?;
+        let records = executions
+            .iter()
+            .map(|e| encode_execution(e, 1))
+            .collect::<Result<Vec<_>, _>>()?;
+        let fires = std::mem::take(&mut stored.job.state.pending_fires);
+        let job_id = stored.job.job_id().clone();
+        let record = encode(&stored.job, stored.version, stored.service.clone());
+        let due = next_fire(&stored.job);
+        match self
+            .store()
+            .commit_fires(&record, &records, (&wakeup_key(&job_id), due))
+            .await
+        {
+            Ok(_) => {
+                for execution in &executions {
+                    self.publish_state(execution).await;
+                }
+                wakes.extend(fires.into_iter().map(|f| (f.execution_id, f.due)));
+                Ok(Committed::Done(executions.len()))
+            }
+            Err(StoreError::VersionConflict { .. }) => Ok(Committed::Raced),
+            Err(StoreError::NotFound(_)) => Ok(Committed::Gone),
+            Err(StoreError::AlreadyExists(_)) => {
+                stored.job.state.pending_fires = fires;
+                Ok(Committed::OneByOne)
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
     /// Creates the execution of a planned fire unless it exists; returns whether it created it.
     async fn materialise(
         &self,
@@ -220,27 +316,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         fire: &PendingFire,
         now: DateTime<Utc>,
     ) -> Result<bool, EngineError> {
-        let job_id = job.job_id();
-        let definition = &job.definition;
-        let initial = if fire.due > now {
-            ExecutionState::Scheduled
-        } else {
-            ExecutionState::Enqueued
-        };
-        let mut execution = Execution::new(
-            fire.execution_id.clone(),
-            job_id.clone(),
-            fire.execute_number,
-            initial,
-            fire.nominal,
-            fire.scheduled_by_id.clone(),
-            now,
-        )
-        .map_err(|e| crate::AppError::Unavailable(e.to_string()))?;
-        execution.parent_job = definition.parent_job().cloned();
-        execution.parent_job_execution = definition.parent_job_execution();
-        execution.run.due = Some(fire.due);
-        execution.run.overlap = fire.overlap;
+        let execution = new_execution(job, fire, now)?;
         let created = self
             .store()
             .create_execution(&encode_execution(&execution, 1)?)

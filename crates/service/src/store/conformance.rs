@@ -83,6 +83,7 @@ pub async fn run_all<S: Store, F: Fn() -> S>(make_store: F) {
         wakeup_set_get_overwrite_remove,
         wakeups_due,
         wakeup_cleared_only_if_unchanged,
+        fires_commit_all_or_nothing,
         stats_count_by_state,
         concurrent_job_updates,
         concurrent_execution_creates,
@@ -1373,6 +1374,89 @@ async fn clean_purges_deleted_jobs<S: Store>(store: S) {
 
 // ---------------------------------------------------------------------------------------------
 // Timer index
+
+async fn fires_commit_all_or_nothing<S: Store>(store: S) {
+    store.create_job(&job("ticked")).await.expect("create");
+    store
+        .set_wakeup("job:ticked", Some(t(1_000)))
+        .await
+        .expect("set");
+    let fires = [
+        execution("ticked~1", "ticked", 1),
+        execution("ticked~2", "ticked", 2),
+    ];
+    let mut advanced = job("ticked");
+    advanced.state = "paused".into();
+    let version = store
+        .commit_fires(&advanced, &fires, ("job:ticked", Some(t(60_000))))
+        .await
+        .expect("commit");
+    assert_eq!(version, 2);
+    let stored = store.get_job("ticked").await.expect("get").expect("job");
+    assert_eq!((stored.version, stored.state.as_str()), (2, "paused"));
+    for fire in &fires {
+        let got = store.get_execution(&fire.execution_id).await.expect("get");
+        assert_eq!(
+            got.as_ref().map(|e| e.execute_number),
+            Some(fire.execute_number)
+        );
+    }
+    assert_eq!(
+        store.get_wakeup("job:ticked").await.expect("get"),
+        Some(t(60_000))
+    );
+
+    // A stale version writes nothing: no execution, no timer move.
+    let stale = [execution("ticked~3", "ticked", 3)];
+    let err = expect_err(
+        store
+            .commit_fires(&job("ticked"), &stale, ("job:ticked", Some(t(120_000))))
+            .await,
+        "a commit against a stale version",
+    );
+    assert!(matches!(err, StoreError::VersionConflict { .. }), "{err:?}");
+    assert_eq!(store.get_execution("ticked~3").await.expect("get"), None);
+    assert_eq!(
+        store.get_wakeup("job:ticked").await.expect("get"),
+        Some(t(60_000))
+    );
+
+    // An execution that exists aborts the whole commit, naming it.
+    let mut current = stored.clone();
+    current.state = "active".into();
+    let clash = [
+        execution("ticked~4", "ticked", 4),
+        execution("ticked~2", "ticked", 2),
+    ];
+    let err = expect_err(
+        store
+            .commit_fires(&current, &clash, ("job:ticked", None))
+            .await,
+        "a commit with an existing execution",
+    );
+    assert_eq!(err, StoreError::AlreadyExists("ticked~2".into()));
+    assert_eq!(store.get_execution("ticked~4").await.expect("get"), None);
+    let unchanged = store.get_job("ticked").await.expect("get").expect("job");
+    assert_eq!((unchanged.version, unchanged.state.as_str()), (2, "paused"));
+    assert_eq!(
+        store.get_wakeup("job:ticked").await.expect("get"),
+        Some(t(60_000))
+    );
+
+    // A job that is gone is NotFound, and a commit may remove the timer entry.
+    let err = expect_err(
+        store
+            .commit_fires(&job("ghost"), &[], ("job:ghost", None))
+            .await,
+        "a commit for a missing job",
+    );
+    assert_eq!(err, StoreError::NotFound("ghost".into()));
+    store
+        .commit_fires(&current, &[], ("job:ticked", None))
+        .await
+        .expect("commit with no fires");
+    assert_eq!(store.get_wakeup("job:ticked").await.expect("get"), None);
+}
 
 async fn wakeup_set_get_overwrite_remove<S: Store>(store: S) {
     assert_eq!(

@@ -317,6 +317,55 @@ impl Store for MemoryStore {
         Ok(report)
     }
 
+    async fn commit_fires(
+        &self,
+        job: &JobRecord,
+        executions: &[ExecutionRecord],
+        wakeup: (&str, Option<DateTime<Utc>>),
+    ) -> Result<u64, StoreError> {
+        let version = next_version(job.version)?;
+        let mut data = self.lock_write()?;
+        let stored = data
+            .jobs
+            .get(&job.job_id)
+            .ok_or_else(|| StoreError::NotFound(job.job_id.clone()))?;
+        if stored.version != job.version {
+            return Err(StoreError::VersionConflict {
+                key: job.job_id.clone(),
+                expected: job.version,
+            });
+        }
+        if let Some(taken) = executions
+            .iter()
+            .find(|e| data.executions.contains_key(&e.execution_id))
+        {
+            return Err(StoreError::AlreadyExists(taken.execution_id.clone()));
+        }
+        data.jobs.insert(
+            job.job_id.clone(),
+            JobRecord {
+                version,
+                created_at: ms(job.created_at),
+                updated_at: ms(job.updated_at),
+                ..job.clone()
+            },
+        );
+        for execution in executions {
+            data.executions.insert(
+                execution.execution_id.clone(),
+                ExecutionRecord {
+                    created_at: ms(execution.created_at),
+                    ..execution.clone()
+                },
+            );
+        }
+        match wakeup.1 {
+            Some(due) => data.wakeups.insert(wakeup.0.to_owned(), ms(due)),
+            None => data.wakeups.remove(wakeup.0),
+        };
+        Ok(version)
+    }
+
     async fn set_wakeup(&self, key: &str, due: Option<DateTime<Utc>>) -> Result<(), StoreError> {
         let mut data = self.lock_write()?;
         match due {
