@@ -463,6 +463,20 @@ def main(argv):
         emit(args.endpoint.rstrip("/"), args.region, env)
         return 0
 
+    def serialized(app):
+        # moto's backends are not thread-safe: two DynamoDB transactions at once can fail with
+        # "dictionary changed size during iteration" (a 500). AWS applies each request
+        # atomically, so requests are handled one at a time here; Sundial never long-polls
+        # (WaitTimeSeconds is 0), so none holds the lock for long.
+        lock = threading.Lock()
+
+        def call(environ, start_response):
+            with lock:
+                # The body is built inside the lock: moto does its work while it is produced.
+                return list(app(environ, start_response))
+
+        return call
+
     try:
         from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
         from werkzeug.serving import make_server
@@ -487,7 +501,7 @@ def main(argv):
     # thread, so a port in use is an error rather than a thread dying while start() waits forever.
     try:
         server = make_server(
-            "127.0.0.1", args.port, DomainDispatcherApplication(create_backend_app), threaded=True
+            "127.0.0.1", args.port, serialized(DomainDispatcherApplication(create_backend_app)), threaded=True
         )
     except OSError as e:
         fail(f"starting moto on 127.0.0.1:{args.port}: {e}", 1)

@@ -14,7 +14,7 @@ use std::time::Duration;
 use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent, SqsMessage};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
-use sundial_service::engine::{DispatchMessage, EngineError};
+use sundial_service::engine::{DispatchMessage, EngineError, Run};
 use sundial_service::queue::Queue;
 
 use crate::runtime::{AwsEngine, Sundial};
@@ -80,11 +80,27 @@ pub async fn tick(sundial: &Sundial, event: &Value) -> Result<Value, EngineError
 
 /// Runs a batch from the dispatch or notify queue; the response names the messages to redeliver.
 pub async fn batch(sundial: &Sundial, lane: Lane, event: SqsEvent) -> SqsBatchResponse {
+    // The batch's executions and jobs are read in one request (BatchGetItem), not two per message.
+    let mut prefetched = match lane {
+        Lane::Dispatch => {
+            let ids: Vec<String> = event
+                .records
+                .iter()
+                .filter_map(|r| dispatch_message(r).ok())
+                .map(|m| m.execution_id)
+                .collect();
+            sundial.engine.prefetch(&ids).await
+        }
+        Lane::Notify => Default::default(),
+    };
     let mut running = tokio::task::JoinSet::new();
     for record in event.records {
         let engine = Arc::clone(&sundial.engine);
+        let read = dispatch_message(&record)
+            .ok()
+            .and_then(|m| prefetched.remove(&m.execution_id));
         running.spawn(async move {
-            let outcome = run_message(&engine, lane, &record).await;
+            let outcome = run_message(&engine, lane, &record, read).await;
             (record, outcome)
         });
     }
@@ -135,22 +151,27 @@ pub async fn batch(sundial: &Sundial, lane: Lane, event: SqsEvent) -> SqsBatchRe
     response
 }
 
+fn dispatch_message(record: &SqsMessage) -> serde_json::Result<DispatchMessage> {
+    serde_json::from_str(record.body.as_deref().unwrap_or_default())
+}
+
 async fn run_message(
     engine: &AwsEngine,
     lane: Lane,
     record: &SqsMessage,
+    read: Option<Option<Run>>,
 ) -> Result<(), EngineError> {
-    let body = record.body.as_deref().unwrap_or_default();
     match lane {
-        Lane::Dispatch => match serde_json::from_str::<DispatchMessage>(body) {
-            Ok(message) => engine.dispatch(&message.execution_id).await,
+        Lane::Dispatch => match dispatch_message(record) {
+            Ok(message) => engine.dispatch_from(&message.execution_id, read).await,
             Err(e) => {
                 // Redelivering it would fail the same way until it reached the DLQ; drop it now.
+                let body = record.body.as_deref().unwrap_or_default();
                 tracing::warn!(error = %e, body, "unreadable dispatch message dropped");
                 Ok(())
             }
         },
-        Lane::Notify => engine.notify(body).await,
+        Lane::Notify => engine.notify(record.body.as_deref().unwrap_or_default()).await,
     }
 }
 

@@ -51,8 +51,8 @@ use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OpenFlags};
 use sundial_service::clock::Clock;
 use sundial_service::store::{
-    CleanReport, ExecutionRecord, JobFilter, JobRecord, Page, PageRequest, Store, StoreError,
-    StoreStats, WakeUp,
+    check_batch, CleanReport, ExecutionRecord, JobFilter, JobRecord, ManyRead, Page, PageRequest,
+    Store, StoreError, StoreStats, WakeUp, Write, WriteAllError,
 };
 
 use crate::codec::db;
@@ -231,15 +231,35 @@ impl Store for SqliteStore {
             .await
     }
 
-    async fn commit_fires(
+    async fn read_many(
         &self,
-        job: &JobRecord,
-        executions: &[ExecutionRecord],
-        wakeup: (&str, Option<DateTime<Utc>>),
-    ) -> Result<u64, StoreError> {
-        let (job, executions) = (job.clone(), executions.to_vec());
-        let (key, due) = (wakeup.0.to_owned(), wakeup.1);
-        self.run(move |conn| ops::commit_fires(conn, &job, &executions, &key, due))
+        execution_ids: &[String],
+        job_ids: &[String],
+    ) -> Result<ManyRead, StoreError> {
+        let (execution_ids, job_ids) = (execution_ids.to_vec(), job_ids.to_vec());
+        self.read(move |conn| {
+            Ok(ManyRead {
+                executions: execution_ids
+                    .iter()
+                    .map(|id| ops::get_execution(conn, id))
+                    .collect::<Result<_, _>>()?,
+                jobs: job_ids
+                    .iter()
+                    .map(|id| ops::get_job(conn, id))
+                    .collect::<Result<_, _>>()?,
+            })
+        })
+        .await
+    }
+
+    async fn write_all(&self, writes: &[Write<'_>]) -> Result<(), WriteAllError> {
+        check_batch(writes)?;
+        let writes: Vec<ops::OwnedWrite> = writes.iter().map(Into::into).collect();
+        self.db
+            .run(
+                |why| WriteAllError::whole(StoreError::Unavailable(why)),
+                move |conn| ops::write_all(conn, &writes),
+            )
             .await
     }
 

@@ -11,7 +11,7 @@ use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 use sundial_service::store::{
     CleanReport, ExecutionRecord, JobFilter, JobRecord, Page, PageRequest, StoreError, StoreStats,
-    WakeUp, MAX_PAGE,
+    WakeUp, MAX_PAGE, Write, WriteAllError,
 };
 
 use crate::codec::{
@@ -424,24 +424,49 @@ pub(crate) fn clean_executions(
 // ---------------------------------------------------------------------------------------------
 // Timer index
 
-/// A tick's fires at once. Atomic because the writer runs every operation in a savepoint of its
-/// own and rolls it back when it returns an error (see `writer.rs`): a lost race on the job or an
-/// execution that exists undoes the writes made before it.
-pub(crate) fn commit_fires(
-    conn: &mut Connection,
-    job: &JobRecord,
-    executions: &[ExecutionRecord],
-    key: &str,
-    due: Option<chrono::DateTime<chrono::Utc>>,
-) -> Result<u64, StoreError> {
-    let version = update_job(conn, job)?;
-    for execution in executions {
-        if !create_execution(conn, execution)? {
-            return Err(StoreError::AlreadyExists(execution.execution_id.clone()));
+/// Writes every write of a batch or none. Atomic because the writer runs every operation in a
+/// savepoint of its own and rolls it back when it returns an error (see `writer.rs`): a failed
+/// condition undoes the writes made before it.
+pub(crate) fn write_all(conn: &mut Connection, writes: &[OwnedWrite]) -> Result<(), WriteAllError> {
+    for (index, write) in writes.iter().enumerate() {
+        let at = |e| WriteAllError::at(index, e);
+        match write {
+            OwnedWrite::UpdateJob(job) => {
+                update_job(conn, job).map_err(at)?;
+            }
+            OwnedWrite::CreateExecution(execution) => {
+                if !create_execution(conn, execution).map_err(at)? {
+                    return Err(at(StoreError::AlreadyExists(
+                        execution.execution_id.clone(),
+                    )));
+                }
+            }
+            OwnedWrite::UpdateExecution(execution) => {
+                update_execution(conn, execution).map_err(at)?;
+            }
+            OwnedWrite::SetWakeup(key, due) => set_wakeup(conn, key, *due).map_err(at)?,
         }
     }
-    set_wakeup(conn, key, due)?;
-    Ok(version)
+    Ok(())
+}
+
+/// A [`Write`] that owns its data, to cross to the writer thread.
+pub(crate) enum OwnedWrite {
+    UpdateJob(JobRecord),
+    CreateExecution(ExecutionRecord),
+    UpdateExecution(ExecutionRecord),
+    SetWakeup(String, Option<chrono::DateTime<chrono::Utc>>),
+}
+
+impl From<&Write<'_>> for OwnedWrite {
+    fn from(write: &Write<'_>) -> Self {
+        match *write {
+            Write::UpdateJob(job) => OwnedWrite::UpdateJob(job.clone()),
+            Write::CreateExecution(e) => OwnedWrite::CreateExecution(e.clone()),
+            Write::UpdateExecution(e) => OwnedWrite::UpdateExecution(e.clone()),
+            Write::SetWakeup(key, due) => OwnedWrite::SetWakeup(key.to_owned(), due),
+        }
+    }
 }
 
 pub(crate) fn set_wakeup(

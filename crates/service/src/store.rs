@@ -94,9 +94,94 @@ pub struct PageRequest {
 /// The largest page any adapter returns.
 pub const MAX_PAGE: usize = 1000;
 
-/// The most executions one [`Store::commit_fires`] creates (a DynamoDB transaction holds 100
-/// items: these, the job and its timer entry).
-pub const MAX_FIRES_PER_COMMIT: usize = 98;
+/// The most writes one [`Store::write_all`] takes (a DynamoDB transaction holds 100 items).
+pub const MAX_WRITES: usize = 100;
+
+/// One write of an atomic [`Store::write_all`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Write<'a> {
+    /// Replaces a job at its version, as [`Store::update_job`] (the job is then at `version + 1`).
+    UpdateJob(&'a JobRecord),
+    /// Creates an execution; the id must be free.
+    CreateExecution(&'a ExecutionRecord),
+    /// Replaces an execution at its version, as [`Store::update_execution`].
+    UpdateExecution(&'a ExecutionRecord),
+    /// Sets (or with `None` removes) a timer-index entry, as [`Store::set_wakeup`].
+    SetWakeup(&'a str, Option<DateTime<Utc>>),
+}
+
+impl Write<'_> {
+    /// The key the write is about, for error messages and duplicate checks.
+    pub fn key(&self) -> String {
+        match self {
+            Write::UpdateJob(job) => format!("job {}", job.job_id),
+            Write::CreateExecution(e) | Write::UpdateExecution(e) => {
+                format!("execution {}", e.execution_id)
+            }
+            Write::SetWakeup(key, _) => format!("wakeup {key}"),
+        }
+    }
+}
+
+/// What [`Store::read_many`] found.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ManyRead {
+    /// The executions asked for, in order.
+    pub executions: Vec<Option<ExecutionRecord>>,
+    /// The jobs asked for, in order.
+    pub jobs: Vec<Option<JobRecord>>,
+}
+
+/// Why [`Store::write_all`] wrote nothing.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+#[error("{error}")]
+pub struct WriteAllError {
+    /// The write whose condition failed; `None` when the batch failed as a whole.
+    pub index: Option<usize>,
+    /// What failed.
+    pub error: StoreError,
+}
+
+impl WriteAllError {
+    /// A failure of the batch as a whole (backend down, malformed batch).
+    pub fn whole(error: StoreError) -> Self {
+        WriteAllError { index: None, error }
+    }
+
+    /// The failure of write `index`.
+    pub fn at(index: usize, error: StoreError) -> Self {
+        WriteAllError {
+            index: Some(index),
+            error,
+        }
+    }
+}
+
+impl From<WriteAllError> for StoreError {
+    fn from(e: WriteAllError) -> Self {
+        e.error
+    }
+}
+
+/// Checks the shape every adapter requires of a batch: at most [`MAX_WRITES`], no key twice.
+pub fn check_batch(writes: &[Write<'_>]) -> Result<(), WriteAllError> {
+    if writes.len() > MAX_WRITES {
+        return Err(WriteAllError::whole(StoreError::Unavailable(format!(
+            "{} writes in one batch; at most {MAX_WRITES}",
+            writes.len()
+        ))));
+    }
+    let mut keys = std::collections::BTreeSet::new();
+    for write in writes {
+        let key = write.key();
+        if !keys.insert(key.clone()) {
+            return Err(WriteAllError::whole(StoreError::Unavailable(format!(
+                "{key} written twice in one batch"
+            ))));
+        }
+    }
+    Ok(())
+}
 
 impl PageRequest {
     /// The first page of `limit` items.
@@ -242,18 +327,35 @@ pub trait Store: Send + Sync + 'static {
         purge_deleted_jobs: bool,
     ) -> impl Future<Output = Result<CleanReport, StoreError>> + Send;
 
-    /// A tick's fires in one atomic write: replaces `job` if its stored version equals
-    /// `job.version` (storing `job.version + 1`, which it returns), creates every execution, and
-    /// sets (or removes) the timer-index entry `wakeup`. All or nothing: `VersionConflict` or
-    /// `NotFound` for the job, `AlreadyExists(execution id)` if one of the executions exists —
-    /// then nothing is written and the caller falls back to writing them one by one. At most
-    /// [`MAX_FIRES_PER_COMMIT`] executions.
-    fn commit_fires(
+    /// Makes every write of `writes` or none: the tick's job, fires and timer entry; a dispatch
+    /// step's execution and the job slot it takes or frees. Each key appears at most once, and at
+    /// most [`MAX_WRITES`] writes. When a write's condition fails nothing is written and the error
+    /// names that write (`index`) with what [`Store::update_job`], [`Store::create_execution`]
+    /// (`AlreadyExists`) or [`Store::update_execution`] would have answered.
+    fn write_all(
         &self,
-        job: &JobRecord,
-        executions: &[ExecutionRecord],
-        wakeup: (&str, Option<DateTime<Utc>>),
-    ) -> impl Future<Output = Result<u64, StoreError>> + Send;
+        writes: &[Write<'_>],
+    ) -> impl Future<Output = Result<(), WriteAllError>> + Send;
+
+    /// Executions and jobs read at once (one round trip per hundred on DynamoDB), each list in
+    /// the order asked, `None` for a missing one: what a tick reads for a batch of due entries and
+    /// a dispatch for a batch of messages.
+    fn read_many(
+        &self,
+        execution_ids: &[String],
+        job_ids: &[String],
+    ) -> impl Future<Output = Result<ManyRead, StoreError>> + Send {
+        async move {
+            let mut read = ManyRead::default();
+            for id in execution_ids {
+                read.executions.push(self.get_execution(id).await?);
+            }
+            for id in job_ids {
+                read.jobs.push(self.get_job(id).await?);
+            }
+            Ok(read)
+        }
+    }
 
     /// Sets (or with `None` removes) the timer-index entry `key`.
     fn set_wakeup(

@@ -25,8 +25,8 @@ use aws_sdk_dynamodb::Client;
 use chrono::{DateTime, Utc};
 use sundial_core::execution::ExecutionState;
 use sundial_service::store::{
-    cursor, CleanReport, ExecutionRecord, JobFilter, JobRecord, Page, PageRequest, Store,
-    StoreError, StoreStats, WakeUp, MAX_PAGE,
+    check_batch, cursor, CleanReport, ExecutionRecord, JobFilter, JobRecord, ManyRead, Page,
+    PageRequest, Store, StoreError, StoreStats, WakeUp, Write, WriteAllError, MAX_PAGE,
 };
 
 use item::{
@@ -110,6 +110,141 @@ impl DynamoStore {
         Ok(output
             .item
             .filter(|item| !expired(item, Utc::now().timestamp())))
+    }
+
+    /// Strongly consistent reads of many items (`BatchGetItem`, 100 keys per request), in the
+    /// order of `keys`; `None` for a missing or expired item.
+    async fn batch_get(&self, keys: Vec<Item>) -> Result<Vec<Option<Item>>, StoreError> {
+        use aws_sdk_dynamodb::types::KeysAndAttributes;
+        let identity = |item: &Item| {
+            let text = |name: &str| {
+                item.get(name)
+                    .and_then(|v| v.as_s().ok())
+                    .cloned()
+                    .unwrap_or_default()
+            };
+            (text("pk"), text("sk"))
+        };
+        let mut found: HashMap<(String, String), Item> = HashMap::new();
+        let now = Utc::now().timestamp();
+        // DynamoDB refuses a request that names a key twice.
+        let mut seen = std::collections::HashSet::new();
+        let unique: Vec<Item> = keys
+            .iter()
+            .filter(|key| seen.insert(identity(key)))
+            .cloned()
+            .collect();
+        for chunk in unique.chunks(100) {
+            let mut pending = chunk.to_vec();
+            for attempt in 0..10u32 {
+                if pending.is_empty() {
+                    break;
+                }
+                if attempt > 0 {
+                    // Unprocessed keys mean throttling: back off before asking again.
+                    tokio::time::sleep(Duration::from_millis(20 << attempt.min(5))).await;
+                }
+                let request = KeysAndAttributes::builder()
+                    .set_keys(Some(std::mem::take(&mut pending)))
+                    .consistent_read(true)
+                    .build()
+                    .map_err(|e| StoreError::Unavailable(format!("building a batch read: {e}")))?;
+                let output = self
+                    .client
+                    .batch_get_item()
+                    .request_items(&self.table, request)
+                    .send()
+                    .await
+                    .map_err(|e| unavailable("BatchGetItem", e))?;
+                for item in output
+                    .responses
+                    .and_then(|mut r| r.remove(&self.table))
+                    .unwrap_or_default()
+                {
+                    if !expired(&item, now) {
+                        found.insert(identity(&item), item);
+                    }
+                }
+                pending = output
+                    .unprocessed_keys
+                    .and_then(|mut u| u.remove(&self.table))
+                    .map(|k| k.keys)
+                    .unwrap_or_default();
+            }
+            if !pending.is_empty() {
+                return Err(StoreError::Unavailable(
+                    "BatchGetItem: keys left unprocessed after retries".into(),
+                ));
+            }
+        }
+        Ok(keys.iter().map(|key| found.get(&identity(key)).cloned()).collect())
+    }
+
+    /// One write of a batch, without a transaction.
+    async fn write_one(&self, write: &Write<'_>) -> Result<(), StoreError> {
+        match *write {
+            Write::UpdateJob(job) => self.update_job(job).await.map(drop),
+            Write::UpdateExecution(e) => self.update_execution(e).await.map(drop),
+            Write::CreateExecution(e) => match self.create_execution(e).await? {
+                true => Ok(()),
+                false => Err(StoreError::AlreadyExists(e.execution_id.clone())),
+            },
+            Write::SetWakeup(key, due) => self.set_wakeup(key, due).await,
+        }
+    }
+
+    /// A write as an item of `TransactWriteItems`, with the condition its own call would have.
+    fn transact_item(&self, write: &Write<'_>) -> Result<TransactWriteItem, StoreError> {
+        use aws_sdk_dynamodb::types::Put;
+        let built = |e: aws_sdk_dynamodb::error::BuildError| {
+            StoreError::Unavailable(format!("building a transaction: {e}"))
+        };
+        let versioned = |item: Item, expected: u64| {
+            Put::builder()
+                .table_name(&self.table)
+                .set_item(Some(item))
+                .condition_expression(VERSION_MATCHES)
+                .expression_attribute_names("#version", "version")
+                .expression_attribute_values(":v", AttributeValue::N(expected.to_string()))
+                .return_values_on_condition_check_failure(
+                    ReturnValuesOnConditionCheckFailure::AllOld,
+                )
+                .build()
+                .map_err(built)
+        };
+        let put = match *write {
+            Write::UpdateJob(job) => {
+                versioned(job_item(&self.keys, job, next_version(job.version)?)?, job.version)?
+            }
+            Write::UpdateExecution(e) => {
+                let expires = self.expires_at(&e.state);
+                let item = execution_item(&self.keys, e, next_version(e.version)?, expires)?;
+                versioned(item, e.version)?
+            }
+            Write::CreateExecution(e) => {
+                let expires = self.expires_at(&e.state);
+                Put::builder()
+                    .table_name(&self.table)
+                    .set_item(Some(execution_item(&self.keys, e, e.version, expires)?))
+                    .condition_expression("attribute_not_exists(pk)")
+                    .build()
+                    .map_err(built)?
+            }
+            Write::SetWakeup(key, Some(due)) => Put::builder()
+                .table_name(&self.table)
+                .set_item(Some(wakeup_item(&self.keys, key, due)))
+                .build()
+                .map_err(built)?,
+            Write::SetWakeup(key, None) => {
+                let delete = Delete::builder()
+                    .table_name(&self.table)
+                    .set_key(Some(self.keys.wakeup(key)))
+                    .build()
+                    .map_err(built)?;
+                return Ok(TransactWriteItem::builder().delete(delete).build());
+            }
+        };
+        Ok(TransactWriteItem::builder().put(put).build())
     }
 
     /// A conditional put. `Ok(None)` when it went through; `Ok(Some(old))` when the condition
@@ -624,65 +759,20 @@ impl Store for DynamoStore {
         Ok(report)
     }
 
-    async fn commit_fires(
-        &self,
-        job: &JobRecord,
-        executions: &[ExecutionRecord],
-        wakeup: (&str, Option<DateTime<Utc>>),
-    ) -> Result<u64, StoreError> {
+    async fn write_all(&self, writes: &[Write<'_>]) -> Result<(), WriteAllError> {
         use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
-        use aws_sdk_dynamodb::types::Put;
-        let built = |e: aws_sdk_dynamodb::error::BuildError| {
-            StoreError::Unavailable(format!("building a transaction: {e}"))
-        };
-        let version = next_version(job.version)?;
-        let mut items = Vec::with_capacity(executions.len() + 2);
-        let job_put = Put::builder()
-            .table_name(&self.table)
-            .set_item(Some(job_item(&self.keys, job, version)?))
-            .condition_expression(VERSION_MATCHES)
-            .expression_attribute_names("#version", "version")
-            .expression_attribute_values(":v", AttributeValue::N(job.version.to_string()))
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-            .build()
-            .map_err(built)?;
-        items.push(TransactWriteItem::builder().put(job_put).build());
-        for execution in executions {
-            let expires = self.expires_at(&execution.state);
-            let put = Put::builder()
-                .table_name(&self.table)
-                .set_item(Some(execution_item(
-                    &self.keys,
-                    execution,
-                    execution.version,
-                    expires,
-                )?))
-                .condition_expression("attribute_not_exists(pk)")
-                .build()
-                .map_err(built)?;
-            items.push(TransactWriteItem::builder().put(put).build());
+        check_batch(writes)?;
+        match writes {
+            [] => return Ok(()),
+            // One write needs no transaction (which costs twice the capacity).
+            [only] => return self.write_one(only).await.map_err(|e| WriteAllError::at(0, e)),
+            _ => {}
         }
-        let wakeup_write = match wakeup.1 {
-            Some(due) => TransactWriteItem::builder()
-                .put(
-                    Put::builder()
-                        .table_name(&self.table)
-                        .set_item(Some(wakeup_item(&self.keys, wakeup.0, due)))
-                        .build()
-                        .map_err(built)?,
-                )
-                .build(),
-            None => TransactWriteItem::builder()
-                .delete(
-                    Delete::builder()
-                        .table_name(&self.table)
-                        .set_key(Some(self.keys.wakeup(wakeup.0)))
-                        .build()
-                        .map_err(built)?,
-                )
-                .build(),
-        };
-        items.push(wakeup_write);
+        let items = writes
+            .iter()
+            .map(|write| self.transact_item(write))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(WriteAllError::whole)?;
         let result = self
             .client
             .transact_write_items()
@@ -690,29 +780,86 @@ impl Store for DynamoStore {
             .send()
             .await;
         let error = match result {
-            Ok(_) => return Ok(version),
+            Ok(_) => return Ok(()),
             Err(e) => e,
         };
-        // A cancelled transaction says which condition failed: the job's (a lost race, or it is
-        // gone) or an execution's (it exists).
+        // A cancelled transaction gives a reason per item, in order: the first failed condition
+        // names the write that failed.
         let reasons = match error.as_service_error() {
             Some(TransactWriteItemsError::TransactionCanceledException(c)) => {
                 c.cancellation_reasons().to_vec()
             }
-            _ => return Err(unavailable("TransactWriteItems", error)),
+            _ => {
+                return Err(WriteAllError::whole(unavailable(
+                    "TransactWriteItems",
+                    error,
+                )))
+            }
         };
-        let failed =
-            |i: usize| reasons.get(i).and_then(|r| r.code()) == Some("ConditionalCheckFailed");
-        if failed(0) {
-            let old = reasons.first().and_then(|r| r.item()).cloned();
-            return Err(conflict_or_missing(&job.job_id, job.version, old));
+        for (index, reason) in reasons.iter().enumerate() {
+            let Some(write) = writes.get(index) else {
+                break;
+            };
+            let error = match reason.code() {
+                Some("ConditionalCheckFailed") => match write {
+                    Write::CreateExecution(e) => StoreError::AlreadyExists(e.execution_id.clone()),
+                    Write::UpdateJob(job) => {
+                        conflict_or_missing(&job.job_id, job.version, reason.item().cloned())
+                    }
+                    Write::UpdateExecution(e) => {
+                        conflict_or_missing(&e.execution_id, e.version, reason.item().cloned())
+                    }
+                    Write::SetWakeup(key, _) => {
+                        StoreError::Unavailable(format!("unexpected condition on wakeup {key}"))
+                    }
+                },
+                // Another transaction held the item: as good as a lost race; re-read and retry.
+                Some("TransactionConflict") => match write {
+                    Write::UpdateJob(job) => StoreError::VersionConflict {
+                        key: job.job_id.clone(),
+                        expected: job.version,
+                    },
+                    Write::UpdateExecution(e) | Write::CreateExecution(e) => {
+                        StoreError::VersionConflict {
+                            key: e.execution_id.clone(),
+                            expected: e.version,
+                        }
+                    }
+                    Write::SetWakeup(key, _) => StoreError::VersionConflict {
+                        key: (*key).to_owned(),
+                        expected: 0,
+                    },
+                },
+                _ => continue,
+            };
+            return Err(WriteAllError::at(index, error));
         }
-        if let Some(taken) = (0..executions.len()).find(|&i| failed(i + 1)) {
-            return Err(StoreError::AlreadyExists(
-                executions[taken].execution_id.clone(),
-            ));
-        }
-        Err(unavailable("TransactWriteItems", error))
+        Err(WriteAllError::whole(unavailable(
+            "TransactWriteItems",
+            error,
+        )))
+    }
+
+    async fn read_many(
+        &self,
+        execution_ids: &[String],
+        job_ids: &[String],
+    ) -> Result<ManyRead, StoreError> {
+        let keys = execution_ids
+            .iter()
+            .map(|id| self.keys.execution(id))
+            .chain(job_ids.iter().map(|id| self.keys.job(id)))
+            .collect();
+        let mut items = self.batch_get(keys).await?.into_iter();
+        let executions = items
+            .by_ref()
+            .take(execution_ids.len())
+            .map(|item| item.as_ref().map(execution_record).transpose())
+            .collect::<Result<_, _>>()?;
+        let jobs = items
+            .map(|item| item.as_ref().map(job_record).transpose())
+            .collect::<Result<_, _>>()?;
+        Ok(ManyRead { executions, jobs })
     }
 
     async fn set_wakeup(&self, key: &str, due: Option<DateTime<Utc>>) -> Result<(), StoreError> {

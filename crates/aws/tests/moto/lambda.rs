@@ -92,6 +92,7 @@ pub struct Rig {
     pub clock: Arc<ManualClock>,
     dispatch: SqsQueue,
     notify: SqsQueue,
+    sqs: aws_sdk_sqs::Client,
     pub target: Target,
     pub port: u16,
 }
@@ -129,7 +130,8 @@ impl Rig {
             sundial,
             clock,
             dispatch: SqsQueue::new(sqs.clone(), &env["SUNDIAL_DISPATCH_QUEUE_URL"]),
-            notify: SqsQueue::new(sqs, &env["SUNDIAL_NOTIFY_QUEUE_URL"]),
+            notify: SqsQueue::new(sqs.clone(), &env["SUNDIAL_NOTIFY_QUEUE_URL"]),
+            sqs,
             target,
             port,
         })
@@ -208,12 +210,8 @@ impl Rig {
                 response.batch_item_failures.is_empty(),
                 "no failures: {response:?}"
             );
-            for record in &event.records {
-                if let Some(receipt) = &record.receipt_handle {
-                    // The event source deletes what the function did not report as failed.
-                    let _ = self.dispatch.ack(receipt).await;
-                }
-            }
+            // The event source deletes what the function did not report as failed.
+            self.delete_batch(self.dispatch.url(), &event).await;
             fed.push(event);
         }
         fed
@@ -227,12 +225,35 @@ impl Rig {
             }
             let response = handlers::batch(&self.sundial, Lane::Notify, event.clone()).await;
             assert!(response.batch_item_failures.is_empty(), "{response:?}");
-            for record in &event.records {
-                if let Some(receipt) = &record.receipt_handle {
-                    let _ = self.notify.ack(receipt).await;
-                }
-            }
+            self.delete_batch(self.notify.url(), &event).await;
         }
+    }
+
+    /// What the SQS event source does with a batch the function handled: one
+    /// `DeleteMessageBatch` for its messages.
+    async fn delete_batch(&self, url: &str, event: &SqsEvent) {
+        let entries: Vec<_> = event
+            .records
+            .iter()
+            .enumerate()
+            .filter_map(|(i, record)| {
+                aws_sdk_sqs::types::DeleteMessageBatchRequestEntry::builder()
+                    .id(format!("m{i}"))
+                    .set_receipt_handle(record.receipt_handle.clone())
+                    .build()
+                    .ok()
+            })
+            .collect();
+        if entries.is_empty() {
+            return;
+        }
+        let _ = self
+            .sqs
+            .delete_message_batch()
+            .queue_url(url)
+            .set_entries(Some(entries))
+            .send()
+            .await;
     }
 
     async fn executions(&self, job_id: &str) -> Vec<Value> {

@@ -35,12 +35,6 @@ async fn forward(
         .and_then(|v| v.to_str().ok())
         .unwrap_or("other")
         .to_owned();
-    *proxy
-        .counts
-        .lock()
-        .expect("counts")
-        .entry(operation)
-        .or_insert(0) += 1;
     let url = format!(
         "{}{}",
         proxy.upstream,
@@ -54,6 +48,19 @@ async fn forward(
     }
     let response = request.send().await.expect("moto answers");
     let status = StatusCode::from_u16(response.status().as_u16()).expect("status");
+    // moto answers some concurrent requests with a 500 (its own thread races), which the SDK
+    // retries; those are the emulator's, so they are counted apart.
+    let counted = if status.is_server_error() {
+        format!("moto 5xx (retried): {operation}")
+    } else {
+        operation
+    };
+    *proxy
+        .counts
+        .lock()
+        .expect("counts")
+        .entry(counted)
+        .or_insert(0) += 1;
     let mut out = HeaderMap::new();
     for (name, value) in response.headers() {
         if name != "content-length" && name != "transfer-encoding" {
@@ -85,7 +92,11 @@ fn take(counts: &Counts) -> BTreeMap<String, u64> {
 }
 
 fn total(counts: &BTreeMap<String, u64>) -> u64 {
-    counts.values().sum()
+    counts
+        .iter()
+        .filter(|(operation, _)| !operation.starts_with("moto 5xx"))
+        .map(|(_, n)| n)
+        .sum()
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -95,7 +106,9 @@ async fn aws_requests_per_execution() {
     let Some(rig) = Rig::start_via(at("2030-01-01T00:00:30Z"), Some(&proxy)).await else {
         return;
     };
-    const JOBS: u64 = 10;
+    // Enough jobs that the per-tick costs (one query per timer shard, one batch read) are shared
+    // as they are in production, and dispatch batches fill up (ten messages per event).
+    const JOBS: u64 = 50;
     for i in 0..JOBS {
         let mut spec = job(rig.port);
         spec["notification"] = json!([]);
@@ -170,18 +183,19 @@ async fn aws_requests_per_execution() {
     let per_run = per(total(&tick), fires) + per(total(&dispatch), done);
     let steady_run = per(total(&steady), steady_fires) + per(total(&dispatch), done);
     println!("scheduled run, tick + dispatch: {per_run:.1} requests (first tick), {steady_run:.1} (steady state)");
-    // The figures docs/performance.md quotes (tick 1.7 and 3.3 per fire, dispatch 7.6 per run, on
-    // moto), with a little headroom for the harness's own polling; a change that makes a run
-    // dearer fails here.
-    assert!(per(total(&tick), fires) <= 2.0, "tick got dearer: {tick:?}");
+    // The figures docs/performance.md quotes (tick 0.8 and 1.4 per fire, dispatch 2.7 per run,
+    // 4.1 per steady-state run, on moto with 50 jobs), with a little headroom for the harness's own
+    // polling; a change that makes a run dearer fails here, and so does missing the goal of 5.
+    assert!(per(total(&tick), fires) <= 1.0, "tick got dearer: {tick:?}");
     assert!(
-        per(total(&steady), steady_fires) <= 3.6,
+        per(total(&steady), steady_fires) <= 1.6,
         "steady tick got dearer: {steady:?}"
     );
     assert!(
-        per(total(&dispatch), done) <= 8.0,
+        per(total(&dispatch), done) <= 2.9,
         "dispatch got dearer: {dispatch:?}"
     );
+    assert!(steady_run <= 5.0, "a scheduled run takes more than 5 requests");
     assert_eq!(
         dispatch.get("DynamoDB_20120810.Query"),
         None,

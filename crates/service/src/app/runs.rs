@@ -13,12 +13,12 @@ use sundial_core::execution::{execution_id_for_trigger, Execution, ExecutionStat
 use sundial_core::job::{Backfill, JobId, OverlapPolicy, When};
 
 use super::{field_error, App, AppError};
-use crate::store::{CleanReport, ExecutionRecord, Page, PageRequest, Store};
+use crate::store::{
+    CleanReport, ExecutionRecord, Page, PageRequest, Store, StoreError, Write, WriteAllError,
+};
 
 /// The most fire times one backfill request may cover.
 const MAX_BACKFILL_FIRES: usize = 10_000;
-/// How long a new run waits for the engine before the tick sends it anyway.
-const KICK_GRACE: chrono::Duration = chrono::Duration::seconds(10);
 /// The most backfill requests a job may have waiting.
 const MAX_PENDING_BACKFILLS: usize = 100;
 
@@ -60,52 +60,77 @@ impl<S: Store> App<S> {
         };
         let execution_id = execution_id_for_trigger(job_id, &trigger_id)
             .map_err(|e| AppError::Invalid(e.under("Idempotency-Key")))?;
-        if let Some(existing) = self.store.get_execution(&execution_id).await? {
-            return decode_execution(&existing);
-        }
-        let (stored, number) = self
-            .modify(job_id, |stored| {
-                let number = stored.job.state.next_execute_number;
-                stored.job.state.next_execute_number += 1;
-                Ok(number)
-            })
-            .await?;
-        let definition = &stored.job.definition;
-        let mut execution = Execution::new(
-            execution_id.clone(),
-            job_id.clone(),
-            number,
-            ExecutionState::Enqueued,
-            now,
-            format!("{source}:{trigger_id}"),
-            now,
-        )
-        .map_err(|e| AppError::Unavailable(e.to_string()))?;
-        execution.arguments = arguments;
-        execution.parent_job = definition.parent_job().cloned();
-        execution.parent_job_execution = definition.parent_job_execution();
-        execution.run.due = Some(now);
-        execution.run.overlap = overlap;
-        // A safety net in the timer index: should this process die before the engine hears of the
-        // run, the tick sends it once the grace has passed. A duplicate message is harmless.
-        self.store
-            .set_wakeup(
-                &crate::engine::execution_wakeup_key(&execution_id),
-                Some(now + KICK_GRACE),
+        // The execute number, the execution and its safety net in one atomic write: a crash
+        // leaves all of them or none, so numbers never skip.
+        let net_key = crate::engine::execution_wakeup_key(&execution_id);
+        let mut raced = None;
+        let mut created = None;
+        for _ in 0..super::MAX_CONFLICT_RETRIES {
+            let read = self
+                .store
+                .read_many(
+                    std::slice::from_ref(&execution_id),
+                    &[job_id.as_str().to_owned()],
+                )
+                .await?;
+            let mut executions = read.executions.into_iter().flatten();
+            let record = read.jobs.into_iter().flatten().next();
+            if let Some(existing) = executions.next() {
+                return decode_execution(&existing);
+            }
+            let record = record.ok_or_else(|| AppError::NotFound(format!("job {job_id}")))?;
+            let mut stored = super::decode(&record)?;
+            let number = stored.job.state.next_execute_number;
+            stored.job.state.next_execute_number += 1;
+            stored.job.updated_at = now;
+            let definition = &stored.job.definition;
+            let mut execution = Execution::new(
+                execution_id.clone(),
+                job_id.clone(),
+                number,
+                ExecutionState::Enqueued,
+                now,
+                format!("{source}:{trigger_id}"),
+                now,
             )
-            .await?;
-        if !self
-            .store
-            .create_execution(&encode_execution(&execution, 1)?)
-            .await?
-        {
-            // A concurrent request with the same trigger id won; answer with its execution.
-            let existing = self.store.get_execution(&execution_id).await?;
-            return existing
-                .as_ref()
-                .map(decode_execution)
-                .unwrap_or(Ok(execution));
+            .map_err(|e| AppError::Unavailable(e.to_string()))?;
+            execution.arguments = arguments.clone();
+            execution.parent_job = definition.parent_job().cloned();
+            execution.parent_job_execution = definition.parent_job_execution();
+            execution.run.due = Some(now);
+            execution.run.overlap = overlap;
+            let job = super::encode(&stored.job, stored.version, stored.service.clone());
+            let run = encode_execution(&execution, 1)?;
+            // The safety net: should this process die before the engine hears of the run, the
+            // tick sends it once the grace has passed. A duplicate message is harmless.
+            let writes = [
+                Write::UpdateJob(&job),
+                Write::CreateExecution(&run),
+                Write::SetWakeup(&net_key, Some(now + crate::engine::SAFETY_NET_GRACE)),
+            ];
+            match self.store.write_all(&writes).await {
+                Ok(()) => {
+                    created = Some(execution);
+                    break;
+                }
+                // A concurrent request won: the job's number moved, or (same trigger id) the
+                // execution exists; the next round answers with it.
+                Err(WriteAllError {
+                    error: e @ (StoreError::VersionConflict { .. } | StoreError::AlreadyExists(_)),
+                    ..
+                }) => raced = Some(e.to_string()),
+                Err(WriteAllError {
+                    error: StoreError::NotFound(_),
+                    ..
+                }) => return Err(AppError::NotFound(format!("job {job_id}"))),
+                Err(e) => return Err(StoreError::from(e).into()),
+            }
         }
+        let Some(execution) = created else {
+            return Err(AppError::Conflict(
+                raced.unwrap_or_else(|| format!("job {job_id} is busy; retry")),
+            ));
+        };
         tracing::info!(job_id = %job_id, execution_id, source, "execution enqueued");
         if let Some(engine) = self.engine() {
             engine.kick(execution_id).await;

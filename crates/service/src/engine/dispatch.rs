@@ -19,7 +19,9 @@ use sundial_core::plan::{self, Admission};
 use sundial_core::retry::{self, RetryDecision};
 use sundial_core::signing;
 
-use super::{Engine, EngineError, Loaded, MAX_STEP_RETRIES};
+use std::collections::HashMap;
+
+use super::{Engine, EngineError, Loaded, Run, Written, MAX_STEP_RETRIES};
 use crate::app::{json_time, AppError, StoredJob};
 use crate::events::{BusEvent, EventPublisher};
 use crate::http::{HttpClient, HttpError, HttpRequest, DEFAULT_CALL_TIMEOUT};
@@ -60,11 +62,38 @@ pub(super) enum AttemptEnd {
 impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
     /// Takes an execution one step further: what a dispatch message asks. Idempotent.
     pub async fn dispatch(&self, execution_id: &str) -> Result<(), EngineError> {
+        self.dispatch_from(execution_id, None).await
+    }
+
+    /// What a batch of dispatch messages reads first, in one store read: each execution with its
+    /// job, for [`Engine::dispatch_from`]. Empty when the read fails (each step then reads for
+    /// itself).
+    pub async fn prefetch(&self, execution_ids: &[String]) -> HashMap<String, Option<Run>> {
+        match self.read_runs(execution_ids).await {
+            Ok(runs) => runs,
+            Err(e) => {
+                tracing::debug!(error = %e, "batch read failed; reading one by one");
+                HashMap::new()
+            }
+        }
+    }
+
+    /// [`Engine::dispatch`] starting from what [`Engine::prefetch`] read, when it read it
+    /// (`Some(None)`: the execution does not exist).
+    pub async fn dispatch_from(
+        &self,
+        execution_id: &str,
+        mut read: Option<Option<Run>>,
+    ) -> Result<(), EngineError> {
         for _ in 0..MAX_STEP_RETRIES {
-            let Some(mut loaded) = self.read_execution(execution_id).await? else {
+            let run = match read.take() {
+                Some(run) => run,
+                None => self.read_run(execution_id).await?,
+            };
+            let Some(Run { mut loaded, job }) = run else {
                 return Ok(());
             };
-            if let Step::Done = self.step(&mut loaded).await? {
+            if let Step::Done = self.step(&mut loaded, job).await? {
                 return Ok(());
             }
         }
@@ -84,26 +113,27 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         Ok(Step::Done)
     }
 
-    async fn step(&self, loaded: &mut Loaded) -> Result<Step, EngineError> {
+    async fn step(
+        &self,
+        loaded: &mut Loaded,
+        job: Option<StoredJob>,
+    ) -> Result<Step, EngineError> {
         let now = self.now();
         let state = loaded.execution.state();
         if state.is_final() {
-            self.after_final(&loaded.execution, None).await?;
+            self.after_final(&loaded.execution, job.as_ref()).await?;
             return Ok(Step::Done);
         }
-        let job = match self.app.load(&loaded.execution.job_id).await {
-            Ok(job) => job,
-            Err(AppError::NotFound(_)) => {
-                return self
-                    .finish(
-                        loaded,
-                        None,
-                        ExecutionState::Cancelled,
-                        "its job was deleted",
-                    )
-                    .await;
-            }
-            Err(e) => return Err(e.into()),
+        let Some(mut job) = job else {
+            loaded.clear_net = !state.is_final();
+            return self
+                .finish(
+                    loaded,
+                    None,
+                    ExecutionState::Cancelled,
+                    "its job was deleted",
+                )
+                .await;
         };
         let id = loaded.execution.execution_id.clone();
         match state {
@@ -124,20 +154,20 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                     .execution
                     .transition(ExecutionState::Enqueued, now, "due")
                     .map_err(transition_error)?;
-                self.admit(loaded, &job).await
+                self.admit(loaded, job).await
             }
-            ExecutionState::Enqueued => self.admit(loaded, &job).await,
+            ExecutionState::Enqueued => self.admit(loaded, job).await,
             ExecutionState::Failed => {
                 let at = loaded.execution.run.retry_at.unwrap_or(now);
                 if at > now {
                     return self.wait_for(&id, at).await;
                 }
                 let number = loaded.execution.attempts() + 1;
-                self.start_attempt(loaded, &job, &format!("retry: attempt {number}"))
+                self.start_attempt(loaded, &mut job, &format!("retry: attempt {number}"))
                     .await
             }
             ExecutionState::Processing if loaded.execution.run.awaiting_async => {
-                self.async_step(loaded, &job).await
+                self.async_step(loaded, &mut job).await
             }
             ExecutionState::Processing => match loaded.execution.run.lease_until {
                 Some(lease) if lease > now => {
@@ -150,25 +180,28 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                         now,
                         "the worker running this attempt was lost; running the attempt again",
                     );
-                    self.run_attempt(loaded, &job).await
+                    self.run_attempt(loaded, &mut job).await
                 }
             },
             _ => Ok(Step::Done),
         }
     }
 
-    /// The concurrency gate for an enqueued run.
-    async fn admit(&self, loaded: &mut Loaded, job: &StoredJob) -> Result<Step, EngineError> {
+    /// The concurrency gate for an enqueued run. The slot it takes is written with the run's
+    /// next write (Processing, Skipped, or Enqueued in the buffer), which also removes the run's
+    /// safety-net entry.
+    async fn admit(&self, loaded: &mut Loaded, job: StoredJob) -> Result<Step, EngineError> {
         let id = loaded.execution.execution_id.clone();
-        let policy = self.policy_of(&loaded.execution, job);
-        let (after, admission) = self
-            .app
-            .modify_from(Some(job.clone()), &loaded.execution.job_id, |stored| {
-                Ok(plan::admit(&mut stored.job, &id, policy))
-            })
-            .await?;
+        let policy = self.policy_of(&loaded.execution, &job);
+        let mut after = job.clone();
+        let admission = plan::admit(&mut after.job, &id, policy);
+        loaded.job_changed = after.job != job.job;
+        if loaded.job_changed {
+            after.job.updated_at = self.now();
+        }
+        loaded.clear_net = true;
         match admission {
-            Admission::Start => self.start_attempt(loaded, &after, "started").await,
+            Admission::Start => self.start_attempt(loaded, &mut after, "started").await,
             Admission::StartAfterStopping { stop, terminate } => {
                 let (to, verb) = if terminate {
                     (ExecutionState::Terminated, "terminated")
@@ -179,7 +212,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                     let reason = format!("{verb} by overlap policy {policy}: {id} started");
                     self.stop_execution(&other, to, &reason).await?;
                 }
-                self.start_attempt(loaded, &after, "started").await
+                self.start_attempt(loaded, &mut after, "started").await
             }
             Admission::Skip | Admission::Drop => {
                 let running = after.job.state.running.join(", ");
@@ -191,16 +224,18 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                         after.job.state.buffered.len()
                     )
                 };
-                self.finish(loaded, Some(&after), ExecutionState::Skipped, &reason)
+                self.finish(loaded, Some(&mut after), ExecutionState::Skipped, &reason)
                     .await
             }
-            // Waits in the job's buffer; the run that frees a slot sends it.
-            Admission::Buffer if loaded.record.state != ExecutionState::Enqueued.name() => {
-                // Came straight from Scheduled: store that it is enqueued, then wait.
-                if self.write_execution(loaded).await? {
-                    Ok(Step::Done)
-                } else {
-                    Ok(Step::Again)
+            // Waits in the job's buffer; the run that frees a slot sends it. Written when it came
+            // straight from Scheduled (to store that it is enqueued) or joined the buffer now.
+            Admission::Buffer
+                if loaded.job_changed
+                    || loaded.record.state != ExecutionState::Enqueued.name() =>
+            {
+                match self.write_step(loaded, Some(&mut after)).await? {
+                    Written::Yes => Ok(Step::Done),
+                    Written::ExecutionMoved | Written::JobMoved => Ok(Step::Again),
                 }
             }
             Admission::Buffer => Ok(Step::Done),
@@ -218,7 +253,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
     async fn start_attempt(
         &self,
         loaded: &mut Loaded,
-        job: &StoredJob,
+        job: &mut StoredJob,
         message: &str,
     ) -> Result<Step, EngineError> {
         let now = self.now();
@@ -252,7 +287,11 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
     }
 
     /// Leases the attempt, writes it, runs the action and settles the outcome.
-    async fn run_attempt(&self, loaded: &mut Loaded, job: &StoredJob) -> Result<Step, EngineError> {
+    async fn run_attempt(
+        &self,
+        loaded: &mut Loaded,
+        job: &mut StoredJob,
+    ) -> Result<Step, EngineError> {
         let now = self.now();
         let definition = &job.job.definition;
         let deadline = retry::attempt_deadline(now, definition.timeout_seconds())
@@ -266,8 +305,9 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         run.last_report_at = Some(now);
         run.responses.clear();
         run.named.clear();
-        if !self.write_execution(loaded).await? {
-            return Ok(Step::Again);
+        match self.write_step(loaded, Some(job)).await? {
+            Written::Yes => {}
+            Written::ExecutionMoved | Written::JobMoved => return Ok(Step::Again),
         }
         let end = self.run_action(loaded, job, deadline).await;
         self.settle(loaded, job, end, false).await
@@ -474,7 +514,11 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
     }
 
     /// One step of a run waiting for an async job: time out, poll `checkUrl`, or wait.
-    async fn async_step(&self, loaded: &mut Loaded, job: &StoredJob) -> Result<Step, EngineError> {
+    async fn async_step(
+        &self,
+        loaded: &mut Loaded,
+        job: &mut StoredJob,
+    ) -> Result<Step, EngineError> {
         let now = self.now();
         let definition = &job.job.definition;
         let run = &loaded.execution.run;
@@ -559,7 +603,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
     async fn apply_report(
         &self,
         loaded: &mut Loaded,
-        job: &StoredJob,
+        job: &mut StoredJob,
         report: AsyncReport,
         body: Value,
         from: &str,
@@ -634,12 +678,12 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
     async fn settle(
         &self,
         loaded: &mut Loaded,
-        job: &StoredJob,
+        job: &mut StoredJob,
         end: AttemptEnd,
         timed_out_before_start: bool,
     ) -> Result<Step, EngineError> {
-        let definition = &job.job.definition;
         for _ in 0..MAX_STEP_RETRIES {
+            let definition = &job.job.definition;
             let now = self.now();
             let execution = &mut loaded.execution;
             if execution.is_finished() {
@@ -743,14 +787,45 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                     notify = Some((outcome, response));
                 }
             }
-            if !self.write_execution(loaded).await? {
-                // Someone else wrote meanwhile: apply the end to what they wrote.
-                let id = loaded.execution.execution_id.clone();
-                match self.read_execution(&id).await? {
-                    Some(fresh) => *loaded = fresh,
-                    None => return Ok(Step::Done),
+            // A run that ended frees its slot and leaves its result on the job in the same
+            // write as its final state.
+            let ride = loaded.job_changed;
+            let before = job.job.clone();
+            let started = if loaded.execution.is_finished() {
+                let started = self.apply_final(job, &loaded.execution);
+                if job.job != before {
+                    job.job.updated_at = now;
+                    loaded.job_changed = true;
                 }
-                continue;
+                started
+            } else {
+                Vec::new()
+            };
+            match self.write_step(loaded, Some(job)).await? {
+                Written::Yes => {}
+                // Someone else wrote the execution meanwhile: apply the end to what they wrote.
+                Written::ExecutionMoved => {
+                    job.job = before;
+                    let id = loaded.execution.execution_id.clone();
+                    match self.read_execution(&id).await? {
+                        Some(fresh) => *loaded = fresh,
+                        None => return Ok(Step::Done),
+                    }
+                    loaded.job_changed = ride;
+                    continue;
+                }
+                // The job moved: an admission not yet written starts over; otherwise apply the
+                // end to the job as it is now.
+                Written::JobMoved if ride => return Ok(Step::Again),
+                Written::JobMoved => {
+                    loaded.job_changed = false;
+                    match self.app.load(&loaded.execution.job_id).await {
+                        Ok(fresh) => *job = fresh,
+                        Err(AppError::NotFound(_)) => return Ok(Step::Again),
+                        Err(e) => return Err(e.into()),
+                    }
+                    continue;
+                }
             }
             if let Some((outcome, response)) = notify {
                 self.send_notifications(job, &loaded.execution, outcome, response)
@@ -760,7 +835,8 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                 self.wake_at(&loaded.execution.execution_id, at).await?;
             }
             if loaded.execution.is_finished() {
-                self.after_final(&loaded.execution, Some(job)).await?;
+                self.follow_up(&loaded.execution, started, job.job.state.has_children)
+                    .await?;
             }
             return Ok(Step::Done);
         }
@@ -770,11 +846,12 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         )))
     }
 
-    /// Ends an execution that has not started (or whose job is gone) in `to`.
+    /// Ends an execution that has not started (or whose job is gone) in `to`; `job` is the job
+    /// when the step changed it (the write stores both).
     async fn finish(
         &self,
         loaded: &mut Loaded,
-        job: Option<&StoredJob>,
+        mut job: Option<&mut StoredJob>,
         to: ExecutionState,
         reason: &str,
     ) -> Result<Step, EngineError> {
@@ -784,10 +861,11 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             .transition(to, now, reason)
             .map_err(transition_error)?;
         loaded.execution.run.lease_until = None;
-        if !self.write_execution(loaded).await? {
-            return Ok(Step::Again);
+        match self.write_step(loaded, job.as_deref_mut()).await? {
+            Written::Yes => {}
+            Written::ExecutionMoved | Written::JobMoved => return Ok(Step::Again),
         }
-        self.after_final(&loaded.execution, job).await?;
+        self.after_final(&loaded.execution, job.as_deref()).await?;
         Ok(Step::Done)
     }
 
@@ -825,54 +903,64 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         Err(EngineError::Contended(format!("execution {execution_id}")))
     }
 
-    /// The follow-up of a finished execution, done on every delivery until acknowledged: free its
-    /// slot (starting a buffered run), record the last result or failure, pause on failure, and
-    /// apply children's parent close policies. Each part is idempotent.
+    /// What a finished execution changes on its job: its slot freed (returning the buffered runs
+    /// that start in it), the last result or failure, and a pause on failure. Idempotent.
+    fn apply_final(&self, stored: &mut StoredJob, execution: &Execution) -> Vec<String> {
+        let id = &execution.execution_id;
+        let policy = self.policy_of(execution, stored);
+        let started = plan::release(&mut stored.job, id, policy);
+        let job_state = &mut stored.job.state;
+        match execution.state() {
+            ExecutionState::Succeeded => {
+                job_state.last_completion_result =
+                    Some(execution.result.clone().unwrap_or(Value::Null));
+                // Seed 000: a success clears the last failure.
+                job_state.last_failure = None;
+            }
+            // A run ended for good by its own failure; not one a user or a policy stopped.
+            state @ ExecutionState::Terminated if execution.error.is_some() => {
+                job_state.last_failure = Some(json!({
+                    "executionId": id,
+                    "error": execution.error,
+                    "finishedAt": execution.finished_at().map(json_time),
+                }));
+                if stored.job.definition.pause_on_failure() && stored.job.definition.active() {
+                    let note = format!(
+                        "paused on failure: execution {id} ended {} ({})",
+                        state,
+                        execution.error.as_deref().unwrap_or("no error code")
+                    );
+                    stored.job.pause(Some(note), self.now());
+                }
+            }
+            _ => {}
+        }
+        started
+    }
+
+    /// The follow-up of a finished execution, done on every delivery until acknowledged: its
+    /// job's side ([`Engine::apply_final`]) written unless already there, then [`Engine::follow_up`].
     ///
     /// `job` is a recent read of the execution's job, if the caller has one: it saves a read when
-    /// nobody wrote the job since.
+    /// nobody wrote the job since, and the write when the job already shows the run as over.
     pub(super) async fn after_final(
         &self,
         execution: &Execution,
         job: Option<&StoredJob>,
     ) -> Result<(), EngineError> {
-        let id = execution.execution_id.clone();
-        let now = self.now();
-        let state = execution.state();
+        if let Some(known) = job {
+            let mut changed = known.clone();
+            let started = self.apply_final(&mut changed, execution);
+            if changed.job == known.job {
+                return self
+                    .follow_up(execution, started, known.job.state.has_children)
+                    .await;
+            }
+        }
         let result = self
             .app
             .modify_from(job.cloned(), &execution.job_id, |stored| {
-                let policy = self.policy_of(execution, stored);
-                let started = plan::release(&mut stored.job, &id, policy);
-                let job_state = &mut stored.job.state;
-                match state {
-                    ExecutionState::Succeeded => {
-                        job_state.last_completion_result =
-                            Some(execution.result.clone().unwrap_or(Value::Null));
-                        // Seed 000: a success clears the last failure.
-                        job_state.last_failure = None;
-                    }
-                    // A run ended for good by its own failure; not one a user or a policy stopped.
-                    ExecutionState::Terminated if execution.error.is_some() => {
-                        job_state.last_failure = Some(json!({
-                            "executionId": id,
-                            "error": execution.error,
-                            "finishedAt": execution.finished_at().map(json_time),
-                        }));
-                        if stored.job.definition.pause_on_failure()
-                            && stored.job.definition.active()
-                        {
-                            let note = format!(
-                                "paused on failure: execution {id} ended {} ({})",
-                                state,
-                                execution.error.as_deref().unwrap_or("no error code")
-                            );
-                            stored.job.pause(Some(note), now);
-                        }
-                    }
-                    _ => {}
-                }
-                Ok(started)
+                Ok(self.apply_final(stored, execution))
             })
             .await;
         let (started, has_children) = match result {
@@ -881,6 +969,17 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             Err(AppError::NotFound(_)) => (Vec::new(), true),
             Err(e) => return Err(e.into()),
         };
+        self.follow_up(execution, started, has_children).await
+    }
+
+    /// What follows a finished execution once its job shows it as over: start the buffered runs
+    /// its slot went to and apply its children's parent close policies.
+    async fn follow_up(
+        &self,
+        execution: &Execution,
+        started: Vec<String>,
+        has_children: bool,
+    ) -> Result<(), EngineError> {
         for next in started {
             self.send_dispatch(&next, StdDuration::ZERO).await?;
         }
@@ -954,9 +1053,9 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                 ))
                 .into());
             }
-            let job = self.app.load(&loaded.execution.job_id).await?;
+            let mut job = self.app.load(&loaded.execution.job_id).await?;
             if let Step::Done = self
-                .apply_report(&mut loaded, &job, report.clone(), body.clone(), "feedback")
+                .apply_report(&mut loaded, &mut job, report.clone(), body.clone(), "feedback")
                 .await?
             {
                 return Ok(());

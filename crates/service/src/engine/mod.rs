@@ -24,7 +24,7 @@ mod notify;
 pub mod runner;
 mod tick;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -32,17 +32,22 @@ use std::time::Duration as StdDuration;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use sundial_core::execution::{Execution, ExecutionState};
+use sundial_core::execution::{job_id_of_execution, Execution, ExecutionState};
 use tokio::sync::Notify;
 
-use crate::app::{decode_execution, encode_execution, App, AppError};
+use crate::app::{decode, decode_execution, encode, encode_execution, App, AppError, StoredJob};
 use crate::events::{BusEvent, EventPublisher};
 use crate::http::HttpClient;
 use crate::queue::{Queue, QueueError, MAX_DELAY};
-use crate::store::{ExecutionRecord, Store, StoreError};
+use crate::store::{ExecutionRecord, Store, StoreError, Write, WriteAllError};
 
 pub use notify::NotifyMessage;
 pub use tick::TickReport;
+
+/// How long after a run is due its safety-net timer entry (`exec:{id}`) brings it to dispatch
+/// through the tick, should its message have been lost with the process that was to send it.
+/// The write that admits the run removes the net.
+pub(crate) const SAFETY_NET_GRACE: chrono::Duration = chrono::Duration::seconds(10);
 
 /// How many times one step re-reads and retries after losing a conditional write.
 const MAX_STEP_RETRIES: usize = 16;
@@ -254,40 +259,118 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         let Some(record) = self.store().get_execution(execution_id).await? else {
             return Ok(None);
         };
-        let execution = decode_execution(&record)?;
-        let seen_events = execution.event_count();
-        Ok(Some(Loaded {
-            execution,
-            record,
-            seen_events,
-        }))
+        Ok(Some(Loaded::from_record(record)?))
+    }
+
+    /// An execution and its job (`None` once the job is deleted), read together: what every
+    /// dispatch step starts from.
+    async fn read_run(&self, execution_id: &str) -> Result<Option<Run>, EngineError> {
+        let mut runs = self.read_runs(&[execution_id.to_owned()]).await?;
+        Ok(runs.remove(execution_id).flatten())
+    }
+
+    /// [`Engine::read_run`] for many executions in one store read: `None` for those that do not
+    /// exist.
+    pub(crate) async fn read_runs(
+        &self,
+        execution_ids: &[String],
+    ) -> Result<HashMap<String, Option<Run>>, EngineError> {
+        // Execution ids start with their job's id; one that does not (none that Sundial makes)
+        // is read with no job, and its own job id read after.
+        let job_ids: Vec<String> = execution_ids
+            .iter()
+            .map(|id| job_id_of_execution(id).map_or_else(String::new, |j| j.to_string()))
+            .collect();
+        let read = self.store().read_many(execution_ids, &job_ids).await?;
+        let mut runs = HashMap::with_capacity(execution_ids.len());
+        for ((id, execution), (job_id, job)) in execution_ids
+            .iter()
+            .zip(read.executions)
+            .zip(job_ids.iter().zip(read.jobs))
+        {
+            let run = match execution {
+                None => None,
+                Some(record) => {
+                    let loaded = Loaded::from_record(record)?;
+                    let job = if job_id.as_str() == loaded.execution.job_id.as_str() {
+                        job
+                    } else {
+                        self.store().get_job(loaded.execution.job_id.as_str()).await?
+                    };
+                    let job = job.as_ref().map(decode).transpose()?;
+                    Some(Run { loaded, job })
+                }
+            };
+            runs.insert(id.clone(), run);
+        }
+        Ok(runs)
     }
 
     /// Writes an execution back against the version it was read at. `Ok(false)` when another
     /// worker wrote first: the caller re-reads and decides again.
     async fn write_execution(&self, loaded: &mut Loaded) -> Result<bool, EngineError> {
+        Ok(matches!(self.write_step(loaded, None).await?, Written::Yes))
+    }
+
+    /// Writes an execution back against the version it was read at, in the same atomic write as
+    /// the change to its job the step made (`loaded.job_changed`: a slot taken or freed, a last
+    /// result; `job` is then that changed job, whose version moves on) and, once the run is
+    /// admitted (`loaded.clear_net`), the removal of its safety-net entry. One store request
+    /// where there were three.
+    async fn write_step(
+        &self,
+        loaded: &mut Loaded,
+        job: Option<&mut StoredJob>,
+    ) -> Result<Written, EngineError> {
         let mut record = encode_execution(&loaded.execution, loaded.record.version)?;
         record.created_at = loaded.record.created_at;
-        match self.store().update_execution(&record).await {
-            Ok(version) => {
-                record.version = version;
-                loaded.record = record;
-                // One event per state entered since the last write: a step may pass through
-                // several states (Scheduled → Enqueued → Processing) in one write.
-                let entered: Vec<ExecutionState> = loaded
-                    .execution
-                    .transitions_since(loaded.seen_events)
-                    .map(|event| event.to)
-                    .collect();
-                loaded.seen_events = loaded.execution.event_count();
-                for state in entered {
-                    self.publish_state_as(&loaded.execution, state).await;
-                }
-                Ok(true)
+        let job_record = match &job {
+            Some(job) if loaded.job_changed => {
+                Some(encode(&job.job, job.version, job.service.clone()))
             }
-            Err(StoreError::VersionConflict { .. }) => Ok(false),
-            Err(e) => Err(e.into()),
+            _ => None,
+        };
+        debug_assert!(
+            !loaded.job_changed || job_record.is_some(),
+            "a changed job must be written with its execution"
+        );
+        let net = execution_wakeup_key(&record.execution_id);
+        let mut writes = vec![Write::UpdateExecution(&record)];
+        writes.extend(job_record.as_ref().map(Write::UpdateJob));
+        if loaded.clear_net {
+            writes.push(Write::SetWakeup(&net, None));
         }
+        match self.store().write_all(&writes).await {
+            Ok(()) => {}
+            Err(WriteAllError {
+                index: Some(0),
+                error: StoreError::VersionConflict { .. },
+            }) => return Ok(Written::ExecutionMoved),
+            Err(WriteAllError {
+                index: Some(1),
+                error: StoreError::VersionConflict { .. } | StoreError::NotFound(_),
+            }) if job_record.is_some() => return Ok(Written::JobMoved),
+            Err(e) => return Err(StoreError::from(e).into()),
+        }
+        record.version += 1;
+        loaded.record = record;
+        if let (Some(job), Some(_)) = (job, &job_record) {
+            job.version += 1;
+        }
+        loaded.job_changed = false;
+        loaded.clear_net = false;
+        // One event per state entered since the last write: a step may pass through several
+        // states (Scheduled → Enqueued → Processing) in one write.
+        let entered: Vec<ExecutionState> = loaded
+            .execution
+            .transitions_since(loaded.seen_events)
+            .map(|event| event.to)
+            .collect();
+        loaded.seen_events = loaded.execution.event_count();
+        for state in entered {
+            self.publish_state_as(&loaded.execution, state).await;
+        }
+        Ok(Written::Yes)
     }
 
     /// Publishes the execution's state when a bus is configured. Best effort: the execution's own
@@ -328,6 +411,41 @@ pub(crate) struct Loaded {
     pub record: ExecutionRecord,
     /// [`Execution::event_count`] as last stored: the transitions after it are not yet published.
     pub seen_events: u64,
+    /// The step changed the job (took a slot at admission) and the execution's next write
+    /// stores that change with it.
+    pub job_changed: bool,
+    /// The execution's next write removes its safety-net entry (the run is being admitted).
+    pub clear_net: bool,
+}
+
+impl Loaded {
+    fn from_record(record: ExecutionRecord) -> Result<Loaded, EngineError> {
+        let execution = decode_execution(&record)?;
+        let seen_events = execution.event_count();
+        Ok(Loaded {
+            execution,
+            record,
+            seen_events,
+            job_changed: false,
+            clear_net: false,
+        })
+    }
+}
+
+/// An execution and its job as read for a dispatch step (the job `None` once deleted).
+pub struct Run {
+    loaded: Loaded,
+    job: Option<StoredJob>,
+}
+
+/// How [`Engine::write_step`] went.
+pub(crate) enum Written {
+    /// Written.
+    Yes,
+    /// Another worker wrote the execution first: nothing was written.
+    ExecutionMoved,
+    /// Another worker wrote the job first: nothing was written.
+    JobMoved,
 }
 
 /// What the control plane asks of the engine: start a run it just created, and take an async

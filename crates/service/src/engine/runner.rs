@@ -13,7 +13,7 @@ use std::time::Duration;
 use tokio::sync::{watch, Semaphore};
 use tokio::task::JoinSet;
 
-use super::{DispatchMessage, Engine};
+use super::{DispatchMessage, Engine, Run};
 use crate::events::EventPublisher;
 use crate::http::HttpClient;
 use crate::queue::{Delivery, Queue};
@@ -160,13 +160,28 @@ async fn poll_loop<S, Q, H, P>(
             }
             continue;
         }
+        // A batch of dispatch messages reads its executions and jobs in one store read.
+        let mut prefetched = match lane {
+            Lane::Dispatch => {
+                let ids: Vec<String> = deliveries
+                    .iter()
+                    .filter_map(|d| serde_json::from_str::<DispatchMessage>(&d.body).ok())
+                    .map(|m| m.execution_id)
+                    .collect();
+                engine.prefetch(&ids).await
+            }
+            Lane::Notify => Default::default(),
+        };
         for delivery in deliveries {
             let Ok(permit) = Arc::clone(&permits).acquire_owned().await else {
                 break;
             };
             let engine = Arc::clone(&engine);
+            let read = serde_json::from_str::<DispatchMessage>(&delivery.body)
+                .ok()
+                .and_then(|m| prefetched.remove(&m.execution_id));
             running.spawn(async move {
-                handle(&engine, lane, delivery).await;
+                handle(&engine, lane, delivery, read).await;
                 drop(permit);
             });
         }
@@ -175,8 +190,12 @@ async fn poll_loop<S, Q, H, P>(
 }
 
 /// Runs one message; acknowledges it when done, or leaves it to come back after a pause.
-async fn handle<S, Q, H, P>(engine: &Engine<S, Q, H, P>, lane: Lane, delivery: Delivery)
-where
+async fn handle<S, Q, H, P>(
+    engine: &Engine<S, Q, H, P>,
+    lane: Lane,
+    delivery: Delivery,
+    read: Option<Option<Run>>,
+) where
     S: Store,
     Q: Queue,
     H: HttpClient,
@@ -185,7 +204,7 @@ where
     let (queue, result) = match lane {
         Lane::Dispatch => {
             let result = match serde_json::from_str::<DispatchMessage>(&delivery.body) {
-                Ok(message) => engine.dispatch(&message.execution_id).await,
+                Ok(message) => engine.dispatch_from(&message.execution_id, read).await,
                 Err(e) => {
                     tracing::warn!(error = %e, "unreadable dispatch message dropped");
                     Ok(())

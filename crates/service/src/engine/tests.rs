@@ -618,6 +618,33 @@ async fn a_crash_at_any_step_loses_and_duplicates_nothing() {
     }
 }
 
+/// A dispatch queue that loses its `n`th message, as a process killed between its store write and
+/// its send would: the tick's fires (and the runs a trigger or a freed slot starts) still run, once.
+#[tokio::test]
+async fn a_lost_message_at_any_step_loses_and_duplicates_nothing() {
+    for lost in 0..8 {
+        let w = World::new("2024-01-01T00:00:30Z", |_, _| ok(json!({})));
+        let job = json!({"schedule": {"cron": ["* * * * *"]}, "overlap": "BufferAll"});
+        w.create("sturdy", job).await;
+        w.engine.dispatch_queue().fail_send(lost);
+        w.run_until("2024-01-01T00:02:30Z").await;
+        let id = JobId::parse("sturdy").unwrap();
+        w.app().trigger(&id, json!({}), None, None).await.unwrap();
+        w.run_until("2024-01-01T00:04:30Z").await;
+        w.app().set_active(&id, false, None).await.unwrap();
+        // Safety nets come due 10 s after their run was due; give them time.
+        w.run_until("2024-01-01T00:05:30Z").await;
+        let executions = w.executions("sturdy").await;
+        assert_eq!(
+            states(&executions),
+            ["Succeeded"; 5],
+            "message {lost} lost: {executions:#?}"
+        );
+        assert_eq!(w.calls().len(), 5, "message {lost} lost: one call per run");
+        assert_eq!(w.job_state("sturdy").await.action_count, 5);
+    }
+}
+
 #[tokio::test]
 async fn parent_close_policies_apply_when_a_parent_run_ends() {
     // Parent runs answer at once; children are async and never finish by themselves.

@@ -14,12 +14,18 @@ use sundial_core::execution::{Execution, ExecutionState};
 use sundial_core::job::{Job, JobId, PendingFire};
 use sundial_core::plan;
 
-use super::{Engine, EngineError, MAX_STEP_RETRIES};
+use std::collections::HashMap;
+
+use super::{execution_wakeup_key, Engine, EngineError, MAX_STEP_RETRIES, SAFETY_NET_GRACE};
 use crate::app::{decode, encode, encode_execution, next_fire, wakeup_key, StoredJob};
 use crate::events::EventPublisher;
 use crate::http::HttpClient;
 use crate::queue::Queue;
-use crate::store::{Store, StoreError, WakeUp, MAX_FIRES_PER_COMMIT};
+use crate::store::{JobRecord, Store, StoreError, WakeUp, Write, WriteAllError, MAX_WRITES};
+
+/// The most fires one atomic commit creates: each is an execution and its safety-net entry,
+/// next to the job and its timer entry.
+const MAX_FIRES_PER_COMMIT: usize = (MAX_WRITES - 2) / 2;
 
 /// How many index entries one tick reads per batch; it reads batches until none are left due.
 const BATCH: usize = 500;
@@ -113,8 +119,21 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             // crash in between leaves them pending and the next tick sends them again.
             // Entries are independent (one job or execution each): work on several at once, so
             // a store that commits in groups (the embedded one) shares commits between them.
+            // The batch's jobs are read at once (one request for a hundred on DynamoDB).
+            let job_ids: Vec<String> = due
+                .iter()
+                .filter_map(|entry| entry.key.strip_prefix("job:").map(str::to_owned))
+                .collect();
+            let mut jobs: HashMap<String, Option<JobRecord>> = job_ids
+                .iter()
+                .cloned()
+                .zip(self.store().read_many(&[], &job_ids).await?.jobs)
+                .collect();
             let outcomes: Vec<Result<EntryOutcome, EngineError>> = stream::iter(due)
-                .map(|entry| self.tick_entry(entry, now, horizon))
+                .map(|entry| {
+                    let known = entry.key.strip_prefix("job:").and_then(|id| jobs.remove(id));
+                    self.tick_entry(entry, known, now, horizon)
+                })
                 .buffer_unordered(TICK_CONCURRENCY)
                 .collect()
                 .await;
@@ -152,6 +171,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
     async fn tick_entry(
         &self,
         entry: WakeUp,
+        known: Option<Option<JobRecord>>,
         now: DateTime<Utc>,
         horizon: DateTime<Utc>,
     ) -> Result<EntryOutcome, EngineError> {
@@ -162,7 +182,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                 return Ok(outcome);
             };
             let (fires, missed, done) = self
-                .tick_job(&job_id, now, horizon, &mut outcome.wakes)
+                .tick_job(&job_id, known, now, horizon, &mut outcome.wakes)
                 .await?;
             outcome.jobs = 1;
             outcome.fires = fires;
@@ -201,16 +221,22 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
     /// Plans a job's fires up to `horizon` and creates their executions, adding each to `wakes`
     /// (execution id, due time) for the caller to send. Returns (fires created, missed, and the job
     /// with the fires to clear from it once they are sent).
+    /// `known` is the job as the tick's batch read it, if it did.
     async fn tick_job(
         &self,
         job_id: &JobId,
+        mut known: Option<Option<JobRecord>>,
         now: DateTime<Utc>,
         horizon: DateTime<Utc>,
         wakes: &mut Vec<(String, DateTime<Utc>)>,
     ) -> Result<(usize, u64, Option<(StoredJob, Vec<PendingFire>)>), EngineError> {
         let mut planned = None;
         for _ in 0..MAX_STEP_RETRIES {
-            let Some(record) = self.store().get_job(job_id.as_str()).await? else {
+            let record = match known.take() {
+                Some(record) => record,
+                None => self.store().get_job(job_id.as_str()).await?,
+            };
+            let Some(record) = record else {
                 self.store().set_wakeup(&wakeup_key(job_id), None).await?;
                 return Ok((0, 0, None));
             };
@@ -260,8 +286,11 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         Ok((created, missed, Some((stored, pending))))
     }
 
-    /// Writes a planned job, its fires' executions and its next timer entry in one atomic store
-    /// write, and adds the fires to `wakes`: one write where the one-by-one path takes four.
+    /// Writes a planned job, its fires' executions, a safety-net timer entry for each fire and
+    /// the job's next timer entry in one atomic store write, and adds the fires to `wakes`: one
+    /// write where the one-by-one path takes four. The safety nets cover a tick that dies after
+    /// this write and before its messages go out: the admitting write of each run removes its net,
+    /// and a net still there after the grace brings the run to dispatch through the tick.
     /// `OneByOne` (nothing written, `stored` as it was) when there are no fires, too many for one
     /// write, or one of their executions exists already (a job deleted and created again under
     /// the same id): then the pending-fires path creates what it can.
@@ -283,29 +312,48 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             .iter()
             .map(|e| encode_execution(e, 1))
             .collect::<Result<Vec<_>, _>>()?;
+        // A tick looks `tick_horizon` ahead, so a net must lie that much further out for the
+        // tick not to see it before the run's own message had its chance.
+        let horizon = chrono::Duration::from_std(self.config.tick_horizon).unwrap_or_default();
+        let nets: Vec<(String, DateTime<Utc>)> = pending
+            .iter()
+            .map(|f| {
+                let key = execution_wakeup_key(&f.execution_id);
+                (key, f.due + horizon + SAFETY_NET_GRACE)
+            })
+            .collect();
         let fires = std::mem::take(&mut stored.job.state.pending_fires);
-        let job_id = stored.job.job_id().clone();
+        let job_key = wakeup_key(stored.job.job_id());
         let record = encode(&stored.job, stored.version, stored.service.clone());
-        let due = next_fire(&stored.job);
-        match self
-            .store()
-            .commit_fires(&record, &records, (&wakeup_key(&job_id), due))
-            .await
-        {
-            Ok(_) => {
+        let mut writes = Vec::with_capacity(2 + 2 * records.len());
+        writes.push(Write::UpdateJob(&record));
+        writes.extend(records.iter().map(Write::CreateExecution));
+        writes.extend(nets.iter().map(|(key, due)| Write::SetWakeup(key, Some(*due))));
+        writes.push(Write::SetWakeup(&job_key, next_fire(&stored.job)));
+        match self.store().write_all(&writes).await {
+            Ok(()) => {
                 for execution in &executions {
                     self.publish_state(execution).await;
                 }
                 wakes.extend(fires.into_iter().map(|f| (f.execution_id, f.due)));
                 Ok(Committed::Done(executions.len()))
             }
-            Err(StoreError::VersionConflict { .. }) => Ok(Committed::Raced),
-            Err(StoreError::NotFound(_)) => Ok(Committed::Gone),
-            Err(StoreError::AlreadyExists(_)) => {
+            Err(WriteAllError {
+                index: Some(0),
+                error,
+            }) => match error {
+                StoreError::VersionConflict { .. } => Ok(Committed::Raced),
+                StoreError::NotFound(_) => Ok(Committed::Gone),
+                other => Err(other.into()),
+            },
+            Err(WriteAllError {
+                error: StoreError::AlreadyExists(_),
+                ..
+            }) => {
                 stored.job.state.pending_fires = fires;
                 Ok(Committed::OneByOne)
             }
-            Err(e) => Err(e.into()),
+            Err(e) => Err(StoreError::from(e).into()),
         }
     }
 

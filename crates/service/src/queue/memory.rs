@@ -39,6 +39,8 @@ struct Data {
     messages: BTreeMap<u64, Message>,
     /// Bodies of dead letters, in the order they died.
     dead: Vec<String>,
+    /// Sends left before an injected failure ([`MemoryQueue::fail_send`]).
+    fail_in: Option<usize>,
 }
 
 #[derive(Debug)]
@@ -65,6 +67,14 @@ impl MemoryQueue {
     pub fn with_max_receives(mut self, max_receives: u32) -> Self {
         self.max_receives = max_receives.max(1);
         self
+    }
+
+    /// Makes the `n`th send from now (0: the next one) fail once, its message lost: what the
+    /// queue sees of a process killed just before it sent.
+    pub fn fail_send(&self, n: usize) {
+        if let Ok(mut data) = self.data.lock() {
+            data.fail_in = Some(n);
+        }
     }
 
     fn lock(&self) -> Result<MutexGuard<'_, Data>, QueueError> {
@@ -111,6 +121,14 @@ impl Queue for MemoryQueue {
         }
         let visible_at = self.now_ms().saturating_add(ceil_ms(delay));
         let mut data = self.lock()?;
+        match data.fail_in {
+            Some(0) => {
+                data.fail_in = None;
+                return Err(QueueError::Unavailable("injected send failure".to_owned()));
+            }
+            Some(n) => data.fail_in = Some(n - 1),
+            None => {}
+        }
         let id = data.next_id;
         data.next_id += 1;
         data.messages.insert(

@@ -37,7 +37,10 @@ use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 use tokio::sync::Barrier;
 
-use super::{ExecutionRecord, JobFilter, JobRecord, Page, PageRequest, Store, StoreError, WakeUp};
+use super::{
+    ExecutionRecord, JobFilter, JobRecord, Page, PageRequest, Store, StoreError, WakeUp, Write,
+    WriteAllError,
+};
 
 /// Runs every case of the suite, each against a fresh store from `make_store`, and panics naming
 /// every case that failed.
@@ -83,7 +86,8 @@ pub async fn run_all<S: Store, F: Fn() -> S>(make_store: F) {
         wakeup_set_get_overwrite_remove,
         wakeups_due,
         wakeup_cleared_only_if_unchanged,
-        fires_commit_all_or_nothing,
+        write_all_is_all_or_nothing,
+        write_all_execution_and_job,
         stats_count_by_state,
         concurrent_job_updates,
         concurrent_execution_creates,
@@ -214,7 +218,7 @@ impl<T> Must<T> for Result<T, StoreError> {
     }
 }
 
-fn expect_err<T: Debug>(result: Result<T, StoreError>, what: &str) -> StoreError {
+fn expect_err<T: Debug, E>(result: Result<T, E>, what: &str) -> E {
     match result {
         Ok(value) => panic!("{what}: expected an error, got Ok({value:?})"),
         Err(err) => err,
@@ -1375,7 +1379,19 @@ async fn clean_purges_deleted_jobs<S: Store>(store: S) {
 // ---------------------------------------------------------------------------------------------
 // Timer index
 
-async fn fires_commit_all_or_nothing<S: Store>(store: S) {
+/// A tick's batch: the job, its fires, its timer entry.
+fn tick<'a>(
+    job: &'a JobRecord,
+    fires: &'a [ExecutionRecord],
+    due: Option<DateTime<Utc>>,
+) -> Vec<Write<'a>> {
+    let mut writes = vec![Write::UpdateJob(job)];
+    writes.extend(fires.iter().map(Write::CreateExecution));
+    writes.push(Write::SetWakeup("job:ticked", due));
+    writes
+}
+
+async fn write_all_is_all_or_nothing<S: Store>(store: S) {
     store.create_job(&job("ticked")).await.expect("create");
     store
         .set_wakeup("job:ticked", Some(t(1_000)))
@@ -1387,11 +1403,10 @@ async fn fires_commit_all_or_nothing<S: Store>(store: S) {
     ];
     let mut advanced = job("ticked");
     advanced.state = "paused".into();
-    let version = store
-        .commit_fires(&advanced, &fires, ("job:ticked", Some(t(60_000))))
+    store
+        .write_all(&tick(&advanced, &fires, Some(t(60_000))))
         .await
         .expect("commit");
-    assert_eq!(version, 2);
     let stored = store.get_job("ticked").await.expect("get").expect("job");
     assert_eq!((stored.version, stored.state.as_str()), (2, "paused"));
     for fire in &fires {
@@ -1406,22 +1421,26 @@ async fn fires_commit_all_or_nothing<S: Store>(store: S) {
         Some(t(60_000))
     );
 
-    // A stale version writes nothing: no execution, no timer move.
+    // A stale version writes nothing: no execution, no timer move; the error names the write.
     let stale = [execution("ticked~3", "ticked", 3)];
     let err = expect_err(
         store
-            .commit_fires(&job("ticked"), &stale, ("job:ticked", Some(t(120_000))))
+            .write_all(&tick(&job("ticked"), &stale, Some(t(120_000))))
             .await,
         "a commit against a stale version",
     );
-    assert!(matches!(err, StoreError::VersionConflict { .. }), "{err:?}");
+    assert_eq!(err.index, Some(0), "{err:?}");
+    assert!(
+        matches!(err.error, StoreError::VersionConflict { .. }),
+        "{err:?}"
+    );
     assert_eq!(store.get_execution("ticked~3").await.expect("get"), None);
     assert_eq!(
         store.get_wakeup("job:ticked").await.expect("get"),
         Some(t(60_000))
     );
 
-    // An execution that exists aborts the whole commit, naming it.
+    // An execution that exists aborts the whole batch, naming it.
     let mut current = stored.clone();
     current.state = "active".into();
     let clash = [
@@ -1429,12 +1448,13 @@ async fn fires_commit_all_or_nothing<S: Store>(store: S) {
         execution("ticked~2", "ticked", 2),
     ];
     let err = expect_err(
-        store
-            .commit_fires(&current, &clash, ("job:ticked", None))
-            .await,
+        store.write_all(&tick(&current, &clash, None)).await,
         "a commit with an existing execution",
     );
-    assert_eq!(err, StoreError::AlreadyExists("ticked~2".into()));
+    assert_eq!(
+        err,
+        WriteAllError::at(2, StoreError::AlreadyExists("ticked~2".into()))
+    );
     assert_eq!(store.get_execution("ticked~4").await.expect("get"), None);
     let unchanged = store.get_job("ticked").await.expect("get").expect("job");
     assert_eq!((unchanged.version, unchanged.state.as_str()), (2, "paused"));
@@ -1443,19 +1463,136 @@ async fn fires_commit_all_or_nothing<S: Store>(store: S) {
         Some(t(60_000))
     );
 
-    // A job that is gone is NotFound, and a commit may remove the timer entry.
+    // A job that is gone is NotFound; a batch may remove a timer entry.
     let err = expect_err(
         store
-            .commit_fires(&job("ghost"), &[], ("job:ghost", None))
+            .write_all(&[
+                Write::UpdateJob(&job("ghost")),
+                Write::SetWakeup("job:ghost", None),
+            ])
             .await,
         "a commit for a missing job",
     );
-    assert_eq!(err, StoreError::NotFound("ghost".into()));
+    assert_eq!(
+        err,
+        WriteAllError::at(0, StoreError::NotFound("ghost".into()))
+    );
     store
-        .commit_fires(&current, &[], ("job:ticked", None))
+        .write_all(&tick(&current, &[], None))
         .await
         .expect("commit with no fires");
     assert_eq!(store.get_wakeup("job:ticked").await.expect("get"), None);
+    store.write_all(&[]).await.expect("an empty batch");
+}
+
+/// The shape of a dispatch step: an execution's transition, the job slot it takes or frees and a
+/// wake-up removed, together or not at all; a lost race on either names it.
+async fn write_all_execution_and_job<S: Store>(store: S) {
+    store.create_job(&job("slot")).await.expect("create");
+    let run = execution("slot~1", "slot", 1);
+    assert!(store.create_execution(&run).await.expect("create"));
+    store
+        .set_wakeup("exec:slot~1", Some(t(5_000)))
+        .await
+        .expect("set");
+    let mut processing = run.clone();
+    processing.state = "Processing".into();
+    let mut taken = job("slot");
+    taken.state = "paused".into();
+    store
+        .write_all(&[
+            Write::UpdateJob(&taken),
+            Write::UpdateExecution(&processing),
+            Write::SetWakeup("exec:slot~1", None),
+        ])
+        .await
+        .expect("admit");
+    let after = store.get_execution("slot~1").await.expect("get").expect("run");
+    assert_eq!((after.version, after.state.as_str()), (2, "Processing"));
+    assert_eq!(store.get_wakeup("exec:slot~1").await.expect("get"), None);
+
+    // The execution moved on (version 2): a write from version 1 loses, and the job stays.
+    let mut succeeded = run.clone();
+    succeeded.state = "Succeeded".into();
+    let mut freed = taken.clone();
+    freed.version = 2;
+    freed.state = "active".into();
+    let err = expect_err(
+        store
+            .write_all(&[
+                Write::UpdateExecution(&succeeded),
+                Write::UpdateJob(&freed),
+            ])
+            .await,
+        "a finish from a stale execution",
+    );
+    assert_eq!(err.index, Some(0), "{err:?}");
+    assert!(
+        matches!(err.error, StoreError::VersionConflict { .. }),
+        "{err:?}"
+    );
+    assert_eq!(
+        store.get_job("slot").await.expect("get").map(|j| j.version),
+        Some(2),
+        "the job was not written"
+    );
+
+    // The job moved on: the execution stays as it was.
+    succeeded.version = 2;
+    let mut stale_job = taken.clone();
+    stale_job.version = 1;
+    let err = expect_err(
+        store
+            .write_all(&[
+                Write::UpdateExecution(&succeeded),
+                Write::UpdateJob(&stale_job),
+            ])
+            .await,
+        "a finish against a stale job",
+    );
+    assert_eq!(err.index, Some(1), "{err:?}");
+    let still = store.get_execution("slot~1").await.expect("get").expect("run");
+    assert_eq!((still.version, still.state.as_str()), (2, "Processing"));
+
+    store
+        .write_all(&[Write::UpdateExecution(&succeeded), Write::UpdateJob(&freed)])
+        .await
+        .expect("finish");
+    let done = store.get_execution("slot~1").await.expect("get").expect("run");
+    assert_eq!((done.version, done.state.as_str()), (3, "Succeeded"));
+
+    // Read together, in the order asked; a key asked twice answers twice.
+    let read = store
+        .read_many(
+            &["slot~1".to_owned(), "slot~9".to_owned()],
+            &["slot".to_owned(), "nojob".to_owned(), "slot".to_owned()],
+        )
+        .await
+        .expect("read");
+    let executions: Vec<_> = read.executions.iter().map(|e| e.as_ref().map(|e| e.version)).collect();
+    assert_eq!(executions, [Some(3), None]);
+    let jobs: Vec<_> = read
+        .jobs
+        .iter()
+        .map(|j| j.as_ref().map(|j| (j.version, j.state.clone())))
+        .collect();
+    let active = Some((3, "active".to_owned()));
+    assert_eq!(jobs, [active.clone(), None, active]);
+    let empty = store.read_many(&[], &[]).await.expect("read nothing");
+    assert!(empty.executions.is_empty() && empty.jobs.is_empty());
+
+    // The same key twice is refused before anything is written.
+    let err = expect_err(
+        store
+            .write_all(&[
+                Write::SetWakeup("exec:slot~1", Some(t(1))),
+                Write::SetWakeup("exec:slot~1", None),
+            ])
+            .await,
+        "a batch writing one key twice",
+    );
+    assert_eq!(err.index, None);
+    assert_eq!(store.get_wakeup("exec:slot~1").await.expect("get"), None);
 }
 
 async fn wakeup_set_get_overwrite_remove<S: Store>(store: S) {

@@ -13,8 +13,8 @@ use std::sync::{Mutex, MutexGuard};
 use chrono::{DateTime, SubsecRound, Utc};
 
 use super::{
-    cursor, CleanReport, ExecutionRecord, JobFilter, JobRecord, Page, PageRequest, Store,
-    StoreError, StoreStats, WakeUp, MAX_PAGE,
+    check_batch, cursor, CleanReport, ExecutionRecord, JobFilter, JobRecord, Page, PageRequest,
+    Store, StoreError, StoreStats, WakeUp, Write, WriteAllError, MAX_PAGE,
 };
 
 /// An in-memory [`Store`]; each instance is a fresh, empty store.
@@ -66,6 +66,79 @@ impl MemoryStore {
         self.data.lock().map_err(|_| {
             StoreError::Unavailable("the memory store was poisoned by an earlier panic".to_owned())
         })
+    }
+}
+
+impl Data {
+    /// Whether `write`'s condition holds: a conditional write's version, a create's free id.
+    fn check(&self, write: &Write<'_>) -> Result<(), StoreError> {
+        let versioned = |key: &str, stored: Option<u64>, expected: u64| match stored {
+            None => Err(StoreError::NotFound(key.to_owned())),
+            Some(version) if version != expected => Err(StoreError::VersionConflict {
+                key: key.to_owned(),
+                expected,
+            }),
+            Some(_) => Ok(()),
+        };
+        match write {
+            Write::UpdateJob(job) => versioned(
+                &job.job_id,
+                self.jobs.get(&job.job_id).map(|j| j.version),
+                job.version,
+            ),
+            Write::UpdateExecution(e) => versioned(
+                &e.execution_id,
+                self.executions.get(&e.execution_id).map(|e| e.version),
+                e.version,
+            ),
+            Write::CreateExecution(e) if self.executions.contains_key(&e.execution_id) => {
+                Err(StoreError::AlreadyExists(e.execution_id.clone()))
+            }
+            Write::CreateExecution(_) | Write::SetWakeup(..) => Ok(()),
+        }
+    }
+
+    /// Makes a write whose condition [`Data::check`] accepted; returns the version written.
+    fn apply(&mut self, write: &Write<'_>) -> Result<u64, StoreError> {
+        match *write {
+            Write::UpdateJob(job) => {
+                let version = next_version(job.version)?;
+                let record = JobRecord {
+                    version,
+                    created_at: ms(job.created_at),
+                    updated_at: ms(job.updated_at),
+                    ..job.clone()
+                };
+                self.jobs.insert(job.job_id.clone(), record);
+                Ok(version)
+            }
+            Write::CreateExecution(e) | Write::UpdateExecution(e) => {
+                let version = match write {
+                    Write::UpdateExecution(_) => next_version(e.version)?,
+                    _ => e.version,
+                };
+                let record = ExecutionRecord {
+                    version,
+                    created_at: ms(e.created_at),
+                    ..e.clone()
+                };
+                self.executions.insert(e.execution_id.clone(), record);
+                Ok(version)
+            }
+            Write::SetWakeup(key, due) => {
+                match due {
+                    Some(due) => self.wakeups.insert(key.to_owned(), ms(due)),
+                    None => self.wakeups.remove(key),
+                };
+                Ok(0)
+            }
+        }
+    }
+
+    /// Checks then makes one write.
+    fn write(&mut self, write: Write<'_>) -> Result<u64, StoreError> {
+        self.check(&write)?;
+        self.apply(&write)
     }
 }
 
@@ -143,25 +216,7 @@ impl Store for MemoryStore {
     }
 
     async fn update_job(&self, job: &JobRecord) -> Result<u64, StoreError> {
-        let version = next_version(job.version)?;
-        let mut data = self.lock_write()?;
-        let stored = data
-            .jobs
-            .get_mut(&job.job_id)
-            .ok_or_else(|| StoreError::NotFound(job.job_id.clone()))?;
-        if stored.version != job.version {
-            return Err(StoreError::VersionConflict {
-                key: job.job_id.clone(),
-                expected: job.version,
-            });
-        }
-        *stored = JobRecord {
-            version,
-            created_at: ms(job.created_at),
-            updated_at: ms(job.updated_at),
-            ..job.clone()
-        };
-        Ok(version)
+        self.lock_write()?.write(Write::UpdateJob(job))
     }
 
     async fn delete_job(&self, job_id: &str) -> Result<bool, StoreError> {
@@ -191,38 +246,15 @@ impl Store for MemoryStore {
     }
 
     async fn create_execution(&self, execution: &ExecutionRecord) -> Result<bool, StoreError> {
-        let mut data = self.lock_write()?;
-        if data.executions.contains_key(&execution.execution_id) {
-            return Ok(false);
+        match self.lock_write()?.write(Write::CreateExecution(execution)) {
+            Ok(_) => Ok(true),
+            Err(StoreError::AlreadyExists(_)) => Ok(false),
+            Err(e) => Err(e),
         }
-        let stored = ExecutionRecord {
-            created_at: ms(execution.created_at),
-            ..execution.clone()
-        };
-        data.executions
-            .insert(execution.execution_id.clone(), stored);
-        Ok(true)
     }
 
     async fn update_execution(&self, execution: &ExecutionRecord) -> Result<u64, StoreError> {
-        let version = next_version(execution.version)?;
-        let mut data = self.lock_write()?;
-        let stored = data
-            .executions
-            .get_mut(&execution.execution_id)
-            .ok_or_else(|| StoreError::NotFound(execution.execution_id.clone()))?;
-        if stored.version != execution.version {
-            return Err(StoreError::VersionConflict {
-                key: execution.execution_id.clone(),
-                expected: execution.version,
-            });
-        }
-        *stored = ExecutionRecord {
-            version,
-            created_at: ms(execution.created_at),
-            ..execution.clone()
-        };
-        Ok(version)
+        self.lock_write()?.write(Write::UpdateExecution(execution))
     }
 
     async fn get_execution(
@@ -317,62 +349,20 @@ impl Store for MemoryStore {
         Ok(report)
     }
 
-    async fn commit_fires(
-        &self,
-        job: &JobRecord,
-        executions: &[ExecutionRecord],
-        wakeup: (&str, Option<DateTime<Utc>>),
-    ) -> Result<u64, StoreError> {
-        let version = next_version(job.version)?;
-        let mut data = self.lock_write()?;
-        let stored = data
-            .jobs
-            .get(&job.job_id)
-            .ok_or_else(|| StoreError::NotFound(job.job_id.clone()))?;
-        if stored.version != job.version {
-            return Err(StoreError::VersionConflict {
-                key: job.job_id.clone(),
-                expected: job.version,
-            });
+    async fn write_all(&self, writes: &[Write<'_>]) -> Result<(), WriteAllError> {
+        check_batch(writes)?;
+        let mut data = self.lock_write().map_err(WriteAllError::whole)?;
+        for (index, write) in writes.iter().enumerate() {
+            data.check(write).map_err(|e| WriteAllError::at(index, e))?;
         }
-        if let Some(taken) = executions
-            .iter()
-            .find(|e| data.executions.contains_key(&e.execution_id))
-        {
-            return Err(StoreError::AlreadyExists(taken.execution_id.clone()));
+        for write in writes {
+            data.apply(write).map_err(WriteAllError::whole)?;
         }
-        data.jobs.insert(
-            job.job_id.clone(),
-            JobRecord {
-                version,
-                created_at: ms(job.created_at),
-                updated_at: ms(job.updated_at),
-                ..job.clone()
-            },
-        );
-        for execution in executions {
-            data.executions.insert(
-                execution.execution_id.clone(),
-                ExecutionRecord {
-                    created_at: ms(execution.created_at),
-                    ..execution.clone()
-                },
-            );
-        }
-        match wakeup.1 {
-            Some(due) => data.wakeups.insert(wakeup.0.to_owned(), ms(due)),
-            None => data.wakeups.remove(wakeup.0),
-        };
-        Ok(version)
+        Ok(())
     }
 
     async fn set_wakeup(&self, key: &str, due: Option<DateTime<Utc>>) -> Result<(), StoreError> {
-        let mut data = self.lock_write()?;
-        match due {
-            Some(due) => data.wakeups.insert(key.to_owned(), ms(due)),
-            None => data.wakeups.remove(key),
-        };
-        Ok(())
+        self.lock_write()?.write(Write::SetWakeup(key, due)).map(drop)
     }
 
     async fn clear_wakeup_if(&self, key: &str, due: DateTime<Utc>) -> Result<bool, StoreError> {
