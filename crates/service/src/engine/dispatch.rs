@@ -683,6 +683,9 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         timed_out_before_start: bool,
     ) -> Result<Step, EngineError> {
         for _ in 0..MAX_STEP_RETRIES {
+            // What this round changes is applied to the execution as it is now; a write lost to
+            // a concurrent job writer applies it again from here.
+            let unsettled = loaded.execution.clone();
             let definition = &job.job.definition;
             let now = self.now();
             let execution = &mut loaded.execution;
@@ -818,6 +821,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                 // end to the job as it is now.
                 Written::JobMoved if ride => return Ok(Step::Again),
                 Written::JobMoved => {
+                    loaded.execution = unsettled;
                     loaded.job_changed = false;
                     match self.app.load(&loaded.execution.job_id).await {
                         Ok(fresh) => *job = fresh,

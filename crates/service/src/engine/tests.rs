@@ -618,6 +618,34 @@ async fn a_crash_at_any_step_loses_and_duplicates_nothing() {
     }
 }
 
+/// Another writer changes the job while a run's call is in flight (here: in the middle of the call,
+/// as a concurrent run finishing would): the run's final write loses the race on the job and must
+/// apply its end to the job as it now is, not give up on it.
+#[tokio::test]
+async fn a_run_whose_job_changed_during_its_call_still_finishes() {
+    let app: Arc<std::sync::OnceLock<Arc<App<MemoryStore>>>> = Arc::default();
+    let during_call = Arc::clone(&app);
+    let w = World::new("2024-01-01T00:00:00Z", move |_, _| {
+        use futures_util::FutureExt;
+        let store = during_call.get().expect("app").store();
+        let job = store.get_job("busy").now_or_never().unwrap().unwrap().unwrap();
+        store.update_job(&job).now_or_never().unwrap().unwrap();
+        ok(json!({"done": true}))
+    });
+    assert!(app.set(Arc::clone(w.engine.app())).is_ok());
+    w.create("busy", json!({"overlap": "AllowAll"})).await;
+    let id = JobId::parse("busy").unwrap();
+    for _ in 0..3 {
+        w.app().trigger(&id, json!({}), None, None).await.unwrap();
+    }
+    w.drain().await;
+    let executions = w.executions("busy").await;
+    assert_eq!(states(&executions), ["Succeeded"; 3], "{executions:#?}");
+    let state = w.job_state("busy").await;
+    assert!(state.running.is_empty(), "every slot freed: {state:?}");
+    assert_eq!(state.last_completion_result, Some(json!({"done": true})));
+}
+
 /// A dispatch queue that loses its `n`th message, as a process killed between its store write and
 /// its send would: the tick's fires (and the runs a trigger or a freed slot starts) still run, once.
 #[tokio::test]
