@@ -22,7 +22,7 @@ const FUNCTIONS: [&str; 4] = ["api", "tick", "dispatch", "notify"];
 
 fn main() {
     let release = target_dir().join("release");
-    println!("function  size_bytes  size_MB  init_p50_ms  init_max_ms  rss_p50_MB");
+    println!("function  size_bytes  size_MiB  init_p50_ms  init_max_ms  rss_p50_MiB");
     for name in FUNCTIONS {
         let binary = release.join(name);
         let Ok(meta) = std::fs::metadata(&binary) else {
