@@ -171,7 +171,11 @@ async fn run_message(
                 Ok(())
             }
         },
-        Lane::Notify => engine.notify(record.body.as_deref().unwrap_or_default()).await,
+        Lane::Notify => {
+            engine
+                .notify(record.body.as_deref().unwrap_or_default())
+                .await
+        }
     }
 }
 

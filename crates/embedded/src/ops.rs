@@ -11,7 +11,7 @@ use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 use sundial_service::store::{
     CleanReport, ExecutionRecord, JobFilter, JobRecord, Page, PageRequest, StoreError, StoreStats,
-    WakeUp, MAX_PAGE, Write, WriteAllError,
+    WakeUp, Write, WriteAllError, MAX_PAGE,
 };
 
 use crate::codec::{

@@ -177,7 +177,10 @@ impl DynamoStore {
                 ));
             }
         }
-        Ok(keys.iter().map(|key| found.get(&identity(key)).cloned()).collect())
+        Ok(keys
+            .iter()
+            .map(|key| found.get(&identity(key)).cloned())
+            .collect())
     }
 
     /// One write of a batch, without a transaction.
@@ -213,9 +216,10 @@ impl DynamoStore {
                 .map_err(built)
         };
         let put = match *write {
-            Write::UpdateJob(job) => {
-                versioned(job_item(&self.keys, job, next_version(job.version)?)?, job.version)?
-            }
+            Write::UpdateJob(job) => versioned(
+                job_item(&self.keys, job, next_version(job.version)?)?,
+                job.version,
+            )?,
             Write::UpdateExecution(e) => {
                 let expires = self.expires_at(&e.state);
                 let item = execution_item(&self.keys, e, next_version(e.version)?, expires)?;
@@ -765,7 +769,12 @@ impl Store for DynamoStore {
         match writes {
             [] => return Ok(()),
             // One write needs no transaction (which costs twice the capacity).
-            [only] => return self.write_one(only).await.map_err(|e| WriteAllError::at(0, e)),
+            [only] => {
+                return self
+                    .write_one(only)
+                    .await
+                    .map_err(|e| WriteAllError::at(0, e))
+            }
             _ => {}
         }
         let items = writes

@@ -195,7 +195,10 @@ async fn aws_requests_per_execution() {
         per(total(&dispatch), done) <= 2.9,
         "dispatch got dearer: {dispatch:?}"
     );
-    assert!(steady_run <= 5.0, "a scheduled run takes more than 5 requests");
+    assert!(
+        steady_run <= 5.0,
+        "a scheduled run takes more than 5 requests"
+    );
     assert_eq!(
         dispatch.get("DynamoDB_20120810.Query"),
         None,

@@ -113,11 +113,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         Ok(Step::Done)
     }
 
-    async fn step(
-        &self,
-        loaded: &mut Loaded,
-        job: Option<StoredJob>,
-    ) -> Result<Step, EngineError> {
+    async fn step(&self, loaded: &mut Loaded, job: Option<StoredJob>) -> Result<Step, EngineError> {
         let now = self.now();
         let state = loaded.execution.state();
         if state.is_final() {
@@ -230,8 +226,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             // Waits in the job's buffer; the run that frees a slot sends it. Written when it came
             // straight from Scheduled (to store that it is enqueued) or joined the buffer now.
             Admission::Buffer
-                if loaded.job_changed
-                    || loaded.record.state != ExecutionState::Enqueued.name() =>
+                if loaded.job_changed || loaded.record.state != ExecutionState::Enqueued.name() =>
             {
                 match self.write_step(loaded, Some(&mut after)).await? {
                     Written::Yes => Ok(Step::Done),
@@ -1059,7 +1054,13 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             }
             let mut job = self.app.load(&loaded.execution.job_id).await?;
             if let Step::Done = self
-                .apply_report(&mut loaded, &mut job, report.clone(), body.clone(), "feedback")
+                .apply_report(
+                    &mut loaded,
+                    &mut job,
+                    report.clone(),
+                    body.clone(),
+                    "feedback",
+                )
                 .await?
             {
                 return Ok(());

@@ -295,7 +295,9 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                     let job = if job_id.as_str() == loaded.execution.job_id.as_str() {
                         job
                     } else {
-                        self.store().get_job(loaded.execution.job_id.as_str()).await?
+                        self.store()
+                            .get_job(loaded.execution.job_id.as_str())
+                            .await?
                     };
                     let job = job.as_ref().map(decode).transpose()?;
                     Some(Run { loaded, job })

@@ -628,7 +628,12 @@ async fn a_run_whose_job_changed_during_its_call_still_finishes() {
     let w = World::new("2024-01-01T00:00:00Z", move |_, _| {
         use futures_util::FutureExt;
         let store = during_call.get().expect("app").store();
-        let job = store.get_job("busy").now_or_never().unwrap().unwrap().unwrap();
+        let job = store
+            .get_job("busy")
+            .now_or_never()
+            .unwrap()
+            .unwrap()
+            .unwrap();
         store.update_job(&job).now_or_never().unwrap().unwrap();
         ok(json!({"done": true}))
     });

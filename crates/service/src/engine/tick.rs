@@ -131,7 +131,10 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                 .collect();
             let outcomes: Vec<Result<EntryOutcome, EngineError>> = stream::iter(due)
                 .map(|entry| {
-                    let known = entry.key.strip_prefix("job:").and_then(|id| jobs.remove(id));
+                    let known = entry
+                        .key
+                        .strip_prefix("job:")
+                        .and_then(|id| jobs.remove(id));
                     self.tick_entry(entry, known, now, horizon)
                 })
                 .buffer_unordered(TICK_CONCURRENCY)
@@ -328,7 +331,10 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         let mut writes = Vec::with_capacity(2 + 2 * records.len());
         writes.push(Write::UpdateJob(&record));
         writes.extend(records.iter().map(Write::CreateExecution));
-        writes.extend(nets.iter().map(|(key, due)| Write::SetWakeup(key, Some(*due))));
+        writes.extend(
+            nets.iter()
+                .map(|(key, due)| Write::SetWakeup(key, Some(*due))),
+        );
         writes.push(Write::SetWakeup(&job_key, next_fire(&stored.job)));
         match self.store().write_all(&writes).await {
             Ok(()) => {

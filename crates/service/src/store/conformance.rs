@@ -1507,7 +1507,11 @@ async fn write_all_execution_and_job<S: Store>(store: S) {
         ])
         .await
         .expect("admit");
-    let after = store.get_execution("slot~1").await.expect("get").expect("run");
+    let after = store
+        .get_execution("slot~1")
+        .await
+        .expect("get")
+        .expect("run");
     assert_eq!((after.version, after.state.as_str()), (2, "Processing"));
     assert_eq!(store.get_wakeup("exec:slot~1").await.expect("get"), None);
 
@@ -1519,10 +1523,7 @@ async fn write_all_execution_and_job<S: Store>(store: S) {
     freed.state = "active".into();
     let err = expect_err(
         store
-            .write_all(&[
-                Write::UpdateExecution(&succeeded),
-                Write::UpdateJob(&freed),
-            ])
+            .write_all(&[Write::UpdateExecution(&succeeded), Write::UpdateJob(&freed)])
             .await,
         "a finish from a stale execution",
     );
@@ -1551,14 +1552,22 @@ async fn write_all_execution_and_job<S: Store>(store: S) {
         "a finish against a stale job",
     );
     assert_eq!(err.index, Some(1), "{err:?}");
-    let still = store.get_execution("slot~1").await.expect("get").expect("run");
+    let still = store
+        .get_execution("slot~1")
+        .await
+        .expect("get")
+        .expect("run");
     assert_eq!((still.version, still.state.as_str()), (2, "Processing"));
 
     store
         .write_all(&[Write::UpdateExecution(&succeeded), Write::UpdateJob(&freed)])
         .await
         .expect("finish");
-    let done = store.get_execution("slot~1").await.expect("get").expect("run");
+    let done = store
+        .get_execution("slot~1")
+        .await
+        .expect("get")
+        .expect("run");
     assert_eq!((done.version, done.state.as_str()), (3, "Succeeded"));
 
     // Read together, in the order asked; a key asked twice answers twice.
@@ -1569,7 +1578,11 @@ async fn write_all_execution_and_job<S: Store>(store: S) {
         )
         .await
         .expect("read");
-    let executions: Vec<_> = read.executions.iter().map(|e| e.as_ref().map(|e| e.version)).collect();
+    let executions: Vec<_> = read
+        .executions
+        .iter()
+        .map(|e| e.as_ref().map(|e| e.version))
+        .collect();
     assert_eq!(executions, [Some(3), None]);
     let jobs: Vec<_> = read
         .jobs

@@ -362,7 +362,9 @@ impl Store for MemoryStore {
     }
 
     async fn set_wakeup(&self, key: &str, due: Option<DateTime<Utc>>) -> Result<(), StoreError> {
-        self.lock_write()?.write(Write::SetWakeup(key, due)).map(drop)
+        self.lock_write()?
+            .write(Write::SetWakeup(key, due))
+            .map(drop)
     }
 
     async fn clear_wakeup_if(&self, key: &str, due: DateTime<Utc>) -> Result<bool, StoreError> {
