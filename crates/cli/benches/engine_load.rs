@@ -61,6 +61,10 @@ use tokio::sync::oneshot;
 
 type LocalEngine = Engine<SqliteStore, SqliteQueue, ReqwestClient, RecordingPublisher>;
 
+/// The allocator `sundial serve` uses (crates/cli/src/main.rs), so the bench measures the same.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const PHASES: [&str; 4] = ["store_ops", "fire_lag", "throughput", "memory"];
 
 fn env_usize(name: &str, default: usize) -> usize {

@@ -8,6 +8,9 @@ use chrono::Utc;
 mod preview;
 mod serve;
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const USAGE: &str = "\
 sundial — the Sundial job scheduler
 
