@@ -124,11 +124,12 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                 .iter()
                 .filter_map(|entry| entry.key.strip_prefix("job:").map(str::to_owned))
                 .collect();
-            let mut jobs: HashMap<String, Option<JobRecord>> = job_ids
-                .iter()
-                .cloned()
-                .zip(self.store().read_many(&[], &job_ids).await?.jobs)
-                .collect();
+            let mut jobs: HashMap<String, Option<JobRecord>> = if job_ids.is_empty() {
+                HashMap::new()
+            } else {
+                let read = self.store().read_many(&[], &job_ids).await?;
+                job_ids.iter().cloned().zip(read.jobs).collect()
+            };
             let outcomes: Vec<Result<EntryOutcome, EngineError>> = stream::iter(due)
                 .map(|entry| {
                     let known = entry
