@@ -22,11 +22,11 @@ use sundial_core::signing;
 use std::collections::HashMap;
 
 use super::{Engine, EngineError, Loaded, Run, Written, MAX_STEP_RETRIES};
-use crate::app::{json_time, AppError, StoredJob};
+use crate::app::{encode, json_time, next_fire, wakeup_key, AppError, StoredJob};
 use crate::events::{BusEvent, EventPublisher};
 use crate::http::{HttpClient, HttpError, HttpRequest, DEFAULT_CALL_TIMEOUT};
 use crate::queue::Queue;
-use crate::store::{JobFilter, PageRequest, Store};
+use crate::store::{JobFilter, PageRequest, Store, StoreError, Write, WriteAllError};
 
 /// How long past its attempt deadline a worker's lease on a running chain lasts; after it another
 /// worker presumes the first one dead and runs the attempt again.
@@ -228,7 +228,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             Admission::Buffer
                 if loaded.job_changed || loaded.record.state != ExecutionState::Enqueued.name() =>
             {
-                match self.write_step(loaded, Some(&mut after)).await? {
+                match self.write_step(loaded, Some(&mut after), &[]).await? {
                     Written::Yes => Ok(Step::Done),
                     Written::ExecutionMoved | Written::JobMoved => Ok(Step::Again),
                 }
@@ -300,7 +300,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         run.last_report_at = Some(now);
         run.responses.clear();
         run.named.clear();
-        match self.write_step(loaded, Some(job)).await? {
+        match self.write_step(loaded, Some(job), &[]).await? {
             Written::Yes => {}
             Written::ExecutionMoved | Written::JobMoved => return Ok(Step::Again),
         }
@@ -677,6 +677,8 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         end: AttemptEnd,
         timed_out_before_start: bool,
     ) -> Result<Step, EngineError> {
+        let mut separate = false;
+        let mut job_races = 0;
         for _ in 0..MAX_STEP_RETRIES {
             // What this round changes is applied to the execution as it is now; a write lost to
             // a concurrent job writer applies it again from here.
@@ -786,10 +788,15 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                 }
             }
             // A run that ended frees its slot and leaves its result on the job in the same
-            // write as its final state.
+            // write as its final state. A run its slot goes to (from the buffer) gets a safety net
+            // in that write too, so a crash before its message is sent does not strand it. After
+            // losing the job twice to other writers (or finding it gone) the execution is written
+            // alone and the job's side is left to `after_final`, which retries on its own: the
+            // attempt's outcome must not wait on a busy job, or its call would be made again.
             let ride = loaded.job_changed;
             let before = job.job.clone();
-            let started = if loaded.execution.is_finished() {
+            let finished = loaded.execution.is_finished();
+            let started = if finished && !separate {
                 let started = self.apply_final(job, &loaded.execution);
                 if job.job != before {
                     job.job.updated_at = now;
@@ -799,8 +806,16 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             } else {
                 Vec::new()
             };
-            match self.write_step(loaded, Some(job)).await? {
+            let nets = self.start_nets(&started);
+            let also: Vec<Write<'_>> = nets
+                .iter()
+                .map(|(key, due)| Write::SetWakeup(key, Some(*due)))
+                .collect();
+            let target = if separate { None } else { Some(&mut *job) };
+            match self.write_step(loaded, target, &also).await? {
                 Written::Yes => {}
+                // An admission not yet written starts over.
+                Written::ExecutionMoved | Written::JobMoved if ride => return Ok(Step::Again),
                 // Someone else wrote the execution meanwhile: apply the end to what they wrote.
                 Written::ExecutionMoved => {
                     job.job = before;
@@ -809,21 +824,28 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                         Some(fresh) => *loaded = fresh,
                         None => return Ok(Step::Done),
                     }
-                    loaded.job_changed = ride;
                     continue;
                 }
-                // The job moved: an admission not yet written starts over; otherwise apply the
-                // end to the job as it is now.
-                Written::JobMoved if ride => return Ok(Step::Again),
+                // The job moved: apply the end to the job as it is now.
                 Written::JobMoved => {
                     loaded.execution = unsettled;
                     loaded.job_changed = false;
+                    job_races += 1;
                     match self.app.load(&loaded.execution.job_id).await {
                         Ok(fresh) => *job = fresh,
-                        Err(AppError::NotFound(_)) => return Ok(Step::Again),
+                        Err(AppError::NotFound(_)) => separate = true,
                         Err(e) => return Err(e.into()),
                     }
+                    separate |= job_races >= 2;
                     continue;
+                }
+            }
+            if finished {
+                if separate {
+                    self.after_final(&loaded.execution, None).await?;
+                } else {
+                    self.follow_up(&loaded.execution, started, job.job.state.has_children)
+                        .await?;
                 }
             }
             if let Some((outcome, response)) = notify {
@@ -832,10 +854,6 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             }
             if let Some(at) = wake {
                 self.wake_at(&loaded.execution.execution_id, at).await?;
-            }
-            if loaded.execution.is_finished() {
-                self.follow_up(&loaded.execution, started, job.job.state.has_children)
-                    .await?;
             }
             return Ok(Step::Done);
         }
@@ -860,7 +878,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             .transition(to, now, reason)
             .map_err(transition_error)?;
         loaded.execution.run.lease_until = None;
-        match self.write_step(loaded, job.as_deref_mut()).await? {
+        match self.write_step(loaded, job.as_deref_mut(), &[]).await? {
             Written::Yes => {}
             Written::ExecutionMoved | Written::JobMoved => return Ok(Step::Again),
         }
@@ -947,28 +965,63 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         execution: &Execution,
         job: Option<&StoredJob>,
     ) -> Result<(), EngineError> {
-        if let Some(known) = job {
-            let mut changed = known.clone();
-            let started = self.apply_final(&mut changed, execution);
-            if changed.job == known.job {
+        let mut known = job.cloned();
+        for _ in 0..MAX_STEP_RETRIES {
+            let mut stored = match known.take() {
+                Some(stored) => stored,
+                None => match self.app.load(&execution.job_id).await {
+                    Ok(stored) => stored,
+                    // A deleted job's children may still be there.
+                    Err(AppError::NotFound(_)) => {
+                        return self.follow_up(execution, Vec::new(), true).await;
+                    }
+                    Err(e) => return Err(e.into()),
+                },
+            };
+            let before = stored.job.clone();
+            let started = self.apply_final(&mut stored, execution);
+            if stored.job == before {
                 return self
-                    .follow_up(execution, started, known.job.state.has_children)
+                    .follow_up(execution, started, stored.job.state.has_children)
                     .await;
             }
+            stored.job.updated_at = self.now();
+            let record = encode(&stored.job, stored.version, stored.service.clone());
+            let nets = self.start_nets(&started);
+            let job_key = wakeup_key(stored.job.job_id());
+            let mut writes = vec![Write::UpdateJob(&record)];
+            writes.extend(
+                nets.iter()
+                    .map(|(key, due)| Write::SetWakeup(key, Some(*due))),
+            );
+            let next = next_fire(&stored.job);
+            if next != next_fire(&before) {
+                writes.push(Write::SetWakeup(&job_key, next));
+            }
+            match self.store().write_all(&writes).await {
+                Ok(()) => {
+                    return self
+                        .follow_up(execution, started, stored.job.state.has_children)
+                        .await;
+                }
+                Err(WriteAllError {
+                    index: Some(0),
+                    error: StoreError::VersionConflict { .. } | StoreError::NotFound(_),
+                }) => continue,
+                Err(e) => return Err(StoreError::from(e).into()),
+            }
         }
-        let result = self
-            .app
-            .modify_from(job.cloned(), &execution.job_id, |stored| {
-                Ok(self.apply_final(stored, execution))
-            })
-            .await;
-        let (started, has_children) = match result {
-            Ok((after, started)) => (started, after.job.state.has_children),
-            // A deleted job's children may still be there.
-            Err(AppError::NotFound(_)) => (Vec::new(), true),
-            Err(e) => return Err(e.into()),
-        };
-        self.follow_up(execution, started, has_children).await
+        Err(EngineError::Contended(format!("job {}", execution.job_id)))
+    }
+
+    /// Safety nets for runs a freed slot starts: written with the release, removed by each run's
+    /// admitting write.
+    fn start_nets(&self, started: &[String]) -> Vec<(String, DateTime<Utc>)> {
+        let due = self.now() + super::SAFETY_NET_GRACE;
+        started
+            .iter()
+            .map(|id| (super::execution_wakeup_key(id), due))
+            .collect()
     }
 
     /// What follows a finished execution once its job shows it as over: start the buffered runs

@@ -311,7 +311,10 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
     /// Writes an execution back against the version it was read at. `Ok(false)` when another
     /// worker wrote first: the caller re-reads and decides again.
     async fn write_execution(&self, loaded: &mut Loaded) -> Result<bool, EngineError> {
-        Ok(matches!(self.write_step(loaded, None).await?, Written::Yes))
+        Ok(matches!(
+            self.write_step(loaded, None, &[]).await?,
+            Written::Yes
+        ))
     }
 
     /// Writes an execution back against the version it was read at, in the same atomic write as
@@ -319,10 +322,12 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
     /// result; `job` is then that changed job, whose version moves on) and, once the run is
     /// admitted (`loaded.clear_net`), the removal of its safety-net entry. One store request
     /// where there were three.
+    /// `also` are more writes for the same atomic write (safety nets of runs a freed slot starts).
     async fn write_step(
         &self,
         loaded: &mut Loaded,
         job: Option<&mut StoredJob>,
+        also: &[Write<'_>],
     ) -> Result<Written, EngineError> {
         let mut record = encode_execution(&loaded.execution, loaded.record.version)?;
         record.created_at = loaded.record.created_at;
@@ -342,6 +347,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         if loaded.clear_net {
             writes.push(Write::SetWakeup(&net, None));
         }
+        writes.extend_from_slice(also);
         match self.store().write_all(&writes).await {
             Ok(()) => {}
             Err(WriteAllError {

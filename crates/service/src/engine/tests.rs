@@ -651,6 +651,50 @@ async fn a_run_whose_job_changed_during_its_call_still_finishes() {
     assert_eq!(state.last_completion_result, Some(json!({"done": true})));
 }
 
+/// The run a freed slot starts (here: the buffered one of a BufferAll job) has its message lost:
+/// the safety net written with the release brings it to dispatch anyway.
+#[tokio::test]
+async fn a_run_a_freed_slot_starts_survives_a_lost_message() {
+    let w = World::new("2024-01-01T00:00:00Z", |_, _| ok(json!({})));
+    w.create(
+        "queued",
+        json!({"overlap": "BufferAll", "async": true, "timeoutSeconds": 600,
+               "timer": {"period": "external"}}),
+    )
+    .await;
+    let job = JobId::parse("queued").unwrap();
+    let first = w.app().trigger(&job, json!({}), None, None).await.unwrap();
+    let second = w.app().trigger(&job, json!({}), None, None).await.unwrap();
+    w.drain().await;
+    assert_eq!(
+        states(&w.executions("queued").await),
+        ["Processing", "Enqueued"]
+    );
+    w.engine.dispatch_queue().fail_send(0);
+    let done = json!({"status": "succeed"});
+    // The run is written as over, then the send fails: what a process dying there leaves.
+    let sent = w.engine.apply_feedback(&first.execution_id, &done).await;
+    assert!(sent.is_err(), "the lost send is reported: {sent:?}");
+    w.drain().await;
+    assert_eq!(
+        states(&w.executions("queued").await),
+        ["Succeeded", "Enqueued"],
+        "the message that starts the second run was lost"
+    );
+    w.run_until("2024-01-01T00:00:30Z").await;
+    assert_eq!(
+        states(&w.executions("queued").await),
+        ["Succeeded", "Processing"]
+    );
+    w.engine
+        .apply_feedback(&second.execution_id, &done)
+        .await
+        .unwrap();
+    w.drain().await;
+    assert_eq!(states(&w.executions("queued").await), ["Succeeded"; 2]);
+    assert_eq!(w.calls().len(), 2, "each run called its target once");
+}
+
 /// A dispatch queue that loses its `n`th message, as a process killed between its store write and
 /// its send would: the tick's fires (and the runs a trigger or a freed slot starts) still run, once.
 #[tokio::test]

@@ -345,14 +345,16 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                 wakes.extend(fires.into_iter().map(|f| (f.execution_id, f.due)));
                 Ok(Committed::Done(executions.len()))
             }
+            // Lost to another writer: of the job, or (a concurrent transaction on DynamoDB) of
+            // one of its items. Read the job and plan again.
+            Err(WriteAllError {
+                error: StoreError::VersionConflict { .. },
+                ..
+            }) => Ok(Committed::Raced),
             Err(WriteAllError {
                 index: Some(0),
-                error,
-            }) => match error {
-                StoreError::VersionConflict { .. } => Ok(Committed::Raced),
-                StoreError::NotFound(_) => Ok(Committed::Gone),
-                other => Err(other.into()),
-            },
+                error: StoreError::NotFound(_),
+            }) => Ok(Committed::Gone),
             Err(WriteAllError {
                 error: StoreError::AlreadyExists(_),
                 ..
