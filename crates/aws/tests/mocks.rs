@@ -15,7 +15,7 @@ use aws_sdk_dynamodb::operation::transact_write_items::{
 };
 use aws_sdk_dynamodb::types::error::{
     ConditionalCheckFailedException, ProvisionedThroughputExceededException,
-    TransactionCanceledException,
+    TransactionCanceledException, TransactionConflictException,
 };
 use aws_sdk_dynamodb::types::{AttributeValue, CancellationReason};
 use aws_sdk_dynamodb::Client as Dynamo;
@@ -25,7 +25,7 @@ use serde_json::json;
 use sundial_aws::{AwsPublisher, DynamoStore, SqsQueue};
 use sundial_service::events::{BusEvent, EventPublisher, PublishError};
 use sundial_service::queue::{Queue, QueueError};
-use sundial_service::store::{JobRecord, Store, StoreError};
+use sundial_service::store::{ExecutionRecord, JobRecord, Store, StoreError, Write, WriteAllError};
 
 fn job(version: u64) -> JobRecord {
     let at = Utc
@@ -268,4 +268,112 @@ async fn eventbridge_entry_failures_are_classified() {
         publisher.publish(&event).await,
         Err(PublishError::Rejected(_))
     ));
+}
+
+fn execution(version: u64) -> ExecutionRecord {
+    let at = Utc
+        .timestamp_millis_opt(1_700_000_000_000)
+        .single()
+        .unwrap_or_default();
+    ExecutionRecord {
+        execution_id: "report~1".into(),
+        job_id: "report".into(),
+        execute_number: 1,
+        state: "Processing".into(),
+        parent_job: None,
+        parent_execution: None,
+        created_at: at,
+        version,
+        document: json!({}),
+    }
+}
+
+/// A cancelled transaction names the write whose condition failed, with what that write's own
+/// call would have answered; a concurrent transaction on an item is a lost race on it.
+#[tokio::test]
+async fn a_cancelled_batch_names_the_write_that_failed() {
+    let cancelled = |reasons: Vec<CancellationReason>| {
+        mock!(Dynamo::transact_write_items).then_error(move || {
+            TransactWriteItemsError::TransactionCanceledException(
+                TransactionCanceledException::builder()
+                    .set_cancellation_reasons(Some(reasons.clone()))
+                    .build(),
+            )
+        })
+    };
+    let none = || CancellationReason::builder().code("None").build();
+    let (run, slot) = (execution(2), job(5));
+    let writes = [Write::UpdateExecution(&run), Write::UpdateJob(&slot)];
+
+    let current = [("pk".to_owned(), AttributeValue::S("J#report".into()))].into();
+    let raced = cancelled(vec![
+        none(),
+        CancellationReason::builder()
+            .code("ConditionalCheckFailed")
+            .set_item(Some(current))
+            .build(),
+    ]);
+    let client = mock_client!(aws_sdk_dynamodb, [&raced]);
+    assert_eq!(
+        store(client).write_all(&writes).await,
+        Err(WriteAllError::at(
+            1,
+            StoreError::VersionConflict {
+                key: "report".into(),
+                expected: 5
+            }
+        ))
+    );
+
+    let busy = cancelled(vec![
+        CancellationReason::builder()
+            .code("TransactionConflict")
+            .build(),
+        none(),
+    ]);
+    let client = mock_client!(aws_sdk_dynamodb, [&busy]);
+    assert_eq!(
+        store(client).write_all(&writes).await,
+        Err(WriteAllError::at(
+            0,
+            StoreError::VersionConflict {
+                key: "report~1".into(),
+                expected: 2
+            }
+        ))
+    );
+
+    let fresh = execution(1);
+    let taken = cancelled(vec![
+        none(),
+        CancellationReason::builder()
+            .code("ConditionalCheckFailed")
+            .build(),
+    ]);
+    let client = mock_client!(aws_sdk_dynamodb, [&taken]);
+    assert_eq!(
+        store(client)
+            .write_all(&[Write::UpdateJob(&slot), Write::CreateExecution(&fresh)])
+            .await,
+        Err(WriteAllError::at(
+            1,
+            StoreError::AlreadyExists("report~1".into())
+        ))
+    );
+}
+
+/// A plain update that meets a transaction on its item is a lost race, not an outage.
+#[tokio::test]
+async fn an_update_that_meets_a_transaction_is_a_version_conflict() {
+    let held = mock!(Dynamo::put_item).then_error(|| {
+        PutItemError::TransactionConflictException(TransactionConflictException::builder().build())
+    });
+    let client = mock_client!(aws_sdk_dynamodb, [&held]);
+    assert_eq!(
+        store(client).update_job(&job(3)).await,
+        Err(StoreError::VersionConflict {
+            key: "report".into(),
+            expected: 3
+        })
+    );
 }

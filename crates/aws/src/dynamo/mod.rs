@@ -277,6 +277,14 @@ impl DynamoStore {
         match request.send().await {
             Ok(_) => Ok(None),
             Err(e) => match e.as_service_error() {
+                // A transaction held the item at that moment (dispatch writes jobs in
+                // transactions): for an update, as good as a lost race, so the caller reads again
+                // and retries. The item is there; what it holds is unknown.
+                Some(aws_sdk_dynamodb::operation::put_item::PutItemError::TransactionConflictException(_))
+                    if condition == VERSION_MATCHES =>
+                {
+                    Ok(Some(Some(Item::new())))
+                }
                 Some(service) if service.is_conditional_check_failed_exception() => {
                     let old = match service {
                         aws_sdk_dynamodb::operation::put_item::PutItemError::ConditionalCheckFailedException(c) => {
