@@ -16,6 +16,9 @@
 //! write answered before it. Callers never block a runtime worker on the disk, and a stopped
 //! thread surfaces as [`StoreError::Unavailable`], never as a panic of the caller.
 //!
+//! **Checkpoints in the background.** A third connection copies the write-ahead log into the
+//! database file every 100 ms ([`checkpoint`]), so the writer's commits do not wait for it.
+//!
 //! **WAL, `synchronous=NORMAL`.** Write-ahead logging lets readers proceed while a write commits
 //! and turns each commit into an append; with `NORMAL` a commit survives a crash of the process
 //! and, at worst, the last commits are lost on power failure, never corrupting the file. A local
@@ -35,6 +38,7 @@
 //! # Ok(()) }
 //! ```
 
+mod checkpoint;
 mod codec;
 mod ops;
 mod queue;
@@ -67,6 +71,8 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 pub struct SqliteStore {
     db: writer::Db,
     reads: writer::Db,
+    /// The background checkpoints of a file (none in memory).
+    _checkpoints: Option<checkpoint::Checkpoints>,
 }
 
 impl SqliteStore {
@@ -86,6 +92,12 @@ impl SqliteStore {
         }
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(db)?;
+        conn.pragma_update(
+            None,
+            "wal_autocheckpoint",
+            checkpoint::WRITER_CHECKPOINT_PAGES,
+        )
+        .map_err(db)?;
         let mut store = Self::ready(conn)?;
         // Reads get a connection of their own (opened after the schema is migrated), so they do
         // not queue behind the writer's batches.
@@ -99,6 +111,16 @@ impl SqliteStore {
         reader.busy_timeout(BUSY_TIMEOUT).map_err(db)?;
         store.reads = writer::Db::start_reader(reader)
             .map_err(|e| StoreError::Unavailable(format!("starting the SQLite reader: {e}")))?;
+        let checkpointer = Connection::open(path).map_err(|err| {
+            StoreError::Unavailable(format!(
+                "cannot open {} to checkpoint: {err}",
+                path.display()
+            ))
+        })?;
+        checkpointer.busy_timeout(BUSY_TIMEOUT).map_err(db)?;
+        store._checkpoints = Some(checkpoint::start(checkpointer).map_err(|e| {
+            StoreError::Unavailable(format!("starting the SQLite checkpoints: {e}"))
+        })?);
         Ok(store)
     }
 
@@ -116,6 +138,7 @@ impl SqliteStore {
         Ok(SqliteStore {
             reads: db.clone(),
             db,
+            _checkpoints: None,
         })
     }
 

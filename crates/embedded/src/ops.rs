@@ -1,7 +1,8 @@
 //! The store operations as blocking functions over one connection.
 //!
-//! Each function is one statement or one `IMMEDIATE` transaction, so it is atomic even when another
-//! process opens the same file; within this process the connection's mutex already serialises them.
+//! The writer thread runs each function in a savepoint of its batch transaction (see `writer.rs`),
+//! so a function that fails leaves nothing behind and needs no transaction of its own; reads run on
+//! the reader connection, each statement its own read transaction.
 //! Every value reaches SQLite as a bound parameter: the SQL of the listings varies with the
 //! filters and cursor given, and is assembled from constant fragments only.
 
@@ -90,8 +91,35 @@ pub(crate) fn update_job(conn: &mut Connection, job: &JobRecord) -> Result<u64, 
     let version = next_version(job.version)?;
     let (new_version, expected) = (int(version)?, int(job.version)?);
     let document = json_text(&job.document)?;
-    let tx = conn.savepoint().map_err(db)?;
-    let updated = tx
+    let (created_at, updated_at) = (millis(&job.created_at), millis(&job.updated_at));
+    // Most updates (every run's admission and end) change only the document. SQLite rewrites the
+    // entries of every index whose columns a `SET` names, changed or not, so the indexed columns
+    // are first matched instead of set; only when one of them changed is the full update needed.
+    let updated = conn
+        .prepare_cached(
+            "UPDATE jobs SET version = ?1, updated_at = ?2, document = ?3
+             WHERE job_id = ?4 AND version = ?5 AND creator = ?6 AND parent_job IS ?7
+               AND service IS ?8 AND state = ?9 AND created_at = ?10",
+        )
+        .and_then(|mut update| {
+            update.execute(params![
+                new_version,
+                updated_at,
+                document,
+                job.job_id,
+                expected,
+                job.creator,
+                job.parent_job,
+                job.service,
+                job.state,
+                created_at,
+            ])
+        })
+        .map_err(db)?;
+    if updated > 0 {
+        return Ok(version);
+    }
+    let updated = conn
         .prepare_cached(
             "UPDATE jobs SET version = ?1, creator = ?2, parent_job = ?3, service = ?4, state = ?5,
                              created_at = ?6, updated_at = ?7, document = ?8
@@ -104,8 +132,8 @@ pub(crate) fn update_job(conn: &mut Connection, job: &JobRecord) -> Result<u64, 
                 job.parent_job,
                 job.service,
                 job.state,
-                millis(&job.created_at),
-                millis(&job.updated_at),
+                created_at,
+                updated_at,
                 document,
                 job.job_id,
                 expected,
@@ -114,13 +142,9 @@ pub(crate) fn update_job(conn: &mut Connection, job: &JobRecord) -> Result<u64, 
         .map_err(db)?;
     if updated == 0 {
         // Nothing matched (id, version): tell a lost race from a missing job.
-        let exists = tx
-            .query_row(
-                "SELECT 1 FROM jobs WHERE job_id = ?1",
-                [&job.job_id],
-                |_| Ok(()),
-            )
-            .optional()
+        let exists = conn
+            .prepare_cached("SELECT 1 FROM jobs WHERE job_id = ?1")
+            .and_then(|mut select| select.query_row([&job.job_id], |_| Ok(())).optional())
             .map_err(db)?
             .is_some();
         return Err(if exists {
@@ -132,21 +156,18 @@ pub(crate) fn update_job(conn: &mut Connection, job: &JobRecord) -> Result<u64, 
             StoreError::NotFound(job.job_id.clone())
         });
     }
-    tx.commit().map_err(db)?;
     Ok(version)
 }
 
 pub(crate) fn delete_job(conn: &mut Connection, job_id: &str) -> Result<bool, StoreError> {
-    let tx = conn.savepoint().map_err(db)?;
-    let deleted = tx
+    let deleted = conn
         .execute("DELETE FROM jobs WHERE job_id = ?1", [job_id])
         .map_err(db)?;
-    tx.execute(
+    conn.execute(
         "DELETE FROM wakeups WHERE key = ?1",
         [format!("job:{job_id}")],
     )
     .map_err(db)?;
-    tx.commit().map_err(db)?;
     Ok(deleted > 0)
 }
 
@@ -237,8 +258,34 @@ pub(crate) fn update_execution(
     let number = int(execution.execute_number)?;
     let parent_execution = execution.parent_execution.map(int).transpose()?;
     let document = json_text(&execution.document)?;
-    let tx = conn.savepoint().map_err(db)?;
-    let updated = tx
+    let created_at = millis(&execution.created_at);
+    // As in `update_job`: a step changes the state and the document, never the indexed columns,
+    // which are matched rather than set so that their index entries stay as they are.
+    let updated = conn
+        .prepare_cached(
+            "UPDATE executions SET state = ?1, version = ?2, document = ?3
+             WHERE execution_id = ?4 AND version = ?5 AND job_id = ?6 AND execute_number = ?7
+               AND parent_job IS ?8 AND parent_execution IS ?9 AND created_at = ?10",
+        )
+        .and_then(|mut update| {
+            update.execute(params![
+                execution.state,
+                new_version,
+                document,
+                execution.execution_id,
+                expected,
+                execution.job_id,
+                number,
+                execution.parent_job,
+                parent_execution,
+                created_at,
+            ])
+        })
+        .map_err(db)?;
+    if updated > 0 {
+        return Ok(version);
+    }
+    let updated = conn
         .prepare_cached(
             "UPDATE executions SET job_id = ?1, execute_number = ?2, state = ?3, parent_job = ?4,
                                    parent_execution = ?5, created_at = ?6, version = ?7, document = ?8
@@ -251,7 +298,7 @@ pub(crate) fn update_execution(
                 execution.state,
                 execution.parent_job,
                 parent_execution,
-                millis(&execution.created_at),
+                created_at,
                 new_version,
                 document,
                 execution.execution_id,
@@ -260,13 +307,13 @@ pub(crate) fn update_execution(
         })
         .map_err(db)?;
     if updated == 0 {
-        let exists = tx
-            .query_row(
-                "SELECT 1 FROM executions WHERE execution_id = ?1",
-                [&execution.execution_id],
-                |_| Ok(()),
-            )
-            .optional()
+        let exists = conn
+            .prepare_cached("SELECT 1 FROM executions WHERE execution_id = ?1")
+            .and_then(|mut select| {
+                select
+                    .query_row([&execution.execution_id], |_| Ok(()))
+                    .optional()
+            })
             .map_err(db)?
             .is_some();
         return Err(if exists {
@@ -278,7 +325,6 @@ pub(crate) fn update_execution(
             StoreError::NotFound(execution.execution_id.clone())
         });
     }
-    tx.commit().map_err(db)?;
     Ok(version)
 }
 
