@@ -53,7 +53,7 @@ use sundial_core::job::JobId;
 use sundial_embedded::{SqliteQueue, SqliteStore};
 use sundial_service::clock::{Clock, SystemClock};
 use sundial_service::engine::runner::{self, RunnerOptions};
-use sundial_service::engine::{Engine, EngineConfig, EngineHooks};
+use sundial_service::engine::{Engine, EngineConfig, EngineHooks, LOCAL_ADMIT_AHEAD};
 use sundial_service::events::RecordingPublisher;
 use sundial_service::outbound::{AddressPolicy, ReqwestClient};
 use sundial_service::store::Store;
@@ -259,6 +259,7 @@ impl Rig {
             services: BTreeMap::new(),
             template_env: BTreeMap::new(),
             state_change_bus: Some("sundial".into()),
+            admit_ahead: LOCAL_ADMIT_AHEAD,
             ..EngineConfig::default()
         };
         let engine = Arc::new(Engine::new(
@@ -286,7 +287,10 @@ impl Rig {
         self.runner = Some(tokio::spawn(runner::run(
             Arc::clone(&self.engine),
             RunnerOptions {
-                concurrency: env_usize("ENGINE_LOAD_RUNNER_CONCURRENCY", 256),
+                concurrency: env_usize(
+                    "ENGINE_LOAD_RUNNER_CONCURRENCY",
+                    RunnerOptions::default().concurrency,
+                ),
                 ..RunnerOptions::default()
             },
             async move {
@@ -457,7 +461,73 @@ async fn fire_lag(dir: &Path) -> Result<(), String> {
             "MISSED"
         }
     );
+    http_floor(&base, &seen, jobs, (to - from).max(1) as usize).await;
     Ok(())
+}
+
+/// The peer for fire lag: the same burst of calls with no scheduler at all. `jobs` tasks wait for
+/// the same whole second and each makes one call like a fire's (same client, policy, headers and
+/// target) at it; one warm-up second fills the connection pool, as the engine's warm-up does, then
+/// `rounds` seconds are measured. Lag = arrival − that second. Whatever the engine adds to its
+/// fire lag is on top of this.
+async fn http_floor(base: &str, seen: &Seen, jobs: usize, rounds: usize) {
+    use sundial_service::http::{HttpClient, HttpRequest};
+    let client = match ReqwestClient::new(AddressPolicy::local()) {
+        Ok(client) => Arc::new(client),
+        Err(e) => {
+            println!("http_floor: no client: {e}");
+            return;
+        }
+    };
+    let url = format!("{base}/hit");
+    let mut lags = Vec::new();
+    for round in 0..=rounds {
+        if let Ok(mut hits) = seen.hits.lock() {
+            hits.clear();
+        }
+        let second = Utc::now().timestamp() + 1;
+        let at = DateTime::<Utc>::from_timestamp(second, 0).unwrap_or_default();
+        let mut calls = tokio::task::JoinSet::new();
+        for i in 0..jobs {
+            let (client, url) = (Arc::clone(&client), url.clone());
+            calls.spawn(async move {
+                SystemClock.sleep_until(at).await;
+                let body = json!({"scheduledTime": at.to_rfc3339()}).to_string();
+                let _ = client
+                    .send(HttpRequest {
+                        method: "POST".into(),
+                        url,
+                        headers: vec![
+                            ("Content-Type".into(), "application/json".into()),
+                            ("Idempotency-Key".into(), format!("floor:{second}:{i}")),
+                        ],
+                        body: Some(body.into_bytes()),
+                        timeout: Duration::from_secs(10),
+                    })
+                    .await;
+            });
+        }
+        while calls.join_next().await.is_some() {}
+        if round == 0 {
+            continue;
+        }
+        let start = second * 1_000_000;
+        if let Ok(hits) = seen.hits.lock() {
+            lags.extend(
+                hits.iter()
+                    .map(|(arrived, _)| (arrived - start) as f64 / 1000.0),
+            );
+        }
+    }
+    lags.sort_by(f64::total_cmp);
+    println!(
+        "http_floor p50={:.1} ms p90={:.1} p99={:.1} max={:.1} (the same {jobs} calls a second with no scheduler: {rounds} seconds after one warm-up, {} calls)",
+        percentile(&lags, 50.0),
+        percentile(&lags, 90.0),
+        percentile(&lags, 99.0),
+        lags.last().copied().unwrap_or(f64::NAN),
+        lags.len(),
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

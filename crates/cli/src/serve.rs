@@ -11,7 +11,7 @@ use std::sync::Arc;
 use sundial_embedded::{SqliteQueue, SqliteStore};
 use sundial_service::clock::{Clock, SystemClock};
 use sundial_service::engine::runner::{self, RunnerOptions};
-use sundial_service::engine::{Engine, EngineConfig, EngineHooks};
+use sundial_service::engine::{Engine, EngineConfig, EngineHooks, LOCAL_ADMIT_AHEAD};
 use sundial_service::events::RecordingPublisher;
 use sundial_service::outbound::{AddressPolicy, ReqwestClient};
 use sundial_service::settings;
@@ -201,6 +201,7 @@ fn build_engine(
         services,
         template_env: settings::template_env(std::env::vars()),
         state_change_bus: Some("sundial".into()),
+        admit_ahead: LOCAL_ADMIT_AHEAD,
         ..EngineConfig::default()
     };
     Ok(Engine::new(

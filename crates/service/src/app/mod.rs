@@ -135,6 +135,11 @@ impl<S: Store> App<S> {
         self.clock.now()
     }
 
+    /// Waits until this control plane's clock shows `at`.
+    pub(crate) async fn sleep_until(&self, at: DateTime<Utc>) {
+        self.clock.sleep_until(at).await;
+    }
+
     /// Whether seed 004's debug mode is on.
     pub fn debug_mode(&self) -> bool {
         self.config.debug_mode

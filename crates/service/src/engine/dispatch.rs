@@ -106,7 +106,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
     async fn wait_for(&self, execution_id: &str, at: DateTime<Utc>) -> Result<Step, EngineError> {
         let wait = (at - self.now()).to_std().unwrap_or_default();
         if !wait.is_zero() && wait <= self.config.max_inline_wait {
-            tokio::time::sleep(wait).await;
+            self.app.sleep_until(at).await;
             return Ok(Step::Again);
         }
         self.wake_at(execution_id, at).await?;
@@ -140,6 +140,9 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                     .due
                     .unwrap_or(loaded.execution.scheduled_time);
                 if due > now {
+                    if (due - now).to_std().unwrap_or_default() <= self.config.admit_ahead {
+                        return self.admit_ahead(loaded, job, due).await;
+                    }
                     return self.wait_for(&id, due).await;
                 }
                 // Enqueued only in memory: the write that follows admission (Processing, Skipped,
@@ -159,7 +162,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                     return self.wait_for(&id, at).await;
                 }
                 let number = loaded.execution.attempts() + 1;
-                self.start_attempt(loaded, &mut job, &format!("retry: attempt {number}"))
+                self.start_attempt(loaded, &mut job, &format!("retry: attempt {number}"), now)
                     .await
             }
             ExecutionState::Processing if loaded.execution.run.awaiting_async => {
@@ -176,7 +179,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                         now,
                         "the worker running this attempt was lost; running the attempt again",
                     );
-                    self.run_attempt(loaded, &mut job).await
+                    self.run_attempt(loaded, &mut job, now).await
                 }
             },
             _ => Ok(Step::Done),
@@ -197,7 +200,10 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         }
         loaded.clear_net = true;
         match admission {
-            Admission::Start => self.start_attempt(loaded, &mut after, "started").await,
+            Admission::Start => {
+                let now = self.now();
+                self.start_attempt(loaded, &mut after, "started", now).await
+            }
             Admission::StartAfterStopping { stop, terminate } => {
                 let (to, verb) = if terminate {
                     (ExecutionState::Terminated, "terminated")
@@ -208,7 +214,8 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                     let reason = format!("{verb} by overlap policy {policy}: {id} started");
                     self.stop_execution(&other, to, &reason).await?;
                 }
-                self.start_attempt(loaded, &mut after, "started").await
+                let now = self.now();
+                self.start_attempt(loaded, &mut after, "started", now).await
             }
             Admission::Skip | Admission::Drop => {
                 let running = after.job.state.running.join(", ");
@@ -237,6 +244,45 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         }
     }
 
+    /// Admits a scheduled run before its fire time `due` (within
+    /// [`EngineConfig::admit_ahead`](super::EngineConfig::admit_ahead)): takes its slot and
+    /// writes `Processing` now, then holds it and calls at `due`. Only when admission cannot
+    /// depend on what happens until then: the run starts without skipping, buffering or stopping
+    /// another, and no later run may stop it (not `CancelOther` or `TerminateOther`). Otherwise
+    /// it waits for its time and is admitted then, as without this.
+    async fn admit_ahead(
+        &self,
+        loaded: &mut Loaded,
+        job: StoredJob,
+        due: DateTime<Utc>,
+    ) -> Result<Step, EngineError> {
+        let id = loaded.execution.execution_id.clone();
+        let policy = self.policy_of(&loaded.execution, &job);
+        let mut after = job.clone();
+        let stoppable = matches!(
+            policy,
+            OverlapPolicy::CancelOther | OverlapPolicy::TerminateOther
+        );
+        if stoppable || plan::admit(&mut after.job, &id, policy) != Admission::Start {
+            return self.wait_for(&id, due).await;
+        }
+        let now = self.now();
+        loaded
+            .execution
+            .transition(
+                ExecutionState::Enqueued,
+                now,
+                "admitted ahead of its fire time",
+            )
+            .map_err(transition_error)?;
+        loaded.job_changed = after.job != job.job;
+        if loaded.job_changed {
+            after.job.updated_at = now;
+        }
+        loaded.clear_net = true;
+        self.start_attempt(loaded, &mut after, "started", due).await
+    }
+
     fn policy_of(&self, execution: &Execution, job: &StoredJob) -> OverlapPolicy {
         execution
             .run
@@ -244,14 +290,15 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             .unwrap_or_else(|| job.job.definition.overlap())
     }
 
-    /// Enters Processing for a new attempt (the first or a retry) and runs it.
+    /// Enters Processing for a new attempt (the first or a retry) starting at `now` (the present,
+    /// or a fire time just ahead) and runs it.
     async fn start_attempt(
         &self,
         loaded: &mut Loaded,
         job: &mut StoredJob,
         message: &str,
+        now: DateTime<Utc>,
     ) -> Result<Step, EngineError> {
-        let now = self.now();
         let definition = &job.job.definition;
         let first = loaded.execution.attempts() == 0;
         loaded
@@ -278,16 +325,17 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                     .await;
             }
         }
-        self.run_attempt(loaded, job).await
+        self.run_attempt(loaded, job, now).await
     }
 
-    /// Leases the attempt, writes it, runs the action and settles the outcome.
+    /// Leases the attempt starting at `now`, writes it, waits for `now` if it is still ahead,
+    /// runs the action and settles the outcome.
     async fn run_attempt(
         &self,
         loaded: &mut Loaded,
         job: &mut StoredJob,
+        now: DateTime<Utc>,
     ) -> Result<Step, EngineError> {
-        let now = self.now();
         let definition = &job.job.definition;
         let deadline = retry::attempt_deadline(now, definition.timeout_seconds())
             .unwrap_or(now + chrono::Duration::seconds(60));
@@ -304,7 +352,16 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             Written::Yes => {}
             Written::ExecutionMoved | Written::JobMoved => return Ok(Step::Again),
         }
+        // Admitted ahead: the call itself waits for the fire time.
+        let ahead = now > self.now();
+        self.app.sleep_until(now).await;
         let end = self.run_action(loaded, job, deadline).await;
+        if ahead {
+            // Runs admitted ahead wake together at their fire time. One whose answer is back lets
+            // those still to call go first: recording an outcome can wait a moment, a call
+            // cannot.
+            tokio::task::yield_now().await;
+        }
         self.settle(loaded, job, end, false).await
     }
 

@@ -72,7 +72,18 @@ pub struct EngineConfig {
     /// place instead of being sent again. Zero locally (the embedded queue keeps milliseconds);
     /// a second on AWS, where SQS delays are whole seconds.
     pub max_inline_wait: StdDuration,
+    /// How long before its fire time a scheduled run may be admitted: its slot taken and
+    /// `Processing` written ahead, so that at the fire time only its call is left. A burst of
+    /// fires due on the same second then makes its calls on that second rather than behind a
+    /// queue of store writes. The tick sends fire messages this much early, and dispatch holds an
+    /// admitted run until its time. One second locally; zero (off) on AWS, where holding a run
+    /// would bill Lambda time.
+    pub admit_ahead: StdDuration,
 }
+
+/// [`EngineConfig::admit_ahead`] for `sundial serve`: the local tick runs every second, so a
+/// second ahead covers every fire it sends.
+pub const LOCAL_ADMIT_AHEAD: StdDuration = StdDuration::from_millis(500);
 
 impl Default for EngineConfig {
     fn default() -> Self {
@@ -84,6 +95,7 @@ impl Default for EngineConfig {
             state_change_bus: None,
             reliable_notify_for: StdDuration::from_secs(24 * 3600),
             max_inline_wait: StdDuration::ZERO,
+            admit_ahead: StdDuration::ZERO,
         }
     }
 }
@@ -218,15 +230,18 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         self.send_dispatch(execution_id, wait).await
     }
 
-    /// [`Engine::wake_at`] for many executions: the messages go out in batches.
+    /// [`Engine::wake_at`] for many executions, each `lead` before its time: the messages go out
+    /// in batches.
     pub(crate) async fn wake_all(
         &self,
         wakes: &[(String, DateTime<Utc>)],
+        lead: StdDuration,
     ) -> Result<(), EngineError> {
         let now = self.now();
         let mut messages = Vec::with_capacity(wakes.len());
         for (execution_id, at) in wakes {
             let wait = (*at - now).to_std().unwrap_or_default();
+            let wait = wait.saturating_sub(lead);
             if wait > MAX_DELAY {
                 self.store()
                     .set_wakeup(&execution_wakeup_key(execution_id), Some(*at))

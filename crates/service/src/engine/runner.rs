@@ -24,7 +24,8 @@ use crate::store::Store;
 pub struct RunnerOptions {
     /// How often the tick runs.
     pub tick_every: Duration,
-    /// How many messages run at once, per queue.
+    /// How many messages run at once, per queue. Runs admitted ahead of their fire time count
+    /// while they wait for it, so this is sized for a second's burst of fires.
     pub concurrency: usize,
     /// How long a received message stays hidden before another poller may take it.
     pub visibility: Duration,
@@ -36,7 +37,7 @@ impl Default for RunnerOptions {
     fn default() -> Self {
         RunnerOptions {
             tick_every: Duration::from_secs(1),
-            concurrency: 256,
+            concurrency: 1024,
             visibility: Duration::from_secs(30),
             max_idle: Duration::from_millis(500),
         }

@@ -1217,3 +1217,131 @@ async fn dst_fall_back_follows_the_overlap_policy() {
         assert_eq!(w.job_state(id).await.missed_catchup_window, 0, "{id}");
     }
 }
+
+/// Receives every visible dispatch message and runs it, acknowledging those that finish: one
+/// worker of the runner, on its own task, so that a run held for its fire time can wait while
+/// the test moves the clock.
+async fn dispatch_visible(engine: Arc<TestEngine>) {
+    let queue = engine.dispatch_queue();
+    for delivery in queue
+        .receive(100, StdDuration::from_secs(30))
+        .await
+        .unwrap()
+    {
+        let message: DispatchMessage = serde_json::from_str(&delivery.body).unwrap();
+        if engine.dispatch(&message.execution_id).await.is_ok() {
+            queue.ack(&delivery.receipt).await.unwrap();
+        }
+    }
+}
+
+/// Waits (in real time, briefly) until `job`'s newest execution is in `state`; returns its id.
+async fn wait_for_newest(w: &World, job: &str, state: ExecutionState) -> String {
+    for _ in 0..2_000 {
+        if let Some(newest) = w.executions(job).await.pop() {
+            if newest.state() == state {
+                return newest.execution_id;
+            }
+        }
+        tokio::time::sleep(StdDuration::from_millis(1)).await;
+    }
+    panic!("{job}'s newest execution never reached {state:?}");
+}
+
+/// A world at 00:00:58 whose engine admits runs up to a second ahead, with `job` created and a
+/// target that answers `answer`.
+async fn admitting_ahead(job: &str, body: Value, answer: Value) -> World {
+    let w = World::with_configs(
+        "2024-01-01T00:00:58Z",
+        AppConfig::default(),
+        |config| config.admit_ahead = StdDuration::from_secs(1),
+        move |_, _| ok(answer.clone()),
+    );
+    w.create(job, body).await;
+    w
+}
+
+/// A fire within `admit_ahead` of its time is admitted early (its slot taken, Processing
+/// written) and held: its call still goes out on its second, and its start is that second.
+#[tokio::test]
+async fn a_fire_admitted_ahead_calls_on_its_second() {
+    let w = admitting_ahead(
+        "ahead",
+        json!({"schedule": {"cron": ["* * * * *"]}}),
+        json!({"done": true}),
+    )
+    .await;
+    w.clock.set(t("2024-01-01T00:00:59.500Z"));
+    w.engine.tick().await.unwrap();
+    let worker = tokio::spawn(dispatch_visible(Arc::clone(&w.engine)));
+    let id = wait_for_newest(&w, "ahead", ExecutionState::Processing).await;
+    assert!(w.calls().is_empty(), "nothing is called before its time");
+    assert_eq!(w.job_state("ahead").await.running, [id]);
+    w.clock.set(t("2024-01-01T00:01:00Z"));
+    worker.await.unwrap();
+    assert_eq!(w.call_instants("/run"), ["2024-01-01T00:01:00Z"]);
+    let executions = w.executions("ahead").await;
+    assert_eq!(states(&executions), ["Succeeded"]);
+    assert_eq!(executions[0].started_at(), Some(t("2024-01-01T00:01:00Z")));
+    assert!(w.job_state("ahead").await.running.is_empty());
+}
+
+/// Admission ahead never decides what only the fire time can: a `Skip` job still busy half a
+/// second before its fire is not skipped then, and runs when the busy run ends in time.
+#[tokio::test]
+async fn a_fire_whose_slot_is_busy_is_admitted_at_its_time() {
+    let w = admitting_ahead(
+        "busy",
+        json!({"schedule": {"cron": ["* * * * *"]}, "async": true, "timeoutSeconds": 600}),
+        json!({}),
+    )
+    .await;
+    let job = JobId::parse("busy").unwrap();
+    let manual = w.app().trigger(&job, json!({}), None, None).await.unwrap();
+    w.drain().await;
+    w.clock.set(t("2024-01-01T00:00:59.500Z"));
+    w.engine.tick().await.unwrap();
+    // The fire's message comes half a second early, finds the slot taken, and waits.
+    dispatch_visible(Arc::clone(&w.engine)).await;
+    assert_eq!(
+        states(&w.executions("busy").await),
+        ["Processing", "Scheduled"]
+    );
+    w.clock.set(t("2024-01-01T00:00:59.800Z"));
+    w.engine
+        .apply_feedback(&manual.execution_id, &json!({"status": "succeed"}))
+        .await
+        .unwrap();
+    w.drain().await;
+    w.clock.set(t("2024-01-01T00:01:00Z"));
+    w.drain().await;
+    assert_eq!(
+        states(&w.executions("busy").await),
+        ["Succeeded", "Processing"],
+        "the fire ran: its slot was free at its time"
+    );
+    assert_eq!(w.call_times(), ["00:00:58", "00:01:00"]);
+}
+
+/// A worker that dies while it holds a run admitted ahead leaves it Processing with a lease;
+/// the redelivered message runs it once the lease is over, and it is called exactly once.
+#[tokio::test]
+async fn a_run_admitted_ahead_survives_its_worker() {
+    let w = admitting_ahead(
+        "held",
+        json!({"schedule": {"cron": ["0 * * * *"]}, "timeoutSeconds": 20}),
+        json!({}),
+    )
+    .await;
+    w.clock.set(t("2024-01-01T00:59:59.500Z"));
+    w.engine.tick().await.unwrap();
+    let worker = tokio::spawn(dispatch_visible(Arc::clone(&w.engine)));
+    wait_for_newest(&w, "held", ExecutionState::Processing).await;
+    worker.abort();
+    assert!(worker.await.unwrap_err().is_cancelled());
+    w.clock.set(t("2024-01-01T01:00:00Z"));
+    w.run_until("2024-01-01T01:03:00Z").await;
+    // Deadline 01:00:20 (the attempt starts at 01:00:00), lease 30 s past it.
+    assert_eq!(w.call_instants("/run"), ["2024-01-01T01:00:50Z"]);
+    assert_eq!(states(&w.executions("held").await), ["Succeeded"]);
+}

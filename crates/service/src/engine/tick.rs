@@ -153,7 +153,8 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                 materialised.extend(outcome.materialised);
                 wakes.extend(outcome.wakes);
             }
-            self.wake_all(&wakes).await?;
+            // Fire messages go out early enough for dispatch to admit each run ahead of its time.
+            self.wake_all(&wakes, self.config.admit_ahead).await?;
             let cleared: Vec<Result<(), EngineError>> = stream::iter(materialised)
                 .map(|(stored, pending)| async move { self.clear_pending(&stored, &pending).await })
                 .buffer_unordered(TICK_CONCURRENCY)
