@@ -32,6 +32,11 @@ use crate::store::{JobFilter, PageRequest, Store, StoreError, Write, WriteAllErr
 /// worker presumes the first one dead and runs the attempt again.
 const LEASE_MARGIN: chrono::Duration = chrono::Duration::seconds(30);
 
+/// How long before its fire time a run admitted ahead checks that it was not stopped meanwhile:
+/// long enough for a burst's checks to be read before the burst, short enough that a stop later
+/// than this is no different from one that meets the call in flight.
+const HELD_RECHECK: chrono::Duration = chrono::Duration::milliseconds(100);
+
 /// The most bytes of one response body kept in the execution for later templates and the result.
 const MAX_KEPT_RESPONSE_BYTES: usize = 64 * 1024;
 
@@ -263,7 +268,16 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             policy,
             OverlapPolicy::CancelOther | OverlapPolicy::TerminateOther
         );
-        if stoppable || plan::admit(&mut after.job, &id, policy) != Admission::Start {
+        // A run whose scheduleToStart ends before its fire time times out at that time, not
+        // ahead of it.
+        let start_by = retry::schedule_to_start_deadline(
+            loaded.execution.scheduled_time,
+            job.job.definition.timeouts(),
+        );
+        if stoppable
+            || start_by.is_some_and(|by| due > by)
+            || plan::admit(&mut after.job, &id, policy) != Admission::Start
+        {
             return self.wait_for(&id, due).await;
         }
         let now = self.now();
@@ -281,6 +295,26 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         }
         loaded.clear_net = true;
         self.start_attempt(loaded, &mut after, "started", due).await
+    }
+
+    /// Whether a run held for its fire time is as its admission left it: no cancel, terminate,
+    /// stopping overlap policy or parent close policy wrote it since, and its job still exists.
+    /// Reads the records without decoding them: only their presence and version matter.
+    async fn still_admitted(&self, loaded: &Loaded) -> Result<bool, EngineError> {
+        let read = self
+            .store()
+            .read_many(
+                std::slice::from_ref(&loaded.record.execution_id),
+                std::slice::from_ref(&loaded.record.job_id),
+            )
+            .await?;
+        let unchanged = read
+            .executions
+            .first()
+            .and_then(Option::as_ref)
+            .is_some_and(|record| record.version == loaded.record.version);
+        let job_exists = read.jobs.first().is_some_and(Option::is_some);
+        Ok(unchanged && job_exists)
     }
 
     fn policy_of(&self, execution: &Execution, job: &StoredJob) -> OverlapPolicy {
@@ -352,8 +386,15 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             Written::Yes => {}
             Written::ExecutionMoved | Written::JobMoved => return Ok(Step::Again),
         }
-        // Admitted ahead: the call itself waits for the fire time.
+        // Admitted ahead: the call itself waits for the fire time, and is not made if the run
+        // was stopped meanwhile.
         let ahead = now > self.now();
+        if ahead {
+            self.app.sleep_until(now - HELD_RECHECK).await;
+            if !self.still_admitted(loaded).await? {
+                return Ok(Step::Again);
+            }
+        }
         self.app.sleep_until(now).await;
         let end = self.run_action(loaded, job, deadline).await;
         if ahead {

@@ -76,13 +76,14 @@ pub struct EngineConfig {
     /// `Processing` written ahead, so that at the fire time only its call is left. A burst of
     /// fires due on the same second then makes its calls on that second rather than behind a
     /// queue of store writes. The tick sends fire messages this much early, and dispatch holds an
-    /// admitted run until its time. One second locally; zero (off) on AWS, where holding a run
-    /// would bill Lambda time.
+    /// admitted run until its time. Half a second locally ([`LOCAL_ADMIT_AHEAD`]); zero (off) on
+    /// AWS, where holding a run would bill Lambda time.
     pub admit_ahead: StdDuration,
 }
 
-/// [`EngineConfig::admit_ahead`] for `sundial serve`: the local tick runs every second, so a
-/// second ahead covers every fire it sends.
+/// [`EngineConfig::admit_ahead`] for `sundial serve`. Fire times are whole seconds (jitter
+/// aside), so admitting on the half second keeps a burst's admission writes half a second away
+/// from its calls, and from the next burst's.
 pub const LOCAL_ADMIT_AHEAD: StdDuration = StdDuration::from_millis(500);
 
 impl Default for EngineConfig {

@@ -1345,3 +1345,40 @@ async fn a_run_admitted_ahead_survives_its_worker() {
     assert_eq!(w.call_instants("/run"), ["2024-01-01T01:00:50Z"]);
     assert_eq!(states(&w.executions("held").await), ["Succeeded"]);
 }
+
+/// A held run checks, just before its fire time, that nothing stopped it while it waited: a
+/// cancel, or its job's deletion, during the hold means no call.
+#[tokio::test]
+async fn a_run_stopped_while_held_is_never_called() {
+    for stop in ["cancel", "delete the job"] {
+        let w = admitting_ahead(
+            "stopped",
+            json!({"schedule": {"cron": ["* * * * *"]}}),
+            json!({}),
+        )
+        .await;
+        w.clock.set(t("2024-01-01T00:00:59.500Z"));
+        w.engine.tick().await.unwrap();
+        let worker = tokio::spawn(dispatch_visible(Arc::clone(&w.engine)));
+        let id = wait_for_newest(&w, "stopped", ExecutionState::Processing).await;
+        match stop {
+            "cancel" => {
+                w.app()
+                    .cancel_execution(&id, "changed my mind")
+                    .await
+                    .unwrap();
+            }
+            _ => w
+                .app()
+                .delete_job(&JobId::parse("stopped").unwrap())
+                .await
+                .unwrap(),
+        }
+        w.clock.set(t("2024-01-01T00:01:00Z"));
+        worker.await.unwrap();
+        w.drain().await;
+        assert!(w.calls().is_empty(), "{stop}: no call after the stop");
+        let run = w.app().get_execution(&id).await.unwrap();
+        assert_eq!(run.state(), ExecutionState::Cancelled, "{stop}");
+    }
+}
