@@ -30,6 +30,65 @@ pub(crate) fn json_text(document: &Value) -> Result<String, StoreError> {
         .map_err(|err| StoreError::Unavailable(format!("document not serialisable: {err}")))
 }
 
+/// A job as the writer binds it: the record's columns, its document already JSON text. Made on
+/// the caller's thread, so that serialising the document (and not copying it) is not writer time.
+pub(crate) struct JobRow {
+    pub(crate) job_id: String,
+    pub(crate) version: u64,
+    pub(crate) creator: String,
+    pub(crate) parent_job: Option<String>,
+    pub(crate) service: Option<String>,
+    pub(crate) state: String,
+    pub(crate) created_at: i64,
+    pub(crate) updated_at: i64,
+    pub(crate) document: String,
+}
+
+impl JobRow {
+    pub(crate) fn new(job: &JobRecord) -> Result<JobRow, StoreError> {
+        Ok(JobRow {
+            job_id: job.job_id.clone(),
+            version: job.version,
+            creator: job.creator.clone(),
+            parent_job: job.parent_job.clone(),
+            service: job.service.clone(),
+            state: job.state.clone(),
+            created_at: millis(&job.created_at),
+            updated_at: millis(&job.updated_at),
+            document: json_text(&job.document)?,
+        })
+    }
+}
+
+/// An execution as the writer binds it; see [`JobRow`].
+pub(crate) struct ExecutionRow {
+    pub(crate) execution_id: String,
+    pub(crate) job_id: String,
+    pub(crate) execute_number: u64,
+    pub(crate) state: String,
+    pub(crate) parent_job: Option<String>,
+    pub(crate) parent_execution: Option<u64>,
+    pub(crate) created_at: i64,
+    pub(crate) version: u64,
+    pub(crate) document: String,
+}
+
+impl ExecutionRow {
+    pub(crate) fn new(execution: &ExecutionRecord) -> Result<ExecutionRow, StoreError> {
+        Ok(ExecutionRow {
+            execution_id: execution.execution_id.clone(),
+            job_id: execution.job_id.clone(),
+            execute_number: execution.execute_number,
+            state: execution.state.clone(),
+            parent_job: execution.parent_job.clone(),
+            parent_execution: execution.parent_execution,
+            created_at: millis(&execution.created_at),
+            version: execution.version,
+            document: json_text(&execution.document)?,
+        })
+    }
+}
+
 /// A count, version or execute number as stored: SQLite integers are signed 64-bit.
 pub(crate) fn int(value: u64) -> Result<i64, StoreError> {
     i64::try_from(value)

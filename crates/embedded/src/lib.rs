@@ -59,7 +59,7 @@ use sundial_service::store::{
     Store, StoreError, StoreStats, WakeUp, Write, WriteAllError,
 };
 
-use crate::codec::db;
+use crate::codec::{db, ExecutionRow, JobRow};
 
 /// How long a write waits for another process holding the database lock before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -172,7 +172,7 @@ impl SqliteStore {
 
 impl Store for SqliteStore {
     async fn create_job(&self, job: &JobRecord) -> Result<(), StoreError> {
-        let job = job.clone();
+        let job = JobRow::new(job)?;
         self.run(move |conn| ops::create_job(conn, &job)).await
     }
 
@@ -182,7 +182,7 @@ impl Store for SqliteStore {
     }
 
     async fn update_job(&self, job: &JobRecord) -> Result<u64, StoreError> {
-        let job = job.clone();
+        let job = JobRow::new(job)?;
         self.run(move |conn| ops::update_job(conn, &job)).await
     }
 
@@ -202,13 +202,13 @@ impl Store for SqliteStore {
     }
 
     async fn create_execution(&self, execution: &ExecutionRecord) -> Result<bool, StoreError> {
-        let execution = execution.clone();
+        let execution = ExecutionRow::new(execution)?;
         self.run(move |conn| ops::create_execution(conn, &execution))
             .await
     }
 
     async fn update_execution(&self, execution: &ExecutionRecord) -> Result<u64, StoreError> {
-        let execution = execution.clone();
+        let execution = ExecutionRow::new(execution)?;
         self.run(move |conn| ops::update_execution(conn, &execution))
             .await
     }
@@ -277,7 +277,13 @@ impl Store for SqliteStore {
 
     async fn write_all(&self, writes: &[Write<'_>]) -> Result<(), WriteAllError> {
         check_batch(writes)?;
-        let writes: Vec<ops::OwnedWrite> = writes.iter().map(Into::into).collect();
+        let writes = writes
+            .iter()
+            .enumerate()
+            .map(|(index, write)| {
+                ops::OwnedWrite::try_from(write).map_err(|e| WriteAllError::at(index, e))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         self.db
             .run(
                 |why| WriteAllError::whole(StoreError::Unavailable(why)),

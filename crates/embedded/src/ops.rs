@@ -16,9 +16,9 @@ use sundial_service::store::{
 };
 
 use crate::codec::{
-    child_cursor, db, execution_cursor, execution_from_row, int, job_cursor, job_from_row,
-    json_text, millis, parse_child_cursor, parse_execution_cursor, parse_job_cursor,
-    time_from_millis, Unsigned, EXECUTION_COLUMNS, JOB_COLUMNS,
+    child_cursor, db, execution_cursor, execution_from_row, int, job_cursor, job_from_row, millis,
+    parse_child_cursor, parse_execution_cursor, parse_job_cursor, time_from_millis, ExecutionRow,
+    JobRow, Unsigned, EXECUTION_COLUMNS, JOB_COLUMNS,
 };
 
 fn next_version(version: u64) -> Result<u64, StoreError> {
@@ -49,9 +49,8 @@ fn into_page<T>(mut items: Vec<T>, limit: usize, cursor_of: impl Fn(&T) -> Strin
 // ---------------------------------------------------------------------------------------------
 // Jobs
 
-pub(crate) fn create_job(conn: &mut Connection, job: &JobRecord) -> Result<(), StoreError> {
+pub(crate) fn create_job(conn: &mut Connection, job: &JobRow) -> Result<(), StoreError> {
     let version = int(job.version)?;
-    let document = json_text(&job.document)?;
     let inserted = conn
         .prepare_cached(
             "INSERT INTO jobs (job_id, version, creator, parent_job, service, state, created_at, updated_at, document)
@@ -66,9 +65,9 @@ pub(crate) fn create_job(conn: &mut Connection, job: &JobRecord) -> Result<(), S
                 job.parent_job,
                 job.service,
                 job.state,
-                millis(&job.created_at),
-                millis(&job.updated_at),
-                document,
+                job.created_at,
+                job.updated_at,
+                job.document,
             ])
         })
         .map_err(db)?;
@@ -87,11 +86,10 @@ pub(crate) fn get_job(
         .map_err(db)
 }
 
-pub(crate) fn update_job(conn: &mut Connection, job: &JobRecord) -> Result<u64, StoreError> {
+pub(crate) fn update_job(conn: &mut Connection, job: &JobRow) -> Result<u64, StoreError> {
     let version = next_version(job.version)?;
     let (new_version, expected) = (int(version)?, int(job.version)?);
-    let document = json_text(&job.document)?;
-    let (created_at, updated_at) = (millis(&job.created_at), millis(&job.updated_at));
+    let (created_at, updated_at, document) = (job.created_at, job.updated_at, &job.document);
     // Most updates (every run's admission and end) change only the document. SQLite rewrites the
     // entries of every index whose columns a `SET` names, changed or not, so the indexed columns
     // are first matched instead of set; only when one of them changed is the full update needed.
@@ -218,11 +216,10 @@ pub(crate) fn list_jobs(
 
 pub(crate) fn create_execution(
     conn: &mut Connection,
-    execution: &ExecutionRecord,
+    execution: &ExecutionRow,
 ) -> Result<bool, StoreError> {
     let (number, version) = (int(execution.execute_number)?, int(execution.version)?);
     let parent_execution = execution.parent_execution.map(int).transpose()?;
-    let document = json_text(&execution.document)?;
     // `ON CONFLICT (execution_id) DO NOTHING` rather than `INSERT OR IGNORE`: only a duplicate id
     // is a no-op; any other constraint failure stays an error.
     let inserted = conn
@@ -240,9 +237,9 @@ pub(crate) fn create_execution(
                 execution.state,
                 execution.parent_job,
                 parent_execution,
-                millis(&execution.created_at),
+                execution.created_at,
                 version,
-                document,
+                execution.document,
             ])
         })
         .map_err(db)?;
@@ -251,14 +248,13 @@ pub(crate) fn create_execution(
 
 pub(crate) fn update_execution(
     conn: &mut Connection,
-    execution: &ExecutionRecord,
+    execution: &ExecutionRow,
 ) -> Result<u64, StoreError> {
     let version = next_version(execution.version)?;
     let (new_version, expected) = (int(version)?, int(execution.version)?);
     let number = int(execution.execute_number)?;
     let parent_execution = execution.parent_execution.map(int).transpose()?;
-    let document = json_text(&execution.document)?;
-    let created_at = millis(&execution.created_at);
+    let (created_at, document) = (execution.created_at, &execution.document);
     // As in `update_job`: a step changes the state and the document, never the indexed columns,
     // which are matched rather than set so that their index entries stay as they are.
     let updated = conn
@@ -496,22 +492,24 @@ pub(crate) fn write_all(conn: &mut Connection, writes: &[OwnedWrite]) -> Result<
     Ok(())
 }
 
-/// A [`Write`] that owns its data, to cross to the writer thread.
+/// A [`Write`] that owns its data, to cross to the writer thread, its documents serialised.
 pub(crate) enum OwnedWrite {
-    UpdateJob(JobRecord),
-    CreateExecution(ExecutionRecord),
-    UpdateExecution(ExecutionRecord),
+    UpdateJob(JobRow),
+    CreateExecution(ExecutionRow),
+    UpdateExecution(ExecutionRow),
     SetWakeup(String, Option<chrono::DateTime<chrono::Utc>>),
 }
 
-impl From<&Write<'_>> for OwnedWrite {
-    fn from(write: &Write<'_>) -> Self {
-        match *write {
-            Write::UpdateJob(job) => OwnedWrite::UpdateJob(job.clone()),
-            Write::CreateExecution(e) => OwnedWrite::CreateExecution(e.clone()),
-            Write::UpdateExecution(e) => OwnedWrite::UpdateExecution(e.clone()),
+impl TryFrom<&Write<'_>> for OwnedWrite {
+    type Error = StoreError;
+
+    fn try_from(write: &Write<'_>) -> Result<Self, StoreError> {
+        Ok(match *write {
+            Write::UpdateJob(job) => OwnedWrite::UpdateJob(JobRow::new(job)?),
+            Write::CreateExecution(e) => OwnedWrite::CreateExecution(ExecutionRow::new(e)?),
+            Write::UpdateExecution(e) => OwnedWrite::UpdateExecution(ExecutionRow::new(e)?),
             Write::SetWakeup(key, due) => OwnedWrite::SetWakeup(key.to_owned(), due),
-        }
+        })
     }
 }
 
