@@ -22,7 +22,11 @@
 //!    `{"scheduledTime": "${scheduledTime}"}` to the target. The engine runs `ENGINE_LOAD_FIRE_SECS`
 //!    (15) s; fires scheduled in the first `ENGINE_LOAD_FIRE_WARMUP_SECS` (3) s (and the partial
 //!    second the run starts in) are discarded; late arrivals are awaited up to
-//!    `ENGINE_LOAD_FIRE_DRAIN_SECS` (10) s. lag = arrival − scheduledTime.
+//!    `ENGINE_LOAD_FIRE_DRAIN_SECS` (10) s. lag = arrival − scheduledTime. Each size is followed by
+//!    `http_floor`: the same calls at the same seconds with no scheduler, the peer. Then, for each
+//!    size in `ENGINE_LOAD_FIRE_SPREAD_JOBS` (default `1000`), the same with `"jitter": "1s"` in
+//!    every schedule, so that a second's fires are spread over it (a steady rate rather than one
+//!    burst a second), and lag = arrival − the run's due time (nominal + jitter).
 //! 2. `throughput`: `ENGINE_LOAD_EXECS` (20,000) manual triggers spread round-robin over
 //!    `ENGINE_LOAD_EXEC_JOBS` (500) triggered-only `AllowAll` jobs, issued by
 //!    `ENGINE_LOAD_TRIGGER_CONCURRENCY` (32) concurrent callers. With `ENGINE_LOAD_BACKLOG=1` every
@@ -119,18 +123,26 @@ fn main() {
     );
     let started = Instant::now();
     let mut failed = false;
-    // fire_lag runs once per size in ENGINE_LOAD_FIRE_JOBS (a comma-separated list).
+    // fire_lag runs once per size in ENGINE_LOAD_FIRE_JOBS (a comma-separated list) with every
+    // fire on the whole second, then once per size in ENGINE_LOAD_FIRE_SPREAD_JOBS with the fires
+    // spread over the second.
     let fire_sizes = std::env::var("ENGINE_LOAD_FIRE_JOBS").unwrap_or_else(|_| "100,1000".into());
-    let runs: Vec<(&str, Option<&str>)> = selected
+    let spread_sizes =
+        std::env::var("ENGINE_LOAD_FIRE_SPREAD_JOBS").unwrap_or_else(|_| "1000".into());
+    let sizes = |list: &str, spread: bool| -> Vec<(String, bool)> {
+        list.split(',')
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .map(|n| (n.to_owned(), spread))
+            .collect()
+    };
+    let runs: Vec<(&str, Option<(String, bool)>)> = selected
         .iter()
         .flat_map(|&phase| {
             if phase == "fire_lag" {
-                fire_sizes
-                    .split(',')
-                    .map(str::trim)
-                    .filter(|n| !n.is_empty())
-                    .map(|n| (phase, Some(n)))
-                    .collect::<Vec<_>>()
+                let mut all = sizes(&fire_sizes, false);
+                all.extend(sizes(&spread_sizes, true));
+                all.into_iter().map(|size| (phase, Some(size))).collect()
             } else {
                 vec![(phase, None)]
             }
@@ -140,8 +152,9 @@ fn main() {
         let limit = Duration::from_secs(env_usize("ENGINE_LOAD_PHASE_LIMIT_SECS", 150) as u64);
         let mut command = std::process::Command::new(&exe);
         command.env("ENGINE_LOAD_PHASE", phase);
-        if let Some(size) = size {
+        if let Some((size, spread)) = size {
             command.env("ENGINE_LOAD_FIRE_JOBS", size);
+            command.env("ENGINE_LOAD_FIRE_SPREAD", if spread { "1" } else { "0" });
         }
         let mut child = command.spawn().expect("spawning a phase");
         let t0 = Instant::now();
@@ -377,18 +390,27 @@ async fn fire_lag(dir: &Path) -> Result<(), String> {
     let secs = env_usize("ENGINE_LOAD_FIRE_SECS", 15) as i64;
     let warmup = env_usize("ENGINE_LOAD_FIRE_WARMUP_SECS", 3) as i64;
     let drain = env_usize("ENGINE_LOAD_FIRE_DRAIN_SECS", 10) as u64;
+    // Spread: each job's fires are delayed by a `jitter` of up to a second, so the fires of a
+    // second are spread over it instead of all falling on its first millisecond. Lag is then
+    // measured from each run's due time (nominal time + jitter).
+    let spread = env_usize("ENGINE_LOAD_FIRE_SPREAD", 0) != 0;
     let (base, seen) = start_target(true);
     let mut rig = Rig::open(dir);
     let url = format!("{base}/hit");
     let body = move |i: usize| {
+        let mut schedule = json!({"intervals": [{"every": "1s"}]});
+        if spread {
+            schedule["jitter"] = json!("1s");
+        }
         (
             format!("lag-{i:05}"),
             json!({
                 "jobName": format!("lag {i}"), "creator": "bench", "creatorName": "bench",
-                "schedule": {"intervals": [{"every": "1s"}]},
+                "schedule": schedule,
                 "overlap": "AllowAll",
                 "request": [{"method": "POST", "url": url,
-                             "body": {"scheduledTime": "${scheduledTime}"}}],
+                             "body": {"scheduledTime": "${scheduledTime}",
+                                      "executionId": "${executionId}"}}],
             }),
         )
     };
@@ -400,14 +422,16 @@ async fn fire_lag(dir: &Path) -> Result<(), String> {
     let to = start.timestamp() + secs;
     tokio::time::sleep(Duration::from_secs(secs as u64)).await;
     let expected = jobs as u64 * (to - from).max(0) as u64;
-    let in_window = |seen: &Seen| -> Vec<(i64, i64)> {
+    // (scheduled time in µs, arrival in µs, execution id) of the window's fires.
+    let in_window = |seen: &Seen| -> Vec<(i64, i64, String)> {
         let hits = seen.hits.lock().map(|h| h.clone()).unwrap_or_default();
         hits.iter()
             .filter_map(|(at, body)| {
                 let v: Value = serde_json::from_slice(body).ok()?;
                 let t: DateTime<Utc> = v.get("scheduledTime")?.as_str()?.parse().ok()?;
+                let id = v.get("executionId")?.as_str()?.to_owned();
                 let s = t.timestamp();
-                (s >= from && s < to).then_some((t.timestamp_micros(), *at))
+                (s >= from && s < to).then_some((t.timestamp_micros(), *at, id))
             })
             .collect()
     };
@@ -419,11 +443,23 @@ async fn fire_lag(dir: &Path) -> Result<(), String> {
         arrived = in_window(&seen);
     }
     let states = execution_states(&rig.app).await;
+    // Lag is counted from when each run was due: its nominal time, plus its jitter when spread.
+    let mut lags = Vec::with_capacity(arrived.len());
+    for (scheduled, at, id) in &arrived {
+        let due = if spread {
+            match rig.app.get_execution(id).await {
+                Ok(execution) => execution
+                    .run
+                    .due
+                    .map_or(*scheduled, |due| due.timestamp_micros()),
+                Err(e) => return Err(format!("reading {id}: {e}")),
+            }
+        } else {
+            *scheduled
+        };
+        lags.push((at - due) as f64 / 1000.0);
+    }
     rig.stop().await;
-    let mut lags: Vec<f64> = arrived
-        .iter()
-        .map(|(scheduled, at)| (at - scheduled) as f64 / 1000.0)
-        .collect();
     lags.sort_by(f64::total_cmp);
     let window = (to - from).max(1) as f64;
     // Fires/s achieved: calls (of any fire) that reached the target while the window's seconds
@@ -440,7 +476,8 @@ async fn fire_lag(dir: &Path) -> Result<(), String> {
         .unwrap_or(0) as f64
         / window;
     println!(
-        "fire_lag p50={:.1} ms p90={:.1} p99={:.1} max={:.1} fires/s={:.0} (jobs={jobs}, offered {jobs}/s; window={}s after {}s warm-up; arrived {}/{expected}; min={:.1} ms)",
+        "fire_lag{} p50={:.1} ms p90={:.1} p99={:.1} max={:.1} fires/s={:.0} (jobs={jobs}, offered {jobs}/s; window={}s after {}s warm-up; arrived {}/{expected}; min={:.1} ms)",
+        if spread { " (spread by jitter 1s)" } else { "" },
         percentile(&lags, 50.0),
         percentile(&lags, 90.0),
         percentile(&lags, 99.0),
@@ -461,7 +498,9 @@ async fn fire_lag(dir: &Path) -> Result<(), String> {
             "MISSED"
         }
     );
-    http_floor(&base, &seen, jobs, (to - from).max(1) as usize).await;
+    if !spread {
+        http_floor(&base, &seen, jobs, (to - from).max(1) as usize).await;
+    }
     Ok(())
 }
 
