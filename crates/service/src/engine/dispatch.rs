@@ -197,13 +197,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
     async fn admit(&self, loaded: &mut Loaded, job: StoredJob) -> Result<Step, EngineError> {
         let id = loaded.execution.execution_id.clone();
         let policy = self.policy_of(&loaded.execution, &job);
-        let mut after = job.clone();
-        let admission = plan::admit(&mut after.job, &id, policy);
-        loaded.job_changed = after.job != job.job;
-        if loaded.job_changed {
-            after.job.updated_at = self.now();
-        }
-        loaded.clear_net = true;
+        let (mut after, admission) = self.gate(loaded, &job, policy);
         match admission {
             Admission::Start => {
                 let now = self.now();
@@ -263,7 +257,6 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
     ) -> Result<Step, EngineError> {
         let id = loaded.execution.execution_id.clone();
         let policy = self.policy_of(&loaded.execution, &job);
-        let mut after = job.clone();
         let stoppable = matches!(
             policy,
             OverlapPolicy::CancelOther | OverlapPolicy::TerminateOther
@@ -274,27 +267,42 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             loaded.execution.scheduled_time,
             job.job.definition.timeouts(),
         );
-        if stoppable
-            || start_by.is_some_and(|by| due > by)
-            || plan::admit(&mut after.job, &id, policy) != Admission::Start
-        {
+        if stoppable || start_by.is_some_and(|by| due > by) {
             return self.wait_for(&id, due).await;
         }
-        let now = self.now();
+        // When the gate does not simply start it, nothing is written: `loaded` is dropped.
+        let (mut after, admission) = self.gate(loaded, &job, policy);
+        if admission != Admission::Start {
+            return self.wait_for(&id, due).await;
+        }
         loaded
             .execution
             .transition(
                 ExecutionState::Enqueued,
-                now,
+                self.now(),
                 "admitted ahead of its fire time",
             )
             .map_err(transition_error)?;
+        self.start_attempt(loaded, &mut after, "started", due).await
+    }
+
+    /// The concurrency gate, on a copy of `job`: its decision, and the job as it leaves it.
+    /// Marks `loaded` so that its next write also writes that job (when the gate changed it) and
+    /// removes the run's safety-net entry.
+    fn gate(
+        &self,
+        loaded: &mut Loaded,
+        job: &StoredJob,
+        policy: OverlapPolicy,
+    ) -> (StoredJob, Admission) {
+        let mut after = job.clone();
+        let admission = plan::admit(&mut after.job, &loaded.execution.execution_id, policy);
         loaded.job_changed = after.job != job.job;
         if loaded.job_changed {
-            after.job.updated_at = now;
+            after.job.updated_at = self.now();
         }
         loaded.clear_net = true;
-        self.start_attempt(loaded, &mut after, "started", due).await
+        (after, admission)
     }
 
     /// Whether a run held for its fire time is as its admission left it: no cancel, terminate,
