@@ -1113,7 +1113,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig { cases: 512, failure_persistence: None, ..ProptestConfig::default() })]
+        #![proptest_config(sundial_testkit::proptest_config(512, concat!(env!("CARGO_MANIFEST_DIR"), "/proptest-regressions/expand.txt")))]
 
         #[test]
         fn expansion_never_panics(

@@ -916,6 +916,8 @@ mod tests {
     }
 
     proptest::proptest! {
+        #![proptest_config(sundial_testkit::proptest_config(256, concat!(env!("CARGO_MANIFEST_DIR"), "/proptest-regressions/retry.txt")))]
+
         #[test]
         fn decide_never_panics_and_waits_are_bounded(
             interval in 0u32..=86_400,

@@ -13,8 +13,11 @@
 //!   previews within 50 ms; valid specs queried from any instant chrono can hold.
 //! * Never-firing specs yield no times, quickly.
 //!
-//! Failing cases are not persisted to disk (`failure_persistence: None`); when a property finds an
-//! engine bug, the shrunk input is added as a plain `#[test]` regression at the end of the file.
+//! Every run is reproducible (`sundial_testkit::proptest_config`): one fixed seed unless
+//! `SUNDIAL_PROPTEST_SEED` names another, printed with any failure, and the seeds of cases found
+//! earlier kept in `proptest-regressions/properties.txt` and replayed first. When a property finds
+//! an engine bug, the shrunk input is also added as a plain `#[test]` regression at the end of the
+//! file, so it keeps testing the bug after the strategies change.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -46,11 +49,15 @@ const HANG: StdDuration = StdDuration::from_secs(10);
 
 fn cfg(cases: u32) -> ProptestConfig {
     ProptestConfig {
-        cases,
-        failure_persistence: None,
         max_shrink_iters: 2048,
         max_shrink_time: 90_000,
-        ..ProptestConfig::default()
+        ..sundial_testkit::proptest_config(
+            cases,
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/proptest-regressions/properties.txt"
+            ),
+        )
     }
 }
 

@@ -1277,7 +1277,7 @@ fn arbitrary_json() -> impl Strategy<Value = Value> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 512, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(sundial_testkit::proptest_config(512, concat!(env!("CARGO_MANIFEST_DIR"), "/proptest-regressions/job.txt")))]
 
     #[test]
     fn parse_never_panics_on_arbitrary_json(body in arbitrary_json()) {

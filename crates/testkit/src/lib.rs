@@ -1,0 +1,46 @@
+//! Helpers shared by Sundial's test suites. Only ever a dev-dependency.
+//!
+//! [`proptest_config`] makes every property test reproducible: a random seed must never turn CI
+//! red. Each run draws its cases from one fixed seed unless `SUNDIAL_PROPTEST_SEED` names another,
+//! prints that seed with any failure, and replays the cases kept in a regression file before new
+//! ones. Fresh seeds are explored by `scripts/explore-properties`, which cannot fail CI; a case it
+//! finds is kept by adding its regression line (proptest writes it) to the file in the repository.
+
+use proptest::test_runner::{Config, FileFailurePersistence, RngSeed};
+
+/// The seed every property test uses unless `SUNDIAL_PROPTEST_SEED` says otherwise.
+pub const DEFAULT_SEED: u64 = 0x05EE_D0F5_D1A1;
+
+/// The environment variable that picks another seed (a decimal `u64`).
+pub const SEED_VARIABLE: &str = "SUNDIAL_PROPTEST_SEED";
+
+/// The seed of this run: `SUNDIAL_PROPTEST_SEED` when set, else [`DEFAULT_SEED`].
+///
+/// # Panics
+/// When the variable is set but is not a decimal `u64`: a typo must not silently test another seed.
+#[allow(clippy::panic)]
+pub fn seed() -> u64 {
+    match std::env::var(SEED_VARIABLE) {
+        Ok(text) => match text.trim().parse() {
+            Ok(seed) => seed,
+            Err(_) => panic!("{SEED_VARIABLE}={text:?} is not a decimal u64"),
+        },
+        Err(_) => DEFAULT_SEED,
+    }
+}
+
+/// A proptest configuration with `cases` cases drawn from [`seed`], whose failures are kept in
+/// `regressions` (an absolute path: build it with `concat!(env!("CARGO_MANIFEST_DIR"), …)`) and
+/// replayed first on every later run.
+///
+/// The seed is printed to the test's captured output, so a failing test shows how to reproduce it.
+pub fn proptest_config(cases: u32, regressions: &'static str) -> Config {
+    let seed = seed();
+    eprintln!("proptest seed {seed} (reproduce with {SEED_VARIABLE}={seed}); regressions in {regressions}");
+    Config {
+        cases,
+        rng_seed: RngSeed::Fixed(seed),
+        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(regressions))),
+        ..Config::default()
+    }
+}
