@@ -117,17 +117,51 @@ pub fn can_transition(from: ExecutionState, to: ExecutionState) -> bool {
     )
 }
 
-/// The id of the execution for a scheduled (or backfilled) fire: `{jobId}~{yyyymmddThhmmssZ}` of the
-/// nominal time. Sub-seconds are ignored: specs have one-second resolution.
-pub fn execution_id_for_fire(job_id: &JobId, nominal: DateTime<Utc>) -> String {
-    format!("{job_id}~{}", nominal.format("%Y%m%dT%H%M%SZ"))
+/// The start of every execution id of one incarnation of a job id: `{jobId}` for the first (so the
+/// ids of jobs never re-created stay as they always were), `{jobId}~i{n}` for the n-th re-creation
+/// after a delete. A job created again under a deleted id thus never meets the old job's executions
+/// or trigger keys (docs/api.md, "Deleting and re-creating a job").
+fn execution_prefix(job_id: &JobId, incarnation: u32) -> String {
+    if incarnation == 0 {
+        job_id.to_string()
+    } else {
+        format!("{job_id}~i{incarnation}")
+    }
 }
 
-/// The id of the execution for a manual trigger: `{jobId}~t~{triggerId}`, after checking the trigger
-/// id with [`validate_trigger_id`] (errors have the path `triggerId`).
-pub fn execution_id_for_trigger(job_id: &JobId, trigger_id: &str) -> Result<String, FieldError> {
+/// The id of the execution for a scheduled (or backfilled) fire: `{prefix}~{yyyymmddThhmmssZ}` of
+/// the nominal time, where the prefix names the job's incarnation ([`incarnation_of_execution`]).
+/// Sub-seconds are ignored: specs have one-second resolution.
+pub fn execution_id_for_fire(job_id: &JobId, incarnation: u32, nominal: DateTime<Utc>) -> String {
+    format!(
+        "{}~{}",
+        execution_prefix(job_id, incarnation),
+        nominal.format("%Y%m%dT%H%M%SZ")
+    )
+}
+
+/// The id of the execution for a manual trigger: `{prefix}~t~{triggerId}`, after checking the
+/// trigger id with [`validate_trigger_id`] (errors have the path `triggerId`).
+pub fn execution_id_for_trigger(
+    job_id: &JobId,
+    incarnation: u32,
+    trigger_id: &str,
+) -> Result<String, FieldError> {
     validate_trigger_id(trigger_id)?;
-    Ok(format!("{job_id}~t~{trigger_id}"))
+    Ok(format!(
+        "{}~t~{trigger_id}",
+        execution_prefix(job_id, incarnation)
+    ))
+}
+
+/// The incarnation of its job an execution id belongs to: `n` for `{jobId}~i{n}~…`, else 0.
+pub fn incarnation_of_execution(execution_id: &str) -> u32 {
+    execution_id
+        .split_once('~')
+        .and_then(|(_, rest)| rest.strip_prefix('i'))
+        .and_then(|rest| rest.split_once('~'))
+        .and_then(|(number, _)| number.parse().ok())
+        .unwrap_or(0)
 }
 
 /// Checks a trigger id: 1–64 characters of `A–Z a–z 0–9 _ . -`. Errors have the path `triggerId`.
@@ -495,21 +529,43 @@ mod tests {
     #[test]
     fn execution_ids() {
         assert_eq!(
-            execution_id_for_fire(&job(), at("2024-03-10T07:05:09Z")),
+            execution_id_for_fire(&job(), 0, at("2024-03-10T07:05:09Z")),
             "job-1~20240310T070509Z"
         );
         assert_eq!(
-            execution_id_for_fire(&job(), at("2024-03-10T07:05:09.750Z")),
+            execution_id_for_fire(&job(), 0, at("2024-03-10T07:05:09.750Z")),
             "job-1~20240310T070509Z"
         );
         assert_eq!(
-            execution_id_for_trigger(&job(), "abc_1").unwrap(),
+            execution_id_for_trigger(&job(), 0, "abc_1").unwrap(),
             "job-1~t~abc_1"
         );
         assert_eq!(
-            execution_id_for_trigger(&job(), "a~b").unwrap_err().path,
+            execution_id_for_trigger(&job(), 0, "a~b").unwrap_err().path,
             "triggerId"
         );
+        // A job re-created under a deleted id: its ids name the incarnation, the first keeps the
+        // ids stored data already has.
+        assert_eq!(
+            execution_id_for_fire(&job(), 2, at("2024-03-10T07:05:09Z")),
+            "job-1~i2~20240310T070509Z"
+        );
+        assert_eq!(
+            execution_id_for_trigger(&job(), 2, "abc_1").unwrap(),
+            "job-1~i2~t~abc_1"
+        );
+        for (id, incarnation) in [
+            ("job-1~20240310T070509Z", 0),
+            ("job-1~t~abc", 0),
+            ("job-1~t~i2~x", 0),
+            ("job-1~i2~20240310T070509Z", 2),
+            ("job-1~i17~t~abc", 17),
+            ("job-1~i2~20240310T070509Z~b20240101T000000000Z", 2),
+            ("job-1~ix~t~abc", 0),
+            ("job-1", 0),
+        ] {
+            assert_eq!(incarnation_of_execution(id), incarnation, "{id}");
+        }
         assert!(validate_trigger_id("abc-1.2_x").is_ok());
         for bad in ["", "a~b", "a/b", "a b", &"x".repeat(65)] {
             let e = validate_trigger_id(bad).unwrap_err();
@@ -518,6 +574,7 @@ mod tests {
         assert!(validate_trigger_id(&"x".repeat(64)).is_ok());
         assert_eq!(job_id_of_execution("job-1~20240310T070509Z"), Some(job()));
         assert_eq!(job_id_of_execution("job-1~t~abc"), Some(job()));
+        assert_eq!(job_id_of_execution("job-1~i3~t~abc"), Some(job()));
         assert_eq!(job_id_of_execution("job-1"), None);
         assert_eq!(job_id_of_execution("job-1~"), None);
         assert_eq!(job_id_of_execution("a b~x"), None);

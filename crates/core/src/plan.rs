@@ -63,10 +63,7 @@ pub fn plan_tick(
         return plan;
     };
     let job_id = job.definition.job_id().clone();
-    let window = Duration::milliseconds(
-        i64::try_from(job.definition.catchup_window().as_millis()).unwrap_or(i64::MAX / 2),
-    );
-    let oldest_runnable = now - window;
+    let oldest_runnable = oldest_runnable(job, now);
     let state = &mut job.state;
     let mut after = state
         .last_scheduled_time
@@ -92,7 +89,7 @@ pub fn plan_tick(
             *remaining -= 1;
         }
         state.pending_fires.push(PendingFire {
-            execution_id: execution_id_for_fire(&job_id, fire.nominal),
+            execution_id: execution_id_for_fire(&job_id, state.incarnation, fire.nominal),
             nominal: fire.nominal,
             due: fire.actual,
             execute_number,
@@ -104,6 +101,17 @@ pub fn plan_tick(
     state.last_scheduled_time = Some(after);
     state.missed_catchup_window += plan.missed;
     plan
+}
+
+/// The oldest nominal time a scheduled fire of `job` may have and still run at `now`: an older
+/// one missed the catch-up window. The tick applies it when it plans fires, and dispatch again
+/// when a fire reaches it (a fire planned just before an outage is as late as one planned after).
+pub fn oldest_runnable(job: &Job, now: DateTime<Utc>) -> DateTime<Utc> {
+    let window = Duration::milliseconds(
+        i64::try_from(job.definition.catchup_window().as_millis()).unwrap_or(i64::MAX / 2),
+    );
+    now.checked_sub_signed(window)
+        .unwrap_or(DateTime::<Utc>::MIN_UTC)
 }
 
 /// Turns every waiting backfill into pending fires due `now` (exempt from the catch-up window and
@@ -132,7 +140,10 @@ pub fn plan_backfills(job: &mut Job, now: DateTime<Utc>) -> usize {
             state.pending_fires.push(PendingFire {
                 // A backfill's runs are its own: the id names the request, so the same time can be
                 // backfilled again later, while a redelivered request still creates each run once.
-                execution_id: format!("{}~b{tag}", execution_id_for_fire(&job_id, nominal)),
+                execution_id: format!(
+                    "{}~b{tag}",
+                    execution_id_for_fire(&job_id, state.incarnation, nominal)
+                ),
                 nominal,
                 due: now,
                 execute_number,
@@ -165,6 +176,12 @@ pub enum Admission {
     Buffer,
     /// The buffer is full: it becomes `Skipped` and is counted in `bufferDropped`.
     Drop,
+    /// Not yet: `behind`, due before it, still waits for admission. Nothing changed; ask again
+    /// once `behind` is through the gate.
+    Wait {
+        /// The first execution in line.
+        behind: String,
+    },
 }
 
 /// How many executions of `job` may run at once under `policy`: the job's `maxConcurrency`
@@ -184,12 +201,21 @@ pub fn concurrency_limit(job: &Job, policy: OverlapPolicy) -> usize {
 /// Decides whether `execution_id` may start now under `policy` (the job's, or the override of its
 /// trigger or backfill), updating the job's running set, buffer and counters. Asking again for an
 /// execution that already holds a slot or waits in the buffer answers the same without counting twice.
+///
+/// Runs are admitted in order per job: while a run due earlier (or due at the same time and
+/// created earlier) waits in [`JobState::waiting`](crate::job::JobState::waiting) or in the
+/// planned fires, the answer is [`Admission::Wait`] and nothing changes. Any other answer takes
+/// the run out of the line.
 pub fn admit(job: &mut Job, execution_id: &str, policy: OverlapPolicy) -> Admission {
     let limit = concurrency_limit(job, policy);
     let state = &mut job.state;
     if state.running.iter().any(|id| id == execution_id) {
         return Admission::Start;
     }
+    if let Some(behind) = first_in_line_before(state, execution_id, limit) {
+        return Admission::Wait { behind };
+    }
+    state.waiting.retain(|w| w.execution_id != execution_id);
     let buffered_at = state.buffered.iter().position(|id| id == execution_id);
     // Buffered runs start in order: a new run waits behind them even when a slot is free.
     let first_in_line = match buffered_at {
@@ -246,6 +272,43 @@ pub fn admit(job: &mut Job, execution_id: &str, policy: OverlapPolicy) -> Admiss
     admission
 }
 
+/// The run that must be admitted before `execution_id`, if any: the first in the job's line when
+/// that is not `execution_id`, or a planned fire not yet created that is due before it. Order
+/// matters only when the runs ahead could take the slots this one needs: with room for all of
+/// them and no buffer (always, for an unbounded `AllowAll`), the runs start whatever their order,
+/// and this one need not wait. A run not in the line (created before runs were lined up) waits
+/// for nobody.
+fn first_in_line_before(
+    state: &crate::job::JobState,
+    execution_id: &str,
+    limit: usize,
+) -> Option<String> {
+    let position = state
+        .waiting
+        .iter()
+        .position(|w| w.execution_id == execution_id)?;
+    let due = state.waiting[position].due;
+    let earlier_fires = || {
+        state
+            .pending_fires
+            .iter()
+            .filter(move |fire| fire.due < due && fire.execution_id != execution_id)
+    };
+    let earlier_fire = earlier_fires().min_by_key(|fire| fire.due);
+    let ahead = position + earlier_fires().count();
+    if ahead == 0 {
+        return None;
+    }
+    let room_for_all = state.running.len().saturating_add(ahead) < limit;
+    if state.buffered.is_empty() && room_for_all {
+        return None;
+    }
+    if position > 0 {
+        return Some(state.waiting[0].execution_id.clone());
+    }
+    earlier_fire.map(|fire| fire.execution_id.clone())
+}
+
 /// Frees the slot (or buffer place) of a finished execution. Returns the buffered execution that
 /// takes the slot, now counted as running, if one was waiting; the caller starts it. Releasing an
 /// execution that holds nothing only hands out free slots.
@@ -254,6 +317,7 @@ pub fn release(job: &mut Job, execution_id: &str, policy: OverlapPolicy) -> Vec<
     let state = &mut job.state;
     state.running.retain(|id| id != execution_id);
     state.buffered.retain(|id| id != execution_id);
+    state.waiting.retain(|w| w.execution_id != execution_id);
     let mut started = Vec::new();
     while state.running.len() < limit && !state.buffered.is_empty() {
         let next = state.buffered.remove(0);
@@ -429,7 +493,7 @@ mod tests {
             assert!(fire.due < fire.nominal + Duration::seconds(30));
             assert_eq!(
                 fire.execution_id,
-                execution_id_for_fire(job.job_id(), fire.nominal)
+                execution_id_for_fire(job.job_id(), 0, fire.nominal)
             );
         }
     }
@@ -558,5 +622,83 @@ mod tests {
         );
         let got = admit_all(&mut job, &["a", "b", "c"], OverlapPolicy::Skip);
         assert_eq!(got, [Admission::Start, Admission::Start, Admission::Skip]);
+    }
+
+    #[test]
+    fn runs_pass_the_gate_in_line_by_due_time_then_creation() {
+        let mut job = job_with(
+            json!({"timer": {"period": "external"}}),
+            "2024-01-01T00:00:00Z",
+        );
+        job.state.wait_in_line("a", at("2024-01-01T00:01:00Z"));
+        job.state.wait_in_line("b", at("2024-01-01T00:01:00Z"));
+        job.state.wait_in_line("c", at("2024-01-01T00:00:59Z"));
+        job.state.wait_in_line("a", at("2024-01-01T00:00:00Z"));
+        let line: Vec<&str> = job
+            .state
+            .waiting
+            .iter()
+            .map(|w| w.execution_id.as_str())
+            .collect();
+        assert_eq!(
+            line,
+            ["c", "a", "b"],
+            "by due time, then creation; no duplicates"
+        );
+        let wait = |behind: &str| Admission::Wait {
+            behind: behind.to_string(),
+        };
+        let before = job.clone();
+        assert_eq!(admit(&mut job, "a", OverlapPolicy::Skip), wait("c"));
+        assert_eq!(job, before, "waiting changes nothing");
+        assert_eq!(admit(&mut job, "c", OverlapPolicy::Skip), Admission::Start);
+        assert_eq!(admit(&mut job, "b", OverlapPolicy::Skip), wait("a"));
+        assert_eq!(admit(&mut job, "a", OverlapPolicy::Skip), Admission::Skip);
+        assert_eq!(admit(&mut job, "b", OverlapPolicy::Skip), Admission::Skip);
+        assert!(job.state.waiting.is_empty());
+        assert_eq!(job.state.running, ["c"]);
+    }
+
+    #[test]
+    fn runs_that_all_fit_need_not_wait_for_each_other() {
+        let mut job = job_with(
+            json!({"timer": {"period": "external"}, "overlap": "AllowAll"}),
+            "2024-01-01T00:00:00Z",
+        );
+        for id in ["a", "b", "c"] {
+            job.state.wait_in_line(id, at("2024-01-01T00:01:00Z"));
+        }
+        assert_eq!(
+            admit(&mut job, "c", OverlapPolicy::AllowAll),
+            Admission::Start
+        );
+        // A limit of 2 fits "a" and "b" whatever their order, not "c" as well: "c" waits.
+        let mut limited = job_with(
+            json!({"timer": {"period": "external"}, "overlap": "BufferAll", "maxConcurrency": 2}),
+            "2024-01-01T00:00:00Z",
+        );
+        for id in ["a", "b", "c"] {
+            limited.state.wait_in_line(id, at("2024-01-01T00:01:00Z"));
+        }
+        let policy = OverlapPolicy::BufferAll;
+        assert_eq!(admit(&mut limited, "b", policy), Admission::Start);
+        let wait_a = Admission::Wait {
+            behind: "a".to_string(),
+        };
+        assert_eq!(admit(&mut limited, "c", policy), wait_a);
+        assert_eq!(admit(&mut limited, "a", policy), Admission::Start);
+        assert_eq!(admit(&mut limited, "c", policy), Admission::Buffer);
+    }
+
+    #[test]
+    fn a_run_released_before_its_admission_leaves_the_line() {
+        let mut job = job_with(
+            json!({"timer": {"period": "external"}}),
+            "2024-01-01T00:00:00Z",
+        );
+        job.state.wait_in_line("a", at("2024-01-01T00:01:00Z"));
+        job.state.wait_in_line("b", at("2024-01-01T00:01:00Z"));
+        release(&mut job, "a", OverlapPolicy::Skip);
+        assert_eq!(admit(&mut job, "b", OverlapPolicy::Skip), Admission::Start);
     }
 }

@@ -40,7 +40,7 @@ pub use definition::{JobDefinition, When};
 pub use http::{Action, HttpMethod, HttpTemplate, NotificationRule, RequestStep, Target};
 pub use id::JobId;
 pub use policy::{OverlapPolicy, ParentClosePolicy, Qos, RetryPolicy, RetryRule, Timeouts};
-pub use state::{Backfill, Job, JobState, PendingFire};
+pub use state::{Backfill, Job, JobState, PendingFire, WaitingRun};
 
 pub(crate) use fields::quote;
 pub(crate) use id::is_id_text;

@@ -69,6 +69,50 @@ pub struct JobState {
     /// cleared (a stale `true` costs one query).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub has_children: bool,
+    /// How many times this job id was deleted and created again before this job: its executions'
+    /// ids name it ([`crate::execution::execution_id_for_fire`]), so the new job never takes up
+    /// an old one's executions or trigger keys. 0 (and not stored) for a job id's first life.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub incarnation: u32,
+    /// Executions created and not yet through the concurrency gate (neither running, buffered nor
+    /// over), in the order they are admitted: by due time, then by creation. No run is admitted,
+    /// ahead of its time or not, while one due before it still waits here
+    /// ([`crate::plan::admit`]). Fires the tick has planned but not created wait in
+    /// `pending_fires` and count as waiting too.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub waiting: Vec<WaitingRun>,
+}
+
+/// An execution waiting for admission: see [`JobState::waiting`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WaitingRun {
+    /// The execution.
+    pub execution_id: String,
+    /// When it is due (its fire time with jitter, or its trigger or backfill time).
+    #[serde(with = "rfc3339")]
+    pub due: DateTime<Utc>,
+}
+
+impl JobState {
+    /// Puts a new execution in line for admission: after every run due at or before it.
+    pub fn wait_in_line(&mut self, execution_id: &str, due: DateTime<Utc>) {
+        if self.waiting.iter().any(|w| w.execution_id == execution_id) {
+            return;
+        }
+        let at = self.waiting.partition_point(|w| w.due <= due);
+        self.waiting.insert(
+            at,
+            WaitingRun {
+                execution_id: execution_id.to_string(),
+                due,
+            },
+        );
+    }
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// A fire the tick planned: the execution it becomes, when it should start, and what started it.
@@ -111,6 +155,8 @@ impl Default for JobState {
             running: Vec::new(),
             buffered: Vec::new(),
             has_children: false,
+            incarnation: 0,
+            waiting: Vec::new(),
         }
     }
 }

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::Value;
+use sundial_core::execution::incarnation_of_execution;
 use sundial_core::job::{Job, JobDefinition, JobId, JobState};
 
 use super::{decode, encode, field_error, App, AppError};
@@ -42,6 +43,19 @@ impl<S: Store> App<S> {
             }
         }
         let mut state = JobState::for_definition(&definition);
+        // A job id used before (deleted, its executions kept) starts a new incarnation: new
+        // execution ids, and execute numbers that continue after the old job's.
+        let last = self
+            .store
+            .list_executions(job_id.as_str(), &PageRequest::first(1))
+            .await?
+            .items
+            .into_iter()
+            .next();
+        if let Some(last) = last {
+            state.incarnation = incarnation_of_execution(&last.execution_id).saturating_add(1);
+            state.next_execute_number = last.execute_number.saturating_add(1);
+        }
         // Children may have been declared before their parent.
         let children = JobFilter {
             parent_job: Some(job_id.to_string()),

@@ -9,7 +9,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use chrono::{DateTime, Utc};
 use serde_json::Value;
-use sundial_core::execution::{execution_id_for_trigger, Execution, ExecutionState};
+use sundial_core::execution::{
+    execution_id_for_trigger, validate_trigger_id, Execution, ExecutionState,
+};
 use sundial_core::job::{Backfill, JobId, OverlapPolicy, When};
 
 use super::{field_error, App, AppError};
@@ -58,14 +60,20 @@ impl<S: Store> App<S> {
             Some(id) => id.to_string(),
             None => fresh_trigger_id(now),
         };
-        let execution_id = execution_id_for_trigger(job_id, &trigger_id)
+        validate_trigger_id(&trigger_id)
             .map_err(|e| AppError::Invalid(e.under("Idempotency-Key")))?;
+        // The execution id names the job's incarnation, which is read with the job: guess the
+        // first (almost every job's) and read again in the rare case of a re-created job.
+        let mut incarnation = 0;
+        let mut execution_id = String::new();
         // The execute number, the execution and its safety net in one atomic write: a crash
         // leaves all of them or none, so numbers never skip.
-        let net_key = crate::engine::execution_wakeup_key(&execution_id);
         let mut raced = None;
         let mut created = None;
         for _ in 0..super::MAX_CONFLICT_RETRIES {
+            execution_id = execution_id_for_trigger(job_id, incarnation, &trigger_id)
+                .map_err(|e| AppError::Invalid(e.under("Idempotency-Key")))?;
+            let net_key = crate::engine::execution_wakeup_key(&execution_id);
             let read = self
                 .store
                 .read_many(
@@ -75,13 +83,21 @@ impl<S: Store> App<S> {
                 .await?;
             let mut executions = read.executions.into_iter().flatten();
             let record = read.jobs.into_iter().flatten().next();
+            let stored = record.as_ref().map(super::decode).transpose()?;
+            if let Some(stored) = &stored {
+                if stored.job.state.incarnation != incarnation {
+                    incarnation = stored.job.state.incarnation;
+                    continue;
+                }
+            }
             if let Some(existing) = executions.next() {
                 return decode_execution(&existing);
             }
-            let record = record.ok_or_else(|| AppError::NotFound(format!("job {job_id}")))?;
-            let mut stored = super::decode(&record)?;
+            let mut stored = stored.ok_or_else(|| AppError::NotFound(format!("job {job_id}")))?;
             let number = stored.job.state.next_execute_number;
             stored.job.state.next_execute_number += 1;
+            // In line for admission behind every run of the job due before it.
+            stored.job.state.wait_in_line(&execution_id, now);
             stored.job.updated_at = now;
             let definition = &stored.job.definition;
             let mut execution = Execution::new(

@@ -32,6 +32,10 @@ use crate::store::{JobFilter, PageRequest, Store, StoreError, Write, WriteAllErr
 /// worker presumes the first one dead and runs the attempt again.
 const LEASE_MARGIN: chrono::Duration = chrono::Duration::seconds(30);
 
+/// How soon a run waiting behind an earlier run of its job looks again, should nothing send it
+/// sooner (see [`Engine::send_next_in_line`]).
+const ORDER_RECHECK: chrono::Duration = chrono::Duration::seconds(1);
+
 /// How long before its fire time a run admitted ahead checks that it was not stopped meanwhile:
 /// long enough for a burst's checks to be read before the burst, short enough that a stop later
 /// than this is no different from one that meets the call in flight.
@@ -137,6 +141,11 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                 .await;
         };
         let id = loaded.execution.execution_id.clone();
+        if matches!(state, ExecutionState::Scheduled | ExecutionState::Enqueued)
+            && self.missed_catchup(&loaded.execution, &job)
+        {
+            return self.skip_missed(loaded, job).await;
+        }
         match state {
             ExecutionState::Scheduled => {
                 let due = loaded
@@ -240,7 +249,94 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                 }
             }
             Admission::Buffer => Ok(Step::Done),
+            Admission::Wait { behind } => self.wait_behind(loaded, &job, &behind).await,
         }
+    }
+
+    /// A run that must let `behind`, due before it, through the gate first (runs are admitted in
+    /// order per job). When `behind` no longer waits (admitted, over or gone: a line entry a
+    /// crash left behind), it leaves the line and the step goes again. Otherwise the run looks
+    /// again in [`ORDER_RECHECK`]; `behind`'s admission usually sends it sooner.
+    async fn wait_behind(
+        &self,
+        loaded: &Loaded,
+        job: &StoredJob,
+        behind: &str,
+    ) -> Result<Step, EngineError> {
+        let state = &job.job.state;
+        let still_waiting = match self.store().get_execution(behind).await? {
+            Some(record) => {
+                matches!(
+                    ExecutionState::parse(&record.state),
+                    Some(ExecutionState::Scheduled | ExecutionState::Enqueued)
+                ) && !state.buffered.iter().any(|id| id == behind)
+            }
+            None => state.pending_fires.iter().any(|f| f.execution_id == behind),
+        };
+        if !still_waiting {
+            let mut fixed = job.clone();
+            fixed.job.state.waiting.retain(|w| w.execution_id != behind);
+            fixed.job.updated_at = self.now();
+            return match self.app.save_job_only(&fixed).await {
+                Ok(_) | Err(AppError::Conflict(_)) => Ok(Step::Again),
+                Err(e) => Err(e.into()),
+            };
+        }
+        let id = &loaded.execution.execution_id;
+        self.wake_at(id, self.now() + ORDER_RECHECK).await?;
+        Ok(Step::Done)
+    }
+
+    /// After a run passed the gate: sends the next run in its job's line when that one is due
+    /// already, so a line of due runs (a backfill, triggers) moves at the speed of its writes
+    /// rather than of [`ORDER_RECHECK`]. A duplicate message is harmless.
+    pub(super) async fn send_next_in_line(&self, job: &StoredJob) -> Result<(), EngineError> {
+        let Some(next) = job.job.state.waiting.first() else {
+            return Ok(());
+        };
+        if next.due <= self.now() {
+            self.send_dispatch(&next.execution_id, StdDuration::ZERO)
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Whether a scheduled fire reached dispatch too late to run: its nominal time is older than
+    /// the job's catch-up window. Triggers and backfills are exempt, and so is a run that already
+    /// holds a slot or waits in the buffer (it was admitted in time).
+    fn missed_catchup(&self, execution: &Execution, job: &StoredJob) -> bool {
+        let state = &job.job.state;
+        let id = &execution.execution_id;
+        let scheduled = execution.scheduled_by_id == job.job.job_id().as_str();
+        if !scheduled || state.running.contains(id) || state.buffered.contains(id) {
+            return false;
+        }
+        execution.scheduled_time < plan::oldest_runnable(&job.job, self.now())
+    }
+
+    /// Ends a fire that [missed its catch-up window](Engine::missed_catchup) as `Skipped`,
+    /// counted in the job's `missedCatchupWindow` in the same write.
+    async fn skip_missed(&self, loaded: &mut Loaded, job: StoredJob) -> Result<Step, EngineError> {
+        let now = self.now();
+        let mut after = job;
+        let state = &mut after.job.state;
+        state.missed_catchup_window += 1;
+        state
+            .waiting
+            .retain(|w| w.execution_id != loaded.execution.execution_id);
+        after.job.updated_at = now;
+        loaded.job_changed = true;
+        loaded.clear_net = true;
+        let late = now - loaded.execution.scheduled_time;
+        let window = now - plan::oldest_runnable(&after.job, now);
+        let reason = format!(
+            "missed the catch-up window: due {}, reached dispatch {} s later (window {} s)",
+            loaded.execution.scheduled_time.to_rfc3339(),
+            late.num_seconds(),
+            window.num_seconds()
+        );
+        self.finish(loaded, Some(&mut after), ExecutionState::Skipped, &reason)
+            .await
     }
 
     /// Admits a scheduled run before its fire time `due` (within
@@ -1212,6 +1308,13 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                 .into());
             }
             let mut job = self.app.load(&loaded.execution.job_id).await?;
+            if job.job.state.incarnation
+                != sundial_core::execution::incarnation_of_execution(execution_id)
+            {
+                return Err(
+                    AppError::NotFound(format!("the job of execution {execution_id}")).into(),
+                );
+            }
             if let Step::Done = self
                 .apply_report(
                     &mut loaded,

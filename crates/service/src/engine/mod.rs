@@ -32,7 +32,9 @@ use std::time::Duration as StdDuration;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use sundial_core::execution::{job_id_of_execution, Execution, ExecutionState};
+use sundial_core::execution::{
+    incarnation_of_execution, job_id_of_execution, Execution, ExecutionState,
+};
 use tokio::sync::Notify;
 
 use crate::app::{decode, decode_execution, encode, encode_execution, App, AppError, StoredJob};
@@ -315,7 +317,14 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                             .get_job(loaded.execution.job_id.as_str())
                             .await?
                     };
-                    let job = job.as_ref().map(decode).transpose()?;
+                    // A job created again under the id of a deleted one is not this run's job:
+                    // for the run, its job is gone.
+                    let incarnation = incarnation_of_execution(&loaded.execution.execution_id);
+                    let job = job
+                        .as_ref()
+                        .map(decode)
+                        .transpose()?
+                        .filter(|stored| stored.job.state.incarnation == incarnation);
                     Some(Run { loaded, job })
                 }
             };
@@ -342,7 +351,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
     async fn write_step(
         &self,
         loaded: &mut Loaded,
-        job: Option<&mut StoredJob>,
+        mut job: Option<&mut StoredJob>,
         also: &[Write<'_>],
     ) -> Result<Written, EngineError> {
         let mut record = encode_execution(&loaded.execution, loaded.record.version)?;
@@ -358,6 +367,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             "a changed job must be written with its execution"
         );
         let net = execution_wakeup_key(&record.execution_id);
+        let admitted = loaded.clear_net;
         let mut writes = vec![Write::UpdateExecution(&record)];
         writes.extend(job_record.as_ref().map(Write::UpdateJob));
         if loaded.clear_net {
@@ -378,7 +388,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         }
         record.version += 1;
         loaded.record = record;
-        if let (Some(job), Some(_)) = (job, &job_record) {
+        if let (Some(job), Some(_)) = (job.as_deref_mut(), &job_record) {
             job.version += 1;
         }
         loaded.job_changed = false;
@@ -393,6 +403,12 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         loaded.seen_events = loaded.execution.event_count();
         for state in entered {
             self.publish_state_as(&loaded.execution, state).await;
+        }
+        if let (true, Some(job)) = (admitted, job.as_deref()) {
+            if let Err(e) = self.send_next_in_line(job).await {
+                // The next run looks again on its own shortly.
+                tracing::debug!(error = %e, "could not send the next run in line");
+            }
         }
         Ok(Written::Yes)
     }

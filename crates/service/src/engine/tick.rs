@@ -328,6 +328,9 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             })
             .collect();
         let fires = std::mem::take(&mut stored.job.state.pending_fires);
+        for fire in &fires {
+            stored.job.state.wait_in_line(&fire.execution_id, fire.due);
+        }
         let job_key = wakeup_key(stored.job.job_id());
         let record = encode(&stored.job, stored.version, stored.service.clone());
         let mut writes = Vec::with_capacity(2 + 2 * records.len());
@@ -360,6 +363,11 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                 error: StoreError::AlreadyExists(_),
                 ..
             }) => {
+                stored
+                    .job
+                    .state
+                    .waiting
+                    .retain(|w| !fires.iter().any(|f| f.execution_id == w.execution_id));
                 stored.job.state.pending_fires = fires;
                 Ok(Committed::OneByOne)
             }
@@ -395,11 +403,14 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         let result = self
             .app
             .modify_from(Some(known.clone()), job_id, |stored| {
-                stored
-                    .job
-                    .state
+                let state = &mut stored.job.state;
+                state
                     .pending_fires
                     .retain(|fire| !done.iter().any(|d| d.execution_id == fire.execution_id));
+                // Created now: they wait in line for admission like any other run.
+                for fire in done {
+                    state.wait_in_line(&fire.execution_id, fire.due);
+                }
                 Ok(())
             })
             .await;

@@ -62,6 +62,8 @@ struct World {
     engine: Arc<TestEngine>,
     /// Deliver every dispatch message twice.
     duplicate: bool,
+    /// Handle each batch of dispatch messages newest first, as concurrent workers may.
+    reverse: bool,
 }
 
 fn t(s: &str) -> DateTime<Utc> {
@@ -119,6 +121,7 @@ impl World {
             http,
             engine,
             duplicate: false,
+            reverse: false,
         }
     }
 
@@ -145,11 +148,14 @@ impl World {
         for _ in 0..100 {
             let mut handled = 0;
             let dispatch = self.engine.dispatch_queue();
-            for delivery in dispatch
+            let mut batch = dispatch
                 .receive(100, StdDuration::from_secs(30))
                 .await
-                .unwrap()
-            {
+                .unwrap();
+            if self.reverse {
+                batch.reverse();
+            }
+            for delivery in batch {
                 handled += 1;
                 let message: DispatchMessage = serde_json::from_str(&delivery.body).unwrap();
                 let times = if self.duplicate { 2 } else { 1 };
@@ -1222,12 +1228,20 @@ async fn dst_fall_back_follows_the_overlap_policy() {
 /// worker of the runner, on its own task, so that a run held for its fire time can wait while
 /// the test moves the clock.
 async fn dispatch_visible(engine: Arc<TestEngine>) {
+    dispatch_visible_in(engine, false).await;
+}
+
+/// [`dispatch_visible`], newest message first when `reverse`.
+async fn dispatch_visible_in(engine: Arc<TestEngine>, reverse: bool) {
     let queue = engine.dispatch_queue();
-    for delivery in queue
+    let mut batch = queue
         .receive(100, StdDuration::from_secs(30))
         .await
-        .unwrap()
-    {
+        .unwrap();
+    if reverse {
+        batch.reverse();
+    }
+    for delivery in batch {
         let message: DispatchMessage = serde_json::from_str(&delivery.body).unwrap();
         if engine.dispatch(&message.execution_id).await.is_ok() {
             queue.ack(&delivery.receipt).await.unwrap();
@@ -1382,3 +1396,5 @@ async fn a_run_stopped_while_held_is_never_called() {
         assert_eq!(run.state(), ExecutionState::Cancelled, "{stop}");
     }
 }
+
+mod order;

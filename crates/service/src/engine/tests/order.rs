@@ -1,0 +1,182 @@
+//! Runs of one job pass the concurrency gate in order, whatever order their messages arrive in;
+//! the catch-up window holds when a fire reaches dispatch late; a job id used again starts a new
+//! history. Each scenario hands messages to dispatch newest first, as concurrent workers may.
+
+use super::*;
+
+fn job(id: &str) -> JobId {
+    JobId::parse(id).unwrap()
+}
+
+/// Two quick triggers of a `Skip` job whose messages are handled newest first: the older runs,
+/// the newer is skipped because the older holds the slot.
+#[tokio::test]
+async fn the_older_of_two_quick_triggers_runs_and_the_newer_is_skipped() {
+    let mut w = World::new("2024-01-01T00:00:00Z", |_, _| ok(json!({})));
+    w.reverse = true;
+    w.create(
+        "quick",
+        json!({"timer": {"period": "external"}, "async": true, "timeoutSeconds": 600}),
+    )
+    .await;
+    let older = w.app().trigger(&job("quick"), json!({}), None, None).await;
+    let newer = w.app().trigger(&job("quick"), json!({}), None, None).await;
+    let (older, newer) = (older.unwrap(), newer.unwrap());
+    w.drain().await;
+    w.run_until("2024-01-01T00:00:03Z").await;
+    let older = w.app().get_execution(&older.execution_id).await.unwrap();
+    let newer = w.app().get_execution(&newer.execution_id).await.unwrap();
+    assert_eq!(older.state(), ExecutionState::Processing);
+    assert_eq!(newer.state(), ExecutionState::Skipped);
+    let skipped = log_lines(&newer).join("\n");
+    assert!(skipped.contains(&older.execution_id), "{skipped}");
+    let state = w.job_state("quick").await;
+    assert_eq!((state.overlap_skipped, state.action_count), (1, 1));
+    assert!(state.waiting.is_empty(), "{:?}", state.waiting);
+}
+
+/// A job created in the second half of a second: its first fire is already due when the tick
+/// plans it together with the next, whose message arrives early to be admitted ahead. Handled
+/// newest first, the next fire must not take the slot: the first runs, the next is skipped.
+#[tokio::test]
+async fn a_fire_admitted_ahead_never_overtakes_an_earlier_fire() {
+    let w = World::with_configs(
+        "2024-01-01T00:00:58.600Z",
+        AppConfig::default(),
+        |config| config.admit_ahead = StdDuration::from_secs(1),
+        |_, _| ok(json!({})),
+    );
+    w.create(
+        "second-half",
+        json!({"schedule": {"intervals": ["1s"]}, "async": true, "timeoutSeconds": 600}),
+    )
+    .await;
+    w.engine.tick().await.unwrap();
+    let worker = tokio::spawn(dispatch_visible_in(Arc::clone(&w.engine), true));
+    wait_for_newest(&w, "second-half", ExecutionState::Scheduled).await;
+    tokio::time::sleep(StdDuration::from_millis(50)).await;
+    w.clock.set(t("2024-01-01T00:00:59Z"));
+    worker.await.unwrap();
+    w.drain().await;
+    let executions = w.executions("second-half").await;
+    let first = &executions[0];
+    assert_eq!(first.scheduled_time, t("2024-01-01T00:00:58Z"));
+    assert_eq!(
+        first.state(),
+        ExecutionState::Processing,
+        "the first fire runs"
+    );
+    let second = &executions[1];
+    assert_eq!(second.scheduled_time, t("2024-01-01T00:00:59Z"));
+    assert_eq!(second.state(), ExecutionState::Skipped);
+    assert_eq!(w.call_instants("/run"), ["2024-01-01T00:00:58Z"]);
+}
+
+/// A `BufferAll` backfill runs its times strictly in nominal order, even when its messages are
+/// handled newest first.
+#[tokio::test]
+async fn a_buffer_all_backfill_runs_in_nominal_order() {
+    let mut w = World::new("2024-01-01T12:00:30Z", |_, _| ok(json!({})));
+    w.reverse = true;
+    w.create(
+        "ordered",
+        json!({"schedule": {"cron": ["0 * * * *"]},
+               "request": [{"method": "POST", "url": "service://main/run?at=${scheduledTime}"}]}),
+    )
+    .await;
+    let body = json!({"startTime": "2024-01-01T00:00:00Z", "endTime": "2024-01-01T11:00:00Z",
+                      "overlap": "BufferAll"});
+    let count = w.app().backfill(&job("ordered"), &body).await.unwrap();
+    assert_eq!(count, 12);
+    w.run_until("2024-01-01T12:00:45Z").await;
+    let hours: Vec<String> = w
+        .calls()
+        .iter()
+        .map(|call| {
+            let at = call.url.split("at=").nth(1).unwrap_or_default();
+            at.get(11..13).unwrap_or_default().to_string()
+        })
+        .collect();
+    let expected: Vec<String> = (0..12).map(|h| format!("{h:02}")).collect();
+    assert_eq!(hours, expected);
+    assert_eq!(states(&w.executions("ordered").await), ["Succeeded"; 12]);
+}
+
+/// A fire planned just before an outage reaches dispatch after it, later than the catch-up
+/// window allows: it is counted as missed and not run. The next fire runs on time.
+#[tokio::test]
+async fn the_catch_up_window_is_applied_when_a_fire_reaches_dispatch() {
+    let w = World::new("2024-01-01T00:00:50Z", |_, _| ok(json!({})));
+    w.create(
+        "late",
+        json!({"schedule": {"cron": ["* * * * *"]}, "catchupWindow": "10s"}),
+    )
+    .await;
+    w.clock.set(t("2024-01-01T00:00:59Z"));
+    w.engine.tick().await.unwrap();
+    // Down for 14 s: the 00:01:00 fire was planned and its message waits in the queue.
+    w.clock.set(t("2024-01-01T00:01:13Z"));
+    w.drain().await;
+    w.run_until("2024-01-01T00:02:05Z").await;
+    assert_eq!(w.call_instants("/run"), ["2024-01-01T00:02:00Z"]);
+    let executions = w.executions("late").await;
+    assert_eq!(states(&executions), ["Skipped", "Succeeded"]);
+    let missed = log_lines(&executions[0]).join("\n");
+    assert!(missed.contains("missed the catch-up window"), "{missed}");
+    let state = w.job_state("late").await;
+    assert_eq!(state.missed_catchup_window, 1);
+    assert_eq!(state.overlap_skipped, 0);
+}
+
+/// Delete a job, create it again under the same id and trigger it with a key used before: a new
+/// run is made and called, with the next execute number; the old run stays as it was.
+#[tokio::test]
+async fn a_job_created_again_under_a_deleted_id_starts_a_new_history() {
+    let w = World::new("2024-01-01T00:00:00Z", |_, _| ok(json!({})));
+    let body = json!({"timer": {"period": "external"}});
+    w.create("again", body.clone()).await;
+    let first = w
+        .app()
+        .trigger(&job("again"), json!({}), Some("key-1"), None)
+        .await
+        .unwrap();
+    w.drain().await;
+    w.app().delete_job(&job("again")).await.unwrap();
+    w.create("again", body).await;
+    let second = w
+        .app()
+        .trigger(&job("again"), json!({}), Some("key-1"), None)
+        .await
+        .unwrap();
+    w.drain().await;
+    assert_eq!(first.execution_id, "again~t~key-1");
+    assert_eq!(second.execution_id, "again~i1~t~key-1");
+    assert_eq!((first.execute_number, second.execute_number), (1, 2));
+    assert_eq!(w.calls().len(), 2, "the new job's trigger ran");
+    let executions = w.executions("again").await;
+    assert_eq!(states(&executions), ["Succeeded", "Succeeded"]);
+    assert_eq!(w.job_state("again").await.incarnation, 1);
+}
+
+/// A run of a deleted job still in flight is not taken over by a job created again under its
+/// id: it ends `Cancelled`, and the new job's slot stays free.
+#[tokio::test]
+async fn a_run_of_a_deleted_job_is_not_adopted_by_its_successor() {
+    let w = World::new("2024-01-01T00:00:00Z", |_, _| ok(json!({})));
+    let body = json!({"timer": {"period": "external"}, "async": true, "timeoutSeconds": 30});
+    w.create("successor", body.clone()).await;
+    let old = w
+        .app()
+        .trigger(&job("successor"), json!({}), None, None)
+        .await
+        .unwrap();
+    w.drain().await;
+    w.app().delete_job(&job("successor")).await.unwrap();
+    w.create("successor", body).await;
+    w.run_until("2024-01-01T00:00:40Z").await;
+    let old = w.app().get_execution(&old.execution_id).await.unwrap();
+    assert_eq!(old.state(), ExecutionState::Cancelled);
+    let state = w.job_state("successor").await;
+    assert!(state.running.is_empty(), "{:?}", state.running);
+    assert_eq!(state.action_count, 0);
+}
