@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::Value;
-use sundial_core::job::{Job, JobDefinition, JobId, JobState};
+use sundial_core::job::{Job, JobDefinition, JobId, JobState, ServiceName};
 
 use super::{decode, encode, field_error, App, AppError};
 use crate::store::{JobFilter, Page, PageRequest, Store, StoreError};
@@ -216,9 +216,8 @@ impl<S: Store> App<S> {
         service: &str,
         timers: &Value,
     ) -> Result<TimersReport, AppError> {
-        if service.is_empty() || service.len() > 128 {
-            return Err(field_error("serviceName", "expected 1 to 128 characters"));
-        }
+        let service = ServiceName::parse(service)?;
+        let service = service.as_str();
         let list = match timers {
             Value::Array(list) => list,
             Value::Object(obj) => match obj.get("timer").or_else(|| obj.get("timers")) {
