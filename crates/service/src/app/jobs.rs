@@ -95,6 +95,12 @@ impl<S: Store> App<S> {
         }
     }
 
+    /// What is worth telling the caller about a job just created or updated that does not make it
+    /// invalid (see [`JobDefinition::warnings`]): a schedule that never fires, for one.
+    pub fn warnings(&self, job: &Job) -> Vec<String> {
+        job.definition.warnings(self.now())
+    }
+
     /// Reads a job (`GET /jobs/{jobId}`).
     pub async fn get_job(&self, job_id: &JobId) -> Result<Job, AppError> {
         Ok(self.load(job_id).await?.job)
