@@ -1973,6 +1973,9 @@ async fn arbitrary_json_never_yields_a_server_error() {
 // Issue 12, items 3 and 8: bad definitions are refused at the door.
 // ---------------------------------------------------------------------------------------------
 
+/// A request: method, URI and body.
+type Call = (Method, String, Option<Value>);
+
 /// Each case through the router: the request, and the start of the 400's message (the field).
 /// Every one was answered 200 (or, for the last, "runs backwards") before this branch.
 #[tokio::test(flavor = "multi_thread")]
@@ -2004,7 +2007,7 @@ async fn bad_definitions_are_refused_with_the_field() {
         )
     };
     let preview = |body: Value| (Method::POST, "/specs/preview".to_string(), Some(body));
-    let cases: Vec<((Method, String, Option<Value>), &str)> = vec![
+    let cases: Vec<(Call, &str)> = vec![
         // Item 3.
         (
             create(header("Content-Length")),
