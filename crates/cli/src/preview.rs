@@ -86,10 +86,19 @@ pub fn run_preview(args: &[String], now: DateTime<Utc>) -> Result<String, CliErr
     let preview =
         sundial_core::timer::preview(&value, opts.from, opts.count, opts.job_id.as_deref())?;
     let times = serde_json::Value::from(preview.times);
+    // As `POST /specs/preview`: a spec that never fires is no error, but says why.
+    let warnings = if preview.warnings.is_empty() {
+        String::new()
+    } else {
+        format!(
+            r#","warnings":{}"#,
+            serde_json::Value::from(preview.warnings)
+        )
+    };
     // Written by hand so "times" comes first whatever serde_json's map ordering is.
     Ok(match preview.schedule {
         None => format!(r#"{{"times":{times},"schedule":null,"triggeredOnly":true}}"#),
-        Some(schedule) => format!(r#"{{"times":{times},"schedule":{schedule}}}"#),
+        Some(schedule) => format!(r#"{{"times":{times},"schedule":{schedule}{warnings}}}"#),
     })
 }
 
@@ -267,5 +276,22 @@ mod tests {
             "{out}"
         );
         assert!(!out.contains('\n'));
+        assert!(!out.contains("warnings"), "{out}");
+    }
+
+    #[test]
+    fn a_spec_that_never_fires_says_why() {
+        let out = run_preview(
+            &args(&[r#"{"cron":["* * * * *"],"endTime":"2020-01-01T00:00:00Z"}"#]),
+            now(),
+        )
+        .unwrap();
+        assert!(
+            out.starts_with(r#"{"times":[],"schedule":{"#)
+                && out.ends_with(
+                    r#","warnings":["schedule: it never fires again: it ended at 2020-01-01T00:00:00+00:00"]}"#
+                ),
+            "{out}"
+        );
     }
 }

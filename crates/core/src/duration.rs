@@ -7,8 +7,30 @@
 
 use std::fmt;
 
-/// The longest duration any field accepts: a little over a century, the span of the spec engine.
-const MAX_MILLIS: u64 = 101 * 366 * 86_400_000;
+/// The longest duration any field accepts, in days: 100 years of 365 days. Every duration a user
+/// writes (intervals, offsets, jitter, timer due times, periods and ttls, timeouts, retry intervals,
+/// EventBridge `rate()`) is held to it, through [`Duration::parse`] or [`Duration::checked_from_secs`].
+pub const MAX_DAYS: u64 = 36_500;
+
+/// [`MAX_DAYS`] in milliseconds.
+const MAX_MILLIS: u64 = MAX_DAYS * 86_400_000;
+
+/// Why a duration was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DurationError {
+    /// Longer than [`MAX_DAYS`] days; holds the duration as written.
+    #[error("duration {0:?} exceeds the maximum of {MAX_DAYS}d (100 years)")]
+    TooLong(String),
+    /// Not a duration in any accepted spelling; says what was expected.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl From<DurationError> for String {
+    fn from(e: DurationError) -> String {
+        e.to_string()
+    }
+}
 
 /// Units down to the millisecond: finer ones would silently round to zero, so they are refused.
 const UNITS: [(&str, u64); 5] = [
@@ -35,14 +57,27 @@ impl Duration {
     /// The empty duration.
     pub const ZERO: Duration = Duration { millis: 0 };
 
-    /// A duration of whole seconds.
+    /// The longest duration accepted: [`MAX_DAYS`] days.
+    pub const MAX: Duration = Duration { millis: MAX_MILLIS };
+
+    /// A duration of whole seconds, saturating at [`Duration::MAX`]; for computed values. User input
+    /// goes through [`Duration::parse`] or [`Duration::checked_from_secs`], which refuse instead.
     pub fn from_secs(secs: u64) -> Self {
         Duration {
             millis: secs.saturating_mul(1000).min(MAX_MILLIS),
         }
     }
 
-    /// A duration of milliseconds.
+    /// A duration of whole seconds, or an error naming the maximum when it is longer than
+    /// [`MAX_DAYS`] days.
+    pub fn checked_from_secs(secs: u64) -> Result<Duration, DurationError> {
+        match secs.checked_mul(1000) {
+            Some(millis) if millis <= MAX_MILLIS => Ok(Duration { millis }),
+            _ => Err(DurationError::TooLong(format!("{secs}s"))),
+        }
+    }
+
+    /// A duration of milliseconds, saturating at [`Duration::MAX`].
     pub fn from_millis(millis: u64) -> Self {
         Duration {
             millis: millis.min(MAX_MILLIS),
@@ -66,21 +101,25 @@ impl Duration {
 
     /// Parses Go style (`45m`, `1d2h0m2s`, `1.5h`, `5400s`, `0`) or ISO 8601 (`PT2H30M`, `P1W`,
     /// `P1DT1H20M10S`). Years and months are refused: they have no fixed length.
-    pub fn parse(text: &str) -> Result<Duration, String> {
+    pub fn parse(text: &str) -> Result<Duration, DurationError> {
         let s = text.trim();
         if s.is_empty() {
-            return Err("empty duration".into());
+            return Err(DurationError::Invalid("empty duration".into()));
         }
         if s.len() > 64 {
-            return Err(format!("duration {:?} is too long", truncate(s)));
+            return Err(DurationError::Invalid(format!(
+                "duration {:?} is too long",
+                truncate(s)
+            )));
         }
         let millis = if s.starts_with(['P', 'p']) {
-            parse_iso(s)?
+            parse_iso(s)
         } else {
-            parse_go(s)?
-        };
+            parse_go(s)
+        }
+        .map_err(DurationError::Invalid)?;
         if millis > MAX_MILLIS as f64 {
-            return Err(format!("duration {s:?} exceeds the maximum of 100 years"));
+            return Err(DurationError::TooLong(s.to_string()));
         }
         Ok(Duration {
             millis: millis.round() as u64,
@@ -202,7 +241,7 @@ impl fmt::Display for Duration {
 }
 
 impl std::str::FromStr for Duration {
-    type Err = String;
+    type Err = DurationError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Duration::parse(s)
     }
@@ -259,6 +298,27 @@ mod tests {
         ] {
             assert!(Duration::parse(bad).is_err(), "{bad:?} should be rejected");
         }
+    }
+
+    #[test]
+    fn the_maximum_is_max_days_in_every_spelling() {
+        for ok in ["36500d", "876000h", "P36500D", "PT876000H", "P5214W2D"] {
+            assert_eq!(Duration::parse(ok), Ok(Duration::MAX), "{ok:?}");
+        }
+        for bad in ["36501d", "876001h", "P36501D", "36500d1ms", "P5215W"] {
+            let err = Duration::parse(bad).map_err(|e| e.to_string());
+            assert!(
+                matches!(Duration::parse(bad), Err(DurationError::TooLong(_))),
+                "{bad:?}: {err:?}"
+            );
+            assert!(err.is_err_and(|e| e.contains("exceeds the maximum of 36500d")));
+        }
+        assert_eq!(
+            Duration::checked_from_secs(MAX_DAYS * 86_400),
+            Ok(Duration::MAX)
+        );
+        assert!(Duration::checked_from_secs(MAX_DAYS * 86_400 + 1).is_err());
+        assert!(Duration::checked_from_secs(u64::MAX).is_err());
     }
 
     #[test]

@@ -107,7 +107,7 @@ impl Variables {
     /// Like [`Variables::lookup`], but borrowing: nothing is cloned until the caller knows the value
     /// fits.
     fn resolve(&self, expr: &str) -> Result<Found<'_>, ExpandError> {
-        if expr.starts_with('$') || expr.starts_with("responses[") {
+        if is_json_path(expr) {
             let steps = parse_path(expr)?;
             return select(Node::Root(self), &steps, expr);
         }
@@ -166,6 +166,21 @@ pub fn expand_body(body: &Value, vars: &Variables) -> Result<Value, ExpandError>
 pub fn json_path(root: &Value, path: &str) -> Result<Value, ExpandError> {
     let steps = parse_path(path)?;
     Ok(select(Node::Value(root), &steps, path)?.to_value())
+}
+
+/// True when a placeholder expression is read as a JSONPath rather than as a name.
+fn is_json_path(expr: &str) -> bool {
+    expr.starts_with('$') || expr.starts_with("responses[")
+}
+
+/// Checks a placeholder expression without evaluating it, with the parser expansion uses: a
+/// JSONPath must be well-formed and inside the supported subset. [`crate::template::Template::parse`]
+/// calls this, so a path that could never work is refused when the job is created.
+pub(crate) fn check_expression(expr: &str) -> Result<(), ExpandError> {
+    if is_json_path(expr) {
+        parse_path(expr)?;
+    }
+    Ok(())
 }
 
 /// What is left of the byte limit of a body being expanded.

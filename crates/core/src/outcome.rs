@@ -701,11 +701,11 @@ mod tests {
         assert_eq!(picked(&Outcome::Http { status: 200 }), [4]);
         assert_eq!(picked(&failed("error1")), [4]);
 
-        // A number written for stateEquals matches the status.
+        // A status written as text matches the status.
         let body = json!({
             "jobName": "job", "creator": "001", "creatorName": "client",
             "request": [{"url": "http://example.com/run"}],
-            "notification": [{"stateEquals": 404, "url": "http://example.com/n"}]
+            "notification": [{"stateEquals": "404", "url": "http://example.com/n"}]
         });
         let def = JobDefinition::parse(&JobId::parse("j").unwrap(), &body, created).unwrap();
         assert_eq!(

@@ -45,7 +45,8 @@ pub struct Template {
 
 impl Template {
     /// Parses `text`. Errors name the byte offset of the problem: an unclosed or nested `${`, an empty
-    /// `${}`, or more than one `|json` placeholder in one value (seed 002 forbids that).
+    /// `${}`, a JSONPath (`${$.…}`) outside the supported subset (`$..s`, filters, slices), or more
+    /// than one `|json` placeholder in one value (seed 002 forbids that).
     pub fn parse(text: &str) -> Result<Template, String> {
         let mut parts = Vec::new();
         let mut literal = String::new();
@@ -73,6 +74,8 @@ impl Template {
                     "placeholder at byte {offset} is longer than {MAX_EXPR_BYTES} bytes"
                 ));
             }
+            crate::expand::check_expression(expr)
+                .map_err(|e| format!("placeholder at byte {offset}: {e}"))?;
             let mut next = &after[end + 1..];
             let json = match next.strip_prefix(JSON_SUFFIX) {
                 Some(tail) => {
@@ -203,6 +206,10 @@ mod tests {
             ("${a${b}}", "unbalanced"),
             ("${a{b}", "unbalanced"),
             ("${a}|json ${b}|json", "second \"|json\""),
+            ("${$..s}", "recursive descent"),
+            ("x ${$.a[?(@.b)]}", "placeholder at byte 2: JSONPath"),
+            ("${responses[0:2]}", "unsupported selector"),
+            ("${$.a b}", "unsupported name"),
         ];
         for (text, expected) in cases {
             match Template::parse(text) {

@@ -4,8 +4,10 @@
 //!
 //! | timer | meaning |
 //! |---|---|
-//! | absent, `{}`, or `dueTime` or a duration `period` empty (seed 002) | one run at creation |
-//! | `period` zero (`"0s"`) | one run at the due time |
+//! | absent, `{}`, or `dueTime` or a duration `period` absent (seed 002) | one run at creation |
+//! | `period` zero (`"0s"`) with a `dueTime` | one run at the due time |
+//! | `period` zero without `dueTime`, `R<n>/PT0S`, `period: ""` with a `dueTime` | refused |
+//! | `R<n>/…` whose last run lies past every representable time | unbounded (saturates) |
 //! | `dueTime` + duration `period` | every period from the due time (whole seconds) |
 //! | `period: "R4/PT3S"` | the same, four runs |
 //! | cron `period` (Quartz form, or 5-field standard) | that cron; `dueTime` is ignored |
@@ -19,7 +21,7 @@ use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
 use chrono_tz::Tz;
 use serde_json::Value;
 
-use crate::duration::Duration;
+use crate::duration::{Duration, DurationError};
 use crate::spec::{exact_calendar, Dialect, DstPolicy, Schedule, ScheduleParts, SpecError};
 
 /// What a timer, or a preview request, compiles to.
@@ -69,6 +71,9 @@ pub struct Preview {
     pub times: Vec<String>,
     /// The canonical schedule; `None` for a triggered-only timer.
     pub schedule: Option<Value>,
+    /// Problems that do not make the request invalid, each starting with the field it is about:
+    /// `"timer: it never fires: …"` when there is no fire time after `from`.
+    pub warnings: Vec<String>,
 }
 
 /// Previews a request (see [`compile_preview_request`]) as if created at `from`: up to `count` fire
@@ -85,6 +90,7 @@ pub fn preview(
             return Ok(Preview {
                 times: Vec::new(),
                 schedule: None,
+                warnings: Vec::new(),
             })
         }
         TimerPlan::Scheduled(schedule) => schedule,
@@ -94,6 +100,16 @@ pub fn preview(
         let ceil = from.timestamp() + i64::from(from.timestamp_subsec_nanos() > 0);
         after = DateTime::from_timestamp(ceil - 1, 0).unwrap_or(from);
     }
+    let field = if value.get("timer").is_some() {
+        "timer"
+    } else {
+        "schedule"
+    };
+    let warnings = schedule
+        .never_fires_after(after)
+        .map(|why| format!("{field}: {why}"))
+        .into_iter()
+        .collect();
     let times = match job_id {
         None => schedule.preview(after, count),
         Some(job_id) => {
@@ -111,6 +127,7 @@ pub fn preview(
     Ok(Preview {
         times: times.into_iter().map(|t| schedule.format_time(t)).collect(),
         schedule: Some(schedule.to_canonical_json()),
+        warnings,
     })
 }
 
@@ -171,19 +188,42 @@ fn compile(timer: &Value, created_at: DateTime<Utc>) -> Result<TimerPlan, SpecEr
             .map(TimerPlan::Scheduled)
             .map_err(|e| SpecError::new("period", e.message));
     }
-    // Seed 002: "if timer is not set, or either dueTime or period is empty, run once, now".
-    let (anchor, (every, runs)) = match (text("dueTime")?, period) {
+    // Seed 002: "if timer is not set, or either dueTime or period is empty, run once, now". What is
+    // written is still validated, so a typo is an error rather than a silent "now", and a period
+    // that would throw a written dueTime away is refused rather than ignored.
+    let due = text("dueTime")?;
+    let period_written_blank =
+        matches!(obj.get("period"), Some(Value::String(p)) if p.trim().is_empty());
+    if period_written_blank && due.is_some() {
+        return Err(SpecError::new(
+            "period",
+            "is empty, which would ignore dueTime and run once now; give a period \
+             (\"0s\" for one run at dueTime), or leave dueTime out for one run now",
+        ));
+    }
+    let (anchor, (every, runs)) = match (due, period) {
         (Some(due), Some(period)) => (
             parse_due(due, created).map_err(|m| SpecError::new("dueTime", m))?,
-            parse_period(period).map_err(|m| SpecError::new("period", m))?,
+            match parse_period(period).map_err(|m| SpecError::new("period", m))? {
+                // Seed 002: `"dueTime": "2023-10-01 09:00:01", "period": "0s"` runs once then.
+                Period::Zero => (None, None),
+                Period::Every(every, runs) => (Some(every), runs),
+            },
         ),
         (due, period) => {
-            // Still validate what was written, so a typo is an error rather than a silent "now".
             if let Some(due) = due {
                 parse_due(due, created).map_err(|m| SpecError::new("dueTime", m))?;
             }
             if let Some(period) = period {
-                parse_period(period).map_err(|m| SpecError::new("period", m))?;
+                if parse_period(period).map_err(|m| SpecError::new("period", m))? == Period::Zero {
+                    return Err(SpecError::new(
+                        "period",
+                        format!(
+                            "{period:?} is zero, which means one run at dueTime, and there is no \
+                             dueTime; give one, or leave the timer out for one run now"
+                        ),
+                    ));
+                }
             }
             (created, (None, None))
         }
@@ -217,7 +257,14 @@ fn compile(timer: &Value, created_at: DateTime<Utc>) -> Result<TimerPlan, SpecEr
             let offset = Duration::from_secs(anchor.rem_euclid(step) as u64);
             let interval =
                 crate::spec::interval_of(every, offset).map_err(|m| SpecError::new("period", m))?;
-            let last = runs.map(|n| anchor + (n as i64 - 1) * step);
+            // `R<n>` times the period may pass any representable instant: then the runs outlast
+            // the span the engine evaluates, and the count sets no end (it saturates).
+            let last = runs.and_then(|n| {
+                i64::try_from(n - 1)
+                    .ok()
+                    .and_then(|k| k.checked_mul(step))
+                    .and_then(|span| anchor.checked_add(span))
+            });
             let end = match (last, end) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
@@ -234,10 +281,14 @@ fn secs(d: Duration) -> i64 {
 
 /// A due time: a duration after creation or a fixed UTC time.
 fn parse_due(text: &str, created: i64) -> Result<i64, String> {
-    if let Ok(d) = Duration::parse(text) {
-        let millis =
-            i64::try_from(d.as_millis()).map_err(|_| "too far in the future".to_string())?;
-        return Ok(created + (millis + 999) / 1000);
+    match Duration::parse(text) {
+        Ok(d) => {
+            let millis =
+                i64::try_from(d.as_millis()).map_err(|_| "too far in the future".to_string())?;
+            return Ok(created + (millis + 999) / 1000);
+        }
+        Err(e @ DurationError::TooLong(_)) => return Err(e.into()),
+        Err(DurationError::Invalid(_)) => {}
     }
     if let Ok(t) = DateTime::parse_from_rfc3339(text) {
         return Ok(t.timestamp());
@@ -260,10 +311,19 @@ fn parse_fixed_time(text: &str) -> Option<NaiveDateTime> {
     NaiveDate::from_ymd_opt(i32::try_from(y).ok()?, m, day)?.and_hms_opt(h, min, s)
 }
 
-/// A period: a duration, or `R<n>/<duration>` / `R/<duration>` (ISO 8601 repeating interval).
-/// Returns `(None, _)` for a zero period, which means a single run.
-fn parse_period(text: &str) -> Result<(Option<Duration>, Option<u64>), String> {
-    let (runs, body) = match text.strip_prefix(['R', 'r']) {
+/// What a duration `period` asks for.
+#[derive(Debug, PartialEq)]
+enum Period {
+    /// `0s`: a single run at the due time (seed 002).
+    Zero,
+    /// Every so long, `n` runs when `R<n>/` gave a count.
+    Every(Duration, Option<u64>),
+}
+
+/// A period: a duration, or `R<n>/<duration>` / `R/<duration>` (ISO 8601 repeating interval). A
+/// repeating interval must repeat something: `R4/PT0S` is refused.
+fn parse_period(text: &str) -> Result<Period, String> {
+    let (repeating, runs, body) = match text.strip_prefix(['R', 'r']) {
         Some(rest) => {
             let (n, body) = rest.split_once('/').ok_or_else(|| {
                 format!("expected R<n>/<duration> like \"R4/PT3S\", got {text:?}")
@@ -279,18 +339,23 @@ fn parse_period(text: &str) -> Result<(Option<Duration>, Option<u64>), String> {
                 }
                 Some(n)
             };
-            (runs, body)
+            (true, runs, body)
         }
-        None => (None, text),
+        None => (false, None, text),
     };
     let every = Duration::parse(body)?;
     if every == Duration::ZERO {
-        return Ok((None, None));
+        if repeating {
+            return Err(format!(
+                "{text:?} repeats a zero period; a repeating period must be at least 1s"
+            ));
+        }
+        return Ok(Period::Zero);
     }
     if !every.is_whole_seconds() {
         return Err(format!("period {every} must be a whole number of seconds"));
     }
-    Ok((Some(every), runs))
+    Ok(Period::Every(every, runs))
 }
 
 #[cfg(test)]
@@ -404,6 +469,32 @@ mod tests {
             serde_json::json!({"dueTime": "", "period": "5m"}),
         ] {
             assert_eq!(times(timer, created, 3), vec!["2023-09-30T00:00:00+00:00"]);
+        }
+    }
+
+    /// Issue 12 item 8: `R<n>` times the period used to wrap around 64-bit seconds (no times at
+    /// all, or an end before the start) and to panic in debug builds. The count now saturates: runs
+    /// that outlast every representable instant are unbounded.
+    #[test]
+    fn huge_repeat_counts_saturate() {
+        let created = "2024-01-01T00:00:00Z";
+        for (period, expected) in [
+            (
+                "R9223372036854775807/PT1S",
+                ["2024-01-01T00:00:01+00:00", "2024-01-01T00:00:02+00:00"],
+            ),
+            (
+                "R18446744073709551615/P1D",
+                ["2024-01-01T00:00:01+00:00", "2024-01-02T00:00:01+00:00"],
+            ),
+            (
+                "R9223372036854775808/PT1H",
+                ["2024-01-01T00:00:01+00:00", "2024-01-01T01:00:01+00:00"],
+            ),
+        ] {
+            let timer = serde_json::json!({"dueTime": "1s", "period": period});
+            let got = times(timer, created, 2);
+            assert_eq!(got, expected, "{period}");
         }
     }
 

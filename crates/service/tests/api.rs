@@ -1968,3 +1968,310 @@ async fn arbitrary_json_never_yields_a_server_error() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Issue 12, items 3 and 8: bad definitions are refused at the door.
+// ---------------------------------------------------------------------------------------------
+
+/// A request: method, URI and body.
+type Call = (Method, String, Option<Value>);
+
+/// Each case through the router: the request, and the start of the 400's message (the field).
+/// Every one was answered 200 (or, for the last, "runs backwards") before this branch.
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_definitions_are_refused_with_the_field() {
+    let api = Api::new();
+    api.create("existing", &triggered_job("001")).await;
+    let job = |patch: Value| {
+        let mut body = triggered_job("001");
+        body.as_object_mut()
+            .unwrap()
+            .extend(patch.as_object().unwrap().clone());
+        body
+    };
+    let header = |name: &str| {
+        job(json!({"request": [{"url": "http://example.com/run", "headers": {name: "5"}}]}))
+    };
+    let timer = |timer: Value| job(json!({ "timer": timer }));
+    let schedule = |schedule: Value| {
+        let mut body = job(json!({ "schedule": schedule }));
+        body.as_object_mut().unwrap().remove("timer");
+        body
+    };
+    let create = |body: Value| (Method::POST, "/jobs/bad".to_string(), Some(body));
+    let update = |body: Value| {
+        (
+            Method::POST,
+            "/jobs/existing/update".to_string(),
+            Some(body),
+        )
+    };
+    let preview = |body: Value| (Method::POST, "/specs/preview".to_string(), Some(body));
+    let cases: Vec<(Call, &str)> = vec![
+        // Item 3.
+        (
+            create(header("Content-Length")),
+            "request[0].headers.Content-Length: ",
+        ),
+        (
+            create(header("transfer-encoding")),
+            "request[0].headers.transfer-encoding: ",
+        ),
+        (create(header("Host")), "request[0].headers.Host: "),
+        (
+            create(header("Connection")),
+            "request[0].headers.Connection: ",
+        ),
+        (create(header("Upgrade")), "request[0].headers.Upgrade: "),
+        (
+            create(header("Keep-Alive")),
+            "request[0].headers.Keep-Alive: ",
+        ),
+        (
+            create(header("Proxy-Authorization")),
+            "request[0].headers.Proxy-Authorization: ",
+        ),
+        (create(header("TE")), "request[0].headers.TE: "),
+        (create(header("Trailer")), "request[0].headers.Trailer: "),
+        (
+            create(header("IDEMPOTENCY-KEY")),
+            "request[0].headers.IDEMPOTENCY-KEY: ",
+        ),
+        (
+            create(header("Sundial-Signature")),
+            "request[0].headers.Sundial-Signature: ",
+        ),
+        (
+            update(header("Content-Length")),
+            "request[0].headers.Content-Length: ",
+        ),
+        (
+            create(job(
+                json!({"notification": [{"url": "http://example.com/n", "headers": {"Transfer-Encoding": "chunked"}}]}),
+            )),
+            "notification[0].headers.Transfer-Encoding: ",
+        ),
+        // Item 8: URLs, JSONPath.
+        (
+            create(job(
+                json!({"request": [{"url": "http://example.com:99999/run"}]}),
+            )),
+            "request[0].url: ",
+        ),
+        (
+            create(job(
+                json!({"request": [{"url": "http://[fe80::1%25eth0]/run"}]}),
+            )),
+            "request[0].url: ",
+        ),
+        (
+            create(job(
+                json!({"request": [{"url": "http://example.com/run", "body": {"s": "${$..s}"}}]}),
+            )),
+            "request[0].body.s: ",
+        ),
+        // Item 8: zero periods.
+        (create(timer(json!({"period": "0s"}))), "timer.period: "),
+        (create(timer(json!({"period": "PT0S"}))), "timer.period: "),
+        (
+            create(timer(json!({"dueTime": "10s", "period": ""}))),
+            "timer.period: ",
+        ),
+        (
+            create(timer(json!({"dueTime": "10s", "period": "R4/PT0S"}))),
+            "timer.period: ",
+        ),
+        (
+            preview(json!({"timer": {"dueTime": "1s", "period": "R/PT0S"}})),
+            "timer.period: ",
+        ),
+        // Item 8: the 100-year maximum.
+        (
+            create(schedule(json!({"cron": ["* * * * *"], "jitter": "36501d"}))),
+            "schedule.jitter: duration \"36501d\" exceeds the maximum of 36500d",
+        ),
+        (
+            create(schedule(json!({"intervals": ["876001h"]}))),
+            "schedule.intervals[0]: ",
+        ),
+        (
+            create(timer(json!({"dueTime": "36501d", "period": "1h"}))),
+            "timer.dueTime: ",
+        ),
+        (
+            preview(json!({"schedule": {"intervals": ["876001h"]}})),
+            "schedule.intervals[0]: ",
+        ),
+        // Item 8: step 0, years.
+        (
+            create(schedule(
+                json!({"calendars": [{"hour": [{"start": 0, "end": 23, "step": 0}]}]}),
+            )),
+            "schedule.calendars[0].hour: ",
+        ),
+        (
+            create(schedule(
+                json!({"dialect": "temporal", "cron": ["0 12 * * * 2150"]}),
+            )),
+            "schedule.cron[0]: year: 2150 is out of range 2000-2100",
+        ),
+        (
+            create(schedule(json!({"calendars": [{"year": "1999"}]}))),
+            "schedule.calendars[0].year: 1999 is out of range 2000-2100",
+        ),
+        (
+            create(schedule(json!({"cron": ["0 0 12 1 1 * 2101"]}))),
+            "schedule.cron[0]: year: ",
+        ),
+        (
+            preview(json!({"schedule": {"dialect": "quartz", "cron": ["0 0 12 ? * 2 1970"]}})),
+            "schedule.cron[0]: year: ",
+        ),
+        // Item 8: stateEquals, names, ids.
+        (
+            create(job(
+                json!({"notification": [{"url": "http://example.com/n", "stateEquals": 5}]}),
+            )),
+            "notification[0].stateEquals: ",
+        ),
+        (create(job(json!({"jobName": "bad\u{0}name"}))), "jobName: "),
+        (
+            create(job(json!({"creatorName": "x\u{7}"}))),
+            "creatorName: ",
+        ),
+        (
+            (Method::POST, "/jobs/..".into(), Some(triggered_job("001"))),
+            "jobId: ",
+        ),
+        (
+            (Method::POST, "/jobs/%2E".into(), Some(triggered_job("001"))),
+            "jobId: ",
+        ),
+        (
+            (
+                Method::POST,
+                "/jobs/%2E%2E".into(),
+                Some(triggered_job("001")),
+            ),
+            "jobId: ",
+        ),
+        ((Method::GET, "/jobs/%2E%2E".into(), None), "jobId: "),
+        (
+            (
+                Method::PUT,
+                "/services/..%2F/timers".into(),
+                Some(json!({"timer": []})),
+            ),
+            "serviceName: ",
+        ),
+        (
+            (
+                Method::PUT,
+                "/services/%2E%2E/timers".into(),
+                Some(json!({"timer": []})),
+            ),
+            "serviceName: ",
+        ),
+        // Item 8: query parameters repeated, or unknown on /trigger.
+        (
+            (Method::PUT, "/jobs/existing?active=1&active=0".into(), None),
+            "active: ",
+        ),
+        (
+            (
+                Method::POST,
+                "/jobs/existing/trigger?overlap=Skip&overlap=AllowAll".into(),
+                Some(json!({})),
+            ),
+            "overlap: ",
+        ),
+        (
+            (
+                Method::POST,
+                "/jobs/existing/trigger?overlp=AllowAll".into(),
+                Some(json!({})),
+            ),
+            "overlp: unknown query parameter",
+        ),
+        (
+            (Method::GET, "/jobs?state=active&state=paused".into(), None),
+            "state: ",
+        ),
+    ];
+    let mut misses = Vec::new();
+    for ((method, uri, body), prefix) in &cases {
+        let (status, answer) = api.call(method.clone(), uri, body.as_ref()).await;
+        let message = answer["resp_msg"].as_str().unwrap_or_default();
+        if status != StatusCode::BAD_REQUEST
+            || answer["resp_code"] != json!(400)
+            || !message.starts_with(prefix)
+        {
+            misses.push(format!(
+                "{method} {uri} {}: {status} {answer}; expected 400 {prefix}…",
+                body.as_ref().map(Value::to_string).unwrap_or_default()
+            ));
+        }
+    }
+    assert!(
+        misses.is_empty(),
+        "{} of {} cases missed:\n{}",
+        misses.len(),
+        cases.len(),
+        misses.join("\n")
+    );
+    assert_eq!(
+        api.status_of("bad").await,
+        StatusCode::NOT_FOUND,
+        "nothing was created"
+    );
+}
+
+/// A schedule that can never fire is accepted, with a `warnings` array in the answer; other
+/// answers keep seed 002's envelope exactly.
+#[tokio::test(flavor = "multi_thread")]
+async fn schedules_that_never_fire_come_back_with_warnings() {
+    let api = Api::new();
+    let mut never = triggered_job("001");
+    never["timer"] = json!({"dueTime": "2150-01-01 00:00:00", "period": "1h", "ttl": "1d"});
+    let (status, body) = api.post("/jobs/never", &never).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let warnings = body["warnings"].as_array().cloned().unwrap_or_default();
+    assert_eq!(warnings.len(), 1, "{body}");
+    assert!(
+        warnings[0]
+            .as_str()
+            .unwrap()
+            .starts_with("timer: it never fires"),
+        "{body}"
+    );
+
+    let (status, body) = api.post("/jobs/never/update", &never).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["warnings"].as_array().map(Vec::len), Some(1), "{body}");
+
+    let (status, body) = api
+        .post(
+            "/specs/preview",
+            &json!({"schedule": {"cron": ["* * * * *"], "startTime": "2150-01-01T00:00:00Z"}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["times"], json!([]));
+    assert!(
+        body["warnings"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("schedule: it never fires: it starts at 2150"),
+        "{body}"
+    );
+
+    // No warning, no field: the envelope stays seed 002's.
+    api.create("fine", &triggered_job("001")).await;
+    let (_, body) = api
+        .post(
+            "/specs/preview",
+            &json!({"schedule": {"cron": ["0 12 * * *"]}, "count": 1}),
+        )
+        .await;
+    assert!(body.get("warnings").is_none(), "{body}");
+}

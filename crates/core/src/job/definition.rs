@@ -126,14 +126,14 @@ impl JobDefinition {
                 ));
             }
         }
-        let job_name = obj
-            .required_string("jobName", MAX_JOB_NAME_BYTES)?
-            .to_string();
-        let job_description = obj.string("jobDescription", STRING)?.map(str::to_string);
-        let creator = obj
-            .required_string("creator", MAX_CREATOR_BYTES)?
-            .to_string();
-        let creator_name = obj.required_string("creatorName", STRING)?.to_string();
+        let job_name = obj.name("jobName", MAX_JOB_NAME_BYTES)?.to_string();
+        let job_description = obj.string("jobDescription", STRING)?;
+        if let Some(text) = job_description {
+            obj.no_control("jobDescription", text, true)?;
+        }
+        let job_description = job_description.map(str::to_string);
+        let creator = obj.name("creator", MAX_CREATOR_BYTES)?.to_string();
+        let creator_name = obj.name("creatorName", STRING)?.to_string();
 
         let notifications = obj
             .array("notification", MAX_NOTIFICATIONS)?
@@ -473,6 +473,28 @@ impl JobDefinition {
     /// The creation time the definition was parsed with.
     pub fn created_at(&self) -> DateTime<Utc> {
         self.created_at
+    }
+
+    /// Problems with the definition that do not make it invalid, as messages that start with the
+    /// field they are about: today, a `timer` or `schedule` with no fire time at or after `now`
+    /// (`"timer: it never fires: it starts at 2150-01-01T00:00:00+00:00, …"`). The API returns
+    /// them beside the created or updated job.
+    pub fn warnings(&self, now: DateTime<Utc>) -> Vec<String> {
+        let Some(schedule) = self.schedule() else {
+            return Vec::new();
+        };
+        let field = if self.written.get("schedule").is_some_and(|v| !v.is_null()) {
+            "schedule"
+        } else {
+            "timer"
+        };
+        // A timer's run at creation falls on `now` itself, so look from just before it.
+        let after = now - chrono::Duration::seconds(1);
+        schedule
+            .never_fires_after(after)
+            .map(|why| format!("{field}: {why}"))
+            .into_iter()
+            .collect()
     }
 
     /// The body as written (with `active` updated by [`JobDefinition::set_active`]).

@@ -121,6 +121,27 @@ impl<'a> Obj<'a> {
         }
     }
 
+    /// A required name (`jobName`, `creator`, …): a non-blank string of at most `max` bytes without
+    /// control characters, which would break the logs, consoles and files it is shown in.
+    pub(super) fn name(&self, key: &str, max: usize) -> Result<&'a str, FieldError> {
+        let text = self.required_string(key, max)?;
+        self.no_control(key, text, false)?;
+        Ok(text)
+    }
+
+    /// Refuses control characters in `text`, the value of `key`; with `lines`, tab, line feed and
+    /// carriage return are allowed (free text such as a description).
+    pub(super) fn no_control(&self, key: &str, text: &str, lines: bool) -> Result<(), FieldError> {
+        let allowed = |c: char| lines && matches!(c, '\t' | '\n' | '\r');
+        match text.chars().find(|&c| c.is_control() && !allowed(c)) {
+            None => Ok(()),
+            Some(c) => Err(err(
+                self.path(key),
+                format!("contains the control character {c:?}"),
+            )),
+        }
+    }
+
     /// An error code: a string, or a number written for one (`500` → `"500"`). Blank is `None`.
     pub(super) fn code(&self, key: &str, max: usize) -> Result<Option<String>, FieldError> {
         match self.get(key) {

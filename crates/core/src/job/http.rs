@@ -7,8 +7,43 @@ use serde_json::Value;
 
 use super::fields::{self, check_body, describe, err, join, quote, Obj, STRING};
 use super::limits::MAX_HEADERS;
-use super::FieldError;
+use super::{FieldError, ServiceName};
 use crate::template::{Part, Template};
+
+/// The header Sundial sets on every request of a run so that a retried call can be recognised; a
+/// job cannot set it.
+pub const IDEMPOTENCY_KEY_HEADER: &str = "Idempotency-Key";
+
+/// Headers a job's `headers` may not set, compared ignoring case. They are the hop-by-hop headers
+/// of RFC 9110 §7.6.1 and RFC 9112 (and the older ones proxies still honour, RFC 2616 §13.5.1), the
+/// headers that frame the message (RFC 9112 §6: `Content-Length`, `Transfer-Encoding`; `Host`,
+/// RFC 9110 §7.2; `Expect`, RFC 9110 §10.1.1), which the HTTP client derives from the request and
+/// which, if a job could set them, would cut or run bodies together on a shared connection, and
+/// the headers Sundial owns. Any `Proxy-` header is refused too ([`is_reserved_header`]).
+pub const RESERVED_HEADERS: &[&str] = &[
+    "Connection",
+    "Keep-Alive",
+    "Proxy-Connection",
+    "TE",
+    "Trailer",
+    "Transfer-Encoding",
+    "Upgrade",
+    "Content-Length",
+    "Host",
+    "Expect",
+    IDEMPOTENCY_KEY_HEADER,
+    crate::signing::SIGNATURE_HEADER,
+];
+
+/// True when a job may not set the header `name` (see [`RESERVED_HEADERS`]); ignores case.
+pub fn is_reserved_header(name: &str) -> bool {
+    RESERVED_HEADERS
+        .iter()
+        .any(|h| h.eq_ignore_ascii_case(name))
+        || name
+            .get(..6)
+            .is_some_and(|prefix| prefix.eq_ignore_ascii_case("proxy-"))
+}
 
 /// An HTTP method a job may use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -222,16 +257,11 @@ pub(super) fn parse_request(path: &str, value: &Value) -> Result<RequestStep, Fi
     };
     let service_name = match obj.string("serviceName", 128)?.map(str::trim) {
         None | Some("") => None,
-        Some(name) if super::id::is_id_text(name, 128) => Some(name.to_string()),
-        Some(name) => {
-            return Err(err(
-                obj.path("serviceName"),
-                format!(
-                    "expected a service name of A-Z, a-z, 0-9, \"_\", \".\", \"-\", got {}",
-                    quote(name)
-                ),
-            ))
-        }
+        Some(name) => Some(
+            ServiceName::parse(name)
+                .map_err(|e| err(obj.path("serviceName"), e.message))?
+                .to_string(),
+        ),
     };
     Ok(RequestStep {
         http,
@@ -246,7 +276,13 @@ pub(super) fn parse_notification(
     value: &Value,
 ) -> Result<NotificationRule, FieldError> {
     let obj = Obj::new(value, path, CallKind::Notification.known())?;
-    let state_equals = obj.code("stateEquals", 256)?;
+    // Seed 002 writes the outcome as a string (`"500"`, `"timeout"`); a number is refused rather
+    // than guessed at, since the outcome it matches is text.
+    let state_equals = obj
+        .string("stateEquals", 256)?
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string);
     let http = parse_http(&obj, CallKind::Notification)?;
     Ok(NotificationRule { state_equals, http })
 }
@@ -373,7 +409,63 @@ fn parse_url(path: &str, text: &str) -> Result<Template, FieldError> {
             format!("URL {} contains {c:?}; encode it", quote(text)),
         ));
     }
+    let web = ["https://", "http://"]
+        .into_iter()
+        .find(|scheme| starts_with_ignore_case(text, scheme));
+    if let Some(scheme) = web {
+        let rest = &text[scheme.len()..];
+        let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+        // An authority that comes from a placeholder is checked when the URL is expanded.
+        if !authority.contains("${") {
+            check_authority(authority)
+                .map_err(|why| err(path, format!("URL {}: {why}", quote(text))))?;
+        }
+    }
     Ok(template)
+}
+
+/// Checks the `[userinfo@]host[:port]` of an http(s) URL: a port from 1 to 65535, and an IPv6
+/// literal without a zone id (`[fe80::1%25eth0]`), which names an interface of the machine Sundial
+/// runs on and means nothing to anyone else.
+fn check_authority(authority: &str) -> Result<(), String> {
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, hp)| hp);
+    let (host, port) = if let Some(bracketed) = host_port.strip_prefix('[') {
+        let (literal, after) = bracketed
+            .split_once(']')
+            .ok_or("unclosed \"[\" in the host")?;
+        if literal.contains('%') {
+            return Err(format!(
+                "IPv6 zone ids are not allowed (\"{}\")",
+                &literal[literal.find('%').unwrap_or(0)..]
+            ));
+        }
+        if literal.parse::<std::net::Ipv6Addr>().is_err() {
+            return Err(format!("[{literal}] is not an IPv6 address"));
+        }
+        match after {
+            "" => (literal, None),
+            _ => match after.strip_prefix(':') {
+                Some(port) => (literal, Some(port)),
+                None => return Err(format!("unexpected {after:?} after the IPv6 address")),
+            },
+        }
+    } else {
+        match host_port.rsplit_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (host_port, None),
+        }
+    };
+    if host.is_empty() {
+        return Err("the host is empty".into());
+    }
+    match port {
+        // `http://example.com:/` is the default port (RFC 3986 §3.2.3).
+        None | Some("") => Ok(()),
+        Some(port) => match port.parse::<u16>() {
+            Ok(n) if n > 0 && port.bytes().all(|b| b.is_ascii_digit()) => Ok(()),
+            _ => Err(format!("port {port:?} is not a number from 1 to 65535")),
+        },
+    }
 }
 
 /// Parses a `headers` map: names are HTTP tokens, values string templates without line breaks.
@@ -400,6 +492,16 @@ fn parse_headers(path: &str, value: &Value) -> Result<BTreeMap<String, Template>
             return Err(err(
                 item_path,
                 format!("{} is not a valid header name", quote(name)),
+            ));
+        }
+        if is_reserved_header(name) {
+            return Err(err(
+                item_path,
+                format!(
+                    "{} cannot be set by a job: hop-by-hop and framing headers are the HTTP \
+                     client's, and Idempotency-Key and Sundial-Signature are Sundial's",
+                    quote(name)
+                ),
             ));
         }
         if headers.keys().any(|k| k.eq_ignore_ascii_case(name)) {

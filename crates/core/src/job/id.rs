@@ -31,10 +31,7 @@ impl JobId {
         } else {
             Err(FieldError::new(
                 "jobId",
-                format!(
-                    "expected 1-{MAX_LEN} characters of A-Z, a-z, 0-9, \"_\", \".\", \"-\", got {}",
-                    quote(text)
-                ),
+                format!("expected 1-{MAX_LEN} {ID_RULE}, got {}", quote(text)),
             ))
         }
     }
@@ -45,14 +42,22 @@ impl JobId {
     }
 }
 
-/// True for 1–`max` characters of `A–Z a–z 0–9 _ . -`; shared with trigger ids.
+/// True for 1–`max` characters of `A–Z a–z 0–9 _ . -`, other than `.` and `..`; shared with
+/// trigger ids and service names. Ids become URL path segments, file and key names, where `.` and
+/// `..` mean "this" and "the parent" (RFC 3986 §5.2.4) and would be rewritten on the way.
 pub(crate) fn is_id_text(text: &str, max: usize) -> bool {
     !text.is_empty()
         && text.len() <= max
+        && text != "."
+        && text != ".."
         && text
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
 }
+
+/// What [`is_id_text`] accepts, for messages.
+const ID_RULE: &str =
+    "characters of A-Z, a-z, 0-9, \"_\", \".\", \"-\", other than \".\" and \"..\"";
 
 fn is_valid(text: &str) -> bool {
     is_id_text(text, MAX_LEN)
@@ -87,5 +92,47 @@ impl<'de> Deserialize<'de> for JobId {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let text = String::deserialize(deserializer)?;
         JobId::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+/// The longest service name.
+const MAX_SERVICE_NAME_LEN: usize = 128;
+
+/// The name of a service: the `{serviceName}` of `PUT /services/{serviceName}/timers` and a request's
+/// `serviceName`. The same characters as a job id (it is a path segment and an index key).
+///
+/// ```
+/// use sundial_core::job::ServiceName;
+/// assert_eq!(ServiceName::parse("billing").unwrap().as_str(), "billing");
+/// assert_eq!(ServiceName::parse("../").unwrap_err().path, "serviceName");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ServiceName(String);
+
+impl ServiceName {
+    /// Parses a service name; errors have the path `serviceName`.
+    pub fn parse(text: &str) -> Result<ServiceName, FieldError> {
+        if is_id_text(text, MAX_SERVICE_NAME_LEN) {
+            Ok(ServiceName(text.to_string()))
+        } else {
+            Err(FieldError::new(
+                "serviceName",
+                format!(
+                    "expected 1-{MAX_SERVICE_NAME_LEN} {ID_RULE}, got {}",
+                    quote(text)
+                ),
+            ))
+        }
+    }
+
+    /// The name as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for ServiceName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
     }
 }

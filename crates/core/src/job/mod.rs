@@ -37,8 +37,11 @@ mod tests;
 
 pub use crate::spec::SpecError as FieldError;
 pub use definition::{JobDefinition, When};
-pub use http::{Action, HttpMethod, HttpTemplate, NotificationRule, RequestStep, Target};
-pub use id::JobId;
+pub use http::{
+    is_reserved_header, Action, HttpMethod, HttpTemplate, NotificationRule, RequestStep, Target,
+    IDEMPOTENCY_KEY_HEADER, RESERVED_HEADERS,
+};
+pub use id::{JobId, ServiceName};
 pub use policy::{OverlapPolicy, ParentClosePolicy, Qos, RetryPolicy, RetryRule, Timeouts};
 pub use state::{Backfill, Job, JobState, PendingFire, WaitingRun};
 

@@ -353,7 +353,7 @@ impl Masks {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::field::{parse_field, Syntax};
+    use crate::spec::field::{parse_field, Syntax, PEER_YEARS};
 
     const STANDARD: Syntax = Syntax {
         weekday_one_based: false,
@@ -361,6 +361,7 @@ mod tests {
         specials: true,
         wrap_ranges: true,
         quartz_limits: false,
+        years: PEER_YEARS,
         dialect: "standard",
     };
 

@@ -8,10 +8,10 @@
 use chrono_tz::Tz;
 
 use super::calendar::Calendar;
-use super::field::{parse_field, FieldKind, FieldSpec, Range, Syntax};
+use super::field::{parse_field, FieldKind, FieldSpec, Range, Syntax, PEER_YEARS, TEMPORAL_YEARS};
 use super::interval::Interval;
 use super::Dialect;
-use crate::duration::Duration;
+use crate::duration::{Duration, DurationError};
 
 /// A cron string after parsing.
 #[derive(Debug)]
@@ -38,6 +38,7 @@ pub(crate) fn syntax(dialect: Dialect) -> Syntax {
             specials: true,
             wrap_ranges: true,
             quartz_limits: false,
+            years: PEER_YEARS,
             dialect: "standard",
         },
         Dialect::Temporal => Syntax {
@@ -46,6 +47,7 @@ pub(crate) fn syntax(dialect: Dialect) -> Syntax {
             specials: false,
             wrap_ranges: false,
             quartz_limits: false,
+            years: TEMPORAL_YEARS,
             dialect: "temporal",
         },
         Dialect::Quartz => Syntax {
@@ -54,6 +56,7 @@ pub(crate) fn syntax(dialect: Dialect) -> Syntax {
             specials: true,
             wrap_ranges: true,
             quartz_limits: true,
+            years: PEER_YEARS,
             dialect: "quartz",
         },
         Dialect::EventBridge => Syntax {
@@ -62,6 +65,7 @@ pub(crate) fn syntax(dialect: Dialect) -> Syntax {
             specials: true,
             wrap_ranges: false,
             quartz_limits: true,
+            years: PEER_YEARS,
             dialect: "eventbridge",
         },
     }
@@ -274,10 +278,11 @@ fn parse_rate(body: &str) -> Result<Interval, String> {
             ))
         }
     };
-    Interval::new(
-        Duration::from_secs(value.saturating_mul(secs)),
-        Duration::ZERO,
-    )
+    let every = value
+        .checked_mul(secs)
+        .and_then(|secs| Duration::checked_from_secs(secs).ok())
+        .ok_or_else(|| DurationError::TooLong(format!("rate({body})")))?;
+    Interval::new(every, Duration::ZERO)
 }
 
 /// EventBridge `at(2030-01-01T09:00:00)`: one wall-clock time.

@@ -19,10 +19,17 @@ pub(crate) enum FieldKind {
     DayOfWeek,
 }
 
-/// Years the engine evaluates. Values outside are accepted where a peer accepts them (Quartz allows
-/// 1970–2099, EventBridge up to 2199) but can never fire.
+/// Years the engine evaluates, and the years Temporal accepts. Cron strings of the other dialects
+/// accept [`PEER_YEARS`] so that Quartz and EventBridge expressions paste unchanged, but a year field
+/// must select at least one evaluated year: one that never can is refused, not left to never fire.
 pub(crate) const FIRST_YEAR: i32 = 2000;
 pub(crate) const LAST_YEAR: i32 = 2100;
+
+/// The year range of Temporal: its dialect and every calendar object.
+pub(crate) const TEMPORAL_YEARS: (u32, u32) = (FIRST_YEAR as u32, LAST_YEAR as u32);
+/// The year range cron strings of the `standard`, `quartz` and `eventbridge` dialects accept
+/// (Quartz allows 1970–2099, EventBridge 1970–2199).
+pub(crate) const PEER_YEARS: (u32, u32) = (1970, 2199);
 
 impl FieldKind {
     pub const ALL: [FieldKind; 7] = [
@@ -42,7 +49,7 @@ impl FieldKind {
             FieldKind::Hour => (0, 23),
             FieldKind::DayOfMonth => (1, 31),
             FieldKind::Month => (1, 12),
-            FieldKind::Year => (1970, 2199),
+            FieldKind::Year => PEER_YEARS,
             FieldKind::DayOfWeek => (0, 6),
         }
     }
@@ -269,8 +276,36 @@ pub(crate) struct Syntax {
     /// Quartz's own limits: a step no larger than the field (`0/120` in minutes is an error), and
     /// `L` or `#` in day of week only as the field's single item.
     pub quartz_limits: bool,
+    /// The years a year field may name, inclusive.
+    pub years: (u32, u32),
     /// The dialect's name for error messages.
     pub dialect: &'static str,
+}
+
+impl Syntax {
+    /// Inclusive bounds of canonical values of `kind` under this syntax: the year range is the
+    /// dialect's own.
+    pub fn bounds(self, kind: FieldKind) -> (u32, u32) {
+        match kind {
+            FieldKind::Year => self.years,
+            _ => kind.bounds(),
+        }
+    }
+}
+
+/// Refuses a year field that selects no year the engine evaluates: it could never fire.
+fn check_evaluable_years(kind: FieldKind, spec: &FieldSpec, text: &str) -> Result<(), String> {
+    let evaluated = FIRST_YEAR as u32..=LAST_YEAR as u32;
+    let any = spec
+        .ranges
+        .iter()
+        .any(|r| r.values().any(|y| evaluated.contains(&y)));
+    if kind == FieldKind::Year && !any {
+        return Err(format!(
+            "{text} selects no year from {FIRST_YEAR} to {LAST_YEAR}, the years Sundial evaluates, so it could never fire"
+        ));
+    }
+    Ok(())
 }
 
 const MONTHS: [&str; 12] = [
@@ -339,6 +374,7 @@ pub(crate) fn parse_field(
             syntax.dialect
         ));
     }
+    check_evaluable_years(kind, &spec, &format!("{text:?}"))?;
     Ok(spec)
 }
 
@@ -381,7 +417,7 @@ fn parse_item(
             if step_value == 0 {
                 return Err(format!("step must be at least 1 in {item:?}"));
             }
-            let (lo, hi) = kind.bounds();
+            let (lo, hi) = syntax.bounds(kind);
             if syntax.quartz_limits && step_value > hi - lo + 1 {
                 return Err(format!(
                     "step {step_value} is larger than the field in {item:?}"
@@ -391,7 +427,7 @@ fn parse_item(
         }
         None => (item, None),
     };
-    let (lo, hi) = kind.bounds();
+    let (lo, hi) = syntax.bounds(kind);
     let (start, end) = if range_text == "*" {
         let star = kind.star();
         (star.start, star.end)
@@ -405,7 +441,8 @@ fn parse_item(
         // `N/step` runs from N to the end of the field (Quartz, robfig, croniter, Temporal).
         let end = if step.is_some() {
             if kind == FieldKind::Year {
-                LAST_YEAR as u32
+                // To the last evaluated year; a start past it selects nothing (refused below).
+                (LAST_YEAR as u32).max(v)
             } else {
                 hi
             }
@@ -449,7 +486,7 @@ fn parse_value(kind: FieldKind, token: &str, syntax: Syntax, item: &str) -> Resu
                 v
             }
             _ => {
-                let (lo, hi) = kind.bounds();
+                let (lo, hi) = syntax.bounds(kind);
                 if v < lo || v > hi {
                     return Err(format!("{v} is out of range {lo}-{hi} in {item:?}"));
                 }
@@ -666,13 +703,19 @@ pub(crate) fn parse_structured(
         let start = number("start")?.unwrap_or(0);
         // Temporal: a missing or smaller end means a single value; a missing or zero step means 1.
         let end = number("end")?.filter(|&e| e >= start).unwrap_or(start);
-        let step = number("step")?.filter(|&s| s > 0).unwrap_or(1);
-        let (lo, hi) = kind.bounds();
+        // Temporal's `Range` reads a missing step as 1; a step written as 0 is refused, as `*/0` is.
+        let step = match number("step")? {
+            None => 1,
+            Some(0) => return Err(format!("[{i}].step: must be at least 1, got 0")),
+            Some(step) => step,
+        };
+        let (lo, hi) = syntax.bounds(kind);
         if start < lo || end > hi {
             return Err(format!("[{i}]: range {start}-{end} is outside {lo}-{hi}"));
         }
         spec.ranges.push(Range::new(start, end, step));
     }
+    check_evaluable_years(kind, &spec, "the year ranges")?;
     Ok(spec)
 }
 
@@ -741,6 +784,7 @@ mod tests {
         specials: true,
         wrap_ranges: true,
         quartz_limits: false,
+        years: PEER_YEARS,
         dialect: "standard",
     };
 

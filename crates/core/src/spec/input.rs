@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use super::calendar::Calendar;
 use super::cron::{parse_cron, syntax, CronBody};
 use super::dst::{DstGap, DstOverlap, DstPolicy};
-use super::field::{parse_field, parse_structured, FieldKind, FieldSpec, Syntax};
+use super::field::{parse_field, parse_structured, FieldKind, FieldSpec, Syntax, TEMPORAL_YEARS};
 use super::interval::Interval;
 use super::{Dialect, Schedule, ScheduleParts, SpecError};
 use crate::duration::Duration;
@@ -228,11 +228,13 @@ pub(crate) fn parse_calendar(value: &Value, dialect: Dialect) -> Result<Calendar
             ));
         }
     }
-    // Calendars are Temporal's construct: weekdays are numbered 0–7 (0 and 7 = Sunday) in every
-    // dialect, as in their structured form; the dialect only decides whether L, W and # are allowed.
+    // Calendars are Temporal's construct: weekdays are numbered 0–7 (0 and 7 = Sunday) and years
+    // are 2000–2100 in every dialect, as in Temporal; the dialect only decides whether L, W and #
+    // are allowed.
     let syntax = Syntax {
         weekday_one_based: false,
         quartz_limits: false,
+        years: TEMPORAL_YEARS,
         ..syntax(dialect)
     };
     let mut fields: [FieldSpec; 7] = Default::default();

@@ -251,6 +251,37 @@ impl Schedule {
         })
     }
 
+    /// Why the schedule has no fire time strictly after `after`, or `None` when it has one. A
+    /// schedule like that is valid (Temporal and EventBridge accept one whose end has passed, and
+    /// an update must not fail because a job has run its course), so callers report this as a
+    /// warning rather than an error.
+    pub fn never_fires_after(&self, after: DateTime<Utc>) -> Option<String> {
+        let after = after.timestamp();
+        if self.next_nominal(after).is_some() {
+            return None;
+        }
+        let show = |t: i64| {
+            DateTime::from_timestamp(t, 0)
+                .map(|d| self.format_time(d))
+                .unwrap_or_else(|| t.to_string())
+        };
+        Some(match (self.start, self.end) {
+            (Some(start), _) if start > LAST_INSTANT => format!(
+                "it never fires: it starts at {}, after the end of 2100, the last year Sundial evaluates",
+                show(start)
+            ),
+            (Some(start), Some(end)) if end < start => format!(
+                "it never fires: it ends at {} before it starts at {}",
+                show(end),
+                show(start)
+            ),
+            (_, Some(end)) if end <= after => {
+                format!("it never fires again: it ended at {}", show(end))
+            }
+            _ => format!("it has no fire time after {}", show(after)),
+        })
+    }
+
     /// RFC 3339 in the schedule's zone, e.g. `2024-03-10T03:00:00-04:00`.
     pub fn format_time(&self, time: DateTime<Utc>) -> String {
         // chrono panics on local times beyond its range; no fire time is near it, but any argument may be.

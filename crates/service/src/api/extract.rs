@@ -44,16 +44,51 @@ impl<S: Send + Sync> FromRequest<S> for JsonBody {
     }
 }
 
-/// Query parameters as a map.
+/// Query parameters as a map. A parameter given twice (`?active=1&active=0`) is a 400 naming it:
+/// which one wins differs between proxies, caches and servers, so no reading of it is safe.
 pub struct Params(pub HashMap<String, String>);
+
+impl Params {
+    /// Refuses any parameter not in `known`, naming it, so that a typo (`?overlp=AllowAll`) is an
+    /// error rather than a silently ignored setting.
+    pub fn only(self, known: &[&str]) -> Result<Self, ApiError> {
+        let mut unknown: Vec<&String> = self
+            .0
+            .keys()
+            .filter(|k| !known.contains(&k.as_str()))
+            .collect();
+        unknown.sort();
+        match unknown.first() {
+            None => Ok(self),
+            Some(key) => Err(ApiError::invalid(
+                key,
+                if known.is_empty() {
+                    "unknown query parameter; this route takes none".to_string()
+                } else {
+                    format!("unknown query parameter; expected {}", known.join(", "))
+                },
+            )),
+        }
+    }
+}
 
 impl<S: Send + Sync> FromRequestParts<S> for Params {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
-        Query::<HashMap<String, String>>::try_from_uri(&parts.uri)
-            .map(|Query(map)| Params(map))
-            .map_err(|e| ApiError::invalid("query", e.body_text()))
+        let Query(pairs) = Query::<Vec<(String, String)>>::try_from_uri(&parts.uri)
+            .map_err(|e| ApiError::invalid("query", e.body_text()))?;
+        let mut map = HashMap::with_capacity(pairs.len());
+        for (key, value) in pairs {
+            if map.contains_key(&key) {
+                return Err(ApiError::invalid(
+                    &key,
+                    "query parameter given more than once; give it once",
+                ));
+            }
+            map.insert(key, value);
+        }
+        Ok(Params(map))
     }
 }
 

@@ -94,6 +94,16 @@ fn envelope() -> Value {
     json!({ "resp_code": 200, "resp_msg": null })
 }
 
+/// The success envelope with a `warnings` array beside `resp_code` and `resp_msg` when there is
+/// anything to warn about; without, the envelope is seed 002's exactly.
+fn envelope_warning(warnings: Vec<String>, extra: Value) -> Response {
+    let mut extra = extra;
+    if let (false, Some(obj)) = (warnings.is_empty(), extra.as_object_mut()) {
+        obj.insert("warnings".into(), json!(warnings));
+    }
+    envelope_with(extra)
+}
+
 /// The success envelope with extra fields beside `resp_code` and `resp_msg`.
 fn envelope_with(extra: Value) -> Response {
     let mut body = envelope();
@@ -117,8 +127,8 @@ async fn create_job<S: Store>(
     JsonBody(body): JsonBody,
 ) -> ApiResult {
     let job_id = parse_job_id(&job_id)?;
-    app.create_job(&job_id, &body).await?;
-    Ok(Json(envelope()).into_response())
+    let job = app.create_job(&job_id, &body).await?;
+    Ok(envelope_warning(app.warnings(&job), json!({})))
 }
 
 async fn get_job<S: Store>(
@@ -132,9 +142,10 @@ async fn get_job<S: Store>(
 async fn set_active<S: Store>(
     State(app): AppState<S>,
     PathParams(job_id): PathParams<String>,
-    Params(params): Params,
+    params: Params,
 ) -> ApiResult {
     let job_id = parse_job_id(&job_id)?;
+    let Params(params) = params.only(&["active"])?;
     let active = match params.get("active").map(String::as_str) {
         Some("1") | Some("true") => true,
         Some("0") | Some("false") => false,
@@ -169,9 +180,10 @@ async fn update_job<S: Store>(
     JsonBody(body): JsonBody,
 ) -> ApiResult {
     let job_id = parse_job_id(&job_id)?;
-    app.update_job(&job_id, &body).await?;
+    let job = app.update_job(&job_id, &body).await?;
     let execution = app.run_now(&job_id).await?;
-    Ok(envelope_with(
+    Ok(envelope_warning(
+        app.warnings(&job),
         json!({ "executionId": execution.execution_id }),
     ))
 }
@@ -179,11 +191,12 @@ async fn update_job<S: Store>(
 async fn trigger<S: Store>(
     State(app): AppState<S>,
     PathParams(job_id): PathParams<String>,
-    Params(params): Params,
+    params: Params,
     headers: HeaderMap,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
     let job_id = parse_job_id(&job_id)?;
+    let Params(params) = params.only(&["overlap"])?;
     let arguments = if body.is_null() { json!({}) } else { body };
     let key = headers.get("idempotency-key").map(|v| {
         v.to_str()
@@ -340,15 +353,15 @@ async fn job_executions<S: Store>(
     Ok(executions_page(page, false))
 }
 
-async fn list_jobs<S: Store>(State(app): AppState<S>, Params(params): Params) -> ApiResult {
-    for key in params.keys() {
-        if !matches!(
-            key.as_str(),
-            "state" | "creator" | "parentJob" | "service" | "limit" | "cursor"
-        ) {
-            return Err(ApiError::invalid(key, "unknown query parameter; expected state, creator, parentJob, service, limit, cursor"));
-        }
-    }
+async fn list_jobs<S: Store>(State(app): AppState<S>, params: Params) -> ApiResult {
+    let Params(params) = params.only(&[
+        "state",
+        "creator",
+        "parentJob",
+        "service",
+        "limit",
+        "cursor",
+    ])?;
     if let Some(state) = params.get("state") {
         if state != "active" && state != "paused" {
             return Err(ApiError::invalid(

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 use sundial_core::execution::incarnation_of_execution;
-use sundial_core::job::{Job, JobDefinition, JobId, JobState};
+use sundial_core::job::{Job, JobDefinition, JobId, JobState, ServiceName};
 
 use super::{decode, encode, field_error, App, AppError};
 use crate::store::{JobFilter, Page, PageRequest, Store, StoreError};
@@ -107,6 +107,12 @@ impl<S: Store> App<S> {
             Ok(_) | Err(AppError::NotFound(_)) => Ok(()),
             Err(e) => Err(e),
         }
+    }
+
+    /// What is worth telling the caller about a job just created or updated that does not make it
+    /// invalid (see [`JobDefinition::warnings`]): a schedule that never fires, for one.
+    pub fn warnings(&self, job: &Job) -> Vec<String> {
+        job.definition.warnings(self.now())
     }
 
     /// Reads a job (`GET /jobs/{jobId}`).
@@ -230,9 +236,8 @@ impl<S: Store> App<S> {
         service: &str,
         timers: &Value,
     ) -> Result<TimersReport, AppError> {
-        if service.is_empty() || service.len() > 128 {
-            return Err(field_error("serviceName", "expected 1 to 128 characters"));
-        }
+        let service = ServiceName::parse(service)?;
+        let service = service.as_str();
         let list = match timers {
             Value::Array(list) => list,
             Value::Object(obj) => match obj.get("timer").or_else(|| obj.get("timers")) {

@@ -119,6 +119,9 @@ impl<S: Store> App<S> {
         if triggered_only {
             out["triggeredOnly"] = json!(true);
         }
+        if !preview.warnings.is_empty() {
+            out["warnings"] = json!(preview.warnings);
+        }
         Ok(out)
     }
 }

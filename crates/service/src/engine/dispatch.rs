@@ -13,7 +13,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 use sundial_core::execution::{Execution, ExecutionState};
 use sundial_core::expand::{self, Variables};
-use sundial_core::job::{Action, HttpTemplate, OverlapPolicy, Target};
+use sundial_core::job::{Action, HttpTemplate, OverlapPolicy, Target, IDEMPOTENCY_KEY_HEADER};
 use sundial_core::outcome::{AsyncReport, Outcome, Verdict};
 use sundial_core::plan::{self, Admission};
 use sundial_core::retry::{self, RetryDecision};
@@ -590,7 +590,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         let mut request = request;
         request
             .headers
-            .push(("Idempotency-Key".into(), idempotency_key.to_string()));
+            .push((IDEMPOTENCY_KEY_HEADER.into(), idempotency_key.to_string()));
         let url = request.url.clone();
         self.http
             .send(request)
