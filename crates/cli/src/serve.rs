@@ -117,6 +117,13 @@ pub fn run(options: ServeOptions) -> Result<(), String> {
 async fn serve(options: ServeOptions) -> Result<(), String> {
     std::fs::create_dir_all(&options.data)
         .map_err(|e| format!("--data: creating {}: {e}", options.data.display()))?;
+    // Held until the process ends: two engines on one store would each take the other's live
+    // runs for a dead process's.
+    let _engine_lock = if options.api_only {
+        None
+    } else {
+        Some(lock_engine(&options.data)?)
+    };
     let db = options.data.join("sundial.db");
     let store =
         SqliteStore::open(&db).map_err(|e| format!("--data: opening {}: {e}", db.display()))?;
@@ -130,12 +137,35 @@ async fn serve(options: ServeOptions) -> Result<(), String> {
         .await
         .map_err(|e| format!("--addr: binding {}: {e}", options.addr))?;
     let local = listener.local_addr().map_err(|e| format!("--addr: {e}"))?;
-    let engine = Arc::new(build_engine(&app, &store, &clock, local)?);
+    let engine = Arc::new(build_engine(
+        &app,
+        &store,
+        &clock,
+        local,
+        !options.api_only,
+    )?);
     let hooks: Arc<dyn EngineHooks> = engine.clone();
     app.attach_engine(Arc::downgrade(&hooks));
     let runner = if options.api_only {
         None
     } else {
+        // What the previous process received and never finished comes back now, not after the
+        // queues' visibility timeout: the lock says that process is gone.
+        for queue in [engine.dispatch_queue(), engine.notify_queue()] {
+            match queue.release_received().await {
+                Ok(0) => {}
+                Ok(count) => {
+                    tracing::info!(
+                        queue = queue.name(),
+                        count,
+                        "resuming the messages an earlier process left unfinished"
+                    );
+                }
+                Err(e) => {
+                    tracing::warn!(queue = queue.name(), error = %e, "could not resume unfinished messages now; they come back after their visibility timeout")
+                }
+            }
+        }
         Some(tokio::spawn(runner::run(
             Arc::clone(&engine),
             RunnerOptions::default(),
@@ -182,11 +212,13 @@ async fn serve(options: ServeOptions) -> Result<(), String> {
 /// The engine on the embedded store: SQLite queues in the same file, outbound HTTP that may call
 /// loopback (a laptop's own services) but not private or link-local addresses unless allowed,
 /// and state-change events kept in memory.
+/// `sole_engine`: this process holds the data directory's engine lock.
 fn build_engine(
     app: &Arc<App<SqliteStore>>,
     store: &SqliteStore,
     clock: &Arc<dyn Clock>,
     local: SocketAddr,
+    sole_engine: bool,
 ) -> Result<LocalEngine, String> {
     let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
     let policy = settings::allow_outbound(
@@ -202,6 +234,8 @@ fn build_engine(
         template_env: settings::template_env(std::env::vars()),
         state_change_bus: Some("sundial".into()),
         admit_ahead: LOCAL_ADMIT_AHEAD,
+        incarnation: incarnation(),
+        sole_engine,
         ..EngineConfig::default()
     };
     Ok(Engine::new(
@@ -215,6 +249,38 @@ fn build_engine(
 }
 
 type LocalEngine = Engine<SqliteStore, SqliteQueue, ReqwestClient, RecordingPublisher>;
+
+/// This process's name in the leases it takes: its pid and start time, unique across restarts.
+fn incarnation() -> String {
+    let started = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    format!("serve-{}-{}", std::process::id(), started.as_nanos())
+}
+
+/// Takes the exclusive lock on `DATA/engine.lock` that makes this the only engine on the data
+/// directory (`--api-only` processes take none). The operating system releases it when the
+/// process ends, however it ends.
+fn lock_engine(data: &std::path::Path) -> Result<std::fs::File, String> {
+    let path = data.join("engine.lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| format!("--data: opening {}: {e}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(format!(
+            "--data: another `sundial serve` runs the engine on {} (it holds {}); stop it first, or start this one with --api-only",
+            data.display(),
+            path.display()
+        )),
+        Err(std::fs::TryLockError::Error(e)) => {
+            Err(format!("--data: locking {}: {e}", path.display()))
+        }
+    }
+}
 
 /// The secret for feedback tokens and webhook signatures: `SUNDIAL_SIGNING_SECRET`, else a random
 /// one kept in the data directory so that feedback URLs stay valid across restarts.

@@ -5,11 +5,10 @@
 //! see a request twice (at-least-once), but then with the same `Idempotency-Key`, and there is
 //! exactly one execution per fire or trigger key, finished.
 //!
-//! Timing: a run whose worker died is run again when its lease ends, `timeoutSeconds` + 30 s after
-//! the attempt started, and a queue message its receiver never acknowledged comes back after its
-//! 30 s visibility timeout (engine.md, "Leases"). A test that kills a request in flight therefore
-//! takes about 35 s however it is written; these tests use `timeoutSeconds: 3` to keep that short,
-//! and poll with deadlines (60 s where a lease has to run out) instead of sleeping.
+//! Timing: the restarted process holds the data directory's engine lock, so every lease of the
+//! killed process is a dead one and every message it had received comes back at once
+//! (engine.md, "Leases"): an orphaned run repeats its call within 2 s of the restart. The tests
+//! poll with deadlines instead of sleeping.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -25,8 +24,10 @@ use serde_json::{json, Value};
 
 use common::{is_final, request, start, wait_final_within, Received, Server, Target, TempDir};
 
-/// How long recovery may take when a lease must run out: `timeoutSeconds` (3) + the 30 s lease
-/// margin, plus room for a loaded machine.
+/// How long an orphaned run may take to repeat its call after the restart (issue 11's goal).
+const RESUME: Duration = Duration::from_secs(2);
+
+/// A bound for everything to become final, with room for a loaded machine.
 const RECOVERY: Duration = Duration::from_secs(60);
 
 fn time(value: &Value) -> DateTime<Utc> {
@@ -98,8 +99,9 @@ fn not_in_state<'a>(executions: &'a [Value], want: &str) -> Vec<&'a Value> {
 }
 
 /// Case 1: a request is in flight when the process dies: the target holds the first call without
-/// answering. After the restart the lost worker's lease runs out, the same attempt runs again with
-/// the same `Idempotency-Key`, succeeds, and the fire has exactly one execution.
+/// answering. Right after the restart the same attempt runs again with the same
+/// `Idempotency-Key` (the restarted engine knows the lease's holder is dead), succeeds, and the
+/// fire has exactly one execution.
 #[test]
 fn a_request_in_flight_at_a_crash_is_run_again_with_the_same_key() {
     let first = Arc::new(AtomicUsize::new(0));
@@ -128,6 +130,7 @@ fn a_request_in_flight_at_a_crash_is_run_again_with_the_same_key() {
     crash(&mut server);
     let killed = Instant::now();
 
+    let restarted = Instant::now();
     let server = start(&dir, &[], &env);
     let executions = server.executions("inflight");
     assert_eq!(executions.len(), 1, "{executions:?}");
@@ -136,8 +139,9 @@ fn a_request_in_flight_at_a_crash_is_run_again_with_the_same_key() {
         id.starts_with("inflight~") && !id.contains("~t~"),
         "a scheduled fire's id: {id}"
     );
-    assert_eq!(
-        executions[0]["state"], "Processing",
+    // Killed mid-call; the restarted engine may already have run it again.
+    assert!(
+        ["Processing", "Succeeded"].contains(&executions[0]["state"].as_str().unwrap_or("")),
         "killed mid-call: {executions:?}"
     );
 
@@ -145,8 +149,13 @@ fn a_request_in_flight_at_a_crash_is_run_again_with_the_same_key() {
     assert_eq!(
         calls.len(),
         2,
-        "the attempt runs again after its lease ends; log:\n{}",
+        "the attempt runs again; log:\n{}",
         dir.logs()
+    );
+    let resumed = calls[1].at - restarted;
+    assert!(
+        resumed < RESUME,
+        "the orphaned call repeats within {RESUME:?} of the restart, not when its lease ends: {resumed:?}"
     );
     let done = wait_final_within(&server, &id, Duration::from_secs(20));
     eprintln!(
@@ -181,6 +190,79 @@ fn a_request_in_flight_at_a_crash_is_run_again_with_the_same_key() {
     let info = &server.call("GET", "/jobs/inflight/describe", None).body["info"];
     assert_eq!(info["actionCount"], 1, "{info}");
     assert_eq!(info["runningExecutions"], json!([]), "{info}");
+}
+
+/// Case 1b (issue 11): a one-second `Skip` job with `qos: 1` whose run is killed in its call. After
+/// the restart the orphan repeats its call within 2 s, its slot is free again at once, no fire
+/// two seconds or more after the restart is skipped because of the dead run, and nothing stays
+/// `Processing`.
+#[test]
+fn a_crashed_run_of_a_skip_job_resumes_at_once_and_blocks_no_fire() {
+    let first = Arc::new(AtomicUsize::new(0));
+    let target = Target::with_delay(Arc::new(move |r: &Received| {
+        (r.path.starts_with("/run/every-second") && first.fetch_add(1, Ordering::SeqCst) == 0)
+            .then_some(Duration::from_secs(120))
+    }));
+    let dir = TempDir::new("crash-skip");
+    let services = format!("work=http://127.0.0.1:{}", target.port);
+    let env = [("SUNDIAL_SERVICES", services.as_str())];
+    let mut server = start(&dir, &[], &env);
+    let body = job(json!({"timer": {"dueTime": "0s", "period": "1s"}, "qos": 1,
+                           "timeoutSeconds": 600}));
+    server
+        .call("POST", "/jobs/every-second", Some(&body))
+        .ok_envelope();
+    let held = target.wait_for("/run/every-second", 1);
+    assert_eq!(held.len(), 1, "log:\n{}", dir.logs());
+    std::thread::sleep(Duration::from_millis(1500));
+    crash(&mut server);
+    std::thread::sleep(Duration::from_secs(1));
+
+    let restarted = Instant::now();
+    let restarted_at = Utc::now();
+    let server = start(&dir, &[], &env);
+    let calls = target.wait_for_within("/run/every-second", 2, RECOVERY);
+    assert!(calls.len() >= 2, "log:\n{}", dir.logs());
+    let resumed = calls[1].at - restarted;
+    assert_eq!(keys(&calls)[1], keys(&calls)[0], "the orphan's call again");
+    assert!(
+        resumed < RESUME,
+        "the orphan resumes within {RESUME:?}: {resumed:?}"
+    );
+    std::thread::sleep(Duration::from_secs(4));
+    server
+        .call(
+            "POST",
+            "/jobs/every-second/pause",
+            Some(&json!({"notes": "check"})),
+        )
+        .ok_envelope();
+    let executions = wait_all_final(&server, "every-second", 1, RECOVERY);
+    let unfinished: Vec<&Value> = executions.iter().filter(|e| !is_final(e)).collect();
+    assert!(
+        unfinished.is_empty(),
+        "nothing stays Processing: {unfinished:#?}"
+    );
+    let blocked: Vec<&Value> = executions
+        .iter()
+        .filter(|e| {
+            e["state"] == "Skipped"
+                && time(&e["scheduledTime"]) >= restarted_at + chrono::Duration::seconds(2)
+        })
+        .collect();
+    assert!(
+        blocked.is_empty(),
+        "no fire after the restart is skipped: {blocked:#?}"
+    );
+    let orphan = executions
+        .iter()
+        .find(|e| e["executionId"].as_str() == keys(&calls)[0].split(':').next())
+        .unwrap_or_else(|| panic!("the orphan is listed: {executions:#?}"));
+    assert_eq!(orphan["state"], "Succeeded", "{orphan:#}");
+    eprintln!(
+        "skip job: orphan resumed {:.2} s after the restart",
+        resumed.as_secs_f64()
+    );
 }
 
 /// Case 2: an every-second schedule: ~3 s of fires, a crash, ~2 s down, a restart, ~3 s more,

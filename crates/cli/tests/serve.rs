@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Timelike, Utc};
 use serde_json::{json, Value};
 
-use common::{start, wait_final, Target, TempDir};
+use common::{request, start, wait_final, Target, TempDir};
 
 /// Seed 002's example job from its "timer 列表" section, verbatim: the object inside the list.
 const SEED_002_JOB: &str = r##"
@@ -1104,4 +1104,63 @@ fn a_run_survives_a_restart_of_the_process() {
     assert_eq!(runs.len(), 1, "log:\n{}", server.log_text());
     std::thread::sleep(Duration::from_millis(1500));
     assert_eq!(target.received("/run/later").len(), 1, "exactly once");
+}
+
+/// Contention (issue 12, item 7): 50 triggers of one job sent at once, with pauses and unpauses
+/// among them, while the engine admits and settles the runs (each a write of the same job). No
+/// request fails because another one touched the job: every answer is 200 and the triggers get 50
+/// distinct execute numbers.
+#[test]
+fn parallel_triggers_and_pauses_of_one_job_all_succeed() {
+    const TRIGGERS: usize = 50;
+    let target = Target::start();
+    let dir = TempDir::new("contention");
+    let services = format!("work=http://127.0.0.1:{}", target.port);
+    let server = start(&dir, &[], &[("SUNDIAL_SERVICES", services.as_str())]);
+    let body = json!({
+        "jobName": "contended", "creator": "001", "creatorName": "tests",
+        "timer": {"period": "external"}, "overlap": "AllowAll",
+        "request": [{"method": "POST", "url": "service://work/run/contended"}],
+    });
+    server
+        .call("POST", "/jobs/contended", Some(&body))
+        .ok_envelope();
+    let addr = server.addr.clone();
+    let threads: Vec<_> = (0..TRIGGERS + 10)
+        .map(|i| {
+            let addr = addr.clone();
+            std::thread::spawn(move || {
+                let (path, body) = if i < TRIGGERS {
+                    ("/jobs/contended/trigger".to_string(), json!({"i": i}))
+                } else if i % 2 == 0 {
+                    (
+                        "/jobs/contended/pause".to_string(),
+                        json!({"notes": "busy"}),
+                    )
+                } else {
+                    (
+                        "/jobs/contended/unpause".to_string(),
+                        json!({"notes": "free"}),
+                    )
+                };
+                let bytes = serde_json::to_vec(&body).unwrap();
+                request(&addr, "POST", &path, &[], Some(&bytes))
+            })
+        })
+        .collect();
+    let mut numbers = std::collections::BTreeSet::new();
+    for (i, thread) in threads.into_iter().enumerate() {
+        let reply = thread.join().unwrap().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(reply.status, 200, "request {i}: {:?}", reply.body);
+        if i < TRIGGERS {
+            numbers.insert(reply.body["executeNumber"].as_u64().unwrap());
+        }
+    }
+    assert_eq!(
+        numbers.len(),
+        TRIGGERS,
+        "distinct execute numbers: {numbers:?}"
+    );
+    let calls = target.wait_for("/run/contended", TRIGGERS);
+    assert_eq!(calls.len(), TRIGGERS, "every trigger ran");
 }

@@ -279,6 +279,12 @@ pub struct RunState {
     /// the attempt is started again.
     #[serde(with = "option_rfc3339", skip_serializing_if = "Option::is_none")]
     pub lease_until: Option<DateTime<Utc>>,
+    /// The engine process (or Lambda invocation) that holds the lease: a `sundial serve` that
+    /// restarts on the same data knows every lease of another holder is a dead process's, and
+    /// reclaims it at once instead of waiting for `lease_until`. `None` in leases stored before
+    /// holders were recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lease_holder: Option<String>,
     /// The end of the current attempt (`timeoutSeconds`, start-to-close, async checks included).
     #[serde(with = "option_rfc3339", skip_serializing_if = "Option::is_none")]
     pub attempt_deadline: Option<DateTime<Utc>>,

@@ -73,6 +73,24 @@ impl SqliteQueue {
         self
     }
 
+    /// Makes every message that was received and never acknowledged visible at once; returns how
+    /// many. For the one engine process that holds the data directory's lock, at its start: no
+    /// other receiver is alive then, so what an earlier process received died with it, and
+    /// waiting out its visibility timeout would only delay recovery. A message brought back
+    /// early is at worst delivered once more, which every consumer tolerates.
+    pub async fn release_received(&self) -> Result<usize, QueueError> {
+        let now = self.now_ms();
+        self.run(move |conn, queue| {
+            conn.execute(
+                "UPDATE queue_messages SET visible_at = ?1
+                 WHERE queue = ?2 AND receipt IS NOT NULL AND visible_at > ?1",
+                params![now, queue],
+            )
+            .map_err(db)
+        })
+        .await
+    }
+
     /// The queue's name, as given to [`SqliteStore::queue`](crate::SqliteStore::queue).
     pub fn name(&self) -> &str {
         &self.name

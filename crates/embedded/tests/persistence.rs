@@ -112,6 +112,46 @@ async fn data_survives_reopening() {
     );
 }
 
+/// A restarted engine takes back at once what the dead process received and never acknowledged;
+/// messages it never received keep their delay.
+#[tokio::test(flavor = "multi_thread")]
+async fn messages_a_dead_process_received_come_back_at_once() {
+    use std::sync::Arc;
+    use std::time::Duration;
+    use sundial_service::clock::{Clock, ManualClock};
+    use sundial_service::queue::Queue;
+
+    let dir = TempDir::new("release");
+    let file = dir.path().join("sundial.db");
+    let clock = Arc::new(ManualClock::new(
+        DateTime::from_timestamp_millis(1_700_000_000_000).unwrap(),
+    ));
+    let visibility = Duration::from_secs(30);
+    {
+        let store = SqliteStore::open(&file).unwrap();
+        let queue = store.queue("dispatch", clock.clone() as Arc<dyn Clock>);
+        queue.send("in flight", Duration::ZERO).await.unwrap();
+        queue.send("later", Duration::from_secs(60)).await.unwrap();
+        let taken = queue.receive(10, visibility).await.unwrap();
+        assert_eq!(taken.len(), 1);
+        // The process dies here, holding "in flight" unacknowledged.
+    }
+    clock.advance(chrono::Duration::seconds(1));
+    let store = SqliteStore::open(&file).unwrap();
+    let queue = store.queue("dispatch", clock.clone() as Arc<dyn Clock>);
+    assert!(queue.receive(10, visibility).await.unwrap().is_empty());
+    assert_eq!(queue.release_received().await.unwrap(), 1);
+    let back = queue.receive(10, visibility).await.unwrap();
+    let bodies: Vec<&str> = back.iter().map(|d| d.body.as_str()).collect();
+    assert_eq!(bodies, ["in flight"]);
+    assert_eq!(back[0].receive_count, 2);
+    assert_eq!(
+        queue.release_received().await.unwrap(),
+        1,
+        "only received ones"
+    );
+}
+
 #[test]
 fn file_store_uses_wal_and_records_its_schema_version() {
     let dir = TempDir::new("pragmas");

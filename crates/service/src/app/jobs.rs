@@ -80,6 +80,7 @@ impl<S: Store> App<S> {
             other => other?,
         }
         self.refresh_wakeup(&job).await?;
+        self.plan_now(&job).await;
         self.mark_parent(&job).await?;
         tracing::info!(job_id = %job_id, "job created");
         Ok(job)
@@ -138,6 +139,9 @@ impl<S: Store> App<S> {
                 Ok(())
             })
             .await?;
+        if active {
+            self.plan_now(&stored.job).await;
+        }
         tracing::info!(job_id = %job_id, active, "job active state changed");
         Ok(stored.job)
     }
@@ -161,6 +165,7 @@ impl<S: Store> App<S> {
                 Ok(())
             })
             .await?;
+        self.plan_now(&stored.job).await;
         self.mark_parent(&stored.job).await?;
         Ok(stored.job)
     }

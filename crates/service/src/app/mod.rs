@@ -23,8 +23,25 @@ pub use jobs::TimersReport;
 pub(crate) use runs::{decode_execution, encode_execution};
 pub use views::{Describe, Stats};
 
-/// How many times a read-modify-write of one job is retried after losing a race.
-const MAX_CONFLICT_RETRIES: usize = 8;
+/// How many times a read-modify-write of one job is retried after losing a race. A busy job (a
+/// burst of triggers while the engine admits and settles its runs, each a write of the job)
+/// loses many in a row; a request that does not conflict with the caller's intent must not fail
+/// for that, so the rounds are many and spaced by [`conflict_backoff`] (about 2 s at most in
+/// all) before the request gives up with 409.
+const MAX_CONFLICT_RETRIES: usize = 40;
+
+/// Waits before round `round` (from 1) of a read-modify-write that lost a race: a random time up
+/// to 2^min(round, 6) ms, so that racing writers spread out instead of colliding again.
+pub(crate) async fn conflict_backoff(round: usize) {
+    let cap_micros = 1000u64 << round.min(6);
+    let noise = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::from(d.subsec_nanos()))
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        .rotate_left(17);
+    let wait = std::time::Duration::from_micros(noise % cap_micros);
+    tokio::time::sleep(wait).await;
+}
 
 /// Settings of the control plane.
 #[derive(Clone, Debug)]
@@ -180,7 +197,10 @@ impl<S: Store> App<S> {
         mut change: impl FnMut(&mut StoredJob) -> Result<T, AppError>,
     ) -> Result<(StoredJob, T), AppError> {
         let mut last = None;
-        for _ in 0..MAX_CONFLICT_RETRIES {
+        for round in 0..MAX_CONFLICT_RETRIES {
+            if round > 0 {
+                conflict_backoff(round).await;
+            }
             let mut stored = match known.take() {
                 Some(stored) => stored,
                 None => self.load(job_id).await?,
@@ -206,6 +226,16 @@ impl<S: Store> App<S> {
         Err(AppError::Conflict(
             last.unwrap_or_else(|| format!("job {job_id} is busy; retry")),
         ))
+    }
+
+    /// Has the engine plan a job that was just created, changed or resumed when its next fire
+    /// is close, in the request that made it: the fire is then sent on its second, not at the
+    /// next tick (up to a second late). Best effort: should it fail, the tick plans the job.
+    pub(crate) async fn plan_now(&self, job: &Job) {
+        let (Some(engine), Some(next)) = (self.engine(), next_fire(job)) else {
+            return;
+        };
+        engine.plan(job.job_id().clone(), next).await;
     }
 
     /// Keeps the timer index in step with a job: its next nominal fire, or no entry when it is

@@ -70,7 +70,10 @@ impl<S: Store> App<S> {
         // leaves all of them or none, so numbers never skip.
         let mut raced = None;
         let mut created = None;
-        for _ in 0..super::MAX_CONFLICT_RETRIES {
+        for round in 0..super::MAX_CONFLICT_RETRIES {
+            if raced.is_some() {
+                super::conflict_backoff(round).await;
+            }
             execution_id = execution_id_for_trigger(job_id, incarnation, &trigger_id)
                 .map_err(|e| AppError::Invalid(e.under("Idempotency-Key")))?;
             let net_key = crate::engine::execution_wakeup_key(&execution_id);

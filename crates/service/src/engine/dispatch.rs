@@ -183,7 +183,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                 self.async_step(loaded, &mut job).await
             }
             ExecutionState::Processing => match loaded.execution.run.lease_until {
-                Some(lease) if lease > now => {
+                Some(lease) if lease > now && !self.holder_is_dead(&loaded.execution) => {
                     // Another worker runs the chain; look again when its lease ends.
                     self.wake_at(&id, lease).await?;
                     Ok(Step::Done)
@@ -193,7 +193,9 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                         now,
                         "the worker running this attempt was lost; running the attempt again",
                     );
-                    self.run_attempt(loaded, &mut job, now).await
+                    // A run admitted ahead of its fire time still calls at that time.
+                    let at = loaded.execution.run.due.filter(|due| *due > now);
+                    self.run_attempt(loaded, &mut job, at.unwrap_or(now)).await
                 }
             },
             _ => Ok(Step::Done),
@@ -421,6 +423,14 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         Ok(unchanged && job_exists)
     }
 
+    /// Whether the lease on a running attempt belongs to a process known to be dead: this
+    /// engine is the only one alive on its store (see
+    /// [`EngineConfig::sole_engine`](super::EngineConfig::sole_engine)) and the lease is not its own.
+    fn holder_is_dead(&self, execution: &Execution) -> bool {
+        self.config.sole_engine
+            && execution.run.lease_holder.as_deref() != Some(self.config.incarnation.as_str())
+    }
+
     fn policy_of(&self, execution: &Execution, job: &StoredJob) -> OverlapPolicy {
         execution
             .run
@@ -480,6 +490,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         let run = &mut loaded.execution.run;
         run.attempt_deadline = Some(deadline);
         run.lease_until = Some(deadline + LEASE_MARGIN);
+        run.lease_holder = Some(self.config.incarnation.clone());
         run.retry_at = None;
         run.awaiting_async = false;
         run.next_check = None;

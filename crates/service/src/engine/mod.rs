@@ -35,6 +35,7 @@ use serde::{Deserialize, Serialize};
 use sundial_core::execution::{
     incarnation_of_execution, job_id_of_execution, Execution, ExecutionState,
 };
+use sundial_core::job::JobId;
 use tokio::sync::Notify;
 
 use crate::app::{decode, decode_execution, encode, encode_execution, App, AppError, StoredJob};
@@ -81,6 +82,14 @@ pub struct EngineConfig {
     /// admitted run until its time. Half a second locally ([`LOCAL_ADMIT_AHEAD`]); zero (off) on
     /// AWS, where holding a run would bill Lambda time.
     pub admit_ahead: StdDuration,
+    /// Who this engine is (one per process or Lambda invocation), recorded with every lease it
+    /// takes on a running attempt.
+    pub incarnation: String,
+    /// Whether this engine is the only one alive on its store: `sundial serve` holding its data
+    /// directory's lock. Then a lease held by anyone else is a dead process's, and the run is
+    /// reclaimed at once (the same attempt again, with the same `Idempotency-Key`) rather than
+    /// when the lease runs out. False on AWS, where other invocations may be alive.
+    pub sole_engine: bool,
 }
 
 /// [`EngineConfig::admit_ahead`] for `sundial serve`. Fire times are whole seconds (jitter
@@ -99,6 +108,8 @@ impl Default for EngineConfig {
             reliable_notify_for: StdDuration::from_secs(24 * 3600),
             max_inline_wait: StdDuration::ZERO,
             admit_ahead: StdDuration::ZERO,
+            incarnation: "engine".into(),
+            sole_engine: false,
         }
     }
 }
@@ -494,6 +505,15 @@ pub trait EngineHooks: Send + Sync {
     /// Sends the execution to dispatch now.
     fn kick(&self, execution_id: String) -> Pin<Box<dyn Future<Output = ()> + Send + '_>>;
 
+    /// Plans a job that was just created, changed or resumed, whose next fire is `next`, as the
+    /// tick would, when that fire is due before the next tick: its first fire then goes out on
+    /// its second. Failures are logged; the tick plans the job anyway.
+    fn plan(
+        &self,
+        job_id: JobId,
+        next: DateTime<Utc>,
+    ) -> Pin<Box<dyn Future<Output = ()> + Send + '_>>;
+
     /// Applies an async job's feedback report to its execution.
     fn feedback(
         &self,
@@ -508,6 +528,18 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> EngineHooks for Engin
             if let Err(e) = self.send_dispatch(&execution_id, StdDuration::ZERO).await {
                 // The control plane also left an `exec:` wake-up: the tick sends it in a moment.
                 tracing::warn!(execution_id, error = %e, "could not send to dispatch; the tick will");
+            }
+        })
+    }
+
+    fn plan(
+        &self,
+        job_id: JobId,
+        next: DateTime<Utc>,
+    ) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
+        Box::pin(async move {
+            if let Err(e) = self.plan_job_now(&job_id, next).await {
+                tracing::warn!(%job_id, error = %e, "could not plan the job at once; the tick will");
             }
         })
     }

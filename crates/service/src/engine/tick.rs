@@ -171,6 +171,32 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         Ok(report)
     }
 
+    /// Plans one job now, as a tick would, when its next fire `next` is due before the tick's
+    /// horizon; else does nothing (the tick plans it in time). For a job just created, changed
+    /// or resumed: see [`EngineHooks::plan`](super::EngineHooks::plan).
+    pub async fn plan_job_now(
+        &self,
+        job_id: &JobId,
+        next: DateTime<Utc>,
+    ) -> Result<(), EngineError> {
+        let now = self.now();
+        let horizon = now
+            + chrono::Duration::from_std(self.config.tick_horizon)
+                .unwrap_or_else(|_| chrono::Duration::seconds(60));
+        if next > horizon {
+            return Ok(());
+        }
+        let mut wakes = Vec::new();
+        let (_, _, materialised) = self
+            .tick_job(job_id, None, now, horizon, &mut wakes)
+            .await?;
+        self.wake_all(&wakes, self.config.admit_ahead).await?;
+        if let Some((stored, pending)) = materialised {
+            self.clear_pending(&stored, &pending).await?;
+        }
+        Ok(())
+    }
+
     /// One timer-index entry of a tick: a job's fires planned and created (their messages are
     /// left to the caller, in `wakes`), or an execution's wake-up sent.
     async fn tick_entry(

@@ -393,7 +393,7 @@ async fn async_jobs_complete_by_signed_feedback() {
         "async-feedback",
         json!({
             "request": [{"method": "POST", "url": "service://main/start?cb=${schedulingFeedbackUrl}"}],
-            "async": true, "timeoutSeconds": 120,
+            "async": true, "timeoutSeconds": 120, "timer": {"period": "external"},
         }),
     )
     .await;
@@ -644,7 +644,11 @@ async fn a_run_whose_job_changed_during_its_call_still_finishes() {
         ok(json!({"done": true}))
     });
     assert!(app.set(Arc::clone(w.engine.app())).is_ok());
-    w.create("busy", json!({"overlap": "AllowAll"})).await;
+    w.create(
+        "busy",
+        json!({"overlap": "AllowAll", "timer": {"period": "external"}}),
+    )
+    .await;
     let id = JobId::parse("busy").unwrap();
     for _ in 0..3 {
         w.app().trigger(&id, json!({}), None, None).await.unwrap();
@@ -734,13 +738,14 @@ async fn parent_close_policies_apply_when_a_parent_run_ends() {
     let w = World::new("2024-01-01T00:00:00Z", |_, _| ok(json!({})));
     let child = |policy: &str| {
         json!({"parentJob": "parent", "parentClosePolicy": policy,
-               "async": true, "timeoutSeconds": 600})
+               "async": true, "timeoutSeconds": 600, "timer": {"period": "external"}})
     };
     // Declared before their parent: the parent finds them when it is created.
     w.create("cancel-child", child("cancel")).await;
     w.create("terminate-child", child("terminate")).await;
     w.create("abandon-child", child("abandon")).await;
-    w.create("parent", json!({})).await;
+    w.create("parent", json!({"timer": {"period": "external"}}))
+        .await;
     assert!(w.job_state("parent").await.has_children);
     for id in ["cancel-child", "terminate-child", "abandon-child"] {
         let job = JobId::parse(id).unwrap();
@@ -1315,11 +1320,12 @@ async fn a_fire_whose_slot_is_busy_is_admitted_at_its_time() {
     w.drain().await;
     w.clock.set(t("2024-01-01T00:00:59.500Z"));
     w.engine.tick().await.unwrap();
-    // The fire's message comes half a second early, finds the slot taken, and waits.
+    // The fire's message comes half a second early, finds the slot taken, and waits. (The fire
+    // was planned when the job was created, so it is number 1 and the trigger number 2.)
     dispatch_visible(Arc::clone(&w.engine)).await;
     assert_eq!(
         states(&w.executions("busy").await),
-        ["Processing", "Scheduled"]
+        ["Scheduled", "Processing"]
     );
     w.clock.set(t("2024-01-01T00:00:59.800Z"));
     w.engine
@@ -1331,7 +1337,7 @@ async fn a_fire_whose_slot_is_busy_is_admitted_at_its_time() {
     w.drain().await;
     assert_eq!(
         states(&w.executions("busy").await),
-        ["Succeeded", "Processing"],
+        ["Processing", "Succeeded"],
         "the fire ran: its slot was free at its time"
     );
     assert_eq!(w.call_times(), ["00:00:58", "00:01:00"]);

@@ -180,3 +180,42 @@ async fn a_run_of_a_deleted_job_is_not_adopted_by_its_successor() {
     assert!(state.running.is_empty(), "{:?}", state.running);
     assert_eq!(state.action_count, 0);
 }
+
+/// A job created at any moment of a second has its first fire planned in the request that
+/// creates it: with no tick in between, the fire is sent on its second.
+#[tokio::test]
+async fn a_new_job_is_planned_at_once_and_its_first_fire_lands_on_its_second() {
+    for offset in 0..20 {
+        let start = t("2024-01-01T00:00:59Z") + Duration::milliseconds(offset * 50);
+        let w = World::new(&start.to_rfc3339(), |_, _| ok(json!({})));
+        w.create("fresh", json!({"schedule": {"cron": ["* * * * *"]}}))
+            .await;
+        w.clock.set(t("2024-01-01T00:01:00Z"));
+        w.drain().await;
+        let calls: Vec<DateTime<Utc>> = w.http.calls.lock().unwrap().iter().map(|c| c.0).collect();
+        assert_eq!(
+            calls,
+            [t("2024-01-01T00:01:00Z")],
+            "created at {start}: the first fire is called on its second, with no tick"
+        );
+    }
+}
+
+/// Resuming a paused job plans it at once too.
+#[tokio::test]
+async fn an_unpaused_job_is_planned_at_once() {
+    let w = World::new("2024-01-01T00:00:30Z", |_, _| ok(json!({})));
+    w.create(
+        "resumed",
+        json!({"schedule": {"cron": ["* * * * *"]}, "active": 0}),
+    )
+    .await;
+    w.clock.set(t("2024-01-01T00:00:59.400Z"));
+    w.app()
+        .set_active(&job("resumed"), true, Some("back".into()))
+        .await
+        .unwrap();
+    w.clock.set(t("2024-01-01T00:01:00Z"));
+    w.drain().await;
+    assert_eq!(w.call_instants("/run"), ["2024-01-01T00:01:00Z"]);
+}
