@@ -444,14 +444,14 @@ fn every_route_once() {
             None,
         )
         .plain(&["executions", "nextCursor"]),
-        // Nothing runs executions before the execution engine, so none waits for feedback or can
-        // be terminated (only Processing or Failed ones can): both valid requests are conflicts.
+        // Feedback without the execution's token is refused before anything is looked up; an
+        // execution that is not Processing or Failed cannot be terminated: a conflict.
         step(
             "POST /jobs/{jobId}/feedback/{requestCounts}",
             "/jobs/walker/feedback/1",
             Some(json!({"status": "succeed", "progress": "100%", "data": {}})),
         )
-        .status(409),
+        .status(401),
         step(
             "POST /executions/{id}/terminate",
             "/executions/{childExecution}/terminate",

@@ -485,27 +485,54 @@ async fn concurrent_triggers_each_get_an_execution() {
     assert_eq!(listed["executions"].as_array().unwrap().len(), 11);
 }
 
+/// Without a token that verifies, the feedback route answers the same 401 whatever the job, the
+/// run or the execution id: it never says which jobs exist (404) or which runs wait (409).
 #[tokio::test(flavor = "multi_thread")]
-async fn feedback_needs_a_processing_execution() {
+async fn feedback_without_a_verifying_token_is_always_the_same_401() {
     let api = Api::new();
-    assert_error(
-        &api.post("/jobs/ghost/feedback/1", &json!({"status": "succeed"}))
-            .await,
-        404,
-        "job ghost",
-    );
     api.create("20220125", &seed_job()).await;
-    api.trigger("20220125", &json!({})).await;
-    let answer = api
-        .post(
-            "/jobs/20220125/feedback/1",
-            &json!({"status": "succeed", "progress": "100%"}),
-        )
-        .await;
+    let execution = api.trigger("20220125", &json!({})).await;
+    let secret = AppConfig::default().signing_secret;
+    let valid = sundial_core::signing::feedback_token(&secret, &execution);
+    let other = sundial_core::signing::feedback_token(&secret, "20220125~t~other");
+    let report = json!({"status": "succeed", "progress": "100%"});
+    let unverified = [
+        "/jobs/ghost/feedback/1".to_string(),
+        "/jobs/20220125/feedback/1".to_string(),
+        "/jobs/20220125/feedback/7".to_string(),
+        format!("/jobs/20220125/feedback/1?token={valid}"),
+        format!("/jobs/20220125/feedback/1?executionId={execution}"),
+        format!("/jobs/20220125/feedback/1?executionId={execution}&token=00"),
+        format!("/jobs/20220125/feedback/1?executionId={execution}&token={other}"),
+        format!("/jobs/ghost/feedback/1?executionId={execution}&token={other}"),
+        format!("/jobs/ghost/feedback/1?executionId=ghost~t~x&token={valid}"),
+    ];
+    let mut answers = Vec::new();
+    for uri in &unverified {
+        let answer = api.post(uri, &report).await;
+        assert_error(&answer, 401, "token:");
+        answers.push(answer);
+    }
+    assert!(answers.windows(2).all(|w| w[0] == w[1]), "{answers:?}");
+
+    // With a token that verifies, the caller learns the run's state.
     assert_error(
-        &answer,
+        &api.post(
+            &format!("/jobs/20220125/feedback/1?executionId={execution}&token={valid}"),
+            &report,
+        )
+        .await,
         409,
         "no execution of job 20220125 is waiting for feedback",
+    );
+    assert_error(
+        &api.post(
+            &format!("/jobs/20220125/feedback/2?executionId={execution}&token={valid}"),
+            &report,
+        )
+        .await,
+        404,
+        "execution ",
     );
     assert_error(
         &api.post("/jobs/20220125/feedback/x", &json!({})).await,

@@ -406,10 +406,17 @@ async fn async_jobs_complete_by_signed_feedback() {
     let token = url.split("token=").nth(1).unwrap().to_string();
     // A wrong token is refused; the right one completes the run.
     let report = json!({"status": "succeed", "data": {"ok": 1}});
-    let wrong = w.app().feedback(&job, 1, None, Some("00"), &report).await;
+    let id = Some(exec.execution_id.as_str());
+    let wrong = w.app().feedback(&job, 1, id, Some("00"), &report).await;
     assert!(matches!(wrong, Err(AppError::Unauthorized(_))), "{wrong:?}");
+    // The token alone is not enough: it is verified against the execution id the URL names.
+    let unnamed = w.app().feedback(&job, 1, None, Some(&token), &report).await;
+    assert!(
+        matches!(unnamed, Err(AppError::Unauthorized(_))),
+        "{unnamed:?}"
+    );
     w.app()
-        .feedback(&job, 1, None, Some(&token), &report)
+        .feedback(&job, 1, id, Some(&token), &report)
         .await
         .unwrap();
     let done = w.app().get_execution(&exec.execution_id).await.unwrap();
