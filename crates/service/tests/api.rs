@@ -1600,7 +1600,7 @@ async fn transport_errors_are_envelopes() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn bearer_token_guards_everything_but_health() {
-    let api = Api::with_token(Some("s3cret-token"));
+    let api = Api::with_token(Some("s3cret-token-0123"));
     let with = |auth: Option<&str>, uri: &str| {
         let mut request = Request::get(uri);
         if let Some(auth) = auth {
@@ -1615,34 +1615,49 @@ async fn bearer_token_guards_everything_but_health() {
         "",
     );
     assert_error(
-        &api.send(with(Some("Bearer s3cret-toke"), "/stats")).await,
+        &api.send(with(Some("Bearer s3cret-token-012"), "/stats"))
+            .await,
         401,
         "",
     );
     assert_error(
-        &api.send(with(Some("s3cret-token"), "/stats")).await,
+        &api.send(with(Some("s3cret-token-0123"), "/stats")).await,
         401,
         "",
     );
     assert_error(
-        &api.send(with(Some("Basic s3cret-token"), "/stats")).await,
+        &api.send(with(Some("Basic s3cret-token-0123"), "/stats"))
+            .await,
         401,
         "",
     );
     assert_error(&api.send(with(None, "/jobs/x")).await, 401, "");
-    assert_eq!(
-        api.send(with(Some("Bearer s3cret-token"), "/stats"))
-            .await
-            .0,
-        StatusCode::OK
+    assert_error(
+        &api.send(with(Some("Bearers3cret-token-0123"), "/stats"))
+            .await,
+        401,
+        "",
     );
+    // RFC 7235: the scheme is case-insensitive, and one or more spaces follow it.
+    for auth in [
+        "Bearer s3cret-token-0123",
+        "bearer s3cret-token-0123",
+        "BEARER s3cret-token-0123",
+        "bEaReR   s3cret-token-0123",
+    ] {
+        assert_eq!(
+            api.send(with(Some(auth), "/stats")).await.0,
+            StatusCode::OK,
+            "{auth}"
+        );
+    }
     assert_eq!(
         api.send(with(None, "/health")).await,
         (StatusCode::OK, json!({"status": "ok"}))
     );
 
     let create = Request::post("/jobs/20220125")
-        .header(header::AUTHORIZATION, "Bearer s3cret-token")
+        .header(header::AUTHORIZATION, "Bearer s3cret-token-0123")
         .body(Body::from(seed_job().to_string()))
         .unwrap();
     assert_eq!(api.send(create).await, (StatusCode::OK, ok()));

@@ -534,7 +534,7 @@ async fn require_bearer(State(token): State<Arc<str>>, request: Request, next: N
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
+        .and_then(bearer_credentials);
     match presented {
         Some(presented) if constant_time_eq(presented.as_bytes(), token.as_bytes()) => {
             next.run(request).await
@@ -543,6 +543,15 @@ async fn require_bearer(State(token): State<Arc<str>>, request: Request, next: N
             ApiError::new(StatusCode::UNAUTHORIZED, "missing or wrong bearer token").into_response()
         }
     }
+}
+
+/// The credentials of an `Authorization: Bearer <token>` value. The scheme is case-insensitive
+/// (RFC 7235 §2.1: `bearer`, `BEARER`) and separated from the token by one or more spaces.
+fn bearer_credentials(value: &str) -> Option<&str> {
+    let (scheme, credentials) = value.split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| credentials.trim_start_matches(' '))
 }
 
 /// Compares without an early exit, so response timing does not reveal how much of a token matched.
