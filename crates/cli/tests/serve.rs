@@ -848,7 +848,7 @@ fn update_of_a_paused_job_is_consistent() {
 #[test]
 fn bearer_token_guards_every_route_but_health() {
     let dir = TempDir::new("auth");
-    let token = "test-token-7f3a";
+    let token = "test-token-7f3a-9c21";
     let server = start(&dir, &[], &[("SUNDIAL_API_TOKEN", token)]);
     let bearer = format!("Bearer {token}");
     let auth = [("Authorization", bearer.as_str())];
@@ -881,6 +881,10 @@ fn bearer_token_guards_every_route_but_health() {
     let stats = server.send("GET", "/stats", &auth, None);
     assert_eq!(stats.status, 200);
     assert_eq!(stats.body["jobs"], json!({"active": 1}));
+    // The scheme is case-insensitive (RFC 7235).
+    let lower = format!("bearer {token}");
+    let stats = server.send("GET", "/stats", &[("Authorization", lower.as_str())], None);
+    assert_eq!(stats.status, 200, "{:?}", stats.body);
 }
 
 #[test]
