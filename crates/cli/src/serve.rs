@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use sundial_embedded::{SqliteQueue, SqliteStore};
+
+use crate::http_server;
 use sundial_service::clock::{Clock, SystemClock};
 use sundial_service::engine::runner::{self, RunnerOptions};
 use sundial_service::engine::{Engine, EngineConfig, EngineHooks, LOCAL_ADMIT_AHEAD};
@@ -126,6 +128,7 @@ pub fn run(options: ServeOptions) -> Result<(), String> {
 }
 
 async fn serve(options: ServeOptions) -> Result<(), String> {
+    let open_files = http_server::raise_open_file_limit();
     create_private_dir(&options.data)
         .map_err(|e| format!("--data: creating {}: {e}", options.data.display()))?;
     let db = options.data.join("sundial.db");
@@ -165,12 +168,13 @@ async fn serve(options: ServeOptions) -> Result<(), String> {
         )))
     };
     let router = sundial_service::api::router(app, options.token.clone());
-    tracing::info!(addr = %local, data = %options.data.display(), debug_mode = options.debug_mode, auth = options.token.is_some(), "sundial listening");
+    let limits = http_server::Limits::from_open_files(open_files);
+    tracing::info!(addr = %local, data = %options.data.display(), debug_mode = options.debug_mode, auth = options.token.is_some(), open_files, max_connections = limits.max_connections, "sundial listening");
     let shutdown = shutdown_signal()?;
     let signal_for_grace = shutdown_signal()?;
     // Tests and scripts read this line to learn the port when --addr ends in :0.
     println!("sundial listening on http://{local}");
-    let server = axum::serve(listener, router).with_graceful_shutdown(async {
+    let server = http_server::serve(listener, router, limits, async {
         shutdown.await;
         tracing::info!("shutting down");
     });
@@ -183,7 +187,7 @@ async fn serve(options: ServeOptions) -> Result<(), String> {
         tokio::time::sleep(SHUTDOWN_GRACE).await;
     };
     tokio::select! {
-        result = server => result.map_err(|e| format!("serving: {e}"))?,
+        () = server => {}
         () = grace_expired => tracing::warn!(
             grace = ?SHUTDOWN_GRACE,
             "connections still open after the shutdown grace period; closing them"

@@ -2010,3 +2010,24 @@ async fn arbitrary_json_never_yields_a_server_error() {
         );
     }
 }
+
+/// A body that trickles in (or never comes) does not hold its connection and task for ever: after
+/// `BODY_READ_TIMEOUT` it is a 408 in the envelope. Time is simulated.
+#[tokio::test(start_paused = true)]
+async fn a_body_that_never_arrives_is_a_408() {
+    let api = Api::new();
+    let first = futures_util::stream::iter([Ok::<_, std::convert::Infallible>(
+        axum::body::Bytes::from_static(b"{\"jobName\""),
+    )]);
+    let never = futures_util::StreamExt::chain(first, futures_util::stream::pending());
+    let request = Request::post("/jobs/slow")
+        .body(Body::from_stream(never))
+        .unwrap();
+    let started = tokio::time::Instant::now();
+    assert_error(
+        &api.send(request).await,
+        408,
+        "body: not received within 30 s",
+    );
+    assert_eq!(started.elapsed(), sundial_service::api::BODY_READ_TIMEOUT);
+}

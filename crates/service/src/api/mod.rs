@@ -30,6 +30,9 @@ use extract::{JsonBody, Params, PathParams};
 /// The largest request body accepted.
 pub const MAX_BODY_BYTES: usize = 256 * 1024;
 
+/// How long a request body may take to arrive once its handler reads it.
+pub const BODY_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
 type AppState<S> = State<Arc<App<S>>>;
 type ApiResult = Result<Response, ApiError>;
 
