@@ -236,6 +236,22 @@ struct Connections {
     changed: Notify,
 }
 
+impl State {
+    /// True, and noted, if nothing was logged in the last [`WARN_EVERY`]: the one rate limit of
+    /// this module's warnings.
+    fn may_warn(&mut self) -> bool {
+        let now = Instant::now();
+        if self
+            .warned_at
+            .is_some_and(|at| now.duration_since(at) < WARN_EVERY)
+        {
+            return false;
+        }
+        self.warned_at = Some(now);
+        true
+    }
+}
+
 #[derive(Default)]
 struct State {
     next_id: u64,
@@ -292,11 +308,7 @@ impl Connections {
 
     /// Logs, at most once per [`WARN_EVERY`], that the cap bites and what it did.
     fn warn(&self, state: &mut State) {
-        let now = Instant::now();
-        if state
-            .warned_at
-            .is_some_and(|at| now.duration_since(at) < WARN_EVERY)
-        {
+        if !state.may_warn() {
             return;
         }
         tracing::warn!(
@@ -305,7 +317,6 @@ impl Connections {
             waited_for_busy = state.waited,
             "connection limit reached: idle connections are closed to admit new ones, and new ones wait while all are busy; the limit is half the open-file limit (ulimit -n) beyond 64, so raise that to allow more"
         );
-        state.warned_at = Some(now);
         state.closed_idle = 0;
         state.waited = 0;
     }
@@ -347,16 +358,8 @@ async fn accept_failed(connections: &Connections, error: &std::io::Error) {
     ) {
         return;
     }
-    {
-        let mut state = connections.lock();
-        let now = Instant::now();
-        if !state
-            .warned_at
-            .is_some_and(|at| now.duration_since(at) < WARN_EVERY)
-        {
-            tracing::error!(error = %error, "accepting a connection failed; retrying");
-            state.warned_at = Some(now);
-        }
+    if connections.lock().may_warn() {
+        tracing::error!(error = %error, "accepting a connection failed; retrying");
     }
     tokio::time::sleep(Duration::from_millis(100)).await;
 }

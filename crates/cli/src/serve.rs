@@ -32,11 +32,12 @@ Runs the Sundial API and the execution engine (tick, dispatch, notify) on the em
 
 Environment:
   SUNDIAL_API_TOKEN       bearer token required on every route but /health and the feedback
-                          route; mandatory when --addr is not a loopback address
+                          route; mandatory when --addr is not a loopback address; at least 16
+                          visible ASCII characters
   SUNDIAL_SERVICES        service map for service:// URLs: main=http://127.0.0.1:9000,oa=…
   SUNDIAL_PUBLIC_URL      base of schedulingFeedbackUrl (default http://ADDR)
-  SUNDIAL_SIGNING_SECRET  HMAC secret for feedback tokens and webhook signatures (default: a
-                          random one kept in DATA/signing-secret)
+  SUNDIAL_SIGNING_SECRET  HMAC secret for feedback tokens and webhook signatures, at least 32
+                          bytes (default: a random one kept in DATA/signing-secret, mode 0600)
   SUNDIAL_OUTBOUND_ALLOW  hosts, IPs or CIDRs jobs may call beyond public addresses and loopback
   SUNDIAL_VAR_*           variables job templates may read as ${SUNDIAL_VAR_NAME}
   RUST_LOG                log filter (default info)
