@@ -82,12 +82,8 @@ impl Settings {
                     .map_err(|_| ConfigError(format!("{name}: expected a whole number, got {v:?}")))
             })
         };
-        let signing_secret = required("SUNDIAL_SIGNING_SECRET")?.into_bytes();
-        if signing_secret.len() < 32 {
-            return Err(ConfigError(
-                "SUNDIAL_SIGNING_SECRET: must be at least 32 bytes".into(),
-            ));
-        }
+        let signing_secret =
+            settings::signing_secret(&required("SUNDIAL_SIGNING_SECRET")?).map_err(ConfigError)?;
         let timer_shards = number("SUNDIAL_TIMER_SHARDS", u64::from(DEFAULT_TIMER_SHARDS))?;
         let timer_shards = u32::try_from(timer_shards)
             .ok()

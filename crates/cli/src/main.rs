@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use chrono::Utc;
 
+mod http_server;
 mod preview;
 mod serve;
 

@@ -5,10 +5,12 @@
 //! address without one: a scheduler that calls URLs on request is not something to expose openly.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use sundial_embedded::{SqliteQueue, SqliteStore};
+
+use crate::http_server;
 use sundial_service::clock::{Clock, SystemClock};
 use sundial_service::engine::runner::{self, RunnerOptions};
 use sundial_service::engine::{Engine, EngineConfig, EngineHooks, LOCAL_ADMIT_AHEAD};
@@ -30,11 +32,12 @@ Runs the Sundial API and the execution engine (tick, dispatch, notify) on the em
 
 Environment:
   SUNDIAL_API_TOKEN       bearer token required on every route but /health and the feedback
-                          route; mandatory when --addr is not a loopback address
+                          route; mandatory when --addr is not a loopback address; at least 16
+                          visible ASCII characters
   SUNDIAL_SERVICES        service map for service:// URLs: main=http://127.0.0.1:9000,oa=…
   SUNDIAL_PUBLIC_URL      base of schedulingFeedbackUrl (default http://ADDR)
-  SUNDIAL_SIGNING_SECRET  HMAC secret for feedback tokens and webhook signatures (default: a
-                          random one kept in DATA/signing-secret)
+  SUNDIAL_SIGNING_SECRET  HMAC secret for feedback tokens and webhook signatures, at least 32
+                          bytes (default: a random one kept in DATA/signing-secret, mode 0600)
   SUNDIAL_OUTBOUND_ALLOW  hosts, IPs or CIDRs jobs may call beyond public addresses and loopback
   SUNDIAL_VAR_*           variables job templates may read as ${SUNDIAL_VAR_NAME}
   RUST_LOG                log filter (default info)
@@ -51,8 +54,11 @@ pub struct ServeOptions {
     pub debug_mode: bool,
     /// Serve the API without running the engine.
     pub api_only: bool,
-    /// `SUNDIAL_API_TOKEN`.
+    /// `SUNDIAL_API_TOKEN` (checked by [`settings::api_token`]).
     pub token: Option<String>,
+    /// `SUNDIAL_SIGNING_SECRET` (checked by [`settings::signing_secret`]); without it, a random
+    /// one kept in the data directory.
+    pub signing_secret: Option<Vec<u8>>,
 }
 
 /// Parses `serve` flags; `env` looks up environment variables (injected for tests).
@@ -89,7 +95,14 @@ pub fn parse(
             other => return Err(format!("unknown flag {other:?}")),
         }
     }
-    let token = env("SUNDIAL_API_TOKEN").filter(|t| !t.is_empty());
+    let token = env("SUNDIAL_API_TOKEN")
+        .filter(|t| !t.is_empty())
+        .map(|t| settings::api_token(&t))
+        .transpose()?;
+    let signing_secret = env("SUNDIAL_SIGNING_SECRET")
+        .filter(|s| !s.is_empty())
+        .map(|s| settings::signing_secret(&s))
+        .transpose()?;
     if !addr.ip().is_loopback() && token.is_none() {
         return Err(format!(
             "--addr: {addr} is reachable from other machines; set SUNDIAL_API_TOKEN to require a bearer token"
@@ -101,6 +114,7 @@ pub fn parse(
         debug_mode,
         api_only,
         token,
+        signing_secret,
     })
 }
 
@@ -115,7 +129,8 @@ pub fn run(options: ServeOptions) -> Result<(), String> {
 }
 
 async fn serve(options: ServeOptions) -> Result<(), String> {
-    std::fs::create_dir_all(&options.data)
+    let open_files = http_server::raise_open_file_limit();
+    create_private_dir(&options.data)
         .map_err(|e| format!("--data: creating {}: {e}", options.data.display()))?;
     // Held until the process ends: two engines on one store would each take the other's live
     // runs for a dead process's.
@@ -125,11 +140,22 @@ async fn serve(options: ServeOptions) -> Result<(), String> {
         Some(lock_engine(&options.data)?)
     };
     let db = options.data.join("sundial.db");
+    if let Some(mode) = shared_mode(&db) {
+        tracing::warn!(
+            path = %db.display(),
+            mode = format!("{mode:o}"),
+            "the database is readable by other users of this machine; run `chmod 600 {}`",
+            db.display()
+        );
+    }
     let store =
         SqliteStore::open(&db).map_err(|e| format!("--data: opening {}: {e}", db.display()))?;
     let config = AppConfig {
         debug_mode: options.debug_mode,
-        signing_secret: signing_secret(&options.data)?,
+        signing_secret: match &options.signing_secret {
+            Some(secret) => secret.clone(),
+            None => stored_signing_secret(&options.data)?,
+        },
     };
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let app = Arc::new(App::new(store.clone(), Arc::clone(&clock), config));
@@ -173,12 +199,13 @@ async fn serve(options: ServeOptions) -> Result<(), String> {
         )))
     };
     let router = sundial_service::api::router(app, options.token.clone());
-    tracing::info!(addr = %local, data = %options.data.display(), debug_mode = options.debug_mode, auth = options.token.is_some(), "sundial listening");
+    let limits = http_server::Limits::from_open_files(open_files);
+    tracing::info!(addr = %local, data = %options.data.display(), debug_mode = options.debug_mode, auth = options.token.is_some(), open_files, max_connections = limits.max_connections, "sundial listening");
     let shutdown = shutdown_signal()?;
     let signal_for_grace = shutdown_signal()?;
     // Tests and scripts read this line to learn the port when --addr ends in :0.
     println!("sundial listening on http://{local}");
-    let server = axum::serve(listener, router).with_graceful_shutdown(async {
+    let server = http_server::serve(listener, router, limits, async {
         shutdown.await;
         tracing::info!("shutting down");
     });
@@ -191,7 +218,7 @@ async fn serve(options: ServeOptions) -> Result<(), String> {
         tokio::time::sleep(SHUTDOWN_GRACE).await;
     };
     tokio::select! {
-        result = server => result.map_err(|e| format!("serving: {e}"))?,
+        () = server => {}
         () = grace_expired => tracing::warn!(
             grace = ?SHUTDOWN_GRACE,
             "connections still open after the shutdown grace period; closing them"
@@ -282,27 +309,62 @@ fn lock_engine(data: &std::path::Path) -> Result<std::fs::File, String> {
     }
 }
 
-/// The secret for feedback tokens and webhook signatures: `SUNDIAL_SIGNING_SECRET`, else a random
-/// one kept in the data directory so that feedback URLs stay valid across restarts.
-fn signing_secret(data: &std::path::Path) -> Result<Vec<u8>, String> {
-    if let Ok(secret) = std::env::var("SUNDIAL_SIGNING_SECRET") {
-        if !secret.is_empty() {
-            return Ok(secret.into_bytes());
-        }
-    }
+/// The secret for feedback tokens and webhook signatures when `SUNDIAL_SIGNING_SECRET` is not set:
+/// a random one kept in the data directory (0600) so that feedback URLs stay valid across
+/// restarts. A kept file that other users can read is refused: with it they could forge feedback
+/// tokens and webhook signatures.
+fn stored_signing_secret(data: &Path) -> Result<Vec<u8>, String> {
     let path = data.join("signing-secret");
+    if let Some(mode) = shared_mode(&path) {
+        return Err(format!(
+            "{} can be read by other users of this machine (mode {mode:o}), who could forge feedback tokens and webhook signatures with it; run `chmod 600 {}` and start again (or set SUNDIAL_SIGNING_SECRET)",
+            path.display(),
+            path.display()
+        ));
+    }
     if let Ok(secret) = std::fs::read(&path) {
-        if secret.len() >= 32 {
+        if secret.len() >= settings::MIN_SIGNING_SECRET_BYTES {
             return Ok(secret);
         }
     }
-    let mut secret = vec![0u8; 32];
+    let mut secret = vec![0u8; settings::MIN_SIGNING_SECRET_BYTES];
     std::fs::File::open("/dev/urandom")
         .and_then(|mut random| std::io::Read::read_exact(&mut random, &mut secret))
         .map_err(|e| format!("generating a signing secret (or set SUNDIAL_SIGNING_SECRET): {e}"))?;
-    std::fs::write(&path, &secret)
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options
+        .open(&path)
+        .and_then(|mut file| std::io::Write::write_all(&mut file, &secret))
         .map_err(|e| format!("--data: writing {}: {e}", path.display()))?;
     Ok(secret)
+}
+
+/// Creates the data directory (and any missing parent) readable by its owner only (0700). An
+/// existing directory keeps its mode.
+fn create_private_dir(path: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(path)
+}
+
+/// The permission bits of `path` if it exists and its group or others have any access to it.
+fn shared_mode(path: &Path) -> Option<u32> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path).ok()?.permissions().mode() & 0o777;
+        (mode & 0o077 != 0).then_some(mode)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
 }
 
 /// How long in-flight requests may take to finish after SIGINT or SIGTERM.
@@ -373,10 +435,49 @@ mod tests {
         let err = parse(&args(&["--addr", "0.0.0.0:8080"]), |_| None).unwrap_err();
         assert!(err.starts_with("--addr:"), "{err}");
         let o = parse(&args(&["--addr", "0.0.0.0:8080"]), |k| {
-            (k == "SUNDIAL_API_TOKEN").then(|| "s3cret".into())
+            (k == "SUNDIAL_API_TOKEN").then(|| "s3cret-token-0123".into())
         })
         .unwrap();
-        assert_eq!(o.token.as_deref(), Some("s3cret"));
+        assert_eq!(o.token.as_deref(), Some("s3cret-token-0123"));
+    }
+
+    /// Weak credentials stop the start with a message naming the variable, on any address.
+    #[test]
+    fn weak_credentials_are_refused_at_start() {
+        for (addr, key, value) in [
+            ("0.0.0.0:8080", "SUNDIAL_API_TOKEN", "                "),
+            ("0.0.0.0:8080", "SUNDIAL_API_TOKEN", " s3cret-token-0123 "),
+            ("0.0.0.0:8080", "SUNDIAL_API_TOKEN", "x"),
+            ("0.0.0.0:8080", "SUNDIAL_API_TOKEN", "ключ-ключ-ключ-ключ"),
+            ("127.0.0.1:8080", "SUNDIAL_API_TOKEN", "short"),
+            ("127.0.0.1:8080", "SUNDIAL_SIGNING_SECRET", "k"),
+            (
+                "127.0.0.1:8080",
+                "SUNDIAL_SIGNING_SECRET",
+                "sample-signing-secret",
+            ),
+        ] {
+            let err = parse(&args(&["--addr", addr]), |k| {
+                if k == key {
+                    Some(value.into())
+                } else if k == "SUNDIAL_API_TOKEN" {
+                    Some("s3cret-token-0123".into())
+                } else {
+                    None
+                }
+            })
+            .unwrap_err();
+            assert!(
+                err.starts_with(&format!("{key}: ")),
+                "{key}={value:?}: {err}"
+            );
+        }
+        let secret = "0123456789abcdef0123456789abcdef";
+        let o = parse(&[], |k| {
+            (k == "SUNDIAL_SIGNING_SECRET").then(|| secret.into())
+        })
+        .unwrap();
+        assert_eq!(o.signing_secret.as_deref(), Some(secret.as_bytes()));
     }
 
     #[test]

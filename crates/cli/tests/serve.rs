@@ -444,14 +444,14 @@ fn every_route_once() {
             None,
         )
         .plain(&["executions", "nextCursor"]),
-        // Nothing runs executions before the execution engine, so none waits for feedback or can
-        // be terminated (only Processing or Failed ones can): both valid requests are conflicts.
+        // Feedback without the execution's token is refused before anything is looked up; an
+        // execution that is not Processing or Failed cannot be terminated: a conflict.
         step(
             "POST /jobs/{jobId}/feedback/{requestCounts}",
             "/jobs/walker/feedback/1",
             Some(json!({"status": "succeed", "progress": "100%", "data": {}})),
         )
-        .status(409),
+        .status(401),
         step(
             "POST /executions/{id}/terminate",
             "/executions/{childExecution}/terminate",
@@ -848,7 +848,7 @@ fn update_of_a_paused_job_is_consistent() {
 #[test]
 fn bearer_token_guards_every_route_but_health() {
     let dir = TempDir::new("auth");
-    let token = "test-token-7f3a";
+    let token = "test-token-7f3a-9c21";
     let server = start(&dir, &[], &[("SUNDIAL_API_TOKEN", token)]);
     let bearer = format!("Bearer {token}");
     let auth = [("Authorization", bearer.as_str())];
@@ -881,6 +881,10 @@ fn bearer_token_guards_every_route_but_health() {
     let stats = server.send("GET", "/stats", &auth, None);
     assert_eq!(stats.status, 200);
     assert_eq!(stats.body["jobs"], json!({"active": 1}));
+    // The scheme is case-insensitive (RFC 7235).
+    let lower = format!("bearer {token}");
+    let stats = server.send("GET", "/stats", &[("Authorization", lower.as_str())], None);
+    assert_eq!(stats.status, 200, "{:?}", stats.body);
 }
 
 #[test]

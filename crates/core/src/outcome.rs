@@ -30,6 +30,10 @@ pub const TIMEOUT: &str = "timeout";
 /// The error code of a call that never got an HTTP answer: connection refused, DNS failure, TLS
 /// error, reset.
 pub const CONNECTION: &str = "connection";
+/// The error code of a call the outbound address policy refused (a private, link-local or other
+/// special-purpose address that is not allowed): it can never succeed as written, so it is final,
+/// not retried, and kept apart from [`CONNECTION`].
+pub const ADDRESS_REFUSED: &str = "address-refused";
 /// The error code of an async `failed` report that gives no `error`.
 pub const FAILED: &str = "failed";
 /// The key an async report without a status (still running) matches, besides an empty
@@ -213,6 +217,9 @@ pub enum Outcome {
     Timeout,
     /// The call got no HTTP answer; the text says why, for the log.
     Transport(String),
+    /// The call was not made: the outbound address policy refuses its address. Final: a retry
+    /// would be refused the same way.
+    Refused(String),
 }
 
 /// What an [`Outcome`] means for the execution.
@@ -223,10 +230,10 @@ pub enum Verdict {
     /// The attempt succeeded.
     Succeeded,
     /// The attempt failed with `code`; when `retryable`, [`crate::retry::decide`] decides whether
-    /// to retry, otherwise the execution has failed for good (`finalFailed`).
+    /// to retry, otherwise the execution has failed for good (`finalFailed`, [`ADDRESS_REFUSED`]).
     Failed {
-        /// The error code: HTTP status text, async `error`, [`TIMEOUT`], [`CONNECTION`], or
-        /// [`FAILED`] / `finalFailed` for a report without an error.
+        /// The error code: HTTP status text, async `error`, [`TIMEOUT`], [`CONNECTION`],
+        /// [`ADDRESS_REFUSED`], or [`FAILED`] / `finalFailed` for a report without an error.
         code: String,
         /// False only for `finalFailed`.
         retryable: bool,
@@ -262,6 +269,7 @@ impl Outcome {
             },
             Outcome::Timeout => failed(TIMEOUT.into(), true),
             Outcome::Transport(_) => failed(CONNECTION.into(), true),
+            Outcome::Refused(_) => failed(ADDRESS_REFUSED.into(), false),
         }
     }
 
@@ -283,7 +291,8 @@ impl Outcome {
     /// - an async `failed` report: its `error` (`"error1"`, `"inprogress"`), and `"failed"`;
     /// - other async reports: the status name, `"succeed"`, `"finalSucceed"`, `"finalFailed"`,
     ///   and `"running"` for a report without a status;
-    /// - a timeout: `"timeout"`; a transport failure: `"connection"`.
+    /// - a timeout: `"timeout"`; a transport failure: `"connection"`; a call the address policy
+    ///   refused: `"address-refused"`.
     pub fn match_keys(&self) -> Vec<String> {
         match self {
             Outcome::Http { status } => vec![status.to_string()],
@@ -301,6 +310,7 @@ impl Outcome {
             Outcome::Async { status, .. } => vec![status.name().into()],
             Outcome::Timeout => vec![TIMEOUT.into()],
             Outcome::Transport(_) => vec![CONNECTION.into()],
+            Outcome::Refused(_) => vec![ADDRESS_REFUSED.into()],
         }
     }
 
@@ -322,14 +332,15 @@ impl Outcome {
     }
 
     /// The `httpStatus` of the notify body: the status of a sync answer; `"200"` for an async
-    /// report (it arrived in a successful poll or feedback call); `"timeout"` and `"connection"`
-    /// when there was no answer.
+    /// report (it arrived in a successful poll or feedback call); `"timeout"`, `"connection"` and
+    /// `"address-refused"` when there was no answer.
     pub fn http_status_text(&self) -> String {
         match self {
             Outcome::Http { status } => status.to_string(),
             Outcome::Async { .. } => "200".into(),
             Outcome::Timeout => TIMEOUT.into(),
             Outcome::Transport(_) => CONNECTION.into(),
+            Outcome::Refused(_) => ADDRESS_REFUSED.into(),
         }
     }
 
@@ -540,6 +551,13 @@ mod tests {
             Outcome::Transport("connection refused".into()).verdict(),
             code("connection", true)
         );
+        // A refused address can never succeed as written: final, no retry rule consulted.
+        let refused = Outcome::Refused("169.254.169.254 is link-local".into());
+        assert_eq!(refused.verdict(), code("address-refused", false));
+        assert_eq!(refused.retry_code(), None);
+        assert!(refused.matches(Some("address-refused")));
+        assert!(!refused.matches(Some("connection")));
+        assert_eq!(refused.http_status_text(), "address-refused");
         assert_eq!(status(AsyncStatus::Running).verdict(), Verdict::Running);
         assert_eq!(status(AsyncStatus::Succeeded).verdict(), Verdict::Succeeded);
         assert_eq!(

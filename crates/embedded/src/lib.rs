@@ -75,10 +75,31 @@ pub struct SqliteStore {
     _checkpoints: Option<checkpoint::Checkpoints>,
 }
 
+/// Creates `path` as an empty file (an empty file is a new SQLite database) readable and writable
+/// by its owner only, unless it exists.
+fn create_private(path: &Path) -> std::io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    match options.open(path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
 impl SqliteStore {
     /// Opens (creating if needed) the database file at `path`, switches it to WAL and brings its
     /// schema up to date. The directory must exist.
+    ///
+    /// A new file is created readable by its owner only (0600), since it holds every job's
+    /// request headers; SQLite gives the `-wal` and `-shm` files it creates beside it the
+    /// database file's mode. An existing file keeps the mode it has.
     pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
+        create_private(path).map_err(|err| {
+            StoreError::Unavailable(format!("cannot create {}: {err}", path.display()))
+        })?;
         let conn = Connection::open(path).map_err(|err| {
             StoreError::Unavailable(format!("cannot open {}: {err}", path.display()))
         })?;

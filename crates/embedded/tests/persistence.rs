@@ -200,3 +200,23 @@ fn missing_directory_is_unavailable() {
         Err(StoreError::Unavailable(_))
     ));
 }
+
+/// The database holds every job's request headers: a new file and the `-wal` and `-shm` files
+/// beside it are readable by their owner only, whatever the umask.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread")]
+async fn new_database_files_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TempDir::new("modes");
+    let file = dir.path().join("sundial.db");
+    let store = SqliteStore::open(&file).expect("open a new file store");
+    store.create_job(&job()).await.unwrap();
+    for name in ["sundial.db", "sundial.db-wal", "sundial.db-shm"] {
+        let path = dir.path().join(name);
+        let mode = std::fs::metadata(&path)
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600, "{name}: {mode:o}");
+    }
+}

@@ -8,6 +8,8 @@
 use std::future::Future;
 use std::time::Duration;
 
+use sundial_core::outcome::Outcome;
+
 /// The largest response body kept; longer bodies are cut off and the call fails with
 /// [`HttpError::BodyTooLarge`].
 pub const MAX_RESPONSE_BYTES: usize = 1024 * 1024;
@@ -65,6 +67,23 @@ pub enum HttpError {
     /// Connecting, sending or reading failed.
     #[error("{0}")]
     Transport(String),
+}
+
+impl HttpError {
+    /// How an attempt whose call failed this way ended: a timeout, a refusal by the address policy
+    /// (`address-refused`, final), or a transport failure (`connection`, retried by the rules).
+    pub fn outcome(&self) -> Outcome {
+        match self {
+            HttpError::Timeout => Outcome::Timeout,
+            HttpError::Refused(_) => Outcome::Refused(self.to_string()),
+            other => Outcome::Transport(other.to_string()),
+        }
+    }
+
+    /// False when trying the same call again cannot help: the address policy refuses it.
+    pub fn is_retryable(&self) -> bool {
+        !matches!(self, HttpError::Refused(_))
+    }
 }
 
 /// Makes outbound HTTP calls.

@@ -43,6 +43,46 @@ pub fn allow_outbound(mut policy: AddressPolicy, allow: Option<&str>) -> Address
     policy
 }
 
+/// The fewest characters a bearer token (`SUNDIAL_API_TOKEN`) may have.
+pub const MIN_API_TOKEN_CHARS: usize = 16;
+
+/// The fewest bytes the signing secret (`SUNDIAL_SIGNING_SECRET`) may have: the HMAC-SHA256 key of
+/// feedback tokens and webhook signatures, so anything shorter than the hash is a weaker key.
+pub const MIN_SIGNING_SECRET_BYTES: usize = 32;
+
+/// `SUNDIAL_API_TOKEN`: at least [`MIN_API_TOKEN_CHARS`] visible ASCII characters (`!` to `~`),
+/// so no spaces, no padding, nothing a header cannot carry as written. The message never repeats
+/// the value.
+pub fn api_token(value: &str) -> Result<String, String> {
+    let rule = format!(
+        "must be at least {MIN_API_TOKEN_CHARS} visible ASCII characters (no spaces), e.g. the output of `openssl rand -hex 32`"
+    );
+    if let Some(at) = value.chars().position(|c| !c.is_ascii_graphic()) {
+        return Err(format!(
+            "SUNDIAL_API_TOKEN: character {} is a space or not visible ASCII; the token {rule}",
+            at + 1
+        ));
+    }
+    if value.len() < MIN_API_TOKEN_CHARS {
+        return Err(format!(
+            "SUNDIAL_API_TOKEN: {} characters are too few; the token {rule}",
+            value.len()
+        ));
+    }
+    Ok(value.to_string())
+}
+
+/// `SUNDIAL_SIGNING_SECRET`: at least [`MIN_SIGNING_SECRET_BYTES`] bytes, taken as they are.
+pub fn signing_secret(value: &str) -> Result<Vec<u8>, String> {
+    if value.len() < MIN_SIGNING_SECRET_BYTES {
+        return Err(format!(
+            "SUNDIAL_SIGNING_SECRET: {} bytes are too few; it must be at least {MIN_SIGNING_SECRET_BYTES} bytes, e.g. the output of `openssl rand -hex 32`",
+            value.len()
+        ));
+    }
+    Ok(value.as_bytes().to_vec())
+}
+
 /// A boolean switch: `1` or `true` (any case).
 pub fn flag(value: Option<&str>) -> bool {
     value.is_some_and(|v| v == "1" || v.eq_ignore_ascii_case("true"))
@@ -71,6 +111,45 @@ mod tests {
             [("SUNDIAL_VAR_A", "1"), ("PATH", "/bin")].map(|(k, v)| (k.to_string(), v.to_string()));
         let env = template_env(vars.into_iter());
         assert_eq!(env.len(), 1);
+    }
+
+    #[test]
+    fn api_tokens_are_16_visible_ascii_characters() {
+        let cases: &[(&str, bool)] = &[
+            ("0123456789abcdef", true),
+            ("test-token-7f3a-9c21", true),
+            ("!\"#$%&'()*+,-./~", true),
+            ("0123456789abcde", false),
+            ("x", false),
+            ("                ", false),
+            ("  0123456789abcdef", false),
+            ("0123456789abcdef ", false),
+            ("0123456789 abcdef", false),
+            ("0123456789abcdef\t", false),
+            ("0123456789abcdéf", false),
+            ("ключключключключключ", false),
+            ("0123456789abcdef\u{0}", false),
+        ];
+        for (token, valid) in cases {
+            let checked = api_token(token);
+            assert_eq!(checked.is_ok(), *valid, "{token:?}: {checked:?}");
+            if let Err(message) = checked {
+                assert!(message.starts_with("SUNDIAL_API_TOKEN: "), "{message}");
+                assert!(message.contains("16 visible ASCII"), "{message}");
+            }
+        }
+    }
+
+    #[test]
+    fn signing_secrets_are_32_bytes() {
+        assert!(signing_secret(&"k".repeat(32)).is_ok());
+        for short in ["", "x", "sample-signing-secret", &"k".repeat(31)] {
+            let message = signing_secret(short).err().unwrap_or_default();
+            assert!(
+                message.starts_with("SUNDIAL_SIGNING_SECRET: ") && message.contains("32 bytes"),
+                "{short:?}: {message}"
+            );
+        }
     }
 
     #[test]

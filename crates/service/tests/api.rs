@@ -485,27 +485,54 @@ async fn concurrent_triggers_each_get_an_execution() {
     assert_eq!(listed["executions"].as_array().unwrap().len(), 11);
 }
 
+/// Without a token that verifies, the feedback route answers the same 401 whatever the job, the
+/// run or the execution id: it never says which jobs exist (404) or which runs wait (409).
 #[tokio::test(flavor = "multi_thread")]
-async fn feedback_needs_a_processing_execution() {
+async fn feedback_without_a_verifying_token_is_always_the_same_401() {
     let api = Api::new();
-    assert_error(
-        &api.post("/jobs/ghost/feedback/1", &json!({"status": "succeed"}))
-            .await,
-        404,
-        "job ghost",
-    );
     api.create("20220125", &seed_job()).await;
-    api.trigger("20220125", &json!({})).await;
-    let answer = api
-        .post(
-            "/jobs/20220125/feedback/1",
-            &json!({"status": "succeed", "progress": "100%"}),
-        )
-        .await;
+    let execution = api.trigger("20220125", &json!({})).await;
+    let secret = AppConfig::default().signing_secret;
+    let valid = sundial_core::signing::feedback_token(&secret, &execution);
+    let other = sundial_core::signing::feedback_token(&secret, "20220125~t~other");
+    let report = json!({"status": "succeed", "progress": "100%"});
+    let unverified = [
+        "/jobs/ghost/feedback/1".to_string(),
+        "/jobs/20220125/feedback/1".to_string(),
+        "/jobs/20220125/feedback/7".to_string(),
+        format!("/jobs/20220125/feedback/1?token={valid}"),
+        format!("/jobs/20220125/feedback/1?executionId={execution}"),
+        format!("/jobs/20220125/feedback/1?executionId={execution}&token=00"),
+        format!("/jobs/20220125/feedback/1?executionId={execution}&token={other}"),
+        format!("/jobs/ghost/feedback/1?executionId={execution}&token={other}"),
+        format!("/jobs/ghost/feedback/1?executionId=ghost~t~x&token={valid}"),
+    ];
+    let mut answers = Vec::new();
+    for uri in &unverified {
+        let answer = api.post(uri, &report).await;
+        assert_error(&answer, 401, "token:");
+        answers.push(answer);
+    }
+    assert!(answers.windows(2).all(|w| w[0] == w[1]), "{answers:?}");
+
+    // With a token that verifies, the caller learns the run's state.
     assert_error(
-        &answer,
+        &api.post(
+            &format!("/jobs/20220125/feedback/1?executionId={execution}&token={valid}"),
+            &report,
+        )
+        .await,
         409,
         "no execution of job 20220125 is waiting for feedback",
+    );
+    assert_error(
+        &api.post(
+            &format!("/jobs/20220125/feedback/2?executionId={execution}&token={valid}"),
+            &report,
+        )
+        .await,
+        404,
+        "execution ",
     );
     assert_error(
         &api.post("/jobs/20220125/feedback/x", &json!({})).await,
@@ -1573,7 +1600,7 @@ async fn transport_errors_are_envelopes() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn bearer_token_guards_everything_but_health() {
-    let api = Api::with_token(Some("s3cret-token"));
+    let api = Api::with_token(Some("s3cret-token-0123"));
     let with = |auth: Option<&str>, uri: &str| {
         let mut request = Request::get(uri);
         if let Some(auth) = auth {
@@ -1588,34 +1615,49 @@ async fn bearer_token_guards_everything_but_health() {
         "",
     );
     assert_error(
-        &api.send(with(Some("Bearer s3cret-toke"), "/stats")).await,
+        &api.send(with(Some("Bearer s3cret-token-012"), "/stats"))
+            .await,
         401,
         "",
     );
     assert_error(
-        &api.send(with(Some("s3cret-token"), "/stats")).await,
+        &api.send(with(Some("s3cret-token-0123"), "/stats")).await,
         401,
         "",
     );
     assert_error(
-        &api.send(with(Some("Basic s3cret-token"), "/stats")).await,
+        &api.send(with(Some("Basic s3cret-token-0123"), "/stats"))
+            .await,
         401,
         "",
     );
     assert_error(&api.send(with(None, "/jobs/x")).await, 401, "");
-    assert_eq!(
-        api.send(with(Some("Bearer s3cret-token"), "/stats"))
-            .await
-            .0,
-        StatusCode::OK
+    assert_error(
+        &api.send(with(Some("Bearers3cret-token-0123"), "/stats"))
+            .await,
+        401,
+        "",
     );
+    // RFC 7235: the scheme is case-insensitive, and one or more spaces follow it.
+    for auth in [
+        "Bearer s3cret-token-0123",
+        "bearer s3cret-token-0123",
+        "BEARER s3cret-token-0123",
+        "bEaReR   s3cret-token-0123",
+    ] {
+        assert_eq!(
+            api.send(with(Some(auth), "/stats")).await.0,
+            StatusCode::OK,
+            "{auth}"
+        );
+    }
     assert_eq!(
         api.send(with(None, "/health")).await,
         (StatusCode::OK, json!({"status": "ok"}))
     );
 
     let create = Request::post("/jobs/20220125")
-        .header(header::AUTHORIZATION, "Bearer s3cret-token")
+        .header(header::AUTHORIZATION, "Bearer s3cret-token-0123")
         .body(Body::from(seed_job().to_string()))
         .unwrap();
     assert_eq!(api.send(create).await, (StatusCode::OK, ok()));
@@ -2274,4 +2316,25 @@ async fn schedules_that_never_fire_come_back_with_warnings() {
         )
         .await;
     assert!(body.get("warnings").is_none(), "{body}");
+}
+
+/// A body that trickles in (or never comes) does not hold its connection and task for ever: after
+/// `BODY_READ_TIMEOUT` it is a 408 in the envelope. Time is simulated.
+#[tokio::test(start_paused = true)]
+async fn a_body_that_never_arrives_is_a_408() {
+    let api = Api::new();
+    let first = futures_util::stream::iter([Ok::<_, std::convert::Infallible>(
+        axum::body::Bytes::from_static(b"{\"jobName\""),
+    )]);
+    let never = futures_util::StreamExt::chain(first, futures_util::stream::pending());
+    let request = Request::post("/jobs/slow")
+        .body(Body::from_stream(never))
+        .unwrap();
+    let started = tokio::time::Instant::now();
+    assert_error(
+        &api.send(request).await,
+        408,
+        "body: not received within 30 s",
+    );
+    assert_eq!(started.elapsed(), sundial_service::api::BODY_READ_TIMEOUT);
 }

@@ -84,6 +84,80 @@ pub struct Server {
 /// Starts `sundial serve --addr 127.0.0.1:0 --data DIR/data` with `extra` flags and `env`, and
 /// waits for the line that names the port.
 pub fn start(dir: &TempDir, extra: &[&str], env: &[(&str, &str)]) -> Server {
+    start_command(dir, Command::new(env!("CARGO_BIN_EXE_sundial")), extra, env)
+}
+
+/// [`start`] with at most `nofile` open files (`RLIMIT_NOFILE`, set by the shell's `ulimit -n`
+/// before it execs the server, so the process is still the server itself).
+pub fn start_with_open_files(
+    dir: &TempDir,
+    nofile: u32,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> Server {
+    let mut command = Command::new("sh");
+    command.args([
+        "-c",
+        &format!("ulimit -n {nofile} && exec \"$0\" \"$@\""),
+        env!("CARGO_BIN_EXE_sundial"),
+    ]);
+    start_command(dir, command, extra, env)
+}
+
+/// Runs `sundial serve --addr 127.0.0.1:0 --data DIR/data` with `extra` flags and `env` until it
+/// exits (at most 10 s): its exit code, stdout and stderr. For starts that must be refused.
+pub fn refused_start(
+    dir: &TempDir,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> (Option<i32>, String, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_sundial"));
+    command
+        .args(["serve", "--addr", "127.0.0.1:0", "--data"])
+        .arg(dir.data())
+        .args(extra)
+        .env_remove("SUNDIAL_API_TOKEN")
+        .env_remove("SUNDIAL_SIGNING_SECRET")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let mut child = command.spawn().expect("start sundial serve");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("sundial serve {extra:?} kept running");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stdout = String::new();
+    let mut stderr = String::new();
+    let _ = child
+        .stdout
+        .take()
+        .expect("stdout")
+        .read_to_string(&mut stdout);
+    let _ = child
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut stderr);
+    (status.code(), stdout, stderr)
+}
+
+fn start_command(
+    dir: &TempDir,
+    mut command: Command,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> Server {
     let log = dir.0.join(format!(
         "server-{}.log",
         SystemTime::now()
@@ -91,7 +165,6 @@ pub fn start(dir: &TempDir, extra: &[&str], env: &[(&str, &str)]) -> Server {
             .map_or(0, |d| d.as_nanos())
     ));
     let stderr = std::fs::File::create(&log).expect("create the server log");
-    let mut command = Command::new(env!("CARGO_BIN_EXE_sundial"));
     command
         .args(["serve", "--addr", "127.0.0.1:0", "--data"])
         .arg(dir.data())

@@ -8,9 +8,10 @@ use axum::http::{header, StatusCode};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::{ApiError, MAX_BODY_BYTES};
+use super::{ApiError, BODY_READ_TIMEOUT, MAX_BODY_BYTES};
 
-/// A JSON body of at most [`MAX_BODY_BYTES`]; an empty body is `Value::Null`. The content type is
+/// A JSON body of at most [`MAX_BODY_BYTES`], received within [`BODY_READ_TIMEOUT`] (else 408);
+/// an empty body is `Value::Null`. The content type is
 /// not checked: curl users often leave it out, and the body is JSON either way.
 pub struct JsonBody(pub Value);
 
@@ -32,9 +33,22 @@ impl<S: Send + Sync> FromRequest<S> for JsonBody {
         if declared.is_some_and(|n| n > MAX_BODY_BYTES) {
             return Err(too_large());
         }
-        let bytes = axum::body::to_bytes(request.into_body(), MAX_BODY_BYTES)
-            .await
-            .map_err(|_| too_large())?;
+        // A body that trickles in (a slowloris client) would hold its connection and its task.
+        let bytes = tokio::time::timeout(
+            BODY_READ_TIMEOUT,
+            axum::body::to_bytes(request.into_body(), MAX_BODY_BYTES),
+        )
+        .await
+        .map_err(|_| {
+            ApiError::new(
+                StatusCode::REQUEST_TIMEOUT,
+                format!(
+                    "body: not received within {} s",
+                    BODY_READ_TIMEOUT.as_secs()
+                ),
+            )
+        })?
+        .map_err(|_| too_large())?;
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Ok(JsonBody(Value::Null));
         }

@@ -30,6 +30,9 @@ use extract::{JsonBody, Params, PathParams};
 /// The largest request body accepted.
 pub const MAX_BODY_BYTES: usize = 256 * 1024;
 
+/// How long a request body may take to arrive once its handler reads it.
+pub const BODY_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
 type AppState<S> = State<Arc<App<S>>>;
 type ApiResult = Result<Response, ApiError>;
 
@@ -547,7 +550,7 @@ async fn require_bearer(State(token): State<Arc<str>>, request: Request, next: N
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
+        .and_then(bearer_credentials);
     match presented {
         Some(presented) if constant_time_eq(presented.as_bytes(), token.as_bytes()) => {
             next.run(request).await
@@ -556,6 +559,15 @@ async fn require_bearer(State(token): State<Arc<str>>, request: Request, next: N
             ApiError::new(StatusCode::UNAUTHORIZED, "missing or wrong bearer token").into_response()
         }
     }
+}
+
+/// The credentials of an `Authorization: Bearer <token>` value. The scheme is case-insensitive
+/// (RFC 7235 §2.1: `bearer`, `BEARER`) and separated from the token by one or more spaces.
+fn bearer_credentials(value: &str) -> Option<&str> {
+    let (scheme, credentials) = value.split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| credentials.trim_start_matches(' '))
 }
 
 /// Compares without an early exit, so response timing does not reveal how much of a token matched.

@@ -329,10 +329,14 @@ impl<S: Store> App<S> {
     }
 
     /// Asynchronous progress reported by a job service (`POST /jobs/{jobId}/feedback/{n}`):
-    /// `{status, message, error, progress, data}` for the execution with execute number `n`
-    /// (or the `executionId` the feedback URL names). The URL's `token` must be the execution's
-    /// HMAC token: the route needs no other authentication, so the token is what stops anyone
-    /// else from finishing a run.
+    /// `{status, message, error, progress, data}` for the execution the feedback URL names
+    /// (`executionId`, run `n` of the job). The URL's `token` must be that execution's HMAC token:
+    /// the route needs no other authentication, so the token is what stops anyone else from
+    /// finishing a run.
+    ///
+    /// The token is checked before anything is looked up, and every request whose token does not
+    /// verify (no `executionId`, no token, a wrong one) gets the same [`AppError::Unauthorized`]:
+    /// an unauthenticated caller learns nothing about which jobs and runs exist or wait.
     pub async fn feedback(
         &self,
         job_id: &JobId,
@@ -341,87 +345,47 @@ impl<S: Store> App<S> {
         token: Option<&str>,
         body: &Value,
     ) -> Result<(), AppError> {
-        // With the execution named, the token is checked before anything is looked up, so an
-        // unauthenticated caller cannot probe which jobs and executions exist.
-        if let Some(id) = execution_id {
-            self.verify_feedback_token(id, token)?;
-        }
+        let id = self.verify_feedback_token(execution_id, token)?;
         self.load(job_id).await?;
-        let execution = match execution_id {
-            Some(id) => self
-                .store
-                .get_execution(id)
-                .await?
-                .filter(|r| r.job_id == job_id.as_str())
-                .ok_or_else(|| AppError::NotFound(format!("execution {id} of job {job_id}")))?,
-            None => self
-                .find_execution(job_id, request_counts)
-                .await?
-                .ok_or_else(|| {
-                    AppError::Conflict(format!(
-                        "no execution of job {job_id} is waiting for feedback (request {request_counts})"
-                    ))
-                })?,
-        };
+        let execution = self
+            .store
+            .get_execution(id)
+            .await?
+            .filter(|r| r.job_id == job_id.as_str() && r.execute_number == request_counts)
+            .ok_or_else(|| {
+                AppError::NotFound(format!(
+                    "execution {id} as run {request_counts} of job {job_id}"
+                ))
+            })?;
         if execution.state != ExecutionState::Processing.to_string() {
             return Err(AppError::Conflict(format!(
                 "no execution of job {job_id} is waiting for feedback: {} is {}",
                 execution.execution_id, execution.state
             )));
         }
-        self.verify_feedback_token(&execution.execution_id, token)?;
         let engine = self
             .engine()
             .ok_or_else(|| AppError::Unavailable("the execution engine is not running".into()))?;
         engine.feedback(execution.execution_id, body.clone()).await
     }
 
-    fn verify_feedback_token(
+    /// The execution id of a feedback request whose token verifies; otherwise the one 401 every
+    /// unverified request gets.
+    fn verify_feedback_token<'a>(
         &self,
-        execution_id: &str,
+        execution_id: Option<&'a str>,
         token: Option<&str>,
-    ) -> Result<(), AppError> {
-        let valid = token.is_some_and(|t| {
-            sundial_core::signing::verify_feedback_token(self.signing_secret(), execution_id, t)
-        });
-        if valid {
-            Ok(())
-        } else {
-            Err(AppError::Unauthorized(
-                "token: missing or not valid for this execution; use the schedulingFeedbackUrl Sundial passed".into(),
-            ))
-        }
-    }
-
-    /// The execution of a job with this execute number, among its newest 1,000.
-    async fn find_execution(
-        &self,
-        job_id: &JobId,
-        execute_number: u64,
-    ) -> Result<Option<ExecutionRecord>, AppError> {
-        let mut page = PageRequest::first(100);
-        for _ in 0..10 {
-            let records = self.store.list_executions(job_id.as_str(), &page).await?;
-            if let Some(found) = records
-                .items
-                .iter()
-                .find(|r| r.execute_number == execute_number)
+    ) -> Result<&'a str, AppError> {
+        match (execution_id, token) {
+            (Some(id), Some(token))
+                if sundial_core::signing::verify_feedback_token(self.signing_secret(), id, token) =>
             {
-                return Ok(Some(found.clone()));
+                Ok(id)
             }
-            if records
-                .items
-                .last()
-                .is_some_and(|r| r.execute_number < execute_number)
-            {
-                return Ok(None);
-            }
-            match records.next_cursor {
-                Some(cursor) => page.cursor = Some(cursor),
-                None => return Ok(None),
-            }
+            _ => Err(AppError::Unauthorized(
+                "token: missing or not valid for this execution; use the schedulingFeedbackUrl Sundial passed, with its executionId and token".into(),
+            )),
         }
-        Ok(None)
     }
 }
 

@@ -1415,12 +1415,8 @@ fn keep(value: Value) -> Value {
 }
 
 fn http_failure(url: &str, error: HttpError) -> AttemptEnd {
-    let outcome = match &error {
-        HttpError::Timeout => Outcome::Timeout,
-        other => Outcome::Transport(other.to_string()),
-    };
     AttemptEnd::Failed {
-        outcome,
+        outcome: error.outcome(),
         response: Value::Null,
         detail: format!("{url}: {error}"),
     }

@@ -113,8 +113,9 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             .insert("schedulingNotifyBody".into(), message.notify_body.clone());
         let deadline = self.now()
             + chrono::Duration::from_std(NOTIFY_CALL_TIMEOUT).unwrap_or(chrono::Duration::zero());
+        // What went wrong, and whether trying again could help.
         let failure = match self.build_request(&rule.http, &vars, &job, deadline) {
-            Err(problem) => Some(problem),
+            Err(problem) => Some((problem, true)),
             Ok(mut request) => {
                 let payload = request.body.clone().unwrap_or_default();
                 let signature = signing::webhook_signature_header(
@@ -128,12 +129,12 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                 let url = request.url.clone();
                 match self.http.send(request).await {
                     Ok(response) if response.is_success() => None,
-                    Ok(response) => Some(format!("{url} answered {}", response.status)),
-                    Err(e) => Some(format!("{url}: {e}")),
+                    Ok(response) => Some((format!("{url} answered {}", response.status), true)),
+                    Err(e) => Some((format!("{url}: {e}"), e.is_retryable())),
                 }
             }
         };
-        let Some(problem) = failure else {
+        let Some((problem, retryable)) = failure else {
             tracing::debug!(execution_id = %message.execution_id, rule = message.rule, "notification delivered");
             return Ok(());
         };
@@ -143,7 +144,10 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         let expires = first_at
             + chrono::Duration::from_std(self.config.reliable_notify_for)
                 .unwrap_or(chrono::Duration::days(1));
-        let delay = if message.attempt <= NOTIFY_RETRIES {
+        let delay = if !retryable {
+            // The address policy refuses the URL: every retry would be refused the same way.
+            None
+        } else if message.attempt <= NOTIFY_RETRIES {
             Some(NOTIFY_RETRY_DELAY)
         } else if reliable {
             let doubling = 1u32 << (message.attempt - NOTIFY_RETRIES).min(8);

@@ -412,10 +412,17 @@ async fn async_jobs_complete_by_signed_feedback() {
     let token = url.split("token=").nth(1).unwrap().to_string();
     // A wrong token is refused; the right one completes the run.
     let report = json!({"status": "succeed", "data": {"ok": 1}});
-    let wrong = w.app().feedback(&job, 1, None, Some("00"), &report).await;
+    let id = Some(exec.execution_id.as_str());
+    let wrong = w.app().feedback(&job, 1, id, Some("00"), &report).await;
     assert!(matches!(wrong, Err(AppError::Unauthorized(_))), "{wrong:?}");
+    // The token alone is not enough: it is verified against the execution id the URL names.
+    let unnamed = w.app().feedback(&job, 1, None, Some(&token), &report).await;
+    assert!(
+        matches!(unnamed, Err(AppError::Unauthorized(_))),
+        "{unnamed:?}"
+    );
     w.app()
-        .feedback(&job, 1, None, Some(&token), &report)
+        .feedback(&job, 1, id, Some(&token), &report)
         .await
         .unwrap();
     let done = w.app().get_execution(&exec.execution_id).await.unwrap();
@@ -1401,6 +1408,65 @@ async fn a_run_stopped_while_held_is_never_called() {
         let run = w.app().get_execution(&id).await.unwrap();
         assert_eq!(run.state(), ExecutionState::Cancelled, "{stop}");
     }
+}
+
+/// A call the address policy refuses ends the run with its own code, `address-refused`, at once:
+/// neither a `connection` rule nor a `retryPolicy` retries it, and a notification to a refused
+/// address is not retried either (qos 1 included). A `connection` failure still is.
+#[tokio::test]
+async fn refused_addresses_fail_for_good_with_their_own_code() {
+    let w = World::new("2024-01-01T00:00:00Z", |request, _| {
+        if request.url.contains("/refused") {
+            return Err(HttpError::Refused("169.254.169.254 is link-local".into()));
+        }
+        if request.url.contains("/down") {
+            return Err(HttpError::Transport("connection refused".into()));
+        }
+        ok(json!({}))
+    });
+    let retried = |path: &str| {
+        json!({
+            "request": [{"method": "POST", "url": format!("service://main/{path}")}],
+            "timer": {"dueTime": "10s", "period": "0s"},
+            "maxRetries": 5,
+            "retry": [{"errorEquals": "connection", "intervalSeconds": 10, "maxAttempts": 3}],
+            "retryPolicy": {"initialInterval": "10s", "backoffCoefficient": 1.0},
+            "notification": [{"stateEquals": "address-refused", "method": "POST",
+                              "url": "service://main/notify/refused", "body": "${schedulingNotifyBody}|json"}],
+            "qos": 1,
+        })
+    };
+    w.create("refused", retried("refused")).await;
+    w.create("down", retried("down")).await;
+    w.run_until("2024-01-01T00:02:00Z").await;
+
+    let refused = &w.executions("refused").await;
+    assert_eq!(refused.len(), 1);
+    assert_eq!(refused[0].state(), ExecutionState::Terminated);
+    assert_eq!(refused[0].error.as_deref(), Some("address-refused"));
+    assert_eq!(
+        w.call_instants("/refused").len(),
+        2,
+        "one call and one notification"
+    );
+    assert_eq!(
+        w.call_instants("/notify/refused"),
+        ["2024-01-01T00:00:10Z"],
+        "the notification matched address-refused and was not retried"
+    );
+    assert!(
+        log_lines(&refused[0])
+            .iter()
+            .any(|l| l.contains("notification[0] not delivered after 1 attempts")),
+        "{:?}",
+        log_lines(&refused[0])
+    );
+    // A transport failure is `connection`, and its rule retries it three times.
+    assert_eq!(w.call_instants("/down").len(), 4);
+    assert_eq!(
+        w.executions("down").await[0].error.as_deref(),
+        Some("connection")
+    );
 }
 
 mod order;
