@@ -36,6 +36,12 @@ pub const MAX_BUFFERED: usize = 1000;
 /// The most fires one backfill expands into (the API refuses larger ranges).
 pub const MAX_BACKFILL_FIRES: usize = 10_000;
 
+/// The most runs of one job that wait for admission, wait in its buffer or are planned and not
+/// yet created, before a backfill plans more: backfills are planned window by window as their runs
+/// pass the gate, so a job holds a few hundred of them at a time (in its stored state and in
+/// memory) however large the backfill, and other jobs keep their time while it drains.
+pub const BACKFILL_WINDOW: usize = 256;
+
 /// What [`plan_tick`] decided, beyond the fires it appended to `pending_fires`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TickPlan {
@@ -114,8 +120,10 @@ pub fn oldest_runnable(job: &Job, now: DateTime<Utc>) -> DateTime<Utc> {
         .unwrap_or(DateTime::<Utc>::MIN_UTC)
 }
 
-/// Turns every waiting backfill into pending fires due `now` (exempt from the catch-up window and
-/// from `remainingActions`), clearing `pending_backfills`. Returns how many fires it planned.
+/// Turns waiting backfills into pending fires due `now` (exempt from the catch-up window and from
+/// `remainingActions`), oldest backfill first and in the order of its times, as long as the job
+/// has fewer than [`BACKFILL_WINDOW`] runs waiting, buffered or planned; a backfill that is not
+/// done records how far it got and goes on at a later tick. Returns how many fires it planned.
 pub fn plan_backfills(job: &mut Job, now: DateTime<Utc>) -> usize {
     let When::Scheduled(schedule) = job.definition.when() else {
         job.state.pending_backfills.clear();
@@ -123,18 +131,28 @@ pub fn plan_backfills(job: &mut Job, now: DateTime<Utc>) -> usize {
     };
     let job_id = job.definition.job_id().clone();
     let state = &mut job.state;
+    let outstanding = state.waiting.len() + state.buffered.len() + state.pending_fires.len();
+    let mut room = BACKFILL_WINDOW.saturating_sub(outstanding);
     let mut planned = 0;
-    for backfill in std::mem::take(&mut state.pending_backfills) {
-        let tag = backfill.requested_at.format("%Y%m%dT%H%M%S%3fZ");
-        let times = schedule
-            .preview(
-                backfill.start_time - Duration::seconds(1),
-                MAX_BACKFILL_FIRES,
-            )
+    while room > 0 && !state.pending_backfills.is_empty() {
+        let backfill = &state.pending_backfills[0];
+        let tag = backfill
+            .requested_at
+            .format("%Y%m%dT%H%M%S%3fZ")
+            .to_string();
+        let from = backfill
+            .planned_through
+            .unwrap_or(backfill.start_time - Duration::seconds(1));
+        let (start, end, overlap) = (backfill.start_time, backfill.end_time, backfill.overlap);
+        let found = schedule.preview(from, room);
+        // Fewer times than asked for: the schedule has no more. Else it resumes after the last.
+        let resume_after = found.last().copied().filter(|_| found.len() == room);
+        let times: Vec<DateTime<Utc>> = found
             .into_iter()
-            .skip_while(|t| *t < backfill.start_time)
-            .take_while(|t| *t <= backfill.end_time);
-        for nominal in times {
+            .skip_while(|t| *t < start)
+            .take_while(|t| *t <= end)
+            .collect();
+        for nominal in &times {
             let execute_number = state.next_execute_number;
             state.next_execute_number += 1;
             state.pending_fires.push(PendingFire {
@@ -142,16 +160,23 @@ pub fn plan_backfills(job: &mut Job, now: DateTime<Utc>) -> usize {
                 // backfilled again later, while a redelivered request still creates each run once.
                 execution_id: format!(
                     "{}~b{tag}",
-                    execution_id_for_fire(&job_id, state.incarnation, nominal)
+                    execution_id_for_fire(&job_id, state.incarnation, *nominal)
                 ),
-                nominal,
+                nominal: *nominal,
                 due: now,
                 execute_number,
                 scheduled_by_id: format!("backfill:{tag}"),
                 // Backfills run every time in the range: in parallel unless told to go in order.
-                overlap: Some(backfill.overlap.unwrap_or(OverlapPolicy::AllowAll)),
+                overlap: Some(overlap.unwrap_or(OverlapPolicy::AllowAll)),
             });
-            planned += 1;
+        }
+        room -= times.len();
+        planned += times.len();
+        match resume_after.filter(|last| *last < end) {
+            Some(last) => state.pending_backfills[0].planned_through = Some(last),
+            None => {
+                state.pending_backfills.remove(0);
+            }
         }
     }
     planned
@@ -506,6 +531,7 @@ mod tests {
             end_time: at("2023-12-31T23:59:00Z"),
             overlap: None,
             requested_at: at("2024-01-01T00:00:40Z"),
+            planned_through: None,
         });
         let now = at("2024-01-01T00:00:41Z");
         assert_eq!(plan_backfills(&mut job, now), 3);
@@ -517,6 +543,43 @@ mod tests {
             fire.execution_id,
             "job-1~20231231T235700Z~b20240101T000040000Z"
         );
+    }
+
+    /// A backfill larger than the window is planned a window at a time, each once the runs
+    /// before it have left the line, in nominal order, every time exactly once.
+    #[test]
+    fn a_large_backfill_is_planned_window_by_window() {
+        let mut job = every_minute();
+        job.state.pending_backfills.push(crate::job::Backfill {
+            start_time: at("2023-12-30T00:00:00Z"),
+            // 1,000 minutes: four windows of 256 (the last one 232).
+            end_time: at("2023-12-30T16:39:00Z"),
+            overlap: Some(OverlapPolicy::BufferAll),
+            requested_at: at("2024-01-01T00:00:40Z"),
+            planned_through: None,
+        });
+        let now = at("2024-01-01T00:00:41Z");
+        let mut nominals = Vec::new();
+        let mut windows = Vec::new();
+        loop {
+            let planned = plan_backfills(&mut job, now);
+            // Nothing more while the window's runs wait.
+            assert_eq!(plan_backfills(&mut job, now), 0);
+            if planned == 0 {
+                break;
+            }
+            windows.push(planned);
+            for fire in std::mem::take(&mut job.state.pending_fires) {
+                nominals.push(fire.nominal);
+            }
+        }
+        assert_eq!(windows, [256, 256, 256, 232]);
+        assert!(job.state.pending_backfills.is_empty());
+        let expected: Vec<DateTime<Utc>> = (0..1000)
+            .map(|m| at("2023-12-30T00:00:00Z") + Duration::minutes(m))
+            .collect();
+        assert_eq!(nominals, expected);
+        assert_eq!(job.state.next_execute_number, 1001);
     }
 
     fn admit_all(job: &mut Job, ids: &[&str], policy: OverlapPolicy) -> Vec<Admission> {

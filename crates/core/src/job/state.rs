@@ -24,6 +24,15 @@ pub struct Backfill {
     /// When the backfill was requested.
     #[serde(with = "rfc3339")]
     pub requested_at: DateTime<Utc>,
+    /// The last time already planned: a backfill is planned window by window
+    /// ([`crate::plan::BACKFILL_WINDOW`]) and resumes after this time. `None` before its first
+    /// window.
+    #[serde(
+        default,
+        with = "option_rfc3339",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub planned_through: Option<DateTime<Utc>>,
 }
 
 /// A job's mutable state: pause notes, limits, counters and the last outcome (seed 000's schedule

@@ -1070,6 +1070,7 @@ fn job_state_defaults_and_json() {
         end_time: at("2024-01-02T00:00:00Z"),
         overlap: Some(OverlapPolicy::AllowAll),
         requested_at: at("2024-01-03T00:00:00Z"),
+        planned_through: None,
     };
     assert_eq!(
         serde_json::to_value(&backfill).unwrap(),
@@ -1093,6 +1094,7 @@ fn document_round_trip() {
         end_time: at("2023-09-02T00:00:00Z"),
         overlap: None,
         requested_at: at("2023-10-01T00:00:00Z"),
+        planned_through: None,
     });
     let doc = job.to_document();
     assert_eq!(doc["definition"]["active"], json!(0));

@@ -216,6 +216,7 @@ impl<S: Store> App<S> {
                     end_time: end,
                     overlap,
                     requested_at: now,
+                    planned_through: None,
                 });
                 Ok(count)
             })

@@ -219,3 +219,43 @@ async fn an_unpaused_job_is_planned_at_once() {
     w.drain().await;
     assert_eq!(w.call_instants("/run"), ["2024-01-01T00:01:00Z"]);
 }
+
+/// A backfill larger than the window holds at most one window of runs in its job at a time, and
+/// still runs every time once, in nominal order.
+#[tokio::test]
+async fn a_large_backfill_holds_one_window_at_a_time_and_runs_in_order() {
+    let w = World::new("2024-01-02T00:00:30Z", |_, _| ok(json!({})));
+    w.create(
+        "big",
+        json!({"schedule": {"cron": ["* * * * *"]}, "active": 0,
+               "request": [{"method": "POST", "url": "service://main/run?at=${scheduledTime}"}]}),
+    )
+    .await;
+    let body = json!({"startTime": "2024-01-01T00:00:00Z", "endTime": "2024-01-01T16:39:00Z",
+                      "overlap": "BufferAll"});
+    assert_eq!(w.app().backfill(&job("big"), &body).await.unwrap(), 1000);
+    let mut most = 0;
+    for _ in 0..30 {
+        w.clock.advance(Duration::seconds(1));
+        w.engine.tick().await.unwrap();
+        let state = w.job_state("big").await;
+        most = most.max(state.waiting.len() + state.pending_fires.len() + state.buffered.len());
+        w.drain().await;
+        if w.calls().len() == 1000 {
+            break;
+        }
+    }
+    assert_eq!(most, sundial_core::plan::BACKFILL_WINDOW);
+    let times: Vec<String> = w
+        .calls()
+        .iter()
+        .map(|call| call.url.split("at=").nth(1).unwrap_or_default().to_string())
+        .collect();
+    let mut sorted = times.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(times.len(), 1000);
+    assert_eq!(times, sorted, "in nominal order, each once");
+    let state = w.job_state("big").await;
+    assert!(state.pending_backfills.is_empty() && state.waiting.is_empty());
+}
