@@ -868,7 +868,18 @@ fn bearer_token_guards_every_route_but_health() {
         .send("GET", "/stats", &[("Authorization", token)], None)
         .error(401);
     let health = server.call("GET", "/health", None);
-    assert_eq!((health.status, health.body), (200, json!({"status": "ok"})));
+    assert_eq!(health.status, 200, "{:?}", health.body);
+    assert_eq!(health.body["status"], "ok", "{:?}", health.body);
+    // The engine runs in this process: its tick is reported, and recent.
+    let last_tick = health.body["engine"]["lastTick"]
+        .as_str()
+        .unwrap_or_default();
+    let age = Utc::now()
+        - DateTime::parse_from_rfc3339(last_tick)
+            .unwrap_or_else(|e| panic!("lastTick {last_tick:?}: {e}"))
+            .with_timezone(&Utc);
+    assert!(age < chrono::Duration::seconds(5), "{:?}", health.body);
+    assert_eq!(health.body["engine"]["tickLateAfterSeconds"], 10);
 
     // Nothing was created by the refused request; with the token everything works.
     server.send("GET", "/jobs/20220125", &auth, None).error(404);

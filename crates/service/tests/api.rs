@@ -11,7 +11,7 @@ use chrono::{DateTime, Utc};
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
 use sundial_service::api::{router, MAX_BODY_BYTES};
-use sundial_service::clock::ManualClock;
+use sundial_service::clock::{Clock, ManualClock};
 use sundial_service::store::{MemoryStore, Store};
 use sundial_service::{App, AppConfig};
 use tower::ServiceExt;
@@ -2337,4 +2337,42 @@ async fn a_body_that_never_arrives_is_a_408() {
         "body: not received within 30 s",
     );
     assert_eq!(started.elapsed(), sundial_service::api::BODY_READ_TIMEOUT);
+}
+
+/// `GET /health` reports the engine's loops when the process runs them, and answers 503 once the
+/// tick is late beyond ten periods (at least 10 s): a stalled engine is visible.
+#[tokio::test(flavor = "multi_thread")]
+async fn health_reports_a_stalled_tick_with_503() {
+    let now: DateTime<Utc> = NOW.parse().unwrap();
+    let clock = Arc::new(ManualClock::new(now));
+    let app = Arc::new(App::new(
+        MemoryStore::new(),
+        clock.clone(),
+        AppConfig::default(),
+    ));
+    let api = Api {
+        router: router(Arc::clone(&app), None),
+        app: Arc::clone(&app),
+    };
+    assert_eq!(
+        api.get("/health").await,
+        (StatusCode::OK, json!({"status": "ok"}))
+    );
+    app.liveness()
+        .engine_started(now, std::time::Duration::from_secs(1));
+    clock.advance(chrono::Duration::seconds(10));
+    app.liveness().dispatch_ran(clock.now());
+    let (status, body) = api.get("/health").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        body,
+        json!({"status": "ok", "engine": {"lastTick": "2024-03-10T12:34:56.000Z",
+               "lastDispatch": "2024-03-10T12:35:06.000Z", "tickLateAfterSeconds": 10}})
+    );
+    clock.advance(chrono::Duration::seconds(1));
+    let (status, body) = api.get("/health").await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(body["status"], "stalled");
+    app.liveness().tick_ran(clock.now());
+    assert_eq!(api.get("/health").await.0, StatusCode::OK);
 }

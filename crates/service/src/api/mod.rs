@@ -40,7 +40,7 @@ type ApiResult = Result<Response, ApiError>;
 /// `Authorization: Bearer <token>`.
 pub fn router<S: Store>(app: Arc<App<S>>, bearer_token: Option<String>) -> Router {
     let routes = Router::new()
-        .route("/health", get(health))
+        .route("/health", get(health::<S>))
         .route("/stats", get(stats::<S>))
         .route("/jobs", get(list_jobs::<S>))
         .route(
@@ -116,8 +116,16 @@ fn envelope_with(extra: Value) -> Response {
     Json(body).into_response()
 }
 
-async fn health() -> Response {
-    Json(json!({ "status": "ok" })).into_response()
+/// 200 while the process serves requests and its engine (if it runs one) ticks; 503 when the
+/// tick is late (docs/api.md, "Health").
+async fn health<S: Store>(State(app): AppState<S>) -> Response {
+    let report = app.health();
+    let status = if report.is_stalled() {
+        StatusCode::SERVICE_UNAVAILABLE
+    } else {
+        StatusCode::OK
+    };
+    (status, Json(report)).into_response()
 }
 
 async fn stats<S: Store>(State(app): AppState<S>) -> ApiResult {

@@ -6,6 +6,7 @@
 //! either a clean result or a typed [`AppError`].
 
 mod jobs;
+mod liveness;
 mod runs;
 mod views;
 
@@ -20,6 +21,7 @@ use crate::engine::EngineHooks;
 use crate::store::{JobRecord, Store, StoreError};
 
 pub use jobs::TimersReport;
+pub use liveness::{EngineHealth, HealthReport, Liveness};
 pub(crate) use runs::{decode_execution, encode_execution};
 pub use views::{Describe, Stats};
 
@@ -106,6 +108,8 @@ pub struct App<S: Store> {
     /// The engine, once attached: runs what the control plane creates. Weak, because the engine
     /// holds the control plane.
     engine: OnceLock<Weak<dyn EngineHooks>>,
+    /// When the engine's loops last ran in this process, for `GET /health`.
+    liveness: Liveness,
 }
 
 /// A job read from the store, with what is needed to write it back.
@@ -124,7 +128,18 @@ impl<S: Store> App<S> {
             clock,
             config,
             engine: OnceLock::new(),
+            liveness: Liveness::default(),
         }
+    }
+
+    /// The engine's heartbeats in this process (`GET /health`).
+    pub fn liveness(&self) -> &Liveness {
+        &self.liveness
+    }
+
+    /// What `GET /health` answers now.
+    pub fn health(&self) -> HealthReport {
+        self.liveness.report(self.now())
     }
 
     /// Connects the engine that runs what this control plane creates (triggers, cancels,

@@ -64,6 +64,10 @@ pub async fn run<S, Q, H, P>(
     P: EventPublisher,
 {
     let (stop_tx, stop_rx) = watch::channel(false);
+    engine
+        .app()
+        .liveness()
+        .engine_started(engine.app().now(), options.tick_every);
     let mut loops = JoinSet::new();
     loops.spawn(tick_loop(
         Arc::clone(&engine),
@@ -100,8 +104,9 @@ async fn tick_loop<S, Q, H, P>(
             _ = every.tick() => {}
             _ = stop.changed() => return,
         }
-        if let Err(e) = engine.tick().await {
-            tracing::warn!(error = %e, "tick failed; the next tick retries");
+        match engine.tick().await {
+            Ok(_) => engine.app().liveness().tick_ran(engine.app().now()),
+            Err(e) => tracing::warn!(error = %e, "tick failed; the next tick retries"),
         }
     }
 }
@@ -128,6 +133,9 @@ async fn poll_loop<S, Q, H, P>(
         let notified = sent.notified();
         tokio::pin!(notified);
         notified.as_mut().enable();
+        if let Lane::Dispatch = lane {
+            engine.app().liveness().dispatch_ran(engine.app().now());
+        }
         let free = permits.available_permits();
         let queue = match lane {
             Lane::Dispatch => engine.dispatch_queue(),
