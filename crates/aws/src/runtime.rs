@@ -60,6 +60,16 @@ pub struct Settings {
 /// finds every fire of the minute before it enqueued, and a fire planned twice is one execution.
 pub const TICK_HORIZON: Duration = Duration::from_secs(80);
 
+/// The dispatch function's `Timeout` in template.yaml (a test keeps the two equal).
+pub const DISPATCH_FUNCTION_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The longest one dispatch invocation holds a running attempt: its timeout less 20 s for the
+/// attempt's final write, notifications and the batch response. A run whose invocation died is
+/// taken over when its lease ends, this + 30 s after the attempt started; so the dispatch queue's
+/// visibility timeout must bring its message back by then (template.yaml: 150 s, checked by a
+/// test). Synchronous jobs with a longer `timeoutSeconds` are refused at creation.
+pub const DISPATCH_MAX_HOLD: Duration = Duration::from_secs(100);
+
 impl Settings {
     /// Reads the settings from the process environment.
     pub fn from_env() -> Result<Self, ConfigError> {
@@ -191,6 +201,7 @@ impl Sundial {
             AppConfig {
                 debug_mode: settings.debug_mode,
                 signing_secret: settings.signing_secret.clone(),
+                max_sync_attempt: Some(DISPATCH_MAX_HOLD),
             },
         ));
         let config = EngineConfig {
@@ -200,6 +211,7 @@ impl Sundial {
             template_env: settings.template_env.clone(),
             state_change_bus: settings.event_bus.clone(),
             max_inline_wait: Duration::from_secs(1),
+            max_hold: Some(DISPATCH_MAX_HOLD),
             ..EngineConfig::default()
         };
         let engine = Arc::new(Engine::new(
@@ -266,5 +278,37 @@ mod tests {
             .map(|e| e.to_string())
             .unwrap_or_default();
         assert!(missing.contains("is not set"), "{missing}");
+    }
+
+    /// The constants the dispatch lease is built on match the template: the function's timeout,
+    /// and a visibility timeout that brings a dead invocation's message back by the time its lease
+    /// ends (hold + the 30 s lease margin), not minutes later.
+    #[test]
+    fn dispatch_limits_match_the_template() {
+        let template = include_str!("../../../template.yaml");
+        let property = |resource: &str, name: &str| -> u64 {
+            let start = template
+                .find(&format!("\n  {resource}:\n"))
+                .unwrap_or_else(|| panic!("{resource} in template.yaml"));
+            let rest = &template[start..];
+            let at = rest
+                .find(&format!("      {name}: "))
+                .unwrap_or_else(|| panic!("{resource}.{name} in template.yaml"));
+            let line = rest[at..].lines().next().unwrap_or_default();
+            let value = line.split(':').nth(1).unwrap_or_default().trim();
+            value.parse().unwrap_or_else(|_| panic!("{line:?}"))
+        };
+        let timeout = property("DispatchFunction", "Timeout");
+        assert_eq!(timeout, DISPATCH_FUNCTION_TIMEOUT.as_secs());
+        assert!(DISPATCH_MAX_HOLD < DISPATCH_FUNCTION_TIMEOUT);
+        let visibility = property("DispatchQueue", "VisibilityTimeout");
+        assert!(
+            visibility >= timeout,
+            "a live invocation keeps its messages hidden"
+        );
+        assert!(
+            visibility <= DISPATCH_MAX_HOLD.as_secs() + 30 + 30,
+            "a dead invocation's message comes back soon after its lease ends: {visibility} s"
+        );
     }
 }

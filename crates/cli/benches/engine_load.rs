@@ -263,6 +263,7 @@ impl Rig {
         let config = AppConfig {
             debug_mode: false,
             signing_secret: b"engine-load-bench-secret-0123456789abcdef".to_vec(),
+            max_sync_attempt: None,
         };
         let app = Arc::new(App::new(store.clone(), Arc::clone(&clock), config));
         let http = ReqwestClient::new(AddressPolicy::local()).expect("http client");

@@ -156,6 +156,8 @@ async fn serve(options: ServeOptions) -> Result<(), String> {
             Some(secret) => secret.clone(),
             None => stored_signing_secret(&options.data)?,
         },
+        // A local worker holds an attempt to its end, however long.
+        max_sync_attempt: None,
     };
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let app = Arc::new(App::new(store.clone(), Arc::clone(&clock), config));

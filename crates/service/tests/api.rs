@@ -2376,3 +2376,46 @@ async fn health_reports_a_stalled_tick_with_503() {
     app.liveness().tick_ran(clock.now());
     assert_eq!(api.get("/health").await.0, StatusCode::OK);
 }
+
+/// Where one worker can hold an attempt for a bounded time (one dispatch invocation on AWS), a
+/// synchronous job whose `timeoutSeconds` is longer is refused, naming the field; an async job
+/// (whose wait spans invocations) is not.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_synchronous_attempt_longer_than_a_worker_can_hold_is_refused() {
+    let now: DateTime<Utc> = NOW.parse().unwrap();
+    let config = AppConfig {
+        max_sync_attempt: Some(std::time::Duration::from_secs(100)),
+        ..AppConfig::default()
+    };
+    let app = Arc::new(App::new(
+        MemoryStore::new(),
+        Arc::new(ManualClock::new(now)),
+        config,
+    ));
+    let api = Api {
+        router: router(Arc::clone(&app), None),
+        app,
+    };
+    let mut long = triggered_job("001");
+    long["timeoutSeconds"] = json!(120);
+    assert_error(
+        &api.post("/jobs/long", &long).await,
+        400,
+        "timeoutSeconds: 120 s is longer than one dispatch invocation",
+    );
+    long["timeoutSeconds"] = json!(100);
+    assert_eq!(api.post("/jobs/long", &long).await.0, StatusCode::OK);
+    long["timeoutSeconds"] = json!(600);
+    long["async"] = json!(true);
+    assert_eq!(api.post("/jobs/long-async", &long).await.0, StatusCode::OK);
+    assert_error(
+        &api.post("/jobs/long/update", &{
+            let mut sync = long.clone();
+            sync["async"] = json!(false);
+            sync
+        })
+        .await,
+        400,
+        "timeoutSeconds:",
+    );
+}

@@ -584,3 +584,35 @@ async fn queue_and_bus_targets_receive_one_message_per_run() {
         assert_eq!(executions[0]["state"], "Succeeded", "{executions:#?}");
     }
 }
+
+/// Contention on DynamoDB (issue 12, item 7): 50 triggers of one job sent at once through the API
+/// handler all succeed, with 50 distinct execute numbers, although each is a conditional write of
+/// the same job item.
+#[tokio::test(flavor = "multi_thread")]
+async fn fifty_parallel_triggers_of_one_job_all_succeed() {
+    let _moto = need_moto!();
+    let Some(rig) = rig(at("2030-01-01T00:00:30Z")).await else {
+        return;
+    };
+    let mut body = job(rig.port);
+    body["timer"] = json!({"period": "external"});
+    body.as_object_mut().map(|o| o.remove("schedule"));
+    let (status, answer) = rig.api("POST", "/jobs/contended", Some(body)).await;
+    assert_eq!(status, 200, "{answer}");
+    let rig = Arc::new(rig);
+    let mut triggers = tokio::task::JoinSet::new();
+    for i in 0..50 {
+        let rig = Arc::clone(&rig);
+        triggers.spawn(async move {
+            rig.api("POST", "/jobs/contended/trigger", Some(json!({"i": i})))
+                .await
+        });
+    }
+    let mut numbers = std::collections::BTreeSet::new();
+    while let Some(joined) = triggers.join_next().await {
+        let (status, answer) = joined.expect("trigger task");
+        assert_eq!(status, 200, "{answer}");
+        numbers.insert(answer["executeNumber"].as_u64().expect("executeNumber"));
+    }
+    assert_eq!(numbers.len(), 50, "distinct execute numbers: {numbers:?}");
+}

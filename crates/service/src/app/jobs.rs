@@ -37,6 +37,7 @@ impl<S: Store> App<S> {
     ) -> Result<Job, AppError> {
         let now = self.now();
         let definition = JobDefinition::parse(job_id, body, now)?;
+        self.check_platform_limits(&definition)?;
         if let Some(parent) = definition.parent_job() {
             if parent == job_id {
                 return Err(field_error("parentJob", "a job cannot be its own parent"));
@@ -152,6 +153,7 @@ impl<S: Store> App<S> {
         let (stored, ()) = self
             .modify(job_id, |stored| {
                 let definition = JobDefinition::parse(job_id, body, stored.job.created_at)?;
+                self.check_platform_limits(&definition)?;
                 // A changed remainingActions restarts the count; otherwise the count so far stands.
                 if definition.remaining_actions() != stored.job.definition.remaining_actions() {
                     stored.job.state.remaining_actions = definition.remaining_actions();

@@ -14,7 +14,7 @@ use std::sync::{Arc, OnceLock, Weak};
 
 use chrono::{DateTime, Utc};
 use serde_json::Value;
-use sundial_core::job::{FieldError, Job, JobId, When};
+use sundial_core::job::{FieldError, Job, JobDefinition, JobId, When};
 
 use crate::clock::Clock;
 use crate::engine::EngineHooks;
@@ -52,6 +52,11 @@ pub struct AppConfig {
     pub debug_mode: bool,
     /// The secret that signs feedback tokens and webhook signatures.
     pub signing_secret: Vec<u8>,
+    /// The longest attempt of a synchronous job this platform can hold in one worker, if it is
+    /// bounded: on AWS one dispatch invocation ([`EngineConfig::max_hold`](crate::engine::EngineConfig::max_hold)).
+    /// A job whose `timeoutSeconds` is longer is refused, naming the field; async jobs wait
+    /// across invocations and are not limited.
+    pub max_sync_attempt: Option<std::time::Duration>,
 }
 
 impl Default for AppConfig {
@@ -59,6 +64,7 @@ impl Default for AppConfig {
         AppConfig {
             debug_mode: false,
             signing_secret: b"sundial-development-secret".to_vec(),
+            max_sync_attempt: None,
         }
     }
 }
@@ -240,6 +246,25 @@ impl<S: Store> App<S> {
         }
         Err(AppError::Conflict(
             last.unwrap_or_else(|| format!("job {job_id} is busy; retry")),
+        ))
+    }
+
+    /// Refuses a definition this platform cannot run: a synchronous attempt longer than one worker
+    /// can hold ([`AppConfig::max_sync_attempt`]).
+    pub(crate) fn check_platform_limits(&self, definition: &JobDefinition) -> Result<(), AppError> {
+        let Some(limit) = self.config.max_sync_attempt else {
+            return Ok(());
+        };
+        let timeout = u64::from(definition.timeout_seconds());
+        if definition.is_async() || timeout <= limit.as_secs() {
+            return Ok(());
+        }
+        Err(field_error(
+            "timeoutSeconds",
+            format!(
+                "{timeout} s is longer than one dispatch invocation can hold an attempt here ({} s); make the job async (\"async\": true) for longer work",
+                limit.as_secs()
+            ),
         ))
     }
 

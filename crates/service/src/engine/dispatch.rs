@@ -487,9 +487,16 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         let definition = &job.job.definition;
         let deadline = retry::attempt_deadline(now, definition.timeout_seconds())
             .unwrap_or(now + chrono::Duration::seconds(60));
+        // The worker's own bound (one Lambda invocation): its calls end by it, and its lease
+        // with it, so a dead invocation's run is taken over soon.
+        let held_until = self
+            .config
+            .max_hold
+            .and_then(|hold| chrono::Duration::from_std(hold).ok())
+            .map_or(deadline, |hold| deadline.min(now + hold));
         let run = &mut loaded.execution.run;
         run.attempt_deadline = Some(deadline);
-        run.lease_until = Some(deadline + LEASE_MARGIN);
+        run.lease_until = Some(held_until + LEASE_MARGIN);
         run.lease_holder = Some(self.config.incarnation.clone());
         run.retry_at = None;
         run.awaiting_async = false;
@@ -511,7 +518,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             }
         }
         self.app.sleep_until(now).await;
-        let end = self.run_action(loaded, job, deadline).await;
+        let end = self.run_action(loaded, job, held_until).await;
         if ahead {
             // Runs admitted ahead wake together at their fire time. One whose answer is back lets
             // those still to call go first: recording an outcome can wait a moment, a call

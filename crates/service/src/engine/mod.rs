@@ -90,6 +90,12 @@ pub struct EngineConfig {
     /// reclaimed at once (the same attempt again, with the same `Idempotency-Key`) rather than
     /// when the lease runs out. False on AWS, where other invocations may be alive.
     pub sole_engine: bool,
+    /// The longest one worker holds a running attempt, when the platform bounds it: on AWS one
+    /// dispatch invocation (its function timeout less a margin for the final write). The lease
+    /// then ends with the worker (plus 30 s), not with the attempt's `timeoutSeconds`, so a run
+    /// whose invocation died is taken over within that bound; and every call of the chain ends
+    /// by it, so none outlives its invocation. `None` locally: a worker holds an attempt to its end.
+    pub max_hold: Option<StdDuration>,
 }
 
 /// [`EngineConfig::admit_ahead`] for `sundial serve`. Fire times are whole seconds (jitter
@@ -110,6 +116,7 @@ impl Default for EngineConfig {
             admit_ahead: StdDuration::ZERO,
             incarnation: "engine".into(),
             sole_engine: false,
+            max_hold: None,
         }
     }
 }

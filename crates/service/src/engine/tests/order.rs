@@ -259,3 +259,50 @@ async fn a_large_backfill_holds_one_window_at_a_time_and_runs_in_order() {
     let state = w.job_state("big").await;
     assert!(state.pending_backfills.is_empty() && state.waiting.is_empty());
 }
+
+/// Where the platform bounds how long a worker holds an attempt (one Lambda invocation), the
+/// lease ends with that bound, not with the attempt's `timeoutSeconds`: a run whose invocation
+/// died is taken over within the bound + 30 s.
+#[tokio::test]
+async fn a_lease_ends_with_its_workers_hold_not_with_the_attempt() {
+    type Seen = Arc<Mutex<Option<Option<DateTime<Utc>>>>>;
+    let app: Arc<std::sync::OnceLock<Arc<App<MemoryStore>>>> = Arc::default();
+    let during_call = Arc::clone(&app);
+    let lease: Seen = Arc::default();
+    let seen = Arc::clone(&lease);
+    let w = World::with_configs(
+        "2024-01-01T00:00:00Z",
+        AppConfig::default(),
+        |config| config.max_hold = Some(StdDuration::from_secs(100)),
+        move |_, _| {
+            use futures_util::FutureExt;
+            let store = during_call.get().expect("app").store();
+            let record = store
+                .get_execution("held~t~k")
+                .now_or_never()
+                .unwrap()
+                .unwrap()
+                .unwrap();
+            let execution = crate::app::decode_execution(&record).unwrap();
+            *seen.lock().unwrap() = Some(execution.run.lease_until);
+            ok(json!({}))
+        },
+    );
+    assert!(app.set(Arc::clone(w.engine.app())).is_ok());
+    w.create(
+        "held",
+        json!({"timer": {"period": "external"}, "async": true, "timeoutSeconds": 600}),
+    )
+    .await;
+    w.app()
+        .trigger(&job("held"), json!({}), Some("k"), None)
+        .await
+        .unwrap();
+    w.drain().await;
+    let lease = *lease.lock().unwrap();
+    assert_eq!(
+        lease,
+        Some(Some(t("2024-01-01T00:02:10Z"))),
+        "100 s of hold + 30 s, not 600 s + 30 s"
+    );
+}
