@@ -36,6 +36,13 @@
 //!    the 1,440 minutes of the day) created with the engine running; VmRSS before, after creating
 //!    them, and after `ENGINE_LOAD_MEM_SECS` (10) s more of ticks.
 //!
+//! 4. `first_fire`: `ENGINE_LOAD_FIRST_FIRES` (100) jobs created 55 ms apart (so at every offset
+//!    into a second), each with one fire at the first whole second after its creation; lateness =
+//!    arrival − that second, p50 and max.
+//! 5. `backfill`: a backfill of `ENGINE_LOAD_BACKFILL_RUNS` (100,000) runs of one `AllowAll` job (in
+//!    requests of 10,000) beside `ENGINE_LOAD_BACKFILL_TICKERS` (10) every-second jobs: peak RSS
+//!    (VmHWM), time to drain, and the every-second jobs' fire lag while it drains.
+//!
 //! `ENGINE_LOAD_ONLY=fire_lag,memory` runs a subset. Every phase is bounded in time as well as in
 //! requests. Run: `cargo bench -p sundial-cli --bench engine_load`. Figures: docs/performance.md.
 
@@ -70,7 +77,14 @@ type LocalEngine = Engine<SqliteStore, SqliteQueue, ReqwestClient, RecordingPubl
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-const PHASES: [&str; 4] = ["store_ops", "fire_lag", "throughput", "memory"];
+const PHASES: [&str; 6] = [
+    "store_ops",
+    "fire_lag",
+    "throughput",
+    "memory",
+    "first_fire",
+    "backfill",
+];
 
 fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -97,6 +111,8 @@ fn main() {
                 "throughput" => throughput(&dir).await,
                 "memory" => memory(&dir).await,
                 "store_ops" => store_ops(&dir).await,
+                "first_fire" => first_fire(&dir).await,
+                "backfill" => backfill(&dir).await,
                 other => Err(format!("unknown phase {other:?}")),
             }
         });
@@ -684,6 +700,164 @@ async fn throughput(dir: &Path) -> Result<(), String> {
         } else {
             "MISSED"
         }
+    );
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// 4. First fires.
+
+/// Creates `ENGINE_LOAD_FIRST_FIRES` (100) jobs one after another, 55 ms apart (so the
+/// creations fall at every offset into a second), each with one fire at the first whole second
+/// after its creation. lateness = arrival − that second: the time a new job's first fire waits
+/// beyond its due time (issue 11: 0.56–0.72 s before jobs were planned in the creating request).
+async fn first_fire(dir: &Path) -> Result<(), String> {
+    let count = env_usize("ENGINE_LOAD_FIRST_FIRES", 100);
+    let (base, seen) = start_target(true);
+    let mut rig = Rig::open(dir);
+    rig.start();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let url = format!("{base}/hit");
+    let mut offsets_ms = Vec::with_capacity(count);
+    for i in 0..count {
+        let now = Utc::now();
+        let fire = DateTime::from_timestamp(now.timestamp() + 1, 0).unwrap_or(now);
+        offsets_ms.push(now.timestamp_subsec_millis());
+        let at = fire.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+        let body = json!({
+            "jobName": format!("first {i}"), "creator": "bench", "creatorName": "bench",
+            "schedule": {"intervals": ["1s"], "startTime": at, "endTime": at},
+            "request": [{"method": "POST", "url": url,
+                         "body": {"scheduledTime": "${scheduledTime}"}}],
+        });
+        rig.app
+            .create_job(&job_id(&format!("first-{i:03}")), &body)
+            .await
+            .map_err(|e| format!("creating first-{i}: {e}"))?;
+        tokio::time::sleep(Duration::from_millis(55)).await;
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while (seen.count.load(Ordering::Relaxed) as usize) < count && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    rig.stop().await;
+    let mut lateness: Vec<f64> = {
+        let hits = seen.hits.lock().map_err(|_| "target lock".to_string())?;
+        hits.iter()
+            .filter_map(|(at, body)| {
+                let v: Value = serde_json::from_slice(body).ok()?;
+                let due: DateTime<Utc> = v["scheduledTime"].as_str()?.parse().ok()?;
+                Some((*at - due.timestamp_micros()) as f64 / 1000.0)
+            })
+            .collect()
+    };
+    lateness.sort_by(f64::total_cmp);
+    offsets_ms.sort_unstable();
+    println!(
+        "first_fire lateness p50={:.1} ms p90={:.1} max={:.1} (jobs={count}, arrived {}; created at offsets {}..{} ms into their second)",
+        percentile(&lateness, 50.0),
+        percentile(&lateness, 90.0),
+        lateness.last().copied().unwrap_or(f64::NAN),
+        lateness.len(),
+        offsets_ms.first().copied().unwrap_or(0),
+        offsets_ms.last().copied().unwrap_or(0),
+    );
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// 5. A large backfill.
+
+/// One `AllowAll` job backfilled over `ENGINE_LOAD_BACKFILL_RUNS` (100,000) seconds, in requests of
+/// 10,000 (the per-request limit), while `ENGINE_LOAD_BACKFILL_TICKERS` (10) every-second jobs run
+/// beside it. Peak RSS (VmHWM) of the process, time to drain, and the every-second jobs' fire lag
+/// while it drains (issue 11: 2,000 runs took 378 MB; goal < 100 MB for 100,000 and p99 < 100 ms).
+async fn backfill(dir: &Path) -> Result<(), String> {
+    let runs = env_usize("ENGINE_LOAD_BACKFILL_RUNS", 100_000);
+    let tickers = env_usize("ENGINE_LOAD_BACKFILL_TICKERS", 10);
+    let limit = Duration::from_secs(env_usize("ENGINE_LOAD_BACKFILL_LIMIT_SECS", 140) as u64);
+    let (base, seen) = start_target(true);
+    let mut rig = Rig::open(dir);
+    let rss_before = status_kb("VmRSS:");
+    let url = format!("{base}/hit");
+    let filled = json!({
+        "jobName": "filled", "creator": "bench", "creatorName": "bench",
+        "schedule": {"intervals": ["1s"]}, "active": 0, "overlap": "AllowAll",
+        "request": [{"method": "POST", "url": url, "body": {"backfill": true}}],
+    });
+    rig.app
+        .create_job(&job_id("filled"), &filled)
+        .await
+        .map_err(|e| format!("creating the backfilled job: {e}"))?;
+    let ticker_url = url.clone();
+    let ticker = move |i: usize| {
+        (
+            format!("ticker-{i:03}"),
+            json!({
+                "jobName": format!("ticker {i}"), "creator": "bench", "creatorName": "bench",
+                "schedule": {"intervals": ["1s"]}, "overlap": "AllowAll",
+                "request": [{"method": "POST", "url": ticker_url,
+                             "body": {"scheduledTime": "${scheduledTime}"}}],
+            }),
+        )
+    };
+    create_jobs(&rig.app, tickers, ticker, 2).await?;
+    rig.start();
+    let start: DateTime<Utc> = "2020-01-01T00:00:00Z".parse().map_err(|e| format!("{e}"))?;
+    let mut requested = 0;
+    while requested < runs {
+        let size = (runs - requested).min(10_000);
+        let from = start + chrono::Duration::seconds(requested as i64);
+        let to = from + chrono::Duration::seconds(size as i64 - 1);
+        let body = json!({"startTime": from.to_rfc3339(), "endTime": to.to_rfc3339()});
+        let count = rig
+            .app
+            .backfill(&job_id("filled"), &body)
+            .await
+            .map_err(|e| format!("backfill: {e}"))?;
+        requested += count;
+    }
+    let t0 = Instant::now();
+    let measure_from = Utc::now();
+    let deadline = t0 + limit;
+    let backfilled = |seen: &Seen| {
+        seen.hits
+            .lock()
+            .map(|hits| {
+                hits.iter()
+                    .filter(|(_, b)| b.as_ref() == b"{\"backfill\":true}")
+                    .count()
+            })
+            .unwrap_or(0)
+    };
+    while backfilled(&seen) < runs && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let drained_in = t0.elapsed();
+    let done = backfilled(&seen);
+    rig.stop().await;
+    let mut lags: Vec<f64> = {
+        let hits = seen.hits.lock().map_err(|_| "target lock".to_string())?;
+        hits.iter()
+            .filter_map(|(at, body)| {
+                let v: Value = serde_json::from_slice(body).ok()?;
+                let due: DateTime<Utc> = v["scheduledTime"].as_str()?.parse().ok()?;
+                (due > measure_from + chrono::Duration::seconds(2))
+                    .then(|| (*at - due.timestamp_micros()) as f64 / 1000.0)
+            })
+            .collect()
+    };
+    lags.sort_by(f64::total_cmp);
+    println!(
+        "backfill runs={runs} drained {done} in {:.1} s ({:.0}/s); peak_rss={:.1} MB (before {:.1} MB); ticker fire lag while draining p50={:.1} ms p99={:.1} max={:.1} ({} fires of {tickers} every-second jobs)",
+        drained_in.as_secs_f64(),
+        done as f64 / drained_in.as_secs_f64(),
+        mb(status_kb("VmHWM:")),
+        mb(rss_before),
+        percentile(&lags, 50.0),
+        percentile(&lags, 99.0),
+        lags.last().copied().unwrap_or(f64::NAN),
+        lags.len(),
     );
     Ok(())
 }
