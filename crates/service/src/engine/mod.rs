@@ -96,6 +96,12 @@ pub struct EngineConfig {
     /// whose invocation died is taken over within that bound; and every call of the chain ends
     /// by it, so none outlives its invocation. `None` locally: a worker holds an attempt to its end.
     pub max_hold: Option<StdDuration>,
+    /// Whether a job just created, changed or resumed is planned in that request when its next
+    /// fire is before the tick's horizon ([`EngineHooks::plan`]), so its first fire lands on its
+    /// second. On by default and in `sundial serve`. Off on AWS for now: there the API function
+    /// would send the fire's message with an SQS delay of up to the 80 s horizon, and a new job's
+    /// first fire waits for the next tick (at most a minute) as before.
+    pub plan_on_change: bool,
 }
 
 /// [`EngineConfig::admit_ahead`] for `sundial serve`. Fire times are whole seconds (jitter
@@ -117,6 +123,7 @@ impl Default for EngineConfig {
             incarnation: "engine".into(),
             sole_engine: false,
             max_hold: None,
+            plan_on_change: true,
         }
     }
 }
@@ -545,6 +552,9 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> EngineHooks for Engin
         next: DateTime<Utc>,
     ) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
         Box::pin(async move {
+            if !self.config.plan_on_change {
+                return;
+            }
             if let Err(e) = self.plan_job_now(&job_id, next).await {
                 tracing::warn!(%job_id, error = %e, "could not plan the job at once; the tick will");
             }
