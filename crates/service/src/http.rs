@@ -8,6 +8,7 @@
 use std::future::Future;
 use std::time::Duration;
 
+use sundial_core::job::{is_sensitive_header, REDACTED};
 use sundial_core::outcome::Outcome;
 
 /// The largest response body kept; longer bodies are cut off and the call fails with
@@ -18,8 +19,10 @@ pub const MAX_RESPONSE_BYTES: usize = 1024 * 1024;
 /// managed by the service, 60 s").
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// An outbound request, fully expanded.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// An outbound request, fully expanded. Its `Debug` form shows the values of sensitive headers
+/// (by the default rule, [`sundial_core::job::is_sensitive_header`]) as the redaction marker, so a
+/// request that ends up in a log line carries no credential.
+#[derive(Clone, PartialEq, Eq)]
 pub struct HttpRequest {
     /// `GET`, `POST`, ….
     pub method: String,
@@ -31,6 +34,30 @@ pub struct HttpRequest {
     pub body: Option<Vec<u8>>,
     /// The limit on this call: connect, send and read the whole response.
     pub timeout: Duration,
+}
+
+impl std::fmt::Debug for HttpRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let headers: Vec<(&str, &str)> = self
+            .headers
+            .iter()
+            .map(|(name, value)| {
+                let shown = if is_sensitive_header(name, &[] as &[&str]) {
+                    REDACTED
+                } else {
+                    value.as_str()
+                };
+                (name.as_str(), shown)
+            })
+            .collect();
+        f.debug_struct("HttpRequest")
+            .field("method", &self.method)
+            .field("url", &self.url)
+            .field("headers", &headers)
+            .field("body", &self.body.as_ref().map(Vec::len))
+            .field("timeout", &self.timeout)
+            .finish()
+    }
 }
 
 /// A response, its body read whole (up to [`MAX_RESPONSE_BYTES`]).
