@@ -224,3 +224,111 @@ fn idle_and_slow_sockets_cannot_exhaust_the_server() {
         server.log_text()
     );
 }
+
+/// Issue 12 item 10: a job's secret headers reach the target unchanged, but no answer and no log
+/// line (at debug level) shows them; a read job posted back to `update` keeps them.
+#[test]
+fn secret_headers_reach_the_target_and_nothing_else() {
+    let target = Target::start();
+    let dir = TempDir::new("secrets");
+    let services = format!("work=http://127.0.0.1:{}", target.port);
+    let server = start(
+        &dir,
+        &[],
+        &[
+            ("SUNDIAL_SERVICES", services.as_str()),
+            ("RUST_LOG", "debug"),
+        ],
+    );
+    let secrets = [
+        "Bearer e2e-s3cret",
+        "sid=e2e-c00kie",
+        "e2e-own-key",
+        "e2e-n0tify",
+    ];
+    let job = json!({
+        "jobName": "secrets", "creator": "001", "creatorName": "tests",
+        "sensitiveHeaders": ["X-Own"],
+        "request": [{"method": "POST", "url": "service://work/run/secrets", "body": {"n": "${executeNumber}"},
+                     "headers": {"Authorization": "Bearer e2e-s3cret", "Cookie": "sid=e2e-c00kie",
+                                 "X-Own": "e2e-own-key", "X-Plain": "shown"}}],
+        "notification": [{"method": "POST", "url": "service://work/notify/secrets",
+                          "headers": {"X-Api-Key": "e2e-n0tify"}}],
+        "timer": {"period": "external"}
+    });
+    server
+        .call("POST", "/jobs/secrets", Some(&job))
+        .ok_envelope();
+
+    let run = |n: usize| {
+        let reply = server.call("POST", "/jobs/secrets/trigger", Some(&json!({})));
+        let id = reply.ok_envelope()["executionId"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let done = common::wait_final(&server, &id);
+        assert_eq!(done["state"], "Succeeded", "{done}");
+        let runs = target.wait_for("/run/secrets", n);
+        let notes = target.wait_for("/notify/secrets", n);
+        assert_eq!(
+            (runs.len(), notes.len()),
+            (n, n),
+            "log:\n{}",
+            server.log_text()
+        );
+        let last = &runs[n - 1];
+        assert_eq!(last.header("authorization"), Some("Bearer e2e-s3cret"));
+        assert_eq!(last.header("cookie"), Some("sid=e2e-c00kie"));
+        assert_eq!(last.header("x-own"), Some("e2e-own-key"));
+        assert_eq!(last.header("x-plain"), Some("shown"));
+        assert_eq!(notes[n - 1].header("x-api-key"), Some("e2e-n0tify"));
+        id
+    };
+    let first = run(1);
+
+    let read = server.call("GET", "/jobs/secrets", None).body;
+    assert_eq!(
+        read["request"][0]["headers"],
+        json!({"Authorization": "***", "Cookie": "***", "X-Own": "***", "X-Plain": "shown"})
+    );
+    assert_eq!(read["notification"][0]["headers"]["X-Api-Key"], "***");
+
+    // The read job, posted back: the update runs it, with the stored secrets.
+    let mut back = read.clone();
+    for key in ["state", "pausedNotes", "createdAt", "updatedAt"] {
+        back.as_object_mut().unwrap().remove(key);
+    }
+    let updated = server.call("POST", "/jobs/secrets/update", Some(&back));
+    let id = updated.ok_envelope()["executionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(common::wait_final(&server, &id)["state"], "Succeeded");
+    let runs = target.wait_for("/run/secrets", 2);
+    assert_eq!(runs[1].header("authorization"), Some("Bearer e2e-s3cret"));
+    assert_eq!(runs[1].header("x-own"), Some("e2e-own-key"));
+    run(3);
+
+    let mut shown = String::new();
+    for path in [
+        "/jobs/secrets".to_string(),
+        "/jobs".to_string(),
+        "/jobs/secrets/describe".to_string(),
+        "/jobs/secrets/executions".to_string(),
+        format!("/executions/{first}"),
+        "/main/execution?jobId=secrets".to_string(),
+    ] {
+        let reply = server.call("GET", &path, None);
+        assert_eq!(reply.status, 200, "{path}: {}", reply.body);
+        shown.push_str(&reply.body.to_string());
+    }
+    let log = server.log_text();
+    assert!(log.contains("DEBUG"), "the log is at debug level:\n{log}");
+    for secret in secrets {
+        assert!(
+            !shown.contains(secret),
+            "an answer shows {secret:?}: {shown}"
+        );
+        assert!(!log.contains(secret), "the log shows {secret:?}:\n{log}");
+    }
+}

@@ -8,6 +8,7 @@
 use std::future::Future;
 use std::time::Duration;
 
+use sundial_core::job::REDACTED;
 use sundial_core::outcome::Outcome;
 
 /// The largest response body kept; longer bodies are cut off and the call fails with
@@ -18,8 +19,11 @@ pub const MAX_RESPONSE_BYTES: usize = 1024 * 1024;
 /// managed by the service, 60 s").
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// An outbound request, fully expanded.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// An outbound request, fully expanded. Its `Debug` form shows every header value as the
+/// redaction marker ([`REDACTED`]) and only the body's length: the request does not know which of
+/// its headers the job lists in `sensitiveHeaders`, so a request that ends up in a log line shows
+/// none of them.
+#[derive(Clone, PartialEq, Eq)]
 pub struct HttpRequest {
     /// `GET`, `POST`, ….
     pub method: String,
@@ -31,6 +35,23 @@ pub struct HttpRequest {
     pub body: Option<Vec<u8>>,
     /// The limit on this call: connect, send and read the whole response.
     pub timeout: Duration,
+}
+
+impl std::fmt::Debug for HttpRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let headers: Vec<(&str, &str)> = self
+            .headers
+            .iter()
+            .map(|(name, _)| (name.as_str(), REDACTED))
+            .collect();
+        f.debug_struct("HttpRequest")
+            .field("method", &self.method)
+            .field("url", &self.url)
+            .field("headers", &headers)
+            .field("body_bytes", &self.body.as_ref().map(Vec::len))
+            .field("timeout", &self.timeout)
+            .finish()
+    }
 }
 
 /// A response, its body read whole (up to [`MAX_RESPONSE_BYTES`]).

@@ -4,10 +4,12 @@ use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 
 use super::fields::{err, index, quote, Obj, ROOT, STRING};
-use super::http::{parse_check_url, parse_notification, parse_request, parse_target};
+use super::http::{
+    is_header_name, parse_check_url, parse_notification, parse_request, parse_target,
+};
 use super::limits::{
     MAX_CREATOR_BYTES, MAX_DEFINITION_BYTES, MAX_JOB_NAME_BYTES, MAX_NON_RETRYABLE_ERRORS,
-    MAX_NOTIFICATIONS, MAX_REQUESTS, MAX_RETRY_RULES,
+    MAX_NOTIFICATIONS, MAX_REQUESTS, MAX_RETRY_RULES, MAX_SENSITIVE_HEADERS,
 };
 use super::policy::{OverlapPolicy, ParentClosePolicy, Qos, RetryPolicy, RetryRule, Timeouts};
 use super::{Action, FieldError, HttpTemplate, JobId, NotificationRule, RequestStep, Target};
@@ -45,6 +47,7 @@ const FIELDS: &[&str] = &[
     "timeouts",
     "parentClosePolicy",
     "target",
+    "sensitiveHeaders",
 ];
 
 /// Default `checkRateSeconds`.
@@ -100,6 +103,7 @@ pub struct JobDefinition {
     retry_policy: Option<RetryPolicy>,
     timeouts: Timeouts,
     parent_close_policy: ParentClosePolicy,
+    sensitive_headers: Vec<String>,
     created_at: DateTime<Utc>,
     written: Value,
 }
@@ -264,6 +268,8 @@ impl JobDefinition {
             })?,
         };
 
+        let sensitive_headers = parse_sensitive_headers(&obj)?;
+
         // Every value has been read with bounded depth, so serialising it is safe; the bound keeps a
         // job, with its state, inside one DynamoDB item.
         let bytes = serde_json::to_vec(body)
@@ -303,9 +309,27 @@ impl JobDefinition {
             retry_policy,
             timeouts,
             parent_close_policy,
+            sensitive_headers,
             created_at,
             written: body.clone(),
         })
+    }
+
+    /// Parses a definition a client submitted: [`JobDefinition::parse`], and then, where a header
+    /// value is the redaction marker ([`super::REDACTED`]) a read of the job showed, the value
+    /// stored in `stored` (the job's current definition on update, `None` on create) is kept (see
+    /// [`super::keep_redacted`]). A marker that cannot be honoured is an error naming the header.
+    pub fn parse_submitted(
+        job_id: &JobId,
+        body: &Value,
+        created_at: DateTime<Utc>,
+        stored: Option<&JobDefinition>,
+    ) -> Result<JobDefinition, FieldError> {
+        let parsed = JobDefinition::parse(job_id, body, created_at)?;
+        match super::keep_redacted(body, stored.map(JobDefinition::as_written))? {
+            None => Ok(parsed),
+            Some(kept) => JobDefinition::parse(job_id, &kept, created_at),
+        }
     }
 
     /// The job's id.
@@ -470,6 +494,18 @@ impl JobDefinition {
         self.parent_close_policy
     }
 
+    /// `sensitiveHeaders`: header names, beyond the default rule ([`super::is_sensitive_header`]),
+    /// whose values are never shown.
+    pub fn sensitive_headers(&self) -> &[String] {
+        &self.sensitive_headers
+    }
+
+    /// The body as a reader may see it: as written, with the value of every sensitive header
+    /// replaced by [`super::REDACTED`] ([`super::redact_job_body`]).
+    pub fn as_shown(&self) -> Value {
+        super::redact_job_body(&self.written)
+    }
+
     /// The creation time the definition was parsed with.
     pub fn created_at(&self) -> DateTime<Utc> {
         self.created_at
@@ -544,6 +580,45 @@ fn parse_when(obj: &Obj<'_>, created_at: DateTime<Utc>) -> Result<When, FieldErr
         (Some(timer), None) => compile_timer(timer, created_at).map(from_plan),
         (None, None) => compile_timer(&Value::Null, created_at).map(from_plan),
     }
+}
+
+/// `sensitiveHeaders`: a list of header names (RFC 9110 tokens).
+fn parse_sensitive_headers(obj: &Obj<'_>) -> Result<Vec<String>, FieldError> {
+    let Some(names) = obj.get("sensitiveHeaders") else {
+        return Ok(Vec::new());
+    };
+    let Value::Array(names) = names else {
+        return Err(err(
+            "sensitiveHeaders",
+            format!(
+                "expected a list of header names like [\"X-My-Key\"], got {}",
+                super::fields::describe(names)
+            ),
+        ));
+    };
+    if names.len() > MAX_SENSITIVE_HEADERS {
+        return Err(err(
+            "sensitiveHeaders",
+            format!(
+                "has {} names; the limit is {MAX_SENSITIVE_HEADERS}",
+                names.len()
+            ),
+        ));
+    }
+    names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| match name {
+            Value::String(text) if is_header_name(text) => Ok(text.clone()),
+            other => Err(err(
+                index("sensitiveHeaders", i),
+                format!(
+                    "expected a header name (letters, digits and !#$%&'*+-.^_`|~), got {}",
+                    super::fields::describe(other)
+                ),
+            )),
+        })
+        .collect()
 }
 
 fn parse_retry_rule(path: &str, value: &Value) -> Result<RetryRule, FieldError> {

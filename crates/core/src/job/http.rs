@@ -536,7 +536,7 @@ fn parse_headers(path: &str, value: &Value) -> Result<BTreeMap<String, Template>
 }
 
 /// RFC 9110 token characters.
-fn is_header_name(name: &str) -> bool {
+pub(super) fn is_header_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 256
         && name.bytes().all(|b| {

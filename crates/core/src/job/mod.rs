@@ -29,6 +29,7 @@ mod fields;
 mod http;
 mod id;
 mod policy;
+mod redact;
 mod state;
 pub(crate) mod time_serde;
 
@@ -43,6 +44,10 @@ pub use http::{
 };
 pub use id::{JobId, ServiceName};
 pub use policy::{OverlapPolicy, ParentClosePolicy, Qos, RetryPolicy, RetryRule, Timeouts};
+pub use redact::{
+    is_sensitive_header, keep_redacted, listed_sensitive_headers, redact_job_body, REDACTED,
+    SENSITIVE_HEADERS, SENSITIVE_NAME_PARTS,
+};
 pub use state::{Backfill, Job, JobState, PendingFire, WaitingRun};
 
 pub(crate) use fields::quote;
@@ -71,6 +76,8 @@ pub mod limits {
     pub const MAX_RETRY_RULES: usize = 20;
     /// Most headers in one `headers` map.
     pub const MAX_HEADERS: usize = 50;
+    /// Most names in `sensitiveHeaders`.
+    pub const MAX_SENSITIVE_HEADERS: usize = 100;
     /// Most entries in `retryPolicy.nonRetryableErrors`.
     pub const MAX_NON_RETRYABLE_ERRORS: usize = 50;
 }

@@ -280,12 +280,13 @@ impl Job {
         })
     }
 
-    /// The API form (`GET /jobs/{jobId}`): the definition as written at the top level, with `jobId`
+    /// The API form (`GET /jobs/{jobId}`, list, describe): the definition as written at the top
+    /// level, sensitive header values replaced by [`super::REDACTED`], with `jobId`
     /// and `active` (1 or 0) always present, plus `state` (`active`/`paused`), `pausedNotes`,
     /// `createdAt` and `updatedAt`.
     pub fn to_api_json(&self) -> Value {
-        let mut map = match self.definition.as_written() {
-            Value::Object(map) => map.clone(),
+        let mut map = match self.definition.as_shown() {
+            Value::Object(map) => map,
             _ => serde_json::Map::new(),
         };
         map.insert("jobId".into(), json!(self.job_id().as_str()));

@@ -1157,6 +1157,60 @@ fn api_json() {
     assert_eq!(job.to_api_json()["state"], "active");
 }
 
+/// Issue 12 item 10: the API form hides sensitive header values; the stored form keeps them.
+#[test]
+fn api_json_redacts_sensitive_headers() {
+    let body = with(json!({
+        "sensitiveHeaders": ["X-My-Key-Id"],
+        "request": [{"url": "https://a.example/", "headers": {
+            "Authorization": "Bearer abc", "Cookie": "sid=1", "X-My-Key-Id": "mine", "Accept": "*/*"}}],
+        "notification": [{"url": "https://n.example/", "headers": {"X-Api-Key": "k"}}],
+        "async": true,
+        "checkUrl": {"url": "https://c.example/", "headers": {"x-auth-token": "t"}}
+    }));
+    let job = Job::new(parse(&body).unwrap());
+    assert_eq!(job.definition.sensitive_headers(), ["X-My-Key-Id"]);
+    let api = job.to_api_json();
+    assert_eq!(
+        api["request"][0]["headers"],
+        json!({"Authorization": "***", "Cookie": "***", "X-My-Key-Id": "***", "Accept": "*/*"})
+    );
+    assert_eq!(api["notification"][0]["headers"]["X-Api-Key"], "***");
+    assert_eq!(api["checkUrl"]["headers"]["x-auth-token"], "***");
+    assert_eq!(job.to_document()["definition"], body);
+    let secret = job.definition.requests()[0].http.headers["Authorization"].clone();
+    assert_eq!(
+        secret,
+        crate::template::Template::parse("Bearer abc").unwrap()
+    );
+}
+
+/// Issue 12 item 10: a read job posted back keeps its secrets; on create the marker is refused.
+#[test]
+fn submitted_markers_keep_stored_secrets() {
+    let body = with(json!({
+        "request": [{"url": "https://a.example/", "headers": {"Authorization": "Bearer abc"}}]
+    }));
+    let stored = parse(&body).unwrap();
+    let read = Job::new(stored.clone()).to_api_json();
+    let mut sent = read.clone();
+    for key in ["state", "pausedNotes", "createdAt", "updatedAt"] {
+        sent.as_object_mut().unwrap().remove(key);
+    }
+    let kept =
+        JobDefinition::parse_submitted(&id("job-1"), &sent, created(), Some(&stored)).unwrap();
+    assert_eq!(
+        kept.requests()[0].http.headers,
+        stored.requests()[0].http.headers
+    );
+    assert_eq!(
+        kept.as_written()["request"][0]["headers"]["Authorization"],
+        "Bearer abc"
+    );
+    let e = JobDefinition::parse_submitted(&id("job-1"), &sent, created(), None).unwrap_err();
+    assert_eq!(e.path, "request[0].headers.Authorization");
+}
+
 /// Keys the parser knows at any level, so random objects reach deep into it.
 const KEYS: &[&str] = &[
     "jobId",
@@ -1295,6 +1349,24 @@ proptest! {
             prop_assert_eq!(back.ok(), Some(job));
         }
     }
+
+    /// Issue 12 item 10: whatever a read shows, posted back as an update, is the same job, and
+    /// shows no sensitive value.
+    #[test]
+    fn a_read_job_posted_back_is_the_same_job(body in plausible_job()) {
+        if let Ok(def) = parse(&body) {
+            let mut shown = Job::new(def.clone()).to_api_json();
+            for key in ["state", "pausedNotes", "createdAt", "updatedAt"] {
+                shown.as_object_mut().unwrap().remove(key);
+            }
+            prop_assert!(!shown.to_string().contains("Bearer t"));
+            let back = JobDefinition::parse_submitted(&id("job-1"), &shown, created(), Some(&def));
+            let mut expected = def.as_written().clone();
+            expected["jobId"] = json!("job-1");
+            expected["active"] = json!(u8::from(def.active()));
+            prop_assert_eq!(back.map(|d| d.as_written().clone()), Ok(expected));
+        }
+    }
 }
 
 fn pick(values: Vec<Value>) -> BoxedStrategy<Value> {
@@ -1337,6 +1409,7 @@ fn headers() -> BoxedStrategy<Value> {
     mostly(pick(vec![
         json!({}),
         json!({"Accept": "application/json", "X-Token": "${token}"}),
+        json!({"Authorization": "Bearer t", "X-Mine": "m", "Accept": "***"}),
         json!({"bad name": "x"}),
     ]))
 }
@@ -1515,6 +1588,10 @@ fn plausible_job() -> BoxedStrategy<Value> {
                 json!({"eventbridge": {"source": "s", "detailType": "d"}}),
             ]),
         ),
+        (
+            "sensitiveHeaders",
+            pick(vec![json!([]), json!(["X-Mine"]), json!(["x-mine", 1])]),
+        ),
     ];
     // Each optional field is present with probability 0.6 in `object`; lower that for the many
     // top-level fields by wrapping them once more, so that typical jobs have a handful of fields.
@@ -1609,6 +1686,32 @@ fn bad_definitions_are_refused_at_the_door() {
             header("Sundial-Signature"),
             "request[0].headers.Sundial-Signature",
             "cannot be set",
+        ),
+        // Item 10: `sensitiveHeaders` is a list of header names.
+        (
+            json!({"sensitiveHeaders": "X-My-Key"}),
+            "sensitiveHeaders",
+            "expected a list of header names",
+        ),
+        (
+            json!({"sensitiveHeaders": ["X-Ok", 5]}),
+            "sensitiveHeaders[1]",
+            "expected a header name",
+        ),
+        (
+            json!({"sensitiveHeaders": ["bad name"]}),
+            "sensitiveHeaders[0]",
+            "expected a header name",
+        ),
+        (
+            json!({"sensitiveHeaders": [""]}),
+            "sensitiveHeaders[0]",
+            "expected a header name",
+        ),
+        (
+            json!({"sensitiveHeaders": vec!["X-A"; 101]}),
+            "sensitiveHeaders",
+            "the limit is 100",
         ),
         (
             json!({"notification": [{"url": "http://example.com/n", "headers": {"Content-Length": "1"}}]}),

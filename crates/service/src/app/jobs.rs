@@ -36,7 +36,8 @@ impl<S: Store> App<S> {
         service: Option<String>,
     ) -> Result<Job, AppError> {
         let now = self.now();
-        let definition = JobDefinition::parse(job_id, body, now)?;
+        // A redaction marker has no stored value to keep on create: refused naming the header.
+        let definition = JobDefinition::parse_submitted(job_id, body, now, None)?;
         self.check_platform_limits(&definition)?;
         if let Some(parent) = definition.parent_job() {
             if parent == job_id {
@@ -152,7 +153,13 @@ impl<S: Store> App<S> {
     pub async fn update_job(&self, job_id: &JobId, body: &Value) -> Result<Job, AppError> {
         let (stored, ()) = self
             .modify(job_id, |stored| {
-                let definition = JobDefinition::parse(job_id, body, stored.job.created_at)?;
+                // A header value a read showed as the redaction marker keeps the stored secret.
+                let definition = JobDefinition::parse_submitted(
+                    job_id,
+                    body,
+                    stored.job.created_at,
+                    Some(&stored.job.definition),
+                )?;
                 self.check_platform_limits(&definition)?;
                 // A changed remainingActions restarts the count; otherwise the count so far stands.
                 if definition.remaining_actions() != stored.job.definition.remaining_actions() {
@@ -263,7 +270,8 @@ impl<S: Store> App<S> {
                 .and_then(Value::as_str)
                 .ok_or_else(|| field_error(&format!("{path}.jobId"), "required"))?;
             let job_id = JobId::parse(id).map_err(|e| AppError::Invalid(e.under(&path)))?;
-            JobDefinition::parse(&job_id, body, now)
+            // A service declares its timers with their real values: no redaction markers.
+            JobDefinition::parse_submitted(&job_id, body, now, None)
                 .map_err(|e| AppError::Invalid(e.under(&path)))?;
             if declared
                 .insert(job_id.to_string(), (job_id, body))

@@ -1470,3 +1470,111 @@ async fn refused_addresses_fail_for_good_with_their_own_code() {
 }
 
 mod order;
+
+/// Issue 12 item 10: the target gets the stored header values, while the state-change events,
+/// the executions and the `Debug` form of the requests (what a log line would print; it shows no
+/// header value at all) carry none of them; a read job posted back to update still sends them.
+#[tokio::test]
+async fn secret_headers_go_to_the_target_and_nowhere_else() {
+    let w = World::new("2024-01-01T00:00:00Z", |request, _| {
+        if request.url.contains("/check") {
+            return ok(json!({"status": "succeed", "data": {"rows": 1}}));
+        }
+        ok(json!({"accepted": true}))
+    });
+    let secrets = [
+        "Bearer eng-s3cret",
+        "sid=eng",
+        "eng-own",
+        "eng-check",
+        "eng-notify",
+    ];
+    w.create(
+        "secrets",
+        json!({
+            "timer": {"period": "external"},
+            "sensitiveHeaders": ["X-Own"],
+            "request": [{"method": "POST", "url": "service://main/run",
+                         "headers": {"Authorization": "Bearer eng-s3cret", "Cookie": "sid=eng",
+                                     "X-Own": "eng-own", "X-Plain": "plain"}}],
+            "async": true, "checkRateSeconds": 1,
+            "checkUrl": {"url": "service://main/check", "headers": {"X-Auth-Token": "eng-check"}},
+            "notification": [{"url": "service://main/notify", "headers": {"X-Api-Key": "eng-notify"}}],
+        }),
+    )
+    .await;
+    let job = JobId::parse("secrets").unwrap();
+    w.app()
+        .trigger(&job, json!({}), Some("one"), None)
+        .await
+        .unwrap();
+    w.run_until("2024-01-01T00:00:05Z").await;
+
+    let header = |request: &HttpRequest, name: &str| {
+        request
+            .headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+    };
+    let calls = w.calls();
+    let paths: Vec<&str> = calls.iter().map(|c| &c.url[19..]).collect();
+    assert_eq!(paths, ["run", "check", "notify"]);
+    assert_eq!(
+        header(&calls[0], "Authorization").as_deref(),
+        Some("Bearer eng-s3cret")
+    );
+    assert_eq!(header(&calls[0], "Cookie").as_deref(), Some("sid=eng"));
+    assert_eq!(header(&calls[0], "X-Own").as_deref(), Some("eng-own"));
+    assert_eq!(header(&calls[0], "X-Plain").as_deref(), Some("plain"));
+    assert_eq!(
+        header(&calls[1], "X-Auth-Token").as_deref(),
+        Some("eng-check")
+    );
+    assert_eq!(
+        header(&calls[2], "X-Api-Key").as_deref(),
+        Some("eng-notify")
+    );
+
+    let executions = w.executions("secrets").await;
+    assert_eq!(states(&executions), ["Succeeded"]);
+    let events = w.engine.publisher().sent();
+    assert!(events.len() >= 2, "{events:?}");
+    let shown = format!(
+        "{events:?} {} {:?}",
+        serde_json::to_string(&executions).unwrap(),
+        calls
+    );
+    assert!(shown.contains("(\"X-Plain\", \"***\")"), "{shown}");
+    for secret in secrets {
+        assert!(!shown.contains(secret), "{secret:?} shown: {shown}");
+    }
+
+    // The job as read, posted back: the next run still sends the stored values.
+    let mut read = w.app().get_job(&job).await.unwrap().to_api_json();
+    for key in ["state", "pausedNotes", "createdAt", "updatedAt"] {
+        read.as_object_mut().unwrap().remove(key);
+    }
+    assert_eq!(read["request"][0]["headers"]["Authorization"], "***");
+    w.app().update_job(&job, &read).await.unwrap();
+    w.app()
+        .trigger(&job, json!({}), Some("two"), None)
+        .await
+        .unwrap();
+    w.run_until("2024-01-01T00:00:10Z").await;
+    let calls = w.calls();
+    assert_eq!(calls.len(), 6, "{calls:?}");
+    assert_eq!(
+        header(&calls[3], "Authorization").as_deref(),
+        Some("Bearer eng-s3cret")
+    );
+    assert_eq!(header(&calls[3], "X-Own").as_deref(), Some("eng-own"));
+    assert_eq!(
+        header(&calls[4], "X-Auth-Token").as_deref(),
+        Some("eng-check")
+    );
+    assert_eq!(
+        header(&calls[5], "X-Api-Key").as_deref(),
+        Some("eng-notify")
+    );
+}
