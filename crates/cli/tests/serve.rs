@@ -8,16 +8,16 @@
 mod common;
 
 use std::collections::{BTreeSet, HashMap};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use chrono::{DateTime, Timelike, Utc};
 use serde_json::{json, Value};
 
-use common::{request, start, wait_final, Target, TempDir};
+use common::{refused_start, request, start, wait_final, Target, TempDir};
 
 /// Seed 002's example job from its "timer 列表" section, verbatim: the object inside the list.
 const SEED_002_JOB: &str = r##"
@@ -901,42 +901,9 @@ fn bearer_token_guards_every_route_but_health() {
 #[test]
 fn public_address_without_a_token_is_refused() {
     let dir = TempDir::new("public");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sundial"))
-        .args(["serve", "--addr", "0.0.0.0:0", "--data"])
-        .arg(dir.data())
-        .env_remove("SUNDIAL_API_TOKEN")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start sundial serve");
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("sundial serve --addr 0.0.0.0:0 without a token kept running");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let mut stdout = String::new();
-    let mut stderr = String::new();
-    child
-        .stdout
-        .take()
-        .expect("stdout")
-        .read_to_string(&mut stdout)
-        .expect("read");
-    child
-        .stderr
-        .take()
-        .expect("stderr")
-        .read_to_string(&mut stderr)
-        .expect("read");
-    assert_eq!(status.code(), Some(2), "stderr: {stderr}");
+    // The later --addr wins: a public address, no token.
+    let (code, stdout, stderr) = refused_start(&dir, &["--addr", "0.0.0.0:0"], &[]);
+    assert_eq!(code, Some(2), "stderr: {stderr}");
     assert!(stderr.starts_with("error: --addr:"), "{stderr}");
     assert!(stderr.contains("SUNDIAL_API_TOKEN"), "{stderr}");
     assert_eq!(stdout, "", "it never listened");
