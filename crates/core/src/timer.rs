@@ -258,12 +258,14 @@ fn compile(timer: &Value, created_at: DateTime<Utc>) -> Result<TimerPlan, SpecEr
             let interval =
                 crate::spec::interval_of(every, offset).map_err(|m| SpecError::new("period", m))?;
             // `R<n>` times the period may pass any representable instant: then the runs outlast
-            // the span the engine evaluates, and the count sets no end (it saturates).
+            // the span the engine evaluates, and the count sets no end (it saturates). An end no
+            // time can show is no end either: the canonical form could not carry it.
             let last = runs.and_then(|n| {
                 i64::try_from(n - 1)
                     .ok()
                     .and_then(|k| k.checked_mul(step))
                     .and_then(|span| anchor.checked_add(span))
+                    .filter(|last| DateTime::from_timestamp(*last, 0).is_some())
             });
             let end = match (last, end) {
                 (Some(a), Some(b)) => Some(a.min(b)),
@@ -496,6 +498,21 @@ mod tests {
             let got = times(timer, created, 2);
             assert_eq!(got, expected, "{period}");
         }
+    }
+
+    /// Found by the `timer` fuzz target: a count whose last run is a representable number of
+    /// seconds but no representable time (here about 190 billion years out) left an end the
+    /// canonical JSON could not show, so the schedule read back from it was another schedule.
+    #[test]
+    fn a_saturated_count_round_trips_through_the_canonical_form() {
+        let timer = serde_json::json!({"dueTime": "PT10S", "period": "R2000000000000000000/PT3S"});
+        let Ok(TimerPlan::Scheduled(schedule)) = compile_timer(&timer, at("2052-05-21T08:20:18Z"))
+        else {
+            panic!("a schedule");
+        };
+        let canonical = schedule.to_canonical_json();
+        let again = crate::spec::Schedule::from_json(&canonical).expect("canonical parses");
+        assert!(again == schedule, "{canonical}");
     }
 
     #[test]
