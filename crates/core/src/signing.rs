@@ -423,4 +423,20 @@ mod tests {
             u64::MAX
         ));
     }
+
+    /// docs/deploy.md says which secret signed the token of `events/api-feedback.json`: keep the
+    /// two in step (and the secret long enough for the 32-byte rule).
+    #[test]
+    fn the_feedback_fixture_is_signed_with_the_documented_secret() {
+        let secret = "sample-signing-secret-for-the-fixtures";
+        assert!(secret.len() >= 32);
+        let docs = include_str!("../../../docs/deploy.md");
+        assert!(docs.contains(&format!("SUNDIAL_SIGNING_SECRET={secret}")));
+        let event: serde_json::Value =
+            serde_json::from_str(include_str!("../../../events/api-feedback.json")).unwrap();
+        let query = event["queryStringParameters"].clone();
+        let execution_id = query["executionId"].as_str().unwrap();
+        let token = query["token"].as_str().unwrap();
+        assert_eq!(feedback_token(secret.as_bytes(), execution_id), token);
+    }
 }
