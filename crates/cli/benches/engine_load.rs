@@ -704,6 +704,20 @@ async fn throughput(dir: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// Arrival − `scheduledTime` (ms) of every call the target kept whose body names a scheduled time
+/// after `after`.
+fn lags_since(seen: &Seen, after: DateTime<Utc>) -> Result<Vec<f64>, String> {
+    let hits = seen.hits.lock().map_err(|_| "target lock".to_string())?;
+    Ok(hits
+        .iter()
+        .filter_map(|(at, body)| {
+            let v: Value = serde_json::from_slice(body).ok()?;
+            let due: DateTime<Utc> = v["scheduledTime"].as_str()?.parse().ok()?;
+            (due > after).then(|| (*at - due.timestamp_micros()) as f64 / 1000.0)
+        })
+        .collect())
+}
+
 // ---------------------------------------------------------------------------------------------
 // 4. First fires.
 
@@ -741,16 +755,7 @@ async fn first_fire(dir: &Path) -> Result<(), String> {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     rig.stop().await;
-    let mut lateness: Vec<f64> = {
-        let hits = seen.hits.lock().map_err(|_| "target lock".to_string())?;
-        hits.iter()
-            .filter_map(|(at, body)| {
-                let v: Value = serde_json::from_slice(body).ok()?;
-                let due: DateTime<Utc> = v["scheduledTime"].as_str()?.parse().ok()?;
-                Some((*at - due.timestamp_micros()) as f64 / 1000.0)
-            })
-            .collect()
-    };
+    let mut lateness = lags_since(&seen, DateTime::<Utc>::MIN_UTC)?;
     lateness.sort_by(f64::total_cmp);
     offsets_ms.sort_unstable();
     println!(
@@ -836,17 +841,7 @@ async fn backfill(dir: &Path) -> Result<(), String> {
     let drained_in = t0.elapsed();
     let done = backfilled(&seen);
     rig.stop().await;
-    let mut lags: Vec<f64> = {
-        let hits = seen.hits.lock().map_err(|_| "target lock".to_string())?;
-        hits.iter()
-            .filter_map(|(at, body)| {
-                let v: Value = serde_json::from_slice(body).ok()?;
-                let due: DateTime<Utc> = v["scheduledTime"].as_str()?.parse().ok()?;
-                (due > measure_from + chrono::Duration::seconds(2))
-                    .then(|| (*at - due.timestamp_micros()) as f64 / 1000.0)
-            })
-            .collect()
-    };
+    let mut lags = lags_since(&seen, measure_from + chrono::Duration::seconds(2))?;
     lags.sort_by(f64::total_cmp);
     println!(
         "backfill runs={runs} drained {done} in {:.1} s ({:.0}/s); peak_rss={:.1} MB (before {:.1} MB); ticker fire lag while draining p50={:.1} ms p99={:.1} max={:.1} ({} fires of {tickers} every-second jobs)",
