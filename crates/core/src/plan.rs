@@ -36,9 +36,9 @@ pub const MAX_BUFFERED: usize = 1000;
 /// The most fires one backfill expands into (the API refuses larger ranges).
 pub const MAX_BACKFILL_FIRES: usize = 10_000;
 
-/// The most runs of one job that wait for admission, wait in its buffer or are planned and not
-/// yet created, before a backfill plans more: backfills are planned window by window as their runs
-/// pass the gate, so a job holds a few hundred of them at a time (in its stored state and in
+/// The most runs of one job that are planned and not yet created, wait for admission, wait in its
+/// buffer or run, before a backfill plans more: backfills are planned window by window as their
+/// runs finish, so a job holds a few hundred of them at a time (in its stored state and in
 /// memory) however large the backfill, and other jobs keep their time while it drains.
 pub const BACKFILL_WINDOW: usize = 256;
 
@@ -121,18 +121,18 @@ pub fn oldest_runnable(job: &Job, now: DateTime<Utc>) -> DateTime<Utc> {
 }
 
 /// Turns waiting backfills into pending fires due `now` (exempt from the catch-up window and from
-/// `remainingActions`), oldest backfill first and in the order of its times, as long as the job
-/// has fewer than [`BACKFILL_WINDOW`] runs waiting, buffered or planned; a backfill that is not
-/// done records how far it got and goes on at a later tick. Returns how many fires it planned.
-pub fn plan_backfills(job: &mut Job, now: DateTime<Utc>) -> usize {
+/// `remainingActions`), oldest backfill first and in the order of its times: at most `most` of
+/// them, and only while the job has fewer than [`BACKFILL_WINDOW`] runs planned, waiting, buffered
+/// or running. A backfill that is not done records how far it got and goes on at a later tick (or
+/// when its runs finish: [`backfill_has_room`]). Returns how many fires it planned.
+pub fn plan_backfills(job: &mut Job, now: DateTime<Utc>, most: usize) -> usize {
     let When::Scheduled(schedule) = job.definition.when() else {
         job.state.pending_backfills.clear();
         return 0;
     };
     let job_id = job.definition.job_id().clone();
     let state = &mut job.state;
-    let outstanding = state.waiting.len() + state.buffered.len() + state.pending_fires.len();
-    let mut room = BACKFILL_WINDOW.saturating_sub(outstanding);
+    let mut room = backfill_room(state).min(most);
     let mut planned = 0;
     while room > 0 && !state.pending_backfills.is_empty() {
         let backfill = &state.pending_backfills[0];
@@ -180,6 +180,63 @@ pub fn plan_backfills(job: &mut Job, now: DateTime<Utc>) -> usize {
         }
     }
     planned
+}
+
+/// How many more backfill fires the job's window holds.
+fn backfill_room(state: &crate::job::JobState) -> usize {
+    let outstanding = state.pending_fires.len()
+        + state.waiting.len()
+        + state.buffered.len()
+        + state.running.len();
+    BACKFILL_WINDOW.saturating_sub(outstanding)
+}
+
+/// Whether a backfill waits to be planned and the job's window has room for at least `batch` of
+/// its fires: the engine then plans it at once instead of at the next tick, so a backfill drains
+/// at the speed of its runs rather than a window per tick.
+pub fn backfill_has_room(job: &Job, batch: usize) -> bool {
+    !job.state.pending_backfills.is_empty() && backfill_room(&job.state) >= batch
+}
+
+/// Puts the runs of newly created `fires` in their job's line, and admits at once, in line order,
+/// those already due at `now` that simply start ([`Admission::Start`]: no wait, skip, buffer or
+/// stop). The write that creates them then takes their slots too, and their dispatch writes only
+/// the execution: a backfill window's runs do not race each other for the job. The first that
+/// would not simply start stays in line with those behind it, for dispatch to admit as before.
+/// Fires already holding a slot or a buffer place (a dispatch got there first) are left as they
+/// are. Returns the ids admitted.
+pub fn line_up(job: &mut Job, fires: &[PendingFire], now: DateTime<Utc>) -> Vec<String> {
+    let state = &mut job.state;
+    let fresh = |id: &str, state: &crate::job::JobState| {
+        !state.running.iter().any(|r| r == id) && !state.buffered.iter().any(|b| b == id)
+    };
+    for fire in fires {
+        if fresh(&fire.execution_id, state) {
+            state.wait_in_line(&fire.execution_id, fire.due);
+        }
+    }
+    let due: Vec<(String, Option<OverlapPolicy>)> = state
+        .waiting
+        .iter()
+        .filter(|w| w.due <= now)
+        .filter_map(|w| {
+            fires
+                .iter()
+                .find(|f| f.execution_id == w.execution_id)
+                .map(|f| (f.execution_id.clone(), f.overlap))
+        })
+        .collect();
+    let mut admitted = Vec::new();
+    for (id, overlap) in due {
+        let policy = overlap.unwrap_or_else(|| job.definition.overlap());
+        let before = job.state.clone();
+        if admit(job, &id, policy) != Admission::Start {
+            job.state = before;
+            break;
+        }
+        admitted.push(id);
+    }
+    admitted
 }
 
 /// The decision for an execution about to start.
@@ -534,7 +591,7 @@ mod tests {
             planned_through: None,
         });
         let now = at("2024-01-01T00:00:41Z");
-        assert_eq!(plan_backfills(&mut job, now), 3);
+        assert_eq!(plan_backfills(&mut job, now, usize::MAX), 3);
         assert!(job.state.pending_backfills.is_empty());
         let fire = &job.state.pending_fires[0];
         assert_eq!(fire.due, now);
@@ -562,9 +619,10 @@ mod tests {
         let mut nominals = Vec::new();
         let mut windows = Vec::new();
         loop {
-            let planned = plan_backfills(&mut job, now);
+            let planned = plan_backfills(&mut job, now, usize::MAX);
             // Nothing more while the window's runs wait.
-            assert_eq!(plan_backfills(&mut job, now), 0);
+            assert_eq!(plan_backfills(&mut job, now, usize::MAX), 0);
+            assert!(!backfill_has_room(&job, 1));
             if planned == 0 {
                 break;
             }
@@ -580,6 +638,88 @@ mod tests {
             .collect();
         assert_eq!(nominals, expected);
         assert_eq!(job.state.next_execute_number, 1001);
+    }
+
+    fn backfill_of_minutes(job: &mut Job, minutes: i64, overlap: Option<OverlapPolicy>) {
+        let start = at("2023-12-30T00:00:00Z");
+        job.state.pending_backfills.push(crate::job::Backfill {
+            start_time: start,
+            end_time: start + Duration::minutes(minutes - 1),
+            overlap,
+            requested_at: at("2024-01-01T00:00:40Z"),
+            planned_through: None,
+        });
+    }
+
+    /// `most` caps one call (one atomic write of the engine); running runs count against the
+    /// window like waiting ones, so a slow target cannot make a backfill pile up runs; the window
+    /// has room again as they finish.
+    #[test]
+    fn a_backfill_window_counts_running_runs_and_plans_at_most_what_it_is_asked() {
+        let mut job = every_minute();
+        backfill_of_minutes(&mut job, 1000, None);
+        let now = at("2024-01-01T00:00:41Z");
+        assert_eq!(plan_backfills(&mut job, now, 40), 40);
+        assert!(backfill_has_room(&job, 40));
+        let fires = std::mem::take(&mut job.state.pending_fires);
+        let admitted = line_up(&mut job, &fires, now);
+        assert_eq!(admitted.len(), 40, "AllowAll runs due now all start");
+        assert_eq!(job.state.running.len(), 40);
+        assert!(job.state.waiting.is_empty());
+        while plan_backfills(&mut job, now, 40) > 0 {
+            let fires = std::mem::take(&mut job.state.pending_fires);
+            line_up(&mut job, &fires, now);
+        }
+        assert_eq!(job.state.running.len(), BACKFILL_WINDOW);
+        assert!(!backfill_has_room(&job, 1));
+        for id in job.state.running.clone().iter().take(40) {
+            release(&mut job, id, OverlapPolicy::AllowAll);
+        }
+        assert!(backfill_has_room(&job, 40));
+        assert!(!backfill_has_room(&job, 41));
+        assert_eq!(plan_backfills(&mut job, now, usize::MAX), 40);
+    }
+
+    /// Runs due now are admitted in line order while they simply start; the first that would
+    /// not (here the second of a `Skip` job's limit of one) stays in line with every run behind
+    /// it, and nothing is counted for it.
+    #[test]
+    fn line_up_admits_due_runs_in_order_until_one_would_not_simply_start() {
+        let mut job = every_minute();
+        backfill_of_minutes(&mut job, 3, Some(OverlapPolicy::Skip));
+        let now = at("2024-01-01T00:00:41Z");
+        plan_backfills(&mut job, now, usize::MAX);
+        let fires = std::mem::take(&mut job.state.pending_fires);
+        let admitted = line_up(&mut job, &fires, now);
+        assert_eq!(admitted, [fires[0].execution_id.clone()]);
+        assert_eq!(job.state.running, [fires[0].execution_id.clone()]);
+        let waiting: Vec<&str> = job
+            .state
+            .waiting
+            .iter()
+            .map(|w| w.execution_id.as_str())
+            .collect();
+        assert_eq!(waiting, [&fires[1].execution_id, &fires[2].execution_id]);
+        assert_eq!(job.state.overlap_skipped, 0);
+        assert_eq!(job.state.action_count, 1);
+        // Asked again (a retried write): nothing changes.
+        let again = job.clone();
+        assert!(line_up(&mut job, &fires, now).is_empty());
+        assert_eq!(job, again);
+    }
+
+    /// A fire due later than `now` is only put in line: it is admitted by dispatch (ahead of its
+    /// time or at it), and so is every run behind it.
+    #[test]
+    fn line_up_leaves_runs_due_later_to_dispatch() {
+        let mut job = every_minute();
+        let now = at("2024-01-01T00:00:41Z");
+        plan_tick(&mut job, now, now + Duration::seconds(80), false);
+        let fires = std::mem::take(&mut job.state.pending_fires);
+        assert!(!fires.is_empty() && fires.iter().all(|f| f.due > now));
+        assert!(line_up(&mut job, &fires, now).is_empty());
+        assert_eq!(job.state.waiting.len(), fires.len());
+        assert!(job.state.running.is_empty());
     }
 
     fn admit_all(job: &mut Job, ids: &[&str], policy: OverlapPolicy) -> Vec<Admission> {

@@ -21,7 +21,7 @@ use sundial_core::signing;
 
 use std::collections::HashMap;
 
-use super::{Engine, EngineError, Loaded, Run, Written, MAX_STEP_RETRIES};
+use super::{Engine, EngineError, Loaded, Released, Run, Written, MAX_STEP_RETRIES};
 use crate::app::{encode, json_time, next_fire, wakeup_key, AppError, StoredJob};
 use crate::events::{BusEvent, EventPublisher};
 use crate::http::{HttpClient, HttpError, HttpRequest, DEFAULT_CALL_TIMEOUT};
@@ -897,7 +897,12 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         end: AttemptEnd,
         timed_out_before_start: bool,
     ) -> Result<Step, EngineError> {
-        let mut separate = false;
+        // Runs of a job that overlap (an `AllowAll` job, a backfill) would race each other for
+        // the job's write when they end together: each writes its end alone, and frees its slot
+        // in a write shared with the others ([`Engine::after_final`]). A run alone on its job
+        // ends and frees its slot in one write. (An admission not yet written rides on this
+        // write, so it cannot go alone.)
+        let mut separate = !loaded.job_changed && job.job.state.running.len() > 1;
         let mut job_races = 0;
         for _ in 0..MAX_STEP_RETRIES {
             // What this round changes is applied to the execution as it is now; a write lost to
@@ -1064,6 +1069,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                 if separate {
                     self.after_final(&loaded.execution, None).await?;
                 } else {
+                    self.plan_backfill_if_room(job).await;
                     self.follow_up(&loaded.execution, started, job.job.state.has_children)
                         .await?;
                 }
@@ -1180,11 +1186,26 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
     ///
     /// `job` is a recent read of the execution's job, if the caller has one: it saves a read when
     /// nobody wrote the job since, and the write when the job already shows the run as over.
+    ///
+    /// Finished runs of one job are settled on it together ([`Engine::release_batch`]): a
+    /// window of backfill runs finishing at once costs a write or two of the job, not a race of
+    /// hundreds. A run whose batch could not be written settles alone, below.
     pub(super) async fn after_final(
         &self,
         execution: &Execution,
         job: Option<&StoredJob>,
     ) -> Result<(), EngineError> {
+        let batched = self
+            .finals
+            .run(execution.job_id.as_str(), execution.clone(), |executions| {
+                self.release_batch(executions, job)
+            })
+            .await;
+        if let Some(released) = batched {
+            return self
+                .follow_up(execution, released.started, released.has_children)
+                .await;
+        }
         let mut known = job.cloned();
         for _ in 0..MAX_STEP_RETRIES {
             let mut stored = match known.take() {
@@ -1220,6 +1241,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             }
             match self.store().write_all(&writes).await {
                 Ok(()) => {
+                    self.plan_backfill_if_room(&stored).await;
                     return self
                         .follow_up(execution, started, stored.job.state.has_children)
                         .await;
@@ -1232,6 +1254,93 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             }
         }
         Err(EngineError::Contended(format!("job {}", execution.job_id)))
+    }
+
+    /// [`Engine::apply_final`] for finished runs of one job, in order, with one read and one write
+    /// of the job (`known` saves the read when nobody wrote the job since). Answers each run's
+    /// released slots, or `None` when the job kept changing or the store failed: each run then
+    /// settles alone and meets the error itself.
+    async fn release_batch(
+        &self,
+        executions: Vec<Execution>,
+        known: Option<&StoredJob>,
+    ) -> Option<Vec<Released>> {
+        let job_id = executions.first()?.job_id.clone();
+        let mut known = known.cloned();
+        for _ in 0..MAX_STEP_RETRIES {
+            let mut stored = match known.take() {
+                Some(stored) => stored,
+                None => match self.app.load(&job_id).await {
+                    Ok(stored) => stored,
+                    // A deleted job's children may still be there.
+                    Err(AppError::NotFound(_)) => {
+                        let gone = Released {
+                            started: Vec::new(),
+                            has_children: true,
+                        };
+                        return Some(vec![gone; executions.len()]);
+                    }
+                    Err(_) => return None,
+                },
+            };
+            let before = stored.job.clone();
+            let started: Vec<Vec<String>> = executions
+                .iter()
+                .map(|execution| self.apply_final(&mut stored, execution))
+                .collect();
+            let released = |stored: &StoredJob| {
+                started
+                    .iter()
+                    .map(|started| Released {
+                        started: started.clone(),
+                        has_children: stored.job.state.has_children,
+                    })
+                    .collect()
+            };
+            if stored.job == before {
+                return Some(released(&stored));
+            }
+            stored.job.updated_at = self.now();
+            let record = encode(&stored.job, stored.version, stored.service.clone());
+            let nets = self.start_nets(&started.concat());
+            let job_key = wakeup_key(stored.job.job_id());
+            let mut writes = vec![Write::UpdateJob(&record)];
+            writes.extend(
+                nets.iter()
+                    .map(|(key, due)| Write::SetWakeup(key, Some(*due))),
+            );
+            let next = next_fire(&stored.job);
+            if next != next_fire(&before) {
+                writes.push(Write::SetWakeup(&job_key, next));
+            }
+            if writes.len() > crate::store::MAX_WRITES {
+                return None;
+            }
+            match self.store().write_all(&writes).await {
+                Ok(()) => {
+                    self.plan_backfill_if_room(&stored).await;
+                    return Some(released(&stored));
+                }
+                Err(WriteAllError {
+                    index: Some(0),
+                    error: StoreError::VersionConflict { .. },
+                }) => continue,
+                Err(_) => return None,
+            }
+        }
+        None
+    }
+
+    /// Plans the job's waiting backfill at once when its window has room for a planning's worth
+    /// of fires again, rather than at the next tick: a backfill then drains at the speed of its
+    /// runs. A failure is only logged: the tick plans it anyway.
+    async fn plan_backfill_if_room(&self, stored: &StoredJob) {
+        if !plan::backfill_has_room(&stored.job, super::tick::BACKFILL_FIRES_PER_PLAN) {
+            return;
+        }
+        if let Err(e) = self.plan_job_now(stored.job.job_id(), self.now()).await {
+            tracing::warn!(job_id = %stored.job.job_id(), error = %e, "planning a backfill's next fires; the tick will");
+        }
     }
 
     /// Safety nets for runs a freed slot starts: written with the release, removed by each run's

@@ -19,6 +19,7 @@
 //!
 //! `sundial serve` runs these in-process ([`runner`]); the Lambda functions call the same methods.
 
+mod batch;
 mod dispatch;
 mod notify;
 pub mod runner;
@@ -179,6 +180,16 @@ pub struct Engine<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> {
     config: EngineConfig,
     /// Woken whenever this engine sends a message, so local pollers need not poll often.
     sent: Arc<Notify>,
+    /// Finished runs waiting to be settled on their job together.
+    finals: batch::Batches<Execution, Released>,
+}
+
+/// What settling a finished run on its job freed: the buffered runs that start in its slot, and
+/// whether the job has children (whose parent close policy then applies).
+#[derive(Clone, Debug)]
+struct Released {
+    started: Vec<String>,
+    has_children: bool,
 }
 
 impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
@@ -199,6 +210,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             publisher,
             config,
             sent: Arc::new(Notify::new()),
+            finals: batch::Batches::new(),
         }
     }
 

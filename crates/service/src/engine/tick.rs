@@ -27,6 +27,11 @@ use crate::store::{JobRecord, Store, StoreError, WakeUp, Write, WriteAllError, M
 /// next to the job and its timer entry.
 const MAX_FIRES_PER_COMMIT: usize = (MAX_WRITES - 2) / 2;
 
+/// The most backfill fires one planning of a job adds: with the job's own fires of a tick they fit
+/// one [`MAX_FIRES_PER_COMMIT`] write. A backfill is planned again as soon as its window has room
+/// for this many ([`plan::backfill_has_room`]), so it drains at the speed of its runs.
+pub(super) const BACKFILL_FIRES_PER_PLAN: usize = MAX_FIRES_PER_COMMIT * 3 / 4;
+
 /// How many index entries one tick reads per batch; it reads batches until none are left due.
 const BATCH: usize = 500;
 
@@ -273,7 +278,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             };
             let mut stored = decode(&record)?;
             let before = stored.job.state.clone();
-            plan::plan_backfills(&mut stored.job, now);
+            plan::plan_backfills(&mut stored.job, now, BACKFILL_FIRES_PER_PLAN);
             let plan = plan::plan_tick(&mut stored.job, now, horizon, self.app.debug_mode());
             if stored.job.state != before {
                 stored.job.updated_at = now;
@@ -354,9 +359,8 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             })
             .collect();
         let fires = std::mem::take(&mut stored.job.state.pending_fires);
-        for fire in &fires {
-            stored.job.state.wait_in_line(&fire.execution_id, fire.due);
-        }
+        // Those due now that simply start take their slots in this same write.
+        plan::line_up(&mut stored.job, &fires, now);
         let job_key = wakeup_key(stored.job.job_id());
         let record = encode(&stored.job, stored.version, stored.service.clone());
         let mut writes = Vec::with_capacity(2 + 2 * records.len());
@@ -426,17 +430,18 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         done: &[PendingFire],
     ) -> Result<(), EngineError> {
         let job_id = known.job.job_id();
+        let now = self.now();
         let result = self
             .app
             .modify_from(Some(known.clone()), job_id, |stored| {
-                let state = &mut stored.job.state;
-                state
+                stored
+                    .job
+                    .state
                     .pending_fires
                     .retain(|fire| !done.iter().any(|d| d.execution_id == fire.execution_id));
-                // Created now: they wait in line for admission like any other run.
-                for fire in done {
-                    state.wait_in_line(&fire.execution_id, fire.due);
-                }
+                // Created now: they wait in line for admission like any other run (those due
+                // now that simply start are admitted in this write).
+                plan::line_up(&mut stored.job, done, now);
                 Ok(())
             })
             .await;
