@@ -272,7 +272,7 @@ fn build_engine(
         store.queue("dispatch", Arc::clone(clock)),
         store.queue("notify", Arc::clone(clock)),
         http,
-        RecordingPublisher::new(),
+        RecordingPublisher::logging_only(),
         config,
     ))
 }

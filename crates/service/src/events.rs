@@ -62,21 +62,40 @@ pub enum Published {
     },
 }
 
-/// The local stand-in: keeps everything in memory (the newest [`RecordingPublisher::KEEP`]) and
-/// logs it. `sundial serve` uses it when no AWS bus or queue is configured.
-#[derive(Debug, Default)]
+/// The local stand-in: logs what it is given and keeps the newest of it in memory (tests read it).
+/// `sundial serve` uses it, keeping nothing, when no AWS bus or queue is configured.
+#[derive(Debug)]
 pub struct RecordingPublisher {
-    // A ring: dropping the oldest of `KEEP` entries is O(1), not a 10,000-entry shift per event.
+    // A ring: dropping the oldest of `keep` entries is O(1), not a 10,000-entry shift per event.
     sent: Mutex<VecDeque<Published>>,
+    keep: usize,
+}
+
+impl Default for RecordingPublisher {
+    fn default() -> Self {
+        RecordingPublisher::new()
+    }
 }
 
 impl RecordingPublisher {
-    /// How many sends it keeps.
+    /// How many sends [`RecordingPublisher::new`] keeps.
     pub const KEEP: usize = 10_000;
 
-    /// An empty recorder.
+    /// An empty recorder keeping the newest [`RecordingPublisher::KEEP`] sends.
     pub fn new() -> Self {
-        RecordingPublisher::default()
+        RecordingPublisher {
+            sent: Mutex::new(VecDeque::new()),
+            keep: Self::KEEP,
+        }
+    }
+
+    /// A publisher that only logs. A long-running process keeps nothing: an event carries its
+    /// whole execution, and 10,000 of them held about 150 MB.
+    pub fn logging_only() -> Self {
+        RecordingPublisher {
+            sent: Mutex::new(VecDeque::new()),
+            keep: 0,
+        }
     }
 
     /// Everything sent so far, oldest first.
@@ -88,8 +107,11 @@ impl RecordingPublisher {
     }
 
     fn keep(&self, item: Published) {
+        if self.keep == 0 {
+            return;
+        }
         if let Ok(mut sent) = self.sent.lock() {
-            if sent.len() >= Self::KEEP {
+            if sent.len() >= self.keep {
                 sent.pop_front();
             }
             sent.push_back(item);

@@ -27,10 +27,19 @@ use crate::store::{JobRecord, Store, StoreError, WakeUp, Write, WriteAllError, M
 /// next to the job and its timer entry.
 const MAX_FIRES_PER_COMMIT: usize = (MAX_WRITES - 2) / 2;
 
-/// The most backfill fires one planning of a job adds: with the job's own fires of a tick they fit
-/// one [`MAX_FIRES_PER_COMMIT`] write. A backfill is planned again as soon as its window has room
-/// for this many ([`plan::backfill_has_room`]), so it drains at the speed of its runs.
-pub(super) const BACKFILL_FIRES_PER_PLAN: usize = MAX_FIRES_PER_COMMIT * 3 / 4;
+/// The most backfill fires one planning of a job adds: half a window, and never more than fit one
+/// [`MAX_FIRES_PER_COMMIT`] write together with the job's own fires of a tick. A backfill is
+/// planned again as soon as its window has room for this many ([`plan::backfill_has_room`]), so it
+/// drains at the speed of its runs rather than a window per tick.
+pub(super) const BACKFILL_FIRES_PER_PLAN: usize = {
+    let half_window = plan::BACKFILL_WINDOW / 2;
+    let fits = MAX_FIRES_PER_COMMIT * 3 / 4;
+    if half_window < fits {
+        half_window
+    } else {
+        fits
+    }
+};
 
 /// How many index entries one tick reads per batch; it reads batches until none are left due.
 const BATCH: usize = 500;

@@ -376,9 +376,10 @@ async fn a_parallel_backfill_settles_its_runs_without_racing_for_its_job() {
     let stored = w.app().load(&job("wide")).await.unwrap();
     let job_writes = stored.version - version_before;
     // Planning: 300 / BACKFILL_FIRES_PER_PLAN writes at least; freeing slots: one write per
-    // batch of runs finishing together. Two writes per run (600) before.
+    // batch of runs finishing together (about 190 in all). Two writes per run (600) before, and
+    // still one per run when each run freed its own slot.
     assert!(
-        job_writes < 150,
+        job_writes < 250,
         "{job_writes} writes of the job for 300 runs"
     );
     let state = stored.job.state;
