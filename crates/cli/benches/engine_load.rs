@@ -223,6 +223,9 @@ fn init_logging() {
 #[derive(Default)]
 struct Seen {
     count: AtomicU64,
+    /// Calls to `/count`, which keeps nothing (so a large run measures the engine's memory, not
+    /// the target's log).
+    counted: AtomicU64,
     hits: Mutex<Vec<(i64, Bytes)>>,
     keep_bodies: bool,
 }
@@ -239,6 +242,11 @@ async fn hit(State(seen): State<Arc<Seen>>, body: Bytes) -> &'static str {
         }
     }
     seen.count.fetch_add(1, Ordering::Relaxed);
+    "ok"
+}
+
+async fn count(State(seen): State<Arc<Seen>>) -> &'static str {
+    seen.counted.fetch_add(1, Ordering::Relaxed);
     "ok"
 }
 
@@ -259,7 +267,10 @@ fn start_target(keep_bodies: bool) -> (String, Arc<Seen>) {
             .expect("target runtime");
         runtime.block_on(async move {
             let listener = tokio::net::TcpListener::from_std(listener).expect("target listener");
-            let router = Router::new().route("/hit", post(hit)).with_state(state);
+            let router = Router::new()
+                .route("/hit", post(hit))
+                .route("/count", post(count))
+                .with_state(state);
             let _ = axum::serve(listener, router).await;
         });
     });
@@ -788,7 +799,7 @@ async fn backfill(dir: &Path) -> Result<(), String> {
     let (base, seen) = start_target(true);
     let mut rig = Rig::open(dir);
     let rss_before = status_kb("VmRSS:");
-    let url = format!("{base}/hit");
+    let url = format!("{base}/count");
     let filled = json!({
         "jobName": "filled", "creator": "bench", "creatorName": "bench",
         "schedule": {"intervals": ["1s"]}, "active": 0, "overlap": "AllowAll",
@@ -798,7 +809,7 @@ async fn backfill(dir: &Path) -> Result<(), String> {
         .create_job(&job_id("filled"), &filled)
         .await
         .map_err(|e| format!("creating the backfilled job: {e}"))?;
-    let ticker_url = url.clone();
+    let ticker_url = format!("{base}/hit");
     let ticker = move |i: usize| {
         (
             format!("ticker-{i:03}"),
@@ -829,18 +840,22 @@ async fn backfill(dir: &Path) -> Result<(), String> {
     let t0 = Instant::now();
     let measure_from = Utc::now();
     let deadline = t0 + limit;
-    let backfilled = |seen: &Seen| {
-        seen.hits
-            .lock()
-            .map(|hits| {
-                hits.iter()
-                    .filter(|(_, b)| b.as_ref() == b"{\"backfill\":true}")
-                    .count()
-            })
-            .unwrap_or(0)
-    };
+    let backfilled = |seen: &Seen| seen.counted.load(Ordering::Relaxed) as usize;
+    let mut last_report = Instant::now();
     while backfilled(&seen) < runs && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(200)).await;
+        if last_report.elapsed() >= Duration::from_secs(10) {
+            last_report = Instant::now();
+            println!(
+                "  backfill: {} runs after {:.0} s, RSS {:.1} MB (anonymous {:.1}, file {:.1}), {} threads",
+                backfilled(&seen),
+                t0.elapsed().as_secs_f64(),
+                mb(status_kb("VmRSS:")),
+                mb(status_kb("RssAnon:")),
+                mb(status_kb("RssFile:")),
+                status_kb("Threads:"),
+            );
+        }
     }
     let drained_in = t0.elapsed();
     let done = backfilled(&seen);
