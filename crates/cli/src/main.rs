@@ -7,7 +7,8 @@
 use std::process::ExitCode;
 
 use chrono::Utc;
-use clap::{CommandFactory, Parser};
+use clap::parser::ValueSource;
+use clap::{ArgMatches, CommandFactory, FromArgMatches};
 
 mod cli;
 mod client;
@@ -29,7 +30,21 @@ const USAGE_ERROR: u8 = 2;
 
 fn main() -> ExitCode {
     // clap prints help and version on stdout (exit 0) and usage errors on stderr (exit 2).
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
+    if matches!(cli.command, Command::Serve(_) | Command::Spec(_)) {
+        if let Some(flag) = client_flag_given(&matches) {
+            // `serve --token …` would otherwise be accepted and ignored: the server reads
+            // SUNDIAL_API_TOKEN.
+            eprintln!(
+                "error: --{flag} is an option of the client commands; `serve` and `spec` do not take it (see --help)"
+            );
+            return ExitCode::from(USAGE_ERROR);
+        }
+    }
     match cli.command {
         Command::Serve(args) => {
             let options = match serve::options(&args, |key| std::env::var(key).ok()) {
@@ -73,6 +88,19 @@ fn main() -> ExitCode {
             }
         },
     }
+}
+
+/// The first client option given on the command line (not from the environment), if any.
+fn client_flag_given(matches: &ArgMatches) -> Option<&'static str> {
+    let given = |m: &ArgMatches, id: &str| m.value_source(id) == Some(ValueSource::CommandLine);
+    ["server", "token", "auth", "region", "output"]
+        .into_iter()
+        .find(|id| {
+            given(matches, id)
+                || matches.subcommand().is_some_and(|(_, sub)| {
+                    given(sub, id) || sub.subcommand().is_some_and(|(_, leaf)| given(leaf, id))
+                })
+        })
 }
 
 /// Runs a client command on a single-threaded runtime: one request at a time needs no more.

@@ -1,7 +1,8 @@
 //! `sundial spec preview`: show when a schedule spec would fire (BRIEF §2.3).
 //!
-//! The command is a pure function, [`run_preview`], from the arguments after `spec preview` and the
-//! current time to the line it prints (or the error it reports). `main` only supplies `Utc::now()`,
+//! The command is a pure function, [`run_preview`], from the arguments of `spec preview` (parsed by
+//! clap; their values are checked here, so errors name the flag) and the current time to the line
+//! it prints (or the error it reports). `main` only supplies `Utc::now()`,
 //! prints, and picks the exit code. Keeping the clock and the process out of this module means the
 //! argument parsing and the output format can be unit-tested without spawning the binary, and that
 //! `--from` defaulting to "now" is tested with a fixed "now".

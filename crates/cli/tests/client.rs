@@ -413,6 +413,11 @@ fn errors_exit_by_class() {
     cli(&server, &["job", "create", "x", "-f", "/no/such/file.json"]).fails(2, "cannot read");
     cli(&server, &["job", "frobnicate"]).fails(2, "frobnicate");
     sundial_env(&["--server", "localhost:8080", "stats"], &[]).fails(2, "--server");
+    // Client options are refused where they would be ignored: the server reads its token from
+    // SUNDIAL_API_TOKEN.
+    sundial_env(&["serve", "--token", "cli-test-token-0123456789"], &[])
+        .fails(2, "--token is an option of the client commands");
+    sundial_env(&["spec", "preview", "-o", "yaml", "{}"], &[]).fails(2, "--output");
     // Unreachable: 5.
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = closed.local_addr().unwrap().port();
@@ -421,7 +426,8 @@ fn errors_exit_by_class() {
         &["--server", &format!("http://127.0.0.1:{port}"), "stats"],
         &[],
     )
-    .fails(5, "cannot reach");
+    .fails(5, "cannot reach")
+    .fails(5, "is the server running there?");
     // stats and health
     let stats = cli(&server, &["stats", "-o", "json"]).json();
     assert_eq!(stats["jobs"]["active"], 1);

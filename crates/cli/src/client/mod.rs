@@ -169,9 +169,14 @@ impl Client {
             }
         }
         let response = builder.send().await.map_err(|e| {
+            let hint = if e.is_connect() {
+                "; is the server running there? (--server or SUNDIAL_SERVER says where)"
+            } else {
+                ""
+            };
             CliError::new(
                 Class::Server,
-                format!("cannot reach {}: {}", self.base, error_chain(&e)),
+                format!("cannot reach {}: {}{hint}", self.base, error_chain(&e)),
             )
         })?;
         let status = response.status().as_u16();

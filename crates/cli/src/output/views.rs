@@ -296,7 +296,12 @@ pub fn describe(answer: &Value, now: DateTime<Utc>, style: Style) -> String {
         out.push_str(&format!("  {why}\n"));
     } else {
         let notes = dst_notes(&times, zone, now);
-        let mut table = Table::new(&["  TIME", "IN", "DST"]);
+        // The DST column only when a change falls among these times.
+        let mut table = if notes.iter().any(Option::is_some) {
+            Table::new(&["  TIME", "IN", "DST"])
+        } else {
+            Table::new(&["  TIME", "IN"])
+        };
         for (time, note) in times.iter().zip(notes) {
             table.row(vec![
                 format!("  {}", time::wall_with_weekday(*time, zone)).into(),
