@@ -51,6 +51,23 @@ fn sundial_env(args: &[&str], env: &[(&str, &str)]) -> Run {
         .env_remove("SUNDIAL_AUTH")
         .env("NO_COLOR", "1")
         .stdin(Stdio::null());
+    // The AWS credential chain reads only what a test gives it.
+    for key in [
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AWS_PROFILE",
+        "AWS_DEFAULT_PROFILE",
+        "AWS_REGION",
+        "AWS_DEFAULT_REGION",
+        "AWS_ROLE_ARN",
+        "AWS_WEB_IDENTITY_TOKEN_FILE",
+        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+        "AWS_CONTAINER_AUTHORIZATION_TOKEN",
+    ] {
+        command.env_remove(key);
+    }
     for (key, value) in env {
         command.env(key, value);
     }
@@ -601,9 +618,16 @@ fn bearer_tokens() {
     cli(&server, &["--auth", "bearer", "stats"]).fails(2, "--token");
 }
 
+#[cfg(not(feature = "aws-auth"))]
+#[test]
+fn iam_needs_the_aws_auth_feature() {
+    sundial_env(&["--auth", "iam", "stats"], &[]).fails(2, "aws-auth");
+}
+
 /// IAM auth: the client signs with SigV4 from the standard credential chain (here the environment
 /// variables), and the loopback server that records the request finds a signature that verifies
 /// for what it received.
+#[cfg(feature = "aws-auth")]
 #[test]
 fn sigv4_signed_requests() {
     let target = Target::start();
@@ -713,4 +737,58 @@ fn completions_for_each_shell() {
         );
     }
     sundial_env(&["completions", "tcsh"], &[]).fails(2, "tcsh");
+}
+
+/// The credential chain's providers that call an endpoint (here the container provider, as on ECS
+/// or Lambda-like runtimes) reach it through the client's HTTP stack, and their temporary
+/// credentials sign the request.
+#[cfg(feature = "aws-auth")]
+#[test]
+fn sigv4_with_container_credentials() {
+    let target = Target::start();
+    // A container credentials endpoint on loopback: one JSON document for every request.
+    let endpoint = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint_port = endpoint.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        use std::io::{BufRead, BufReader, Write};
+        for stream in endpoint.incoming().flatten() {
+            let mut reader = BufReader::new(stream);
+            let mut line = String::new();
+            while reader.read_line(&mut line).unwrap_or(0) > 0 && line != "\r\n" {
+                line.clear();
+            }
+            let body = r#"{"AccessKeyId": "ASIACONTAINER", "SecretAccessKey": "container-secret", "Token": "container-token", "Expiration": "2100-01-01T00:00:00Z"}"#;
+            let reply = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = reader.get_mut().write_all(reply.as_bytes());
+        }
+    });
+    let no_files = std::env::temp_dir().join("sundial-no-aws-files");
+    let no_files = no_files.display().to_string();
+    let full_uri = format!("http://127.0.0.1:{endpoint_port}/credentials");
+    let server = format!("http://127.0.0.1:{}", target.port);
+    let run = sundial_env(
+        &["--server", &server, "--auth", "iam", "-o", "json", "stats"],
+        &[
+            ("AWS_CONTAINER_CREDENTIALS_FULL_URI", full_uri.as_str()),
+            ("AWS_CONFIG_FILE", no_files.as_str()),
+            ("AWS_SHARED_CREDENTIALS_FILE", no_files.as_str()),
+            ("AWS_EC2_METADATA_DISABLED", "true"),
+            ("AWS_REGION", "ap-south-1"),
+        ],
+    );
+    assert_eq!(run.json()["ok"], true);
+    let request = &target.wait_for("/stats", 1)[0];
+    let authorization = request.header("authorization").expect("signed");
+    assert!(
+        authorization.contains("Credential=ASIACONTAINER/")
+            && authorization.contains("/ap-south-1/execute-api/aws4_request"),
+        "{authorization}"
+    );
+    assert_eq!(
+        request.header("x-amz-security-token"),
+        Some("container-token")
+    );
 }

@@ -4,18 +4,26 @@
 //!
 //! Credentials come from the standard AWS chain (`aws-config`): environment variables, the shared
 //! config and credentials files with `AWS_PROFILE` (SSO and `credential_process` included), web
-//! identity, and container and instance roles, refreshed as they expire. As in `crates/aws`, the
-//! SDK gets hyper + rustls on ring instead of its default aws-lc client. The signature itself is
-//! `aws-sigv4`'s; [`sign_request`] is a pure function so AWS's published test vectors can check it.
+//! identity, and container and instance roles, refreshed as they expire. The providers that call
+//! AWS (STS, SSO, the container and instance metadata endpoints) do it through reqwest, the HTTP
+//! client the CLI already has ([`http_client`]), instead of the SDK's default aws-lc client or a
+//! second hyper stack. The signature itself is `aws-sigv4`'s; [`sign_request`] is a pure function
+//! so AWS's published test vectors can check it.
 
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use aws_config::{BehaviorVersion, Region};
 use aws_credential_types::provider::{ProvideCredentials, SharedCredentialsProvider};
 use aws_credential_types::Credentials;
 use aws_sigv4::http_request::{sign, SignableBody, SignableRequest, SigningSettings};
 use aws_sigv4::sign::v4;
-use aws_smithy_http_client::tls::{self, rustls_provider::CryptoMode};
+use aws_smithy_runtime_api::client::http::{
+    http_client_fn, HttpConnector, HttpConnectorFuture, SharedHttpClient, SharedHttpConnector,
+};
+use aws_smithy_runtime_api::client::orchestrator::{HttpRequest, HttpResponse};
+use aws_smithy_runtime_api::client::result::ConnectorError;
+use aws_smithy_runtime_api::http::StatusCode;
+use aws_smithy_types::body::SdkBody;
 
 use crate::error::{Class, CliError};
 
@@ -33,11 +41,8 @@ impl Signer {
     /// `execute-api` host names, else the SDK's (`AWS_REGION`, the profile).
     pub async fn from_environment(region: Option<String>, host: &str) -> Result<Signer, CliError> {
         let known = region.or_else(|| region_of_host(host));
-        let mut loader = aws_config::defaults(BehaviorVersion::latest()).http_client(
-            aws_smithy_http_client::Builder::new()
-                .tls_provider(tls::Provider::Rustls(CryptoMode::Ring))
-                .build_https(),
-        );
+        let mut loader =
+            aws_config::defaults(BehaviorVersion::latest()).http_client(http_client()?);
         if let Some(region) = &known {
             loader = loader.region(Region::new(region.clone()));
         }
@@ -83,6 +88,85 @@ impl Signer {
             body,
         )
         .map_err(|e| CliError::usage(format!("signing the request: {e}")))
+    }
+}
+
+/// The HTTP client of the credential providers: reqwest (rustls on ring), with the connect and read
+/// timeouts each provider asks for as one limit per request (the instance metadata provider asks
+/// for a second each, so a machine outside AWS is not kept waiting). Like the SDK's own client it
+/// ignores proxy variables: the metadata endpoints are link-local.
+fn http_client() -> Result<SharedHttpClient, CliError> {
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .map_err(|e| CliError::new(Class::Server, format!("starting the HTTP client: {e}")))?;
+    Ok(http_client_fn(move |settings, _components| {
+        let limit = match (settings.connect_timeout(), settings.read_timeout()) {
+            (Some(connect), Some(read)) => Some(connect + read),
+            (one, other) => one.or(other),
+        };
+        SharedHttpConnector::new(Connector {
+            client: client.clone(),
+            limit,
+        })
+    }))
+}
+
+/// One provider's connection settings over the shared reqwest client.
+#[derive(Debug)]
+struct Connector {
+    client: reqwest::Client,
+    limit: Option<Duration>,
+}
+
+impl HttpConnector for Connector {
+    fn call(&self, request: HttpRequest) -> HttpConnectorFuture {
+        let client = self.client.clone();
+        let limit = self.limit;
+        HttpConnectorFuture::new(async move {
+            let other = |e: String| ConnectorError::other(e.into(), None);
+            // Credential requests are small forms and queries, always in memory.
+            let body = request
+                .body()
+                .bytes()
+                .ok_or_else(|| other("a streaming request body".into()))?
+                .to_vec();
+            let method = reqwest::Method::from_bytes(request.method().as_bytes())
+                .map_err(|e| other(e.to_string()))?;
+            let mut builder = client.request(method, request.uri()).body(body);
+            for (name, value) in request.headers().iter() {
+                builder = builder.header(name, value);
+            }
+            if let Some(limit) = limit {
+                builder = builder.timeout(limit);
+            }
+            let failed = |e: reqwest::Error| {
+                if e.is_timeout() {
+                    ConnectorError::timeout(e.into())
+                } else {
+                    ConnectorError::io(e.into())
+                }
+            };
+            let response = builder.send().await.map_err(failed)?;
+            let status = StatusCode::try_from(response.status().as_u16())
+                .map_err(|e| other(e.to_string()))?;
+            let headers: Vec<(String, String)> = response
+                .headers()
+                .iter()
+                .filter_map(|(name, value)| {
+                    value
+                        .to_str()
+                        .ok()
+                        .map(|value| (name.as_str().to_string(), value.to_string()))
+                })
+                .collect();
+            let bytes = response.bytes().await.map_err(failed)?;
+            let mut answer = HttpResponse::new(status, SdkBody::from(bytes));
+            for (name, value) in headers {
+                answer.headers_mut().insert(name, value);
+            }
+            Ok(answer)
+        })
     }
 }
 
