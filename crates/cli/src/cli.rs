@@ -165,7 +165,7 @@ pub struct ServeArgs {
 pub enum SpecCommand {
     /// Print the next fire times of a schedule spec as one line of JSON
     #[command(
-        help_template = "{usage-heading} {usage}\n\n{about}\n{after-help}\n\nOptions:\n{options}",
+        help_template = "{usage-heading} {usage}\n\n{about}\n\n{all-args}{after-help}",
         after_help = crate::preview::ABOUT
     )]
     Preview(PreviewArgs),
