@@ -1,64 +1,53 @@
-//! The `sundial` command line (BRIEF §2.3). Arguments are parsed by hand: there are few commands,
-//! and each command module parses its own flags.
+//! The `sundial` command line (BRIEF §2.3), parsed by clap ([`cli`]).
+//!
+//! `serve` and `spec preview` run here; every other command is a client of the HTTP API
+//! ([`commands`] over [`client`], printed by [`output`]), so it works the same against a local
+//! `sundial serve` and the API on AWS. Exit codes are per class of failure ([`error::Class`]).
 
 use std::process::ExitCode;
 
 use chrono::Utc;
+use clap::parser::ValueSource;
+use clap::{ArgMatches, CommandFactory, FromArgMatches};
 
+mod cli;
+mod client;
+mod commands;
+mod error;
 mod http_server;
+mod output;
 mod preview;
 mod serve;
 
+use cli::{Cli, Command, SpecCommand};
+use error::CliError;
+
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-const USAGE: &str = "\
-sundial — the Sundial job scheduler
-
-Usage:
-  sundial serve [--addr HOST:PORT] [--data DIR] [--debug-mode]
-      run the API on the embedded store (see `sundial serve --help`)
-  sundial spec preview [--from RFC3339] [--count N] [--job-id ID] SPEC_JSON
-      print the next fire times of a schedule spec as JSON
-  sundial help
-      print this help
-
-Run `sundial spec preview --help` for the details of a command.
-";
 
 /// Exit code for a bad command line or an invalid spec.
 const USAGE_ERROR: u8 = 2;
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let words: Vec<&str> = args.iter().map(String::as_str).collect();
-    match words.as_slice() {
-        ["help" | "--help" | "-h"] | ["spec", "help" | "--help" | "-h"] => {
-            print!("{USAGE}");
-            ExitCode::SUCCESS
+    // clap prints help and version on stdout (exit 0) and usage errors on stderr (exit 2).
+    let matches = Cli::command().get_matches();
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
+    if matches!(cli.command, Command::Serve(_) | Command::Spec(_)) {
+        if let Some(flag) = client_flag_given(&matches) {
+            // `serve --token …` would otherwise be accepted and ignored: the server reads
+            // SUNDIAL_API_TOKEN.
+            eprintln!(
+                "error: --{flag} is an option of the client commands; `serve` and `spec` do not take it (see --help)"
+            );
+            return ExitCode::from(USAGE_ERROR);
         }
-        ["spec", "preview", rest @ ..] => {
-            if rest.iter().any(|a| *a == "--help" || *a == "-h") {
-                print!("{}", preview::USAGE);
-                return ExitCode::SUCCESS;
-            }
-            match preview::run_preview(&args[2..], Utc::now()) {
-                Ok(line) => {
-                    println!("{line}");
-                    ExitCode::SUCCESS
-                }
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    ExitCode::from(USAGE_ERROR)
-                }
-            }
-        }
-        ["serve", rest @ ..] => {
-            if rest.iter().any(|a| *a == "--help" || *a == "-h") {
-                print!("{}", serve::USAGE);
-                return ExitCode::SUCCESS;
-            }
-            let options = match serve::parse(&args[1..], |key| std::env::var(key).ok()) {
+    }
+    match cli.command {
+        Command::Serve(args) => {
+            let options = match serve::options(&args, |key| std::env::var(key).ok()) {
                 Ok(options) => options,
                 Err(e) => {
                     eprintln!("error: {e}");
@@ -73,14 +62,59 @@ fn main() -> ExitCode {
                 }
             }
         }
-        [] => {
-            eprint!("{USAGE}");
-            ExitCode::from(USAGE_ERROR)
+        Command::Spec(SpecCommand::Preview(args)) => {
+            match preview::run_preview(&args, Utc::now()) {
+                Ok(line) => {
+                    commands::out(&format!("{line}\n"));
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::from(USAGE_ERROR)
+                }
+            }
         }
-        _ => {
-            eprintln!("error: unknown command {:?}\n", words.join(" "));
-            eprint!("{USAGE}");
-            ExitCode::from(USAGE_ERROR)
+        Command::Completions { shell } => {
+            let mut text = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "sundial", &mut text);
+            commands::out(&String::from_utf8_lossy(&text));
+            ExitCode::SUCCESS
         }
+        command => match client_command(cli.client, command) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: {e}");
+                e.exit_code()
+            }
+        },
     }
+}
+
+/// The first client option given on the command line (not from the environment), if any.
+fn client_flag_given(matches: &ArgMatches) -> Option<&'static str> {
+    let given = |m: &ArgMatches, id: &str| m.value_source(id) == Some(ValueSource::CommandLine);
+    ["server", "token", "auth", "region", "output"]
+        .into_iter()
+        .find(|id| {
+            given(matches, id)
+                || matches.subcommand().is_some_and(|(_, sub)| {
+                    given(sub, id) || sub.subcommand().is_some_and(|(_, leaf)| given(leaf, id))
+                })
+        })
+}
+
+/// Runs a client command on a single-threaded runtime: one request at a time needs no more.
+fn client_command(args: cli::ClientArgs, command: Command) -> Result<(), CliError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::new(error::Class::Server, format!("starting the runtime: {e}")))?;
+    runtime.block_on(async {
+        let context = commands::Context {
+            client: commands::client(&args).await?,
+            format: args.output,
+            style: output::Style::detect(),
+        };
+        commands::run(command, &context).await
+    })
 }

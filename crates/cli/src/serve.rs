@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use sundial_embedded::{SqliteQueue, SqliteStore};
 
+use crate::cli::ServeArgs;
 use crate::http_server;
 use sundial_service::clock::{Clock, SystemClock};
 use sundial_service::engine::runner::{self, RunnerOptions};
@@ -19,21 +20,13 @@ use sundial_service::outbound::{AddressPolicy, ReqwestClient};
 use sundial_service::settings;
 use sundial_service::{App, AppConfig};
 
-/// Usage of `sundial serve`.
-pub const USAGE: &str = "\
-Usage: sundial serve [--addr HOST:PORT] [--data DIR] [--debug-mode] [--api-only]
-
-Runs the Sundial API and the execution engine (tick, dispatch, notify) on the embedded store.
-  --addr ADDR     listen address (default 127.0.0.1:8080; port 0 picks a free port)
-  --data DIR      data directory, created if missing (default ./sundial-data)
-  --debug-mode    seed 004's debug mode: no automatic runs, manual triggers still work
-                  (also SUNDIAL_DEBUG_MODE=1)
-  --api-only      serve the API only; jobs run in another `sundial serve` on the same --data
-
+/// The environment of `sundial serve`, shown after its flags in `sundial serve --help`.
+pub const ENVIRONMENT: &str = "\
 Environment:
   SUNDIAL_API_TOKEN       bearer token required on every route but /health and the feedback
                           route; mandatory when --addr is not a loopback address; at least 16
                           visible ASCII characters
+  SUNDIAL_DEBUG_MODE      1 for --debug-mode
   SUNDIAL_SERVICES        service map for service:// URLs: main=http://127.0.0.1:9000,oa=…
   SUNDIAL_PUBLIC_URL      base of schedulingFeedbackUrl (default http://ADDR)
   SUNDIAL_SIGNING_SECRET  HMAC secret for feedback tokens and webhook signatures, at least 32
@@ -61,40 +54,21 @@ pub struct ServeOptions {
     pub signing_secret: Option<Vec<u8>>,
 }
 
-/// Parses `serve` flags; `env` looks up environment variables (injected for tests).
-pub fn parse(
-    args: &[String],
+/// Checks the flags of `serve` (parsed by clap, see [`ServeArgs`]) and its environment; `env`
+/// looks up environment variables (injected for tests). Messages name the flag or variable.
+pub fn options(
+    args: &ServeArgs,
     env: impl Fn(&str) -> Option<String>,
 ) -> Result<ServeOptions, String> {
-    let mut addr: SocketAddr = SocketAddr::from(([127, 0, 0, 1], 8080));
-    let mut data = PathBuf::from("sundial-data");
-    let mut debug_mode = settings::flag(env("SUNDIAL_DEBUG_MODE").as_deref());
-    let mut api_only = false;
-    let mut iter = args.iter();
-    while let Some(arg) = iter.next() {
-        let (flag, inline) = match arg.split_once('=') {
-            Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
-            _ => (arg.as_str(), None),
-        };
-        let mut value = || {
-            inline
-                .clone()
-                .or_else(|| iter.next().cloned())
-                .ok_or_else(|| format!("{flag}: missing value"))
-        };
-        match flag {
-            "--addr" => {
-                let text = value()?;
-                addr = text.parse().map_err(|_| {
-                    format!("--addr: expected HOST:PORT like 127.0.0.1:8080, got {text:?}")
-                })?;
-            }
-            "--data" => data = PathBuf::from(value()?),
-            "--debug-mode" => debug_mode = true,
-            "--api-only" => api_only = true,
-            other => return Err(format!("unknown flag {other:?}")),
-        }
-    }
+    let addr: SocketAddr = args.addr.parse().map_err(|_| {
+        format!(
+            "--addr: expected HOST:PORT like 127.0.0.1:8080, got {:?}",
+            args.addr
+        )
+    })?;
+    let data = args.data.clone();
+    let debug_mode = args.debug_mode || settings::flag(env("SUNDIAL_DEBUG_MODE").as_deref());
+    let api_only = args.api_only;
     let token = env("SUNDIAL_API_TOKEN")
         .filter(|t| !t.is_empty())
         .map(|t| settings::api_token(&t))
@@ -412,11 +386,32 @@ fn init_logging() {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
 
     fn args(list: &[&str]) -> Vec<String> {
         list.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// The command line `sundial serve ARGS` through clap, then [`options`].
+    fn parse(
+        list: &[String],
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<ServeOptions, String> {
+        let argv = ["sundial", "serve"]
+            .into_iter()
+            .map(String::from)
+            .chain(list.iter().cloned());
+        match Cli::try_parse_from(argv)
+            .map_err(|e| e.to_string())?
+            .command
+        {
+            Command::Serve(serve) => options(&serve, env),
+            other => panic!("not serve: {other:?}"),
+        }
     }
 
     #[test]
@@ -492,6 +487,13 @@ mod tests {
             .contains("--port"));
         assert!(parse(&args(&["--data"]), |_| None)
             .unwrap_err()
-            .starts_with("--data:"));
+            .contains("--data"));
+        // As before clap: the last --addr wins.
+        let o = parse(
+            &args(&["--addr", "0.0.0.0:1", "--addr", "127.0.0.1:2"]),
+            |_| None,
+        )
+        .unwrap();
+        assert_eq!(o.addr.port(), 2);
     }
 }

@@ -1,0 +1,524 @@
+//! The command line, declared with clap's derive API: `serve` and `spec preview` run locally; the
+//! client commands (`job`, `execution`, `timers`, `stats`, `health`) call a running API.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap_complete::Shell;
+
+use crate::output::Format;
+
+const AFTER_HELP: &str = "\
+Local commands:
+  sundial serve [--addr HOST:PORT] [--data DIR] [--debug-mode] [--api-only]
+  sundial spec preview [--from RFC3339] [--count N] [--job-id ID] SPEC_JSON
+
+Client commands call the API at --server (a `sundial serve`, or the API on AWS):
+  sundial job create report --cron '0 12 * * MON-FRI' --tz Europe/London --url http://127.0.0.1:9000/run
+  sundial job describe report
+  sundial job trigger report --arg region=emea --watch
+
+Exit status: 0 ok; 1 a watched execution did not succeed; 2 bad command line or input;
+3 not found; 4 refused by the server (invalid, unauthorized, conflict); 5 server error or
+unreachable. See docs/cli.md.";
+
+/// sundial — the Sundial job scheduler
+#[derive(Debug, Parser)]
+#[command(
+    name = "sundial",
+    version,
+    about = "sundial — the Sundial job scheduler",
+    after_help = AFTER_HELP,
+    arg_required_else_help = true,
+    propagate_version = true
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub client: ClientArgs,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// How the client commands reach the API.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Client options")]
+pub struct ClientArgs {
+    /// Base URL of the Sundial API
+    #[arg(
+        long,
+        global = true,
+        env = "SUNDIAL_SERVER",
+        default_value = "http://127.0.0.1:8080",
+        value_name = "URL"
+    )]
+    pub server: String,
+
+    /// Bearer token: SUNDIAL_API_TOKEN of `sundial serve`, or a JWT for the API on AWS (AuthMode=JWT)
+    #[arg(
+        long,
+        global = true,
+        env = "SUNDIAL_API_TOKEN",
+        hide_env_values = true,
+        value_name = "TOKEN"
+    )]
+    pub token: Option<String>,
+
+    /// How to authenticate: auto = the token if given, else SigV4 for an execute-api host
+    #[arg(
+        long,
+        global = true,
+        env = "SUNDIAL_AUTH",
+        value_enum,
+        default_value_t = AuthMode::Auto
+    )]
+    pub auth: AuthMode,
+
+    /// AWS region for SigV4 (default: the execute-api host's, else AWS_REGION or the profile's)
+    #[arg(long, global = true, value_name = "REGION")]
+    pub region: Option<String>,
+
+    /// Output format
+    #[arg(
+        short,
+        long,
+        global = true,
+        value_enum,
+        default_value_t = Format::Table,
+        value_name = "FORMAT"
+    )]
+    pub output: Format,
+}
+
+/// `--auth`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum AuthMode {
+    /// A bearer token when --token is given; SigV4 for an *.execute-api.*.amazonaws.com host; else none
+    Auto,
+    /// No credentials
+    None,
+    /// Authorization: Bearer <--token>
+    Bearer,
+    /// SigV4-signed requests from the standard AWS credential chain (AuthMode=IAM)
+    Iam,
+}
+
+// Parsed once per process: the size of the largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the API and the execution engine on the embedded store
+    Serve(ServeArgs),
+    /// Schedule specs, evaluated locally
+    #[command(subcommand, arg_required_else_help = true)]
+    Spec(SpecCommand),
+    /// Create, read, change and run jobs
+    #[command(subcommand, arg_required_else_help = true)]
+    Job(JobCommand),
+    /// Read, cancel and follow executions (runs of a job)
+    #[command(subcommand, arg_required_else_help = true)]
+    Execution(ExecutionCommand),
+    /// A service's declared timer list
+    #[command(subcommand, arg_required_else_help = true)]
+    Timers(TimersCommand),
+    /// Jobs and executions by state, and whether debug mode is on
+    Stats,
+    /// Whether the server and its engine are running
+    Health,
+    /// Print a shell completion script
+    #[command(
+        after_help = "Example: sundial completions bash > ~/.local/share/bash-completion/completions/sundial"
+    )]
+    Completions {
+        /// The shell
+        #[arg(value_enum)]
+        shell: Shell,
+    },
+}
+
+/// `sundial serve`. Values are checked by `serve::options`, whose messages name the flag.
+#[derive(Debug, Args)]
+#[command(
+    args_override_self = true,
+    help_template = "{usage-heading} {usage}\n\n{about}\n\n{all-args}{after-help}",
+    after_help = crate::serve::ENVIRONMENT
+)]
+pub struct ServeArgs {
+    /// Listen address; port 0 picks a free port
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
+    pub addr: String,
+
+    /// Data directory, created if missing
+    #[arg(long, value_name = "DIR", default_value = "sundial-data")]
+    pub data: PathBuf,
+
+    /// Seed 004's debug mode: no automatic runs, manual triggers still work (also SUNDIAL_DEBUG_MODE=1)
+    #[arg(long)]
+    pub debug_mode: bool,
+
+    /// Serve the API only; jobs run in another `sundial serve` on the same --data
+    #[arg(long)]
+    pub api_only: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SpecCommand {
+    /// Print the next fire times of a schedule spec as one line of JSON
+    #[command(
+        help_template = "{usage-heading} {usage}\n\n{about}\n\n{all-args}{after-help}",
+        after_help = crate::preview::ABOUT
+    )]
+    Preview(PreviewArgs),
+}
+
+/// `sundial spec preview`. Values are checked by `preview::run_preview`, whose messages name the
+/// flag or the spec field.
+#[derive(Debug, Args)]
+pub struct PreviewArgs {
+    /// List times strictly after this instant (default: now); relative timer due times are counted from it too
+    #[arg(long, value_name = "RFC3339")]
+    pub from: Option<String>,
+
+    /// How many times to list, 1 to 10000 (default: 10)
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub count: Option<String>,
+
+    /// List the jittered times this job would actually run at, instead of the nominal times
+    #[arg(long, value_name = "ID")]
+    pub job_id: Option<String>,
+
+    /// The schedule spec as JSON
+    #[arg(value_name = "SPEC_JSON")]
+    pub spec: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum JobCommand {
+    /// Create a job from -f FILE and/or flags
+    #[command(
+        after_help = "Example:\n  sundial job create report --name 'Noon report' --cron '0 12 * * MON-FRI' --tz Europe/London \\\n      --url 'http://127.0.0.1:9000/run?n=${executeNumber}' --method POST\n  sundial job create -f report.yaml"
+    )]
+    Create(CreateArgs),
+    /// Change a job (flags change the stored definition; -f replaces it) and run it once now
+    Update(UpdateArgs),
+    /// Show a job as written
+    Get(JobId),
+    /// Show a job, its next fire times with DST notes, counters and recent executions
+    Describe(JobId),
+    /// List jobs
+    List(ListArgs),
+    /// Delete a job (its executions stay until retention)
+    Delete(JobId),
+    /// Pause a job's schedule
+    Pause(PauseArgs),
+    /// Resume a paused job
+    Unpause(PauseArgs),
+    /// Run a job once now
+    Trigger(TriggerArgs),
+    /// Run every fire time of a job's schedule in a past range
+    Backfill(BackfillArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct JobId {
+    /// The job id
+    #[arg(value_name = "JOB_ID")]
+    pub job_id: String,
+}
+
+#[derive(Debug, Args)]
+pub struct CreateArgs {
+    /// The job id (default: jobId in the file)
+    #[arg(value_name = "JOB_ID")]
+    pub job_id: Option<String>,
+
+    #[command(flatten)]
+    pub definition: DefinitionArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct UpdateArgs {
+    /// The job id
+    #[arg(value_name = "JOB_ID")]
+    pub job_id: String,
+
+    #[command(flatten)]
+    pub definition: DefinitionArgs,
+}
+
+/// The fields of a job definition as flags; `-f` reads a whole definition, flags then change it.
+#[derive(Debug, Args, Default)]
+pub struct DefinitionArgs {
+    /// A job definition (the API's JSON, or the same as YAML; `-` reads stdin)
+    #[arg(short, long, value_name = "FILE")]
+    pub file: Option<PathBuf>,
+
+    /// jobName (create default: the job id)
+    #[arg(long, help_heading = "Job")]
+    pub name: Option<String>,
+    /// jobDescription
+    #[arg(long, help_heading = "Job")]
+    pub description: Option<String>,
+    /// creator (create default: $USER)
+    #[arg(long, help_heading = "Job")]
+    pub creator: Option<String>,
+    /// creatorName (create default: the creator)
+    #[arg(long, help_heading = "Job")]
+    pub creator_name: Option<String>,
+
+    /// A URL to call; repeat for a request chain (replaces the stored chain)
+    #[arg(long = "url", value_name = "URL", help_heading = "Action")]
+    pub urls: Vec<String>,
+    /// HTTP method of the --url requests
+    #[arg(long, help_heading = "Action")]
+    pub method: Option<String>,
+    /// A header of the --url requests; repeatable
+    #[arg(long = "header", value_name = "NAME:VALUE", help_heading = "Action")]
+    pub headers: Vec<String>,
+    /// JSON body of the --url requests
+    #[arg(long, value_name = "JSON", help_heading = "Action")]
+    pub body: Option<String>,
+
+    /// A cron expression; repeatable (a schedule spec)
+    #[arg(long, value_name = "EXPR", help_heading = "Schedule")]
+    pub cron: Vec<String>,
+    /// A calendar as JSON, e.g. '{"hour": "9", "dayOfWeek": "MON-FRI"}'; repeatable
+    #[arg(long = "calendar", value_name = "JSON", help_heading = "Schedule")]
+    pub calendars: Vec<String>,
+    /// An interval, EVERY or EVERY/OFFSET, e.g. 6h or 6h/5h; repeatable
+    #[arg(
+        long = "interval",
+        value_name = "EVERY[/OFFSET]",
+        help_heading = "Schedule"
+    )]
+    pub intervals: Vec<String>,
+    /// The schedule's IANA time zone, e.g. Europe/London
+    #[arg(long, value_name = "ZONE", help_heading = "Schedule")]
+    pub tz: Option<String>,
+    /// Cron dialect: standard, temporal, quartz, eventbridge
+    #[arg(long, help_heading = "Schedule")]
+    pub dialect: Option<String>,
+    /// Deterministic jitter, e.g. 30s
+    #[arg(long, value_name = "DURATION", help_heading = "Schedule")]
+    pub jitter: Option<String>,
+    /// The schedule's start (RFC 3339)
+    #[arg(long, value_name = "RFC3339", help_heading = "Schedule")]
+    pub start: Option<String>,
+    /// The schedule's end (RFC 3339)
+    #[arg(long, value_name = "RFC3339", help_heading = "Schedule")]
+    pub end: Option<String>,
+    /// A seed-002 timer: JSON ('{"dueTime": "10m", "period": "1h"}') or its period ("external", "0 0/5 * * * ?", "R4/PT3S")
+    #[arg(long, value_name = "TIMER", help_heading = "Schedule")]
+    pub timer: Option<String>,
+    /// The timer's dueTime (a duration from creation, or "2024-10-01 09:00:01")
+    #[arg(long, value_name = "WHEN", help_heading = "Schedule")]
+    pub due_time: Option<String>,
+    /// The timer's ttl
+    #[arg(long, value_name = "DURATION", help_heading = "Schedule")]
+    pub ttl: Option<String>,
+
+    /// Overlap policy
+    #[arg(long, value_enum, help_heading = "Policies")]
+    pub overlap: Option<Overlap>,
+    /// maxConcurrency
+    #[arg(long, value_name = "N", help_heading = "Policies")]
+    pub max_concurrency: Option<u32>,
+    /// catchupWindow, e.g. 10m
+    #[arg(long, value_name = "DURATION", help_heading = "Policies")]
+    pub catchup_window: Option<String>,
+    /// pauseOnFailure
+    #[arg(long, value_name = "BOOL", help_heading = "Policies")]
+    pub pause_on_failure: Option<bool>,
+    /// remainingActions
+    #[arg(long, value_name = "N", help_heading = "Policies")]
+    pub remaining_actions: Option<u64>,
+    /// timeoutSeconds of one attempt
+    #[arg(long, value_name = "SECONDS", help_heading = "Policies")]
+    pub timeout_seconds: Option<u64>,
+    /// maxRetries
+    #[arg(long, value_name = "N", help_heading = "Policies")]
+    pub max_retries: Option<u32>,
+    /// Create or keep the job paused (active 0)
+    #[arg(long, help_heading = "Policies")]
+    pub paused: bool,
+
+    /// Any other field: FIELD=JSON (a plain word is a string); dots reach into objects, e.g. timeouts.heartbeat=30s
+    #[arg(long = "set", value_name = "FIELD=JSON")]
+    pub set: Vec<String>,
+}
+
+/// The overlap policies (brief §3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+#[value(rename_all = "PascalCase")]
+pub enum Overlap {
+    Skip,
+    BufferOne,
+    BufferAll,
+    CancelOther,
+    TerminateOther,
+    AllowAll,
+}
+
+impl Overlap {
+    pub fn name(self) -> &'static str {
+        match self {
+            Overlap::Skip => "Skip",
+            Overlap::BufferOne => "BufferOne",
+            Overlap::BufferAll => "BufferAll",
+            Overlap::CancelOther => "CancelOther",
+            Overlap::TerminateOther => "TerminateOther",
+            Overlap::AllowAll => "AllowAll",
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Only jobs in this state
+    #[arg(long, value_parser = ["active", "paused"])]
+    pub state: Option<String>,
+    /// Only jobs of this creator
+    #[arg(long)]
+    pub creator: Option<String>,
+    /// Only children of this job
+    #[arg(long, value_name = "JOB_ID")]
+    pub parent: Option<String>,
+    /// Only jobs declared by this service's timer list
+    #[arg(long)]
+    pub service: Option<String>,
+    /// Jobs per page, 1 to 1000
+    #[arg(long, default_value_t = 100)]
+    pub limit: u32,
+    /// Follow nextCursor and list every page
+    #[arg(long)]
+    pub all: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct PauseArgs {
+    /// The job id
+    #[arg(value_name = "JOB_ID")]
+    pub job_id: String,
+    /// Why (kept in pausedNotes)
+    #[arg(long)]
+    pub notes: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct TriggerArgs {
+    /// The job id
+    #[arg(value_name = "JOB_ID")]
+    pub job_id: String,
+    /// An argument for the request templates, ${KEY}; repeatable
+    #[arg(long = "arg", value_name = "KEY=VALUE")]
+    pub args: Vec<String>,
+    /// All arguments as a JSON object (--arg adds to it)
+    #[arg(long = "args", value_name = "JSON")]
+    pub args_json: Option<String>,
+    /// Idempotency-Key: the same key returns the same execution instead of a second run
+    #[arg(long, value_name = "KEY")]
+    pub idempotency_key: Option<String>,
+    /// Override the job's overlap policy for this run
+    #[arg(long, value_enum)]
+    pub overlap: Option<Overlap>,
+    /// Follow the run until it ends, as `execution watch`
+    #[arg(long)]
+    pub watch: bool,
+    /// Poll interval of --watch
+    #[arg(long, value_name = "DURATION", default_value = "1s")]
+    pub poll: String,
+}
+
+#[derive(Debug, Args)]
+pub struct BackfillArgs {
+    /// The job id
+    #[arg(value_name = "JOB_ID")]
+    pub job_id: String,
+    /// Start of the range, inclusive (RFC 3339)
+    #[arg(long, value_name = "RFC3339")]
+    pub from: String,
+    /// End of the range, inclusive (RFC 3339)
+    #[arg(long, value_name = "RFC3339")]
+    pub to: String,
+    /// AllowAll runs them in parallel, BufferAll in order (default: the job's policy)
+    #[arg(long, value_enum)]
+    pub overlap: Option<Overlap>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ExecutionCommand {
+    /// List a job's executions, newest first
+    List(ExecutionListArgs),
+    /// Show an execution and its event log
+    Get(ExecutionId),
+    /// Cancel an execution that has not finished
+    Cancel(ReasonArgs),
+    /// End a Processing or Failed execution for good
+    Terminate(ReasonArgs),
+    /// Follow an execution's event log until it ends; exits 1 unless it Succeeded
+    Watch(WatchArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ExecutionListArgs {
+    /// The job id
+    #[arg(value_name = "JOB_ID")]
+    pub job_id: String,
+    /// Executions per page, 1 to 1000
+    #[arg(long, default_value_t = 20)]
+    pub limit: u32,
+    /// Follow nextCursor and list every page
+    #[arg(long)]
+    pub all: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ExecutionId {
+    /// The execution id
+    #[arg(value_name = "EXECUTION_ID")]
+    pub execution_id: String,
+}
+
+#[derive(Debug, Args)]
+pub struct ReasonArgs {
+    /// The execution id
+    #[arg(value_name = "EXECUTION_ID")]
+    pub execution_id: String,
+    /// Why (kept in the event log)
+    #[arg(long)]
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// The execution id
+    #[arg(value_name = "EXECUTION_ID")]
+    pub execution_id: String,
+    /// Poll interval
+    #[arg(long, value_name = "DURATION", default_value = "1s")]
+    pub poll: String,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TimersCommand {
+    /// Reconcile SERVICE's jobs with the timer list in FILE: create, update and remove to match
+    Sync {
+        /// The service that owns the list
+        #[arg(value_name = "SERVICE")]
+        service: String,
+        /// {"timer": [job, …]} or a bare list, as JSON or YAML (`-` reads stdin)
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,191 @@
+//! `sundial job …`.
+
+use chrono::Utc;
+use reqwest::Method;
+use serde_json::{json, Map, Value};
+
+use super::definition::{self, READ_ONLY_FIELDS};
+use super::{execution, pages, Context};
+use crate::cli::JobCommand;
+use crate::client::Request;
+use crate::error::CliError;
+use crate::output::views;
+
+pub async fn run(command: JobCommand, context: &Context) -> Result<(), CliError> {
+    let client = &context.client;
+    match command {
+        JobCommand::Create(args) => {
+            let mut body = match &args.definition.file {
+                Some(path) => definition::read_definition(path)?,
+                None => Map::new(),
+            };
+            definition::apply(&mut body, &args.definition)?;
+            let job_id = match (&args.job_id, body.get("jobId").and_then(Value::as_str)) {
+                (Some(id), _) => id.clone(),
+                (None, Some(id)) => id.to_string(),
+                (None, None) => {
+                    return Err(CliError::usage(
+                        "JOB_ID: missing; give it as an argument or as jobId in the file",
+                    ))
+                }
+            };
+            definition::fill_create_defaults(&mut body, &job_id);
+            let body = Value::Object(body);
+            let answer = client
+                .call(Request::post(&["jobs", &job_id], Some(&body)))
+                .await?;
+            context.warn(&answer);
+            context.show(&answer, || format!("Created job {job_id}.\n"))
+        }
+        JobCommand::Update(args) => {
+            let job_id = args.job_id;
+            let mut body = match &args.definition.file {
+                // A file is the whole new definition, as the API's update takes it.
+                Some(path) => definition::read_definition(path)?,
+                // Flags change the stored definition: read it, drop what is not a definition
+                // field; secret headers come back as "***", which keeps them (docs/api.md).
+                None => {
+                    let current = client.call(Request::get(&["jobs", &job_id])).await?;
+                    let mut map = match current {
+                        Value::Object(map) => map,
+                        _ => Map::new(),
+                    };
+                    for key in READ_ONLY_FIELDS {
+                        map.remove(key);
+                    }
+                    map
+                }
+            };
+            if args.definition.file.is_none() && !definition::has_flags(&args.definition) {
+                return Err(CliError::usage(
+                    "nothing to change: give -f FILE or flags for the fields to change (see --help)",
+                ));
+            }
+            definition::apply(&mut body, &args.definition)?;
+            let body = Value::Object(body);
+            let answer = client
+                .call(Request::post(&["jobs", &job_id, "update"], Some(&body)))
+                .await?;
+            context.warn(&answer);
+            context.show(&answer, || {
+                match answer.get("executionId").and_then(Value::as_str) {
+                    Some(id) => format!("Updated job {job_id}; it runs now as execution {id}.\n"),
+                    None => format!("Updated job {job_id}.\n"),
+                }
+            })
+        }
+        JobCommand::Get(args) => {
+            let job = client.call(Request::get(&["jobs", &args.job_id])).await?;
+            context.show(&job, || views::job(&job, Utc::now(), context.style))
+        }
+        JobCommand::Describe(args) => {
+            let answer = client
+                .call(Request::get(&["jobs", &args.job_id, "describe"]))
+                .await?;
+            context.show(&answer, || {
+                views::describe(&answer, Utc::now(), context.style)
+            })
+        }
+        JobCommand::List(args) => {
+            let query = vec![
+                ("state", args.state),
+                ("creator", args.creator),
+                ("parentJob", args.parent),
+                ("service", args.service),
+                ("limit", Some(args.limit.to_string())),
+            ]
+            .into_iter()
+            .filter_map(|(k, v)| v.map(|v| (k, v)))
+            .collect();
+            let answer = pages(context, &["jobs"], query, "jobs", args.all).await?;
+            context.show(&answer, || {
+                let mut text = views::job_list(&answer, Utc::now(), context.style);
+                if answer["nextCursor"].is_string() {
+                    text.push_str("More jobs: --all lists every page.\n");
+                }
+                text
+            })
+        }
+        JobCommand::Delete(args) => {
+            let answer = client
+                .call(Request::new(Method::DELETE, &["jobs", &args.job_id]))
+                .await?;
+            context.show(&answer, || format!("Deleted job {}.\n", args.job_id))
+        }
+        JobCommand::Pause(args) => pause(context, &args.job_id, args.notes, true).await,
+        JobCommand::Unpause(args) => pause(context, &args.job_id, args.notes, false).await,
+        JobCommand::Trigger(args) => {
+            let poll = execution::poll_interval(&args.poll)?;
+            let arguments = definition::trigger_arguments(args.args_json.as_deref(), &args.args)?;
+            let path = ["jobs", args.job_id.as_str(), "trigger"];
+            let request = Request::post(&path, arguments.as_ref())
+                .query("overlap", args.overlap.map(|o| o.name()))
+                .header("Idempotency-Key", args.idempotency_key);
+            let answer = client.call(request).await?;
+            let execution_id = answer
+                .get("executionId")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            if args.watch {
+                if context.format == crate::output::Format::Table {
+                    super::out(&format!(
+                        "Triggered {}: execution {execution_id} (run #{}).\n",
+                        args.job_id,
+                        answer.get("executeNumber").unwrap_or(&Value::Null)
+                    ));
+                }
+                return execution::watch(context, &execution_id, poll).await;
+            }
+            context.show(&answer, || {
+                format!(
+                    "Triggered {}: execution {execution_id} (run #{}).\n",
+                    args.job_id,
+                    answer.get("executeNumber").unwrap_or(&Value::Null)
+                )
+            })
+        }
+        JobCommand::Backfill(args) => {
+            let mut body = json!({"startTime": args.from, "endTime": args.to});
+            if let (Some(overlap), Some(map)) = (args.overlap, body.as_object_mut()) {
+                map.insert("overlap".into(), Value::from(overlap.name()));
+            }
+            let answer = client
+                .call(Request::post(
+                    &["jobs", &args.job_id, "backfill"],
+                    Some(&body),
+                ))
+                .await?;
+            context.show(&answer, || {
+                format!(
+                    "Backfill of {}: {} fire times from {} to {} will run.\n",
+                    args.job_id,
+                    answer.get("count").unwrap_or(&Value::Null),
+                    args.from,
+                    args.to
+                )
+            })
+        }
+    }
+}
+
+async fn pause(
+    context: &Context,
+    job_id: &str,
+    notes: Option<String>,
+    pause: bool,
+) -> Result<(), CliError> {
+    let body = notes.map(|notes| json!({ "notes": notes }));
+    let action = if pause { "pause" } else { "unpause" };
+    let answer = context
+        .client
+        .call(Request::post(&["jobs", job_id, action], body.as_ref()))
+        .await?;
+    context.show(&answer, || {
+        if pause {
+            format!("Paused job {job_id}.\n")
+        } else {
+            format!("Resumed job {job_id}.\n")
+        }
+    })
+}

@@ -1,0 +1,163 @@
+//! The client commands: each turns its arguments into API calls ([`crate::client`]) and the
+//! answers into output ([`crate::output`]). No scheduling happens here: fire times, states and
+//! validation are the server's.
+
+use std::io::Write;
+
+use chrono::Utc;
+use serde_json::Value;
+
+use crate::cli::{ClientArgs, Command};
+use crate::client::{Client, Request};
+use crate::error::{Class, CliError};
+use crate::output::{self, views, Format, Style};
+
+pub mod definition;
+mod execution;
+mod job;
+
+/// What every client command works with.
+pub struct Context {
+    pub client: Client,
+    pub format: Format,
+    pub style: Style,
+}
+
+impl Context {
+    /// Prints `value` as JSON or YAML, or `table` (built lazily) for `--output table`.
+    pub fn show(&self, value: &Value, table: impl FnOnce() -> String) -> Result<(), CliError> {
+        let text = match self.format {
+            Format::Table => table(),
+            format => output::data(format, value)?,
+        };
+        out(&text);
+        Ok(())
+    }
+
+    /// Prints the warnings of an answer on stderr.
+    pub fn warn(&self, answer: &Value) {
+        for warning in output::warnings(answer) {
+            eprintln!("warning: {warning}");
+        }
+    }
+}
+
+/// Writes to stdout; a closed pipe (`sundial job list | head -1`) is not an error.
+pub fn out(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(text.as_bytes());
+    let _ = stdout.flush();
+}
+
+/// Runs a client command.
+pub async fn run(command: Command, context: &Context) -> Result<(), CliError> {
+    match command {
+        Command::Job(command) => job::run(command, context).await,
+        Command::Execution(command) => execution::run(command, context).await,
+        Command::Timers(crate::cli::TimersCommand::Sync { service, file }) => {
+            let list = definition::read_document(&file)?;
+            let answer = context
+                .client
+                .call(Request {
+                    body: Some(&list),
+                    ..Request::new(reqwest::Method::PUT, &["services", &service, "timers"])
+                })
+                .await?;
+            context.show(&answer, || {
+                views::timers_sync(&service, &answer, context.style)
+            })
+        }
+        Command::Stats => {
+            let answer = context.client.call(Request::get(&["stats"])).await?;
+            context.show(&answer, || views::stats(&answer, context.style))
+        }
+        Command::Health => {
+            let reply = context.client.send(Request::get(&["health"])).await?;
+            context.show(&reply.body, || {
+                views::health(&reply.body, Utc::now(), context.style)
+            })?;
+            if reply.status == 200 {
+                Ok(())
+            } else {
+                let mut error = crate::client::api_error("GET health", &reply);
+                if let Some(status) = reply.body.get("status").and_then(Value::as_str) {
+                    error.message = format!("the server is {status} (HTTP {})", reply.status);
+                }
+                Err(error)
+            }
+        }
+        Command::Serve(_) | Command::Spec(_) | Command::Completions { .. } => {
+            Err(CliError::new(Class::Usage, "not a client command"))
+        }
+    }
+}
+
+/// The client for `args`: its server and credentials.
+pub async fn client(args: &ClientArgs) -> Result<Client, CliError> {
+    use crate::cli::AuthMode;
+    use crate::client::Auth;
+    let base = crate::client::parse_server(&args.server)?;
+    let host = base.host_str().unwrap_or_default().to_string();
+    let token = args.token.clone().filter(|t| !t.is_empty());
+    let iam_host = host.contains(".execute-api.") && host.ends_with(".amazonaws.com");
+    let auth = match (args.auth, token) {
+        (AuthMode::None, _) => Auth::None,
+        (AuthMode::Bearer | AuthMode::Auto, Some(token)) => Auth::Bearer(token),
+        (AuthMode::Bearer, None) => {
+            return Err(CliError::usage(
+                "--auth bearer: give --token or set SUNDIAL_API_TOKEN",
+            ))
+        }
+        (AuthMode::Auto, None) if !iam_host => Auth::None,
+        (AuthMode::Auto | AuthMode::Iam, _) => iam(args.region.clone(), &host).await?,
+    };
+    Client::new(&args.server, auth)
+}
+
+#[cfg(feature = "aws-auth")]
+async fn iam(region: Option<String>, host: &str) -> Result<crate::client::Auth, CliError> {
+    Ok(crate::client::Auth::SigV4(
+        crate::client::sigv4::Signer::from_environment(region, host).await?,
+    ))
+}
+
+#[cfg(not(feature = "aws-auth"))]
+async fn iam(_region: Option<String>, _host: &str) -> Result<crate::client::Auth, CliError> {
+    Err(CliError::usage(
+        "--auth iam: this sundial was built without the aws-auth feature (cargo build --features aws-auth)",
+    ))
+}
+
+/// Every item of a paginated list (`key`), following `nextCursor` while `all`, as one answer
+/// `{key: [...], "nextCursor": …}`.
+async fn pages(
+    context: &Context,
+    path: &[&str],
+    query: Vec<(&str, String)>,
+    key: &str,
+    all: bool,
+) -> Result<Value, CliError> {
+    let mut items = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut request = Request::get(path);
+        request.query = query.clone();
+        let page = context
+            .client
+            .call(request.query("cursor", cursor.clone()))
+            .await?;
+        if let Some(list) = page.get(key).and_then(Value::as_array) {
+            items.extend(list.iter().cloned());
+        }
+        cursor = page
+            .get("nextCursor")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        if !all || cursor.is_none() {
+            let mut answer = serde_json::Map::new();
+            answer.insert(key.to_string(), Value::Array(items));
+            answer.insert("nextCursor".into(), cursor.map_or(Value::Null, Value::from));
+            return Ok(Value::Object(answer));
+        }
+    }
+}

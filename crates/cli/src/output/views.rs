@@ -1,0 +1,568 @@
+//! The human views of the API's answers (`--output table`). Each takes the JSON the API returned
+//! and a fixed "now", so snapshot tests pin them down.
+
+use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
+use serde_json::Value;
+
+use super::table::{fields, Cell, Table};
+use super::time::{self, dst_notes, job_zone, parse, relative, wall, wall_and_relative};
+use super::{state_color, Style, DIM};
+
+/// A field as text: strings as they are, numbers and booleans printed, null and absent empty.
+fn text(value: &Value, key: &str) -> String {
+    match value.get(key) {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+    }
+}
+
+fn or_dash(text: String) -> String {
+    if text.is_empty() {
+        "—".into()
+    } else {
+        text
+    }
+}
+
+/// A time field in `zone` with its distance from `now`, or `—`.
+fn when(value: &Value, key: &str, zone: Tz, now: DateTime<Utc>) -> String {
+    value
+        .get(key)
+        .and_then(Value::as_str)
+        .and_then(parse)
+        .map_or_else(|| "—".into(), |t| wall_and_relative(t, zone, now))
+}
+
+fn list(value: &Value, key: &str) -> Vec<Value> {
+    value
+        .get(key)
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// When a job runs, in a few words: `cron 0 12 * * MON-FRI (Europe/London)`, `every 1h from 10m`,
+/// `triggered only`.
+pub fn schedule_summary(job: &Value) -> String {
+    if let Some(schedule) = job.get("schedule").filter(|s| s.is_object()) {
+        let mut parts = Vec::new();
+        let strings = |key: &str| -> Vec<String> {
+            list(schedule, key)
+                .iter()
+                .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+                .collect()
+        };
+        let cron = strings("cron");
+        if !cron.is_empty() {
+            parts.push(format!("cron {}", cron.join(" | ")));
+        }
+        let calendars = list(schedule, "calendars");
+        if !calendars.is_empty() {
+            let comments: Vec<String> = calendars
+                .iter()
+                .map(|c| text(c, "comment"))
+                .filter(|c| !c.is_empty())
+                .collect();
+            parts.push(if comments.len() == calendars.len() {
+                format!("calendar {}", comments.join(" | "))
+            } else {
+                format!(
+                    "{} calendar{}",
+                    calendars.len(),
+                    if calendars.len() == 1 { "" } else { "s" }
+                )
+            });
+        }
+        let intervals: Vec<String> = list(schedule, "intervals")
+            .iter()
+            .map(|i| match i {
+                Value::String(s) => s.clone(),
+                other => {
+                    let offset = text(other, "offset");
+                    if offset.is_empty() {
+                        text(other, "every")
+                    } else {
+                        format!("{}/{offset}", text(other, "every"))
+                    }
+                }
+            })
+            .collect();
+        if !intervals.is_empty() {
+            parts.push(format!("every {}", intervals.join(" | ")));
+        }
+        if parts.is_empty() {
+            parts.push("schedule".into());
+        }
+        let zone = text(schedule, "timeZone");
+        if !zone.is_empty() {
+            parts.push(format!("({zone})"));
+        }
+        return parts.join(" ");
+    }
+    let timer = job.get("timer").cloned().unwrap_or(Value::Null);
+    let period = text(&timer, "period");
+    let due = text(&timer, "dueTime");
+    let ttl = text(&timer, "ttl");
+    let mut summary = match (period.as_str(), due.as_str()) {
+        ("external", _) => return "triggered only".into(),
+        ("", "") => "once, at creation".into(),
+        ("", due) => format!("once, at {due}"),
+        (period, _) if period.contains(' ') => format!("cron {period}"),
+        (period, "") => format!("every {period}"),
+        (period, due) => format!("every {period} from {due}"),
+    };
+    if !ttl.is_empty() {
+        summary.push_str(&format!(", for {ttl}"));
+    }
+    summary
+}
+
+/// What a job calls: `POST http://… (+1 more)`, `sqs https://…`, `eventbridge bus`.
+pub fn action_summary(job: &Value) -> String {
+    if let Some(target) = job.get("target").filter(|t| t.is_object()) {
+        if let Some(sqs) = target.get("sqs") {
+            return format!("sqs {}", text(sqs, "queueUrl"));
+        }
+        if let Some(bus) = target.get("eventbridge") {
+            return format!(
+                "eventbridge {} ({} / {})",
+                text(bus, "busName"),
+                text(bus, "source"),
+                text(bus, "detailType")
+            );
+        }
+    }
+    let requests = list(job, "request");
+    match requests.first() {
+        None => "—".into(),
+        Some(first) => {
+            let method = or_dash(text(first, "method"));
+            let method = if method == "—" {
+                "GET".into()
+            } else {
+                method
+            };
+            let more = match requests.len() {
+                1 => String::new(),
+                n => format!(" (+{} more)", n - 1),
+            };
+            format!("{method} {}{more}", text(first, "url"))
+        }
+    }
+}
+
+fn state_cell(state: String) -> Cell {
+    let color = state_color(&state);
+    Cell::colored(state, color)
+}
+
+/// `sundial job list`.
+pub fn job_list(page: &Value, now: DateTime<Utc>, style: Style) -> String {
+    let jobs = list(page, "jobs");
+    if jobs.is_empty() {
+        return "No jobs.\n".into();
+    }
+    let mut table = Table::new(&["JOB ID", "NAME", "STATE", "SCHEDULE", "CREATOR", "UPDATED"])
+        .limit(1, 32)
+        .limit(3, 48);
+    for job in &jobs {
+        let updated = job
+            .get("updatedAt")
+            .and_then(Value::as_str)
+            .and_then(parse)
+            .map_or_else(String::new, |t| relative(t, now));
+        table.row(vec![
+            text(job, "jobId").into(),
+            text(job, "jobName").into(),
+            state_cell(text(job, "state")),
+            schedule_summary(job).into(),
+            text(job, "creatorName").into(),
+            updated.into(),
+        ]);
+    }
+    table.render(style)
+}
+
+/// The fields of a job that matter at a glance, for `get` and `describe`.
+fn job_fields(job: &Value, zone: Tz, now: DateTime<Utc>) -> Vec<(&'static str, Cell)> {
+    let mut rows: Vec<(&'static str, Cell)> = vec![
+        ("Job", text(job, "jobId").into()),
+        ("Name", text(job, "jobName").into()),
+    ];
+    let description = text(job, "jobDescription");
+    if !description.is_empty() {
+        rows.push(("Description", description.into()));
+    }
+    rows.push((
+        "Creator",
+        format!("{} ({})", text(job, "creatorName"), text(job, "creator")).into(),
+    ));
+    let state = text(job, "state");
+    let notes = text(job, "pausedNotes");
+    let color = state_color(&state);
+    rows.push((
+        "State",
+        Cell::colored(
+            if notes.is_empty() {
+                state
+            } else {
+                format!("{state}: {notes}")
+            },
+            color,
+        ),
+    ));
+    rows.push(("Schedule", schedule_summary(job).into()));
+    rows.push(("Action", action_summary(job).into()));
+    let parent = text(job, "parentJob");
+    if !parent.is_empty() {
+        rows.push(("Parent", parent.into()));
+    }
+    let policies: Vec<String> = [
+        ("overlap", "overlap"),
+        ("maxConcurrency", "max concurrency"),
+        ("catchupWindow", "catch-up window"),
+        ("pauseOnFailure", "pause on failure"),
+        ("remainingActions", "remaining actions"),
+        ("timeoutSeconds", "timeout (s)"),
+        ("maxRetries", "max retries"),
+        ("parentClosePolicy", "parent close"),
+    ]
+    .iter()
+    .filter_map(|(key, label)| {
+        let value = text(job, key);
+        (!value.is_empty()).then(|| format!("{label} {value}"))
+    })
+    .collect();
+    if !policies.is_empty() {
+        rows.push(("Policies", policies.join(" · ").into()));
+    }
+    rows.push(("Created", when(job, "createdAt", zone, now).into()));
+    rows.push(("Updated", when(job, "updatedAt", zone, now).into()));
+    rows
+}
+
+/// `sundial job get`.
+pub fn job(job: &Value, now: DateTime<Utc>, style: Style) -> String {
+    fields(&job_fields(job, job_zone(job), now), style)
+}
+
+/// `sundial job describe`: the job, its counters, the next fire times in its zone with how soon
+/// and their DST notes, the recent and the running executions.
+pub fn describe(answer: &Value, now: DateTime<Utc>, style: Style) -> String {
+    let job = answer.get("job").cloned().unwrap_or(Value::Null);
+    let info = answer.get("info").cloned().unwrap_or(Value::Null);
+    let zone = job_zone(&job);
+    let mut rows = job_fields(&job, zone, now);
+    let counter = |key: &str| or_dash(text(&info, key));
+    rows.push((
+        "Counters",
+        format!(
+            "actions {} · overlap skipped {} · missed catch-up {} · buffer dropped {} · buffered {}",
+            counter("actionCount"),
+            counter("overlapSkipped"),
+            counter("missedCatchupWindow"),
+            counter("bufferDropped"),
+            counter("bufferSize"),
+        )
+        .into(),
+    ));
+    let remaining = text(&info, "remainingActions");
+    if !remaining.is_empty() {
+        rows.push(("Remaining", format!("{remaining} scheduled runs").into()));
+    }
+    let backfills = text(&info, "pendingBackfills");
+    if !backfills.is_empty() && backfills != "0" {
+        rows.push(("Backfills", format!("{backfills} waiting").into()));
+    }
+    let mut out = fields(&rows, style);
+
+    out.push('\n');
+    out.push_str(&style.paint(Some(super::BOLD), &format!("Next fire times ({zone})")));
+    out.push('\n');
+    let times: Vec<DateTime<Utc>> = list(&info, "futureActionTimes")
+        .iter()
+        .filter_map(|t| t.as_str().and_then(parse))
+        .collect();
+    if times.is_empty() {
+        let why = if text(&job, "state") == "paused" {
+            "none: the job is paused"
+        } else if schedule_summary(&job) == "triggered only" {
+            "none: the job runs only when triggered"
+        } else {
+            "none"
+        };
+        out.push_str(&format!("  {why}\n"));
+    } else {
+        let notes = dst_notes(&times, zone, now);
+        // The DST column only when a change falls among these times.
+        let mut table = if notes.iter().any(Option::is_some) {
+            Table::new(&["  TIME", "IN", "DST"])
+        } else {
+            Table::new(&["  TIME", "IN"])
+        };
+        for (time, note) in times.iter().zip(notes) {
+            table.row(vec![
+                format!("  {}", time::wall_with_weekday(*time, zone)).into(),
+                relative(*time, now).into(),
+                Cell::colored(note.unwrap_or_default(), Some(super::YELLOW)),
+            ]);
+        }
+        out.push_str(&table.render(style));
+    }
+
+    let recent = list(&info, "recentActions");
+    out.push('\n');
+    out.push_str(&style.paint(Some(super::BOLD), "Recent executions"));
+    out.push('\n');
+    if recent.is_empty() {
+        out.push_str("  none\n");
+    } else {
+        let mut table = Table::new(&["  EXECUTION ID", "STATE", "SCHEDULED", "STARTED"]);
+        for run in &recent {
+            table.row(vec![
+                format!("  {}", text(run, "executionId")).into(),
+                state_cell(text(run, "state")),
+                when(run, "scheduledTime", zone, now).into(),
+                when(run, "actualTime", zone, now).into(),
+            ]);
+        }
+        out.push_str(&table.render(style));
+    }
+
+    let running = list(&info, "runningExecutions");
+    if !running.is_empty() {
+        out.push('\n');
+        out.push_str(&style.paint(Some(super::BOLD), "Running"));
+        out.push('\n');
+        let mut table = Table::new(&["  EXECUTION ID", "STATE", "STARTED"]);
+        for run in &running {
+            table.row(vec![
+                format!("  {}", text(run, "executionId")).into(),
+                state_cell(text(run, "state")),
+                when(run, "startedAt", zone, now).into(),
+            ]);
+        }
+        out.push_str(&table.render(style));
+    }
+    out
+}
+
+/// How long an execution took, or `—` while it runs.
+fn duration_of(run: &Value) -> String {
+    let start = run.get("startedAt").and_then(Value::as_str).and_then(parse);
+    let end = run
+        .get("finishedAt")
+        .and_then(Value::as_str)
+        .and_then(parse);
+    match (start, end) {
+        (Some(start), Some(end)) => time::took(start, end),
+        _ => "—".into(),
+    }
+}
+
+/// `sundial execution list`: newest first, times in the job's `zone`.
+pub fn execution_list(executions: &[Value], zone: Tz, now: DateTime<Utc>, style: Style) -> String {
+    if executions.is_empty() {
+        return "No executions.\n".into();
+    }
+    let mut table = Table::new(&[
+        "EXECUTION ID",
+        "#",
+        "STATE",
+        "SCHEDULED",
+        "ATTEMPTS",
+        "TOOK",
+        "ERROR",
+    ])
+    .limit(6, 60);
+    for run in executions {
+        table.row(vec![
+            text(run, "executionId").into(),
+            text(run, "executeNumber").into(),
+            state_cell(text(run, "state")),
+            when(run, "scheduledTime", zone, now).into(),
+            text(run, "attempts").into(),
+            duration_of(run).into(),
+            Cell::colored(text(run, "error"), Some(super::RED)),
+        ]);
+    }
+    table.render(style)
+}
+
+/// One event of an execution's log: `19:13:03 GMT  Enqueued → Processing  attempt 1`.
+pub fn event_line(event: &Value, zone: Tz, style: Style) -> String {
+    let at = event
+        .get("at")
+        .and_then(Value::as_str)
+        .and_then(parse)
+        .map_or_else(String::new, |t| wall(t, zone));
+    let from = text(event, "from");
+    let to = text(event, "to");
+    let change = match (from.as_str(), to.as_str()) {
+        ("", to) => style.paint(state_color(to), to),
+        (from, to) if from == to => style.paint(Some(DIM), to),
+        (from, to) => format!("{from} → {}", style.paint(state_color(to), to)),
+    };
+    format!("{at}  {change}  {}", text(event, "message"))
+        .trim_end()
+        .to_string()
+}
+
+/// `sundial execution get`: the execution and its event log.
+pub fn execution(run: &Value, zone: Tz, now: DateTime<Utc>, style: Style) -> String {
+    let mut rows: Vec<(&str, Cell)> = vec![
+        ("Execution", text(run, "executionId").into()),
+        (
+            "Job",
+            format!(
+                "{} (run #{})",
+                text(run, "jobId"),
+                text(run, "executeNumber")
+            )
+            .into(),
+        ),
+        ("State", state_cell(text(run, "state"))),
+        ("Created by", text(run, "scheduledById").into()),
+        ("Scheduled", when(run, "scheduledTime", zone, now).into()),
+        ("Started", when(run, "startedAt", zone, now).into()),
+        ("Finished", when(run, "finishedAt", zone, now).into()),
+        ("Took", duration_of(run).into()),
+        ("Attempts", text(run, "attempts").into()),
+    ];
+    for (key, label) in [
+        ("progress", "Progress"),
+        ("arguments", "Arguments"),
+        ("result", "Result"),
+    ] {
+        let value = text(run, key);
+        if !value.is_empty() && value != "{}" {
+            rows.push((label, value.into()));
+        }
+    }
+    let error = text(run, "error");
+    if !error.is_empty() {
+        rows.push(("Error", Cell::colored(error, Some(super::RED))));
+    }
+    let parent = text(run, "parentJob");
+    if !parent.is_empty() {
+        rows.push((
+            "Parent",
+            format!("{parent} run #{}", text(run, "parentJobExecution")).into(),
+        ));
+    }
+    let mut out = fields(&rows, style);
+    let events = list(run, "events");
+    out.push('\n');
+    out.push_str(&style.paint(Some(super::BOLD), "Events"));
+    out.push('\n');
+    let dropped = run
+        .get("droppedEvents")
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    let mut table = Table::new(&["  AT", "CHANGE", "MESSAGE"]);
+    for (i, event) in events.iter().enumerate() {
+        if i == 1 && dropped > 0 {
+            table.row(vec![
+                "  …".into(),
+                String::new().into(),
+                format!("{dropped} older events not kept").into(),
+            ]);
+        }
+        let at = event
+            .get("at")
+            .and_then(Value::as_str)
+            .and_then(parse)
+            .map_or_else(String::new, |t| wall(t, zone));
+        let from = text(event, "from");
+        let to = text(event, "to");
+        let change = if from.is_empty() || from == to {
+            to.clone()
+        } else {
+            format!("{from} → {to}")
+        };
+        table.row(vec![
+            format!("  {at}").into(),
+            Cell::colored(change, state_color(&to)),
+            text(event, "message").into(),
+        ]);
+    }
+    out.push_str(&table.render(style));
+    out
+}
+
+/// `sundial stats`.
+pub fn stats(answer: &Value, style: Style) -> String {
+    let mut table = Table::new(&["", "STATE", "COUNT"]);
+    for (label, key) in [("jobs", "jobs"), ("executions", "executions")] {
+        let counts = answer.get(key).and_then(Value::as_object);
+        match counts {
+            Some(map) if !map.is_empty() => {
+                for (i, (state, count)) in map.iter().enumerate() {
+                    table.row(vec![
+                        if i == 0 { label } else { "" }.into(),
+                        state_cell(state.clone()),
+                        count.to_string().into(),
+                    ]);
+                }
+            }
+            _ => table.row(vec![label.into(), "—".into(), "0".into()]),
+        }
+    }
+    let mut out = table.render(style);
+    let debug = answer.get("debugMode").and_then(Value::as_bool) == Some(true);
+    out.push_str(if debug {
+        "Debug mode is on: schedules do not fire; triggers still run.\n"
+    } else {
+        "Debug mode is off.\n"
+    });
+    out
+}
+
+/// `sundial health`: the status and, with an engine, how long ago it last ticked and dispatched.
+pub fn health(answer: &Value, now: DateTime<Utc>, style: Style) -> String {
+    let status = text(answer, "status");
+    let mut rows: Vec<(&str, Cell)> = vec![("Status", state_cell(or_dash(status)))];
+    if let Some(engine) = answer.get("engine").filter(|e| e.is_object()) {
+        for (key, label) in [("lastTick", "Last tick"), ("lastDispatch", "Last dispatch")] {
+            let at = engine
+                .get(key)
+                .and_then(Value::as_str)
+                .and_then(parse)
+                .map_or_else(|| "—".into(), |t| relative(t, now));
+            rows.push((label, at.into()));
+        }
+        let late = text(engine, "tickLateAfterSeconds");
+        if !late.is_empty() {
+            rows.push(("Stalled after", format!("{late} s without a tick").into()));
+        }
+    } else {
+        rows.push(("Engine", "not in this process (API only)".into()));
+    }
+    fields(&rows, style)
+}
+
+/// `sundial timers sync`: what the reconcile changed.
+pub fn timers_sync(service: &str, answer: &Value, style: Style) -> String {
+    let mut table = Table::new(&["CHANGE", "JOBS"]);
+    for key in ["created", "updated", "unchanged", "removed"] {
+        let ids: Vec<String> = list(answer, key)
+            .iter()
+            .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+            .collect();
+        table.row(vec![
+            key.into(),
+            if ids.is_empty() {
+                "—".into()
+            } else {
+                ids.join(", ").into()
+            },
+        ]);
+    }
+    format!("Timers of {service} reconciled:\n{}", table.render(style))
+}
+
+#[cfg(test)]
+#[path = "views_tests.rs"]
+mod tests;

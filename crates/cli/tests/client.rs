@@ -1,0 +1,794 @@
+//! End-to-end tests of the client commands: each runs the real `sundial` binary against a real
+//! `sundial serve` on a free loopback port (the helpers of `common`), parses the JSON it prints
+//! with `--output json`, and checks its exit code. The SigV4 test points the client at a loopback
+//! server that records the signed headers and verifies them with `aws-sigv4` itself.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use common::{start, Received, Server, Target, TempDir};
+
+/// What one run of `sundial` printed, and its exit code.
+#[derive(Debug)]
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    /// Asserts exit 0 and returns stdout parsed as JSON.
+    fn json(&self) -> Value {
+        assert_eq!(self.code, 0, "{self:?}");
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {self:?}"))
+    }
+
+    /// Asserts the exit code and an `error: ` line on stderr that contains `needle`.
+    fn fails(&self, code: i32, needle: &str) -> &Run {
+        assert_eq!(self.code, code, "{self:?}");
+        assert!(
+            self.stderr.starts_with("error: ") && self.stderr.contains(needle),
+            "expected {needle:?} in {self:?}"
+        );
+        self
+    }
+}
+
+/// Runs `sundial ARGS` with `env`, no colour and none of the caller's client settings.
+fn sundial_env(args: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_sundial"));
+    command
+        .args(args)
+        .env_remove("SUNDIAL_SERVER")
+        .env_remove("SUNDIAL_API_TOKEN")
+        .env_remove("SUNDIAL_AUTH")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null());
+    // The AWS credential chain reads only what a test gives it.
+    for key in [
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AWS_PROFILE",
+        "AWS_DEFAULT_PROFILE",
+        "AWS_REGION",
+        "AWS_DEFAULT_REGION",
+        "AWS_ROLE_ARN",
+        "AWS_WEB_IDENTITY_TOKEN_FILE",
+        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+        "AWS_CONTAINER_AUTHORIZATION_TOKEN",
+    ] {
+        command.env_remove(key);
+    }
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let out = command.output().expect("run sundial");
+    Run {
+        code: out.status.code().expect("an exit code"),
+        stdout: String::from_utf8(out.stdout).expect("UTF-8 stdout"),
+        stderr: String::from_utf8(out.stderr).expect("UTF-8 stderr"),
+    }
+}
+
+/// Runs `sundial --server URL ARGS` against `server`.
+fn cli(server: &Server, args: &[&str]) -> Run {
+    let url = format!("http://{}", server.addr);
+    let mut all = vec!["--server", url.as_str()];
+    all.extend_from_slice(args);
+    sundial_env(&all, &[])
+}
+
+fn write(dir: &TempDir, name: &str, text: &str) -> String {
+    let path = dir.0.join(name);
+    std::fs::write(&path, text).expect("write a fixture");
+    path.display().to_string()
+}
+
+#[test]
+fn job_commands_end_to_end() {
+    let dir = TempDir::new("cli-jobs");
+    let server = start(&dir, &[], &[]);
+    let target = Target::start();
+    let url = format!("http://127.0.0.1:{}/run?n=${{executeNumber}}", target.port);
+
+    // create from flags
+    let created = cli(
+        &server,
+        &[
+            "job",
+            "create",
+            "report",
+            "--name",
+            "Noon report",
+            "--cron",
+            "0 12 * * MON-FRI",
+            "--tz",
+            "Europe/London",
+            "--url",
+            &url,
+            "--method",
+            "post",
+            "--header",
+            "X-Team: ops",
+            "--overlap",
+            "BufferOne",
+            "--set",
+            "qos=0",
+            "-o",
+            "json",
+        ],
+    )
+    .json();
+    assert_eq!(created["resp_code"], 200);
+    let job = cli(&server, &["job", "get", "report", "-o", "json"]).json();
+    assert_eq!(job["jobName"], "Noon report");
+    assert_eq!(job["creatorName"], job["creator"], "filled in by create");
+    assert_eq!(
+        job["schedule"],
+        json!({"cron": ["0 12 * * MON-FRI"], "timeZone": "Europe/London"})
+    );
+    assert_eq!(job["request"][0]["method"], "POST");
+    assert_eq!(job["request"][0]["headers"], json!({"X-Team": "ops"}));
+    assert_eq!(job["overlap"], "BufferOne");
+
+    // create from a YAML file, its id in the file
+    let yaml = write(
+        &dir,
+        "nightly.yaml",
+        &format!(
+            "jobId: nightly\njobName: nightly export\ncreator: u-1001\ncreatorName: Ana\n\
+             request:\n  - method: GET\n    url: 'http://127.0.0.1:{}/nightly'\n\
+             timer:\n  period: '0 0 2 * * ?'\n",
+            target.port
+        ),
+    );
+    cli(&server, &["job", "create", "-f", &yaml, "-o", "json"]).json();
+    // and a JSON file with flags on top
+    let json_file = write(
+        &dir,
+        "manual.json",
+        &json!({"jobName": "manual", "creator": "u", "creatorName": "U",
+                "request": [{"url": format!("http://127.0.0.1:{}/manual", target.port)}]})
+        .to_string(),
+    );
+    cli(
+        &server,
+        &[
+            "job", "create", "manual", "-f", &json_file, "--timer", "external", "-o", "json",
+        ],
+    )
+    .json();
+    assert_eq!(
+        server.call("GET", "/jobs/manual", None).body["timer"],
+        json!({"period": "external"})
+    );
+
+    // list, filtered and paged
+    let list = cli(&server, &["job", "list", "-o", "json"]).json();
+    let ids: Vec<&str> = list["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["jobId"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["manual", "nightly", "report"]);
+    let page = cli(&server, &["job", "list", "--limit", "2", "-o", "json"]).json();
+    assert_eq!(page["jobs"].as_array().unwrap().len(), 2);
+    assert!(page["nextCursor"].is_string());
+    let all = cli(
+        &server,
+        &["job", "list", "--limit", "2", "--all", "-o", "json"],
+    )
+    .json();
+    assert_eq!(all["jobs"].as_array().unwrap().len(), 3);
+    assert_eq!(all["nextCursor"], Value::Null);
+
+    // pause and unpause with notes
+    cli(
+        &server,
+        &[
+            "job",
+            "pause",
+            "nightly",
+            "--notes",
+            "maintenance",
+            "-o",
+            "json",
+        ],
+    )
+    .json();
+    let paused = cli(&server, &["job", "list", "--state", "paused", "-o", "json"]).json();
+    assert_eq!(paused["jobs"][0]["jobId"], "nightly");
+    assert_eq!(paused["jobs"][0]["pausedNotes"], "maintenance");
+    let table = cli(&server, &["job", "describe", "nightly"]);
+    assert_eq!(table.code, 0, "{table:?}");
+    assert!(
+        table.stdout.contains("none: the job is paused"),
+        "{}",
+        table.stdout
+    );
+    cli(&server, &["job", "unpause", "nightly", "-o", "json"]).json();
+    assert_eq!(
+        server.call("GET", "/jobs/nightly", None).body["state"],
+        "active"
+    );
+
+    // update: flags change the stored definition, which is kept otherwise; it runs once now
+    let updated = cli(
+        &server,
+        &[
+            "job",
+            "update",
+            "report",
+            "--timeout-seconds",
+            "30",
+            "-o",
+            "json",
+        ],
+    )
+    .json();
+    let update_run = updated["executionId"]
+        .as_str()
+        .expect("an executionId")
+        .to_string();
+    let job = cli(&server, &["job", "get", "report", "-o", "yaml"]);
+    assert_eq!(job.code, 0, "{job:?}");
+    let job: Value = serde_yaml_ng::from_str(&job.stdout).expect("YAML output");
+    assert_eq!(job["timeoutSeconds"], 30);
+    assert_eq!(job["overlap"], "BufferOne");
+    assert_eq!(job["schedule"]["timeZone"], "Europe/London");
+    // a file replaces the definition
+    let replacement = write(
+        &dir,
+        "report.json",
+        &json!({"jobName": "Noon report v2", "creator": "001", "creatorName": "ops",
+                "request": [{"method": "POST", "url": url, "headers": {"X-Team": "ops"}}],
+                "schedule": {"cron": ["0 12 * * *"], "timeZone": "Europe/London"}})
+        .to_string(),
+    );
+    cli(
+        &server,
+        &["job", "update", "report", "-f", &replacement, "-o", "json"],
+    )
+    .json();
+    let job = server.call("GET", "/jobs/report", None).body;
+    assert_eq!(job["jobName"], "Noon report v2");
+    assert_eq!(job.get("overlap"), None);
+    cli(&server, &["job", "update", "report"]).fails(2, "nothing to change");
+
+    // describe
+    let described = cli(&server, &["job", "describe", "report", "-o", "json"]).json();
+    assert_eq!(
+        described["info"]["futureActionTimes"]
+            .as_array()
+            .unwrap()
+            .len(),
+        10
+    );
+    let table = cli(&server, &["job", "describe", "report"]);
+    assert!(
+        table.stdout.contains("Next fire times (Europe/London)"),
+        "{}",
+        table.stdout
+    );
+    assert!(!table.stdout.contains('\u{1b}'), "no colour in a pipe");
+
+    // trigger with arguments, then follow it to the end
+    let triggered = cli(
+        &server,
+        &[
+            "job",
+            "trigger",
+            "report",
+            "--args",
+            r#"{"region": "us", "n": 1}"#,
+            "--arg",
+            "region=emea",
+            "--idempotency-key",
+            "emea-1",
+            "-o",
+            "json",
+        ],
+    )
+    .json();
+    assert_eq!(triggered["executionId"], "report~t~emea-1");
+    let watched = cli(
+        &server,
+        &["execution", "watch", "report~t~emea-1", "--poll", "100ms"],
+    );
+    assert_eq!(watched.code, 0, "{watched:?}");
+    assert!(watched.stdout.contains("→ Succeeded"), "{}", watched.stdout);
+    let run = cli(
+        &server,
+        &["execution", "get", "report~t~emea-1", "-o", "json"],
+    )
+    .json();
+    assert_eq!(run["state"], "Succeeded");
+    assert_eq!(run["arguments"], json!({"region": "emea", "n": 1}));
+    let call = target
+        .received("/run")
+        .into_iter()
+        .find(|r| {
+            r.header("idempotency-key")
+                .is_some_and(|k| k.contains("emea-1"))
+        })
+        .expect("the triggered call reached the target");
+    assert_eq!(call.header("x-team"), Some("ops"));
+
+    // trigger --watch in JSON: one event per line, the execution last
+    let watched = cli(
+        &server,
+        &[
+            "job", "trigger", "manual", "--watch", "--poll", "100ms", "-o", "json",
+        ],
+    );
+    assert_eq!(watched.code, 0, "{watched:?}");
+    let lines: Vec<Value> = watched
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON lines"))
+        .collect();
+    assert_eq!(lines[0]["to"], "Enqueued");
+    assert_eq!(lines.last().unwrap()["state"], "Succeeded");
+
+    // executions of a job, newest first
+    let runs = cli(&server, &["execution", "list", "report", "-o", "json"]).json();
+    let runs = runs["executions"].as_array().unwrap();
+    assert_eq!(runs[0]["executionId"], "report~t~emea-1");
+    // the trigger, the update with a file, the update with flags: each ran once
+    assert_eq!(runs.len(), 3, "{runs:?}");
+    assert_eq!(runs[2]["executionId"], update_run.as_str());
+    let table = cli(&server, &["execution", "list", "report"]);
+    assert!(table.stdout.starts_with("EXECUTION ID"), "{}", table.stdout);
+    assert!(table.stdout.contains("report~t~emea-1"), "{}", table.stdout);
+
+    // backfill a past range: three hourly fire times
+    cli(
+        &server,
+        &[
+            "job",
+            "update",
+            "nightly",
+            "--cron",
+            "0 * * * *",
+            "-o",
+            "json",
+        ],
+    )
+    .json();
+    let backfill = cli(
+        &server,
+        &[
+            "job",
+            "backfill",
+            "nightly",
+            "--from",
+            "2024-06-01T00:00:00Z",
+            "--to",
+            "2024-06-01T02:59:59Z",
+            "--overlap",
+            "BufferAll",
+            "-o",
+            "json",
+        ],
+    )
+    .json();
+    assert_eq!(backfill["count"], 3);
+
+    // delete
+    cli(&server, &["job", "delete", "manual", "-o", "json"]).json();
+    cli(&server, &["job", "get", "manual"]).fails(3, "not found");
+}
+
+#[test]
+fn errors_exit_by_class() {
+    let dir = TempDir::new("cli-errors");
+    let server = start(&dir, &[], &[]);
+    // The server's field error, refused: 4.
+    cli(&server, &["job", "create", "bad", "--cron", "0 12 * * *"])
+        .fails(4, "request")
+        .fails(4, "(HTTP 400)");
+    cli(
+        &server,
+        &[
+            "job",
+            "create",
+            "bad",
+            "--cron",
+            "0 25 * * *",
+            "--url",
+            "http://127.0.0.1:9/x",
+        ],
+    )
+    .fails(4, "schedule.cron[0]");
+    let ok = [
+        "job",
+        "create",
+        "dup",
+        "--timer",
+        "external",
+        "--url",
+        "http://127.0.0.1:9/x",
+    ];
+    assert_eq!(cli(&server, &ok).code, 0);
+    cli(&server, &ok).fails(4, "already exists");
+    // Not found: 3.
+    cli(&server, &["job", "describe", "nope"]).fails(3, "job nope not found");
+    cli(&server, &["execution", "get", "nope~t~x"]).fails(3, "not found");
+    // Usage: 2, before any request.
+    cli(&server, &["job", "trigger", "dup", "--arg", "novalue"]).fails(2, "--arg");
+    cli(&server, &["job", "create"]).fails(2, "JOB_ID");
+    cli(&server, &["job", "create", "x", "-f", "/no/such/file.json"]).fails(2, "cannot read");
+    cli(&server, &["job", "frobnicate"]).fails(2, "frobnicate");
+    sundial_env(&["--server", "localhost:8080", "stats"], &[]).fails(2, "--server");
+    // Client options are refused where they would be ignored: the server reads its token from
+    // SUNDIAL_API_TOKEN.
+    sundial_env(&["serve", "--token", "cli-test-token-0123456789"], &[])
+        .fails(2, "--token is an option of the client commands");
+    sundial_env(&["spec", "preview", "-o", "yaml", "{}"], &[]).fails(2, "--output");
+    // Unreachable: 5.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    sundial_env(
+        &["--server", &format!("http://127.0.0.1:{port}"), "stats"],
+        &[],
+    )
+    .fails(5, "cannot reach")
+    .fails(5, "is the server running there?");
+    // stats and health
+    let stats = cli(&server, &["stats", "-o", "json"]).json();
+    assert_eq!(stats["jobs"]["active"], 1);
+    assert_eq!(stats["debugMode"], false);
+    let health = cli(&server, &["health", "-o", "json"]).json();
+    assert_eq!(health["status"], "ok");
+    let table = cli(&server, &["health"]);
+    assert!(table.stdout.starts_with("Status         ok"), "{table:?}");
+}
+
+#[test]
+fn a_failed_run_makes_watch_exit_1() {
+    let dir = TempDir::new("cli-watch-fail");
+    let server = start(&dir, &[], &[]);
+    // Nothing listens on the port: the call fails with "connection" and is not retried.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://127.0.0.1:{}/x", closed.local_addr().unwrap().port());
+    drop(closed);
+    let create = [
+        "job",
+        "create",
+        "broken",
+        "--timer",
+        "external",
+        "--url",
+        url.as_str(),
+    ];
+    assert_eq!(cli(&server, &create).code, 0);
+    let run = cli(
+        &server,
+        &["job", "trigger", "broken", "--watch", "--poll", "100ms"],
+    );
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stdout.contains("Processing → Terminated"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stderr.contains("ended Terminated: connection"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn cancel_and_terminate() {
+    let dir = TempDir::new("cli-cancel");
+    // A target that holds /slow calls, so a run stays Processing.
+    let target = Target::with_delay(Arc::new(|r: &Received| {
+        r.path
+            .starts_with("/slow")
+            .then_some(Duration::from_secs(30))
+    }));
+    let server = start(&dir, &[], &[]);
+    let url = format!("http://127.0.0.1:{}/slow", target.port);
+    let create = [
+        "job",
+        "create",
+        "slow",
+        "--timer",
+        "external",
+        "--url",
+        url.as_str(),
+    ];
+    assert_eq!(cli(&server, &create).code, 0);
+    let first = cli(&server, &["job", "trigger", "slow", "-o", "json"]).json();
+    let first = first["executionId"].as_str().unwrap().to_string();
+    assert_eq!(
+        target.wait_for("/slow", 1).len(),
+        1,
+        "the call is in flight"
+    );
+    let ended = cli(
+        &server,
+        &[
+            "execution",
+            "terminate",
+            &first,
+            "--reason",
+            "stuck",
+            "-o",
+            "json",
+        ],
+    )
+    .json();
+    assert_eq!(ended["state"], "Terminated");
+    let run = cli(&server, &["execution", "get", &first]);
+    assert!(run.stdout.contains("stuck"), "{run:?}");
+    // A second run of a Skip job waits behind nothing now; cancel a finished one: refused.
+    cli(&server, &["execution", "cancel", &first]).fails(4, "(HTTP 409)");
+
+    // An API-only server records runs and leaves them Enqueued: cancel one.
+    let api_dir = TempDir::new("cli-cancel-api");
+    let api = start(&api_dir, &["--api-only"], &[]);
+    assert_eq!(cli(&api, &create).code, 0);
+    let queued = cli(&api, &["job", "trigger", "slow", "-o", "json"]).json();
+    let queued = queued["executionId"].as_str().unwrap().to_string();
+    let out = cli(
+        &api,
+        &["execution", "cancel", &queued, "--reason", "duplicate"],
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(out.stdout, format!("Execution {queued} is Cancelled.\n"));
+    cli(&api, &["execution", "terminate", &queued]).fails(4, "cannot become Terminated");
+}
+
+#[test]
+fn timers_sync_reconciles_a_service() {
+    let dir = TempDir::new("cli-timers");
+    let server = start(&dir, &[], &[]);
+    let job = |id: &str| {
+        json!({"jobId": id, "jobName": id, "creator": "billing", "creatorName": "Billing",
+               "request": [{"method": "POST", "url": "service://billing/main/x"}],
+               "timer": {"period": "0 0 2 * * ?"}})
+    };
+    let file = write(
+        &dir,
+        "timers.json",
+        &json!({"timer": [job("billing-a"), job("billing-b")]}).to_string(),
+    );
+    let first = cli(&server, &["timers", "sync", "billing", &file, "-o", "json"]).json();
+    assert_eq!(first["created"], json!(["billing-a", "billing-b"]));
+    let again = cli(&server, &["timers", "sync", "billing", &file, "-o", "json"]).json();
+    assert_eq!(again["unchanged"], json!(["billing-a", "billing-b"]));
+    // A bare YAML list without billing-b removes it.
+    let yaml = write(
+        &dir,
+        "timers.yaml",
+        "- jobId: billing-a\n  jobName: billing-a\n  creator: billing\n  creatorName: Billing\n  \
+         request: [{method: POST, url: 'service://billing/main/x'}]\n  \
+         timer: {period: '0 0 2 * * ?'}\n",
+    );
+    let table = cli(&server, &["timers", "sync", "billing", &yaml]);
+    assert_eq!(table.code, 0, "{table:?}");
+    assert!(
+        table.stdout.contains("removed    billing-b"),
+        "{}",
+        table.stdout
+    );
+    let listed = cli(
+        &server,
+        &["job", "list", "--service", "billing", "-o", "json"],
+    )
+    .json();
+    assert_eq!(listed["jobs"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn bearer_tokens() {
+    let dir = TempDir::new("cli-token");
+    let token = "cli-test-token-0123456789";
+    let server = start(&dir, &[], &[("SUNDIAL_API_TOKEN", token)]);
+    cli(&server, &["stats"]).fails(4, "(HTTP 401)");
+    let stats = cli(&server, &["--token", token, "stats", "-o", "json"]).json();
+    assert_eq!(stats["debugMode"], false);
+    let url = format!("http://{}", server.addr);
+    let by_env = sundial_env(
+        &["stats", "-o", "json"],
+        &[
+            ("SUNDIAL_SERVER", url.as_str()),
+            ("SUNDIAL_API_TOKEN", token),
+        ],
+    );
+    assert_eq!(by_env.json()["debugMode"], false);
+    // /health needs no token.
+    assert_eq!(
+        cli(&server, &["health", "-o", "json"]).json()["status"],
+        "ok"
+    );
+    cli(&server, &["--auth", "bearer", "stats"]).fails(2, "--token");
+}
+
+#[cfg(not(feature = "aws-auth"))]
+#[test]
+fn iam_needs_the_aws_auth_feature() {
+    sundial_env(&["--auth", "iam", "stats"], &[]).fails(2, "aws-auth");
+}
+
+/// IAM auth: the client signs with SigV4 from the standard credential chain (here the environment
+/// variables), and the loopback server that records the request finds a signature that verifies
+/// for what it received.
+#[cfg(feature = "aws-auth")]
+#[test]
+fn sigv4_signed_requests() {
+    let target = Target::start();
+    let server = format!("http://127.0.0.1:{}", target.port);
+    let no_files = std::env::temp_dir().join("sundial-no-aws-files");
+    let no_files = no_files.display().to_string();
+    let env = [
+        ("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE"),
+        (
+            "AWS_SECRET_ACCESS_KEY",
+            "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+        ),
+        ("AWS_SESSION_TOKEN", "session-token-1"),
+        ("AWS_CONFIG_FILE", no_files.as_str()),
+        ("AWS_SHARED_CREDENTIALS_FILE", no_files.as_str()),
+        ("AWS_EC2_METADATA_DISABLED", "true"),
+        ("AWS_REGION", "us-east-1"),
+    ];
+    let base = ["--server", server.as_str(), "--auth", "iam", "-o", "json"];
+    let run = |args: &[&str]| {
+        let mut all = base.to_vec();
+        all.extend_from_slice(args);
+        sundial_env(&all, &env)
+    };
+    assert_eq!(
+        run(&["--region", "eu-west-1", "job", "get", "report"]).json()["ok"],
+        true
+    );
+    assert_eq!(
+        run(&["job", "trigger", "report", "--arg", "region=emea"]).json()["ok"],
+        true
+    );
+
+    let received = target.wait_for("/jobs/report", 2);
+    let (get, post) = (&received[0], &received[1]);
+    assert_eq!(get.path, "/jobs/report");
+    assert_eq!(post.path, "/jobs/report/trigger");
+    let expect_signed = |request: &Received, method: &str, region: &str, body: &[u8]| {
+        let authorization = request.header("authorization").expect("signed");
+        let date = request.header("x-amz-date").expect("x-amz-date");
+        assert!(
+            authorization.starts_with(&format!(
+                "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/{}/{region}/execute-api/aws4_request, SignedHeaders=",
+                &date[..8]
+            )),
+            "{authorization}"
+        );
+        assert_eq!(
+            request.header("x-amz-security-token"),
+            Some("session-token-1")
+        );
+        // Sign what the server received, at the time the request names: the same signature.
+        let time = chrono::NaiveDateTime::parse_from_str(date, "%Y%m%dT%H%M%SZ")
+            .expect("x-amz-date")
+            .and_utc();
+        let credentials = aws_credential_types::Credentials::new(
+            "AKIDEXAMPLE",
+            "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+            Some("session-token-1".into()),
+            None,
+            "test",
+        );
+        let identity = credentials.into();
+        let params = aws_sigv4::sign::v4::SigningParams::builder()
+            .identity(&identity)
+            .region(region)
+            .name("execute-api")
+            .time(time.into())
+            .settings(aws_sigv4::http_request::SigningSettings::default())
+            .build()
+            .unwrap()
+            .into();
+        let url = format!("http://127.0.0.1:{}{}", target.port, request.path);
+        let signable = aws_sigv4::http_request::SignableRequest::new(
+            method,
+            &url,
+            std::iter::empty(),
+            aws_sigv4::http_request::SignableBody::Bytes(body),
+        )
+        .unwrap();
+        let (instructions, _) = aws_sigv4::http_request::sign(signable, &params)
+            .unwrap()
+            .into_parts();
+        let expected = instructions
+            .headers()
+            .find(|(name, _)| name.eq_ignore_ascii_case("authorization"))
+            .map(|(_, value)| value.to_string())
+            .unwrap();
+        assert_eq!(authorization, expected);
+    };
+    expect_signed(get, "GET", "eu-west-1", b"");
+    // The body as the client sent it: compact JSON, keys in order.
+    let body = serde_json::to_vec(&post.body).unwrap();
+    assert_eq!(post.body, json!({"region": "emea"}));
+    expect_signed(post, "POST", "us-east-1", &body);
+}
+
+#[test]
+fn completions_for_each_shell() {
+    for shell in ["bash", "zsh", "fish"] {
+        let out = sundial_env(&["completions", shell], &[]);
+        assert_eq!(out.code, 0, "{shell}: {out:?}");
+        assert!(
+            out.stdout.contains("sundial") && out.stdout.contains("execution"),
+            "{shell}: {}",
+            &out.stdout[..out.stdout.len().min(500)]
+        );
+    }
+    sundial_env(&["completions", "tcsh"], &[]).fails(2, "tcsh");
+}
+
+/// The credential chain's providers that call an endpoint (here the container provider, as on ECS
+/// or Lambda-like runtimes) reach it through the client's HTTP stack, and their temporary
+/// credentials sign the request.
+#[cfg(feature = "aws-auth")]
+#[test]
+fn sigv4_with_container_credentials() {
+    let target = Target::start();
+    // A container credentials endpoint on loopback: one JSON document for every request.
+    let endpoint = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint_port = endpoint.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        use std::io::{BufRead, BufReader, Write};
+        for stream in endpoint.incoming().flatten() {
+            let mut reader = BufReader::new(stream);
+            let mut line = String::new();
+            while reader.read_line(&mut line).unwrap_or(0) > 0 && line != "\r\n" {
+                line.clear();
+            }
+            let body = r#"{"AccessKeyId": "ASIACONTAINER", "SecretAccessKey": "container-secret", "Token": "container-token", "Expiration": "2100-01-01T00:00:00Z"}"#;
+            let reply = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = reader.get_mut().write_all(reply.as_bytes());
+        }
+    });
+    let no_files = std::env::temp_dir().join("sundial-no-aws-files");
+    let no_files = no_files.display().to_string();
+    let full_uri = format!("http://127.0.0.1:{endpoint_port}/credentials");
+    let server = format!("http://127.0.0.1:{}", target.port);
+    let run = sundial_env(
+        &["--server", &server, "--auth", "iam", "-o", "json", "stats"],
+        &[
+            ("AWS_CONTAINER_CREDENTIALS_FULL_URI", full_uri.as_str()),
+            ("AWS_CONFIG_FILE", no_files.as_str()),
+            ("AWS_SHARED_CREDENTIALS_FILE", no_files.as_str()),
+            ("AWS_EC2_METADATA_DISABLED", "true"),
+            ("AWS_REGION", "ap-south-1"),
+        ],
+    );
+    assert_eq!(run.json()["ok"], true);
+    let request = &target.wait_for("/stats", 1)[0];
+    let authorization = request.header("authorization").expect("signed");
+    assert!(
+        authorization.contains("Credential=ASIACONTAINER/")
+            && authorization.contains("/ap-south-1/execute-api/aws4_request"),
+        "{authorization}"
+    );
+    assert_eq!(
+        request.header("x-amz-security-token"),
+        Some("container-token")
+    );
+}
