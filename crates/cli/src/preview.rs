@@ -16,7 +16,7 @@ use chrono::{DateTime, Utc};
 use sundial_core::spec::SpecError;
 
 /// Help text for `sundial spec preview --help`.
-pub const USAGE: &str = "\
+pub(crate) const USAGE: &str = "\
 Usage: sundial spec preview [--from RFC3339] [--count N] [--job-id ID] SPEC_JSON
 
 Print the next fire times of a schedule spec as one line of JSON:
@@ -42,7 +42,7 @@ const MAX_COUNT: usize = 10_000;
 /// Why the command failed. `Display` is the message `main` prints after `error: `; it names the
 /// offending flag or spec field, e.g. `--count: ...` or `cron[0]: ...`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CliError {
+pub(crate) struct CliError {
     pub message: String,
 }
 
@@ -79,7 +79,7 @@ struct Options {
 
 /// Runs `spec preview` on `args` (the arguments after `spec preview`) and returns the JSON line to
 /// print, without a trailing newline. `now` is the default for `--from`.
-pub fn run_preview(args: &[String], now: DateTime<Utc>) -> Result<String, CliError> {
+pub(crate) fn run_preview(args: &[String], now: DateTime<Utc>) -> Result<String, CliError> {
     let opts = parse_args(args, now)?;
     let value: serde_json::Value =
         serde_json::from_str(&opts.spec).map_err(|e| CliError::new(format!("SPEC_JSON: {e}")))?;

@@ -20,7 +20,7 @@ use sundial_service::settings;
 use sundial_service::{App, AppConfig};
 
 /// Usage of `sundial serve`.
-pub const USAGE: &str = "\
+pub(crate) const USAGE: &str = "\
 Usage: sundial serve [--addr HOST:PORT] [--data DIR] [--debug-mode] [--api-only]
 
 Runs the Sundial API and the execution engine (tick, dispatch, notify) on the embedded store.
@@ -45,7 +45,7 @@ Environment:
 
 /// What `serve` was asked to do.
 #[derive(Debug, PartialEq)]
-pub struct ServeOptions {
+pub(crate) struct ServeOptions {
     /// Where to listen.
     pub addr: SocketAddr,
     /// Where the SQLite database lives.
@@ -62,7 +62,7 @@ pub struct ServeOptions {
 }
 
 /// Parses `serve` flags; `env` looks up environment variables (injected for tests).
-pub fn parse(
+pub(crate) fn parse(
     args: &[String],
     env: impl Fn(&str) -> Option<String>,
 ) -> Result<ServeOptions, String> {
@@ -119,7 +119,7 @@ pub fn parse(
 }
 
 /// Runs the server until SIGINT or SIGTERM.
-pub fn run(options: ServeOptions) -> Result<(), String> {
+pub(crate) fn run(options: ServeOptions) -> Result<(), String> {
     init_logging();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

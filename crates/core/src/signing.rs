@@ -312,7 +312,7 @@ mod tests {
         let rotated = format!("t={ts},v1={},v1={v1}", sign(b"old", b"x"));
         // (name, secret, header, body, now, valid)
         type Case<'a> = (&'a str, &'a [u8], String, &'a [u8], i64, bool);
-        let cases: Vec<Case> = vec![
+        let cases: Vec<Case<'_>> = vec![
             ("fresh", secret, header.clone(), body, ts, true),
             (
                 "within tolerance later",

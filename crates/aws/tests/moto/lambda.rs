@@ -27,11 +27,11 @@ fn fixture(name: &str) -> String {
 }
 
 /// One call a target received: path, `Idempotency-Key`, body.
-pub type Call = (String, Option<String>, Value);
+pub(crate) type Call = (String, Option<String>, Value);
 
 /// A loopback target that records every call and can hold calls to `/hang` until released.
 #[derive(Clone, Default)]
-pub struct Target {
+pub(crate) struct Target {
     calls: Arc<Mutex<Vec<Call>>>,
     answered_hang: Arc<std::sync::atomic::AtomicBool>,
 }
@@ -50,7 +50,7 @@ impl Target {
         (target, port)
     }
 
-    pub fn calls_to(&self, prefix: &str) -> Vec<Call> {
+    pub(crate) fn calls_to(&self, prefix: &str) -> Vec<Call> {
         let calls = self.calls.lock().expect("calls");
         calls
             .iter()
@@ -87,7 +87,7 @@ async fn record(
     axum::Json(json!({"ok": true}))
 }
 
-pub struct Rig {
+pub(crate) struct Rig {
     pub sundial: Arc<Sundial>,
     pub clock: Arc<ManualClock>,
     dispatch: SqsQueue,
@@ -103,7 +103,7 @@ async fn rig(start: DateTime<Utc>) -> Option<Rig> {
 
 impl Rig {
     /// A rig on fresh resources; `endpoint` overrides moto's URL (a counting proxy in front of it).
-    pub async fn start_via(start: DateTime<Utc>, endpoint: Option<&str>) -> Option<Rig> {
+    pub(crate) async fn start_via(start: DateTime<Utc>, endpoint: Option<&str>) -> Option<Rig> {
         let moto = crate::support::moto()?;
         let (target, port) = Target::start().await;
         let mut env: BTreeMap<String, String> = moto.fresh_resources();
@@ -139,7 +139,7 @@ impl Rig {
 
     /// Sends an API Gateway v2 event (the fixture, with this method, path and body) through the
     /// API handler, as the Lambda runtime would.
-    pub async fn api(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+    pub(crate) async fn api(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
         let mut event: Value = serde_json::from_str(&fixture("api-create-job.json")).expect("JSON");
         event["rawPath"] = json!(path);
         event["routeKey"] = json!(format!("{method} {path}"));
@@ -150,7 +150,7 @@ impl Rig {
     }
 
     /// Sends an API Gateway v2 event as it is through the API handler.
-    pub async fn api_event(&self, event: &Value) -> (u16, Value) {
+    pub(crate) async fn api_event(&self, event: &Value) -> (u16, Value) {
         let request =
             lambda_http::request::from_str(&event.to_string()).expect("an API Gateway v2 event");
         let response = handlers::api_router(&self.sundial)
@@ -193,12 +193,12 @@ impl Rig {
     }
 
     /// Drains the dispatch queue without keeping what was fed.
-    pub async fn drain_dispatch_quiet(&self) {
+    pub(crate) async fn drain_dispatch_quiet(&self) {
         self.drain_dispatch().await;
     }
 
     /// Feeds the dispatch queue to the dispatch handler until it is empty; returns every batch fed.
-    pub async fn drain_dispatch(&self) -> Vec<SqsEvent> {
+    pub(crate) async fn drain_dispatch(&self) -> Vec<SqsEvent> {
         let mut fed = Vec::new();
         for _ in 0..20 {
             let event = Rig::poll(&self.dispatch).await;
@@ -270,13 +270,13 @@ impl Rig {
     }
 }
 
-pub fn at(text: &str) -> DateTime<Utc> {
+pub(crate) fn at(text: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(text)
         .expect("time")
         .with_timezone(&Utc)
 }
 
-pub fn job(port: u16) -> Value {
+pub(crate) fn job(port: u16) -> Value {
     json!({
         "jobName": "e2e on moto", "creator": "001", "creatorName": "tests",
         "request": [{"method": "POST", "url": "service://work/run/${jobId}?n=${executeNumber}",

@@ -71,7 +71,7 @@ async fn forward(
 }
 
 /// Starts the counting proxy in front of moto; returns its URL and the counters.
-pub async fn counting_proxy(upstream: &str) -> (String, Counts) {
+pub(crate) async fn counting_proxy(upstream: &str) -> (String, Counts) {
     let counts: Counts = Arc::default();
     let proxy = Proxy {
         upstream: upstream.to_owned(),

@@ -20,10 +20,10 @@ use serde_json::Value;
 
 /// Where a server's files live: `data/` for `--data` and `server.log` for its stderr. Removed on
 /// drop, so a failing test leaves nothing behind either.
-pub struct TempDir(pub PathBuf);
+pub(crate) struct TempDir(pub PathBuf);
 
 impl TempDir {
-    pub fn new(tag: &str) -> TempDir {
+    pub(crate) fn new(tag: &str) -> TempDir {
         static COUNTER: AtomicUsize = AtomicUsize::new(0);
         let nanos = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -37,12 +37,12 @@ impl TempDir {
         TempDir(path)
     }
 
-    pub fn data(&self) -> PathBuf {
+    pub(crate) fn data(&self) -> PathBuf {
         self.0.join("data")
     }
 
     /// Every server log written in this directory (one per start), oldest first.
-    pub fn logs(&self) -> String {
+    pub(crate) fn logs(&self) -> String {
         let mut paths: Vec<PathBuf> = std::fs::read_dir(&self.0)
             .map(|entries| {
                 entries
@@ -75,7 +75,7 @@ impl Drop for TempDir {
 
 /// A running `sundial serve`. Dropping it kills the process (SIGKILL) and reaps it, so a failing
 /// test never leaks one.
-pub struct Server {
+pub(crate) struct Server {
     pub child: Option<Child>,
     pub addr: String,
     pub log: PathBuf,
@@ -83,13 +83,13 @@ pub struct Server {
 
 /// Starts `sundial serve --addr 127.0.0.1:0 --data DIR/data` with `extra` flags and `env`, and
 /// waits for the line that names the port.
-pub fn start(dir: &TempDir, extra: &[&str], env: &[(&str, &str)]) -> Server {
+pub(crate) fn start(dir: &TempDir, extra: &[&str], env: &[(&str, &str)]) -> Server {
     start_command(dir, Command::new(env!("CARGO_BIN_EXE_sundial")), extra, env)
 }
 
 /// [`start`] with at most `nofile` open files (`RLIMIT_NOFILE`, set by the shell's `ulimit -n`
 /// before it execs the server, so the process is still the server itself).
-pub fn start_with_open_files(
+pub(crate) fn start_with_open_files(
     dir: &TempDir,
     nofile: u32,
     extra: &[&str],
@@ -106,7 +106,7 @@ pub fn start_with_open_files(
 
 /// Runs `sundial serve --addr 127.0.0.1:0 --data DIR/data` with `extra` flags and `env` until it
 /// exits (at most 10 s): its exit code, stdout and stderr. For starts that must be refused.
-pub fn refused_start(
+pub(crate) fn refused_start(
     dir: &TempDir,
     extra: &[&str],
     env: &[(&str, &str)],
@@ -214,16 +214,16 @@ fn start_command(
 }
 
 impl Server {
-    pub fn log_text(&self) -> String {
+    pub(crate) fn log_text(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.child.as_ref().expect("running").id()
     }
 
     /// Sends SIGTERM (through `kill`, as libc is not a dependency) and waits up to 5 s for the exit.
-    pub fn terminate(&mut self) -> ExitStatus {
+    pub(crate) fn terminate(&mut self) -> ExitStatus {
         let status = Command::new("kill")
             .args(["-TERM", &self.pid().to_string()])
             .status()
@@ -249,21 +249,21 @@ impl Server {
 
     /// A crash: SIGKILL (`Child::kill` on Unix), no chance to finish a write or a request, then
     /// reaps the process. Returns its exit status, which names the signal.
-    pub fn kill(&mut self) -> ExitStatus {
+    pub(crate) fn kill(&mut self) -> ExitStatus {
         let mut child = self.child.take().expect("running");
         child.kill().expect("SIGKILL the server");
         child.wait().expect("reap the server")
     }
 
     /// `method path` with a JSON body (or none), no extra headers.
-    pub fn call(&self, method: &str, path: &str, body: Option<&Value>) -> Reply {
+    pub(crate) fn call(&self, method: &str, path: &str, body: Option<&Value>) -> Reply {
         let bytes = body.map(|b| serde_json::to_vec(b).expect("encode JSON"));
         self.send(method, path, &[], bytes.as_deref())
     }
 
     /// One request over a fresh connection: `Connection: close`, the body's `Content-Length`, and
     /// `headers`. Reads the status line, the headers and exactly `Content-Length` bytes of body.
-    pub fn send(
+    pub(crate) fn send(
         &self,
         method: &str,
         path: &str,
@@ -274,7 +274,7 @@ impl Server {
     }
 
     /// Every execution of `job_id`, following `nextCursor`, newest first.
-    pub fn executions(&self, job_id: &str) -> Vec<Value> {
+    pub(crate) fn executions(&self, job_id: &str) -> Vec<Value> {
         let mut all = Vec::new();
         let mut path = format!("/jobs/{job_id}/executions?limit=1000");
         loop {
@@ -300,7 +300,7 @@ impl Server {
 /// One request to `addr` over a fresh connection (see [`Server::send`]). `Err` when the connection
 /// fails or the answer is cut short, as when the server dies: a client that retries on errors is
 /// built on this.
-pub fn request(
+pub(crate) fn request(
     addr: &str,
     method: &str,
     path: &str,
@@ -408,7 +408,7 @@ impl Drop for Server {
 
 /// A response: status, headers (lower-case names) and the JSON body.
 #[derive(Debug)]
-pub struct Reply {
+pub(crate) struct Reply {
     pub status: u16,
     pub headers: HashMap<String, String>,
     pub body: Value,
@@ -417,7 +417,7 @@ pub struct Reply {
 impl Reply {
     /// Asserts the seed-002 success envelope, `{"resp_code": 200, "resp_msg": null}`, possibly
     /// with more fields beside it.
-    pub fn ok_envelope(&self) -> &Value {
+    pub(crate) fn ok_envelope(&self) -> &Value {
         assert_eq!(self.status, 200, "{:?}", self.body);
         assert_eq!(self.body["resp_code"], 200, "{:?}", self.body);
         assert_eq!(self.body["resp_msg"], Value::Null, "{:?}", self.body);
@@ -426,7 +426,7 @@ impl Reply {
 
     /// Asserts an error envelope with `status` as both HTTP status and `resp_code`; returns the
     /// message.
-    pub fn error(&self, status: u16) -> &str {
+    pub(crate) fn error(&self, status: u16) -> &str {
         assert_eq!(self.status, status, "{:?}", self.body);
         assert_eq!(self.body["resp_code"], status, "{:?}", self.body);
         assert_eq!(
@@ -446,7 +446,7 @@ impl Reply {
 
 /// One request the target received.
 #[derive(Clone, Debug)]
-pub struct Received {
+pub(crate) struct Received {
     pub path: String,
     pub headers: Vec<(String, String)>,
     pub body: Value,
@@ -455,7 +455,7 @@ pub struct Received {
 
 impl Received {
     /// The value of header `name` (lower case), if sent.
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(n, _)| n == name)
@@ -465,23 +465,23 @@ impl Received {
 
 /// How long the target waits before it answers a request (recorded on arrival): `None` answers at
 /// once. A wait longer than the test outlives the caller: a killed caller never gets its answer.
-pub type Delay = Arc<dyn Fn(&Received) -> Option<Duration> + Send + Sync>;
+pub(crate) type Delay = Arc<dyn Fn(&Received) -> Option<Duration> + Send + Sync>;
 
 /// A job service on 127.0.0.1: records every request on arrival and answers `200 {"ok": true}`,
 /// at once or after the wait its [`Delay`] says.
-pub struct Target {
+pub(crate) struct Target {
     pub port: u16,
     pub received: Arc<Mutex<Vec<Received>>>,
 }
 
 impl Target {
     /// A target that answers every request at once.
-    pub fn start() -> Target {
+    pub(crate) fn start() -> Target {
         Target::with_delay(Arc::new(|_: &Received| None))
     }
 
     /// A target that waits `delay(request)` before answering.
-    pub fn with_delay(delay: Delay) -> Target {
+    pub(crate) fn with_delay(delay: Delay) -> Target {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind the target");
         let port = listener.local_addr().expect("addr").port();
         let received = Arc::new(Mutex::new(Vec::new()));
@@ -545,7 +545,7 @@ impl Target {
         }
     }
 
-    pub fn received(&self, prefix: &str) -> Vec<Received> {
+    pub(crate) fn received(&self, prefix: &str) -> Vec<Received> {
         let all = self.received.lock().unwrap();
         all.iter()
             .filter(|r| r.path.starts_with(prefix))
@@ -554,12 +554,17 @@ impl Target {
     }
 
     /// Waits (at most 20 s) until `count` requests under `prefix` arrived.
-    pub fn wait_for(&self, prefix: &str, count: usize) -> Vec<Received> {
+    pub(crate) fn wait_for(&self, prefix: &str, count: usize) -> Vec<Received> {
         self.wait_for_within(prefix, count, Duration::from_secs(20))
     }
 
     /// Waits (at most `limit`) until `count` requests under `prefix` arrived.
-    pub fn wait_for_within(&self, prefix: &str, count: usize, limit: Duration) -> Vec<Received> {
+    pub(crate) fn wait_for_within(
+        &self,
+        prefix: &str,
+        count: usize,
+        limit: Duration,
+    ) -> Vec<Received> {
         let deadline = Instant::now() + limit;
         loop {
             let got = self.received(prefix);
@@ -572,20 +577,20 @@ impl Target {
 }
 
 /// The final execution states.
-pub const FINAL_STATES: [&str; 4] = ["Succeeded", "Terminated", "Cancelled", "Skipped"];
+pub(crate) const FINAL_STATES: [&str; 4] = ["Succeeded", "Terminated", "Cancelled", "Skipped"];
 
 /// Whether an execution (as JSON) is in a final state.
-pub fn is_final(execution: &Value) -> bool {
+pub(crate) fn is_final(execution: &Value) -> bool {
     FINAL_STATES.contains(&execution["state"].as_str().unwrap_or(""))
 }
 
 /// Polls an execution until it reaches a final state (at most 20 s).
-pub fn wait_final(server: &Server, execution_id: &str) -> Value {
+pub(crate) fn wait_final(server: &Server, execution_id: &str) -> Value {
     wait_final_within(server, execution_id, Duration::from_secs(20))
 }
 
 /// Polls an execution until it reaches a final state (at most `limit`).
-pub fn wait_final_within(server: &Server, execution_id: &str, limit: Duration) -> Value {
+pub(crate) fn wait_final_within(server: &Server, execution_id: &str, limit: Duration) -> Value {
     let deadline = Instant::now() + limit;
     loop {
         let execution = server
