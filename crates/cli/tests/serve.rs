@@ -17,7 +17,8 @@ use std::time::Duration;
 use chrono::{DateTime, Timelike, Utc};
 use serde_json::{json, Value};
 
-use common::{refused_start, request, start, wait_final, Target, TempDir};
+use common::{refused_start, request, start, wait_final, ServerFiles};
+use sundial_testkit::{Target, TempDir};
 
 /// Seed 002's example job from its "timer 列表" section, verbatim: the object inside the list.
 const SEED_002_JOB: &str = r##"
@@ -944,8 +945,8 @@ fn serve_help_exits_0() {
 fn temp_dirs_are_removed() {
     let path = {
         let dir = TempDir::new("cleanup");
-        std::fs::write(dir.0.join("x"), "x").expect("write");
-        dir.0.clone()
+        std::fs::write(dir.join("x"), "x").expect("write");
+        dir.path().to_path_buf()
     };
     assert!(!Path::new(&path).exists());
 }

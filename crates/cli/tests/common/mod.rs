@@ -1,6 +1,7 @@
-//! Helpers shared by the end-to-end tests of `sundial serve` (`serve.rs`, `crash.rs`): a temp data
-//! directory, the real binary started on a free loopback port, a hand-written HTTP/1.1 client, and
-//! a job service ("target") on 127.0.0.1 that records what it receives.
+//! Helpers shared by the end-to-end tests of `sundial serve` (`serve.rs`, `crash.rs`, `shield.rs`):
+//! the real binary started on a free loopback port with its files in a [`TempDir`], and a
+//! hand-written HTTP/1.1 client. The temp dir and the job service on loopback the engine calls
+//! (`Target`) are `sundial-testkit`'s.
 //!
 //! The client is a few lines on purpose: cli tests have no HTTP client crate, and a hand-written one
 //! also shows exactly what goes over the wire (`Connection: close`, one request per connection, the
@@ -12,38 +13,28 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
+use sundial_testkit::TempDir;
 
-/// Where a server's files live: `data/` for `--data` and `server.log` for its stderr. Removed on
-/// drop, so a failing test leaves nothing behind either.
-pub(crate) struct TempDir(pub PathBuf);
-
-impl TempDir {
-    pub(crate) fn new(tag: &str) -> TempDir {
-        static COUNTER: AtomicUsize = AtomicUsize::new(0);
-        let nanos = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let path = std::env::temp_dir().join(format!(
-            "sundial-serve-test-{tag}-{}-{nanos}-{n}",
-            std::process::id()
-        ));
-        std::fs::create_dir_all(&path).expect("create the test directory");
-        TempDir(path)
-    }
-
-    pub(crate) fn data(&self) -> PathBuf {
-        self.0.join("data")
-    }
-
+/// Where a server's files live, in a [`TempDir`]: `data/` for `--data` and one `*.log` per start
+/// for its stderr.
+pub(crate) trait ServerFiles {
+    /// The data directory given to `--data`.
+    fn data(&self) -> PathBuf;
     /// Every server log written in this directory (one per start), oldest first.
-    pub(crate) fn logs(&self) -> String {
-        let mut paths: Vec<PathBuf> = std::fs::read_dir(&self.0)
+    fn logs(&self) -> String;
+}
+
+impl ServerFiles for TempDir {
+    fn data(&self) -> PathBuf {
+        self.join("data")
+    }
+
+    fn logs(&self) -> String {
+        let mut paths: Vec<PathBuf> = std::fs::read_dir(self.path())
             .map(|entries| {
                 entries
                     .flatten()
@@ -64,12 +55,6 @@ impl TempDir {
             })
             .collect::<Vec<_>>()
             .join("\n")
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 
@@ -158,7 +143,7 @@ fn start_command(
     extra: &[&str],
     env: &[(&str, &str)],
 ) -> Server {
-    let log = dir.0.join(format!(
+    let log = dir.join(format!(
         "server-{}.log",
         SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -438,141 +423,6 @@ impl Reply {
         self.body["resp_msg"]
             .as_str()
             .unwrap_or_else(|| panic!("resp_msg is a message: {:?}", self.body))
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// A job service on loopback for the engine end to end.
-
-/// One request the target received.
-#[derive(Clone, Debug)]
-pub(crate) struct Received {
-    pub path: String,
-    pub headers: Vec<(String, String)>,
-    pub body: Value,
-    pub at: Instant,
-}
-
-impl Received {
-    /// The value of header `name` (lower case), if sent.
-    pub(crate) fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
-    }
-}
-
-/// How long the target waits before it answers a request (recorded on arrival): `None` answers at
-/// once. A wait longer than the test outlives the caller: a killed caller never gets its answer.
-pub(crate) type Delay = Arc<dyn Fn(&Received) -> Option<Duration> + Send + Sync>;
-
-/// A job service on 127.0.0.1: records every request on arrival and answers `200 {"ok": true}`,
-/// at once or after the wait its [`Delay`] says.
-pub(crate) struct Target {
-    pub port: u16,
-    pub received: Arc<Mutex<Vec<Received>>>,
-}
-
-impl Target {
-    /// A target that answers every request at once.
-    pub(crate) fn start() -> Target {
-        Target::with_delay(Arc::new(|_: &Received| None))
-    }
-
-    /// A target that waits `delay(request)` before answering.
-    pub(crate) fn with_delay(delay: Delay) -> Target {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind the target");
-        let port = listener.local_addr().expect("addr").port();
-        let received = Arc::new(Mutex::new(Vec::new()));
-        let log = received.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let log = log.clone();
-                let delay = delay.clone();
-                std::thread::spawn(move || Target::answer(stream, &log, &delay));
-            }
-        });
-        Target { port, received }
-    }
-
-    fn answer(stream: TcpStream, log: &Mutex<Vec<Received>>, delay: &Delay) {
-        let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
-        let mut reader = BufReader::new(stream);
-        loop {
-            let mut line = String::new();
-            if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                return;
-            }
-            let path = line.split_whitespace().nth(1).unwrap_or("").to_string();
-            let mut headers = Vec::new();
-            let mut length = 0;
-            loop {
-                let mut header = String::new();
-                if reader.read_line(&mut header).unwrap_or(0) == 0 {
-                    return;
-                }
-                let header = header.trim_end();
-                if header.is_empty() {
-                    break;
-                }
-                if let Some((name, value)) = header.split_once(':') {
-                    if name.eq_ignore_ascii_case("content-length") {
-                        length = value.trim().parse().unwrap_or(0);
-                    }
-                    headers.push((name.to_ascii_lowercase(), value.trim().to_string()));
-                }
-            }
-            let mut body = vec![0; length];
-            if reader.read_exact(&mut body).is_err() {
-                return;
-            }
-            let received = Received {
-                path,
-                headers,
-                body: serde_json::from_slice(&body).unwrap_or(Value::Null),
-                at: Instant::now(),
-            };
-            let wait = delay(&received);
-            log.lock().unwrap().push(received);
-            if let Some(wait) = wait {
-                std::thread::sleep(wait);
-            }
-            let reply = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 11\r\n\r\n{\"ok\":true}";
-            if reader.get_mut().write_all(reply).is_err() {
-                return;
-            }
-        }
-    }
-
-    pub(crate) fn received(&self, prefix: &str) -> Vec<Received> {
-        let all = self.received.lock().unwrap();
-        all.iter()
-            .filter(|r| r.path.starts_with(prefix))
-            .cloned()
-            .collect()
-    }
-
-    /// Waits (at most 20 s) until `count` requests under `prefix` arrived.
-    pub(crate) fn wait_for(&self, prefix: &str, count: usize) -> Vec<Received> {
-        self.wait_for_within(prefix, count, Duration::from_secs(20))
-    }
-
-    /// Waits (at most `limit`) until `count` requests under `prefix` arrived.
-    pub(crate) fn wait_for_within(
-        &self,
-        prefix: &str,
-        count: usize,
-        limit: Duration,
-    ) -> Vec<Received> {
-        let deadline = Instant::now() + limit;
-        loop {
-            let got = self.received(prefix);
-            if got.len() >= count || Instant::now() > deadline {
-                return got;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
     }
 }
 
