@@ -125,7 +125,7 @@ def main():
         "$[''].weird key",
     ]):
         seeds["jsonpath"][f"p{i}"] = p
-    # From crates/core/src/job/tests.rs, docs/api.md and docs/engine.md.
+    # From crates/core/src/job/tests/, docs/api.md and docs/engine.md.
     minimal = {"jobName": "job", "creator": "001", "creatorName": "client",
                "request": [{"url": "http://example.com/run"}]}
     jobs = [

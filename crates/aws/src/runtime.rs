@@ -189,7 +189,7 @@ impl Sundial {
         )
         .with_metrics(Arc::clone(&metrics));
         // The tick, dispatch and notify handlers flush at the end of every invocation; the API
-        // function, serving requests one by one, publishes as it goes (see `Sundial::api`).
+        // function, serving requests one by one, publishes as it goes (see `Sundial::unbatched`).
         publisher.set_batching(true);
         let policy =
             settings::allow_outbound(AddressPolicy::aws(), settings.outbound_allow.as_deref());

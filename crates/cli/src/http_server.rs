@@ -30,25 +30,25 @@ use tower::ServiceExt;
 
 /// How long a connection may take to send a request head, counted from when it starts waiting
 /// for one: also the longest an idle keep-alive connection is kept.
-pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// File descriptors kept out of the budget for everything but sockets: stdio, the database and
 /// its `-wal` and `-shm` files for each of its connections, the runtime's poll, signal and wake
 /// descriptors, the listener, and name lookups.
-pub const RESERVED_FILES: u64 = 64;
+pub(crate) const RESERVED_FILES: u64 = 64;
 
 /// The fewest connections the cap allows, however low the open-file limit.
-pub const MIN_CONNECTIONS: usize = 8;
+pub(crate) const MIN_CONNECTIONS: usize = 8;
 
 /// The most connections the cap allows, however high the open-file limit.
-pub const MAX_CONNECTIONS: usize = 10_000;
+pub(crate) const MAX_CONNECTIONS: usize = 10_000;
 
 /// How often, at most, the server warns that the connection cap bites.
 const WARN_EVERY: Duration = Duration::from_secs(60);
 
 /// The server's limits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// The most connections open at once.
     pub max_connections: usize,
     /// See [`HEADER_READ_TIMEOUT`].
@@ -59,7 +59,7 @@ impl Limits {
     /// The limits for a process allowed `open_files` descriptors: of what is left after
     /// [`RESERVED_FILES`], half for API connections and half for the engine's outbound calls,
     /// within [`MIN_CONNECTIONS`] and [`MAX_CONNECTIONS`].
-    pub fn from_open_files(open_files: u64) -> Limits {
+    pub(crate) fn from_open_files(open_files: u64) -> Limits {
         let sockets = open_files.saturating_sub(RESERVED_FILES) / 2;
         let max_connections = usize::try_from(sockets)
             .unwrap_or(MAX_CONNECTIONS)
@@ -73,7 +73,7 @@ impl Limits {
 
 /// Raises the soft open-file limit to the hard one (as a server should: the soft default of
 /// 1,024, or 256 on macOS, is for interactive shells) and returns the limit in force.
-pub fn raise_open_file_limit() -> u64 {
+pub(crate) fn raise_open_file_limit() -> u64 {
     use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
     let limit = getrlimit(Resource::Nofile);
     if limit.current.is_some() && limit.current != limit.maximum {
@@ -90,7 +90,7 @@ pub fn raise_open_file_limit() -> u64 {
 
 /// Serves `router` on `listener` within `limits` until `shutdown` resolves; then stops accepting,
 /// lets requests in progress finish and closes idle connections, and returns once all are closed.
-pub async fn serve(
+pub(crate) async fn serve(
     listener: TcpListener,
     router: Router,
     limits: Limits,

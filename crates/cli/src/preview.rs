@@ -34,7 +34,7 @@ const MAX_COUNT: usize = 10_000;
 /// Why the command failed. `Display` is the message `main` prints after `error: `; it names the
 /// offending flag or spec field, e.g. `--count: ...` or `cron[0]: ...`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CliError {
+pub(crate) struct CliError {
     pub message: String,
 }
 

@@ -38,7 +38,7 @@ Environment:
 
 /// What `serve` was asked to do.
 #[derive(Debug, PartialEq)]
-pub struct ServeOptions {
+pub(crate) struct ServeOptions {
     /// Where to listen.
     pub addr: SocketAddr,
     /// Where the SQLite database lives.
@@ -93,7 +93,7 @@ pub fn options(
 }
 
 /// Runs the server until SIGINT or SIGTERM.
-pub fn run(options: ServeOptions) -> Result<(), String> {
+pub(crate) fn run(options: ServeOptions) -> Result<(), String> {
     init_logging();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

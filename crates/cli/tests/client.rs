@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use common::{start, Received, Server, Target, TempDir};
+use common::{start, Server};
+use sundial_testkit::{Received, Target, TempDir};
 
 /// What one run of `sundial` printed, and its exit code.
 #[derive(Debug)]
@@ -88,7 +89,7 @@ fn cli(server: &Server, args: &[&str]) -> Run {
 }
 
 fn write(dir: &TempDir, name: &str, text: &str) -> String {
-    let path = dir.0.join(name);
+    let path = dir.join(name);
     std::fs::write(&path, text).expect("write a fixture");
     path.display().to_string()
 }

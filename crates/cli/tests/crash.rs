@@ -22,7 +22,8 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 
-use common::{is_final, request, start, wait_final_within, Received, Server, Target, TempDir};
+use common::{is_final, request, start, wait_final_within, Server, ServerFiles};
+use sundial_testkit::{Received, Target, TempDir};
 
 /// How long an orphaned run may take to repeat its call after the restart (issue 11's goal).
 const RESUME: Duration = Duration::from_secs(2);

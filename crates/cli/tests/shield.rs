@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use common::{refused_start, start, start_with_open_files, Target, TempDir};
+use common::{refused_start, start, start_with_open_files, ServerFiles};
+use sundial_testkit::{Target, TempDir};
 
 /// The data directory `serve` creates is its owner's only (0700); the database, its `-wal` and
 /// `-shm` files and the generated signing secret (32 random bytes) are 0600. A kept secret that

@@ -3,7 +3,6 @@
 //! No I/O, no async runtime, no clock: every function takes the time it needs as an argument, so the
 //! whole scheduling logic is deterministic and testable with simulated time. The AWS and embedded
 //! adapters, the HTTP API and the Lambda entrypoints all stand on this crate.
-#![warn(missing_docs)]
 
 pub mod address;
 pub mod duration;

@@ -14,7 +14,7 @@
 //! of MACs go through [`Mac::verify_slice`], which is constant-time.
 
 use hmac::digest::Key;
-use hmac::{Hmac, Mac};
+use hmac::{Hmac, KeyInit, Mac};
 use sha2::{Digest, Sha256};
 
 type HmacSha256 = Hmac<Sha256>;
@@ -28,7 +28,7 @@ const FEEDBACK_PREFIX: &[u8] = b"sundial-feedback-v1:";
 /// An HMAC-SHA256 keyed with `secret`.
 ///
 /// The key is brought to the block size as RFC 2104 prescribes (hashed when longer, zero-padded
-/// when shorter) so construction is infallible: `Mac::new_from_slice` never fails for HMAC but its
+/// when shorter) so construction is infallible: `KeyInit::new_from_slice` never fails for HMAC but its
 /// signature says it may, and this crate does not `expect`. Checked by the RFC 4231 vectors below,
 /// including the one with a key longer than a block.
 fn keyed(secret: &[u8]) -> HmacSha256 {
@@ -39,7 +39,7 @@ fn keyed(secret: &[u8]) -> HmacSha256 {
     } else {
         key[..secret.len()].copy_from_slice(secret);
     }
-    <HmacSha256 as Mac>::new(&key)
+    <HmacSha256 as KeyInit>::new(&key)
 }
 
 fn mac_of(secret: &[u8], parts: &[&[u8]]) -> HmacSha256 {
@@ -312,7 +312,7 @@ mod tests {
         let rotated = format!("t={ts},v1={},v1={v1}", sign(b"old", b"x"));
         // (name, secret, header, body, now, valid)
         type Case<'a> = (&'a str, &'a [u8], String, &'a [u8], i64, bool);
-        let cases: Vec<Case> = vec![
+        let cases: Vec<Case<'_>> = vec![
             ("fresh", secret, header.clone(), body, ts, true),
             (
                 "within tolerance later",

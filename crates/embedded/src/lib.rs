@@ -3,9 +3,9 @@
 //! [`SqliteQueue`]), so one process needs one database and nothing else.
 //!
 //! **One connection, one writer thread, group commit.** SQLite allows one writer at a time anyway.
-//! The connection lives on a thread of its own ([`writer`]); every operation is sent to it and
+//! The connection lives on a thread of its own (`writer.rs`); every operation is sent to it and
 //! answered through a channel. The thread takes whatever operations are waiting (up to
-//! [`writer::MAX_BATCH`]), runs them in one `IMMEDIATE` transaction, each inside a savepoint of
+//! `writer::MAX_BATCH`), runs them in one `IMMEDIATE` transaction, each inside a savepoint of
 //! its own (an operation that fails is rolled back alone), commits once, and only then answers
 //! them all. Under load many fires share one commit — the WAL append and the file locks that
 //! dominated the cost of a run — and an operation alone is committed at once, so latency at rest
@@ -17,7 +17,7 @@
 //! thread surfaces as [`StoreError::Unavailable`], never as a panic of the caller.
 //!
 //! **Checkpoints in the background.** A third connection copies the write-ahead log into the
-//! database file every 100 ms ([`checkpoint`]), so the writer's commits do not wait for it.
+//! database file every 100 ms (`checkpoint.rs`), so the writer's commits do not wait for it.
 //!
 //! **WAL, `synchronous=NORMAL`.** Write-ahead logging lets readers proceed while a write commits
 //! and turns each commit into an append; with `NORMAL` a commit survives a crash of the process

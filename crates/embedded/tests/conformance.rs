@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use sundial_embedded::SqliteStore;
+use sundial_testkit::TempDir;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sqlite_store_conforms() {
@@ -15,13 +16,11 @@ async fn sqlite_store_conforms() {
 /// suite checks that a read sees every write answered before it.
 #[tokio::test(flavor = "multi_thread")]
 async fn sqlite_file_store_conforms() {
-    let dir = std::env::temp_dir().join(format!("sundial-conformance-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let dir = TempDir::new("embedded-conformance");
     let next = std::sync::atomic::AtomicU32::new(0);
     sundial_service::store::conformance::run_all(|| {
         let n = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         SqliteStore::open(&dir.join(format!("case-{n}.db"))).expect("file SQLite store")
     })
     .await;
-    let _ = std::fs::remove_dir_all(&dir);
 }

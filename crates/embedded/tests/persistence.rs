@@ -1,43 +1,13 @@
 //! A file store keeps its data across reopening, and refuses files it does not understand.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use chrono::DateTime;
 use serde_json::json;
 use sundial_embedded::SqliteStore;
 use sundial_service::store::{
     ExecutionRecord, JobFilter, JobRecord, PageRequest, Store, StoreError,
 };
-
-/// A fresh directory under the system temp dir, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let nanos = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .expect("clock after 1970")
-            .as_nanos();
-        let dir = std::env::temp_dir().join(format!(
-            "sundial-embedded-{name}-{}-{nanos}",
-            std::process::id()
-        ));
-        std::fs::create_dir_all(&dir).expect("create temp dir");
-        TempDir(dir)
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use sundial_testkit::TempDir;
 
 fn job() -> JobRecord {
     JobRecord {
@@ -69,7 +39,7 @@ fn execution() -> ExecutionRecord {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn data_survives_reopening() {
-    let dir = TempDir::new("reopen");
+    let dir = TempDir::new("embedded-reopen");
     let file = dir.path().join("sundial.db");
     let due = DateTime::from_timestamp_millis(1_700_000_300_001).unwrap();
     {
@@ -121,7 +91,7 @@ async fn messages_a_dead_process_received_come_back_at_once() {
     use sundial_service::clock::{Clock, ManualClock};
     use sundial_service::queue::Queue;
 
-    let dir = TempDir::new("release");
+    let dir = TempDir::new("embedded-release");
     let file = dir.path().join("sundial.db");
     let clock = Arc::new(ManualClock::new(
         DateTime::from_timestamp_millis(1_700_000_000_000).unwrap(),
@@ -154,7 +124,7 @@ async fn messages_a_dead_process_received_come_back_at_once() {
 
 #[test]
 fn file_store_uses_wal_and_records_its_schema_version() {
-    let dir = TempDir::new("pragmas");
+    let dir = TempDir::new("embedded-pragmas");
     let file = dir.path().join("sundial.db");
     drop(SqliteStore::open(&file).expect("open"));
 
@@ -177,7 +147,7 @@ fn file_store_uses_wal_and_records_its_schema_version() {
 
 #[test]
 fn newer_schema_is_refused() {
-    let dir = TempDir::new("newer");
+    let dir = TempDir::new("embedded-newer");
     let file = dir.path().join("sundial.db");
     drop(SqliteStore::open(&file).expect("open"));
     let raw = rusqlite::Connection::open(&file).unwrap();
@@ -193,7 +163,7 @@ fn newer_schema_is_refused() {
 
 #[test]
 fn missing_directory_is_unavailable() {
-    let dir = TempDir::new("missing");
+    let dir = TempDir::new("embedded-missing");
     let file = dir.path().join("no").join("such").join("dir.db");
     assert!(matches!(
         SqliteStore::open(&file),
@@ -207,7 +177,7 @@ fn missing_directory_is_unavailable() {
 #[tokio::test(flavor = "multi_thread")]
 async fn new_database_files_are_private() {
     use std::os::unix::fs::PermissionsExt;
-    let dir = TempDir::new("modes");
+    let dir = TempDir::new("embedded-modes");
     let file = dir.path().join("sundial.db");
     let store = SqliteStore::open(&file).expect("open a new file store");
     store.create_job(&job()).await.unwrap();

@@ -2,9 +2,8 @@
 //! queues share a database without seeing each other, and messages outlive the process.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use chrono::DateTime;
 use sundial_embedded::SqliteStore;
@@ -12,34 +11,7 @@ use sundial_service::clock::ManualClock;
 use sundial_service::queue::conformance::{self, MIN_MAX_RECEIVES};
 use sundial_service::queue::{Queue, QueueError};
 use sundial_service::store::Store;
-
-/// A fresh directory under the system temp dir, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let nanos = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .expect("clock after 1970")
-            .as_nanos();
-        let dir = std::env::temp_dir().join(format!(
-            "sundial-embedded-queue-{name}-{}-{nanos}",
-            std::process::id()
-        ));
-        std::fs::create_dir_all(&dir).expect("create temp dir");
-        TempDir(dir)
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use sundial_testkit::TempDir;
 
 fn clock() -> Arc<ManualClock> {
     Arc::new(ManualClock::new(
@@ -70,7 +42,7 @@ async fn sqlite_queue_conforms_with_few_receives() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sqlite_file_queue_conforms() {
-    let dir = TempDir::new("conforms");
+    let dir = TempDir::new("embedded-queue-conforms");
     let file = dir.path().join("sundial.db");
     let store = SqliteStore::open(&file).expect("open a file store");
     // Every case gets its own queue name in the one file, so cases start empty.
@@ -139,7 +111,7 @@ async fn named_queues_are_independent() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn messages_survive_reopening_and_unacked_ones_come_back() {
-    let dir = TempDir::new("reopen");
+    let dir = TempDir::new("embedded-queue-reopen");
     let file = dir.path().join("sundial.db");
     let clock = clock();
     let crashed_receipt = {
@@ -203,7 +175,7 @@ async fn messages_survive_reopening_and_unacked_ones_come_back() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn ids_and_receipts_are_not_reused_after_reopening() {
-    let dir = TempDir::new("ids");
+    let dir = TempDir::new("embedded-queue-ids");
     let file = dir.path().join("sundial.db");
     let clock = clock();
     let first = {
@@ -227,7 +199,7 @@ async fn ids_and_receipts_are_not_reused_after_reopening() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_version_1_file_gains_the_queue_tables() {
-    let dir = TempDir::new("upgrade");
+    let dir = TempDir::new("embedded-queue-upgrade");
     let file = dir.path().join("sundial.db");
     drop(SqliteStore::open(&file).unwrap());
     // Turn the file back into what a build before the queues wrote: schema version 1.

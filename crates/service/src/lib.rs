@@ -3,6 +3,9 @@
 //!
 //! Nothing here knows which database or queue is behind a port; adapters live in `sundial-embedded`
 //! and `sundial-aws`.
+// Allowed until the hexagon layout lands (this crate's modules are being reorganised); then
+// `unreachable_pub` holds here as in every other crate.
+#![allow(unreachable_pub)]
 
 pub mod api;
 pub mod app;

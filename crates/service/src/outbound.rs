@@ -707,7 +707,7 @@ mod tests {
     fn runtime_api_values_parse() {
         // (value, Some((host, address)) or None)
         type Case<'a> = (&'a str, Option<(&'a str, Option<&'a str>)>);
-        let cases: &[Case] = &[
+        let cases: &[Case<'_>] = &[
             ("127.0.0.1:9001", Some(("127.0.0.1", Some("127.0.0.1")))),
             (
                 "169.254.100.1:9001",

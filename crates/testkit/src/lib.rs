@@ -1,5 +1,9 @@
 //! Helpers shared by Sundial's test suites. Only ever a dev-dependency.
 //!
+//! * [`proptest_config`]: reproducible property tests (below).
+//! * [`TempDir`]: a fresh directory removed on drop, for tests on real files.
+//! * [`Target`]: a job service on loopback that records what the engine sends it.
+//!
 //! [`proptest_config`] makes every property test reproducible: a random seed must never turn CI
 //! red. Each run draws its cases from one fixed seed unless `SUNDIAL_PROPTEST_SEED` names another,
 //! prints that seed with any failure, and replays the cases kept in a regression file before new
@@ -7,6 +11,12 @@
 //! finds is kept by adding its regression line (proptest writes it) to the file in the repository.
 
 use proptest::test_runner::{Config, FileFailurePersistence, RngSeed};
+
+mod target;
+mod temp;
+
+pub use target::{Delay, Received, Target};
+pub use temp::TempDir;
 
 /// The seed every property test uses unless `SUNDIAL_PROPTEST_SEED` says otherwise.
 pub const DEFAULT_SEED: u64 = 0x05EE_D0F5_D1A1;

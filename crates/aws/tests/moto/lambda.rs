@@ -4,12 +4,11 @@
 //! deliveries and a worker that dies mid-call.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use aws_lambda_events::event::sqs::{SqsEvent, SqsMessage};
-use axum::extract::{Path, State};
-use axum::http::HeaderMap;
 use chrono::{DateTime, Utc};
 use http_body_util::BodyExt;
 use lambda_http::tower::ServiceExt;
@@ -18,6 +17,7 @@ use sundial_aws::handlers::{self, Lane};
 use sundial_aws::{Settings, SqsQueue, Sundial};
 use sundial_service::clock::ManualClock;
 use sundial_service::queue::Queue;
+use sundial_testkit::{Received, Target};
 
 use crate::need_moto;
 
@@ -26,68 +26,17 @@ fn fixture(name: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {path}: {e}"))
 }
 
-/// One call a target received: path, `Idempotency-Key`, body.
-pub type Call = (String, Option<String>, Value);
-
-/// A loopback target that records every call and can hold calls to `/hang` until released.
-#[derive(Clone, Default)]
-pub struct Target {
-    calls: Arc<Mutex<Vec<Call>>>,
-    answered_hang: Arc<std::sync::atomic::AtomicBool>,
+/// The job service the runs call (`sundial-testkit`'s loopback target): the first call to
+/// `/hang/…` never gets an answer, so its caller can die waiting; later ones do.
+fn target() -> Target {
+    let answered_hang = AtomicBool::new(false);
+    Target::with_delay(Arc::new(move |call: &Received| {
+        let hang = call.path.starts_with("/hang") && !answered_hang.swap(true, Ordering::SeqCst);
+        hang.then_some(Duration::from_secs(3_600))
+    }))
 }
 
-impl Target {
-    async fn start() -> (Target, u16) {
-        let target = Target::default();
-        let app = axum::Router::new()
-            .route("/{*path}", axum::routing::post(record))
-            .with_state(target.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind");
-        let port = listener.local_addr().expect("addr").port();
-        tokio::spawn(async move { axum::serve(listener, app).await });
-        (target, port)
-    }
-
-    pub fn calls_to(&self, prefix: &str) -> Vec<Call> {
-        let calls = self.calls.lock().expect("calls");
-        calls
-            .iter()
-            .filter(|c| c.0.starts_with(prefix))
-            .cloned()
-            .collect()
-    }
-}
-
-async fn record(
-    State(target): State<Target>,
-    Path(path): Path<String>,
-    headers: HeaderMap,
-    body: String,
-) -> axum::Json<Value> {
-    let key = headers
-        .get("idempotency-key")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    let body = serde_json::from_str(&body).unwrap_or(Value::String(body));
-    target
-        .calls
-        .lock()
-        .expect("calls")
-        .push((format!("/{path}"), key, body));
-    // The first call to /hang/… never gets an answer; later ones do.
-    if path.starts_with("hang")
-        && !target
-            .answered_hang
-            .swap(true, std::sync::atomic::Ordering::SeqCst)
-    {
-        std::future::pending::<()>().await;
-    }
-    axum::Json(json!({"ok": true}))
-}
-
-pub struct Rig {
+pub(crate) struct Rig {
     pub sundial: Arc<Sundial>,
     pub clock: Arc<ManualClock>,
     dispatch: SqsQueue,
@@ -103,9 +52,10 @@ async fn rig(start: DateTime<Utc>) -> Option<Rig> {
 
 impl Rig {
     /// A rig on fresh resources; `endpoint` overrides moto's URL (a counting proxy in front of it).
-    pub async fn start_via(start: DateTime<Utc>, endpoint: Option<&str>) -> Option<Rig> {
+    pub(crate) async fn start_via(start: DateTime<Utc>, endpoint: Option<&str>) -> Option<Rig> {
         let moto = crate::support::moto()?;
-        let (target, port) = Target::start().await;
+        let target = target();
+        let port = target.port;
         let mut env: BTreeMap<String, String> = moto.fresh_resources();
         env.insert(
             "SUNDIAL_SIGNING_SECRET".into(),
@@ -139,7 +89,7 @@ impl Rig {
 
     /// Sends an API Gateway v2 event (the fixture, with this method, path and body) through the
     /// API handler, as the Lambda runtime would.
-    pub async fn api(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+    pub(crate) async fn api(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
         let mut event: Value = serde_json::from_str(&fixture("api-create-job.json")).expect("JSON");
         event["rawPath"] = json!(path);
         event["routeKey"] = json!(format!("{method} {path}"));
@@ -150,7 +100,7 @@ impl Rig {
     }
 
     /// Sends an API Gateway v2 event as it is through the API handler.
-    pub async fn api_event(&self, event: &Value) -> (u16, Value) {
+    pub(crate) async fn api_event(&self, event: &Value) -> (u16, Value) {
         let request =
             lambda_http::request::from_str(&event.to_string()).expect("an API Gateway v2 event");
         let response = handlers::api_router(&self.sundial)
@@ -193,12 +143,12 @@ impl Rig {
     }
 
     /// Drains the dispatch queue without keeping what was fed.
-    pub async fn drain_dispatch_quiet(&self) {
+    pub(crate) async fn drain_dispatch_quiet(&self) {
         self.drain_dispatch().await;
     }
 
     /// Feeds the dispatch queue to the dispatch handler until it is empty; returns every batch fed.
-    pub async fn drain_dispatch(&self) -> Vec<SqsEvent> {
+    pub(crate) async fn drain_dispatch(&self) -> Vec<SqsEvent> {
         let mut fed = Vec::new();
         for _ in 0..20 {
             let event = Rig::poll(&self.dispatch).await;
@@ -270,13 +220,13 @@ impl Rig {
     }
 }
 
-pub fn at(text: &str) -> DateTime<Utc> {
+pub(crate) fn at(text: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(text)
         .expect("time")
         .with_timezone(&Utc)
 }
 
-pub fn job(port: u16) -> Value {
+pub(crate) fn job(port: u16) -> Value {
     json!({
         "jobName": "e2e on moto", "creator": "001", "creatorName": "tests",
         "request": [{"method": "POST", "url": "service://work/run/${jobId}?n=${executeNumber}",
@@ -301,7 +251,8 @@ async fn a_scheduled_run_goes_api_tick_dispatch_target_notify_exactly_once() {
     rig.clock.set(at("2030-01-01T00:01:00Z"));
     let tick: Value = serde_json::from_str(&fixture("tick.json")).expect("JSON");
     let first = handlers::tick(&rig.sundial, &tick).await.expect("tick");
-    assert!(first["fires"].as_u64() >= Some(1), "{first}");
+    // The tick plans the fires within TICK_HORIZON (80 s): 00:01:00 and 00:02:00.
+    assert_eq!(first["fires"], 2, "{first}");
     let again = handlers::tick(&rig.sundial, &tick)
         .await
         .expect("tick again");
@@ -312,23 +263,25 @@ async fn a_scheduled_run_goes_api_tick_dispatch_target_notify_exactly_once() {
 
     let fed = rig.drain_dispatch().await;
     assert!(!fed.is_empty());
-    let runs = rig.target.calls_to("/run/minutely");
+    let runs = rig.target.received("/run/minutely");
     assert_eq!(runs.len(), 1, "{runs:?}");
-    assert_eq!(runs[0].2["n"], 1);
-    assert_eq!(runs[0].2["scheduled"], "2030-01-01T00:01:00Z");
-    let key = runs[0].1.clone().expect("an Idempotency-Key header");
+    assert_eq!(runs[0].body["n"], 1);
+    assert_eq!(runs[0].body["scheduled"], "2030-01-01T00:01:00Z");
+    let key = runs[0]
+        .header("idempotency-key")
+        .expect("an Idempotency-Key header");
 
     // SQS delivers the same messages again: nothing runs twice.
     for event in &fed {
         let response = handlers::batch(&rig.sundial, Lane::Dispatch, event.clone()).await;
         assert!(response.batch_item_failures.is_empty());
     }
-    assert_eq!(rig.target.calls_to("/run/minutely").len(), 1);
+    assert_eq!(rig.target.received("/run/minutely").len(), 1);
 
     rig.drain_notify().await;
-    let notes = rig.target.calls_to("/notify/minutely");
+    let notes = rig.target.received("/notify/minutely");
     assert_eq!(notes.len(), 1, "{notes:?}");
-    assert_eq!(notes[0].2["httpStatus"], "200", "{notes:?}");
+    assert_eq!(notes[0].body["httpStatus"], "200", "{notes:?}");
 
     let executions = rig.executions("minutely").await;
     let done: Vec<_> = executions
@@ -336,11 +289,12 @@ async fn a_scheduled_run_goes_api_tick_dispatch_target_notify_exactly_once() {
         .filter(|e| e["state"] == "Succeeded")
         .collect();
     assert_eq!(done.len(), 1, "{executions:#?}");
-    assert!(
-        executions.len() <= 2,
-        "the minute's run and at most the next, planned ahead: {executions:#?}"
+    assert_eq!(
+        executions.len(),
+        2,
+        "the minute's run and the next, planned ahead: {executions:#?}"
     );
-    assert!(!key.is_empty());
+    assert_eq!(key, "minutely~20300101T000100Z:1:0");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -368,13 +322,13 @@ async fn a_worker_that_dies_mid_call_is_replaced_and_the_run_finishes_once() {
         tokio::spawn(async move { handlers::batch(&sundial, Lane::Dispatch, event).await })
     };
     for _ in 0..100 {
-        if !rig.target.calls_to("/hang/fragile").is_empty() {
+        if !rig.target.received("/hang/fragile").is_empty() {
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     worker.abort();
-    assert_eq!(rig.target.calls_to("/hang/fragile").len(), 1);
+    assert_eq!(rig.target.received("/hang/fragile").len(), 1);
 
     // The attempt's lease (timeout + margin) runs out; SQS redelivers the unacknowledged message
     // once its visibility timeout ends, and the next worker runs the attempt again.
@@ -385,9 +339,11 @@ async fn a_worker_that_dies_mid_call_is_replaced_and_the_run_finishes_once() {
         .records
         .iter()
         .any(|r| r.attributes["ApproximateReceiveCount"] == "2")));
-    let calls = rig.target.calls_to("/hang/fragile");
+    let calls = rig.target.received("/hang/fragile");
     assert_eq!(calls.len(), 2, "called again by the new worker: {calls:?}");
-    assert_eq!(calls[0].1, calls[1].1, "with the same Idempotency-Key");
+    let keys: Vec<_> = calls.iter().map(|c| c.header("idempotency-key")).collect();
+    assert!(keys[0].is_some(), "{calls:?}");
+    assert_eq!(keys[0], keys[1], "with the same Idempotency-Key");
     let executions = rig.executions("fragile").await;
     assert_eq!(executions.len(), 1, "{executions:#?}");
     assert_eq!(executions[0]["state"], "Succeeded", "{executions:#?}");

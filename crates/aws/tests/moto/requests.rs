@@ -71,7 +71,7 @@ async fn forward(
 }
 
 /// Starts the counting proxy in front of moto; returns its URL and the counters.
-pub async fn counting_proxy(upstream: &str) -> (String, Counts) {
+pub(crate) async fn counting_proxy(upstream: &str) -> (String, Counts) {
     let counts: Counts = Arc::default();
     let proxy = Proxy {
         upstream: upstream.to_owned(),
@@ -128,7 +128,7 @@ async fn aws_requests_per_execution() {
 
     rig.drain_dispatch_quiet().await;
     let dispatch = take(&counts);
-    let done = rig.target.calls_to("/run/count-").len() as u64;
+    let done = rig.target.received("/run/count-").len() as u64;
     assert_eq!(done, JOBS, "every job's minute ran once");
 
     let (status, body) = rig

@@ -16,7 +16,7 @@ use aws_config::{BehaviorVersion, SdkConfig};
 use aws_sdk_dynamodb::config::{Credentials, Region};
 use serde_json::Value;
 
-pub struct Moto {
+pub(crate) struct Moto {
     pub endpoint: String,
     /// The environment the template would give the functions, for the default resource set.
     pub env: BTreeMap<String, String>,
@@ -34,7 +34,7 @@ fn required() -> bool {
 }
 
 /// The shared moto server, or `None` (after saying why) when it cannot run here.
-pub fn moto() -> Option<&'static Moto> {
+pub(crate) fn moto() -> Option<&'static Moto> {
     MOTO.get_or_init(|| match start() {
         Ok(moto) => Some(moto),
         Err(why) if required() => {
@@ -92,12 +92,12 @@ fn env_of(started: &Value) -> BTreeMap<String, String> {
 
 impl Moto {
     /// SDK settings pointing at moto, with dummy credentials.
-    pub async fn sdk(&self) -> SdkConfig {
+    pub(crate) async fn sdk(&self) -> SdkConfig {
         self.sdk_at(&self.endpoint).await
     }
 
     /// SDK settings for `endpoint` (moto, or a proxy in front of it).
-    pub async fn sdk_at(&self, endpoint: &str) -> SdkConfig {
+    pub(crate) async fn sdk_at(&self, endpoint: &str) -> SdkConfig {
         aws_config::defaults(BehaviorVersion::latest())
             .endpoint_url(endpoint)
             .region(Region::new("us-east-1"))
@@ -109,7 +109,7 @@ impl Moto {
 
     /// A fresh set of the template's resources (table, queues, bus) under a new prefix, and the
     /// function environment for it.
-    pub fn fresh_resources(&self) -> BTreeMap<String, String> {
+    pub(crate) fn fresh_resources(&self) -> BTreeMap<String, String> {
         static NEXT: AtomicU32 = AtomicU32::new(0);
         let prefix = format!("t{}", NEXT.fetch_add(1, Ordering::Relaxed));
         let output = Command::new("python3")
@@ -137,7 +137,7 @@ impl Moto {
 }
 
 /// A namespace no other store in this run uses.
-pub fn namespace() -> String {
+pub(crate) fn namespace() -> String {
     static NEXT: AtomicU32 = AtomicU32::new(0);
     format!(
         "ns{}-{}/",

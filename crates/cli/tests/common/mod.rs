@@ -1,6 +1,7 @@
-//! Helpers shared by the end-to-end tests of `sundial serve` (`serve.rs`, `crash.rs`): a temp data
-//! directory, the real binary started on a free loopback port, a hand-written HTTP/1.1 client, and
-//! a job service ("target") on 127.0.0.1 that records what it receives.
+//! Helpers shared by the end-to-end tests of `sundial serve` (`serve.rs`, `crash.rs`, `shield.rs`):
+//! the real binary started on a free loopback port with its files in a [`TempDir`], and a
+//! hand-written HTTP/1.1 client. The temp dir and the job service on loopback the engine calls
+//! (`Target`) are `sundial-testkit`'s.
 //!
 //! The client is a few lines on purpose: cli tests have no HTTP client crate, and a hand-written one
 //! also shows exactly what goes over the wire (`Connection: close`, one request per connection, the
@@ -12,38 +13,28 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
+use sundial_testkit::TempDir;
 
-/// Where a server's files live: `data/` for `--data` and `server.log` for its stderr. Removed on
-/// drop, so a failing test leaves nothing behind either.
-pub struct TempDir(pub PathBuf);
-
-impl TempDir {
-    pub fn new(tag: &str) -> TempDir {
-        static COUNTER: AtomicUsize = AtomicUsize::new(0);
-        let nanos = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let path = std::env::temp_dir().join(format!(
-            "sundial-serve-test-{tag}-{}-{nanos}-{n}",
-            std::process::id()
-        ));
-        std::fs::create_dir_all(&path).expect("create the test directory");
-        TempDir(path)
-    }
-
-    pub fn data(&self) -> PathBuf {
-        self.0.join("data")
-    }
-
+/// Where a server's files live, in a [`TempDir`]: `data/` for `--data` and one `*.log` per start
+/// for its stderr.
+pub(crate) trait ServerFiles {
+    /// The data directory given to `--data`.
+    fn data(&self) -> PathBuf;
     /// Every server log written in this directory (one per start), oldest first.
-    pub fn logs(&self) -> String {
-        let mut paths: Vec<PathBuf> = std::fs::read_dir(&self.0)
+    fn logs(&self) -> String;
+}
+
+impl ServerFiles for TempDir {
+    fn data(&self) -> PathBuf {
+        self.join("data")
+    }
+
+    fn logs(&self) -> String {
+        let mut paths: Vec<PathBuf> = std::fs::read_dir(self.path())
             .map(|entries| {
                 entries
                     .flatten()
@@ -67,15 +58,9 @@ impl TempDir {
     }
 }
 
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 /// A running `sundial serve`. Dropping it kills the process (SIGKILL) and reaps it, so a failing
 /// test never leaks one.
-pub struct Server {
+pub(crate) struct Server {
     pub child: Option<Child>,
     pub addr: String,
     pub log: PathBuf,
@@ -83,13 +68,13 @@ pub struct Server {
 
 /// Starts `sundial serve --addr 127.0.0.1:0 --data DIR/data` with `extra` flags and `env`, and
 /// waits for the line that names the port.
-pub fn start(dir: &TempDir, extra: &[&str], env: &[(&str, &str)]) -> Server {
+pub(crate) fn start(dir: &TempDir, extra: &[&str], env: &[(&str, &str)]) -> Server {
     start_command(dir, Command::new(env!("CARGO_BIN_EXE_sundial")), extra, env)
 }
 
 /// [`start`] with at most `nofile` open files (`RLIMIT_NOFILE`, set by the shell's `ulimit -n`
 /// before it execs the server, so the process is still the server itself).
-pub fn start_with_open_files(
+pub(crate) fn start_with_open_files(
     dir: &TempDir,
     nofile: u32,
     extra: &[&str],
@@ -106,7 +91,7 @@ pub fn start_with_open_files(
 
 /// Runs `sundial serve --addr 127.0.0.1:0 --data DIR/data` with `extra` flags and `env` until it
 /// exits (at most 10 s): its exit code, stdout and stderr. For starts that must be refused.
-pub fn refused_start(
+pub(crate) fn refused_start(
     dir: &TempDir,
     extra: &[&str],
     env: &[(&str, &str)],
@@ -158,7 +143,7 @@ fn start_command(
     extra: &[&str],
     env: &[(&str, &str)],
 ) -> Server {
-    let log = dir.0.join(format!(
+    let log = dir.join(format!(
         "server-{}.log",
         SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -214,16 +199,16 @@ fn start_command(
 }
 
 impl Server {
-    pub fn log_text(&self) -> String {
+    pub(crate) fn log_text(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.child.as_ref().expect("running").id()
     }
 
     /// Sends SIGTERM (through `kill`, as libc is not a dependency) and waits up to 5 s for the exit.
-    pub fn terminate(&mut self) -> ExitStatus {
+    pub(crate) fn terminate(&mut self) -> ExitStatus {
         let status = Command::new("kill")
             .args(["-TERM", &self.pid().to_string()])
             .status()
@@ -249,21 +234,21 @@ impl Server {
 
     /// A crash: SIGKILL (`Child::kill` on Unix), no chance to finish a write or a request, then
     /// reaps the process. Returns its exit status, which names the signal.
-    pub fn kill(&mut self) -> ExitStatus {
+    pub(crate) fn kill(&mut self) -> ExitStatus {
         let mut child = self.child.take().expect("running");
         child.kill().expect("SIGKILL the server");
         child.wait().expect("reap the server")
     }
 
     /// `method path` with a JSON body (or none), no extra headers.
-    pub fn call(&self, method: &str, path: &str, body: Option<&Value>) -> Reply {
+    pub(crate) fn call(&self, method: &str, path: &str, body: Option<&Value>) -> Reply {
         let bytes = body.map(|b| serde_json::to_vec(b).expect("encode JSON"));
         self.send(method, path, &[], bytes.as_deref())
     }
 
     /// One request over a fresh connection: `Connection: close`, the body's `Content-Length`, and
     /// `headers`. Reads the status line, the headers and exactly `Content-Length` bytes of body.
-    pub fn send(
+    pub(crate) fn send(
         &self,
         method: &str,
         path: &str,
@@ -274,7 +259,7 @@ impl Server {
     }
 
     /// Every execution of `job_id`, following `nextCursor`, newest first.
-    pub fn executions(&self, job_id: &str) -> Vec<Value> {
+    pub(crate) fn executions(&self, job_id: &str) -> Vec<Value> {
         let mut all = Vec::new();
         let mut path = format!("/jobs/{job_id}/executions?limit=1000");
         loop {
@@ -300,7 +285,7 @@ impl Server {
 /// One request to `addr` over a fresh connection (see [`Server::send`]). `Err` when the connection
 /// fails or the answer is cut short, as when the server dies: a client that retries on errors is
 /// built on this.
-pub fn request(
+pub(crate) fn request(
     addr: &str,
     method: &str,
     path: &str,
@@ -408,7 +393,7 @@ impl Drop for Server {
 
 /// A response: status, headers (lower-case names) and the JSON body.
 #[derive(Debug)]
-pub struct Reply {
+pub(crate) struct Reply {
     pub status: u16,
     pub headers: HashMap<String, String>,
     pub body: Value,
@@ -417,7 +402,7 @@ pub struct Reply {
 impl Reply {
     /// Asserts the seed-002 success envelope, `{"resp_code": 200, "resp_msg": null}`, possibly
     /// with more fields beside it.
-    pub fn ok_envelope(&self) -> &Value {
+    pub(crate) fn ok_envelope(&self) -> &Value {
         assert_eq!(self.status, 200, "{:?}", self.body);
         assert_eq!(self.body["resp_code"], 200, "{:?}", self.body);
         assert_eq!(self.body["resp_msg"], Value::Null, "{:?}", self.body);
@@ -426,7 +411,7 @@ impl Reply {
 
     /// Asserts an error envelope with `status` as both HTTP status and `resp_code`; returns the
     /// message.
-    pub fn error(&self, status: u16) -> &str {
+    pub(crate) fn error(&self, status: u16) -> &str {
         assert_eq!(self.status, status, "{:?}", self.body);
         assert_eq!(self.body["resp_code"], status, "{:?}", self.body);
         assert_eq!(
@@ -441,151 +426,21 @@ impl Reply {
     }
 }
 
-// ---------------------------------------------------------------------------------------------
-// A job service on loopback for the engine end to end.
-
-/// One request the target received.
-#[derive(Clone, Debug)]
-pub struct Received {
-    pub path: String,
-    pub headers: Vec<(String, String)>,
-    pub body: Value,
-    pub at: Instant,
-}
-
-impl Received {
-    /// The value of header `name` (lower case), if sent.
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
-    }
-}
-
-/// How long the target waits before it answers a request (recorded on arrival): `None` answers at
-/// once. A wait longer than the test outlives the caller: a killed caller never gets its answer.
-pub type Delay = Arc<dyn Fn(&Received) -> Option<Duration> + Send + Sync>;
-
-/// A job service on 127.0.0.1: records every request on arrival and answers `200 {"ok": true}`,
-/// at once or after the wait its [`Delay`] says.
-pub struct Target {
-    pub port: u16,
-    pub received: Arc<Mutex<Vec<Received>>>,
-}
-
-impl Target {
-    /// A target that answers every request at once.
-    pub fn start() -> Target {
-        Target::with_delay(Arc::new(|_: &Received| None))
-    }
-
-    /// A target that waits `delay(request)` before answering.
-    pub fn with_delay(delay: Delay) -> Target {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind the target");
-        let port = listener.local_addr().expect("addr").port();
-        let received = Arc::new(Mutex::new(Vec::new()));
-        let log = received.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let log = log.clone();
-                let delay = delay.clone();
-                std::thread::spawn(move || Target::answer(stream, &log, &delay));
-            }
-        });
-        Target { port, received }
-    }
-
-    fn answer(stream: TcpStream, log: &Mutex<Vec<Received>>, delay: &Delay) {
-        let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
-        let mut reader = BufReader::new(stream);
-        loop {
-            let mut line = String::new();
-            if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                return;
-            }
-            let path = line.split_whitespace().nth(1).unwrap_or("").to_string();
-            let mut headers = Vec::new();
-            let mut length = 0;
-            loop {
-                let mut header = String::new();
-                if reader.read_line(&mut header).unwrap_or(0) == 0 {
-                    return;
-                }
-                let header = header.trim_end();
-                if header.is_empty() {
-                    break;
-                }
-                if let Some((name, value)) = header.split_once(':') {
-                    if name.eq_ignore_ascii_case("content-length") {
-                        length = value.trim().parse().unwrap_or(0);
-                    }
-                    headers.push((name.to_ascii_lowercase(), value.trim().to_string()));
-                }
-            }
-            let mut body = vec![0; length];
-            if reader.read_exact(&mut body).is_err() {
-                return;
-            }
-            let received = Received {
-                path,
-                headers,
-                body: serde_json::from_slice(&body).unwrap_or(Value::Null),
-                at: Instant::now(),
-            };
-            let wait = delay(&received);
-            log.lock().unwrap().push(received);
-            if let Some(wait) = wait {
-                std::thread::sleep(wait);
-            }
-            let reply = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 11\r\n\r\n{\"ok\":true}";
-            if reader.get_mut().write_all(reply).is_err() {
-                return;
-            }
-        }
-    }
-
-    pub fn received(&self, prefix: &str) -> Vec<Received> {
-        let all = self.received.lock().unwrap();
-        all.iter()
-            .filter(|r| r.path.starts_with(prefix))
-            .cloned()
-            .collect()
-    }
-
-    /// Waits (at most 20 s) until `count` requests under `prefix` arrived.
-    pub fn wait_for(&self, prefix: &str, count: usize) -> Vec<Received> {
-        self.wait_for_within(prefix, count, Duration::from_secs(20))
-    }
-
-    /// Waits (at most `limit`) until `count` requests under `prefix` arrived.
-    pub fn wait_for_within(&self, prefix: &str, count: usize, limit: Duration) -> Vec<Received> {
-        let deadline = Instant::now() + limit;
-        loop {
-            let got = self.received(prefix);
-            if got.len() >= count || Instant::now() > deadline {
-                return got;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-}
-
 /// The final execution states.
-pub const FINAL_STATES: [&str; 4] = ["Succeeded", "Terminated", "Cancelled", "Skipped"];
+pub(crate) const FINAL_STATES: [&str; 4] = ["Succeeded", "Terminated", "Cancelled", "Skipped"];
 
 /// Whether an execution (as JSON) is in a final state.
-pub fn is_final(execution: &Value) -> bool {
+pub(crate) fn is_final(execution: &Value) -> bool {
     FINAL_STATES.contains(&execution["state"].as_str().unwrap_or(""))
 }
 
 /// Polls an execution until it reaches a final state (at most 20 s).
-pub fn wait_final(server: &Server, execution_id: &str) -> Value {
+pub(crate) fn wait_final(server: &Server, execution_id: &str) -> Value {
     wait_final_within(server, execution_id, Duration::from_secs(20))
 }
 
 /// Polls an execution until it reaches a final state (at most `limit`).
-pub fn wait_final_within(server: &Server, execution_id: &str, limit: Duration) -> Value {
+pub(crate) fn wait_final_within(server: &Server, execution_id: &str, limit: Duration) -> Value {
     let deadline = Instant::now() + limit;
     loop {
         let execution = server

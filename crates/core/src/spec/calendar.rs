@@ -51,7 +51,7 @@ pub(crate) struct FireFields {
 
 impl FireFields {
     /// Every value of every field.
-    pub const ANY: FireFields = FireFields {
+    pub(crate) const ANY: FireFields = FireFields {
         second: (1 << 60) - 1,
         minute: (1 << 60) - 1,
         hour: (1 << 24) - 1,
@@ -64,7 +64,7 @@ pub(crate) const LOCAL_LIMIT: i64 = 4_133_980_800;
 
 impl Calendar {
     /// Builds a calendar from its seven fields, in [`FieldKind::ALL`] order.
-    pub fn new(fields: [FieldSpec; 7], comment: Option<String>) -> Self {
+    pub(crate) fn new(fields: [FieldSpec; 7], comment: Option<String>) -> Self {
         let masks = Masks::compile(&fields);
         Calendar {
             fields,
@@ -73,13 +73,13 @@ impl Calendar {
         }
     }
 
-    pub fn field(&self, kind: FieldKind) -> &FieldSpec {
+    pub(crate) fn field(&self, kind: FieldKind) -> &FieldSpec {
         &self.fields[kind as usize]
     }
 
     /// True when second, minute and hour each select exactly one value. cronie and croner treat such
     /// "fixed-time" jobs specially around DST changes; see `DstPolicy`.
-    pub fn is_fixed_time(&self) -> bool {
+    pub(crate) fn is_fixed_time(&self) -> bool {
         self.masks.second.count_ones() == 1
             && self.masks.minute.count_ones() == 1
             && self.masks.hour.count_ones() == 1
@@ -113,7 +113,7 @@ impl Calendar {
     }
 
     /// Whether a wall-clock time (local seconds) matches every field.
-    pub fn matches(&self, local: i64) -> bool {
+    pub(crate) fn matches(&self, local: i64) -> bool {
         let wall = WallClock::from_local_seconds(local);
         self.year_matches(wall.year)
             && self.masks.month >> wall.month & 1 == 1
@@ -124,7 +124,7 @@ impl Calendar {
     }
 
     /// The first matching wall-clock second `n` with `from <= n < limit`, if any.
-    pub fn next_match(&self, from: i64, limit: i64) -> Option<i64> {
+    pub(crate) fn next_match(&self, from: i64, limit: i64) -> Option<i64> {
         let limit = limit.min(LOCAL_LIMIT);
         if from >= limit {
             return None;
@@ -220,7 +220,7 @@ impl Calendar {
     }
 
     /// The time-of-day and month fields this calendar can fire in, for [`Calendar::skip_end`].
-    pub fn fire_fields(&self) -> FireFields {
+    pub(crate) fn fire_fields(&self) -> FireFields {
         FireFields {
             second: self.masks.second,
             minute: self.masks.minute,
@@ -233,7 +233,7 @@ impl Calendar {
     /// calendar: the end of the largest unit (minute, hour, day, month, year) around `local` in
     /// which this calendar excludes every time the schedule can fire (`fires`). An exclude of all
     /// of December skips December in one step instead of minute by minute.
-    pub fn skip_end(&self, local: i64, fires: &FireFields) -> i64 {
+    pub(crate) fn skip_end(&self, local: i64, fires: &FireFields) -> i64 {
         let covers = |mine: u64, theirs: u64| theirs & !mine == 0;
         let wall = WallClock::from_local_seconds(local);
         let day_start = local - i64::from(wall.second_of_day);
@@ -265,7 +265,7 @@ impl Calendar {
         days_from_civil(year, 1, 1) * DAY
     }
 
-    pub fn to_json(&self) -> Value {
+    pub(crate) fn to_json(&self) -> Value {
         let mut obj = serde_json::Map::new();
         for kind in FieldKind::ALL {
             obj.insert(kind.json_name().into(), self.field(kind).to_json());

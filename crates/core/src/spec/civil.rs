@@ -60,7 +60,7 @@ pub(crate) struct WallClock {
 }
 
 impl WallClock {
-    pub fn from_local_seconds(local: i64) -> Self {
+    pub(super) fn from_local_seconds(local: i64) -> Self {
         let days = local.div_euclid(DAY);
         let (year, month, day) = civil_from_days(days);
         WallClock {
@@ -71,13 +71,13 @@ impl WallClock {
         }
     }
 
-    pub fn hour(self) -> u32 {
+    pub(super) fn hour(self) -> u32 {
         self.second_of_day / 3600
     }
-    pub fn minute(self) -> u32 {
+    pub(super) fn minute(self) -> u32 {
         self.second_of_day / 60 % 60
     }
-    pub fn second(self) -> u32 {
+    pub(super) fn second(self) -> u32 {
         self.second_of_day % 60
     }
 }

@@ -32,7 +32,7 @@ pub(crate) const TEMPORAL_YEARS: (u32, u32) = (FIRST_YEAR as u32, LAST_YEAR as u
 pub(crate) const PEER_YEARS: (u32, u32) = (1970, 2199);
 
 impl FieldKind {
-    pub const ALL: [FieldKind; 7] = [
+    pub(crate) const ALL: [FieldKind; 7] = [
         FieldKind::Second,
         FieldKind::Minute,
         FieldKind::Hour,
@@ -43,7 +43,7 @@ impl FieldKind {
     ];
 
     /// Inclusive bounds of canonical values.
-    pub fn bounds(self) -> (u32, u32) {
+    pub(crate) fn bounds(self) -> (u32, u32) {
         match self {
             FieldKind::Second | FieldKind::Minute => (0, 59),
             FieldKind::Hour => (0, 23),
@@ -55,7 +55,7 @@ impl FieldKind {
     }
 
     /// What `*` means: for years, the span the engine evaluates.
-    pub fn star(self) -> Range {
+    pub(crate) fn star(self) -> Range {
         match self {
             FieldKind::Year => Range::new(FIRST_YEAR as u32, LAST_YEAR as u32, 1),
             _ => {
@@ -66,7 +66,7 @@ impl FieldKind {
     }
 
     /// The field's key in calendar JSON.
-    pub fn json_name(self) -> &'static str {
+    pub(crate) fn json_name(self) -> &'static str {
         match self {
             FieldKind::Second => "second",
             FieldKind::Minute => "minute",
@@ -79,7 +79,7 @@ impl FieldKind {
     }
 
     /// The field's name in cron error messages.
-    pub fn cron_name(self) -> &'static str {
+    pub(crate) fn cron_name(self) -> &'static str {
         match self {
             FieldKind::Second => "second",
             FieldKind::Minute => "minute",
@@ -92,7 +92,7 @@ impl FieldKind {
     }
 
     /// Temporal's calendar defaults: second, minute and hour 0, everything else `*`.
-    pub fn default_text(self) -> &'static str {
+    pub(crate) fn default_text(self) -> &'static str {
         match self {
             FieldKind::Second | FieldKind::Minute | FieldKind::Hour => "0",
             _ => "*",
@@ -109,19 +109,19 @@ pub(crate) struct Range {
 }
 
 impl Range {
-    pub fn new(start: u32, end: u32, step: u32) -> Self {
+    pub(crate) fn new(start: u32, end: u32, step: u32) -> Self {
         Range { start, end, step }
     }
 
-    pub fn single(value: u32) -> Self {
+    pub(crate) fn single(value: u32) -> Self {
         Range::new(value, value, 1)
     }
 
-    pub fn values(self) -> impl Iterator<Item = u32> {
+    pub(crate) fn values(self) -> impl Iterator<Item = u32> {
         (self.start..=self.end).step_by(self.step.max(1) as usize)
     }
 
-    pub fn to_json(self) -> Value {
+    pub(crate) fn to_json(self) -> Value {
         let mut obj = serde_json::Map::new();
         obj.insert("start".into(), json!(self.start));
         if self.end != self.start {
@@ -156,7 +156,7 @@ pub(crate) enum WeekdaySpecial {
 
 impl DaySpecial {
     /// The day of the month this special selects, if the month has one.
-    pub fn day(self, month_len: u32, first_weekday: u32) -> Option<u32> {
+    pub(crate) fn day(self, month_len: u32, first_weekday: u32) -> Option<u32> {
         match self {
             DaySpecial::LastDay(n) => (month_len > n).then(|| month_len - n),
             DaySpecial::NearestWeekday(d) => nearest_weekday(d, month_len, first_weekday),
@@ -166,7 +166,7 @@ impl DaySpecial {
         }
     }
 
-    pub fn to_json(self) -> Value {
+    pub(crate) fn to_json(self) -> Value {
         match self {
             DaySpecial::LastDay(n) => json!({ "lastDay": n }),
             DaySpecial::NearestWeekday(d) => json!({ "nearestWeekday": d }),
@@ -193,7 +193,7 @@ fn nearest_weekday(day: u32, month_len: u32, first_weekday: u32) -> Option<u32> 
 }
 
 impl WeekdaySpecial {
-    pub fn day(self, month_len: u32, first_weekday: u32) -> Option<u32> {
+    pub(crate) fn day(self, month_len: u32, first_weekday: u32) -> Option<u32> {
         match self {
             WeekdaySpecial::Nth { weekday, nth } => {
                 let first = 1 + (weekday + 7 - first_weekday) % 7;
@@ -207,7 +207,7 @@ impl WeekdaySpecial {
         }
     }
 
-    pub fn to_json(self) -> Value {
+    pub(crate) fn to_json(self) -> Value {
         match self {
             WeekdaySpecial::Nth { weekday, nth } => json!({ "weekday": weekday, "nth": nth }),
             WeekdaySpecial::Last { weekday } => json!({ "weekday": weekday, "last": true }),
@@ -224,7 +224,7 @@ pub(crate) struct FieldSpec {
 }
 
 impl FieldSpec {
-    pub fn star(kind: FieldKind) -> Self {
+    pub(crate) fn star(kind: FieldKind) -> Self {
         FieldSpec {
             ranges: vec![kind.star()],
             ..FieldSpec::default()
@@ -232,7 +232,7 @@ impl FieldSpec {
     }
 
     /// True when the field selects every value and no special: `*`, `?`, `0-59`.
-    pub fn is_full(&self, kind: FieldKind) -> bool {
+    pub(crate) fn is_full(&self, kind: FieldKind) -> bool {
         if !self.days.is_empty() || !self.weekdays.is_empty() {
             return false;
         }
@@ -254,7 +254,7 @@ impl FieldSpec {
         })
     }
 
-    pub fn to_json(&self) -> Value {
+    pub(crate) fn to_json(&self) -> Value {
         let items = self.ranges.iter().map(|r| r.to_json());
         let days = self.days.iter().map(|d| d.to_json());
         let weekdays = self.weekdays.iter().map(|w| w.to_json());
@@ -285,7 +285,7 @@ pub(crate) struct Syntax {
 impl Syntax {
     /// Inclusive bounds of canonical values of `kind` under this syntax: the year range is the
     /// dialect's own.
-    pub fn bounds(self, kind: FieldKind) -> (u32, u32) {
+    pub(super) fn bounds(self, kind: FieldKind) -> (u32, u32) {
         match kind {
             FieldKind::Year => self.years,
             _ => kind.bounds(),

@@ -16,7 +16,7 @@ pub(crate) struct Interval {
 }
 
 impl Interval {
-    pub fn new(every: Duration, offset: Duration) -> Result<Self, String> {
+    pub(crate) fn new(every: Duration, offset: Duration) -> Result<Self, String> {
         if !every.is_whole_seconds() || every.as_secs() == 0 {
             return Err(format!(
                 "interval {every} must be a whole number of seconds, at least 1s"
@@ -37,7 +37,7 @@ impl Interval {
     }
 
     /// `"6h/5h"` or `"45m"`.
-    pub fn parse_compact(text: &str) -> Result<Self, String> {
+    pub(crate) fn parse_compact(text: &str) -> Result<Self, String> {
         let (every, offset) = match text.split_once('/') {
             Some((e, o)) => (e, Some(o)),
             None => (text, None),
@@ -51,7 +51,7 @@ impl Interval {
     }
 
     /// The first fire strictly after `t`, within the evaluated span (until the end of 2100 UTC).
-    pub fn next_after(self, t: i64) -> Option<i64> {
+    pub(crate) fn next_after(self, t: i64) -> Option<i64> {
         let every = i64::try_from(self.every).ok()?;
         let offset = i64::try_from(self.offset).ok()?;
         let k = t.checked_sub(offset)?.div_euclid(every).checked_add(1)?;
@@ -59,7 +59,7 @@ impl Interval {
         (next < LOCAL_LIMIT).then_some(next)
     }
 
-    pub fn to_json(self) -> Value {
+    pub(crate) fn to_json(self) -> Value {
         json!({ "every": Duration::from_secs(self.every).to_string(), "offset": Duration::from_secs(self.offset).to_string() })
     }
 }

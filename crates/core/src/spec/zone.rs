@@ -27,11 +27,11 @@ pub(crate) struct Transition {
 
 impl Transition {
     /// Wall-clock times skipped: the clock jumps forward.
-    pub fn is_gap(&self) -> bool {
+    pub(super) fn is_gap(&self) -> bool {
         self.after > self.before
     }
     /// Wall-clock times repeated: the clock falls back.
-    pub fn is_overlap(&self) -> bool {
+    pub(super) fn is_overlap(&self) -> bool {
         self.after < self.before
     }
 }
@@ -56,7 +56,7 @@ pub(crate) struct Segment {
 
 impl ZoneRules {
     /// The rules of a zone, computed on first use and shared afterwards.
-    pub fn get(tz: Tz) -> Arc<ZoneRules> {
+    pub(super) fn get(tz: Tz) -> Arc<ZoneRules> {
         static CACHE: OnceLock<Mutex<HashMap<Tz, Arc<ZoneRules>>>> = OnceLock::new();
         let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
         // A poisoned lock only means another thread panicked mid-insert of an Arc; the map is intact.
@@ -127,11 +127,11 @@ impl ZoneRules {
     }
 
     /// The index of the segment containing instant `t`.
-    pub fn segment_index(&self, t: i64) -> usize {
+    pub(super) fn segment_index(&self, t: i64) -> usize {
         self.transitions.partition_point(|tr| tr.at <= t)
     }
 
-    pub fn segment(&self, index: usize) -> Segment {
+    pub(super) fn segment(&self, index: usize) -> Segment {
         let start = if index == 0 {
             i64::MIN
         } else {
@@ -146,11 +146,11 @@ impl ZoneRules {
         Segment { start, end, offset }
     }
 
-    pub fn offset_at(&self, t: i64) -> i32 {
+    pub(super) fn offset_at(&self, t: i64) -> i32 {
         self.segment(self.segment_index(t)).offset
     }
 
-    pub fn is_fixed(&self) -> bool {
+    pub(super) fn is_fixed(&self) -> bool {
         self.transitions.is_empty()
     }
 }

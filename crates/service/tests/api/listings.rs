@@ -1,0 +1,131 @@
+//! Listings: a job's executions and the job list, filtered and paginated.
+
+use axum::http::StatusCode;
+use serde_json::{json, Value};
+
+use crate::support::*;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn job_executions_are_newest_first_and_paginated() {
+    let api = Api::new();
+    api.create("ondemand", &triggered_job("001")).await;
+    for n in 1..=5 {
+        api.trigger("ondemand", &json!({"n": n})).await;
+    }
+    let mut numbers = Vec::new();
+    let mut uri = "/jobs/ondemand/executions?limit=2".to_owned();
+    let mut pages = 0;
+    loop {
+        let (status, body) = api.get(&uri).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        pages += 1;
+        for execution in body["executions"].as_array().unwrap() {
+            numbers.push(execution["executeNumber"].as_u64().unwrap());
+            assert!(
+                execution.get("events").is_none(),
+                "lists leave the event log out"
+            );
+            assert_eq!(execution["arguments"]["n"], execution["executeNumber"]);
+        }
+        match body["nextCursor"].as_str() {
+            Some(cursor) => uri = format!("/jobs/ondemand/executions?limit=2&cursor={cursor}"),
+            None => break,
+        }
+    }
+    assert_eq!(numbers, [5, 4, 3, 2, 1]);
+    assert_eq!(pages, 3);
+
+    let all = api.get("/jobs/ondemand/executions").await.1;
+    assert_eq!(all["executions"].as_array().unwrap().len(), 5);
+    assert_eq!(all["nextCursor"], Value::Null);
+    assert_error(
+        &api.get("/jobs/ondemand/executions?cursor=bogus").await,
+        400,
+        "cursor:",
+    );
+    assert_error(
+        &api.get("/jobs/ondemand/executions?limit=0").await,
+        400,
+        "limit:",
+    );
+    assert_error(
+        &api.get("/jobs/ondemand/executions?limit=1001").await,
+        400,
+        "limit:",
+    );
+    let none = api.get("/jobs/never-created/executions").await;
+    assert_eq!(
+        none,
+        (
+            StatusCode::OK,
+            json!({"executions": [], "nextCursor": null})
+        )
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn list_jobs_filters_and_paginates() {
+    let api = Api::new();
+    api.create("p", &triggered_job("alice")).await;
+    api.create("a1", &triggered_job("alice")).await;
+    api.create("b1", &triggered_job("bob")).await;
+    api.create("b2", &triggered_job("bob")).await;
+    let mut child = child_job("p", None);
+    child["creator"] = json!("bob");
+    api.create("c1", &child).await;
+    api.create("c2", &child_job("p", Some(1))).await;
+    api.put("/jobs/b2?active=0", None).await;
+    api.post("/jobs/c2/pause", &json!({"notes": "off"})).await;
+
+    let ids = |body: &Value| -> Vec<String> {
+        body["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| j["jobId"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let cases = [
+        ("/jobs", vec!["a1", "b1", "b2", "c1", "c2", "p"]),
+        ("/jobs?state=paused", vec!["b2", "c2"]),
+        ("/jobs?state=active", vec!["a1", "b1", "c1", "p"]),
+        ("/jobs?creator=bob", vec!["b1", "b2", "c1"]),
+        ("/jobs?parentJob=p", vec!["c1", "c2"]),
+        ("/jobs?parentJob=p&creator=bob", vec!["c1"]),
+        ("/jobs?parentJob=p&state=paused", vec!["c2"]),
+        ("/jobs?creator=nobody", vec![]),
+    ];
+    for (uri, want) in cases {
+        let (status, body) = api.get(uri).await;
+        assert_eq!(status, StatusCode::OK, "{uri}: {body}");
+        assert_eq!(ids(&body), want, "{uri}");
+        assert_eq!(body["nextCursor"], Value::Null, "{uri}");
+    }
+    let paused = api.get("/jobs?state=paused").await.1;
+    assert_eq!(
+        paused["jobs"][1]["pausedNotes"],
+        json!("off"),
+        "listed jobs are GET's jobs"
+    );
+
+    let mut pages = Vec::new();
+    let mut uri = "/jobs?limit=2&state=active".to_owned();
+    loop {
+        let body = api.get(&uri).await.1;
+        pages.push(ids(&body));
+        match body["nextCursor"].as_str() {
+            Some(cursor) => uri = format!("/jobs?limit=2&state=active&cursor={cursor}"),
+            None => break,
+        }
+    }
+    assert_eq!(
+        pages,
+        [["a1", "b1"], ["c1", "p"]],
+        "full pages, no empty last one"
+    );
+
+    assert_error(&api.get("/jobs?state=deleted").await, 400, "state:");
+    assert_error(&api.get("/jobs?owner=alice").await, 400, "owner:");
+    assert_error(&api.get("/jobs?cursor=nope").await, 400, "cursor:");
+    assert_error(&api.get("/jobs?limit=many").await, 400, "limit:");
+}

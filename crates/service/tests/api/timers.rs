@@ -1,0 +1,140 @@
+//! Declarative timers, reconciled per service.
+
+use axum::http::StatusCode;
+use serde_json::{json, Value};
+
+use crate::support::*;
+
+fn timer_entry(job_id: &str, name: &str) -> Value {
+    let mut body = seed_job_as(job_id);
+    body["jobName"] = json!(name);
+    body
+}
+
+async fn service_jobs(api: &Api, service: &str) -> Vec<(String, String)> {
+    let body = api.get(&format!("/jobs?service={service}")).await.1;
+    body["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| {
+            (
+                j["jobId"].as_str().unwrap().to_owned(),
+                j["jobName"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
+    items
+        .iter()
+        .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn timers_are_reconciled_per_service() {
+    let api = Api::new();
+    let list = json!({"timer": [timer_entry("t-a", "A"), timer_entry("t-b", "B")]});
+    let (status, body) = api.put("/services/jobswork/timers", Some(&list)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        body,
+        json!({"resp_code": 200, "resp_msg": null, "created": ["t-a", "t-b"], "updated": [], "unchanged": [], "removed": []})
+    );
+    assert_eq!(
+        service_jobs(&api, "jobswork").await,
+        pairs(&[("t-a", "A"), ("t-b", "B")])
+    );
+
+    let again = api.put("/services/jobswork/timers", Some(&list)).await.1;
+    assert_eq!(
+        again,
+        json!({"resp_code": 200, "resp_msg": null, "created": [], "updated": [], "unchanged": ["t-a", "t-b"], "removed": []}),
+        "a second identical call changes nothing"
+    );
+
+    // A bare array is accepted too: B changes, A goes, C comes.
+    let list = json!([timer_entry("t-b", "B2"), timer_entry("t-c", "C")]);
+    let body = api.put("/services/jobswork/timers", Some(&list)).await.1;
+    assert_eq!(
+        body,
+        json!({"resp_code": 200, "resp_msg": null, "created": ["t-c"], "updated": ["t-b"], "unchanged": [], "removed": ["t-a"]})
+    );
+    assert_eq!(
+        service_jobs(&api, "jobswork").await,
+        pairs(&[("t-b", "B2"), ("t-c", "C")])
+    );
+    assert_eq!(api.status_of("t-a").await, StatusCode::NOT_FOUND);
+    let body = api.put("/services/jobswork/timers", Some(&list)).await.1;
+    assert_eq!(body["unchanged"], json!(["t-b", "t-c"]));
+
+    // One invalid entry: nothing changes.
+    let mut broken = timer_entry("t-d", "D");
+    broken["request"][0]["url"] = json!("gopher://x");
+    let list = json!({"timer": [timer_entry("t-b", "B3"), broken]});
+    assert_error(
+        &api.put("/services/jobswork/timers", Some(&list)).await,
+        400,
+        "timer[1].request[0].url:",
+    );
+    let list = json!({"timer": [timer_entry("t-b", "B3"), {"jobName": "no id"}]});
+    assert_error(
+        &api.put("/services/jobswork/timers", Some(&list)).await,
+        400,
+        "timer[1].jobId:",
+    );
+    let list = json!([timer_entry("t-b", "B3"), timer_entry("t-b", "B4")]);
+    assert_error(
+        &api.put("/services/jobswork/timers", Some(&list)).await,
+        400,
+        "timer[1].jobId:",
+    );
+    assert_error(
+        &api.put("/services/jobswork/timers", Some(&json!({"timers": 5})))
+            .await,
+        400,
+        "timer:",
+    );
+    assert_eq!(
+        service_jobs(&api, "jobswork").await,
+        pairs(&[("t-b", "B2"), ("t-c", "C")])
+    );
+
+    // A job created by hand, or by another service, is not this service's to change.
+    // (`z-manual` sorts last, so the entries before it would be applied first.)
+    api.create("z-manual", &seed_job_as("z-manual")).await;
+    let list = json!([
+        timer_entry("t-b", "B5"),
+        timer_entry("z-manual", "taken"),
+        timer_entry("t-0", "new")
+    ]);
+    assert_error(
+        &api.put("/services/jobswork/timers", Some(&list)).await,
+        409,
+        "job z-manual",
+    );
+    let other = json!([timer_entry("t-c", "mine now")]);
+    assert_error(
+        &api.put("/services/other/timers", Some(&other)).await,
+        409,
+        "job t-c",
+    );
+    assert_eq!(
+        service_jobs(&api, "jobswork").await,
+        pairs(&[("t-b", "B2"), ("t-c", "C")]),
+        "a refused reconcile changes nothing"
+    );
+    assert_eq!(api.status_of("t-0").await, StatusCode::NOT_FOUND);
+    assert_eq!(api.job("z-manual").await["jobName"], json!("job测试2"));
+    assert!(service_jobs(&api, "other").await.is_empty());
+
+    // An empty list removes every job of the service.
+    let body = api
+        .put("/services/jobswork/timers", Some(&json!([])))
+        .await
+        .1;
+    assert_eq!(body["removed"], json!(["t-b", "t-c"]));
+    assert_eq!(api.status_of("z-manual").await, StatusCode::OK);
+}
