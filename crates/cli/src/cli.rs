@@ -32,7 +32,7 @@ unreachable. See docs/cli.md.";
     arg_required_else_help = true,
     propagate_version = true
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(flatten)]
     pub client: ClientArgs,
 
@@ -43,7 +43,7 @@ pub struct Cli {
 /// How the client commands reach the API.
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Client options")]
-pub struct ClientArgs {
+pub(crate) struct ClientArgs {
     /// Base URL of the Sundial API
     #[arg(
         long,
@@ -92,7 +92,7 @@ pub struct ClientArgs {
 
 /// `--auth`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum AuthMode {
+pub(crate) enum AuthMode {
     /// A bearer token when --token is given; SigV4 for an *.execute-api.*.amazonaws.com host; else none
     Auto,
     /// No credentials
@@ -106,7 +106,7 @@ pub enum AuthMode {
 // Parsed once per process: the size of the largest variant does not matter.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Run the API and the execution engine on the embedded store
     Serve(ServeArgs),
     /// Schedule specs, evaluated locally
@@ -143,7 +143,7 @@ pub enum Command {
     help_template = "{usage-heading} {usage}\n\n{about}\n\n{all-args}{after-help}",
     after_help = crate::serve::ENVIRONMENT
 )]
-pub struct ServeArgs {
+pub(crate) struct ServeArgs {
     /// Listen address; port 0 picks a free port
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
     pub addr: String,
@@ -162,7 +162,7 @@ pub struct ServeArgs {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum SpecCommand {
+pub(crate) enum SpecCommand {
     /// Print the next fire times of a schedule spec as one line of JSON
     #[command(
         help_template = "{usage-heading} {usage}\n\n{about}\n\n{all-args}{after-help}",
@@ -174,7 +174,7 @@ pub enum SpecCommand {
 /// `sundial spec preview`. Values are checked by `preview::run_preview`, whose messages name the
 /// flag or the spec field.
 #[derive(Debug, Args)]
-pub struct PreviewArgs {
+pub(crate) struct PreviewArgs {
     /// List times strictly after this instant (default: now); relative timer due times are counted from it too
     #[arg(long, value_name = "RFC3339")]
     pub from: Option<String>,
@@ -193,7 +193,7 @@ pub struct PreviewArgs {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum JobCommand {
+pub(crate) enum JobCommand {
     /// Create a job from -f FILE and/or flags
     #[command(
         after_help = "Example:\n  sundial job create report --name 'Noon report' --cron '0 12 * * MON-FRI' --tz Europe/London \\\n      --url 'http://127.0.0.1:9000/run?n=${executeNumber}' --method POST\n  sundial job create -f report.yaml"
@@ -220,14 +220,14 @@ pub enum JobCommand {
 }
 
 #[derive(Debug, Args)]
-pub struct JobId {
+pub(crate) struct JobId {
     /// The job id
     #[arg(value_name = "JOB_ID")]
     pub job_id: String,
 }
 
 #[derive(Debug, Args)]
-pub struct CreateArgs {
+pub(crate) struct CreateArgs {
     /// The job id (default: jobId in the file)
     #[arg(value_name = "JOB_ID")]
     pub job_id: Option<String>,
@@ -237,7 +237,7 @@ pub struct CreateArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct UpdateArgs {
+pub(crate) struct UpdateArgs {
     /// The job id
     #[arg(value_name = "JOB_ID")]
     pub job_id: String,
@@ -248,7 +248,7 @@ pub struct UpdateArgs {
 
 /// The fields of a job definition as flags; `-f` reads a whole definition, flags then change it.
 #[derive(Debug, Args, Default)]
-pub struct DefinitionArgs {
+pub(crate) struct DefinitionArgs {
     /// A job definition (the API's JSON, or the same as YAML; `-` reads stdin)
     #[arg(short, long, value_name = "FILE")]
     pub file: Option<PathBuf>,
@@ -350,7 +350,7 @@ pub struct DefinitionArgs {
 /// The overlap policies (brief §3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 #[value(rename_all = "PascalCase")]
-pub enum Overlap {
+pub(crate) enum Overlap {
     Skip,
     BufferOne,
     BufferAll,
@@ -360,7 +360,7 @@ pub enum Overlap {
 }
 
 impl Overlap {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Overlap::Skip => "Skip",
             Overlap::BufferOne => "BufferOne",
@@ -373,7 +373,7 @@ impl Overlap {
 }
 
 #[derive(Debug, Args)]
-pub struct ListArgs {
+pub(crate) struct ListArgs {
     /// Only jobs in this state
     #[arg(long, value_parser = ["active", "paused"])]
     pub state: Option<String>,
@@ -395,7 +395,7 @@ pub struct ListArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct PauseArgs {
+pub(crate) struct PauseArgs {
     /// The job id
     #[arg(value_name = "JOB_ID")]
     pub job_id: String,
@@ -405,7 +405,7 @@ pub struct PauseArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct TriggerArgs {
+pub(crate) struct TriggerArgs {
     /// The job id
     #[arg(value_name = "JOB_ID")]
     pub job_id: String,
@@ -430,7 +430,7 @@ pub struct TriggerArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct BackfillArgs {
+pub(crate) struct BackfillArgs {
     /// The job id
     #[arg(value_name = "JOB_ID")]
     pub job_id: String,
@@ -446,7 +446,7 @@ pub struct BackfillArgs {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum ExecutionCommand {
+pub(crate) enum ExecutionCommand {
     /// List a job's executions, newest first
     List(ExecutionListArgs),
     /// Show an execution and its event log
@@ -460,7 +460,7 @@ pub enum ExecutionCommand {
 }
 
 #[derive(Debug, Args)]
-pub struct ExecutionListArgs {
+pub(crate) struct ExecutionListArgs {
     /// The job id
     #[arg(value_name = "JOB_ID")]
     pub job_id: String,
@@ -473,14 +473,14 @@ pub struct ExecutionListArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct ExecutionId {
+pub(crate) struct ExecutionId {
     /// The execution id
     #[arg(value_name = "EXECUTION_ID")]
     pub execution_id: String,
 }
 
 #[derive(Debug, Args)]
-pub struct ReasonArgs {
+pub(crate) struct ReasonArgs {
     /// The execution id
     #[arg(value_name = "EXECUTION_ID")]
     pub execution_id: String,
@@ -490,7 +490,7 @@ pub struct ReasonArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct WatchArgs {
+pub(crate) struct WatchArgs {
     /// The execution id
     #[arg(value_name = "EXECUTION_ID")]
     pub execution_id: String,
@@ -500,7 +500,7 @@ pub struct WatchArgs {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum TimersCommand {
+pub(crate) enum TimersCommand {
     /// Reconcile SERVICE's jobs with the timer list in FILE: create, update and remove to match
     Sync {
         /// The service that owns the list

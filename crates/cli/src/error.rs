@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 /// The classes of failure, each with its exit code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Class {
+pub(crate) enum Class {
     /// What a command reports as failed without any error: `execution watch` of a run that ended
     /// other than `Succeeded`.
     Failed,
@@ -28,7 +28,7 @@ pub enum Class {
 
 impl Class {
     /// The process exit code of this class.
-    pub fn code(self) -> u8 {
+    pub(crate) fn code(self) -> u8 {
         match self {
             Class::Failed => 1,
             Class::Usage => 2,
@@ -39,7 +39,7 @@ impl Class {
     }
 
     /// The class of an HTTP error status.
-    pub fn of_status(status: u16) -> Class {
+    pub(crate) fn of_status(status: u16) -> Class {
         match status {
             404 => Class::NotFound,
             400..=499 => Class::Refused,
@@ -50,24 +50,24 @@ impl Class {
 
 /// A failed command: its class and the message printed after `error: `.
 #[derive(Debug)]
-pub struct CliError {
+pub(crate) struct CliError {
     pub class: Class,
     pub message: String,
 }
 
 impl CliError {
-    pub fn new(class: Class, message: impl Into<String>) -> CliError {
+    pub(crate) fn new(class: Class, message: impl Into<String>) -> CliError {
         CliError {
             class,
             message: message.into(),
         }
     }
 
-    pub fn usage(message: impl Into<String>) -> CliError {
+    pub(crate) fn usage(message: impl Into<String>) -> CliError {
         CliError::new(Class::Usage, message)
     }
 
-    pub fn exit_code(&self) -> ExitCode {
+    pub(crate) fn exit_code(&self) -> ExitCode {
         ExitCode::from(self.class.code())
     }
 }

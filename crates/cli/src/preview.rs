@@ -19,7 +19,7 @@ use sundial_core::spec::SpecError;
 use crate::cli::PreviewArgs;
 
 /// What `sundial spec preview --help` says beside the flags.
-pub const ABOUT: &str = "\
+pub(crate) const ABOUT: &str = "\
 Prints one line of JSON:
   {\"times\": [RFC 3339 times with the schedule zone's offset], \"schedule\": <canonical spec>}
 
@@ -71,7 +71,7 @@ struct Options {
 
 /// Runs `spec preview` on its arguments (parsed by clap, see [`PreviewArgs`]) and returns the
 /// JSON line to print, without a trailing newline. `now` is the default for `--from`.
-pub fn run_preview(args: &PreviewArgs, now: DateTime<Utc>) -> Result<String, CliError> {
+pub(crate) fn run_preview(args: &PreviewArgs, now: DateTime<Utc>) -> Result<String, CliError> {
     let opts = options(args, now)?;
     let value: serde_json::Value =
         serde_json::from_str(&opts.spec).map_err(|e| CliError::new(format!("SPEC_JSON: {e}")))?;

@@ -21,7 +21,7 @@ use sundial_service::settings;
 use sundial_service::{App, AppConfig};
 
 /// The environment of `sundial serve`, shown after its flags in `sundial serve --help`.
-pub const ENVIRONMENT: &str = "\
+pub(crate) const ENVIRONMENT: &str = "\
 Environment:
   SUNDIAL_API_TOKEN       bearer token required on every route but /health and the feedback
                           route; mandatory when --addr is not a loopback address; at least 16
@@ -56,7 +56,7 @@ pub(crate) struct ServeOptions {
 
 /// Checks the flags of `serve` (parsed by clap, see [`ServeArgs`]) and its environment; `env`
 /// looks up environment variables (injected for tests). Messages name the flag or variable.
-pub fn options(
+pub(crate) fn options(
     args: &ServeArgs,
     env: impl Fn(&str) -> Option<String>,
 ) -> Result<ServeOptions, String> {

@@ -14,10 +14,10 @@ use serde_json::Value;
 use crate::error::{Class, CliError};
 
 #[cfg(feature = "aws-auth")]
-pub mod sigv4;
+pub(crate) mod sigv4;
 
 /// How requests are authenticated.
-pub enum Auth {
+pub(crate) enum Auth {
     /// No credentials: a local `sundial serve` on loopback without `SUNDIAL_API_TOKEN`.
     None,
     /// `Authorization: Bearer <token>`: `SUNDIAL_API_TOKEN` of `sundial serve`, or a JWT for the
@@ -30,20 +30,20 @@ pub enum Auth {
 
 /// An answer of the API: its status and JSON body (`Null` when empty).
 #[derive(Debug)]
-pub struct Reply {
+pub(crate) struct Reply {
     pub status: u16,
     pub body: Value,
 }
 
 /// A connection to one Sundial API.
-pub struct Client {
+pub(crate) struct Client {
     base: Url,
     http: reqwest::Client,
     auth: Auth,
 }
 
 /// One request: method, path segments, query, JSON body and extra headers.
-pub struct Request<'a> {
+pub(crate) struct Request<'a> {
     pub method: Method,
     pub path: &'a [&'a str],
     pub query: Vec<(&'a str, String)>,
@@ -52,7 +52,7 @@ pub struct Request<'a> {
 }
 
 impl<'a> Request<'a> {
-    pub fn new(method: Method, path: &'a [&'a str]) -> Request<'a> {
+    pub(crate) fn new(method: Method, path: &'a [&'a str]) -> Request<'a> {
         Request {
             method,
             path,
@@ -62,11 +62,11 @@ impl<'a> Request<'a> {
         }
     }
 
-    pub fn get(path: &'a [&'a str]) -> Request<'a> {
+    pub(crate) fn get(path: &'a [&'a str]) -> Request<'a> {
         Request::new(Method::GET, path)
     }
 
-    pub fn post(path: &'a [&'a str], body: Option<&'a Value>) -> Request<'a> {
+    pub(crate) fn post(path: &'a [&'a str], body: Option<&'a Value>) -> Request<'a> {
         Request {
             body,
             ..Request::new(Method::POST, path)
@@ -74,14 +74,14 @@ impl<'a> Request<'a> {
     }
 
     /// Adds `name=value` to the query when `value` is given.
-    pub fn query(mut self, name: &'a str, value: Option<impl ToString>) -> Request<'a> {
+    pub(crate) fn query(mut self, name: &'a str, value: Option<impl ToString>) -> Request<'a> {
         if let Some(value) = value {
             self.query.push((name, value.to_string()));
         }
         self
     }
 
-    pub fn header(mut self, name: &'a str, value: Option<String>) -> Request<'a> {
+    pub(crate) fn header(mut self, name: &'a str, value: Option<String>) -> Request<'a> {
         if let Some(value) = value {
             self.headers.push((name, value));
         }
@@ -94,7 +94,7 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 impl Client {
     /// A client for the API at `server` (`http(s)://host[:port][/base/path]`).
-    pub fn new(server: &str, auth: Auth) -> Result<Client, CliError> {
+    pub(crate) fn new(server: &str, auth: Auth) -> Result<Client, CliError> {
         let base = parse_server(server)?;
         let mut builder = reqwest::Client::builder()
             .timeout(REQUEST_TIMEOUT)
@@ -110,7 +110,7 @@ impl Client {
     }
 
     /// The URL of `path` (each element one segment, percent-encoded) with `query`.
-    pub fn url(&self, path: &[&str], query: &[(&str, String)]) -> Url {
+    pub(crate) fn url(&self, path: &[&str], query: &[(&str, String)]) -> Url {
         let mut url = self.base.clone();
         if let Ok(mut segments) = url.path_segments_mut() {
             segments.pop_if_empty().extend(path);
@@ -124,7 +124,7 @@ impl Client {
 
     /// Sends `request`; a 2xx answer is its JSON body, anything else a [`CliError`] with the
     /// server's message.
-    pub async fn call(&self, request: Request<'_>) -> Result<Value, CliError> {
+    pub(crate) async fn call(&self, request: Request<'_>) -> Result<Value, CliError> {
         let what = format!("{} {}", request.method, request.path.join("/"));
         let reply = self.send(request).await?;
         if (200..300).contains(&reply.status) {
@@ -136,7 +136,7 @@ impl Client {
 
     /// Sends `request` and returns the answer whatever its status (for `/health`, whose 503 still
     /// carries the engine's state).
-    pub async fn send(&self, request: Request<'_>) -> Result<Reply, CliError> {
+    pub(crate) async fn send(&self, request: Request<'_>) -> Result<Reply, CliError> {
         let url = self.url(request.path, &request.query);
         let body = match request.body {
             Some(value) => serde_json::to_vec(value)
@@ -210,7 +210,7 @@ impl Client {
 
 /// The error for a non-2xx `reply`: the server's own message (which names the field) and the
 /// status.
-pub fn api_error(what: &str, reply: &Reply) -> CliError {
+pub(crate) fn api_error(what: &str, reply: &Reply) -> CliError {
     let message = match &reply.body {
         Value::Object(map) => map
             .get("resp_msg")
@@ -229,7 +229,7 @@ pub fn api_error(what: &str, reply: &Reply) -> CliError {
 }
 
 /// `--server` as a base URL, or a usage error naming it.
-pub fn parse_server(server: &str) -> Result<Url, CliError> {
+pub(crate) fn parse_server(server: &str) -> Result<Url, CliError> {
     let url = Url::parse(server).map_err(|e| {
         CliError::usage(format!(
             "--server: expected a URL like http://127.0.0.1:8080, got {server:?}: {e}"

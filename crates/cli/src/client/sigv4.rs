@@ -28,10 +28,10 @@ use aws_smithy_types::body::SdkBody;
 use crate::error::{Class, CliError};
 
 /// The signing name of API Gateway's invoke API.
-pub const SERVICE: &str = "execute-api";
+pub(crate) const SERVICE: &str = "execute-api";
 
 /// Signs requests with the credentials of the standard chain for one region.
-pub struct Signer {
+pub(crate) struct Signer {
     credentials: SharedCredentialsProvider,
     region: String,
 }
@@ -39,7 +39,10 @@ pub struct Signer {
 impl Signer {
     /// Loads the credential chain. The region is `region` (`--region`), else the one an
     /// `execute-api` host names, else the SDK's (`AWS_REGION`, the profile).
-    pub async fn from_environment(region: Option<String>, host: &str) -> Result<Signer, CliError> {
+    pub(crate) async fn from_environment(
+        region: Option<String>,
+        host: &str,
+    ) -> Result<Signer, CliError> {
         let known = region.or_else(|| region_of_host(host));
         let mut loader =
             aws_config::defaults(BehaviorVersion::latest()).http_client(http_client()?);
@@ -65,7 +68,7 @@ impl Signer {
 
     /// The headers that sign `method url` with `body` now: `authorization`, `x-amz-date` and,
     /// with temporary credentials, `x-amz-security-token`.
-    pub async fn sign(
+    pub(crate) async fn sign(
         &self,
         method: &str,
         url: &str,
@@ -173,7 +176,7 @@ impl HttpConnector for Connector {
 /// The SigV4 headers for one request: `headers` are signed along with `host` (from `url`), and
 /// the body's SHA-256 is part of the signature.
 #[allow(clippy::too_many_arguments)]
-pub fn sign_request(
+pub(crate) fn sign_request(
     credentials: &Credentials,
     region: &str,
     service: &str,
@@ -210,7 +213,7 @@ pub fn sign_request(
 }
 
 /// The region in an execute-api host: `abc123.execute-api.eu-west-1.amazonaws.com`.
-pub fn region_of_host(host: &str) -> Option<String> {
+pub(crate) fn region_of_host(host: &str) -> Option<String> {
     let rest = host.split_once(".execute-api.")?.1;
     let region = rest.split('.').next()?;
     (!region.is_empty()).then(|| region.to_string())

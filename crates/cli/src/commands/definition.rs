@@ -14,10 +14,10 @@ use crate::error::CliError;
 
 /// The fields of a read job that are not part of its definition (docs/api.md, Read a job): they
 /// are left out when a read job is sent back to update.
-pub const READ_ONLY_FIELDS: [&str; 4] = ["state", "pausedNotes", "createdAt", "updatedAt"];
+pub(crate) const READ_ONLY_FIELDS: [&str; 4] = ["state", "pausedNotes", "createdAt", "updatedAt"];
 
 /// Reads `path` (`-` for stdin) as JSON, or YAML for `.yaml`/`.yml` and for text that is not JSON.
-pub fn read_document(path: &Path) -> Result<Value, CliError> {
+pub(crate) fn read_document(path: &Path) -> Result<Value, CliError> {
     let name = path.display().to_string();
     let text = if name == "-" {
         let mut text = String::new();
@@ -50,7 +50,7 @@ pub fn read_document(path: &Path) -> Result<Value, CliError> {
 }
 
 /// A definition file as an object.
-pub fn read_definition(path: &Path) -> Result<Map<String, Value>, CliError> {
+pub(crate) fn read_definition(path: &Path) -> Result<Map<String, Value>, CliError> {
     match read_document(path)? {
         Value::Object(map) => Ok(map),
         other => Err(CliError::usage(format!(
@@ -78,7 +78,7 @@ fn json_or_string(text: &str) -> Value {
 }
 
 /// Whether any flag of the definition is given (besides `-f`).
-pub fn has_flags(flags: &DefinitionArgs) -> bool {
+pub(crate) fn has_flags(flags: &DefinitionArgs) -> bool {
     let mut bare = Map::new();
     // Applying to an empty object changes it exactly when a flag is given; the errors only come
     // from given flags too.
@@ -86,7 +86,10 @@ pub fn has_flags(flags: &DefinitionArgs) -> bool {
 }
 
 /// Sets the fields `flags` name in `definition`.
-pub fn apply(definition: &mut Map<String, Value>, flags: &DefinitionArgs) -> Result<(), CliError> {
+pub(crate) fn apply(
+    definition: &mut Map<String, Value>,
+    flags: &DefinitionArgs,
+) -> Result<(), CliError> {
     let mut set = |key: &str, value: Option<Value>| {
         if let Some(value) = value {
             definition.insert(key.to_string(), value);
@@ -290,7 +293,7 @@ fn set_path(map: &mut Map<String, Value>, path: &str, value: Value) -> Result<()
 
 /// Fills what a create needs and flags rarely give: `jobName` (the id), `creator` (`$USER`) and
 /// `creatorName` (the creator).
-pub fn fill_create_defaults(definition: &mut Map<String, Value>, job_id: &str) {
+pub(crate) fn fill_create_defaults(definition: &mut Map<String, Value>, job_id: &str) {
     let missing = |d: &Map<String, Value>, key: &str| d.get(key).is_none_or(Value::is_null);
     if missing(definition, "jobName") {
         definition.insert("jobName".into(), Value::from(job_id));
@@ -309,7 +312,10 @@ pub fn fill_create_defaults(definition: &mut Map<String, Value>, job_id: &str) {
 }
 
 /// Trigger arguments from `--args JSON` and `--arg KEY=VALUE` (added to it; values are strings).
-pub fn trigger_arguments(json: Option<&str>, pairs: &[String]) -> Result<Option<Value>, CliError> {
+pub(crate) fn trigger_arguments(
+    json: Option<&str>,
+    pairs: &[String],
+) -> Result<Option<Value>, CliError> {
     let mut arguments = match json {
         None => Map::new(),
         Some(text) => match serde_json::from_str::<Value>(text) {

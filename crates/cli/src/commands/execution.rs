@@ -14,12 +14,12 @@ use crate::output::time::job_zone;
 use crate::output::{views, Format};
 
 /// The states an execution never leaves (brief §1; `Failed` waits for a retry).
-pub const FINAL_STATES: [&str; 4] = ["Succeeded", "Terminated", "Cancelled", "Skipped"];
+pub(super) const FINAL_STATES: [&str; 4] = ["Succeeded", "Terminated", "Cancelled", "Skipped"];
 
 /// How many failed polls in a row `watch` rides out (a restarting server) before it gives up.
 const POLL_FAILURES_TOLERATED: u32 = 10;
 
-pub async fn run(command: ExecutionCommand, context: &Context) -> Result<(), CliError> {
+pub(super) async fn run(command: ExecutionCommand, context: &Context) -> Result<(), CliError> {
     let client = &context.client;
     match command {
         ExecutionCommand::List(args) => {
@@ -103,7 +103,7 @@ async fn zone_of(context: &Context, job_id: &str) -> Tz {
 }
 
 /// `--poll` as a duration of at least 100 ms.
-pub fn poll_interval(text: &str) -> Result<Duration, CliError> {
+pub(super) fn poll_interval(text: &str) -> Result<Duration, CliError> {
     let parsed = sundial_core::duration::Duration::parse(text)
         .map_err(|e| CliError::usage(format!("--poll: {e}")))?;
     Ok(Duration::from_millis(parsed.as_millis().max(100)))
@@ -112,7 +112,11 @@ pub fn poll_interval(text: &str) -> Result<Duration, CliError> {
 /// Follows an execution's event log until it reaches a final state, printing each event once: as
 /// a line in the job's zone, or one JSON (or YAML) document per event and the final execution
 /// last. `Ok` when it `Succeeded`; a [`Class::Failed`] error when it ended otherwise.
-pub async fn watch(context: &Context, execution_id: &str, poll: Duration) -> Result<(), CliError> {
+pub(super) async fn watch(
+    context: &Context,
+    execution_id: &str,
+    poll: Duration,
+) -> Result<(), CliError> {
     let mut zone: Option<Tz> = None;
     let mut seen: u64 = 0;
     let mut failures = 0;

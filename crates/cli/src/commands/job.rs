@@ -11,7 +11,7 @@ use crate::client::Request;
 use crate::error::CliError;
 use crate::output::views;
 
-pub async fn run(command: JobCommand, context: &Context) -> Result<(), CliError> {
+pub(super) async fn run(command: JobCommand, context: &Context) -> Result<(), CliError> {
     let client = &context.client;
     match command {
         JobCommand::Create(args) => {

@@ -12,12 +12,12 @@ use crate::client::{Client, Request};
 use crate::error::{Class, CliError};
 use crate::output::{self, views, Format, Style};
 
-pub mod definition;
+pub(crate) mod definition;
 mod execution;
 mod job;
 
 /// What every client command works with.
-pub struct Context {
+pub(crate) struct Context {
     pub client: Client,
     pub format: Format,
     pub style: Style,
@@ -25,7 +25,11 @@ pub struct Context {
 
 impl Context {
     /// Prints `value` as JSON or YAML, or `table` (built lazily) for `--output table`.
-    pub fn show(&self, value: &Value, table: impl FnOnce() -> String) -> Result<(), CliError> {
+    pub(crate) fn show(
+        &self,
+        value: &Value,
+        table: impl FnOnce() -> String,
+    ) -> Result<(), CliError> {
         let text = match self.format {
             Format::Table => table(),
             format => output::data(format, value)?,
@@ -35,7 +39,7 @@ impl Context {
     }
 
     /// Prints the warnings of an answer on stderr.
-    pub fn warn(&self, answer: &Value) {
+    pub(crate) fn warn(&self, answer: &Value) {
         for warning in output::warnings(answer) {
             eprintln!("warning: {warning}");
         }
@@ -43,14 +47,14 @@ impl Context {
 }
 
 /// Writes to stdout; a closed pipe (`sundial job list | head -1`) is not an error.
-pub fn out(text: &str) {
+pub(crate) fn out(text: &str) {
     let mut stdout = std::io::stdout().lock();
     let _ = stdout.write_all(text.as_bytes());
     let _ = stdout.flush();
 }
 
 /// Runs a client command.
-pub async fn run(command: Command, context: &Context) -> Result<(), CliError> {
+pub(crate) async fn run(command: Command, context: &Context) -> Result<(), CliError> {
     match command {
         Command::Job(command) => job::run(command, context).await,
         Command::Execution(command) => execution::run(command, context).await,
@@ -93,7 +97,7 @@ pub async fn run(command: Command, context: &Context) -> Result<(), CliError> {
 }
 
 /// The client for `args`: its server and credentials.
-pub async fn client(args: &ClientArgs) -> Result<Client, CliError> {
+pub(crate) async fn client(args: &ClientArgs) -> Result<Client, CliError> {
     use crate::cli::AuthMode;
     use crate::client::Auth;
     let base = crate::client::parse_server(&args.server)?;

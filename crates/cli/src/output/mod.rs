@@ -12,13 +12,13 @@ use serde_json::Value;
 
 use crate::error::{Class, CliError};
 
-pub mod table;
-pub mod time;
-pub mod views;
+pub(crate) mod table;
+pub(crate) mod time;
+pub(crate) mod views;
 
 /// `--output`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Format {
+pub(crate) enum Format {
     /// Aligned tables and summaries, times in the job's zone.
     Table,
     /// The API's JSON, pretty-printed.
@@ -29,7 +29,7 @@ pub enum Format {
 
 /// Whether to colour, decided once per process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Style {
+pub(crate) struct Style {
     pub color: bool,
 }
 
@@ -43,12 +43,12 @@ pub(crate) const DIM: &str = "2";
 impl Style {
     /// No colour: pipes, files, `NO_COLOR`, tests.
     #[cfg(test)]
-    pub fn plain() -> Style {
+    pub(crate) fn plain() -> Style {
         Style { color: false }
     }
 
     /// Colour when stdout is a terminal, `NO_COLOR` is unset or empty and `TERM` is not `dumb`.
-    pub fn detect() -> Style {
+    pub(crate) fn detect() -> Style {
         let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
         let dumb = std::env::var_os("TERM").is_some_and(|t| t == "dumb");
         Style {
@@ -57,7 +57,7 @@ impl Style {
     }
 
     /// `text` in the SGR colour `code`, or as is without colour.
-    pub fn paint(&self, code: Option<&str>, text: &str) -> String {
+    pub(crate) fn paint(&self, code: Option<&str>, text: &str) -> String {
         match code {
             Some(code) if self.color && !text.is_empty() => {
                 format!("\u{1b}[{code}m{text}\u{1b}[0m")
@@ -68,7 +68,7 @@ impl Style {
 }
 
 /// The colour of an execution or job state.
-pub fn state_color(state: &str) -> Option<&'static str> {
+pub(crate) fn state_color(state: &str) -> Option<&'static str> {
     match state {
         "Succeeded" | "active" | "ok" => Some(GREEN),
         "Failed" | "Terminated" | "stalled" => Some(RED),
@@ -79,7 +79,7 @@ pub fn state_color(state: &str) -> Option<&'static str> {
 }
 
 /// `value` as JSON (pretty, with a final newline) or YAML.
-pub fn data(format: Format, value: &Value) -> Result<String, CliError> {
+pub(crate) fn data(format: Format, value: &Value) -> Result<String, CliError> {
     match format {
         Format::Yaml => serde_yaml_ng::to_string(value)
             .map_err(|e| CliError::new(Class::Server, format!("writing YAML: {e}"))),
@@ -90,7 +90,7 @@ pub fn data(format: Format, value: &Value) -> Result<String, CliError> {
 }
 
 /// The `warnings` of a create, update or preview answer, each to print on stderr.
-pub fn warnings(answer: &Value) -> Vec<String> {
+pub(crate) fn warnings(answer: &Value) -> Vec<String> {
     answer
         .get("warnings")
         .and_then(Value::as_array)

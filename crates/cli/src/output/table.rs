@@ -8,7 +8,7 @@ use super::Style;
 
 /// One cell: its text and an optional colour (an SGR code such as `"32"`).
 #[derive(Clone, Debug, Default)]
-pub struct Cell {
+pub(crate) struct Cell {
     pub text: String,
     pub color: Option<&'static str>,
 }
@@ -26,7 +26,7 @@ impl From<&str> for Cell {
 }
 
 impl Cell {
-    pub fn colored(text: impl Into<String>, color: Option<&'static str>) -> Cell {
+    pub(crate) fn colored(text: impl Into<String>, color: Option<&'static str>) -> Cell {
         Cell {
             text: text.into(),
             color,
@@ -35,14 +35,14 @@ impl Cell {
 }
 
 /// A table with a header row; columns are separated by two spaces.
-pub struct Table {
+pub(crate) struct Table {
     headers: Vec<&'static str>,
     rows: Vec<Vec<Cell>>,
     limits: Vec<Option<usize>>,
 }
 
 impl Table {
-    pub fn new(headers: &[&'static str]) -> Table {
+    pub(crate) fn new(headers: &[&'static str]) -> Table {
         Table {
             headers: headers.to_vec(),
             rows: Vec::new(),
@@ -51,14 +51,14 @@ impl Table {
     }
 
     /// Cuts the cells of `column` to `width` columns, ending in `…`.
-    pub fn limit(mut self, column: usize, width: usize) -> Table {
+    pub(crate) fn limit(mut self, column: usize, width: usize) -> Table {
         if let Some(slot) = self.limits.get_mut(column) {
             *slot = Some(width);
         }
         self
     }
 
-    pub fn row(&mut self, cells: Vec<Cell>) {
+    pub(crate) fn row(&mut self, cells: Vec<Cell>) {
         let cells = cells
             .into_iter()
             .enumerate()
@@ -74,7 +74,7 @@ impl Table {
     }
 
     /// The table, each line ending in a newline, without trailing spaces.
-    pub fn render(&self, style: Style) -> String {
+    pub(crate) fn render(&self, style: Style) -> String {
         let columns = self.headers.len();
         let mut widths: Vec<usize> = self.headers.iter().map(|h| h.width()).collect();
         for row in &self.rows {
@@ -111,7 +111,7 @@ impl Table {
 }
 
 /// `Key  value` lines with the values aligned; a value's further lines are indented to match.
-pub fn fields(rows: &[(&str, Cell)], style: Style) -> String {
+pub(crate) fn fields(rows: &[(&str, Cell)], style: Style) -> String {
     let width = rows.iter().map(|(k, _)| k.width()).max().unwrap_or(0);
     let mut out = String::new();
     for (key, value) in rows {
@@ -138,7 +138,7 @@ fn one_line(text: &str) -> String {
 }
 
 /// `text` cut to `width` display columns, ending in `…` when cut.
-pub fn cut(text: &str, width: usize) -> String {
+pub(crate) fn cut(text: &str, width: usize) -> String {
     if text.width() <= width {
         return text.to_string();
     }

@@ -13,7 +13,7 @@ use sundial_core::spec::Schedule;
 
 /// The zone a job's times are shown in: its schedule's, else UTC (seed-002 timers and triggered
 /// jobs compute in UTC).
-pub fn job_zone(job: &Value) -> Tz {
+pub(crate) fn job_zone(job: &Value) -> Tz {
     match job.get("schedule") {
         Some(schedule) if schedule.is_object() => Schedule::from_json(schedule)
             .map(|s| s.time_zone())
@@ -23,33 +23,33 @@ pub fn job_zone(job: &Value) -> Tz {
 }
 
 /// A time from the API (RFC 3339 with any offset).
-pub fn parse(text: &str) -> Option<DateTime<Utc>> {
+pub(crate) fn parse(text: &str) -> Option<DateTime<Utc>> {
     DateTime::parse_from_rfc3339(text)
         .ok()
         .map(|t| t.with_timezone(&Utc))
 }
 
 /// `2026-11-22 06:00:00 GMT`: the wall time in `zone` and the zone's abbreviation.
-pub fn wall(time: DateTime<Utc>, zone: Tz) -> String {
+pub(crate) fn wall(time: DateTime<Utc>, zone: Tz) -> String {
     time.with_timezone(&zone)
         .format("%Y-%m-%d %H:%M:%S %Z")
         .to_string()
 }
 
 /// `Mon 2026-11-23 12:00:00 GMT`: [`wall`] with the weekday, for fire times.
-pub fn wall_with_weekday(time: DateTime<Utc>, zone: Tz) -> String {
+pub(crate) fn wall_with_weekday(time: DateTime<Utc>, zone: Tz) -> String {
     time.with_timezone(&zone)
         .format("%a %Y-%m-%d %H:%M:%S %Z")
         .to_string()
 }
 
 /// `2026-11-22 06:00:00 GMT (in 3 min)`.
-pub fn wall_and_relative(time: DateTime<Utc>, zone: Tz, now: DateTime<Utc>) -> String {
+pub(crate) fn wall_and_relative(time: DateTime<Utc>, zone: Tz, now: DateTime<Utc>) -> String {
     format!("{} ({})", wall(time, zone), relative(time, now))
 }
 
 /// `in 3 min`, `2 h ago`, `now`: the distance from `now` in its largest whole unit.
-pub fn relative(time: DateTime<Utc>, now: DateTime<Utc>) -> String {
+pub(crate) fn relative(time: DateTime<Utc>, now: DateTime<Utc>) -> String {
     let delta = time - now;
     let seconds = delta.num_seconds().abs();
     if seconds < 1 {
@@ -64,7 +64,7 @@ pub fn relative(time: DateTime<Utc>, now: DateTime<Utc>) -> String {
 }
 
 /// A length of time in its largest whole unit: `45 s`, `3 min`, `5 h`, `12 d`.
-pub fn span(seconds: i64) -> String {
+pub(crate) fn span(seconds: i64) -> String {
     match seconds {
         s if s < 60 => format!("{s} s"),
         s if s < 3600 => format!("{} min", s / 60),
@@ -74,7 +74,7 @@ pub fn span(seconds: i64) -> String {
 }
 
 /// How long a run took, to the tenth of a second below a minute: `0.4 s`, `12.0 s`, `3 min`.
-pub fn took(start: DateTime<Utc>, end: DateTime<Utc>) -> String {
+pub(crate) fn took(start: DateTime<Utc>, end: DateTime<Utc>) -> String {
     let millis = (end - start).num_milliseconds().max(0);
     if millis < 60_000 {
         format!("{}.{} s", millis / 1000, (millis % 1000) / 100)
@@ -92,7 +92,11 @@ fn offset_seconds(time: DateTime<Utc>, zone: Tz) -> i32 {
 /// The DST note of each fire time in `times` (in order, all after `now`): where the zone's offset
 /// changed since the previous time (or since `now` for the first), and where a time falls in a
 /// wall-clock hour that a change repeats or right after one it skips.
-pub fn dst_notes(times: &[DateTime<Utc>], zone: Tz, now: DateTime<Utc>) -> Vec<Option<String>> {
+pub(crate) fn dst_notes(
+    times: &[DateTime<Utc>],
+    zone: Tz,
+    now: DateTime<Utc>,
+) -> Vec<Option<String>> {
     let mut previous = now;
     times
         .iter()

@@ -45,7 +45,7 @@ fn list(value: &Value, key: &str) -> Vec<Value> {
 
 /// When a job runs, in a few words: `cron 0 12 * * MON-FRI (Europe/London)`, `every 1h from 10m`,
 /// `triggered only`.
-pub fn schedule_summary(job: &Value) -> String {
+pub(crate) fn schedule_summary(job: &Value) -> String {
     if let Some(schedule) = job.get("schedule").filter(|s| s.is_object()) {
         let mut parts = Vec::new();
         let strings = |key: &str| -> Vec<String> {
@@ -120,7 +120,7 @@ pub fn schedule_summary(job: &Value) -> String {
 }
 
 /// What a job calls: `POST http://… (+1 more)`, `sqs https://…`, `eventbridge bus`.
-pub fn action_summary(job: &Value) -> String {
+pub(crate) fn action_summary(job: &Value) -> String {
     if let Some(target) = job.get("target").filter(|t| t.is_object()) {
         if let Some(sqs) = target.get("sqs") {
             return format!("sqs {}", text(sqs, "queueUrl"));
@@ -159,7 +159,7 @@ fn state_cell(state: String) -> Cell {
 }
 
 /// `sundial job list`.
-pub fn job_list(page: &Value, now: DateTime<Utc>, style: Style) -> String {
+pub(crate) fn job_list(page: &Value, now: DateTime<Utc>, style: Style) -> String {
     let jobs = list(page, "jobs");
     if jobs.is_empty() {
         return "No jobs.\n".into();
@@ -244,13 +244,13 @@ fn job_fields(job: &Value, zone: Tz, now: DateTime<Utc>) -> Vec<(&'static str, C
 }
 
 /// `sundial job get`.
-pub fn job(job: &Value, now: DateTime<Utc>, style: Style) -> String {
+pub(crate) fn job(job: &Value, now: DateTime<Utc>, style: Style) -> String {
     fields(&job_fields(job, job_zone(job), now), style)
 }
 
 /// `sundial job describe`: the job, its counters, the next fire times in its zone with how soon
 /// and their DST notes, the recent and the running executions.
-pub fn describe(answer: &Value, now: DateTime<Utc>, style: Style) -> String {
+pub(crate) fn describe(answer: &Value, now: DateTime<Utc>, style: Style) -> String {
     let job = answer.get("job").cloned().unwrap_or(Value::Null);
     let info = answer.get("info").cloned().unwrap_or(Value::Null);
     let zone = job_zone(&job);
@@ -363,7 +363,12 @@ fn duration_of(run: &Value) -> String {
 }
 
 /// `sundial execution list`: newest first, times in the job's `zone`.
-pub fn execution_list(executions: &[Value], zone: Tz, now: DateTime<Utc>, style: Style) -> String {
+pub(crate) fn execution_list(
+    executions: &[Value],
+    zone: Tz,
+    now: DateTime<Utc>,
+    style: Style,
+) -> String {
     if executions.is_empty() {
         return "No executions.\n".into();
     }
@@ -392,7 +397,7 @@ pub fn execution_list(executions: &[Value], zone: Tz, now: DateTime<Utc>, style:
 }
 
 /// One event of an execution's log: `19:13:03 GMT  Enqueued → Processing  attempt 1`.
-pub fn event_line(event: &Value, zone: Tz, style: Style) -> String {
+pub(crate) fn event_line(event: &Value, zone: Tz, style: Style) -> String {
     let at = event
         .get("at")
         .and_then(Value::as_str)
@@ -411,7 +416,7 @@ pub fn event_line(event: &Value, zone: Tz, style: Style) -> String {
 }
 
 /// `sundial execution get`: the execution and its event log.
-pub fn execution(run: &Value, zone: Tz, now: DateTime<Utc>, style: Style) -> String {
+pub(crate) fn execution(run: &Value, zone: Tz, now: DateTime<Utc>, style: Style) -> String {
     let mut rows: Vec<(&str, Cell)> = vec![
         ("Execution", text(run, "executionId").into()),
         (
@@ -493,7 +498,7 @@ pub fn execution(run: &Value, zone: Tz, now: DateTime<Utc>, style: Style) -> Str
 }
 
 /// `sundial stats`.
-pub fn stats(answer: &Value, style: Style) -> String {
+pub(crate) fn stats(answer: &Value, style: Style) -> String {
     let mut table = Table::new(&["", "STATE", "COUNT"]);
     for (label, key) in [("jobs", "jobs"), ("executions", "executions")] {
         let counts = answer.get(key).and_then(Value::as_object);
@@ -521,7 +526,7 @@ pub fn stats(answer: &Value, style: Style) -> String {
 }
 
 /// `sundial health`: the status and, with an engine, how long ago it last ticked and dispatched.
-pub fn health(answer: &Value, now: DateTime<Utc>, style: Style) -> String {
+pub(crate) fn health(answer: &Value, now: DateTime<Utc>, style: Style) -> String {
     let status = text(answer, "status");
     let mut rows: Vec<(&str, Cell)> = vec![("Status", state_cell(or_dash(status)))];
     if let Some(engine) = answer.get("engine").filter(|e| e.is_object()) {
@@ -544,7 +549,7 @@ pub fn health(answer: &Value, now: DateTime<Utc>, style: Style) -> String {
 }
 
 /// `sundial timers sync`: what the reconcile changed.
-pub fn timers_sync(service: &str, answer: &Value, style: Style) -> String {
+pub(crate) fn timers_sync(service: &str, answer: &Value, style: Style) -> String {
     let mut table = Table::new(&["CHANGE", "JOBS"]);
     for key in ["created", "updated", "unchanged", "removed"] {
         let ids: Vec<String> = list(answer, key)
