@@ -1187,7 +1187,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
     /// `job` is a recent read of the execution's job, if the caller has one: it saves a read when
     /// nobody wrote the job since, and the write when the job already shows the run as over.
     ///
-    /// Finished runs of one job are settled on it together ([`Engine::release_batch`]): a
+    /// Finished runs of one job are settled on it together ([`Engine::release_on_job`]): a
     /// window of backfill runs finishing at once costs a write or two of the job, not a race of
     /// hundreds. A run whose batch could not be written settles alone, below.
     pub(super) async fn after_final(
@@ -1197,75 +1197,44 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
     ) -> Result<(), EngineError> {
         let batched = self
             .finals
-            .run(execution.job_id.as_str(), execution.clone(), |executions| {
-                self.release_batch(executions, job)
-            })
-            .await;
-        if let Some(released) = batched {
-            return self
-                .follow_up(execution, released.started, released.has_children)
-                .await;
-        }
-        let mut known = job.cloned();
-        for _ in 0..MAX_STEP_RETRIES {
-            let mut stored = match known.take() {
-                Some(stored) => stored,
-                None => match self.app.load(&execution.job_id).await {
-                    Ok(stored) => stored,
-                    // A deleted job's children may still be there.
-                    Err(AppError::NotFound(_)) => {
-                        return self.follow_up(execution, Vec::new(), true).await;
-                    }
-                    Err(e) => return Err(e.into()),
+            .run(
+                execution.job_id.as_str(),
+                execution.clone(),
+                |executions| async move {
+                    // A batch that fails leaves each of its runs to settle alone and meet the error.
+                    self.release_on_job(&executions, job).await.ok()
                 },
-            };
-            let before = stored.job.clone();
-            let started = self.apply_final(&mut stored, execution);
-            if stored.job == before {
-                return self
-                    .follow_up(execution, started, stored.job.state.has_children)
-                    .await;
-            }
-            stored.job.updated_at = self.now();
-            let record = encode(&stored.job, stored.version, stored.service.clone());
-            let nets = self.start_nets(&started);
-            let job_key = wakeup_key(stored.job.job_id());
-            let mut writes = vec![Write::UpdateJob(&record)];
-            writes.extend(
-                nets.iter()
-                    .map(|(key, due)| Write::SetWakeup(key, Some(*due))),
-            );
-            let next = next_fire(&stored.job);
-            if next != next_fire(&before) {
-                writes.push(Write::SetWakeup(&job_key, next));
-            }
-            match self.store().write_all(&writes).await {
-                Ok(()) => {
-                    self.plan_backfill_if_room(&stored).await;
-                    return self
-                        .follow_up(execution, started, stored.job.state.has_children)
-                        .await;
-                }
-                Err(WriteAllError {
-                    index: Some(0),
-                    error: StoreError::VersionConflict { .. } | StoreError::NotFound(_),
-                }) => continue,
-                Err(e) => return Err(StoreError::from(e).into()),
-            }
-        }
-        Err(EngineError::Contended(format!("job {}", execution.job_id)))
+            )
+            .await;
+        let released = match batched {
+            Some(released) => Some(released),
+            None => self
+                .release_on_job(std::slice::from_ref(execution), job)
+                .await?
+                .pop(),
+        };
+        // One answer per run: `None` cannot happen; if it did, freeing nothing and looking for
+        // children is the safe reading.
+        let released = released.unwrap_or(Released {
+            started: Vec::new(),
+            has_children: true,
+        });
+        self.follow_up(execution, released.started, released.has_children)
+            .await
     }
 
     /// [`Engine::apply_final`] for finished runs of one job, in order, with one read and one write
-    /// of the job (`known` saves the read when nobody wrote the job since). Answers each run's
-    /// released slots, or `None` when the job kept changing or the store failed: each run then
-    /// settles alone and meets the error itself.
-    async fn release_batch(
+    /// of the job (`known` saves the read when nobody wrote the job since). Answers, per run, the
+    /// buffered runs its slot went to (with their safety nets written) and whether the job has
+    /// children; a deleted job frees nothing and may have children.
+    async fn release_on_job(
         &self,
-        executions: Vec<Execution>,
+        executions: &[Execution],
         known: Option<&StoredJob>,
-    ) -> Option<Vec<Released>> {
-        let job_id = executions.first()?.job_id.clone();
+    ) -> Result<Vec<Released>, EngineError> {
+        let Some(job_id) = executions.first().map(|e| e.job_id.clone()) else {
+            return Ok(Vec::new());
+        };
         let mut known = known.cloned();
         for _ in 0..MAX_STEP_RETRIES {
             let mut stored = match known.take() {
@@ -1278,9 +1247,9 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                             started: Vec::new(),
                             has_children: true,
                         };
-                        return Some(vec![gone; executions.len()]);
+                        return Ok(vec![gone; executions.len()]);
                     }
-                    Err(_) => return None,
+                    Err(e) => return Err(e.into()),
                 },
             };
             let before = stored.job.clone();
@@ -1298,7 +1267,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                     .collect()
             };
             if stored.job == before {
-                return Some(released(&stored));
+                return Ok(released(&stored));
             }
             stored.job.updated_at = self.now();
             let record = encode(&stored.job, stored.version, stored.service.clone());
@@ -1313,22 +1282,19 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             if next != next_fire(&before) {
                 writes.push(Write::SetWakeup(&job_key, next));
             }
-            if writes.len() > crate::store::MAX_WRITES {
-                return None;
-            }
             match self.store().write_all(&writes).await {
                 Ok(()) => {
                     self.plan_backfill_if_room(&stored).await;
-                    return Some(released(&stored));
+                    return Ok(released(&stored));
                 }
                 Err(WriteAllError {
                     index: Some(0),
-                    error: StoreError::VersionConflict { .. },
+                    error: StoreError::VersionConflict { .. } | StoreError::NotFound(_),
                 }) => continue,
-                Err(_) => return None,
+                Err(e) => return Err(StoreError::from(e).into()),
             }
         }
-        None
+        Err(EngineError::Contended(format!("job {job_id}")))
     }
 
     /// Plans the job's waiting backfill at once when its window has room for a planning's worth
