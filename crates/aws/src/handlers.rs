@@ -15,7 +15,7 @@ use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent, SqsMessage};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sundial_service::engine::{DispatchMessage, EngineError, Run};
-use sundial_service::queue::Queue;
+use sundial_service::ports::queue::Queue;
 
 use crate::runtime::{AwsEngine, Sundial};
 

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use aws_sdk_eventbridge::types::PutEventsRequestEntry;
 use aws_sdk_sqs::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
-use sundial_service::events::{BusEvent, EventPublisher, PublishError};
+use sundial_service::ports::events::{BusEvent, EventPublisher, PublishError};
 
 use crate::metrics::Metrics;
 

@@ -7,9 +7,10 @@ use std::time::Duration;
 use aws_config::{BehaviorVersion, SdkConfig};
 use aws_sdk_dynamodb::config::SharedHttpClient;
 use aws_smithy_http_client::tls::{self, rustls_provider::CryptoMode};
-use sundial_service::clock::{Clock, SystemClock};
-use sundial_service::engine::{Engine, EngineConfig, EngineHooks};
-use sundial_service::outbound::{AddressPolicy, ReqwestClient};
+use sundial_service::adapters::clock::SystemClock;
+use sundial_service::adapters::http::{AddressPolicy, ReqwestClient};
+use sundial_service::engine::{Engine, EngineConfig};
+use sundial_service::ports::clock::Clock;
 use sundial_service::{settings, App, AppConfig};
 
 use crate::dynamo::{DynamoStore, DEFAULT_TIMER_SHARDS};
@@ -215,16 +216,14 @@ impl Sundial {
             plan_on_change: false,
             ..EngineConfig::default()
         };
-        let engine = Arc::new(Engine::new(
+        let engine = Engine::new(
             Arc::clone(&app),
             queue(&settings.dispatch_queue_url, &settings.dead_letter_urls.0),
             queue(&settings.notify_queue_url, &settings.dead_letter_urls.1),
             http,
             publisher,
             config,
-        ));
-        let hooks: Arc<dyn EngineHooks> = engine.clone();
-        app.attach_engine(Arc::downgrade(&hooks));
+        );
         Ok(Sundial { engine, metrics })
     }
 

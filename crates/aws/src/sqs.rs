@@ -15,7 +15,7 @@ use std::time::Duration;
 use aws_sdk_sqs::error::{DisplayErrorContext, SdkError};
 use aws_sdk_sqs::types::{MessageSystemAttributeName, SendMessageBatchRequestEntry};
 use aws_sdk_sqs::Client;
-use sundial_service::queue::{Delivery, Queue, QueueError, DEFAULT_MAX_RECEIVES, MAX_DELAY};
+use sundial_service::ports::queue::{Delivery, Queue, QueueError, DEFAULT_MAX_RECEIVES, MAX_DELAY};
 
 /// SQS caps one receive at ten messages.
 const MAX_BATCH: usize = 10;

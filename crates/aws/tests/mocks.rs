@@ -23,9 +23,11 @@ use aws_smithy_mocks::{mock, mock_client, RuleMode};
 use chrono::{TimeZone, Utc};
 use serde_json::json;
 use sundial_aws::{AwsPublisher, DynamoStore, SqsQueue};
-use sundial_service::events::{BusEvent, EventPublisher, PublishError};
-use sundial_service::queue::{Queue, QueueError};
-use sundial_service::store::{ExecutionRecord, JobRecord, Store, StoreError, Write, WriteAllError};
+use sundial_service::ports::events::{BusEvent, EventPublisher, PublishError};
+use sundial_service::ports::queue::{Queue, QueueError};
+use sundial_service::ports::store::{
+    ExecutionRecord, JobRecord, Store, StoreError, Write, WriteAllError,
+};
 
 fn job(version: u64) -> JobRecord {
     let at = Utc

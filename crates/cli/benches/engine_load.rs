@@ -62,12 +62,13 @@ use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 use sundial_core::job::JobId;
 use sundial_embedded::{SqliteQueue, SqliteStore};
-use sundial_service::clock::{Clock, SystemClock};
+use sundial_service::adapters::clock::SystemClock;
+use sundial_service::adapters::http::{AddressPolicy, ReqwestClient};
+use sundial_service::adapters::memory::RecordingPublisher;
 use sundial_service::engine::runner::{self, RunnerOptions};
-use sundial_service::engine::{Engine, EngineConfig, EngineHooks, LOCAL_ADMIT_AHEAD};
-use sundial_service::events::RecordingPublisher;
-use sundial_service::outbound::{AddressPolicy, ReqwestClient};
-use sundial_service::store::Store;
+use sundial_service::engine::{Engine, EngineConfig, LOCAL_ADMIT_AHEAD};
+use sundial_service::ports::clock::Clock;
+use sundial_service::ports::store::Store;
 use sundial_service::{App, AppConfig};
 use tokio::sync::oneshot;
 
@@ -307,17 +308,14 @@ impl Rig {
             admit_ahead: LOCAL_ADMIT_AHEAD,
             ..EngineConfig::default()
         };
-        let engine = Arc::new(Engine::new(
+        let engine = Engine::new(
             Arc::clone(&app),
             store.queue("dispatch", Arc::clone(&clock)),
             store.queue("notify", Arc::clone(&clock)),
             http,
             RecordingPublisher::logging_only(),
             engine_config,
-        ));
-        let hooks: Arc<dyn EngineHooks> = engine.clone();
-        app.attach_engine(Arc::downgrade(&hooks));
-        // `attach_engine` keeps a weak reference; `engine` keeps it alive.
+        );
         Rig {
             app,
             engine,
@@ -542,7 +540,7 @@ async fn fire_lag(dir: &Path) -> Result<(), String> {
 /// `rounds` seconds are measured. Lag = arrival − that second. Whatever the engine adds to its
 /// fire lag is on top of this.
 async fn http_floor(base: &str, seen: &Seen, jobs: usize, rounds: usize) {
-    use sundial_service::http::{HttpClient, HttpRequest};
+    use sundial_service::ports::http::{HttpClient, HttpRequest};
     let client = match ReqwestClient::new(AddressPolicy::local()) {
         Ok(client) => Arc::new(client),
         Err(e) => {

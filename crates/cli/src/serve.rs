@@ -12,11 +12,12 @@ use sundial_embedded::{SqliteQueue, SqliteStore};
 
 use crate::cli::ServeArgs;
 use crate::http_server;
-use sundial_service::clock::{Clock, SystemClock};
+use sundial_service::adapters::clock::SystemClock;
+use sundial_service::adapters::http::{AddressPolicy, ReqwestClient};
+use sundial_service::adapters::memory::RecordingPublisher;
 use sundial_service::engine::runner::{self, RunnerOptions};
-use sundial_service::engine::{Engine, EngineConfig, EngineHooks, LOCAL_ADMIT_AHEAD};
-use sundial_service::events::RecordingPublisher;
-use sundial_service::outbound::{AddressPolicy, ReqwestClient};
+use sundial_service::engine::{Engine, EngineConfig, LOCAL_ADMIT_AHEAD};
+use sundial_service::ports::clock::Clock;
 use sundial_service::settings;
 use sundial_service::{App, AppConfig};
 
@@ -139,15 +140,7 @@ async fn serve(options: ServeOptions) -> Result<(), String> {
         .await
         .map_err(|e| format!("--addr: binding {}: {e}", options.addr))?;
     let local = listener.local_addr().map_err(|e| format!("--addr: {e}"))?;
-    let engine = Arc::new(build_engine(
-        &app,
-        &store,
-        &clock,
-        local,
-        !options.api_only,
-    )?);
-    let hooks: Arc<dyn EngineHooks> = engine.clone();
-    app.attach_engine(Arc::downgrade(&hooks));
+    let engine = build_engine(&app, &store, &clock, local, !options.api_only)?;
     let runner = if options.api_only {
         None
     } else {
@@ -222,7 +215,7 @@ fn build_engine(
     clock: &Arc<dyn Clock>,
     local: SocketAddr,
     sole_engine: bool,
-) -> Result<LocalEngine, String> {
+) -> Result<Arc<LocalEngine>, String> {
     let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
     let policy = settings::allow_outbound(
         AddressPolicy::local(),

@@ -11,7 +11,7 @@ use chrono::{DateTime, Utc};
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ValueRef};
 use rusqlite::Row;
 use serde_json::Value;
-use sundial_service::store::{ExecutionRecord, JobRecord, StoreError};
+use sundial_service::ports::store::{ExecutionRecord, JobRecord, StoreError};
 
 /// Any SQLite failure: the operation may be retried, nothing was half-done (each operation is one
 /// statement or one transaction).

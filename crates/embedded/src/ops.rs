@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
-use sundial_service::store::{
+use sundial_service::ports::store::{
     CleanReport, ExecutionRecord, JobFilter, JobRecord, Page, PageRequest, StoreError, StoreStats,
     WakeUp, Write, WriteAllError, MAX_PAGE,
 };

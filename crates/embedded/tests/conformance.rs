@@ -6,7 +6,7 @@ use sundial_testkit::TempDir;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sqlite_store_conforms() {
-    sundial_service::store::conformance::run_all(|| {
+    sundial_service::conformance::store::run_all(|| {
         SqliteStore::in_memory().expect("in-memory SQLite store")
     })
     .await;
@@ -18,7 +18,7 @@ async fn sqlite_store_conforms() {
 async fn sqlite_file_store_conforms() {
     let dir = TempDir::new("embedded-conformance");
     let next = std::sync::atomic::AtomicU32::new(0);
-    sundial_service::store::conformance::run_all(|| {
+    sundial_service::conformance::store::run_all(|| {
         let n = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         SqliteStore::open(&dir.join(format!("case-{n}.db"))).expect("file SQLite store")
     })

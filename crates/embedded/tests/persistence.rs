@@ -4,7 +4,7 @@
 use chrono::DateTime;
 use serde_json::json;
 use sundial_embedded::SqliteStore;
-use sundial_service::store::{
+use sundial_service::ports::store::{
     ExecutionRecord, JobFilter, JobRecord, PageRequest, Store, StoreError,
 };
 use sundial_testkit::TempDir;
@@ -88,8 +88,9 @@ async fn data_survives_reopening() {
 async fn messages_a_dead_process_received_come_back_at_once() {
     use std::sync::Arc;
     use std::time::Duration;
-    use sundial_service::clock::{Clock, ManualClock};
-    use sundial_service::queue::Queue;
+    use sundial_service::adapters::memory::ManualClock;
+    use sundial_service::ports::clock::Clock;
+    use sundial_service::ports::queue::Queue;
 
     let dir = TempDir::new("embedded-release");
     let file = dir.path().join("sundial.db");

@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use chrono::DateTime;
 use sundial_embedded::SqliteStore;
-use sundial_service::clock::ManualClock;
-use sundial_service::queue::conformance::{self, MIN_MAX_RECEIVES};
-use sundial_service::queue::{Queue, QueueError};
-use sundial_service::store::Store;
+use sundial_service::adapters::memory::ManualClock;
+use sundial_service::conformance::queue::{run_all, MIN_MAX_RECEIVES};
+use sundial_service::ports::queue::{Queue, QueueError};
+use sundial_service::ports::store::Store;
 use sundial_testkit::TempDir;
 
 fn clock() -> Arc<ManualClock> {
@@ -21,7 +21,7 @@ fn clock() -> Arc<ManualClock> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sqlite_queue_conforms() {
-    conformance::run_all(|clock| {
+    run_all(|clock| {
         SqliteStore::in_memory()
             .expect("in-memory SQLite store")
             .queue("dispatch", clock)
@@ -31,7 +31,7 @@ async fn sqlite_queue_conforms() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sqlite_queue_conforms_with_few_receives() {
-    conformance::run_all(|clock| {
+    run_all(|clock| {
         SqliteStore::in_memory()
             .expect("in-memory SQLite store")
             .queue("notify", clock)
@@ -47,7 +47,7 @@ async fn sqlite_file_queue_conforms() {
     let store = SqliteStore::open(&file).expect("open a file store");
     // Every case gets its own queue name in the one file, so cases start empty.
     let next = std::sync::atomic::AtomicUsize::new(0);
-    conformance::run_all(|clock| {
+    run_all(|clock| {
         let n = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         store.queue(&format!("case-{n}"), clock)
     })

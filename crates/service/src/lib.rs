@@ -1,21 +1,28 @@
-//! Sundial's application layer: the ports (traits) the domain needs from the world, the use cases
-//! written once over them, and the HTTP API router that both the API Lambda and `sundial serve` run.
+//! Sundial's application layer, laid out as a hexagon (docs/architecture.md):
 //!
-//! Nothing here knows which database or queue is behind a port; adapters live in `sundial-embedded`
-//! and `sundial-aws`.
+//! - [`ports`]: the traits the use cases need from the world (store, queue, clock, HTTP, events);
+//! - [`app`]: the control plane's use cases over the ports (jobs, executions, views, health);
+//! - [`engine`]: the execution engine's use cases (tick, dispatch, notify) and the in-process
+//!   runner `sundial serve` uses;
+//! - [`api`]: the HTTP router both the API Lambda and `sundial serve` run, translating only;
+//! - [`adapters`]: the adapters that belong to no platform (in memory, the real HTTP client);
+//! - [`records`]: how jobs and executions are stored, shared by `app` and `engine`;
+//! - [`conformance`] (feature `conformance`): the ports' contracts as executable suites.
+//!
+//! The SQLite adapters live in `sundial-embedded`, the AWS ones in `sundial-aws`; the domain
+//! (specs, policies, planner, retry, templating) in `sundial-core`.
 // Allowed until the hexagon layout lands (this crate's modules are being reorganised); then
 // `unreachable_pub` holds here as in every other crate.
 #![allow(unreachable_pub)]
 
+pub mod adapters;
 pub mod api;
 pub mod app;
-pub mod clock;
+#[cfg(any(test, feature = "conformance"))]
+pub mod conformance;
 pub mod engine;
-pub mod events;
-pub mod http;
-pub mod outbound;
-pub mod queue;
+pub mod ports;
+pub mod records;
 pub mod settings;
-pub mod store;
 
 pub use app::{App, AppConfig, AppError};

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use sundial_core::expand::ENV_PREFIX;
 
-use crate::outbound::AddressPolicy;
+use crate::adapters::http::AddressPolicy;
 
 /// `SUNDIAL_SERVICES`: `name=url,name=url` → the service map for `service://name/…` URLs. Empty
 /// entries are ignored; an entry without `=` is an error naming it.

@@ -8,7 +8,7 @@
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, TimeZone, Utc};
 use serde_json::Value;
-use sundial_service::store::{ExecutionRecord, JobRecord, StoreError};
+use sundial_service::ports::store::{ExecutionRecord, JobRecord, StoreError};
 
 use super::keys::{child_sort, execution_sort, Item, Keys};
 

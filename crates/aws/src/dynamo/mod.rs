@@ -24,7 +24,7 @@ use aws_sdk_dynamodb::types::{
 use aws_sdk_dynamodb::Client;
 use chrono::{DateTime, Utc};
 use sundial_core::execution::ExecutionState;
-use sundial_service::store::{
+use sundial_service::ports::store::{
     check_batch, cursor, CleanReport, ExecutionRecord, JobFilter, JobRecord, ManyRead, Page,
     PageRequest, Store, StoreError, StoreStats, WakeUp, Write, WriteAllError, MAX_PAGE,
 };

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use sundial_aws::SqsQueue;
-use sundial_service::queue::{Queue, QueueError, MAX_DELAY};
+use sundial_service::ports::queue::{Queue, QueueError, MAX_DELAY};
 
 use crate::need_moto;
 

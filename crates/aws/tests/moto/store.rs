@@ -5,7 +5,8 @@ use std::time::Duration;
 use chrono::Utc;
 use serde_json::json;
 use sundial_aws::DynamoStore;
-use sundial_service::store::{conformance, ExecutionRecord, Store};
+use sundial_service::conformance::store as conformance;
+use sundial_service::ports::store::{ExecutionRecord, Store};
 
 use crate::need_moto;
 use crate::support::namespace;
@@ -72,7 +73,10 @@ async fn finished_executions_expire_and_reads_respect_it() {
     assert!(store.get_execution("running").await.expect("get").is_some());
     assert_eq!(store.get_execution("done").await.expect("get"), None);
     let listed = store
-        .list_executions("ttl-job", &sundial_service::store::PageRequest::first(10))
+        .list_executions(
+            "ttl-job",
+            &sundial_service::ports::store::PageRequest::first(10),
+        )
         .await
         .expect("list");
     let ids: Vec<_> = listed

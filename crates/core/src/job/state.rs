@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 
 use super::fields::{err, ROOT};
 use super::time_serde::{self, option_rfc3339, rfc3339};
-use super::{FieldError, JobDefinition, JobId, OverlapPolicy};
+use super::{FieldError, JobDefinition, JobId, OverlapPolicy, When};
 
 /// A backfill waiting to be run: every fire time of the schedule in `[start_time, end_time]`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -217,6 +217,27 @@ impl Job {
         } else {
             "paused"
         }
+    }
+
+    /// The job's next nominal fire after the last one it ran (or its creation), if it is to fire
+    /// again: what its wake-up index entry holds. Planned fires and backfills waiting to be
+    /// created are due at once, paused or not.
+    pub fn next_fire(&self) -> Option<DateTime<Utc>> {
+        if !self.state.pending_fires.is_empty() || !self.state.pending_backfills.is_empty() {
+            return Some(self.updated_at);
+        }
+        if !self.definition.active() || self.state.remaining_actions == Some(0) {
+            return None;
+        }
+        let When::Scheduled(schedule) = self.definition.when() else {
+            return None;
+        };
+        let created = self.created_at - chrono::Duration::seconds(1);
+        let after = self
+            .state
+            .last_scheduled_time
+            .map_or(created, |last| last.max(created));
+        schedule.next_after(after)
     }
 
     /// Pauses the job with a note saying why (seed 000's pause with notes).

@@ -23,7 +23,7 @@ use sundial_core::execution::Execution;
 use sundial_core::job::OverlapPolicy;
 
 use crate::app::{parse_job_id, App, AppError};
-use crate::store::{JobFilter, Page, PageRequest, Store, MAX_PAGE};
+use crate::ports::store::{JobFilter, Page, PageRequest, Store, MAX_PAGE};
 pub use error::ApiError;
 use extract::{JsonBody, Params, PathParams};
 

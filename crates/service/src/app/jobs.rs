@@ -6,8 +6,9 @@ use serde_json::Value;
 use sundial_core::execution::incarnation_of_execution;
 use sundial_core::job::{Job, JobDefinition, JobId, JobState, ServiceName};
 
-use super::{decode, encode, field_error, App, AppError};
-use crate::store::{JobFilter, Page, PageRequest, Store, StoreError};
+use super::{field_error, App, AppError};
+use crate::ports::store::{JobFilter, Page, PageRequest, Store, StoreError};
+use crate::records::{decode_job, encode_job};
 
 /// What `PUT /services/{name}/timers` changed.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -75,7 +76,7 @@ impl<S: Store> App<S> {
             created_at: now,
             updated_at: now,
         };
-        match self.store.create_job(&encode(&job, 1, service)).await {
+        match self.store.create_job(&encode_job(&job, 1, service)).await {
             Err(StoreError::AlreadyExists(_)) => {
                 return Err(AppError::Conflict(format!("job {job_id} already exists")));
             }
@@ -198,7 +199,7 @@ impl<S: Store> App<S> {
         let items = records
             .items
             .iter()
-            .map(|r| decode(r).map(|s| s.job))
+            .map(|r| decode_job(r).map(|s| s.job))
             .collect::<Result<_, _>>()?;
         Ok(Page {
             items,
@@ -287,7 +288,7 @@ impl<S: Store> App<S> {
         let mut existing_jobs = BTreeMap::new();
         for id in declared.keys() {
             if let Some(record) = self.store.get_job(id).await? {
-                let existing = decode(&record)?;
+                let existing = decode_job(&record)?;
                 if existing.service.as_deref() != Some(service) {
                     return Err(AppError::Conflict(format!(
                         "job {id} exists and is not declared by service {service}"

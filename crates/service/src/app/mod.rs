@@ -5,24 +5,24 @@
 //! and retries the optimistic-concurrency conflicts that concurrent requests produce, so callers see
 //! either a clean result or a typed [`AppError`].
 
+mod executions;
+mod hooks;
 mod jobs;
 mod liveness;
-mod runs;
 mod views;
 
 use std::sync::{Arc, OnceLock, Weak};
 
 use chrono::{DateTime, Utc};
-use serde_json::Value;
-use sundial_core::job::{FieldError, Job, JobDefinition, JobId, When};
+use sundial_core::job::{FieldError, Job, JobDefinition, JobId};
 
-use crate::clock::Clock;
-use crate::engine::EngineHooks;
-use crate::store::{JobRecord, Store, StoreError};
+use crate::ports::clock::Clock;
+use crate::ports::store::{Store, StoreError};
+use crate::records::{decode_job, encode_job, job_wakeup_key, StoredJob};
 
+pub use hooks::EngineHooks;
 pub use jobs::TimersReport;
 pub use liveness::{EngineHealth, HealthReport, Liveness};
-pub(crate) use runs::{decode_execution, encode_execution};
 pub use views::{Describe, Stats};
 
 /// How many times a read-modify-write of one job is retried after losing a race. A busy job (a
@@ -59,11 +59,14 @@ pub struct AppConfig {
     pub max_sync_attempt: Option<std::time::Duration>,
 }
 
-impl Default for AppConfig {
-    fn default() -> Self {
+impl AppConfig {
+    /// Settings with `signing_secret` and the defaults for the rest: debug mode off, attempts
+    /// unbounded. There is no default secret: every deployment (and every test) names its own,
+    /// so none can ship with a secret anyone can read here.
+    pub fn new(signing_secret: Vec<u8>) -> Self {
         AppConfig {
             debug_mode: false,
-            signing_secret: b"sundial-development-secret".to_vec(),
+            signing_secret,
             max_sync_attempt: None,
         }
     }
@@ -118,14 +121,6 @@ pub struct App<S: Store> {
     liveness: Liveness,
 }
 
-/// A job read from the store, with what is needed to write it back.
-#[derive(Clone, Debug)]
-pub(crate) struct StoredJob {
-    pub job: Job,
-    pub version: u64,
-    pub service: Option<String>,
-}
-
 impl<S: Store> App<S> {
     /// A control plane over `store`, reading time from `clock`.
     pub fn new(store: S, clock: Arc<dyn Clock>, config: AppConfig) -> Self {
@@ -149,8 +144,8 @@ impl<S: Store> App<S> {
     }
 
     /// Connects the engine that runs what this control plane creates (triggers, cancels,
-    /// feedback). Without one, executions are only recorded.
-    pub fn attach_engine(&self, engine: Weak<dyn EngineHooks>) {
+    /// feedback): [`crate::engine::Engine::new`] does. Without one, executions are only recorded.
+    pub(crate) fn attach_engine(&self, engine: Weak<dyn EngineHooks>) {
         let _ = self.engine.set(engine);
     }
 
@@ -189,13 +184,13 @@ impl<S: Store> App<S> {
             .get_job(job_id.as_str())
             .await?
             .ok_or_else(|| AppError::NotFound(format!("job {job_id}")))?;
-        decode(&record)
+        decode_job(&record)
     }
 
     /// Writes a job back against the version it was read at and leaves its timer-index entry as
     /// it is: for a caller that knows the entry already brings the job back when it must.
     pub(crate) async fn save_job_only(&self, stored: &StoredJob) -> Result<u64, AppError> {
-        let record = encode(&stored.job, stored.version, stored.service.clone());
+        let record = encode_job(&stored.job, stored.version, stored.service.clone());
         Ok(self.store.update_job(&record).await?)
     }
 
@@ -226,14 +221,14 @@ impl<S: Store> App<S> {
                 Some(stored) => stored,
                 None => self.load(job_id).await?,
             };
-            let before = next_fire(&stored.job);
+            let before = stored.job.next_fire();
             let out = change(&mut stored)?;
             stored.job.updated_at = self.now();
-            let record = encode(&stored.job, stored.version, stored.service.clone());
+            let record = encode_job(&stored.job, stored.version, stored.service.clone());
             match self.store.update_job(&record).await {
                 Ok(version) => {
                     stored.version = version;
-                    if next_fire(&stored.job) != before {
+                    if stored.job.next_fire() != before {
                         self.refresh_wakeup(&stored.job).await?;
                     }
                     return Ok((stored, out));
@@ -272,7 +267,7 @@ impl<S: Store> App<S> {
     /// is close, in the request that made it: the fire is then sent on its second, not at the
     /// next tick (up to a second late). Best effort: should it fail, the tick plans the job.
     pub(crate) async fn plan_now(&self, job: &Job) {
-        let (Some(engine), Some(next)) = (self.engine(), next_fire(job)) else {
+        let (Some(engine), Some(next)) = (self.engine(), job.next_fire()) else {
             return;
         };
         engine.plan(job.job_id().clone(), next).await;
@@ -281,76 +276,12 @@ impl<S: Store> App<S> {
     /// Keeps the timer index in step with a job: its next nominal fire, or no entry when it is
     /// paused, triggered-only or exhausted. Finding due work reads this index; it never scans jobs.
     pub(crate) async fn refresh_wakeup(&self, job: &Job) -> Result<(), AppError> {
-        let due = next_fire(job);
+        let due = job.next_fire();
         self.store
-            .set_wakeup(&wakeup_key(job.definition.job_id()), due)
+            .set_wakeup(&job_wakeup_key(job.definition.job_id()), due)
             .await?;
         Ok(())
     }
-}
-
-/// The timer-index key of a job's next fire.
-pub fn wakeup_key(job_id: &JobId) -> String {
-    format!("job:{job_id}")
-}
-
-/// A job's next nominal fire after the last one it ran (or its creation), if it is to fire again.
-pub(crate) fn next_fire(job: &Job) -> Option<DateTime<Utc>> {
-    // Planned fires and backfills waiting to be created are due at once, paused or not.
-    if !job.state.pending_fires.is_empty() || !job.state.pending_backfills.is_empty() {
-        return Some(job.updated_at);
-    }
-    if !job.definition.active() || job.state.remaining_actions == Some(0) {
-        return None;
-    }
-    let When::Scheduled(schedule) = job.definition.when() else {
-        return None;
-    };
-    let created = job.created_at - chrono::Duration::seconds(1);
-    let after = job
-        .state
-        .last_scheduled_time
-        .map_or(created, |last| last.max(created));
-    schedule.next_after(after)
-}
-
-pub(crate) fn encode(job: &Job, version: u64, service: Option<String>) -> JobRecord {
-    let definition = &job.definition;
-    JobRecord {
-        job_id: definition.job_id().to_string(),
-        version,
-        creator: definition.creator().to_string(),
-        parent_job: definition.parent_job().map(|p| p.to_string()),
-        service,
-        state: if definition.active() {
-            "active"
-        } else {
-            "paused"
-        }
-        .to_string(),
-        created_at: job.created_at,
-        updated_at: job.updated_at,
-        document: job.to_document(),
-    }
-}
-
-pub(crate) fn decode(record: &JobRecord) -> Result<StoredJob, AppError> {
-    let unreadable = |e: FieldError| {
-        AppError::Unavailable(format!("stored job {} is unreadable: {e}", record.job_id))
-    };
-    let job_id = JobId::parse(&record.job_id).map_err(unreadable)?;
-    let job = Job::from_document(
-        &job_id,
-        &record.document,
-        record.created_at,
-        record.updated_at,
-    )
-    .map_err(unreadable)?;
-    Ok(StoredJob {
-        job,
-        version: record.version,
-        service: record.service.clone(),
-    })
 }
 
 /// Parses a path's job id, as a 400 naming `jobId` when malformed.
@@ -363,8 +294,4 @@ pub(crate) fn field_error(path: &str, message: impl Into<String>) -> AppError {
         path: path.to_string(),
         message: message.into(),
     })
-}
-
-pub(crate) fn json_time(t: DateTime<Utc>) -> Value {
-    Value::String(t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true))
 }

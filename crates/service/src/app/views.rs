@@ -6,8 +6,9 @@ use serde_json::{json, Value};
 use sundial_core::execution::{Execution, ExecutionState};
 use sundial_core::job::{Job, JobId, When};
 
-use super::{json_time, App, AppError};
-use crate::store::{PageRequest, Store};
+use super::{App, AppError};
+use crate::ports::store::{PageRequest, Store};
+use crate::records::json_time;
 
 /// How many future fire times and recent actions `describe` shows (Temporal's describe shows 10).
 const DESCRIBE_COUNT: usize = 10;

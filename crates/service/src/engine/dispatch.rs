@@ -22,11 +22,12 @@ use sundial_core::signing;
 use std::collections::HashMap;
 
 use super::{Engine, EngineError, Loaded, Released, Run, Written, MAX_STEP_RETRIES};
-use crate::app::{encode, json_time, next_fire, wakeup_key, AppError, StoredJob};
-use crate::events::{BusEvent, EventPublisher};
-use crate::http::{HttpClient, HttpError, HttpRequest, DEFAULT_CALL_TIMEOUT};
-use crate::queue::Queue;
-use crate::store::{JobFilter, PageRequest, Store, StoreError, Write, WriteAllError};
+use crate::app::AppError;
+use crate::ports::events::{BusEvent, EventPublisher};
+use crate::ports::http::{HttpClient, HttpError, HttpRequest, DEFAULT_CALL_TIMEOUT};
+use crate::ports::queue::Queue;
+use crate::ports::store::{JobFilter, PageRequest, Store, StoreError, Write, WriteAllError};
+use crate::records::{decode_job, encode_job, job_wakeup_key, json_time, StoredJob};
 
 /// How long past its attempt deadline a worker's lease on a running chain lasts; after it another
 /// worker presumes the first one dead and runs the attempt again.
@@ -597,7 +598,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         job: &StoredJob,
         deadline: DateTime<Utc>,
         idempotency_key: &str,
-    ) -> Result<crate::http::HttpResponse, AttemptEnd> {
+    ) -> Result<crate::ports::http::HttpResponse, AttemptEnd> {
         let request = self
             .build_request(http, vars, job, deadline)
             .map_err(|detail| AttemptEnd::Failed {
@@ -1270,16 +1271,16 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                 return Ok(released(&stored));
             }
             stored.job.updated_at = self.now();
-            let record = encode(&stored.job, stored.version, stored.service.clone());
+            let record = encode_job(&stored.job, stored.version, stored.service.clone());
             let nets = self.start_nets(&started.concat());
-            let job_key = wakeup_key(stored.job.job_id());
+            let job_key = job_wakeup_key(stored.job.job_id());
             let mut writes = vec![Write::UpdateJob(&record)];
             writes.extend(
                 nets.iter()
                     .map(|(key, due)| Write::SetWakeup(key, Some(*due))),
             );
-            let next = next_fire(&stored.job);
-            if next != next_fire(&before) {
+            let next = stored.job.next_fire();
+            if next != before.next_fire() {
                 writes.push(Write::SetWakeup(&job_key, next));
             }
             match self.store().write_all(&writes).await {
@@ -1312,10 +1313,10 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
     /// Safety nets for runs a freed slot starts: written with the release, removed by each run's
     /// admitting write.
     fn start_nets(&self, started: &[String]) -> Vec<(String, DateTime<Utc>)> {
-        let due = self.now() + super::SAFETY_NET_GRACE;
+        let due = self.now() + crate::records::SAFETY_NET_GRACE;
         started
             .iter()
-            .map(|id| (super::execution_wakeup_key(id), due))
+            .map(|id| (crate::records::execution_wakeup_key(id), due))
             .collect()
     }
 
@@ -1346,7 +1347,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         loop {
             let children = self.store().list_jobs(&filter, &page).await?;
             for record in &children.items {
-                let child = crate::app::decode(record)?;
+                let child = decode_job(record)?;
                 let definition = &child.job.definition;
                 let to = match definition.parent_close_policy() {
                     sundial_core::job::ParentClosePolicy::Abandon => continue,

@@ -39,19 +39,17 @@ use sundial_core::execution::{
 use sundial_core::job::JobId;
 use tokio::sync::Notify;
 
-use crate::app::{decode, decode_execution, encode, encode_execution, App, AppError, StoredJob};
-use crate::events::{BusEvent, EventPublisher};
-use crate::http::HttpClient;
-use crate::queue::{Queue, QueueError, MAX_DELAY};
-use crate::store::{ExecutionRecord, Store, StoreError, Write, WriteAllError};
+use crate::app::{App, AppError, EngineHooks};
+use crate::ports::events::{BusEvent, EventPublisher};
+use crate::ports::http::HttpClient;
+use crate::ports::queue::{Queue, QueueError, MAX_DELAY};
+use crate::ports::store::{ExecutionRecord, Store, StoreError, Write, WriteAllError};
+use crate::records::{
+    decode_execution, decode_job, encode_execution, encode_job, execution_wakeup_key, StoredJob,
+};
 
 pub use notify::NotifyMessage;
 pub use tick::TickReport;
-
-/// How long after a run is due its safety-net timer entry (`exec:{id}`) brings it to dispatch
-/// through the tick, should its message have been lost with the process that was to send it.
-/// The write that admits the run removes the net.
-pub(crate) const SAFETY_NET_GRACE: chrono::Duration = chrono::Duration::seconds(10);
 
 /// How many times one step re-reads and retries after losing a conditional write.
 const MAX_STEP_RETRIES: usize = 16;
@@ -165,11 +163,6 @@ fn dispatch_body(execution_id: &str) -> Result<String, EngineError> {
     .map_err(|e| AppError::Unavailable(format!("encoding a dispatch message: {e}")).into())
 }
 
-/// The timer-index key of an execution's next wake-up.
-pub fn execution_wakeup_key(execution_id: &str) -> String {
-    format!("exec:{execution_id}")
-}
-
 /// The engine over its ports.
 pub struct Engine<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> {
     app: Arc<App<S>>,
@@ -193,7 +186,10 @@ struct Released {
 }
 
 impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
-    /// An engine over `app`'s store and clock and the given ports.
+    /// An engine over `app`'s store and clock and the given ports, connected to `app` (which
+    /// then sends it what it creates: triggers, cancels, feedback, plans of changed jobs). The one
+    /// place an engine is wired to its control plane. `app` holds the engine weakly, since the
+    /// engine holds `app`: keep the returned handle alive as long as the engine should run.
     pub fn new(
         app: Arc<App<S>>,
         dispatch_queue: Q,
@@ -201,8 +197,8 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         http: H,
         publisher: P,
         config: EngineConfig,
-    ) -> Self {
-        Engine {
+    ) -> Arc<Self> {
+        let engine = Arc::new(Engine {
             app,
             dispatch_queue,
             notify_queue,
@@ -211,7 +207,10 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             config,
             sent: Arc::new(Notify::new()),
             finals: batch::Batches::new(),
-        }
+        });
+        let hooks: Arc<dyn EngineHooks> = engine.clone();
+        engine.app.attach_engine(Arc::downgrade(&hooks));
+        engine
     }
 
     /// The control plane the engine shares its store and clock with.
@@ -359,7 +358,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                     let incarnation = incarnation_of_execution(&loaded.execution.execution_id);
                     let job = job
                         .as_ref()
-                        .map(decode)
+                        .map(decode_job)
                         .transpose()?
                         .filter(|stored| stored.job.state.incarnation == incarnation);
                     Some(Run { loaded, job })
@@ -395,7 +394,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         record.created_at = loaded.record.created_at;
         let job_record = match &job {
             Some(job) if loaded.job_changed => {
-                Some(encode(&job.job, job.version, job.service.clone()))
+                Some(encode_job(&job.job, job.version, job.service.clone()))
             }
             _ => None,
         };
@@ -471,7 +470,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                 "jobId": execution.job_id.as_str(),
                 "executeNumber": execution.execute_number,
                 "state": state.name(),
-                "scheduledTime": crate::app::json_time(execution.scheduled_time),
+                "scheduledTime": crate::records::json_time(execution.scheduled_time),
                 "attempts": execution.attempts(),
                 "error": execution.error,
             }),
@@ -523,29 +522,6 @@ pub(crate) enum Written {
     ExecutionMoved,
     /// Another worker wrote the job first: nothing was written.
     JobMoved,
-}
-
-/// What the control plane asks of the engine: start a run it just created, and take an async
-/// job's feedback. Object-safe so that [`App`] need not know the engine's port types.
-pub trait EngineHooks: Send + Sync {
-    /// Sends the execution to dispatch now.
-    fn kick(&self, execution_id: String) -> Pin<Box<dyn Future<Output = ()> + Send + '_>>;
-
-    /// Plans a job that was just created, changed or resumed, whose next fire is `next`, as the
-    /// tick would, when that fire is due before the next tick: its first fire then goes out on
-    /// its second. Failures are logged; the tick plans the job anyway.
-    fn plan(
-        &self,
-        job_id: JobId,
-        next: DateTime<Utc>,
-    ) -> Pin<Box<dyn Future<Output = ()> + Send + '_>>;
-
-    /// Applies an async job's feedback report to its execution.
-    fn feedback(
-        &self,
-        execution_id: String,
-        report: serde_json::Value,
-    ) -> Pin<Box<dyn Future<Output = Result<(), AppError>> + Send + '_>>;
 }
 
 impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> EngineHooks for Engine<S, Q, H, P> {

@@ -17,11 +17,12 @@ use sundial_core::outcome::Outcome;
 use sundial_core::signing;
 
 use super::{Engine, EngineError, MAX_STEP_RETRIES};
-use crate::app::{AppError, StoredJob};
-use crate::events::EventPublisher;
-use crate::http::HttpClient;
-use crate::queue::Queue;
-use crate::store::Store;
+use crate::app::AppError;
+use crate::ports::events::EventPublisher;
+use crate::ports::http::HttpClient;
+use crate::ports::queue::Queue;
+use crate::ports::store::Store;
+use crate::records::StoredJob;
 
 /// Seed 002: a notification is retried 3 times…
 const NOTIFY_RETRIES: u32 = 3;

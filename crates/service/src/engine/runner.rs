@@ -14,10 +14,10 @@ use tokio::sync::{watch, Semaphore};
 use tokio::task::JoinSet;
 
 use super::{DispatchMessage, Engine, Run};
-use crate::events::EventPublisher;
-use crate::http::HttpClient;
-use crate::queue::{Delivery, Queue};
-use crate::store::Store;
+use crate::ports::events::EventPublisher;
+use crate::ports::http::HttpClient;
+use crate::ports::queue::{Delivery, Queue};
+use crate::ports::store::Store;
 
 /// Settings of the local loops.
 #[derive(Clone, Debug)]

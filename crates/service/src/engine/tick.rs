@@ -16,12 +16,15 @@ use sundial_core::plan;
 
 use std::collections::HashMap;
 
-use super::{execution_wakeup_key, Engine, EngineError, MAX_STEP_RETRIES, SAFETY_NET_GRACE};
-use crate::app::{decode, encode, encode_execution, next_fire, wakeup_key, StoredJob};
-use crate::events::EventPublisher;
-use crate::http::HttpClient;
-use crate::queue::Queue;
-use crate::store::{JobRecord, Store, StoreError, WakeUp, Write, WriteAllError, MAX_WRITES};
+use super::{Engine, EngineError, MAX_STEP_RETRIES};
+use crate::ports::events::EventPublisher;
+use crate::ports::http::HttpClient;
+use crate::ports::queue::Queue;
+use crate::ports::store::{JobRecord, Store, StoreError, WakeUp, Write, WriteAllError, MAX_WRITES};
+use crate::records::{
+    decode_job, encode_execution, encode_job, execution_wakeup_key, job_wakeup_key, StoredJob,
+    SAFETY_NET_GRACE,
+};
 
 /// The most fires one atomic commit creates: each is an execution and its safety-net entry,
 /// next to the job and its timer entry.
@@ -187,7 +190,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
 
     /// Plans one job now, as a tick would, when its next fire `next` is due before the tick's
     /// horizon; else does nothing (the tick plans it in time). For a job just created, changed
-    /// or resumed: see [`EngineHooks::plan`](super::EngineHooks::plan).
+    /// or resumed: see [`EngineHooks::plan`](crate::app::EngineHooks::plan).
     pub async fn plan_job_now(
         &self,
         job_id: &JobId,
@@ -282,10 +285,12 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                 None => self.store().get_job(job_id.as_str()).await?,
             };
             let Some(record) = record else {
-                self.store().set_wakeup(&wakeup_key(job_id), None).await?;
+                self.store()
+                    .set_wakeup(&job_wakeup_key(job_id), None)
+                    .await?;
                 return Ok((0, 0, None));
             };
-            let mut stored = decode(&record)?;
+            let mut stored = decode_job(&record)?;
             let before = stored.job.state.clone();
             plan::plan_backfills(&mut stored.job, now, BACKFILL_FIRES_PER_PLAN);
             let plan = plan::plan_tick(&mut stored.job, now, horizon, self.app.debug_mode());
@@ -370,8 +375,8 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         let fires = std::mem::take(&mut stored.job.state.pending_fires);
         // Those due now that simply start take their slots in this same write.
         plan::line_up(&mut stored.job, &fires, now);
-        let job_key = wakeup_key(stored.job.job_id());
-        let record = encode(&stored.job, stored.version, stored.service.clone());
+        let job_key = job_wakeup_key(stored.job.job_id());
+        let record = encode_job(&stored.job, stored.version, stored.service.clone());
         let mut writes = Vec::with_capacity(2 + 2 * records.len());
         writes.push(Write::UpdateJob(&record));
         writes.extend(records.iter().map(Write::CreateExecution));
@@ -379,7 +384,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             nets.iter()
                 .map(|(key, due)| Write::SetWakeup(key, Some(*due))),
         );
-        writes.push(Write::SetWakeup(&job_key, next_fire(&stored.job)));
+        writes.push(Write::SetWakeup(&job_key, stored.job.next_fire()));
         match self.store().write_all(&writes).await {
             Ok(()) => {
                 for execution in &executions {

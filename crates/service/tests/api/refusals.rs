@@ -8,9 +8,9 @@ use axum::body::Body;
 use axum::http::{Method, Request, StatusCode};
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
+use sundial_service::adapters::memory::{ManualClock, MemoryStore};
 use sundial_service::api::router;
-use sundial_service::clock::{Clock, ManualClock};
-use sundial_service::store::MemoryStore;
+use sundial_service::ports::clock::Clock;
 use sundial_service::{App, AppConfig};
 
 use crate::support::*;
@@ -348,7 +348,7 @@ async fn health_reports_a_stalled_tick_with_503() {
     let app = Arc::new(App::new(
         MemoryStore::new(),
         clock.clone(),
-        AppConfig::default(),
+        AppConfig::new(TEST_SECRET.to_vec()),
     ));
     let api = Api {
         router: router(Arc::clone(&app), None),
@@ -385,7 +385,7 @@ async fn a_synchronous_attempt_longer_than_a_worker_can_hold_is_refused() {
     let now: DateTime<Utc> = NOW.parse().unwrap();
     let config = AppConfig {
         max_sync_attempt: Some(std::time::Duration::from_secs(100)),
-        ..AppConfig::default()
+        ..AppConfig::new(TEST_SECRET.to_vec())
     };
     let app = Arc::new(App::new(
         MemoryStore::new(),

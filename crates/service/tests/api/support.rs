@@ -9,11 +9,13 @@ use axum::Router;
 use chrono::{DateTime, Utc};
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
+use sundial_service::adapters::memory::{ManualClock, MemoryStore};
 use sundial_service::api::router;
-use sundial_service::clock::ManualClock;
-use sundial_service::store::MemoryStore;
 use sundial_service::{App, AppConfig};
 use tower::ServiceExt;
+
+/// The signing secret of every test app.
+pub(crate) const TEST_SECRET: &[u8] = b"api-test-signing-secret-0123456789ab";
 
 /// The manual clock's time: 2024-03-10T12:34:56Z.
 pub(crate) const NOW: &str = "2024-03-10T12:34:56Z";
@@ -31,7 +33,11 @@ impl Api {
     pub(crate) fn with_token(token: Option<&str>) -> Api {
         let now: DateTime<Utc> = NOW.parse().unwrap();
         let clock = Arc::new(ManualClock::new(now));
-        let app = Arc::new(App::new(MemoryStore::new(), clock, AppConfig::default()));
+        let app = Arc::new(App::new(
+            MemoryStore::new(),
+            clock,
+            AppConfig::new(TEST_SECRET.to_vec()),
+        ));
         Api {
             router: router(Arc::clone(&app), token.map(str::to_owned)),
             app,

@@ -5,7 +5,6 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode};
 use serde_json::{json, Value};
-use sundial_service::AppConfig;
 
 use crate::support::*;
 
@@ -136,7 +135,7 @@ async fn feedback_without_a_verifying_token_is_always_the_same_401() {
     let api = Api::new();
     api.create("20220125", &seed_job()).await;
     let execution = api.trigger("20220125", &json!({})).await;
-    let secret = AppConfig::default().signing_secret;
+    let secret = TEST_SECRET.to_vec();
     let valid = sundial_core::signing::feedback_token(&secret, &execution);
     let other = sundial_core::signing::feedback_token(&secret, "20220125~t~other");
     let report = json!({"status": "succeed", "progress": "100%"});

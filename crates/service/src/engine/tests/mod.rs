@@ -13,12 +13,14 @@ use sundial_core::execution::{Execution, ExecutionState};
 use sundial_core::job::JobId;
 
 use super::*;
-use crate::clock::{Clock, ManualClock};
-use crate::events::RecordingPublisher;
-use crate::http::{HttpError, HttpRequest, HttpResponse};
-use crate::queue::MemoryQueue;
-use crate::store::{MemoryStore, PageRequest};
+use crate::adapters::memory::{ManualClock, MemoryQueue, MemoryStore, RecordingPublisher};
+use crate::ports::clock::Clock;
+use crate::ports::http::{HttpError, HttpRequest, HttpResponse};
+use crate::ports::store::PageRequest;
 use crate::AppConfig;
+
+/// The signing secret of every test engine.
+pub(super) const TEST_SECRET: &[u8] = b"engine-test-signing-secret-0123456789";
 
 type Responder = Box<dyn Fn(&HttpRequest, usize) -> Result<HttpResponse, HttpError> + Send + Sync>;
 
@@ -75,7 +77,7 @@ impl World {
         start: &str,
         respond: impl Fn(&HttpRequest, usize) -> Result<HttpResponse, HttpError> + Send + Sync + 'static,
     ) -> World {
-        World::with_config(start, AppConfig::default(), respond)
+        World::with_config(start, AppConfig::new(TEST_SECRET.to_vec()), respond)
     }
 
     fn with_config(
@@ -106,16 +108,14 @@ impl World {
             ..EngineConfig::default()
         };
         tweak(&mut config);
-        let engine = Arc::new(Engine::new(
+        let engine = Engine::new(
             app.clone(),
             MemoryQueue::new(clock.clone()),
             MemoryQueue::new(clock.clone()),
             http.clone(),
             RecordingPublisher::new(),
             config,
-        ));
-        let hooks: Arc<dyn EngineHooks> = engine.clone();
-        app.attach_engine(Arc::downgrade(&hooks));
+        );
         World {
             clock,
             http,
@@ -567,7 +567,7 @@ async fn backfill_runs_every_time_in_the_range_now() {
 async fn debug_mode_stops_schedules_but_not_triggers() {
     let config = AppConfig {
         debug_mode: true,
-        ..AppConfig::default()
+        ..AppConfig::new(TEST_SECRET.to_vec())
     };
     let w = World::with_config("2024-01-01T00:00:30Z", config, |_, _| ok(json!({})));
     w.create("quiet", json!({"schedule": {"cron": ["* * * * *"]}}))
@@ -1099,7 +1099,7 @@ async fn qos_1_notifications_keep_retrying_after_the_seed_retries_until_delivere
 async fn qos_1_notifications_give_up_after_reliable_notify_for() {
     let w = World::with_configs(
         "2024-01-01T00:00:00Z",
-        AppConfig::default(),
+        AppConfig::new(TEST_SECRET.to_vec()),
         |config| config.reliable_notify_for = StdDuration::from_secs(600),
         |request, _| {
             if request.url.contains("/notify") {
@@ -1279,7 +1279,7 @@ async fn wait_for_newest(w: &World, job: &str, state: ExecutionState) -> String 
 async fn admitting_ahead(job: &str, body: Value, answer: Value) -> World {
     let w = World::with_configs(
         "2024-01-01T00:00:58Z",
-        AppConfig::default(),
+        AppConfig::new(TEST_SECRET.to_vec()),
         |config| config.admit_ahead = StdDuration::from_secs(1),
         move |_, _| ok(answer.clone()),
     );

@@ -42,7 +42,7 @@ async fn the_older_of_two_quick_triggers_runs_and_the_newer_is_skipped() {
 async fn a_fire_admitted_ahead_never_overtakes_an_earlier_fire() {
     let w = World::with_configs(
         "2024-01-01T00:00:58.600Z",
-        AppConfig::default(),
+        AppConfig::new(TEST_SECRET.to_vec()),
         |config| config.admit_ahead = StdDuration::from_secs(1),
         |_, _| ok(json!({})),
     );
@@ -280,7 +280,7 @@ async fn a_lease_ends_with_its_workers_hold_not_with_the_attempt() {
     let seen = Arc::clone(&lease);
     let w = World::with_configs(
         "2024-01-01T00:00:00Z",
-        AppConfig::default(),
+        AppConfig::new(TEST_SECRET.to_vec()),
         |config| config.max_hold = Some(StdDuration::from_secs(100)),
         move |_, _| {
             use futures_util::FutureExt;
@@ -291,7 +291,7 @@ async fn a_lease_ends_with_its_workers_hold_not_with_the_attempt() {
                 .unwrap()
                 .unwrap()
                 .unwrap();
-            let execution = crate::app::decode_execution(&record).unwrap();
+            let execution = crate::records::decode_execution(&record).unwrap();
             *seen.lock().unwrap() = Some(execution.run.lease_until);
             ok(json!({}))
         },

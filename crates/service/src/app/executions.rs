@@ -15,9 +15,10 @@ use sundial_core::execution::{
 use sundial_core::job::{Backfill, JobId, OverlapPolicy, When};
 
 use super::{field_error, App, AppError};
-use crate::store::{
+use crate::ports::store::{
     CleanReport, ExecutionRecord, Page, PageRequest, Store, StoreError, Write, WriteAllError,
 };
+use crate::records::{decode_execution, decode_job, encode_execution, encode_job};
 
 /// The most fire times one backfill request may cover.
 const MAX_BACKFILL_FIRES: usize = 10_000;
@@ -76,7 +77,7 @@ impl<S: Store> App<S> {
             }
             execution_id = execution_id_for_trigger(job_id, incarnation, &trigger_id)
                 .map_err(|e| AppError::Invalid(e.under("Idempotency-Key")))?;
-            let net_key = crate::engine::execution_wakeup_key(&execution_id);
+            let net_key = crate::records::execution_wakeup_key(&execution_id);
             let read = self
                 .store
                 .read_many(
@@ -86,7 +87,7 @@ impl<S: Store> App<S> {
                 .await?;
             let mut executions = read.executions.into_iter().flatten();
             let record = read.jobs.into_iter().flatten().next();
-            let stored = record.as_ref().map(super::decode).transpose()?;
+            let stored = record.as_ref().map(decode_job).transpose()?;
             if let Some(stored) = &stored {
                 if stored.job.state.incarnation != incarnation {
                     incarnation = stored.job.state.incarnation;
@@ -118,14 +119,14 @@ impl<S: Store> App<S> {
             execution.parent_job_execution = definition.parent_job_execution();
             execution.run.due = Some(now);
             execution.run.overlap = overlap;
-            let job = super::encode(&stored.job, stored.version, stored.service.clone());
+            let job = encode_job(&stored.job, stored.version, stored.service.clone());
             let run = encode_execution(&execution, 1)?;
             // The safety net: should this process die before the engine hears of the run, the
             // tick sends it once the grace has passed. A duplicate message is harmless.
             let writes = [
                 Write::UpdateJob(&job),
                 Write::CreateExecution(&run),
-                Write::SetWakeup(&net_key, Some(now + crate::engine::SAFETY_NET_GRACE)),
+                Write::SetWakeup(&net_key, Some(now + crate::records::SAFETY_NET_GRACE)),
             ];
             match self.store.write_all(&writes).await {
                 Ok(()) => {
@@ -308,7 +309,7 @@ impl<S: Store> App<S> {
                     }
                     return Ok(execution);
                 }
-                Err(crate::store::StoreError::VersionConflict { .. }) => continue,
+                Err(crate::ports::store::StoreError::VersionConflict { .. }) => continue,
                 Err(e) => return Err(e.into()),
             }
         }
@@ -410,37 +411,6 @@ fn fresh_trigger_id(now: DateTime<Utc>) -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     format!("{}-{n}", now.format("%Y%m%dT%H%M%S%6fZ"))
-}
-
-pub(crate) fn encode_execution(
-    execution: &Execution,
-    version: u64,
-) -> Result<ExecutionRecord, AppError> {
-    let document = serde_json::to_value(execution)
-        .map_err(|e| AppError::Unavailable(format!("execution encoding: {e}")))?;
-    Ok(ExecutionRecord {
-        execution_id: execution.execution_id.clone(),
-        job_id: execution.job_id.to_string(),
-        execute_number: execution.execute_number,
-        state: execution.state().to_string(),
-        parent_job: execution.parent_job.as_ref().map(|p| p.to_string()),
-        parent_execution: execution.parent_job_execution,
-        created_at: execution
-            .events()
-            .first()
-            .map_or(execution.scheduled_time, |e| e.at),
-        version,
-        document,
-    })
-}
-
-pub(crate) fn decode_execution(record: &ExecutionRecord) -> Result<Execution, AppError> {
-    serde_json::from_value(record.document.clone()).map_err(|e| {
-        AppError::Unavailable(format!(
-            "stored execution {} is unreadable: {e}",
-            record.execution_id
-        ))
-    })
 }
 
 fn decode_page(records: Page<ExecutionRecord>) -> Result<Page<Execution>, AppError> {

@@ -4,18 +4,14 @@
 //! execution is its JSON form, and next to each sit the few fields the store must index (creator,
 //! parent, state, execute number). That keeps adapters small and unaware of the domain: the
 //! embedded SQLite adapter and the DynamoDB adapter implement the same dozen operations, and one
-//! conformance suite ([`conformance`]) checks both, and [`MemoryStore`], the in-memory adapter for
-//! fast tests.
+//! conformance suite ([`crate::conformance::store`], behind the `conformance` feature) checks both
+//! and [`MemoryStore`](crate::adapters::memory::MemoryStore), the in-memory adapter for fast tests.
 //!
 //! Every write that can race is conditional: jobs and executions carry a version, and an update
 //! succeeds only against the version it read. Creating an execution never overwrites one with the
 //! same id, which is what makes a duplicate fire harmless.
 
-pub mod conformance;
 pub mod cursor;
-pub mod memory;
-
-pub use memory::MemoryStore;
 
 use std::collections::BTreeMap;
 use std::future::Future;

@@ -12,7 +12,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use chrono::{DateTime, SubsecRound, Utc};
 
-use super::{
+use crate::ports::store::{
     check_batch, cursor, CleanReport, ExecutionRecord, JobFilter, JobRecord, Page, PageRequest,
     Store, StoreError, StoreStats, WakeUp, Write, WriteAllError, MAX_PAGE,
 };

@@ -11,11 +11,6 @@
 //! A message received more than [`Queue::max_receives`] times is moved to the dead-letter list
 //! instead of being delivered again, so one poisonous message cannot spin forever.
 
-pub mod conformance;
-pub mod memory;
-
-pub use memory::MemoryQueue;
-
 use std::future::Future;
 use std::time::Duration;
 

@@ -1,7 +1,5 @@
-//! The `Clock` port: where "now" comes from.
-//!
-//! Everything time-dependent takes its time from here, so tests drive schedules with a
-//! [`ManualClock`] instead of sleeping.
+//! A clock for tests and simulations: it moves only when told to, so schedules are driven without
+//! sleeping.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -10,28 +8,7 @@ use std::sync::Mutex;
 use chrono::{DateTime, Utc};
 use tokio::sync::Notify;
 
-/// A source of the current time.
-pub trait Clock: Send + Sync + 'static {
-    /// The current instant.
-    fn now(&self) -> DateTime<Utc>;
-
-    /// Waits until the clock shows `at`; at once if it already does. The default sleeps for the
-    /// difference on the runtime's timer.
-    fn sleep_until(&self, at: DateTime<Utc>) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
-        let wait = (at - self.now()).to_std().unwrap_or_default();
-        Box::pin(tokio::time::sleep(wait))
-    }
-}
-
-/// The system's wall clock.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now(&self) -> DateTime<Utc> {
-        Utc::now()
-    }
-}
+use crate::ports::clock::Clock;
 
 /// A clock that only moves when told to; [`Clock::sleep_until`] on it returns once it has been
 /// moved far enough.

@@ -21,11 +21,9 @@
 //! - **Error keys** (`AlreadyExists`, `NotFound`, `VersionConflict::key`) mention the id written.
 //! - **Stats** may omit states with no items; a zero count and an absent state are the same.
 //!
-//! The limit cap ([`super::MAX_PAGE`]) is not exercised: it would take a thousand writes per store,
+//! The limit cap ([`MAX_PAGE`](crate::ports::store::MAX_PAGE)) is not exercised: it would take a thousand writes per store,
 //! too slow against a DynamoDB stand-in.
 
-// This module is test code shipped in the library so that adapter crates can run it: it reports
-// contract violations by panicking, exactly as assertions in a `#[test]` do.
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
@@ -37,7 +35,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 use tokio::sync::Barrier;
 
-use super::{
+use crate::ports::store::{
     ExecutionRecord, JobFilter, JobRecord, Page, PageRequest, Store, StoreError, WakeUp, Write,
     WriteAllError,
 };
@@ -50,7 +48,7 @@ use super::{
 /// ```ignore
 /// #[tokio::test(flavor = "multi_thread")]
 /// async fn conforms() {
-///     sundial_service::store::conformance::run_all(|| MyStore::new()).await;
+///     sundial_service::conformance::store::run_all(|| MyStore::new()).await;
 /// }
 /// ```
 pub async fn run_all<S: Store, F: Fn() -> S>(make_store: F) {

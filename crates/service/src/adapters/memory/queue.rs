@@ -1,7 +1,7 @@
 //! The [`Queue`] port in memory, for fast tests of the engine.
 //!
 //! Time comes from an injected [`Clock`], never from the system: a test holding a
-//! [`ManualClock`](crate::clock::ManualClock) drives delays and visibility timeouts by moving the
+//! [`ManualClock`](super::ManualClock) drives delays and visibility timeouts by moving the
 //! clock, without sleeping. One `std::sync::Mutex` guards all messages; every method takes it once
 //! and never awaits while holding it, so each method is atomic.
 //!
@@ -21,8 +21,8 @@ use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use super::{Delivery, Queue, QueueError, DEFAULT_MAX_RECEIVES, MAX_DELAY};
-use crate::clock::Clock;
+use crate::ports::clock::Clock;
+use crate::ports::queue::{Delivery, Queue, QueueError, DEFAULT_MAX_RECEIVES, MAX_DELAY};
 
 /// An in-memory [`Queue`]; each instance is a fresh, empty queue.
 pub struct MemoryQueue {
@@ -231,7 +231,7 @@ impl Queue for MemoryQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clock::ManualClock;
+    use crate::adapters::memory::ManualClock;
 
     fn queue(max_receives: u32) -> MemoryQueue {
         let start = chrono::DateTime::from_timestamp_millis(1_700_000_000_000).unwrap();

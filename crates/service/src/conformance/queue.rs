@@ -23,8 +23,6 @@
 //!
 //! Ordering is never checked: SQS does not keep it.
 
-// This module is test code shipped in the library so that adapter crates can run it: it reports
-// contract violations by panicking, exactly as assertions in a `#[test]` do.
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
@@ -35,9 +33,9 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use tokio::sync::Barrier;
 
-use super::{Delivery, Queue, QueueError, MAX_DELAY};
-use crate::clock::ManualClock;
-use crate::store::conformance::run_case;
+use super::store::run_case;
+use crate::adapters::memory::ManualClock;
+use crate::ports::queue::{Delivery, Queue, QueueError, MAX_DELAY};
 
 /// Runs every case of the suite, each against a fresh queue that `make_queue` builds on the case's
 /// own [`ManualClock`], and panics naming every case that failed.
@@ -47,7 +45,7 @@ use crate::store::conformance::run_case;
 /// ```ignore
 /// #[tokio::test(flavor = "multi_thread")]
 /// async fn conforms() {
-///     sundial_service::queue::conformance::run_all(|clock| MyQueue::new(clock)).await;
+///     sundial_service::conformance::queue::run_all(|clock| MyQueue::new(clock)).await;
 /// }
 /// ```
 ///

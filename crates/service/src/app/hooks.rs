@@ -1,0 +1,34 @@
+//! What the control plane asks of the engine, as an object-safe trait: the engine depends on the
+//! control plane, never the other way round; [`crate::engine::Engine`] implements this and
+//! [`crate::engine::attach`] connects the two.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use chrono::{DateTime, Utc};
+use sundial_core::job::JobId;
+
+use super::AppError;
+
+/// What the control plane asks of the engine: start a run it just created, and take an async
+/// job's feedback. Object-safe so that [`App`](super::App) need not know the engine's port types.
+pub trait EngineHooks: Send + Sync {
+    /// Sends the execution to dispatch now.
+    fn kick(&self, execution_id: String) -> Pin<Box<dyn Future<Output = ()> + Send + '_>>;
+
+    /// Plans a job that was just created, changed or resumed, whose next fire is `next`, as the
+    /// tick would, when that fire is due before the next tick: its first fire then goes out on
+    /// its second. Failures are logged; the tick plans the job anyway.
+    fn plan(
+        &self,
+        job_id: JobId,
+        next: DateTime<Utc>,
+    ) -> Pin<Box<dyn Future<Output = ()> + Send + '_>>;
+
+    /// Applies an async job's feedback report to its execution.
+    fn feedback(
+        &self,
+        execution_id: String,
+        report: serde_json::Value,
+    ) -> Pin<Box<dyn Future<Output = Result<(), AppError>> + Send + '_>>;
+}

@@ -1,0 +1,47 @@
+//! The `EventPublisher` port: events on a bus (EventBridge in production), and the queue targets of
+//! jobs.
+//!
+//! Two things go out through it: every execution state change, when a bus is configured, and the
+//! runs of jobs whose action is an `sqs` or `eventbridge` target instead of HTTP requests. Locally
+//! [`RecordingPublisher`](crate::adapters::memory::RecordingPublisher) stands in for both and keeps what was sent for tests and for the log.
+
+use std::future::Future;
+
+use serde_json::Value;
+
+/// One event for a bus.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BusEvent {
+    /// The bus name or ARN; `None` for the configured default bus.
+    pub bus: Option<String>,
+    /// The event's `source`.
+    pub source: String,
+    /// The event's `detail-type`.
+    pub detail_type: String,
+    /// The event's `detail`.
+    pub detail: Value,
+}
+
+/// Why publishing failed.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+pub enum PublishError {
+    /// The destination rejected the message (unknown queue or bus, too large); retrying will not help.
+    #[error("rejected: {0}")]
+    Rejected(String),
+    /// The backend failed; the publish may be retried.
+    #[error("unavailable: {0}")]
+    Unavailable(String),
+}
+
+/// Publishes events and sends queue-target messages.
+pub trait EventPublisher: Send + Sync + 'static {
+    /// Puts one event on a bus.
+    fn publish(&self, event: &BusEvent) -> impl Future<Output = Result<(), PublishError>> + Send;
+
+    /// Sends one message to the queue at `queue_url` (a job's `sqs` target).
+    fn send_to_queue(
+        &self,
+        queue_url: &str,
+        body: &str,
+    ) -> impl Future<Output = Result<(), PublishError>> + Send;
+}

@@ -1,0 +1,108 @@
+//! What is stored and how: a job and an execution as store records, the wake-up index's keys,
+//! and the JSON form of times. The use cases ([`crate::app`]) and the engine ([`crate::engine`])
+//! both read and write records through this one module.
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use sundial_core::execution::Execution;
+use sundial_core::job::{FieldError, Job, JobId};
+
+use crate::app::AppError;
+use crate::ports::store::{ExecutionRecord, JobRecord};
+
+/// How long after a run is due its safety-net wake-up (`exec:{id}`) brings it to dispatch
+/// through the tick, should its message have been lost with the process that was to send it.
+/// The write that admits the run removes the net.
+pub(crate) const SAFETY_NET_GRACE: chrono::Duration = chrono::Duration::seconds(10);
+
+/// A job read from the store, with what is needed to write it back.
+#[derive(Clone, Debug)]
+pub(crate) struct StoredJob {
+    pub job: Job,
+    pub version: u64,
+    pub service: Option<String>,
+}
+
+/// The wake-up index key of a job's next fire.
+pub fn job_wakeup_key(job_id: &JobId) -> String {
+    format!("job:{job_id}")
+}
+
+/// A job as its store record, at `version`.
+pub(crate) fn encode_job(job: &Job, version: u64, service: Option<String>) -> JobRecord {
+    let definition = &job.definition;
+    JobRecord {
+        job_id: definition.job_id().to_string(),
+        version,
+        creator: definition.creator().to_string(),
+        parent_job: definition.parent_job().map(|p| p.to_string()),
+        service,
+        state: job.status().to_string(),
+        created_at: job.created_at,
+        updated_at: job.updated_at,
+        document: job.to_document(),
+    }
+}
+
+/// A job record read back; unreadable data is an error naming the job.
+pub(crate) fn decode_job(record: &JobRecord) -> Result<StoredJob, AppError> {
+    let unreadable = |e: FieldError| {
+        AppError::Unavailable(format!("stored job {} is unreadable: {e}", record.job_id))
+    };
+    let job_id = JobId::parse(&record.job_id).map_err(unreadable)?;
+    let job = Job::from_document(
+        &job_id,
+        &record.document,
+        record.created_at,
+        record.updated_at,
+    )
+    .map_err(unreadable)?;
+    Ok(StoredJob {
+        job,
+        version: record.version,
+        service: record.service.clone(),
+    })
+}
+
+/// The wake-up index key of an execution's next step.
+pub fn execution_wakeup_key(execution_id: &str) -> String {
+    format!("exec:{execution_id}")
+}
+
+/// An execution as its store record, at `version`.
+pub(crate) fn encode_execution(
+    execution: &Execution,
+    version: u64,
+) -> Result<ExecutionRecord, AppError> {
+    let document = serde_json::to_value(execution)
+        .map_err(|e| AppError::Unavailable(format!("execution encoding: {e}")))?;
+    Ok(ExecutionRecord {
+        execution_id: execution.execution_id.clone(),
+        job_id: execution.job_id.to_string(),
+        execute_number: execution.execute_number,
+        state: execution.state().to_string(),
+        parent_job: execution.parent_job.as_ref().map(|p| p.to_string()),
+        parent_execution: execution.parent_job_execution,
+        created_at: execution
+            .events()
+            .first()
+            .map_or(execution.scheduled_time, |e| e.at),
+        version,
+        document,
+    })
+}
+
+/// An execution record read back; unreadable data is an error naming the execution.
+pub(crate) fn decode_execution(record: &ExecutionRecord) -> Result<Execution, AppError> {
+    serde_json::from_value(record.document.clone()).map_err(|e| {
+        AppError::Unavailable(format!(
+            "stored execution {} is unreadable: {e}",
+            record.execution_id
+        ))
+    })
+}
+
+/// A time as the API and events write it: RFC 3339 in UTC, with only the fraction it has.
+pub(crate) fn json_time(t: DateTime<Utc>) -> Value {
+    Value::String(t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true))
+}
