@@ -26,7 +26,8 @@ use sundial_aws::{AwsPublisher, DynamoStore, SqsQueue};
 use sundial_service::ports::events::{BusEvent, EventPublisher, PublishError};
 use sundial_service::ports::queue::{Queue, QueueError};
 use sundial_service::ports::store::{
-    ExecutionRecord, JobRecord, Store, StoreError, Write, WriteAllError,
+    ExecutionRecord, ExecutionStore, JobRecord, JobStore, Store, StoreError, WakeUpIndex, Write,
+    WriteAllError,
 };
 
 fn job(version: u64) -> JobRecord {

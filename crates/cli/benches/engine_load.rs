@@ -68,7 +68,7 @@ use sundial_service::adapters::memory::RecordingPublisher;
 use sundial_service::engine::runner::{self, RunnerOptions};
 use sundial_service::engine::{Engine, EngineConfig, LOCAL_ADMIT_AHEAD};
 use sundial_service::ports::clock::Clock;
-use sundial_service::ports::store::Store;
+use sundial_service::ports::store::{Store, WakeUpIndex};
 use sundial_service::{App, AppConfig};
 use tokio::sync::oneshot;
 

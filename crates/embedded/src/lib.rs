@@ -30,7 +30,7 @@
 //!
 //! ```no_run
 //! use sundial_embedded::SqliteStore;
-//! use sundial_service::ports::store::Store;
+//! use sundial_service::ports::store::{Store, ExecutionStore, JobStore, WakeUpIndex};
 //!
 //! # async fn demo() -> Result<(), sundial_service::ports::store::StoreError> {
 //! let store = SqliteStore::open(std::path::Path::new("/var/lib/sundial/sundial.db"))?;
@@ -55,8 +55,9 @@ use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OpenFlags};
 use sundial_service::ports::clock::Clock;
 use sundial_service::ports::store::{
-    check_batch, CleanReport, ExecutionRecord, JobFilter, JobRecord, ManyRead, Page, PageRequest,
-    Store, StoreError, StoreStats, WakeUp, Write, WriteAllError,
+    check_batch, CleanReport, ExecutionRecord, ExecutionStore, JobFilter, JobRecord, JobStore,
+    ManyRead, Page, PageRequest, Store, StoreError, StoreStats, WakeUp, WakeUpIndex, Write,
+    WriteAllError,
 };
 
 use crate::codec::{db, ExecutionRow, JobRow};
@@ -191,7 +192,7 @@ impl SqliteStore {
     }
 }
 
-impl Store for SqliteStore {
+impl JobStore for SqliteStore {
     async fn create_job(&self, job: &JobRecord) -> Result<(), StoreError> {
         let job = JobRow::new(job)?;
         self.run(move |conn| ops::create_job(conn, &job)).await
@@ -221,7 +222,9 @@ impl Store for SqliteStore {
         self.read(move |conn| ops::list_jobs(conn, &filter, &page))
             .await
     }
+}
 
+impl ExecutionStore for SqliteStore {
     async fn create_execution(&self, execution: &ExecutionRecord) -> Result<bool, StoreError> {
         let execution = ExecutionRow::new(execution)?;
         self.run(move |conn| ops::create_execution(conn, &execution))
@@ -274,7 +277,36 @@ impl Store for SqliteStore {
         self.run(move |conn| ops::clean_executions(conn, retain, purge_deleted_jobs))
             .await
     }
+}
 
+impl WakeUpIndex for SqliteStore {
+    async fn set_wakeup(&self, key: &str, due: Option<DateTime<Utc>>) -> Result<(), StoreError> {
+        let key = key.to_owned();
+        self.run(move |conn| ops::set_wakeup(conn, &key, due)).await
+    }
+
+    async fn clear_wakeup_if(&self, key: &str, due: DateTime<Utc>) -> Result<bool, StoreError> {
+        let key = key.to_owned();
+        self.run(move |conn| ops::clear_wakeup_if(conn, &key, due))
+            .await
+    }
+
+    async fn get_wakeup(&self, key: &str) -> Result<Option<DateTime<Utc>>, StoreError> {
+        let key = key.to_owned();
+        self.read(move |conn| ops::get_wakeup(conn, &key)).await
+    }
+
+    async fn due_wakeups(
+        &self,
+        until: DateTime<Utc>,
+        limit: usize,
+    ) -> Result<Vec<WakeUp>, StoreError> {
+        self.read(move |conn| ops::due_wakeups(conn, until, limit))
+            .await
+    }
+}
+
+impl Store for SqliteStore {
     async fn read_many(
         &self,
         execution_ids: &[String],
@@ -310,31 +342,6 @@ impl Store for SqliteStore {
                 |why| WriteAllError::whole(StoreError::Unavailable(why)),
                 move |conn| ops::write_all(conn, &writes),
             )
-            .await
-    }
-
-    async fn set_wakeup(&self, key: &str, due: Option<DateTime<Utc>>) -> Result<(), StoreError> {
-        let key = key.to_owned();
-        self.run(move |conn| ops::set_wakeup(conn, &key, due)).await
-    }
-
-    async fn clear_wakeup_if(&self, key: &str, due: DateTime<Utc>) -> Result<bool, StoreError> {
-        let key = key.to_owned();
-        self.run(move |conn| ops::clear_wakeup_if(conn, &key, due))
-            .await
-    }
-
-    async fn get_wakeup(&self, key: &str) -> Result<Option<DateTime<Utc>>, StoreError> {
-        let key = key.to_owned();
-        self.read(move |conn| ops::get_wakeup(conn, &key)).await
-    }
-
-    async fn due_wakeups(
-        &self,
-        until: DateTime<Utc>,
-        limit: usize,
-    ) -> Result<Vec<WakeUp>, StoreError> {
-        self.read(move |conn| ops::due_wakeups(conn, until, limit))
             .await
     }
 

@@ -5,7 +5,8 @@ use chrono::DateTime;
 use serde_json::json;
 use sundial_embedded::SqliteStore;
 use sundial_service::ports::store::{
-    ExecutionRecord, JobFilter, JobRecord, PageRequest, Store, StoreError,
+    ExecutionRecord, ExecutionStore, JobFilter, JobRecord, JobStore, PageRequest, StoreError,
+    WakeUpIndex,
 };
 use sundial_testkit::TempDir;
 

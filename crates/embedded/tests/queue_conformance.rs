@@ -10,7 +10,7 @@ use sundial_embedded::SqliteStore;
 use sundial_service::adapters::memory::ManualClock;
 use sundial_service::conformance::queue::{run_all, MIN_MAX_RECEIVES};
 use sundial_service::ports::queue::{Queue, QueueError};
-use sundial_service::ports::store::Store;
+use sundial_service::ports::store::WakeUpIndex;
 use sundial_testkit::TempDir;
 
 fn clock() -> Arc<ManualClock> {

@@ -25,8 +25,9 @@ use aws_sdk_dynamodb::Client;
 use chrono::{DateTime, Utc};
 use sundial_core::execution::ExecutionState;
 use sundial_service::ports::store::{
-    check_batch, cursor, CleanReport, ExecutionRecord, JobFilter, JobRecord, ManyRead, Page,
-    PageRequest, Store, StoreError, StoreStats, WakeUp, Write, WriteAllError, MAX_PAGE,
+    check_batch, cursor, CleanReport, ExecutionRecord, ExecutionStore, JobFilter, JobRecord,
+    JobStore, ManyRead, Page, PageRequest, Store, StoreError, StoreStats, WakeUp, WakeUpIndex,
+    Write, WriteAllError, MAX_PAGE,
 };
 
 use item::{
@@ -514,7 +515,7 @@ fn count(counts: &mut BTreeMap<String, u64>, state: String) {
     *counts.entry(state).or_insert(0) += 1;
 }
 
-impl Store for DynamoStore {
+impl JobStore for DynamoStore {
     async fn create_job(&self, job: &JobRecord) -> Result<(), StoreError> {
         let item = job_item(&self.keys, job, job.version)?;
         match self
@@ -634,7 +635,9 @@ impl Store for DynamoStore {
             cursor::job(&job.job_id)
         }))
     }
+}
 
+impl ExecutionStore for DynamoStore {
     async fn create_execution(&self, execution: &ExecutionRecord) -> Result<bool, StoreError> {
         let expires = self.expires_at(&execution.state);
         let item = execution_item(&self.keys, execution, execution.version, expires)?;
@@ -770,7 +773,106 @@ impl Store for DynamoStore {
             .await?;
         Ok(report)
     }
+}
 
+impl WakeUpIndex for DynamoStore {
+    async fn set_wakeup(&self, key: &str, due: Option<DateTime<Utc>>) -> Result<(), StoreError> {
+        match due {
+            Some(due) => {
+                self.client
+                    .put_item()
+                    .table_name(&self.table)
+                    .set_item(Some(wakeup_item(&self.keys, key, due)))
+                    .send()
+                    .await
+                    .map_err(|e| unavailable("PutItem", e))?;
+            }
+            None => {
+                self.client
+                    .delete_item()
+                    .table_name(&self.table)
+                    .set_key(Some(self.keys.wakeup(key)))
+                    .send()
+                    .await
+                    .map_err(|e| unavailable("DeleteItem", e))?;
+            }
+        }
+        Ok(())
+    }
+
+    async fn clear_wakeup_if(&self, key: &str, due: DateTime<Utc>) -> Result<bool, StoreError> {
+        let result = self
+            .client
+            .delete_item()
+            .table_name(&self.table)
+            .set_key(Some(self.keys.wakeup(key)))
+            .condition_expression("tdue = :due")
+            .expression_attribute_values(
+                ":due",
+                AttributeValue::N(due.timestamp_millis().to_string()),
+            )
+            .return_values(ReturnValue::None)
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(true),
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|s| s.is_conditional_check_failed_exception()) =>
+            {
+                Ok(false)
+            }
+            Err(e) => Err(unavailable("DeleteItem", e)),
+        }
+    }
+
+    async fn get_wakeup(&self, key: &str) -> Result<Option<DateTime<Utc>>, StoreError> {
+        self.get_item(self.keys.wakeup(key))
+            .await?
+            .as_ref()
+            .map(|item| item::millis(item, "tdue"))
+            .transpose()
+    }
+
+    async fn due_wakeups(
+        &self,
+        until: DateTime<Utc>,
+        limit: usize,
+    ) -> Result<Vec<WakeUp>, StoreError> {
+        // Each shard is read in due order up to `limit`; the earliest `limit` overall are among
+        // the union. The shards are read concurrently so a tick costs one round trip, not eight.
+        let until_ms = AttributeValue::N(until.timestamp_millis().to_string());
+        let mut reads = tokio::task::JoinSet::new();
+        for shard in 0..self.keys.shards() {
+            let store = self.clone();
+            let query = IndexQuery {
+                index: TIMERS,
+                pk_name: "tshard",
+                pk_value: self.keys.shard_name(shard),
+                sort_condition: Some(("tdue <= :until", ":until", until_ms.clone())),
+                forward: true,
+                start: None,
+            };
+            reads.spawn(async move { store.query_collect(query, limit, |_| true).await });
+        }
+        let mut due = Vec::new();
+        while let Some(read) = reads.join_next().await {
+            let items =
+                read.map_err(|e| StoreError::Unavailable(format!("timer read task: {e}")))??;
+            for item in items {
+                due.push(WakeUp {
+                    key: string(&item, "key")?,
+                    due: item::millis(&item, "tdue")?,
+                });
+            }
+        }
+        due.sort_by(|a, b| (a.due, &a.key).cmp(&(b.due, &b.key)));
+        due.truncate(limit);
+        Ok(due)
+    }
+}
+
+impl Store for DynamoStore {
     async fn write_all(&self, writes: &[Write<'_>]) -> Result<(), WriteAllError> {
         use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
         check_batch(writes)?;
@@ -877,101 +979,6 @@ impl Store for DynamoStore {
             .map(|item| item.as_ref().map(job_record).transpose())
             .collect::<Result<_, _>>()?;
         Ok(ManyRead { executions, jobs })
-    }
-
-    async fn set_wakeup(&self, key: &str, due: Option<DateTime<Utc>>) -> Result<(), StoreError> {
-        match due {
-            Some(due) => {
-                self.client
-                    .put_item()
-                    .table_name(&self.table)
-                    .set_item(Some(wakeup_item(&self.keys, key, due)))
-                    .send()
-                    .await
-                    .map_err(|e| unavailable("PutItem", e))?;
-            }
-            None => {
-                self.client
-                    .delete_item()
-                    .table_name(&self.table)
-                    .set_key(Some(self.keys.wakeup(key)))
-                    .send()
-                    .await
-                    .map_err(|e| unavailable("DeleteItem", e))?;
-            }
-        }
-        Ok(())
-    }
-
-    async fn clear_wakeup_if(&self, key: &str, due: DateTime<Utc>) -> Result<bool, StoreError> {
-        let result = self
-            .client
-            .delete_item()
-            .table_name(&self.table)
-            .set_key(Some(self.keys.wakeup(key)))
-            .condition_expression("tdue = :due")
-            .expression_attribute_values(
-                ":due",
-                AttributeValue::N(due.timestamp_millis().to_string()),
-            )
-            .return_values(ReturnValue::None)
-            .send()
-            .await;
-        match result {
-            Ok(_) => Ok(true),
-            Err(e)
-                if e.as_service_error()
-                    .is_some_and(|s| s.is_conditional_check_failed_exception()) =>
-            {
-                Ok(false)
-            }
-            Err(e) => Err(unavailable("DeleteItem", e)),
-        }
-    }
-
-    async fn get_wakeup(&self, key: &str) -> Result<Option<DateTime<Utc>>, StoreError> {
-        self.get_item(self.keys.wakeup(key))
-            .await?
-            .as_ref()
-            .map(|item| item::millis(item, "tdue"))
-            .transpose()
-    }
-
-    async fn due_wakeups(
-        &self,
-        until: DateTime<Utc>,
-        limit: usize,
-    ) -> Result<Vec<WakeUp>, StoreError> {
-        // Each shard is read in due order up to `limit`; the earliest `limit` overall are among
-        // the union. The shards are read concurrently so a tick costs one round trip, not eight.
-        let until_ms = AttributeValue::N(until.timestamp_millis().to_string());
-        let mut reads = tokio::task::JoinSet::new();
-        for shard in 0..self.keys.shards() {
-            let store = self.clone();
-            let query = IndexQuery {
-                index: TIMERS,
-                pk_name: "tshard",
-                pk_value: self.keys.shard_name(shard),
-                sort_condition: Some(("tdue <= :until", ":until", until_ms.clone())),
-                forward: true,
-                start: None,
-            };
-            reads.spawn(async move { store.query_collect(query, limit, |_| true).await });
-        }
-        let mut due = Vec::new();
-        while let Some(read) = reads.join_next().await {
-            let items =
-                read.map_err(|e| StoreError::Unavailable(format!("timer read task: {e}")))??;
-            for item in items {
-                due.push(WakeUp {
-                    key: string(&item, "key")?,
-                    due: item::millis(&item, "tdue")?,
-                });
-            }
-        }
-        due.sort_by(|a, b| (a.due, &a.key).cmp(&(b.due, &b.key)));
-        due.truncate(limit);
-        Ok(due)
     }
 
     async fn stats(&self) -> Result<StoreStats, StoreError> {

@@ -6,7 +6,7 @@ use chrono::Utc;
 use serde_json::json;
 use sundial_aws::DynamoStore;
 use sundial_service::conformance::store as conformance;
-use sundial_service::ports::store::{ExecutionRecord, Store};
+use sundial_service::ports::store::{ExecutionRecord, ExecutionStore, Store, WakeUpIndex};
 
 use crate::need_moto;
 use crate::support::namespace;

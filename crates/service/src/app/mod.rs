@@ -17,7 +17,7 @@ use chrono::{DateTime, Utc};
 use sundial_core::job::{FieldError, Job, JobDefinition, JobId};
 
 use crate::ports::clock::Clock;
-use crate::ports::store::{Store, StoreError};
+use crate::ports::store::{JobStore, Store, StoreError};
 use crate::records::{decode_job, encode_job, job_wakeup_key, StoredJob};
 
 pub use hooks::EngineHooks;
@@ -110,7 +110,7 @@ impl From<StoreError> for AppError {
 }
 
 /// The control plane over a store and a clock.
-pub struct App<S: Store> {
+pub struct App<S> {
     store: S,
     clock: Arc<dyn Clock>,
     config: AppConfig,
@@ -121,7 +121,8 @@ pub struct App<S: Store> {
     liveness: Liveness,
 }
 
-impl<S: Store> App<S> {
+/// What needs no store capability: settings, time, the engine's handle.
+impl<S> App<S> {
     /// A control plane over `store`, reading time from `clock`.
     pub fn new(store: S, clock: Arc<dyn Clock>, config: AppConfig) -> Self {
         App {
@@ -177,7 +178,10 @@ impl<S: Store> App<S> {
     pub fn debug_mode(&self) -> bool {
         self.config.debug_mode
     }
+}
 
+/// Reading and writing one job: the job store alone.
+impl<S: JobStore> App<S> {
     pub(crate) async fn load(&self, job_id: &JobId) -> Result<StoredJob, AppError> {
         let record = self
             .store
@@ -193,7 +197,9 @@ impl<S: Store> App<S> {
         let record = encode_job(&stored.job, stored.version, stored.service.clone());
         Ok(self.store.update_job(&record).await?)
     }
+}
 
+impl<S: Store> App<S> {
     /// Applies `change` to a job, re-reading and retrying when a concurrent write wins the race.
     pub(crate) async fn modify<T>(
         &self,

@@ -58,7 +58,10 @@ impl<S: Store> App<S> {
             debug_mode: self.debug_mode(),
         })
     }
+}
 
+/// Previews read no store.
+impl<S> App<S> {
     /// `POST /specs/preview`: `{"schedule"|"timer": …, "from", "count", "jobId"}`.
     pub fn preview_spec(&self, body: &Value) -> Result<Value, AppError> {
         let obj = body

@@ -5,7 +5,7 @@ use axum::body::Body;
 use axum::http::{header, Method, Request, StatusCode};
 use serde_json::json;
 use sundial_service::api::MAX_BODY_BYTES;
-use sundial_service::ports::store::Store;
+use sundial_service::ports::store::JobStore;
 
 use crate::support::*;
 

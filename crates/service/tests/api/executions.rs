@@ -2,7 +2,7 @@
 
 use axum::http::{Method, StatusCode};
 use serde_json::{json, Value};
-use sundial_service::ports::store::Store;
+use sundial_service::ports::store::ExecutionStore;
 
 use crate::support::*;
 

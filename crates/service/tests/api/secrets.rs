@@ -3,7 +3,7 @@
 
 use axum::http::StatusCode;
 use serde_json::{json, Value};
-use sundial_service::ports::store::Store;
+use sundial_service::ports::store::JobStore;
 
 use crate::support::*;
 

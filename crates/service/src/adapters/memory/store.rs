@@ -13,8 +13,9 @@ use std::sync::{Mutex, MutexGuard};
 use chrono::{DateTime, SubsecRound, Utc};
 
 use crate::ports::store::{
-    check_batch, cursor, CleanReport, ExecutionRecord, JobFilter, JobRecord, Page, PageRequest,
-    Store, StoreError, StoreStats, WakeUp, Write, WriteAllError, MAX_PAGE,
+    check_batch, cursor, CleanReport, ExecutionRecord, ExecutionStore, JobFilter, JobRecord,
+    JobStore, Page, PageRequest, Store, StoreError, StoreStats, WakeUp, WakeUpIndex, Write,
+    WriteAllError, MAX_PAGE,
 };
 
 /// An in-memory [`Store`]; each instance is a fresh, empty store.
@@ -196,7 +197,7 @@ fn count_by_state<'a>(states: impl Iterator<Item = &'a String>) -> BTreeMap<Stri
     counts
 }
 
-impl Store for MemoryStore {
+impl JobStore for MemoryStore {
     async fn create_job(&self, job: &JobRecord) -> Result<(), StoreError> {
         let mut data = self.lock_write()?;
         if data.jobs.contains_key(&job.job_id) {
@@ -244,7 +245,9 @@ impl Store for MemoryStore {
             .collect();
         Ok(page(items, request.limit, job_cursor))
     }
+}
 
+impl ExecutionStore for MemoryStore {
     async fn create_execution(&self, execution: &ExecutionRecord) -> Result<bool, StoreError> {
         match self.lock_write()?.write(Write::CreateExecution(execution)) {
             Ok(_) => Ok(true),
@@ -348,19 +351,9 @@ impl Store for MemoryStore {
         report.executions_deleted += trimmed.len() as u64;
         Ok(report)
     }
+}
 
-    async fn write_all(&self, writes: &[Write<'_>]) -> Result<(), WriteAllError> {
-        check_batch(writes)?;
-        let mut data = self.lock_write().map_err(WriteAllError::whole)?;
-        for (index, write) in writes.iter().enumerate() {
-            data.check(write).map_err(|e| WriteAllError::at(index, e))?;
-        }
-        for write in writes {
-            data.apply(write).map_err(WriteAllError::whole)?;
-        }
-        Ok(())
-    }
-
+impl WakeUpIndex for MemoryStore {
     async fn set_wakeup(&self, key: &str, due: Option<DateTime<Utc>>) -> Result<(), StoreError> {
         self.lock_write()?
             .write(Write::SetWakeup(key, due))
@@ -398,6 +391,20 @@ impl Store for MemoryStore {
         due.sort_by(|a, b| (a.due, &a.key).cmp(&(b.due, &b.key)));
         due.truncate(limit);
         Ok(due)
+    }
+}
+
+impl Store for MemoryStore {
+    async fn write_all(&self, writes: &[Write<'_>]) -> Result<(), WriteAllError> {
+        check_batch(writes)?;
+        let mut data = self.lock_write().map_err(WriteAllError::whole)?;
+        for (index, write) in writes.iter().enumerate() {
+            data.check(write).map_err(|e| WriteAllError::at(index, e))?;
+        }
+        for write in writes {
+            data.apply(write).map_err(WriteAllError::whole)?;
+        }
+        Ok(())
     }
 
     async fn stats(&self) -> Result<StoreStats, StoreError> {

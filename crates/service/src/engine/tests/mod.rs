@@ -16,7 +16,7 @@ use super::*;
 use crate::adapters::memory::{ManualClock, MemoryQueue, MemoryStore, RecordingPublisher};
 use crate::ports::clock::Clock;
 use crate::ports::http::{HttpError, HttpRequest, HttpResponse};
-use crate::ports::store::PageRequest;
+use crate::ports::store::{ExecutionStore, JobStore, PageRequest};
 use crate::AppConfig;
 
 /// The signing secret of every test engine.

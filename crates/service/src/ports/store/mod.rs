@@ -100,7 +100,7 @@ pub enum Write<'a> {
     UpdateJob(&'a JobRecord),
     /// Creates an execution; the id must be free.
     CreateExecution(&'a ExecutionRecord),
-    /// Replaces an execution at its version, as [`Store::update_execution`].
+    /// Replaces an execution at its version, as [`ExecutionStore::update_execution`].
     UpdateExecution(&'a ExecutionRecord),
     /// Sets (or with `None` removes) a timer-index entry, as [`Store::set_wakeup`].
     SetWakeup(&'a str, Option<DateTime<Utc>>),
@@ -251,10 +251,11 @@ pub enum StoreError {
     Unavailable(String),
 }
 
-/// Persistence of jobs, executions and the timer index.
+/// Jobs: their definitions as written and their state, each written against the version it was
+/// read at. A use case that only reads and writes jobs needs only this.
 ///
 /// Implementations must be safe to call concurrently and must make each method atomic.
-pub trait Store: Send + Sync + 'static {
+pub trait JobStore: Send + Sync + 'static {
     /// Creates a job; `AlreadyExists` if the id is taken. The record's version is stored as given (1).
     fn create_job(&self, job: &JobRecord) -> impl Future<Output = Result<(), StoreError>> + Send;
 
@@ -278,7 +279,13 @@ pub trait Store: Send + Sync + 'static {
         filter: &JobFilter,
         page: &PageRequest,
     ) -> impl Future<Output = Result<Page<JobRecord>, StoreError>> + Send;
+}
 
+/// Executions: one document per run, created once (a duplicate fire is a no-op) and written
+/// against the version it was read at.
+///
+/// Implementations must be safe to call concurrently and must make each method atomic.
+pub trait ExecutionStore: Send + Sync + 'static {
     /// Creates an execution unless one with the same id exists; returns whether it created it.
     /// Never overwrites: a duplicate fire is a no-op.
     fn create_execution(
@@ -322,37 +329,13 @@ pub trait Store: Send + Sync + 'static {
         retain: usize,
         purge_deleted_jobs: bool,
     ) -> impl Future<Output = Result<CleanReport, StoreError>> + Send;
+}
 
-    /// Makes every write of `writes` or none: the tick's job, fires and timer entry; a dispatch
-    /// step's execution and the job slot it takes or frees. Each key appears at most once, and at
-    /// most [`MAX_WRITES`] writes. When a write's condition fails nothing is written and the error
-    /// names that write (`index`) with what [`Store::update_job`], [`Store::create_execution`]
-    /// (`AlreadyExists`) or [`Store::update_execution`] would have answered.
-    fn write_all(
-        &self,
-        writes: &[Write<'_>],
-    ) -> impl Future<Output = Result<(), WriteAllError>> + Send;
-
-    /// Executions and jobs read at once (one round trip per hundred on DynamoDB), each list in
-    /// the order asked, `None` for a missing one: what a tick reads for a batch of due entries and
-    /// a dispatch for a batch of messages.
-    fn read_many(
-        &self,
-        execution_ids: &[String],
-        job_ids: &[String],
-    ) -> impl Future<Output = Result<ManyRead, StoreError>> + Send {
-        async move {
-            let mut read = ManyRead::default();
-            for id in execution_ids {
-                read.executions.push(self.get_execution(id).await?);
-            }
-            for id in job_ids {
-                read.jobs.push(self.get_job(id).await?);
-            }
-            Ok(read)
-        }
-    }
-
+/// The wake-up index: one due time per key (`job:{id}` for a job's next fire, `exec:{id}` for an
+/// execution's next step), read by due time so that finding due work never scans jobs.
+///
+/// Implementations must be safe to call concurrently and must make each method atomic.
+pub trait WakeUpIndex: Send + Sync + 'static {
     /// Sets (or with `None` removes) the timer-index entry `key`.
     fn set_wakeup(
         &self,
@@ -381,6 +364,41 @@ pub trait Store: Send + Sync + 'static {
         until: DateTime<Utc>,
         limit: usize,
     ) -> impl Future<Output = Result<Vec<WakeUp>, StoreError>> + Send;
+}
+
+/// The whole store: jobs, executions and the wake-up index, plus what spans them — atomic writes
+/// across all three, reads of both kinds at once, and counts. The engine and the control plane
+/// need all of it; adapters implement each part.
+pub trait Store: JobStore + ExecutionStore + WakeUpIndex {
+    /// Makes every write of `writes` or none: the tick's job, fires and timer entry; a dispatch
+    /// step's execution and the job slot it takes or frees. Each key appears at most once, and at
+    /// most [`MAX_WRITES`] writes. When a write's condition fails nothing is written and the error
+    /// names that write (`index`) with what [`JobStore::update_job`], [`ExecutionStore::create_execution`]
+    /// (`AlreadyExists`) or [`ExecutionStore::update_execution`] would have answered.
+    fn write_all(
+        &self,
+        writes: &[Write<'_>],
+    ) -> impl Future<Output = Result<(), WriteAllError>> + Send;
+
+    /// Executions and jobs read at once (one round trip per hundred on DynamoDB), each list in
+    /// the order asked, `None` for a missing one: what a tick reads for a batch of due entries and
+    /// a dispatch for a batch of messages.
+    fn read_many(
+        &self,
+        execution_ids: &[String],
+        job_ids: &[String],
+    ) -> impl Future<Output = Result<ManyRead, StoreError>> + Send {
+        async move {
+            let mut read = ManyRead::default();
+            for id in execution_ids {
+                read.executions.push(self.get_execution(id).await?);
+            }
+            for id in job_ids {
+                read.jobs.push(self.get_job(id).await?);
+            }
+            Ok(read)
+        }
+    }
 
     /// Counts by state.
     fn stats(&self) -> impl Future<Output = Result<StoreStats, StoreError>> + Send;
