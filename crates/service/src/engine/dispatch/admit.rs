@@ -1,0 +1,318 @@
+//! Admission: a due run takes its job's slot under the overlap policy, or waits, is skipped,
+//! buffered or stops another run; a run late past its catch-up window is skipped; an admitted run
+//! enters Processing for its attempt.
+
+use std::time::Duration as StdDuration;
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use sundial_core::execution::{Execution, ExecutionState};
+use sundial_core::job::OverlapPolicy;
+use sundial_core::outcome::Outcome;
+use sundial_core::plan::{self, Admission};
+use sundial_core::retry;
+
+use super::{transition_error, AttemptEnd, Step};
+use crate::app::AppError;
+use crate::engine::{Engine, EngineError, Loaded, Written};
+use crate::ports::events::EventPublisher;
+use crate::ports::http::HttpClient;
+use crate::ports::queue::Queue;
+use crate::ports::store::Store;
+use crate::records::StoredJob;
+
+/// How soon a run waiting behind an earlier run of its job looks again, should nothing send it
+/// sooner (see [`Engine::send_next_in_line`]).
+pub(super) const ORDER_RECHECK: chrono::Duration = chrono::Duration::seconds(1);
+
+/// How long before its fire time a run admitted ahead checks that it was not stopped meanwhile:
+/// long enough for a burst's checks to be read before the burst, short enough that a stop later
+/// than this is no different from one that meets the call in flight.
+pub(super) const HELD_RECHECK: chrono::Duration = chrono::Duration::milliseconds(100);
+
+impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
+    /// The concurrency gate for an enqueued run. The slot it takes is written with the run's
+    /// next write (Processing, Skipped, or Enqueued in the buffer), which also removes the run's
+    /// safety-net entry.
+    pub(super) async fn admit(
+        &self,
+        loaded: &mut Loaded,
+        job: StoredJob,
+    ) -> Result<Step, EngineError> {
+        let id = loaded.execution.execution_id.clone();
+        let policy = self.policy_of(&loaded.execution, &job);
+        let (mut after, admission) = self.gate(loaded, &job, policy);
+        match admission {
+            Admission::Start => {
+                let now = self.now();
+                self.start_attempt(loaded, &mut after, "started", now).await
+            }
+            Admission::StartAfterStopping { stop, terminate } => {
+                let (to, verb) = if terminate {
+                    (ExecutionState::Terminated, "terminated")
+                } else {
+                    (ExecutionState::Cancelled, "cancelled")
+                };
+                for other in stop {
+                    let reason = format!("{verb} by overlap policy {policy}: {id} started");
+                    self.stop_execution(&other, to, &reason).await?;
+                }
+                let now = self.now();
+                self.start_attempt(loaded, &mut after, "started", now).await
+            }
+            Admission::Skip | Admission::Drop => {
+                let running = after.job.state.running.join(", ");
+                let reason = if admission == Admission::Skip {
+                    format!("skipped by overlap policy {policy}: {running} still running")
+                } else {
+                    format!(
+                        "dropped: the buffer of overlap policy {policy} is full ({} waiting)",
+                        after.job.state.buffered.len()
+                    )
+                };
+                self.finish(loaded, Some(&mut after), ExecutionState::Skipped, &reason)
+                    .await
+            }
+            // Waits in the job's buffer; the run that frees a slot sends it. Written when it came
+            // straight from Scheduled (to store that it is enqueued) or joined the buffer now.
+            Admission::Buffer
+                if loaded.job_changed || loaded.record.state != ExecutionState::Enqueued.name() =>
+            {
+                match self.write_step(loaded, Some(&mut after), &[]).await? {
+                    Written::Yes => Ok(Step::Done),
+                    Written::ExecutionMoved | Written::JobMoved => Ok(Step::Again),
+                }
+            }
+            Admission::Buffer => Ok(Step::Done),
+            Admission::Wait { behind } => self.wait_behind(loaded, &job, &behind).await,
+        }
+    }
+
+    /// A run that must let `behind`, due before it, through the gate first (runs are admitted in
+    /// order per job). When `behind` no longer waits (admitted, over or gone: a line entry a
+    /// crash left behind), it leaves the line and the step goes again. Otherwise the run looks
+    /// again in [`ORDER_RECHECK`]; `behind`'s admission usually sends it sooner.
+    pub(super) async fn wait_behind(
+        &self,
+        loaded: &Loaded,
+        job: &StoredJob,
+        behind: &str,
+    ) -> Result<Step, EngineError> {
+        let state = &job.job.state;
+        let still_waiting = match self.store().get_execution(behind).await? {
+            Some(record) => {
+                matches!(
+                    ExecutionState::parse(&record.state),
+                    Some(ExecutionState::Scheduled | ExecutionState::Enqueued)
+                ) && !state.buffered.iter().any(|id| id == behind)
+            }
+            None => state.pending_fires.iter().any(|f| f.execution_id == behind),
+        };
+        if !still_waiting {
+            let mut fixed = job.clone();
+            fixed.job.state.waiting.retain(|w| w.execution_id != behind);
+            fixed.job.updated_at = self.now();
+            return match self.app.save_job_only(&fixed).await {
+                Ok(_) | Err(AppError::Conflict(_)) => Ok(Step::Again),
+                Err(e) => Err(e.into()),
+            };
+        }
+        let id = &loaded.execution.execution_id;
+        self.wake_at(id, self.now() + ORDER_RECHECK).await?;
+        Ok(Step::Done)
+    }
+
+    /// After a run passed the gate: sends the next run in its job's line when that one is due
+    /// already, so a line of due runs (a backfill, triggers) moves at the speed of its writes
+    /// rather than of [`ORDER_RECHECK`]. A duplicate message is harmless.
+    pub(in crate::engine) async fn send_next_in_line(
+        &self,
+        job: &StoredJob,
+    ) -> Result<(), EngineError> {
+        let Some(next) = job.job.state.waiting.first() else {
+            return Ok(());
+        };
+        if next.due <= self.now() {
+            self.send_dispatch(&next.execution_id, StdDuration::ZERO)
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Whether a scheduled fire reached dispatch too late to run: its nominal time is older than
+    /// the job's catch-up window. Triggers and backfills are exempt, and so is a run that already
+    /// holds a slot or waits in the buffer (it was admitted in time).
+    pub(super) fn missed_catchup(&self, execution: &Execution, job: &StoredJob) -> bool {
+        let state = &job.job.state;
+        let id = &execution.execution_id;
+        let scheduled = execution.scheduled_by_id == job.job.job_id().as_str();
+        if !scheduled || state.running.contains(id) || state.buffered.contains(id) {
+            return false;
+        }
+        execution.scheduled_time < plan::oldest_runnable(&job.job, self.now())
+    }
+
+    /// Ends a fire that [missed its catch-up window](Engine::missed_catchup) as `Skipped`,
+    /// counted in the job's `missedCatchupWindow` in the same write.
+    pub(super) async fn skip_missed(
+        &self,
+        loaded: &mut Loaded,
+        job: StoredJob,
+    ) -> Result<Step, EngineError> {
+        let now = self.now();
+        let mut after = job;
+        let state = &mut after.job.state;
+        state.missed_catchup_window += 1;
+        state
+            .waiting
+            .retain(|w| w.execution_id != loaded.execution.execution_id);
+        after.job.updated_at = now;
+        loaded.job_changed = true;
+        loaded.clear_net = true;
+        let late = now - loaded.execution.scheduled_time;
+        let window = now - plan::oldest_runnable(&after.job, now);
+        let reason = format!(
+            "missed the catch-up window: due {}, reached dispatch {} s later (window {} s)",
+            loaded.execution.scheduled_time.to_rfc3339(),
+            late.num_seconds(),
+            window.num_seconds()
+        );
+        self.finish(loaded, Some(&mut after), ExecutionState::Skipped, &reason)
+            .await
+    }
+
+    /// Admits a scheduled run before its fire time `due` (within
+    /// [`EngineConfig::admit_ahead`](super::EngineConfig::admit_ahead)): takes its slot and
+    /// writes `Processing` now, then holds it and calls at `due`. Only when admission cannot
+    /// depend on what happens until then: the run starts without skipping, buffering or stopping
+    /// another, and no later run may stop it (not `CancelOther` or `TerminateOther`). Otherwise
+    /// it waits for its time and is admitted then, as without this.
+    pub(super) async fn admit_ahead(
+        &self,
+        loaded: &mut Loaded,
+        job: StoredJob,
+        due: DateTime<Utc>,
+    ) -> Result<Step, EngineError> {
+        let id = loaded.execution.execution_id.clone();
+        let policy = self.policy_of(&loaded.execution, &job);
+        let stoppable = matches!(
+            policy,
+            OverlapPolicy::CancelOther | OverlapPolicy::TerminateOther
+        );
+        // A run whose scheduleToStart ends before its fire time times out at that time, not
+        // ahead of it.
+        let start_by = retry::schedule_to_start_deadline(
+            loaded.execution.scheduled_time,
+            job.job.definition.timeouts(),
+        );
+        if stoppable || start_by.is_some_and(|by| due > by) {
+            return self.wait_for(&id, due).await;
+        }
+        // When the gate does not simply start it, nothing is written: `loaded` is dropped.
+        let (mut after, admission) = self.gate(loaded, &job, policy);
+        if admission != Admission::Start {
+            return self.wait_for(&id, due).await;
+        }
+        loaded
+            .execution
+            .transition(
+                ExecutionState::Enqueued,
+                self.now(),
+                "admitted ahead of its fire time",
+            )
+            .map_err(transition_error)?;
+        self.start_attempt(loaded, &mut after, "started", due).await
+    }
+
+    /// The concurrency gate, on a copy of `job`: its decision, and the job as it leaves it.
+    /// Marks `loaded` so that its next write also writes that job (when the gate changed it) and
+    /// removes the run's safety-net entry.
+    pub(super) fn gate(
+        &self,
+        loaded: &mut Loaded,
+        job: &StoredJob,
+        policy: OverlapPolicy,
+    ) -> (StoredJob, Admission) {
+        let mut after = job.clone();
+        let admission = plan::admit(&mut after.job, &loaded.execution.execution_id, policy);
+        loaded.job_changed = after.job != job.job;
+        if loaded.job_changed {
+            after.job.updated_at = self.now();
+        }
+        loaded.clear_net = true;
+        (after, admission)
+    }
+
+    /// Whether a run held for its fire time is as its admission left it: no cancel, terminate,
+    /// stopping overlap policy or parent close policy wrote it since, and its job still exists.
+    /// Reads the records without decoding them: only their presence and version matter.
+    pub(super) async fn still_admitted(&self, loaded: &Loaded) -> Result<bool, EngineError> {
+        let read = self
+            .store()
+            .read_many(
+                std::slice::from_ref(&loaded.record.execution_id),
+                std::slice::from_ref(&loaded.record.job_id),
+            )
+            .await?;
+        let unchanged = read
+            .executions
+            .first()
+            .and_then(Option::as_ref)
+            .is_some_and(|record| record.version == loaded.record.version);
+        let job_exists = read.jobs.first().is_some_and(Option::is_some);
+        Ok(unchanged && job_exists)
+    }
+
+    /// Whether the lease on a running attempt belongs to a process known to be dead: this
+    /// engine is the only one alive on its store (see
+    /// [`EngineConfig::sole_engine`](super::EngineConfig::sole_engine)) and the lease is not its own.
+    pub(super) fn holder_is_dead(&self, execution: &Execution) -> bool {
+        self.config.sole_engine
+            && execution.run.lease_holder.as_deref() != Some(self.config.incarnation.as_str())
+    }
+
+    pub(super) fn policy_of(&self, execution: &Execution, job: &StoredJob) -> OverlapPolicy {
+        execution
+            .run
+            .overlap
+            .unwrap_or_else(|| job.job.definition.overlap())
+    }
+
+    /// Enters Processing for a new attempt (the first or a retry) starting at `now` (the present,
+    /// or a fire time just ahead) and runs it.
+    pub(super) async fn start_attempt(
+        &self,
+        loaded: &mut Loaded,
+        job: &mut StoredJob,
+        message: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Step, EngineError> {
+        let definition = &job.job.definition;
+        let first = loaded.execution.attempts() == 0;
+        loaded
+            .execution
+            .transition(ExecutionState::Processing, now, message)
+            .map_err(transition_error)?;
+        if first {
+            let deadline = retry::schedule_to_start_deadline(
+                loaded.execution.scheduled_time,
+                definition.timeouts(),
+            );
+            if deadline.is_some_and(|d| now > d) {
+                return self
+                    .settle(
+                        loaded,
+                        job,
+                        AttemptEnd::Failed {
+                            outcome: Outcome::Timeout,
+                            response: Value::Null,
+                            detail: "scheduleToStart passed before the first attempt".into(),
+                        },
+                        true,
+                    )
+                    .await;
+            }
+        }
+        self.run_attempt(loaded, job, now).await
+    }
+}

@@ -1,0 +1,358 @@
+//! The call: one attempt's action — the templated request chain, or a message to a queue or bus
+//! target — made under the run's lease, and its outcome read.
+
+use std::time::Duration as StdDuration;
+
+use chrono::{DateTime, Utc};
+use serde_json::{json, Value};
+use sundial_core::execution::Execution;
+use sundial_core::expand::{self, Variables};
+use sundial_core::job::{Action, HttpTemplate, Target, IDEMPOTENCY_KEY_HEADER};
+use sundial_core::outcome::Outcome;
+use sundial_core::retry;
+use sundial_core::signing;
+
+use super::admit::HELD_RECHECK;
+use super::{AttemptEnd, Step, LEASE_MARGIN};
+use crate::engine::{Engine, EngineError, Loaded, Written};
+use crate::ports::events::{BusEvent, EventPublisher};
+use crate::ports::http::{HttpClient, HttpError, HttpRequest, DEFAULT_CALL_TIMEOUT};
+use crate::ports::queue::Queue;
+use crate::ports::store::Store;
+use crate::records::{json_time, StoredJob};
+
+/// The most bytes of one response body kept in the execution for later templates and the result.
+pub(super) const MAX_KEPT_RESPONSE_BYTES: usize = 64 * 1024;
+
+impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
+    /// Leases the attempt starting at `now`, writes it, waits for `now` if it is still ahead,
+    /// runs the action and settles the outcome.
+    pub(super) async fn run_attempt(
+        &self,
+        loaded: &mut Loaded,
+        job: &mut StoredJob,
+        now: DateTime<Utc>,
+    ) -> Result<Step, EngineError> {
+        let definition = &job.job.definition;
+        let deadline = retry::attempt_deadline(now, definition.timeout_seconds())
+            .unwrap_or(now + chrono::Duration::seconds(60));
+        // The worker's own bound (one Lambda invocation): its calls end by it, and its lease
+        // with it, so a dead invocation's run is taken over soon.
+        let held_until = self
+            .config
+            .max_hold
+            .and_then(|hold| chrono::Duration::from_std(hold).ok())
+            .map_or(deadline, |hold| deadline.min(now + hold));
+        let run = &mut loaded.execution.run;
+        run.attempt_deadline = Some(deadline);
+        run.lease_until = Some(held_until + LEASE_MARGIN);
+        run.lease_holder = Some(self.config.incarnation.clone());
+        run.retry_at = None;
+        run.awaiting_async = false;
+        run.next_check = None;
+        run.last_report_at = Some(now);
+        run.responses.clear();
+        run.named.clear();
+        match self.write_step(loaded, Some(job), &[]).await? {
+            Written::Yes => {}
+            Written::ExecutionMoved | Written::JobMoved => return Ok(Step::Again),
+        }
+        // Admitted ahead: the call itself waits for the fire time, and is not made if the run
+        // was stopped meanwhile.
+        let ahead = now > self.now();
+        if ahead {
+            self.app.sleep_until(now - HELD_RECHECK).await;
+            if !self.still_admitted(loaded).await? {
+                return Ok(Step::Again);
+            }
+        }
+        self.app.sleep_until(now).await;
+        let end = self.run_action(loaded, job, held_until).await;
+        if ahead {
+            // Runs admitted ahead wake together at their fire time. One whose answer is back lets
+            // those still to call go first: recording an outcome can wait a moment, a call
+            // cannot.
+            tokio::task::yield_now().await;
+        }
+        self.settle(loaded, job, end, false).await
+    }
+
+    /// Runs the job's action: the request chain, or a queue or bus target.
+    pub(super) async fn run_action(
+        &self,
+        loaded: &mut Loaded,
+        job: &StoredJob,
+        deadline: DateTime<Utc>,
+    ) -> AttemptEnd {
+        let definition = &job.job.definition;
+        match definition.action() {
+            Action::Target(target) => self.send_target(&loaded.execution, target).await,
+            Action::Requests(steps) => {
+                let mut last = Value::Null;
+                let mut last_status = 200;
+                for (index, step) in steps.iter().enumerate() {
+                    let vars = self.variables(job, &loaded.execution);
+                    let key = format!(
+                        "{}:{}:{index}",
+                        loaded.execution.execution_id,
+                        loaded.execution.attempts()
+                    );
+                    let response = match self.call(&step.http, &vars, job, deadline, &key).await {
+                        Ok(response) => response,
+                        Err(end) => return end,
+                    };
+                    let body = keep(response_value(&response.body));
+                    let run = &mut loaded.execution.run;
+                    run.responses.push(body.clone());
+                    if let Some(name) = &step.resp_env_name {
+                        run.named.insert(name.clone(), body.clone());
+                    }
+                    let outcome = Outcome::Http {
+                        status: response.status,
+                    };
+                    if !response.is_success() {
+                        return AttemptEnd::Failed {
+                            outcome,
+                            response: body,
+                            detail: format!(
+                                "request[{index}] {} answered {}",
+                                step.http.method, response.status
+                            ),
+                        };
+                    }
+                    last = body;
+                    last_status = response.status;
+                }
+                if definition.is_async() {
+                    return AttemptEnd::AwaitAsync;
+                }
+                AttemptEnd::Succeeded {
+                    outcome: Outcome::Http {
+                        status: last_status,
+                    },
+                    result: Some(last.clone()),
+                    response: last,
+                }
+            }
+        }
+    }
+
+    /// Expands and sends one templated call. `Err` carries the attempt's end when there was no
+    /// answer (or the template could not be expanded).
+    pub(super) async fn call(
+        &self,
+        http: &HttpTemplate,
+        vars: &Variables,
+        job: &StoredJob,
+        deadline: DateTime<Utc>,
+        idempotency_key: &str,
+    ) -> Result<crate::ports::http::HttpResponse, AttemptEnd> {
+        let request = self
+            .build_request(http, vars, job, deadline)
+            .map_err(|detail| AttemptEnd::Failed {
+                outcome: Outcome::Transport(detail.clone()),
+                response: Value::Null,
+                detail,
+            })?;
+        let mut request = request;
+        request
+            .headers
+            .push((IDEMPOTENCY_KEY_HEADER.into(), idempotency_key.to_string()));
+        let url = request.url.clone();
+        self.http
+            .send(request)
+            .await
+            .map_err(|e| http_failure(&url, e))
+    }
+
+    /// Expands a templated call into a request, resolving `service://` URLs.
+    pub(in crate::engine) fn build_request(
+        &self,
+        http: &HttpTemplate,
+        vars: &Variables,
+        job: &StoredJob,
+        deadline: DateTime<Utc>,
+    ) -> Result<HttpRequest, String> {
+        let url = expand::expand_str(&http.url, vars).map_err(|e| format!("url: {e}"))?;
+        let url = self.resolve_service(&url, job.service.as_deref())?;
+        let mut headers = Vec::with_capacity(http.headers.len() + 2);
+        for (name, value) in &http.headers {
+            let value =
+                expand::expand_str(value, vars).map_err(|e| format!("headers.{name}: {e}"))?;
+            headers.push((name.clone(), value));
+        }
+        let body = match &http.body {
+            None => None,
+            Some(body) => {
+                let expanded = expand::expand_body(body, vars).map_err(|e| format!("body: {e}"))?;
+                Some(match expanded {
+                    Value::String(text) => text.into_bytes(),
+                    other => {
+                        if !headers
+                            .iter()
+                            .any(|(n, _)| n.eq_ignore_ascii_case("content-type"))
+                        {
+                            headers.push(("Content-Type".into(), "application/json".into()));
+                        }
+                        serde_json::to_vec(&other).map_err(|e| format!("body: {e}"))?
+                    }
+                })
+            }
+        };
+        let left = (deadline - self.now()).to_std().unwrap_or_default();
+        Ok(HttpRequest {
+            method: http.method.as_str().to_string(),
+            url,
+            headers,
+            body,
+            timeout: left
+                .min(DEFAULT_CALL_TIMEOUT)
+                .max(StdDuration::from_millis(1)),
+        })
+    }
+
+    /// `service://name/path` → the configured base URL of `name` + `/path`; `service:/path` → the
+    /// job's own service (the one that declared it). Other URLs pass through.
+    pub(super) fn resolve_service(
+        &self,
+        url: &str,
+        own_service: Option<&str>,
+    ) -> Result<String, String> {
+        let (name, path) = if let Some(rest) = url.strip_prefix("service://") {
+            match rest.split_once('/') {
+                Some((name, path)) => (name.to_string(), path.to_string()),
+                None => (rest.to_string(), String::new()),
+            }
+        } else if let Some(path) = url.strip_prefix("service:/") {
+            let own = own_service.ok_or_else(|| {
+                format!("{url}: service:/ needs the job's own service, and no service declared this job")
+            })?;
+            (own.to_string(), path.to_string())
+        } else {
+            return Ok(url.to_string());
+        };
+        let base = self.config.services.get(&name).ok_or_else(|| {
+            format!("{url}: service {name:?} is not in the service map (SUNDIAL_SERVICES)")
+        })?;
+        Ok(format!("{}/{}", base.trim_end_matches('/'), path))
+    }
+
+    /// Sends a run of a queue or bus target job.
+    pub(super) async fn send_target(&self, execution: &Execution, target: &Target) -> AttemptEnd {
+        let detail = json!({
+            "jobId": execution.job_id.as_str(),
+            "executionId": execution.execution_id,
+            "executeNumber": execution.execute_number,
+            "scheduledTime": json_time(execution.scheduled_time),
+            "arguments": execution.arguments,
+        });
+        let sent = match target {
+            Target::Sqs { queue_url } => {
+                self.publisher
+                    .send_to_queue(queue_url, &detail.to_string())
+                    .await
+            }
+            Target::EventBridge {
+                bus_name,
+                source,
+                detail_type,
+            } => {
+                self.publisher
+                    .publish(&BusEvent {
+                        bus: Some(bus_name.clone()),
+                        source: source.clone(),
+                        detail_type: detail_type.clone(),
+                        detail: detail.clone(),
+                    })
+                    .await
+            }
+        };
+        match sent {
+            Ok(()) => AttemptEnd::Succeeded {
+                outcome: Outcome::Http { status: 200 },
+                result: None,
+                response: Value::Null,
+            },
+            Err(e) => AttemptEnd::Failed {
+                outcome: Outcome::Transport(e.to_string()),
+                response: Value::Null,
+                detail: format!("target: {e}"),
+            },
+        }
+    }
+
+    /// What templates of this execution can read.
+    pub(in crate::engine) fn variables(&self, job: &StoredJob, execution: &Execution) -> Variables {
+        let mut vars = Variables::default();
+        let id = &execution.execution_id;
+        let token = signing::feedback_token(self.app.signing_secret(), id);
+        let feedback = format!(
+            "{}/jobs/{}/feedback/{}?executionId={id}&token={token}",
+            self.config.public_base_url.trim_end_matches('/'),
+            execution.job_id,
+            execution.execute_number,
+        );
+        let job_id = json!(execution.job_id.as_str());
+        let number = json!(execution.execute_number);
+        let system = [
+            ("schedulingFeedbackUrl", json!(feedback)),
+            ("schedulingJobId", job_id.clone()),
+            ("schedulingExecuteNumber", number.clone()),
+            ("schedulingRequestCounts", json!(execution.attempts())),
+            ("schedulingExecutionId", json!(id)),
+            ("jobId", job_id),
+            ("executeNumber", number),
+            ("executionId", json!(id)),
+            ("scheduledTime", json_time(execution.scheduled_time)),
+            (
+                "lastCompletionResult",
+                job.job
+                    .state
+                    .last_completion_result
+                    .clone()
+                    .unwrap_or(Value::Null),
+            ),
+            (
+                "lastFailure",
+                job.job.state.last_failure.clone().unwrap_or(Value::Null),
+            ),
+        ];
+        vars.system = system
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+        if let Some(Value::Object(arguments)) = &execution.arguments {
+            vars.arguments = arguments.clone();
+        }
+        vars.responses = execution.run.responses.clone();
+        vars.named = execution.run.named.clone();
+        vars.env = self.config.template_env.clone();
+        vars
+    }
+}
+
+/// A response body as JSON when it parses, else as text.
+pub(super) fn response_value(body: &[u8]) -> Value {
+    if body.is_empty() {
+        return Value::Null;
+    }
+    serde_json::from_slice(body)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(body).into_owned()))
+}
+
+/// Keeps a response small enough to store with the execution (a DynamoDB item is at most 400 KB).
+pub(super) fn keep(value: Value) -> Value {
+    let size = serde_json::to_vec(&value).map_or(usize::MAX, |v| v.len());
+    if size <= MAX_KEPT_RESPONSE_BYTES {
+        return value;
+    }
+    json!({ "truncated": true, "bytes": size })
+}
+
+pub(super) fn http_failure(url: &str, error: HttpError) -> AttemptEnd {
+    AttemptEnd::Failed {
+        outcome: error.outcome(),
+        response: Value::Null,
+        detail: format!("{url}: {error}"),
+    }
+}

@@ -1,0 +1,203 @@
+//! Dispatch: take one execution one step along its state machine.
+//!
+//! A dispatch message names an execution, nothing more: what to do is read from the execution
+//! itself, so a message that arrives twice, late, or after a crash does the right thing. Scheduled
+//! runs wait for their due time; enqueued runs pass the concurrency gate; running ones run the
+//! request chain, then wait for an async job's status; failed ones wait for their retry. Each step
+//! ends with a conditional write, and a write lost to another worker (a user's cancel, an async
+//! job's feedback) makes the step read the execution again and decide afresh.
+
+mod admit;
+mod async_job;
+mod call;
+mod settle;
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use sundial_core::execution::ExecutionState;
+use sundial_core::outcome::Outcome;
+
+use std::collections::HashMap;
+
+use super::{Engine, EngineError, Loaded, Run, MAX_STEP_RETRIES};
+use crate::app::AppError;
+use crate::ports::events::EventPublisher;
+use crate::ports::http::HttpClient;
+use crate::ports::queue::Queue;
+use crate::ports::store::Store;
+use crate::records::StoredJob;
+
+/// How long past its attempt deadline a worker's lease on a running chain lasts; after it another
+/// worker presumes the first one dead and runs the attempt again.
+pub(super) const LEASE_MARGIN: chrono::Duration = chrono::Duration::seconds(30);
+
+/// Whether a step finished or must read the execution again.
+pub(super) enum Step {
+    Done,
+    Again,
+}
+
+/// How one attempt's action ended.
+pub(super) enum AttemptEnd {
+    /// Finished well; `result` becomes the execution's result.
+    Succeeded {
+        outcome: Outcome,
+        result: Option<Value>,
+        response: Value,
+    },
+    /// The chain is done; the async job reports later.
+    AwaitAsync,
+    /// Failed: retry rules decide what follows.
+    Failed {
+        outcome: Outcome,
+        response: Value,
+        detail: String,
+    },
+}
+
+impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
+    /// Takes an execution one step further: what a dispatch message asks. Idempotent.
+    pub async fn dispatch(&self, execution_id: &str) -> Result<(), EngineError> {
+        self.dispatch_from(execution_id, None).await
+    }
+
+    /// What a batch of dispatch messages reads first, in one store read: each execution with its
+    /// job, for [`Engine::dispatch_from`]. Empty when the read fails (each step then reads for
+    /// itself).
+    pub async fn prefetch(&self, execution_ids: &[String]) -> HashMap<String, Option<Run>> {
+        match self.read_runs(execution_ids).await {
+            Ok(runs) => runs,
+            Err(e) => {
+                tracing::debug!(error = %e, "batch read failed; reading one by one");
+                HashMap::new()
+            }
+        }
+    }
+
+    /// [`Engine::dispatch`] starting from what [`Engine::prefetch`] read, when it read it
+    /// (`Some(None)`: the execution does not exist).
+    pub async fn dispatch_from(
+        &self,
+        execution_id: &str,
+        mut read: Option<Option<Run>>,
+    ) -> Result<(), EngineError> {
+        for _ in 0..MAX_STEP_RETRIES {
+            let run = match read.take() {
+                Some(run) => run,
+                None => self.read_run(execution_id).await?,
+            };
+            let Some(Run { mut loaded, job }) = run else {
+                return Ok(());
+            };
+            if let Step::Done = self.step(&mut loaded, job).await? {
+                return Ok(());
+            }
+        }
+        Err(EngineError::Contended(format!("execution {execution_id}")))
+    }
+
+    /// A message that came before `at`: waits the rest out here when it is short (SQS delays are
+    /// whole seconds, so a fire's message arrives up to a second early), else sends a new message
+    /// for `at`.
+    pub(super) async fn wait_for(
+        &self,
+        execution_id: &str,
+        at: DateTime<Utc>,
+    ) -> Result<Step, EngineError> {
+        let wait = (at - self.now()).to_std().unwrap_or_default();
+        if !wait.is_zero() && wait <= self.config.max_inline_wait {
+            self.app.sleep_until(at).await;
+            return Ok(Step::Again);
+        }
+        self.wake_at(execution_id, at).await?;
+        Ok(Step::Done)
+    }
+
+    pub(super) async fn step(
+        &self,
+        loaded: &mut Loaded,
+        job: Option<StoredJob>,
+    ) -> Result<Step, EngineError> {
+        let now = self.now();
+        let state = loaded.execution.state();
+        if state.is_final() {
+            self.after_final(&loaded.execution, job.as_ref()).await?;
+            return Ok(Step::Done);
+        }
+        let Some(mut job) = job else {
+            loaded.clear_net = !state.is_final();
+            return self
+                .finish(
+                    loaded,
+                    None,
+                    ExecutionState::Cancelled,
+                    "its job was deleted",
+                )
+                .await;
+        };
+        let id = loaded.execution.execution_id.clone();
+        if matches!(state, ExecutionState::Scheduled | ExecutionState::Enqueued)
+            && self.missed_catchup(&loaded.execution, &job)
+        {
+            return self.skip_missed(loaded, job).await;
+        }
+        match state {
+            ExecutionState::Scheduled => {
+                let due = loaded
+                    .execution
+                    .run
+                    .due
+                    .unwrap_or(loaded.execution.scheduled_time);
+                if due > now {
+                    if (due - now).to_std().unwrap_or_default() <= self.config.admit_ahead {
+                        return self.admit_ahead(loaded, job, due).await;
+                    }
+                    return self.wait_for(&id, due).await;
+                }
+                // Enqueued only in memory: the write that follows admission (Processing, Skipped,
+                // or Enqueued when it must wait in the buffer) records both transitions, saving a
+                // write and a re-read per run. A worker lost before that write leaves it Scheduled,
+                // and the redelivered message admits it again (admission is idempotent).
+                loaded
+                    .execution
+                    .transition(ExecutionState::Enqueued, now, "due")
+                    .map_err(transition_error)?;
+                self.admit(loaded, job).await
+            }
+            ExecutionState::Enqueued => self.admit(loaded, job).await,
+            ExecutionState::Failed => {
+                let at = loaded.execution.run.retry_at.unwrap_or(now);
+                if at > now {
+                    return self.wait_for(&id, at).await;
+                }
+                let number = loaded.execution.attempts() + 1;
+                self.start_attempt(loaded, &mut job, &format!("retry: attempt {number}"), now)
+                    .await
+            }
+            ExecutionState::Processing if loaded.execution.run.awaiting_async => {
+                self.async_step(loaded, &mut job).await
+            }
+            ExecutionState::Processing => match loaded.execution.run.lease_until {
+                Some(lease) if lease > now && !self.holder_is_dead(&loaded.execution) => {
+                    // Another worker runs the chain; look again when its lease ends.
+                    self.wake_at(&id, lease).await?;
+                    Ok(Step::Done)
+                }
+                _ => {
+                    loaded.execution.record(
+                        now,
+                        "the worker running this attempt was lost; running the attempt again",
+                    );
+                    // A run admitted ahead of its fire time still calls at that time.
+                    let at = loaded.execution.run.due.filter(|due| *due > now);
+                    self.run_attempt(loaded, &mut job, at.unwrap_or(now)).await
+                }
+            },
+            _ => Ok(Step::Done),
+        }
+    }
+}
+
+fn transition_error(e: sundial_core::execution::TransitionError) -> EngineError {
+    EngineError::App(AppError::Unavailable(e.to_string()))
+}

@@ -1,0 +1,518 @@
+//! Settling: how an attempt ended becomes the run's next state (a success, a retry, the end) in
+//! one write with its job's slot; a finished run frees its slot, starts the next buffered run,
+//! and closes its children; stopping other runs for overlap and close policies.
+
+use std::time::Duration as StdDuration;
+
+use chrono::{DateTime, Utc};
+use serde_json::{json, Value};
+use sundial_core::execution::{Execution, ExecutionState};
+use sundial_core::outcome::Verdict;
+use sundial_core::plan;
+use sundial_core::retry::{self, RetryDecision};
+
+use super::async_job::check_rate;
+use super::{transition_error, AttemptEnd, Step};
+use crate::app::AppError;
+use crate::engine::{Engine, EngineError, Loaded, Released, Written, MAX_STEP_RETRIES};
+use crate::ports::events::EventPublisher;
+use crate::ports::http::HttpClient;
+use crate::ports::queue::Queue;
+use crate::ports::store::{JobFilter, PageRequest, Store, StoreError, Write, WriteAllError};
+use crate::records::{decode_job, encode_job, job_wakeup_key, json_time, StoredJob};
+
+impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
+    /// Records how an attempt ended: success, waiting for an async job, a retry, or the end.
+    /// `timed_out_before_start` ends the run without retries (scheduleToStart).
+    pub(super) async fn settle(
+        &self,
+        loaded: &mut Loaded,
+        job: &mut StoredJob,
+        end: AttemptEnd,
+        timed_out_before_start: bool,
+    ) -> Result<Step, EngineError> {
+        // Runs of a job that overlap (an `AllowAll` job, a backfill) would race each other for
+        // the job's write when they end together: each writes its end alone, and frees its slot
+        // in a write shared with the others ([`Engine::after_final`]). A run alone on its job
+        // ends and frees its slot in one write. (An admission not yet written rides on this
+        // write, so it cannot go alone.)
+        let mut separate = !loaded.job_changed && job.job.state.running.len() > 1;
+        let mut job_races = 0;
+        for _ in 0..MAX_STEP_RETRIES {
+            // What this round changes is applied to the execution as it is now; a write lost to
+            // a concurrent job writer applies it again from here.
+            let unsettled = loaded.execution.clone();
+            let definition = &job.job.definition;
+            let now = self.now();
+            let execution = &mut loaded.execution;
+            if execution.is_finished() {
+                // A user or a policy ended it while the attempt ran.
+                self.after_final(execution, Some(job)).await?;
+                return Ok(Step::Done);
+            }
+            let mut wake = None;
+            let mut notify = None;
+            match &end {
+                AttemptEnd::AwaitAsync => {
+                    let waiting_for = if definition.check_url().is_some() {
+                        "checkUrl polls"
+                    } else {
+                        "feedback"
+                    };
+                    execution.record(
+                        now,
+                        format!("request chain done; waiting for {waiting_for}"),
+                    );
+                    let run = &mut execution.run;
+                    run.awaiting_async = true;
+                    run.lease_until = None;
+                    run.next_check = definition.check_url().map(|_| now + check_rate(job));
+                    // The heartbeat counts from the attempt's start until the first report.
+                    let heartbeat = retry::heartbeat_deadline(
+                        run.last_report_at.unwrap_or(now),
+                        definition.timeouts(),
+                    );
+                    wake = [run.next_check, run.attempt_deadline, heartbeat]
+                        .into_iter()
+                        .flatten()
+                        .min();
+                }
+                AttemptEnd::Succeeded {
+                    outcome,
+                    result,
+                    response,
+                } => {
+                    execution
+                        .transition(ExecutionState::Succeeded, now, "succeeded")
+                        .map_err(transition_error)?;
+                    if result.is_some() {
+                        execution.result = result.clone();
+                    }
+                    execution.error = None;
+                    execution.run.lease_until = None;
+                    notify = Some((outcome, response));
+                }
+                AttemptEnd::Failed {
+                    outcome,
+                    response,
+                    detail,
+                } => {
+                    let (code, retryable) = match outcome.verdict() {
+                        Verdict::Failed { code, retryable } => (code, retryable),
+                        _ => ("failed".to_string(), true),
+                    };
+                    let decision = if retryable && !timed_out_before_start {
+                        retry::decide(
+                            definition,
+                            &code,
+                            &execution.run.retries,
+                            execution.scheduled_time,
+                            now,
+                        )
+                    } else {
+                        RetryDecision::GiveUp {
+                            reason: retry::GiveUpReason::NoRetryRule,
+                            detail: format!("{code} is final"),
+                        }
+                    };
+                    execution.error = Some(code.clone());
+                    execution.run.lease_until = None;
+                    execution.run.awaiting_async = false;
+                    match decision {
+                        RetryDecision::RetryAfter {
+                            at, rule, number, ..
+                        } => {
+                            execution.run.retries.record_retry(&code);
+                            execution.run.retry_at = Some(at);
+                            let message = format!(
+                                "{detail}; retry {number} by {rule} at {}",
+                                at.to_rfc3339()
+                            );
+                            execution
+                                .transition(ExecutionState::Failed, now, message)
+                                .map_err(transition_error)?;
+                            wake = Some(at);
+                        }
+                        RetryDecision::GiveUp { detail: why, .. } => {
+                            execution
+                                .transition(
+                                    ExecutionState::Terminated,
+                                    now,
+                                    format!("{detail}; not retried: {why}"),
+                                )
+                                .map_err(transition_error)?;
+                        }
+                    }
+                    notify = Some((outcome, response));
+                }
+            }
+            // A run that ended frees its slot and leaves its result on the job in the same
+            // write as its final state. A run its slot goes to (from the buffer) gets a safety net
+            // in that write too, so a crash before its message is sent does not strand it. After
+            // losing the job twice to other writers (or finding it gone) the execution is written
+            // alone and the job's side is left to `after_final`, which retries on its own: the
+            // attempt's outcome must not wait on a busy job, or its call would be made again.
+            let ride = loaded.job_changed;
+            let before = job.job.clone();
+            let finished = loaded.execution.is_finished();
+            let started = if finished && !separate {
+                let started = self.apply_final(job, &loaded.execution);
+                if job.job != before {
+                    job.job.updated_at = now;
+                    loaded.job_changed = true;
+                }
+                started
+            } else {
+                Vec::new()
+            };
+            let nets = self.start_nets(&started);
+            let also: Vec<Write<'_>> = nets
+                .iter()
+                .map(|(key, due)| Write::SetWakeup(key, Some(*due)))
+                .collect();
+            let target = if separate { None } else { Some(&mut *job) };
+            match self.write_step(loaded, target, &also).await? {
+                Written::Yes => {}
+                // An admission not yet written starts over.
+                Written::ExecutionMoved | Written::JobMoved if ride => return Ok(Step::Again),
+                // Someone else wrote the execution meanwhile: apply the end to what they wrote.
+                Written::ExecutionMoved => {
+                    job.job = before;
+                    let id = loaded.execution.execution_id.clone();
+                    match self.read_execution(&id).await? {
+                        Some(fresh) => *loaded = fresh,
+                        None => return Ok(Step::Done),
+                    }
+                    continue;
+                }
+                // The job moved: apply the end to the job as it is now.
+                Written::JobMoved => {
+                    loaded.execution = unsettled;
+                    loaded.job_changed = false;
+                    job_races += 1;
+                    match self.app.load(&loaded.execution.job_id).await {
+                        Ok(fresh) => *job = fresh,
+                        Err(AppError::NotFound(_)) => separate = true,
+                        Err(e) => return Err(e.into()),
+                    }
+                    separate |= job_races >= 2;
+                    continue;
+                }
+            }
+            if finished {
+                if separate {
+                    self.after_final(&loaded.execution, None).await?;
+                } else {
+                    self.plan_backfill_if_room(job).await;
+                    self.follow_up(&loaded.execution, started, job.job.state.has_children)
+                        .await?;
+                }
+            }
+            if let Some((outcome, response)) = notify {
+                self.send_notifications(job, &loaded.execution, outcome, response)
+                    .await?;
+            }
+            if let Some(at) = wake {
+                self.wake_at(&loaded.execution.execution_id, at).await?;
+            }
+            return Ok(Step::Done);
+        }
+        Err(EngineError::Contended(format!(
+            "execution {}",
+            loaded.execution.execution_id
+        )))
+    }
+
+    /// Ends an execution that has not started (or whose job is gone) in `to`; `job` is the job
+    /// when the step changed it (the write stores both).
+    pub(super) async fn finish(
+        &self,
+        loaded: &mut Loaded,
+        mut job: Option<&mut StoredJob>,
+        to: ExecutionState,
+        reason: &str,
+    ) -> Result<Step, EngineError> {
+        let now = self.now();
+        loaded
+            .execution
+            .transition(to, now, reason)
+            .map_err(transition_error)?;
+        loaded.execution.run.lease_until = None;
+        match self.write_step(loaded, job.as_deref_mut(), &[]).await? {
+            Written::Yes => {}
+            Written::ExecutionMoved | Written::JobMoved => return Ok(Step::Again),
+        }
+        self.after_final(&loaded.execution, job.as_deref()).await?;
+        Ok(Step::Done)
+    }
+
+    /// Cancels or terminates another execution (overlap policies, parent close policies).
+    /// Already finished executions are left as they are. Its follow-up (freeing its slot, its own
+    /// children) runs in a dispatch of its own, which also keeps this step from recursing.
+    pub(in crate::engine) async fn stop_execution(
+        &self,
+        execution_id: &str,
+        to: ExecutionState,
+        reason: &str,
+    ) -> Result<(), EngineError> {
+        for _ in 0..MAX_STEP_RETRIES {
+            let Some(mut loaded) = self.read_execution(execution_id).await? else {
+                return Ok(());
+            };
+            if loaded.execution.is_finished() {
+                return Ok(());
+            }
+            // Only running or failed runs can be terminated; anything earlier is cancelled.
+            let to = if sundial_core::execution::can_transition(loaded.execution.state(), to) {
+                to
+            } else {
+                ExecutionState::Cancelled
+            };
+            loaded
+                .execution
+                .transition(to, self.now(), reason)
+                .map_err(transition_error)?;
+            loaded.execution.run.lease_until = None;
+            if self.write_execution(&mut loaded).await? {
+                return self.send_dispatch(execution_id, StdDuration::ZERO).await;
+            }
+        }
+        Err(EngineError::Contended(format!("execution {execution_id}")))
+    }
+
+    /// What a finished execution changes on its job: its slot freed (returning the buffered runs
+    /// that start in it), the last result or failure, and a pause on failure. Idempotent.
+    pub(super) fn apply_final(&self, stored: &mut StoredJob, execution: &Execution) -> Vec<String> {
+        let id = &execution.execution_id;
+        let policy = self.policy_of(execution, stored);
+        let started = plan::release(&mut stored.job, id, policy);
+        let job_state = &mut stored.job.state;
+        match execution.state() {
+            ExecutionState::Succeeded => {
+                job_state.last_completion_result =
+                    Some(execution.result.clone().unwrap_or(Value::Null));
+                // Seed 000: a success clears the last failure.
+                job_state.last_failure = None;
+            }
+            // A run ended for good by its own failure; not one a user or a policy stopped.
+            state @ ExecutionState::Terminated if execution.error.is_some() => {
+                job_state.last_failure = Some(json!({
+                    "executionId": id,
+                    "error": execution.error,
+                    "finishedAt": execution.finished_at().map(json_time),
+                }));
+                if stored.job.definition.pause_on_failure() && stored.job.definition.active() {
+                    let note = format!(
+                        "paused on failure: execution {id} ended {} ({})",
+                        state,
+                        execution.error.as_deref().unwrap_or("no error code")
+                    );
+                    stored.job.pause(Some(note), self.now());
+                }
+            }
+            _ => {}
+        }
+        started
+    }
+
+    /// The follow-up of a finished execution, done on every delivery until acknowledged: its
+    /// job's side ([`Engine::apply_final`]) written unless already there, then [`Engine::follow_up`].
+    ///
+    /// `job` is a recent read of the execution's job, if the caller has one: it saves a read when
+    /// nobody wrote the job since, and the write when the job already shows the run as over.
+    ///
+    /// Finished runs of one job are settled on it together ([`Engine::release_on_job`]): a
+    /// window of backfill runs finishing at once costs a write or two of the job, not a race of
+    /// hundreds. A run whose batch could not be written settles alone, below.
+    pub(in crate::engine) async fn after_final(
+        &self,
+        execution: &Execution,
+        job: Option<&StoredJob>,
+    ) -> Result<(), EngineError> {
+        let batched = self
+            .finals
+            .run(
+                execution.job_id.as_str(),
+                execution.clone(),
+                |executions| async move {
+                    // A batch that fails leaves each of its runs to settle alone and meet the error.
+                    self.release_on_job(&executions, job).await.ok()
+                },
+            )
+            .await;
+        let released = match batched {
+            Some(released) => Some(released),
+            None => self
+                .release_on_job(std::slice::from_ref(execution), job)
+                .await?
+                .pop(),
+        };
+        // One answer per run: `None` cannot happen; if it did, freeing nothing and looking for
+        // children is the safe reading.
+        let released = released.unwrap_or(Released {
+            started: Vec::new(),
+            has_children: true,
+        });
+        self.follow_up(execution, released.started, released.has_children)
+            .await
+    }
+
+    /// [`Engine::apply_final`] for finished runs of one job, in order, with one read and one write
+    /// of the job (`known` saves the read when nobody wrote the job since). Answers, per run, the
+    /// buffered runs its slot went to (with their safety nets written) and whether the job has
+    /// children; a deleted job frees nothing and may have children.
+    pub(super) async fn release_on_job(
+        &self,
+        executions: &[Execution],
+        known: Option<&StoredJob>,
+    ) -> Result<Vec<Released>, EngineError> {
+        let Some(job_id) = executions.first().map(|e| e.job_id.clone()) else {
+            return Ok(Vec::new());
+        };
+        let mut known = known.cloned();
+        for _ in 0..MAX_STEP_RETRIES {
+            let mut stored = match known.take() {
+                Some(stored) => stored,
+                None => match self.app.load(&job_id).await {
+                    Ok(stored) => stored,
+                    // A deleted job's children may still be there.
+                    Err(AppError::NotFound(_)) => {
+                        let gone = Released {
+                            started: Vec::new(),
+                            has_children: true,
+                        };
+                        return Ok(vec![gone; executions.len()]);
+                    }
+                    Err(e) => return Err(e.into()),
+                },
+            };
+            let before = stored.job.clone();
+            let started: Vec<Vec<String>> = executions
+                .iter()
+                .map(|execution| self.apply_final(&mut stored, execution))
+                .collect();
+            let released = |stored: &StoredJob| {
+                started
+                    .iter()
+                    .map(|started| Released {
+                        started: started.clone(),
+                        has_children: stored.job.state.has_children,
+                    })
+                    .collect()
+            };
+            if stored.job == before {
+                return Ok(released(&stored));
+            }
+            stored.job.updated_at = self.now();
+            let record = encode_job(&stored.job, stored.version, stored.service.clone());
+            let nets = self.start_nets(&started.concat());
+            let job_key = job_wakeup_key(stored.job.job_id());
+            let mut writes = vec![Write::UpdateJob(&record)];
+            writes.extend(
+                nets.iter()
+                    .map(|(key, due)| Write::SetWakeup(key, Some(*due))),
+            );
+            let next = stored.job.next_fire();
+            if next != before.next_fire() {
+                writes.push(Write::SetWakeup(&job_key, next));
+            }
+            match self.store().write_all(&writes).await {
+                Ok(()) => {
+                    self.plan_backfill_if_room(&stored).await;
+                    return Ok(released(&stored));
+                }
+                Err(WriteAllError {
+                    index: Some(0),
+                    error: StoreError::VersionConflict { .. } | StoreError::NotFound(_),
+                }) => continue,
+                Err(e) => return Err(StoreError::from(e).into()),
+            }
+        }
+        Err(EngineError::Contended(format!("job {job_id}")))
+    }
+
+    /// Plans the job's waiting backfill at once when its window has room for a planning's worth
+    /// of fires again, rather than at the next tick: a backfill then drains at the speed of its
+    /// runs. A failure is only logged: the tick plans it anyway.
+    pub(super) async fn plan_backfill_if_room(&self, stored: &StoredJob) {
+        if !plan::backfill_has_room(&stored.job, crate::engine::tick::BACKFILL_FIRES_PER_PLAN) {
+            return;
+        }
+        if let Err(e) = self.plan_job_now(stored.job.job_id(), self.now()).await {
+            tracing::warn!(job_id = %stored.job.job_id(), error = %e, "planning a backfill's next fires; the tick will");
+        }
+    }
+
+    /// Safety nets for runs a freed slot starts: written with the release, removed by each run's
+    /// admitting write.
+    pub(super) fn start_nets(&self, started: &[String]) -> Vec<(String, DateTime<Utc>)> {
+        let due = self.now() + crate::records::SAFETY_NET_GRACE;
+        started
+            .iter()
+            .map(|id| (crate::records::execution_wakeup_key(id), due))
+            .collect()
+    }
+
+    /// What follows a finished execution once its job shows it as over: start the buffered runs
+    /// its slot went to and apply its children's parent close policies.
+    pub(super) async fn follow_up(
+        &self,
+        execution: &Execution,
+        started: Vec<String>,
+        has_children: bool,
+    ) -> Result<(), EngineError> {
+        for next in started {
+            self.send_dispatch(&next, StdDuration::ZERO).await?;
+        }
+        if has_children {
+            self.close_children(execution).await?;
+        }
+        Ok(())
+    }
+
+    /// Applies the parent close policy of every child job of this execution's job.
+    pub(super) async fn close_children(&self, execution: &Execution) -> Result<(), EngineError> {
+        let filter = JobFilter {
+            parent_job: Some(execution.job_id.to_string()),
+            ..JobFilter::default()
+        };
+        let mut page = PageRequest::first(100);
+        loop {
+            let children = self.store().list_jobs(&filter, &page).await?;
+            for record in &children.items {
+                let child = decode_job(record)?;
+                let definition = &child.job.definition;
+                let to = match definition.parent_close_policy() {
+                    sundial_core::job::ParentClosePolicy::Abandon => continue,
+                    sundial_core::job::ParentClosePolicy::Cancel => ExecutionState::Cancelled,
+                    sundial_core::job::ParentClosePolicy::Terminate => ExecutionState::Terminated,
+                };
+                if definition
+                    .parent_job_execution()
+                    .is_some_and(|n| n != execution.execute_number)
+                {
+                    continue;
+                }
+                let reason = format!(
+                    "parent execution {} ended {}; parent close policy {}",
+                    execution.execution_id,
+                    execution.state(),
+                    definition.parent_close_policy()
+                );
+                for running in child
+                    .job
+                    .state
+                    .running
+                    .iter()
+                    .chain(&child.job.state.buffered)
+                {
+                    self.stop_execution(running, to, &reason).await?;
+                }
+            }
+            match children.next_cursor {
+                Some(cursor) => page.cursor = Some(cursor),
+                None => return Ok(()),
+            }
+        }
+    }
+}
