@@ -28,8 +28,11 @@ use std::io;
 
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 
+use crate::execution::Execution;
+use crate::job::JobState;
+use crate::signing;
 use crate::template::{Part, Template};
 
 /// The most bytes one expanded string, or one expanded body serialised as compact JSON, may hold.
@@ -97,6 +100,65 @@ pub struct Variables {
 }
 
 impl Variables {
+    /// What templates of `execution` can read: seed 002's system variables (the feedback URL,
+    /// ids, execute number, request count, scheduled time, and the job's last result and failure
+    /// from `job`), the trigger's arguments, the chain's earlier responses, and `env`. The
+    /// feedback URL carries the execution's token, signed with `secret`, under
+    /// `public_base_url`. docs/api.md, "Templates", lists the names.
+    pub fn for_execution(
+        execution: &Execution,
+        job: &JobState,
+        public_base_url: &str,
+        secret: &[u8],
+        env: &BTreeMap<String, String>,
+    ) -> Variables {
+        let id = &execution.execution_id;
+        let token = signing::feedback_token(secret, id);
+        let feedback = format!(
+            "{}/jobs/{}/feedback/{}?executionId={id}&token={token}",
+            public_base_url.trim_end_matches('/'),
+            execution.job_id,
+            execution.execute_number,
+        );
+        let job_id = json!(execution.job_id.as_str());
+        let number = json!(execution.execute_number);
+        let scheduled = execution
+            .scheduled_time
+            .to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true);
+        let system = [
+            ("schedulingFeedbackUrl", json!(feedback)),
+            ("schedulingJobId", job_id.clone()),
+            ("schedulingExecuteNumber", number.clone()),
+            ("schedulingRequestCounts", json!(execution.attempts())),
+            ("schedulingExecutionId", json!(id)),
+            ("jobId", job_id),
+            ("executeNumber", number),
+            ("executionId", json!(id)),
+            ("scheduledTime", json!(scheduled)),
+            (
+                "lastCompletionResult",
+                job.last_completion_result.clone().unwrap_or(Value::Null),
+            ),
+            (
+                "lastFailure",
+                job.last_failure.clone().unwrap_or(Value::Null),
+            ),
+        ];
+        Variables {
+            system: system
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+            arguments: match &execution.arguments {
+                Some(Value::Object(arguments)) => arguments.clone(),
+                _ => Map::new(),
+            },
+            responses: execution.run.responses.clone(),
+            named: execution.run.named.clone(),
+            env: env.clone(),
+        }
+    }
+
     /// The value of one placeholder expression: a JSONPath when it starts with `$` or `responses[`,
     /// otherwise a name looked up in system variables, named responses, trigger arguments and
     /// `SUNDIAL_VAR_` variables, in that order.
@@ -689,7 +751,52 @@ fn bracket(text: &str) -> Result<(Step, &str), String> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
-    use serde_json::json;
+
+    #[test]
+    fn an_executions_variables_are_seed_002s_system_names_and_its_run() {
+        use crate::execution::ExecutionState;
+        use crate::job::JobId;
+        let at = "2024-01-01T08:00:00Z".parse().unwrap();
+        let mut execution = Execution::new(
+            "report~1".into(),
+            JobId::parse("report").unwrap(),
+            4,
+            ExecutionState::Enqueued,
+            at,
+            "report".into(),
+            at,
+        )
+        .unwrap();
+        execution.arguments = Some(json!({"region": "eu"}));
+        execution.run.responses.push(json!({"rows": 3}));
+        let job = JobState {
+            last_completion_result: Some(json!({"rows": 2})),
+            ..JobState::default()
+        };
+        let env = BTreeMap::from([("SUNDIAL_VAR_A".to_string(), "1".to_string())]);
+        let vars = Variables::for_execution(&execution, &job, "http://h:8080/", b"secret", &env);
+        let token = signing::feedback_token(b"secret", "report~1");
+        assert_eq!(
+            Value::Object(vars.system.clone().into_iter().collect()),
+            json!({
+                "schedulingFeedbackUrl":
+                    format!("http://h:8080/jobs/report/feedback/4?executionId=report~1&token={token}"),
+                "schedulingJobId": "report",
+                "schedulingExecuteNumber": 4,
+                "schedulingRequestCounts": 0,
+                "schedulingExecutionId": "report~1",
+                "jobId": "report",
+                "executeNumber": 4,
+                "executionId": "report~1",
+                "scheduledTime": "2024-01-01T08:00:00Z",
+                "lastCompletionResult": {"rows": 2},
+                "lastFailure": null,
+            })
+        );
+        assert_eq!(Value::Object(vars.arguments.clone()), json!({"region": "eu"}));
+        assert_eq!(vars.responses, vec![json!({"rows": 3})]);
+        assert_eq!(vars.env, env);
+    }
 
     fn vars() -> Variables {
         let mut v = Variables::default();

@@ -12,6 +12,7 @@ pub mod job;
 pub mod outcome;
 pub mod plan;
 pub mod retry;
+pub mod settle;
 pub mod signing;
 pub mod spec;
 pub mod template;

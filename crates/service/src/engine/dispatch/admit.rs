@@ -12,7 +12,7 @@ use sundial_core::outcome::Outcome;
 use sundial_core::plan::{self, Admission};
 use sundial_core::retry;
 
-use super::{transition_error, AttemptEnd, Step};
+use super::{transition_error, Step};
 use crate::app::AppError;
 use crate::engine::{Engine, EngineError, Loaded, Written};
 use crate::ports::events::EventPublisher;
@@ -20,6 +20,7 @@ use crate::ports::http::HttpClient;
 use crate::ports::queue::Queue;
 use crate::ports::store::Store;
 use crate::records::StoredJob;
+use sundial_core::settle::AttemptEnd;
 
 /// How soon a run waiting behind an earlier run of its job looks again, should nothing send it
 /// sooner (see [`Engine::send_next_in_line`]).

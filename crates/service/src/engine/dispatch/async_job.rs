@@ -8,7 +8,7 @@ use sundial_core::outcome::{AsyncReport, Outcome, Verdict};
 use sundial_core::retry;
 
 use super::call::response_value;
-use super::{AttemptEnd, Step};
+use super::Step;
 use crate::app::AppError;
 use crate::engine::{Engine, EngineError, Loaded, MAX_STEP_RETRIES};
 use crate::ports::events::EventPublisher;
@@ -16,6 +16,7 @@ use crate::ports::http::HttpClient;
 use crate::ports::queue::Queue;
 use crate::ports::store::Store;
 use crate::records::StoredJob;
+use sundial_core::settle::{self, AttemptEnd};
 
 impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
     /// One step of a run waiting for an async job: time out, poll `checkUrl`, or wait.
@@ -91,7 +92,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             }
             Err(problem) => {
                 // A failed poll is not a failed job: poll again until the attempt times out.
-                let next = self.now() + check_rate(job);
+                let next = self.now() + settle::check_interval(&job.job.definition);
                 loaded.execution.record(now, problem);
                 loaded.execution.run.next_check = Some(next);
                 if !self.write_execution(loaded).await? {
@@ -132,7 +133,8 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         match outcome.verdict() {
             Verdict::Running => {
                 if job.job.definition.check_url().is_some() && execution.run.awaiting_async {
-                    execution.run.next_check = Some(now + check_rate(job));
+                    execution.run.next_check =
+                        Some(now + settle::check_interval(&job.job.definition));
                 }
                 if !self.write_execution(loaded).await? {
                     return Ok(Step::Again);
@@ -219,8 +221,4 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         }
         Err(EngineError::Contended(format!("execution {execution_id}")))
     }
-}
-
-pub(super) fn check_rate(job: &StoredJob) -> chrono::Duration {
-    chrono::Duration::seconds(i64::from(job.job.definition.check_rate_seconds().max(1)))
 }

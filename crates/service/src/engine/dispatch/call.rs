@@ -10,16 +10,16 @@ use sundial_core::expand::{self, Variables};
 use sundial_core::job::{Action, HttpTemplate, Target, IDEMPOTENCY_KEY_HEADER};
 use sundial_core::outcome::Outcome;
 use sundial_core::retry;
-use sundial_core::signing;
 
 use super::admit::HELD_RECHECK;
-use super::{AttemptEnd, Step, LEASE_MARGIN};
+use super::{Step, LEASE_MARGIN};
 use crate::engine::{Engine, EngineError, Loaded, Written};
 use crate::ports::events::{BusEvent, EventPublisher};
 use crate::ports::http::{HttpClient, HttpError, HttpRequest, DEFAULT_CALL_TIMEOUT};
 use crate::ports::queue::Queue;
 use crate::ports::store::Store;
 use crate::records::{json_time, StoredJob};
+use sundial_core::settle::AttemptEnd;
 
 /// The most bytes of one response body kept in the execution for later templates and the result.
 pub(super) const MAX_KEPT_RESPONSE_BYTES: usize = 64 * 1024;
@@ -281,53 +281,15 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         }
     }
 
-    /// What templates of this execution can read.
+    /// What templates of this execution can read ([`Variables::for_execution`]).
     pub(in crate::engine) fn variables(&self, job: &StoredJob, execution: &Execution) -> Variables {
-        let mut vars = Variables::default();
-        let id = &execution.execution_id;
-        let token = signing::feedback_token(self.app.signing_secret(), id);
-        let feedback = format!(
-            "{}/jobs/{}/feedback/{}?executionId={id}&token={token}",
-            self.config.public_base_url.trim_end_matches('/'),
-            execution.job_id,
-            execution.execute_number,
-        );
-        let job_id = json!(execution.job_id.as_str());
-        let number = json!(execution.execute_number);
-        let system = [
-            ("schedulingFeedbackUrl", json!(feedback)),
-            ("schedulingJobId", job_id.clone()),
-            ("schedulingExecuteNumber", number.clone()),
-            ("schedulingRequestCounts", json!(execution.attempts())),
-            ("schedulingExecutionId", json!(id)),
-            ("jobId", job_id),
-            ("executeNumber", number),
-            ("executionId", json!(id)),
-            ("scheduledTime", json_time(execution.scheduled_time)),
-            (
-                "lastCompletionResult",
-                job.job
-                    .state
-                    .last_completion_result
-                    .clone()
-                    .unwrap_or(Value::Null),
-            ),
-            (
-                "lastFailure",
-                job.job.state.last_failure.clone().unwrap_or(Value::Null),
-            ),
-        ];
-        vars.system = system
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect();
-        if let Some(Value::Object(arguments)) = &execution.arguments {
-            vars.arguments = arguments.clone();
-        }
-        vars.responses = execution.run.responses.clone();
-        vars.named = execution.run.named.clone();
-        vars.env = self.config.template_env.clone();
-        vars
+        Variables::for_execution(
+            execution,
+            &job.job.state,
+            &self.config.public_base_url,
+            self.app.signing_secret(),
+            &self.config.template_env,
+        )
     }
 }
 

@@ -13,9 +13,7 @@ mod call;
 mod settle;
 
 use chrono::{DateTime, Utc};
-use serde_json::Value;
 use sundial_core::execution::ExecutionState;
-use sundial_core::outcome::Outcome;
 
 use std::collections::HashMap;
 
@@ -35,24 +33,6 @@ pub(super) const LEASE_MARGIN: chrono::Duration = chrono::Duration::seconds(30);
 pub(super) enum Step {
     Done,
     Again,
-}
-
-/// How one attempt's action ended.
-pub(super) enum AttemptEnd {
-    /// Finished well; `result` becomes the execution's result.
-    Succeeded {
-        outcome: Outcome,
-        result: Option<Value>,
-        response: Value,
-    },
-    /// The chain is done; the async job reports later.
-    AwaitAsync,
-    /// Failed: retry rules decide what follows.
-    Failed {
-        outcome: Outcome,
-        response: Value,
-        detail: String,
-    },
 }
 
 impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {

@@ -7,12 +7,9 @@ use std::time::Duration as StdDuration;
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 use sundial_core::execution::{Execution, ExecutionState};
-use sundial_core::outcome::Verdict;
 use sundial_core::plan;
-use sundial_core::retry::{self, RetryDecision};
 
-use super::async_job::check_rate;
-use super::{transition_error, AttemptEnd, Step};
+use super::{transition_error, Step};
 use crate::app::AppError;
 use crate::engine::{Engine, EngineError, Loaded, Released, Written, MAX_STEP_RETRIES};
 use crate::ports::events::EventPublisher;
@@ -20,6 +17,7 @@ use crate::ports::http::HttpClient;
 use crate::ports::queue::Queue;
 use crate::ports::store::{JobFilter, PageRequest, Store, StoreError, Write, WriteAllError};
 use crate::records::{decode_job, encode_job, job_wakeup_key, json_time, StoredJob};
+use sundial_core::settle::{self, AttemptEnd};
 
 impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
     /// Records how an attempt ended: success, waiting for an async job, a retry, or the end.
@@ -50,102 +48,10 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                 self.after_final(execution, Some(job)).await?;
                 return Ok(Step::Done);
             }
-            let mut wake = None;
-            let mut notify = None;
-            match &end {
-                AttemptEnd::AwaitAsync => {
-                    let waiting_for = if definition.check_url().is_some() {
-                        "checkUrl polls"
-                    } else {
-                        "feedback"
-                    };
-                    execution.record(
-                        now,
-                        format!("request chain done; waiting for {waiting_for}"),
-                    );
-                    let run = &mut execution.run;
-                    run.awaiting_async = true;
-                    run.lease_until = None;
-                    run.next_check = definition.check_url().map(|_| now + check_rate(job));
-                    // The heartbeat counts from the attempt's start until the first report.
-                    let heartbeat = retry::heartbeat_deadline(
-                        run.last_report_at.unwrap_or(now),
-                        definition.timeouts(),
-                    );
-                    wake = [run.next_check, run.attempt_deadline, heartbeat]
-                        .into_iter()
-                        .flatten()
-                        .min();
-                }
-                AttemptEnd::Succeeded {
-                    outcome,
-                    result,
-                    response,
-                } => {
-                    execution
-                        .transition(ExecutionState::Succeeded, now, "succeeded")
-                        .map_err(transition_error)?;
-                    if result.is_some() {
-                        execution.result = result.clone();
-                    }
-                    execution.error = None;
-                    execution.run.lease_until = None;
-                    notify = Some((outcome, response));
-                }
-                AttemptEnd::Failed {
-                    outcome,
-                    response,
-                    detail,
-                } => {
-                    let (code, retryable) = match outcome.verdict() {
-                        Verdict::Failed { code, retryable } => (code, retryable),
-                        _ => ("failed".to_string(), true),
-                    };
-                    let decision = if retryable && !timed_out_before_start {
-                        retry::decide(
-                            definition,
-                            &code,
-                            &execution.run.retries,
-                            execution.scheduled_time,
-                            now,
-                        )
-                    } else {
-                        RetryDecision::GiveUp {
-                            reason: retry::GiveUpReason::NoRetryRule,
-                            detail: format!("{code} is final"),
-                        }
-                    };
-                    execution.error = Some(code.clone());
-                    execution.run.lease_until = None;
-                    execution.run.awaiting_async = false;
-                    match decision {
-                        RetryDecision::RetryAfter {
-                            at, rule, number, ..
-                        } => {
-                            execution.run.retries.record_retry(&code);
-                            execution.run.retry_at = Some(at);
-                            let message = format!(
-                                "{detail}; retry {number} by {rule} at {}",
-                                at.to_rfc3339()
-                            );
-                            execution
-                                .transition(ExecutionState::Failed, now, message)
-                                .map_err(transition_error)?;
-                            wake = Some(at);
-                        }
-                        RetryDecision::GiveUp { detail: why, .. } => {
-                            execution
-                                .transition(
-                                    ExecutionState::Terminated,
-                                    now,
-                                    format!("{detail}; not retried: {why}"),
-                                )
-                                .map_err(transition_error)?;
-                        }
-                    }
-                    notify = Some((outcome, response));
-                }
-            }
+            let settled =
+                settle::settle_attempt(execution, definition, &end, now, timed_out_before_start)
+                    .map_err(transition_error)?;
+            let notify = end.outcome_and_response().filter(|_| settled.notify);
             // A run that ended frees its slot and leaves its result on the job in the same
             // write as its final state. A run its slot goes to (from the buffer) gets a safety net
             // in that write too, so a crash before its message is sent does not strand it. After
@@ -212,7 +118,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                 self.send_notifications(job, &loaded.execution, outcome, response)
                     .await?;
             }
-            if let Some(at) = wake {
+            if let Some(at) = settled.wake {
                 self.wake_at(&loaded.execution.execution_id, at).await?;
             }
             return Ok(Step::Done);
