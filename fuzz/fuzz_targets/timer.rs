@@ -1,4 +1,4 @@
-//! Seed-002 timers (`dueTime`, `period` as a duration, `R<n>/…` or a cron, `ttl`) and preview
+//! `timer`s (docs/api.md) (`dueTime`, `period` as a duration, `R<n>/…` or a cron, `ttl`) and preview
 //! requests (`{"timer": …}`, `{"schedule": …}` or a bare schedule), as JSON text, through
 //! `compile_timer`, `compile_preview_request` and `timer::preview` (what `POST /specs/preview`
 //! answers): no panic, and whatever compiles previews within bounds (`check_schedule`).

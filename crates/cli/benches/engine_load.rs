@@ -13,7 +13,7 @@
 //! runtime (and thread) of its own; it stamps each request with the wall clock when it arrives.
 //!
 //! 0. `store_ops` (a few seconds): the cost of one store operation on the same `SqliteStore` — a
-//!    timer-index write (`set_wakeup`, one committed transaction) and read (`get_wakeup`) — from 1
+//!    wake-up index write (`set_wakeup`, one committed transaction) and read (`get_wakeup`) — from 1
 //!    and from 32 concurrent callers, and of a bare `spawn_blocking` round trip. Every engine step
 //!    is a handful of such operations, one at a time on one connection, so these explain the rest.
 //! 1. `fire_lag`: for each size in `ENGINE_LOAD_FIRE_JOBS` (default `100,1000`: a light load for

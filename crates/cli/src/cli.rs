@@ -152,7 +152,7 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "DIR", default_value = "sundial-data")]
     pub data: PathBuf,
 
-    /// Seed 004's debug mode: no automatic runs, manual triggers still work (also SUNDIAL_DEBUG_MODE=1)
+    /// Debug mode (docs/api.md): no automatic runs, manual triggers still work (also SUNDIAL_DEBUG_MODE=1)
     #[arg(long)]
     pub debug_mode: bool,
 
@@ -307,7 +307,7 @@ pub(crate) struct DefinitionArgs {
     /// The schedule's end (RFC 3339)
     #[arg(long, value_name = "RFC3339", help_heading = "Schedule")]
     pub end: Option<String>,
-    /// A seed-002 timer: JSON ('{"dueTime": "10m", "period": "1h"}') or its period ("external", "0 0/5 * * * ?", "R4/PT3S")
+    /// A `timer` (docs/api.md): JSON ('{"dueTime": "10m", "period": "1h"}') or its period ("external", "0 0/5 * * * ?", "R4/PT3S")
     #[arg(long, value_name = "TIMER", help_heading = "Schedule")]
     pub timer: Option<String>,
     /// The timer's dueTime (a duration from creation, or "2024-10-01 09:00:01")
@@ -347,7 +347,7 @@ pub(crate) struct DefinitionArgs {
     pub set: Vec<String>,
 }
 
-/// The overlap policies (brief §3).
+/// The overlap policies (docs/engine.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 #[value(rename_all = "PascalCase")]
 pub(crate) enum Overlap {

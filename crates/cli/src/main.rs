@@ -1,4 +1,4 @@
-//! The `sundial` command line (BRIEF §2.3), parsed by clap ([`cli`]).
+//! The `sundial` command line (docs/cli.md), parsed by clap ([`cli`]).
 //!
 //! `serve` and `spec preview` run here; every other command is a client of the HTTP API
 //! ([`commands`] over [`client`], printed by [`output`]), so it works the same against a local

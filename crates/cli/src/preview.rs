@@ -1,4 +1,4 @@
-//! `sundial spec preview`: show when a schedule spec would fire (BRIEF §2.3).
+//! `sundial spec preview`: show when a schedule spec would fire (docs/cli.md).
 //!
 //! The command is a pure function, [`run_preview`], from the arguments of `spec preview` (parsed by
 //! clap; their values are checked here, so errors name the flag) and the current time to the line
@@ -24,7 +24,7 @@ Prints one line of JSON:
   {\"times\": [RFC 3339 times with the schedule zone's offset], \"schedule\": <canonical spec>}
 
 SPEC_JSON is a schedule object ({\"cron\": [\"0 12 * * MON-FRI\"]}), {\"schedule\": {...}}
-or a seed-002 timer {\"timer\": {\"dueTime\": \"10s\", \"period\": \"R4/PT3S\"}}.
+or a job timer {\"timer\": {\"dueTime\": \"10s\", \"period\": \"R4/PT3S\"}}.
 
 Exit status: 0 on success; 2 on an invalid spec or argument, with `error: ...` on stderr.";
 

@@ -44,7 +44,7 @@ pub(crate) struct ServeOptions {
     pub addr: SocketAddr,
     /// Where the SQLite database lives.
     pub data: PathBuf,
-    /// Seed 004 debug mode.
+    /// docs/api.md debug mode.
     pub debug_mode: bool,
     /// Serve the API without running the engine.
     pub api_only: bool,

@@ -20,7 +20,7 @@ use serde_json::{json, Value};
 use common::{refused_start, request, start, wait_final, ServerFiles};
 use sundial_testkit::{Target, TempDir};
 
-/// Seed 002's example job from its "timer 列表" section, verbatim: the object inside the list.
+/// docs/api.md's example job from its "timer 列表" section, verbatim: the object inside the list.
 const SEED_002_JOB: &str = r##"
 {
 "jobName": "job测试2",
@@ -211,7 +211,7 @@ fn seed_002_job_round_trip() {
 
     // Trigger with arguments and an Idempotency-Key; the same key again is the same execution.
     let arguments = r#"{"classSize": 3, "teacher": "陈世超"}"#.as_bytes();
-    let headers = [("Idempotency-Key", "seed-002-first")];
+    let headers = [("Idempotency-Key", "seed-first")];
     let first = server.send("POST", "/jobs/20220125/trigger", &headers, Some(arguments));
     let first = first.ok_envelope().clone();
     assert_eq!(first["executeNumber"], 1, "{first}");
@@ -222,7 +222,7 @@ fn seed_002_job_round_trip() {
     let again = server.send("POST", "/jobs/20220125/trigger", &headers, Some(arguments));
     assert_eq!(again.ok_envelope(), &first);
 
-    // The execution list (seed 002's /main/execution): one execution, Enqueued until the execution
+    // The execution list (docs/api.md's /main/execution): one execution, Enqueued until the execution
     // engine runs it, without its event log.
     let list = server.call("GET", "/main/execution?jobId=20220125", None);
     assert_eq!(list.status, 200, "{:?}", list.body);
@@ -233,7 +233,7 @@ fn seed_002_job_round_trip() {
     assert_eq!(execution["jobId"], SEED_JOB_ID);
     assert_eq!(execution["executeNumber"], 1);
     assert_eq!(execution["state"], "Enqueued");
-    assert_eq!(execution["scheduledById"], "trigger:seed-002-first");
+    assert_eq!(execution["scheduledById"], "trigger:seed-first");
     assert_eq!(
         execution["arguments"],
         json!({"classSize": 3, "teacher": "陈世超"})
@@ -261,7 +261,7 @@ fn seed_002_job_round_trip() {
     );
 }
 
-/// One call of the route walk: a route of BRIEF §2.1, the request, and what must come back.
+/// One call of the route walk: a route of docs/api.md, the request, and what must come back.
 struct Step {
     route: &'static str,
     method: &'static str,
@@ -309,7 +309,7 @@ impl Step {
     }
 }
 
-/// Every route of BRIEF §2.1.
+/// Every route of docs/api.md.
 const ROUTES: &[&str] = &[
     "POST /jobs/{jobId}",
     "GET /jobs/{jobId}",
@@ -537,7 +537,7 @@ fn every_route_once() {
     let expected: BTreeSet<&str> = ROUTES.iter().copied().collect();
     assert_eq!(
         covered, expected,
-        "the walk covers exactly the routes of BRIEF §2.1"
+        "the walk covers exactly the routes of docs/api.md"
     );
 
     // A few answers checked further than their shape.
@@ -831,7 +831,7 @@ fn shutdown_does_not_wait_forever_for_a_stalled_client() {
     );
 }
 
-/// An update must not leave a job half paused: a body that leaves out `active` (seed 002 default 1)
+/// An update must not leave a job half paused: a body that leaves out `active` (docs/api.md default 1)
 /// resumes the job and drops its pause note.
 #[test]
 fn update_of_a_paused_job_is_consistent() {
@@ -987,7 +987,7 @@ fn the_engine_runs_timers_triggers_async_feedback_and_notifications() {
     let services = format!("work=http://127.0.0.1:{}", target.port);
     let server = start(&dir, &[], &[("SUNDIAL_SERVICES", services.as_str())]);
 
-    // A seed-002 timer: due in 1 s, then every second, three runs in all.
+    // A `timer` (docs/api.md): due in 1 s, then every second, three runs in all.
     let timer = e2e_job(json!({"timer": {"dueTime": "1s", "period": "R3/PT1S"}}));
     server
         .call("POST", "/jobs/ticking", Some(&timer))

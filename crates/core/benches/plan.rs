@@ -1,4 +1,4 @@
-//! Tick-planning benchmark: how many jobs per second the pure planner handles (BRIEF §6, goal
+//! Tick-planning benchmark: how many jobs per second the pure planner handles (README.md, goal
 //! ≥ 1M jobs/s per core).
 //!
 //! One iteration is what a tick does for one due job: [`plan_tick`] over a one-minute horizon (the

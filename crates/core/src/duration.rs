@@ -1,6 +1,6 @@
 //! Durations as users write them in job definitions.
 //!
-//! Seed 002 accepts Go-style durations with a day unit (`0h0m2s`, `1d2h0m2s`) and ISO 8601 durations
+//! docs/api.md accepts Go-style durations with a day unit (`0h0m2s`, `1d2h0m2s`) and ISO 8601 durations
 //! (`PT2H30M`, `P1DT1H20M10S`); Temporal's JSON uses the protobuf form (`5400s`), which is Go style too.
 //! One parser serves every field that takes a duration (interval, jitter, timer, timeouts) so they all
 //! accept the same spellings and report errors the same way.

@@ -2,7 +2,7 @@
 //!
 //! An execution's id is derived from what caused it — the job and the nominal fire time, or the job
 //! and a trigger id — so a fire delivered twice (queues deliver at least once) finds its execution
-//! already there instead of creating a second one. Its state follows seed 004's diagram, extended
+//! already there instead of creating a second one. Its state follows docs/api.md's diagram, extended
 //! with the paths Sundial's policies need (a scheduled or enqueued run can be cancelled or skipped,
 //! a failed one terminated); [`can_transition`] is the one place that graph is written down, and
 //! [`Execution::transition`] the one way to move along it, logging every step.
@@ -22,7 +22,7 @@ pub const MAX_EVENTS: usize = 200;
 /// The longest trigger id.
 const MAX_TRIGGER_ID_LEN: usize = 64;
 
-/// Where an execution is in its life (seed 004's JobState).
+/// Where an execution is in its life (docs/api.md's JobState).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ExecutionState {
     /// Delayed: waiting for its time.
@@ -105,7 +105,7 @@ impl std::str::FromStr for ExecutionState {
     }
 }
 
-/// Whether an execution may move from `from` to `to`: the transition graph of BRIEF §1 / seed 004.
+/// Whether an execution may move from `from` to `to`: the transition graph of docs/engine.md.
 pub fn can_transition(from: ExecutionState, to: ExecutionState) -> bool {
     use ExecutionState::*;
     matches!(
@@ -215,7 +215,7 @@ pub struct TransitionError {
     pub to: ExecutionState,
 }
 
-/// One run of a job (the API shape of BRIEF §2.1 plus its arguments, parent and event log).
+/// One run of a job (the API shape of docs/api.md plus its arguments, parent and event log).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Execution {
@@ -317,7 +317,7 @@ impl RunState {
 }
 
 impl Execution {
-    /// A new execution in `initial` state, with its creation event. Seed 004 creates executions
+    /// A new execution in `initial` state, with its creation event. docs/api.md creates executions
     /// Scheduled (delayed) or Enqueued only; any other `initial` is a [`TransitionError`] with
     /// `from: None`.
     pub fn new(

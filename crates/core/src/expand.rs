@@ -1,4 +1,4 @@
-//! Filling in seed 002's `${…}` templates at fire time.
+//! Filling in docs/api.md's `${…}` templates at fire time.
 //!
 //! [`crate::template`] checks templates when a job is created; this module turns them into the text
 //! and JSON that are actually sent, from the values an execution has gathered so far: system
@@ -100,7 +100,7 @@ pub struct Variables {
 }
 
 impl Variables {
-    /// What templates of `execution` can read: seed 002's system variables (the feedback URL,
+    /// What templates of `execution` can read: docs/api.md's system variables (the feedback URL,
     /// ids, execute number, request count, scheduled time, and the job's last result and failure
     /// from `job`), the trigger's arguments, the chain's earlier responses, and `env`. The
     /// feedback URL carries the execution's token, signed with `secret`, under
@@ -793,7 +793,10 @@ mod tests {
                 "lastFailure": null,
             })
         );
-        assert_eq!(Value::Object(vars.arguments.clone()), json!({"region": "eu"}));
+        assert_eq!(
+            Value::Object(vars.arguments.clone()),
+            json!({"region": "eu"})
+        );
         assert_eq!(vars.responses, vec![json!({"rows": 3})]);
         assert_eq!(vars.env, env);
     }

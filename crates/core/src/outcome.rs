@@ -2,12 +2,12 @@
 //!
 //! An attempt ends in one of four ways: a synchronous call answers with an HTTP status, an async
 //! job reports a status (polled from `checkUrl` or posted to the feedback route), the attempt times
-//! out, or the call never reaches the service. Seed 002 gives each a code — the status as text
+//! out, or the call never reaches the service. docs/api.md gives each a code — the status as text
 //! (`"500"`), the async report's `error`, `timeout` — and uses those codes twice: retry rules match
 //! them (`errorEquals`) and notification rules match them (`stateEquals`). This module turns each
 //! ending into an [`Outcome`], says whether it succeeded, failed for a retry or failed for good
 //! ([`Outcome::verdict`]), which `stateEquals` values it matches ([`Outcome::match_keys`]), and
-//! builds seed 002's `schedulingNotifyBody` ([`notify_body`]). Parsing the async report lives here
+//! builds docs/api.md's `schedulingNotifyBody` ([`notify_body`]). Parsing the async report lives here
 //! too ([`AsyncReport::parse`]), so the poller and the feedback route read it the same way.
 //!
 //! ```
@@ -25,7 +25,7 @@ use serde_json::{json, Value};
 
 use crate::job::{FieldError, NotificationRule};
 
-/// The error code of an attempt that timed out (seed 002's `timeout`).
+/// The error code of an attempt that timed out (docs/api.md's `timeout`).
 pub const TIMEOUT: &str = "timeout";
 /// The error code of a call that never got an HTTP answer: connection refused, DNS failure, TLS
 /// error, reset.
@@ -42,7 +42,7 @@ pub const RUNNING: &str = "running";
 /// The longest `error` an async report may give, in bytes (the same bound as `errorEquals`).
 pub const MAX_ERROR_BYTES: usize = 256;
 
-/// An async job's status, as its service reports it (seed 002's `status`).
+/// An async job's status, as its service reports it (docs/api.md's `status`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum AsyncStatus {
     /// Empty or missing: still running.
@@ -116,7 +116,7 @@ pub struct AsyncReport {
     pub error: Option<String>,
     /// `progress`, as given (`"30%"`, `"20/60"`, a number…).
     pub progress: Option<Value>,
-    /// `datetime`, as given (seed 002 writes `"2022-10-26 10:23:13"`).
+    /// `datetime`, as given (docs/api.md writes `"2022-10-26 10:23:13"`).
     pub datetime: Option<String>,
     /// `data`: the business data, as given.
     pub data: Option<Value>,
@@ -344,14 +344,14 @@ impl Outcome {
         }
     }
 
-    /// Seed 002's `schedulingNotifyBody` for this outcome: [`notify_body`] with
+    /// docs/api.md's `schedulingNotifyBody` for this outcome: [`notify_body`] with
     /// [`Outcome::http_status_text`].
     pub fn notify_body(&self, response: &Value) -> Value {
         notify_body(&self.http_status_text(), response)
     }
 }
 
-/// Seed 002's `schedulingNotifyBody`: `{"httpStatus": "200", "response": {…}}`, where `response`
+/// docs/api.md's `schedulingNotifyBody`: `{"httpStatus": "200", "response": {…}}`, where `response`
 /// is what the job's service answered or reported (the async report as received) and
 /// `httpStatus` is text, as in the seed.
 pub fn notify_body(http_status: &str, response: &Value) -> Value {
@@ -597,7 +597,7 @@ mod tests {
         );
     }
 
-    /// Every example of seed 002's `stateEquals` comment.
+    /// Every example of docs/api.md's `stateEquals` comment.
     #[test]
     fn notification_matching_per_seed_002() {
         // "当 stateEquals 为空时,全匹配" — empty matches everything.
@@ -682,7 +682,7 @@ mod tests {
         assert_eq!(Outcome::Transport("x".into()).match_keys(), ["connection"]);
     }
 
-    /// Seed 002's notification list: `500`, then three `timeout` rules; and its example job's one
+    /// docs/api.md's notification list: `500`, then three `timeout` rules; and its example job's one
     /// rule without `stateEquals`.
     #[test]
     fn seed_002_notification_rules_select() {

@@ -1,7 +1,7 @@
 //! The tick planner and the concurrency gate: pure functions from a job's state and a time to the
 //! fires to start and the slots they take.
 //!
-//! **Planning.** A tick looks at a job whose timer-index entry is due and asks [`plan_tick`] which
+//! **Planning.** A tick looks at a job whose wake-up is due and asks [`plan_tick`] which
 //! nominal fire times fall before the tick's horizon. Each becomes a [`PendingFire`] with its
 //! execution id and execute number reserved *in the job's state*, so the write that advances the
 //! schedule also records what must be created. The tick then creates the executions; if it dies in
@@ -12,7 +12,7 @@
 //! now and exempt from the window.
 //!
 //! **Admission.** When an execution is about to start, [`admit`] decides against the job's running
-//! set and the overlap policy (seed 000): start, skip, wait in the buffer, or stop the others first.
+//! set and the overlap policy (docs/engine.md): start, skip, wait in the buffer, or stop the others first.
 //! [`release`] frees a slot when a run ends and hands it to the oldest buffered execution. Both
 //! are idempotent per execution id, because a redelivered message asks again.
 
@@ -29,7 +29,7 @@ pub const MAX_FIRES_PER_TICK: usize = 1000;
 /// otherwise cost 31 million evaluations in one tick.
 pub const MAX_MISSED_COUNTED: u64 = 100_000;
 
-/// The most executions a job keeps buffered (seed 000's BufferAll limit); more are dropped and
+/// The most executions a job keeps buffered (docs/engine.md's BufferAll limit); more are dropped and
 /// counted in `bufferDropped`.
 pub const MAX_BUFFERED: usize = 1000;
 
@@ -270,7 +270,7 @@ pub enum Admission {
 }
 
 /// How many executions of `job` may run at once under `policy`: the job's `maxConcurrency`
-/// (seed 004's default of 1, unbounded for a job whose own policy is AllowAll), except that an
+/// (docs/api.md's default of 1, unbounded for a job whose own policy is AllowAll), except that an
 /// AllowAll override on a job of another policy (a backfill's default) runs unbounded: the job's
 /// limit of 1 is then only the default that came with its own policy.
 pub fn concurrency_limit(job: &Job, policy: OverlapPolicy) -> usize {

@@ -2,8 +2,8 @@
 //! retry history and the time.
 //!
 //! When an attempt fails, the executor (Lambda or embedded) must decide whether to try again and
-//! after how long. The rules are spread over two sources: seed 002's `retry` rules, matched by exact
-//! error code and capped across all rules by `maxRetries`, and Temporal's `retryPolicy` (seed 003),
+//! after how long. The rules are spread over two sources: docs/api.md's `retry` rules, matched by exact
+//! error code and capped across all rules by `maxRetries`, and Temporal's `retryPolicy` (docs/engine.md),
 //! used for errors no rule names. Both are bounded by the `scheduleToClose` timeout. Writing that
 //! arithmetic once, here, without I/O or a clock, keeps every adapter deciding the same way and lets
 //! the rules be tested exactly, down to the millisecond of each backoff.
@@ -82,7 +82,7 @@ impl RetryHistory {
 pub enum GiveUpReason {
     /// `maxRetries`: the execution has made all the retries the job allows.
     MaxRetries,
-    /// The matching seed-002 rule's `maxAttempts` retries of this error were all made.
+    /// The matching docs/api.md rule's `maxAttempts` retries of this error were all made.
     MaxAttempts,
     /// No `retry` rule names the error and the job has no `retryPolicy`.
     NoRetryRule,
@@ -266,7 +266,7 @@ fn find_rule<'r>(rules: &'r [RetryRule], code: &str) -> Option<(usize, &'r Retry
         .find(|(_, rule)| rule.error_equals == code)
 }
 
-/// The wait before a seed-002 rule's retry number `done + 1`: `intervalSeconds × backoffRate^done`.
+/// The wait before a docs/api.md rule's retry number `done + 1`: `intervalSeconds × backoffRate^done`.
 pub fn rule_wait(rule: &RetryRule, done: u32) -> Duration {
     let base = u64::from(rule.interval_seconds).saturating_mul(1000);
     Duration::from_millis(backoff_millis(
@@ -316,7 +316,7 @@ fn add(time: DateTime<Utc>, duration: Duration) -> Option<DateTime<Utc>> {
     time.checked_add_signed(TimeDelta::try_milliseconds(millis)?)
 }
 
-/// When an attempt started at `started_at` times out: `started_at + timeoutSeconds` (seed 002's
+/// When an attempt started at `started_at` times out: `started_at + timeoutSeconds` (docs/api.md's
 /// `timeoutSeconds` covers one attempt, async checks included). `None` only past the end of the
 /// calendar.
 pub fn attempt_deadline(started_at: DateTime<Utc>, timeout_seconds: u32) -> Option<DateTime<Utc>> {
@@ -435,7 +435,7 @@ mod tests {
 
     #[test]
     fn fractional_backoff_rate_rounds_to_millis() {
-        // Seed 002's example job: 500 → 2 s × 1.5.
+        // docs/api.md's example job: 500 → 2 s × 1.5.
         let d = def(
             json!({"retry": [{"errorEquals": "500", "intervalSeconds": 2, "backoffRate": 1.5, "maxAttempts": 2}]}),
         );

@@ -24,7 +24,7 @@ pub enum AttemptEnd {
     Succeeded {
         /// How the target answered.
         outcome: Outcome,
-        /// The execution's result (seed 002's `result` of the last response), if any.
+        /// The execution's result (docs/api.md's `result` of the last response), if any.
         result: Option<Value>,
         /// The last response, for the notifications.
         response: Value,

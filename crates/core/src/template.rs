@@ -1,4 +1,4 @@
-//! Seed 002's `${…}` templates, parsed.
+//! docs/api.md's `${…}` templates, parsed.
 //!
 //! Request URLs, headers and bodies, notification rules and the `checkUrl` of a job may contain
 //! placeholders: `${schedulingFeedbackUrl}`, `${ENV_VALUE}`, `${$.responses[0].x}`. A placeholder
@@ -46,7 +46,7 @@ pub struct Template {
 impl Template {
     /// Parses `text`. Errors name the byte offset of the problem: an unclosed or nested `${`, an empty
     /// `${}`, a JSONPath (`${$.…}`) outside the supported subset (`$..s`, filters, slices), or more
-    /// than one `|json` placeholder in one value (seed 002 forbids that).
+    /// than one `|json` placeholder in one value (docs/api.md forbids that).
     pub fn parse(text: &str) -> Result<Template, String> {
         let mut parts = Vec::new();
         let mut literal = String::new();

@@ -1,10 +1,10 @@
-//! Seed 002's `timer` field compiled into a schedule.
+//! docs/api.md's `timer` field compiled into a schedule.
 //!
 //! A timer is kept on the job exactly as written; this module decides what it means:
 //!
 //! | timer | meaning |
 //! |---|---|
-//! | absent, `{}`, or `dueTime` or a duration `period` absent (seed 002) | one run at creation |
+//! | absent, `{}`, or `dueTime` or a duration `period` absent (docs/api.md) | one run at creation |
 //! | `period` zero (`"0s"`) with a `dueTime` | one run at the due time |
 //! | `period` zero without `dueTime`, `R<n>/PT0S`, `period: ""` with a `dueTime` | refused |
 //! | `R<n>/…` whose last run lies past every representable time | unbounded (saturates) |
@@ -33,7 +33,7 @@ pub enum TimerPlan {
     External,
 }
 
-/// Compiles a seed-002 timer object; `created_at` anchors relative due times and the ttl.
+/// Compiles a `timer` (docs/api.md) object; `created_at` anchors relative due times and the ttl.
 pub fn compile_timer(timer: &Value, created_at: DateTime<Utc>) -> Result<TimerPlan, SpecError> {
     compile(timer, created_at).map_err(|e| e.under("timer"))
 }
@@ -174,7 +174,7 @@ fn compile(timer: &Value, created_at: DateTime<Utc>) -> Result<TimerPlan, SpecEr
         return Ok(TimerPlan::External);
     }
     if let Some(cron) = period.filter(|p| p.contains(char::is_whitespace) || p.starts_with('@')) {
-        // Seed 002 writes cron periods in Quartz form (`0 */1 * * * ?`); a 5-field string is standard cron.
+        // docs/api.md writes cron periods in Quartz form (`0 */1 * * * ?`); a 5-field string is standard cron.
         let dialect = if cron.split_whitespace().count() == 5 || cron.starts_with('@') {
             "standard"
         } else {
@@ -188,7 +188,7 @@ fn compile(timer: &Value, created_at: DateTime<Utc>) -> Result<TimerPlan, SpecEr
             .map(TimerPlan::Scheduled)
             .map_err(|e| SpecError::new("period", e.message));
     }
-    // Seed 002: "if timer is not set, or either dueTime or period is empty, run once, now". What is
+    // docs/api.md: "if timer is not set, or either dueTime or period is empty, run once, now". What is
     // written is still validated, so a typo is an error rather than a silent "now", and a period
     // that would throw a written dueTime away is refused rather than ignored.
     let due = text("dueTime")?;
@@ -205,7 +205,7 @@ fn compile(timer: &Value, created_at: DateTime<Utc>) -> Result<TimerPlan, SpecEr
         (Some(due), Some(period)) => (
             parse_due(due, created).map_err(|m| SpecError::new("dueTime", m))?,
             match parse_period(period).map_err(|m| SpecError::new("period", m))? {
-                // Seed 002: `"dueTime": "2023-10-01 09:00:01", "period": "0s"` runs once then.
+                // docs/api.md: `"dueTime": "2023-10-01 09:00:01", "period": "0s"` runs once then.
                 Period::Zero => (None, None),
                 Period::Every(every, runs) => (Some(every), runs),
             },
@@ -300,7 +300,7 @@ fn parse_due(text: &str, created: i64) -> Result<i64, String> {
     })
 }
 
-/// `2023-10-01 09:00:01`, also with unpadded parts (`2023-10-1 9:00:01`) as seed 002 writes them.
+/// `2023-10-01 09:00:01`, also with unpadded parts (`2023-10-1 9:00:01`) as docs/api.md writes them.
 fn parse_fixed_time(text: &str) -> Option<NaiveDateTime> {
     let (date, time) = text.split_once([' ', 'T'])?;
     let mut d = date.split('-').map(|p| p.parse::<u32>().ok());
@@ -316,7 +316,7 @@ fn parse_fixed_time(text: &str) -> Option<NaiveDateTime> {
 /// What a duration `period` asks for.
 #[derive(Debug, PartialEq)]
 enum Period {
-    /// `0s`: a single run at the due time (seed 002).
+    /// `0s`: a single run at the due time (docs/api.md).
     Zero,
     /// Every so long, `n` runs when `R<n>/` gave a count.
     Every(Duration, Option<u64>),

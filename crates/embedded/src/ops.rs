@@ -464,7 +464,7 @@ pub(crate) fn clean_executions(
 }
 
 // ---------------------------------------------------------------------------------------------
-// Timer index
+// Wake-up index
 
 /// Writes every write of a batch or none. Atomic because the writer runs every operation in a
 /// savepoint of its own and rolls it back when it returns an error (see `writer.rs`): a failed

@@ -6,7 +6,7 @@
 //! written by a newer build (a version past the end of the list) is refused rather than guessed at.
 //!
 //! Times are integer milliseconds since the Unix epoch: they sort and compare as numbers (the
-//! timer index's `due <= ?` is an index range), and millisecond precision is what the store
+//! wake-up index's `due <= ?` is an index range), and millisecond precision is what the store
 //! contract promises. Documents are JSON text; only the fields the store filters or orders by are
 //! columns of their own.
 
@@ -18,7 +18,7 @@ use crate::codec::db;
 /// Step `i` migrates a file from schema version `i` to `i + 1`. Append only: never edit a step
 /// that has shipped.
 const MIGRATIONS: &[&str] = &[
-    // 1: jobs, executions and the timer index.
+    // 1: jobs, executions and the wake-up index.
     "
     CREATE TABLE jobs (
         job_id     TEXT    NOT NULL PRIMARY KEY,

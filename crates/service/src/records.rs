@@ -10,10 +10,10 @@ use sundial_core::job::{FieldError, Job, JobId};
 use crate::app::AppError;
 use crate::ports::store::{ExecutionRecord, JobRecord};
 
-/// How long after a run is due its safety-net wake-up (`exec:{id}`) brings it to dispatch
+/// How long after a run is due its fallback wake-up (`exec:{id}`) brings it to dispatch
 /// through the tick, should its message have been lost with the process that was to send it.
-/// The write that admits the run removes the net.
-pub(crate) const SAFETY_NET_GRACE: chrono::Duration = chrono::Duration::seconds(10);
+/// The write that admits the run removes the fallback.
+pub(crate) const FALLBACK_WAKEUP_GRACE: chrono::Duration = chrono::Duration::seconds(10);
 
 /// A job read from the store, with what is needed to write it back.
 #[derive(Clone, Debug)]

@@ -8,7 +8,7 @@
 //! | wake-up   | `{ns}W#{key}`   | `W`  | —                           | —                                   | `{ns}T{shard}` / due ms |
 //!
 //! `ns` is an optional namespace prefix: production leaves it empty; tests give every store its own
-//! so that one table holds many independent stores. The timer index is sparse (only wake-up items
+//! so that one table holds many independent stores. The wake-up index is sparse (only wake-up items
 //! carry `tshard`) and write-sharded: a wake-up's shard is a hash of its key, so a million jobs due
 //! in the same minute spread their index writes over `shards` partitions instead of one.
 //!
@@ -27,7 +27,7 @@ pub type Item = HashMap<String, AttributeValue>;
 pub const GSI1: &str = "gsi1";
 /// The children index.
 pub const GSI2: &str = "gsi2";
-/// The timer index.
+/// The wake-up index.
 pub const TIMERS: &str = "timers";
 
 /// Sort keys of the three record kinds.
@@ -45,7 +45,7 @@ pub struct Keys {
 }
 
 impl Keys {
-    /// The layout for namespace `ns` with the timer index spread over `shards` partitions.
+    /// The layout for namespace `ns` with the wake-up index spread over `shards` partitions.
     pub fn new(ns: impl Into<String>, shards: u32) -> Self {
         Keys {
             ns: ns.into(),

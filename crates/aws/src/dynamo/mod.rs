@@ -1,4 +1,4 @@
-//! The [`Store`] port on DynamoDB: one table, two overloaded indexes and a write-sharded timer index
+//! The [`Store`] port on DynamoDB: one table, two overloaded indexes and a write-sharded wake-up index
 //! (layout in [`keys`]).
 //!
 //! Every write that can race is conditional: creates on `attribute_not_exists(pk)`, updates on the
@@ -39,7 +39,7 @@ use keys::{Item, Keys, GSI1, GSI2, TIMERS};
 /// The condition of every update: the item exists at the version the writer read.
 const VERSION_MATCHES: &str = "attribute_exists(pk) AND #version = :v";
 
-/// How many timer-index shards a store uses unless told otherwise.
+/// How many wake-up index shards a store uses unless told otherwise.
 pub const DEFAULT_TIMER_SHARDS: u32 = 8;
 
 /// The DynamoDB store.
@@ -62,7 +62,7 @@ impl DynamoStore {
         }
     }
 
-    /// Spreads the timer index over `shards` partitions (at least 1). Changing it on a live table
+    /// Spreads the wake-up index over `shards` partitions (at least 1). Changing it on a live table
     /// orphans the entries of shards no longer read, so it is fixed per deployment.
     pub fn with_timer_shards(mut self, shards: u32) -> Self {
         self.keys = Keys::new(self.keys.ns().to_owned(), shards);

@@ -13,7 +13,7 @@ use crate::error::{Class, CliError};
 use crate::output::time::job_zone;
 use crate::output::{views, Format};
 
-/// The states an execution never leaves (brief §1; `Failed` waits for a retry).
+/// The states an execution never leaves (docs/api.md; `Failed` waits for a retry).
 pub(super) const FINAL_STATES: [&str; 4] = ["Succeeded", "Terminated", "Cancelled", "Skipped"];
 
 /// How many failed polls in a row `watch` rides out (a restarting server) before it gives up.

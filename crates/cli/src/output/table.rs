@@ -1,5 +1,5 @@
-//! Aligned text tables and key–value blocks. Widths are display widths (a CJK job name from seed
-//! 002 takes two columns per character), and colour is applied after padding so escape codes
+//! Aligned text tables and key–value blocks. Widths are display widths (a CJK job name from the
+//! examples of docs/api.md takes two columns per character), and colour is applied after padding so escape codes
 //! never shift a column.
 
 use unicode_width::UnicodeWidthStr;

@@ -11,7 +11,7 @@ use chrono_tz::Tz;
 use serde_json::Value;
 use sundial_core::spec::Schedule;
 
-/// The zone a job's times are shown in: its schedule's, else UTC (seed-002 timers and triggered
+/// The zone a job's times are shown in: its schedule's, else UTC (`timer`s (docs/api.md) and triggered
 /// jobs compute in UTC).
 pub(crate) fn job_zone(job: &Value) -> Tz {
     match job.get("schedule") {

@@ -400,7 +400,7 @@ pub(crate) struct Reply {
 }
 
 impl Reply {
-    /// Asserts the seed-002 success envelope, `{"resp_code": 200, "resp_msg": null}`, possibly
+    /// Asserts the docs/api.md success envelope, `{"resp_code": 200, "resp_msg": null}`, possibly
     /// with more fields beside it.
     pub(crate) fn ok_envelope(&self) -> &Value {
         assert_eq!(self.status, 200, "{:?}", self.body);

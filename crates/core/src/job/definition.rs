@@ -1,4 +1,4 @@
-//! The job definition: seed 002's create body plus the extension fields, parsed.
+//! The job definition: docs/api.md's create body plus the extension fields, parsed.
 
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
@@ -17,7 +17,7 @@ use crate::duration::Duration;
 use crate::spec::Schedule;
 use crate::timer::{compile_timer, TimerPlan};
 
-/// Every top-level field a job may have: seed 002's create table, then the extensions of BRIEF §2.1.
+/// Every top-level field a job may have: the create table of docs/api.md, then its extensions.
 const FIELDS: &[&str] = &[
     "jobId",
     "jobName",
@@ -67,7 +67,7 @@ const MIN_CATCHUP_WINDOW_SECS: u64 = 10;
 #[derive(Clone, Debug, PartialEq)]
 pub enum When {
     /// By this schedule: the compiled `timer` or `schedule`, or — with neither — one run at creation
-    /// (seed 002's `one_time`).
+    /// (docs/api.md's `one_time`).
     Scheduled(Schedule),
     /// Never by itself, only by triggers and backfills (`timer.period: "external"`).
     TriggeredOnly,
@@ -429,7 +429,7 @@ impl JobDefinition {
         self.timeout_seconds
     }
 
-    /// Seed 002 `retry` rules, in order.
+    /// docs/api.md `retry` rules, in order.
     pub fn retry_rules(&self) -> &[RetryRule] {
         &self.retry
     }
@@ -539,7 +539,7 @@ impl JobDefinition {
     }
 }
 
-/// `timer` or `schedule` (not both); neither is seed 002's one run now.
+/// `timer` or `schedule` (not both); neither is docs/api.md's one run now.
 fn parse_when(obj: &Obj<'_>, created_at: DateTime<Utc>) -> Result<When, FieldError> {
     let from_plan = |plan: TimerPlan| match plan {
         TimerPlan::Scheduled(schedule) => When::Scheduled(schedule),

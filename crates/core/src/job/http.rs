@@ -118,18 +118,18 @@ pub struct HttpTemplate {
     pub body: Option<Value>,
 }
 
-/// One entry of seed 002's `request` chain.
+/// One entry of docs/api.md's `request` chain.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RequestStep {
     /// The call to make.
     pub http: HttpTemplate,
     /// Name under which later templates can read this call's response (`respEnvName`).
     pub resp_env_name: Option<String>,
-    /// Seed 002's `serviceName` of the call, as written.
+    /// docs/api.md's `serviceName` of the call, as written.
     pub service_name: Option<String>,
 }
 
-/// One of seed 002's `notification` rules.
+/// One of docs/api.md's `notification` rules.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NotificationRule {
     /// The outcome it matches: an HTTP status (`"500"`), an async status or error, or `timeout`.
@@ -161,7 +161,7 @@ pub enum Target {
 /// What a job runs.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Action {
-    /// Seed 002's `request` chain, in order.
+    /// docs/api.md's `request` chain, in order.
     Requests(Vec<RequestStep>),
     /// A queue or bus target.
     Target(Target),
@@ -276,7 +276,7 @@ pub(super) fn parse_notification(
     value: &Value,
 ) -> Result<NotificationRule, FieldError> {
     let obj = Obj::new(value, path, CallKind::Notification.known())?;
-    // Seed 002 writes the outcome as a string (`"500"`, `"timeout"`); a number is refused rather
+    // docs/api.md writes the outcome as a string (`"500"`, `"timeout"`); a number is refused rather
     // than guessed at, since the outcome it matches is text.
     let state_equals = obj
         .string("stateEquals", 256)?
@@ -287,7 +287,7 @@ pub(super) fn parse_notification(
     Ok(NotificationRule { state_equals, http })
 }
 
-/// Reads `checkUrl`: the object of seed 002's template, or a bare URL string (the create table
+/// Reads `checkUrl`: the object of docs/api.md's template, or a bare URL string (the create table
 /// types the field as a string).
 pub(super) fn parse_check_url(path: &str, value: &Value) -> Result<HttpTemplate, FieldError> {
     if let Value::String(url) = value {

@@ -1,7 +1,6 @@
 //! The job model: what users create, parsed once into types that cannot hold an invalid value.
 //!
-//! A job is created from seed 002's JSON (`POST /jobs/{jobId}`) plus the extension fields of BRIEF
-//! §2.1. [`JobDefinition::parse`] reads every field with its default, compiles the `timer` or
+//! A job is created from docs/api.md's JSON (`POST /jobs/{jobId}`) plus its extension fields. [`JobDefinition::parse`] reads every field with its default, compiles the `timer` or
 //! `schedule` into [`When`], parses every `${…}` template, and rejects unknown fields so that a typo
 //! is an error instead of a silently ignored setting. Every error is a [`FieldError`] whose path is
 //! the field in JSON form (`request[1].url`, `retry[0].backoffRate`, `schedule.cron[0]`).

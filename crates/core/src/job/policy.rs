@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::duration::Duration;
 
-/// What happens when a fire comes while an earlier run of the same job is still going (seed 000).
+/// What happens when a fire comes while an earlier run of the same job is still going (docs/engine.md).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum OverlapPolicy {
     /// Don't start the new run; count it as skipped.
@@ -106,7 +106,7 @@ impl fmt::Display for ParentClosePolicy {
     }
 }
 
-/// Seed 002's `qos`: how hard Sundial tries to keep an execution's progress and its notifications.
+/// docs/api.md's `qos`: how hard Sundial tries to keep an execution's progress and its notifications.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Qos {
     /// `0`: notifications are retried 3 times, 20 s apart, then dropped.
@@ -126,7 +126,7 @@ impl Qos {
     }
 }
 
-/// A seed-002 retry rule: errors equal to `error_equals` are retried `max_attempts` times, waiting
+/// A docs/api.md retry rule: errors equal to `error_equals` are retried `max_attempts` times, waiting
 /// `interval_seconds × backoff_rate^(n-1)` before retry `n`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RetryRule {
@@ -149,7 +149,7 @@ impl RetryRule {
     pub const DEFAULT_BACKOFF_RATE: f64 = 2.0;
 }
 
-/// Temporal's retry policy, used when no seed-002 rule matches an error.
+/// Temporal's retry policy, used when no docs/api.md rule matches an error.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RetryPolicy {
     /// Wait before the first retry (default 1 s).
@@ -164,7 +164,7 @@ pub struct RetryPolicy {
     pub non_retryable_errors: Vec<String>,
 }
 
-/// Optional Temporal-style timeouts beside seed 002's `timeoutSeconds` (start-to-close).
+/// Optional Temporal-style timeouts beside docs/api.md's `timeoutSeconds` (start-to-close).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Timeouts {
     /// Longest wait from the fire to the first attempt starting.

@@ -35,7 +35,7 @@ pub struct Backfill {
     pub planned_through: Option<DateTime<Utc>>,
 }
 
-/// A job's mutable state: pause notes, limits, counters and the last outcome (seed 000's schedule
+/// A job's mutable state: pause notes, limits, counters and the last outcome (docs/engine.md's schedule
 /// state and info).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -240,7 +240,7 @@ impl Job {
         schedule.next_after(after)
     }
 
-    /// Pauses the job with a note saying why (seed 000's pause with notes).
+    /// Pauses the job with a note saying why (docs/engine.md's pause with notes).
     pub fn pause(&mut self, notes: Option<String>, at: DateTime<Utc>) {
         self.definition.set_active(false);
         self.state.paused_notes = notes;

@@ -1,6 +1,6 @@
 //! The schedule-spec language: when a job fires.
 //!
-//! Every input form (cron strings in four dialects, calendars, intervals, seed-002 timers) compiles to
+//! Every input form (cron strings in four dialects, calendars, intervals, `timer`s (docs/api.md)) compiles to
 //! one canonical [`Schedule`]: a union of calendars and epoch-aligned intervals, minus excluded
 //! calendars, bounded by start and end times, evaluated in one IANA zone under one DST policy. The
 //! canonical form is what `describe` and `spec preview` show and what round-trips through JSON.
@@ -186,7 +186,7 @@ impl Schedule {
         }
     }
 
-    /// Parses a `schedule` JSON object (BRIEF §2.2).
+    /// Parses a `schedule` JSON object (docs/spec.md).
     pub fn from_json(value: &Value) -> Result<Schedule, SpecError> {
         input::parse_schedule(value)
     }

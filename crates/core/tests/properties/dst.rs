@@ -26,7 +26,7 @@ fn dst_cron5() -> BoxedStrategy<String> {
         .boxed()
 }
 
-/// The instants a wall-clock time `n` stands for under the brief's DST policies (§2.2), with
+/// The instants a wall-clock time `n` stands for under docs/spec.md's DST policies, with
 /// `Auto` resolved by `fixed`.
 fn oracle_instants(
     tz: Tz,
@@ -139,7 +139,7 @@ fn dst_oracle(
 proptest! {
     #![proptest_config(cfg(1024))]
 
-    /// Sundial's fire times near offset changes equal the brief's DST rules applied to plain
+    /// Sundial's fire times near offset changes equal docs/spec.md's DST rules applied to plain
     /// wall-clock matching (croner's field matcher, no croner DST logic), for every gap/overlap
     /// policy pair.
     #[test]

@@ -1,9 +1,9 @@
-//! Property tests for the schedule spec engine (BRIEF §2.2).
+//! Property tests for the schedule spec engine (docs/spec.md).
 //!
 //! * Invariants of `preview`/`next_after` on random valid specs (cron, calendars, intervals,
 //!   excludes, bounds, zones with odd DST rules, every DST policy), the canonical JSON round trip,
 //!   `fire_after` jitter bounds and `format_time`.
-//! * Differential tests against croner (the reference engine named in the brief) on the cron
+//! * Differential tests against croner (the reference engine docs/spec.md names) on the cron
 //!   syntax both engines read the same way: standard 5/6 fields in UTC and New York (away from
 //!   offset changes), `L`/`W`/`#`, DOM-AND-DOW (`temporal` dialect, `+`), quartz and eventbridge.
 //! * Oracles built from croner's field matcher: calendars ∪ intervals − excludes within bounds

@@ -11,7 +11,7 @@ use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use sundial_core::spec::Schedule;
 
-/// The brief's "a spec that can never fire yields no times, quickly", and the robustness bound
+/// docs/spec.md's "a spec that can never fire yields no times, quickly", and the robustness bound
 /// for anything that parses. Debug build, so 50 ms.
 pub(crate) const FAST: StdDuration = StdDuration::from_millis(50);
 /// A call that has not returned after this long is treated as unbounded work.

@@ -1,4 +1,4 @@
-//! Seed-002 timers fire at their due time and every period after it; durations built from
+//! `timer`s (docs/api.md) fire at their due time and every period after it; durations built from
 //! known components parse to the right length.
 
 use crate::generate::*;
@@ -13,7 +13,7 @@ use sundial_core::timer::{compile_timer, TimerPlan};
 proptest! {
     #![proptest_config(cfg(1024))]
 
-    /// Seed-002 timers (BRIEF §2.2): `dueTime` (a duration from creation or a UTC date-time) with a
+    /// `timer`s (docs/api.md): `dueTime` (a duration from creation or a UTC date-time) with a
     /// duration `period` or `R<n>/…` fires at the due time and every period after it, `n` times
     /// when given, never after creation + `ttl`.
     #[test]

@@ -1,11 +1,11 @@
-//! Errors as seed 002's envelope: `{"resp_code": <status>, "resp_msg": "<message>"}`.
+//! Errors as docs/api.md's envelope: `{"resp_code": <status>, "resp_msg": "<message>"}`.
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::json;
 
-/// An HTTP error answered with the seed-002 envelope and a matching status.
+/// An HTTP error answered with the docs/api.md envelope and a matching status.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApiError {
     status: StatusCode,

@@ -1,4 +1,4 @@
-//! Extractors whose rejections are seed-002 envelopes, not axum's plain-text bodies.
+//! Extractors whose rejections are docs/api.md envelopes, not axum's plain-text bodies.
 
 use std::collections::HashMap;
 

@@ -1,8 +1,8 @@
-//! The HTTP API: seed 002's routes and envelope, plus the extensions of BRIEF §2.1.
+//! The HTTP API: the routes and envelope of docs/api.md.
 //!
 //! One router serves `sundial serve` and the API Lambda. Handlers only translate HTTP to a use case
 //! of [`App`] and its result back; every rule lives in the use case. Errors always come back as
-//! seed 002's envelope, `{"resp_code": <status>, "resp_msg": "<field>: <problem>"}`, with the same
+//! docs/api.md's envelope, `{"resp_code": <status>, "resp_msg": "<field>: <problem>"}`, with the same
 //! HTTP status, including for malformed JSON, oversized bodies and unknown routes, so a client never
 //! has to parse a plain-text error.
 
@@ -98,7 +98,7 @@ fn envelope() -> Value {
 }
 
 /// The success envelope with a `warnings` array beside `resp_code` and `resp_msg` when there is
-/// anything to warn about; without, the envelope is seed 002's exactly.
+/// anything to warn about; without, the envelope is docs/api.md's exactly.
 fn envelope_warning(warnings: Vec<String>, extra: Value) -> Response {
     let mut extra = extra;
     if let (false, Some(obj)) = (warnings.is_empty(), extra.as_object_mut()) {

@@ -67,7 +67,7 @@ impl<S: Store> App<S> {
         // first (almost every job's) and read again in the rare case of a re-created job.
         let mut incarnation = 0;
         let mut execution_id = String::new();
-        // The execute number, the execution and its safety net in one atomic write: a crash
+        // The execute number, the execution and its fallback wake-up in one atomic write: a crash
         // leaves all of them or none, so numbers never skip.
         let mut raced = None;
         let mut created = None;
@@ -77,7 +77,7 @@ impl<S: Store> App<S> {
             }
             execution_id = execution_id_for_trigger(job_id, incarnation, &trigger_id)
                 .map_err(|e| AppError::Invalid(e.under("Idempotency-Key")))?;
-            let net_key = crate::records::execution_wakeup_key(&execution_id);
+            let fallback_key = crate::records::execution_wakeup_key(&execution_id);
             let read = self
                 .store
                 .read_many(
@@ -121,12 +121,15 @@ impl<S: Store> App<S> {
             execution.run.overlap = overlap;
             let job = encode_job(&stored.job, stored.version, stored.service.clone());
             let run = encode_execution(&execution, 1)?;
-            // The safety net: should this process die before the engine hears of the run, the
+            // The fallback wake-up: should this process die before the engine hears of the run, the
             // tick sends it once the grace has passed. A duplicate message is harmless.
             let writes = [
                 Write::UpdateJob(&job),
                 Write::CreateExecution(&run),
-                Write::SetWakeup(&net_key, Some(now + crate::records::SAFETY_NET_GRACE)),
+                Write::SetWakeup(
+                    &fallback_key,
+                    Some(now + crate::records::FALLBACK_WAKEUP_GRACE),
+                ),
             ];
             match self.store.write_all(&writes).await {
                 Ok(()) => {

@@ -25,7 +25,7 @@ pub struct TimersReport {
 }
 
 impl<S: Store> App<S> {
-    /// Creates a job from a seed-002 body (`POST /jobs/{jobId}`).
+    /// Creates a job from a docs/api.md body (`POST /jobs/{jobId}`).
     pub async fn create_job(&self, job_id: &JobId, body: &Value) -> Result<Job, AppError> {
         self.create_job_for(job_id, body, None).await
     }
@@ -166,7 +166,7 @@ impl<S: Store> App<S> {
                 if definition.remaining_actions() != stored.job.definition.remaining_actions() {
                     stored.job.state.remaining_actions = definition.remaining_actions();
                 }
-                // The body is the whole job (seed 002): its `active` decides, and a job it resumes
+                // The body is the whole job (docs/api.md): its `active` decides, and a job it resumes
                 // keeps no pause note.
                 if definition.active() {
                     stored.job.state.paused_notes = None;
@@ -244,7 +244,7 @@ impl<S: Store> App<S> {
         Ok(deleted)
     }
 
-    /// Reconciles the jobs a service declares (seed 002's timer list and its check-timers job):
+    /// Reconciles the jobs a service declares (docs/api.md's timer list and its check-timers job):
     /// creates the missing, updates the changed, removes the undeclared. Idempotent.
     pub async fn reconcile_timers(
         &self,

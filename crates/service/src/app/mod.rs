@@ -1,7 +1,7 @@
 //! The use cases of the control plane, written once over the ports.
 //!
 //! `App` is what the HTTP router, the API Lambda and `sundial serve` call. It owns the rules that
-//! span several store writes (a job and its timer-index entry, an execution and its job's counters)
+//! span several store writes (a job and its wake-up, an execution and its job's counters)
 //! and retries the optimistic-concurrency conflicts that concurrent requests produce, so callers see
 //! either a clean result or a typed [`AppError`].
 
@@ -48,7 +48,7 @@ pub(crate) async fn conflict_backoff(round: usize) {
 /// Settings of the control plane.
 #[derive(Clone, Debug)]
 pub struct AppConfig {
-    /// Seed 004's debug mode: automatic runs stop, manual triggers still work.
+    /// docs/api.md's debug mode: automatic runs stop, manual triggers still work.
     pub debug_mode: bool,
     /// The secret that signs feedback tokens and webhook signatures.
     pub signing_secret: Vec<u8>,
@@ -174,7 +174,7 @@ impl<S> App<S> {
         self.clock.sleep_until(at).await;
     }
 
-    /// Whether seed 004's debug mode is on.
+    /// Whether docs/api.md's debug mode is on.
     pub fn debug_mode(&self) -> bool {
         self.config.debug_mode
     }
@@ -191,7 +191,7 @@ impl<S: JobStore> App<S> {
         decode_job(&record)
     }
 
-    /// Writes a job back against the version it was read at and leaves its timer-index entry as
+    /// Writes a job back against the version it was read at and leaves its wake-up as
     /// it is: for a caller that knows the entry already brings the job back when it must.
     pub(crate) async fn save_job_only(&self, stored: &StoredJob) -> Result<u64, AppError> {
         let record = encode_job(&stored.job, stored.version, stored.service.clone());
@@ -211,7 +211,7 @@ impl<S: Store> App<S> {
 
     /// As [`App::modify`], starting from `known` (a recent read of the job) instead of reading it
     /// again: when nobody wrote the job since, that saves a read. Only changes that move the job's
-    /// next fire rewrite its timer-index entry (an admission or a release does not).
+    /// next fire rewrite its wake-up (an admission or a release does not).
     pub(crate) async fn modify_from<T>(
         &self,
         mut known: Option<StoredJob>,
@@ -279,7 +279,7 @@ impl<S: Store> App<S> {
         engine.plan(job.job_id().clone(), next).await;
     }
 
-    /// Keeps the timer index in step with a job: its next nominal fire, or no entry when it is
+    /// Keeps the wake-up index in step with a job: its next nominal fire, or no entry when it is
     /// paused, triggered-only or exhausted. Finding due work reads this index; it never scans jobs.
     pub(crate) async fn refresh_wakeup(&self, job: &Job) -> Result<(), AppError> {
         let due = job.next_fire();

@@ -30,7 +30,7 @@ pub struct Stats {
     pub jobs: BTreeMap<String, u64>,
     /// Executions by state.
     pub executions: BTreeMap<String, u64>,
-    /// Whether automatic runs are stopped (seed 004 debug mode).
+    /// Whether automatic runs are stopped (docs/api.md debug mode).
     pub debug_mode: bool,
 }
 

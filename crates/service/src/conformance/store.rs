@@ -1375,7 +1375,7 @@ async fn clean_purges_deleted_jobs<S: Store>(store: S) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Timer index
+// Wake-up index
 
 /// A tick's batch: the job, its fires, its timer entry.
 fn tick<'a>(

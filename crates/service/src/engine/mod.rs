@@ -1,20 +1,20 @@
 //! The execution engine: tick, dispatch and notify, written once over the ports.
 //!
-//! Three use cases move every run (BRIEF §3–§4):
-//! - **tick** ([`Engine::tick`]) reads what the timer index says is due before the next tick —
+//! Three use cases move every run (docs/engine.md):
+//! - **tick** ([`Engine::tick`]) reads what the wake-up index says is due before the next tick —
 //!   jobs' next fires and executions' wake-ups — plans fires with the pure planner
 //!   ([`sundial_core::plan`]), creates their executions and sends each to the dispatch queue with
 //!   the delay that makes it start on its second;
 //! - **dispatch** ([`Engine::dispatch`]) takes one execution one step along its state machine:
 //!   admit it against the overlap policy, run the request chain, poll an async job, retry, time out,
 //!   and finish it, releasing its slot and sending its notifications;
-//! - **notify** ([`Engine::notify`]) delivers one notification, retrying by seed 002's rule.
+//! - **notify** ([`Engine::notify`]) delivers one notification, retrying by docs/api.md's rule.
 //!
 //! Queues deliver at least once and any worker may die between two writes, so every step is
 //! idempotent: execution ids are derived from the fire, every write is conditional on the version
 //! read, and a message that finds its execution already past the step it was sent for only makes
 //! sure the follow-up work (releasing a slot, the next wake-up) was done. Waits longer than the
-//! queue's delay limit go through the timer index (`exec:{id}` entries), which the tick turns back
+//! queue's delay limit go through the wake-up index (`exec:{id}` entries), which the tick turns back
 //! into messages.
 //!
 //! `sundial serve` runs these in-process ([`runner`]); the Lambda functions call the same methods.
@@ -252,7 +252,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
     }
 
     /// Makes `execution_id` take its next step at `at`: a queue message with a delay when the wait
-    /// fits the queue's limit, else an `exec:` timer-index entry the tick turns into a message
+    /// fits the queue's limit, else an `exec:` wake-up the tick turns into a message
     /// when it comes due.
     pub(crate) async fn wake_at(
         &self,
@@ -381,9 +381,9 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
     /// Writes an execution back against the version it was read at, in the same atomic write as
     /// the change to its job the step made (`loaded.job_changed`: a slot taken or freed, a last
     /// result; `job` is then that changed job, whose version moves on) and, once the run is
-    /// admitted (`loaded.clear_net`), the removal of its safety-net entry. One store request
+    /// admitted (`loaded.clear_fallback`), the removal of its fallback wake-up. One store request
     /// where there were three.
-    /// `also` are more writes for the same atomic write (safety nets of runs a freed slot starts).
+    /// `also` are more writes for the same atomic write (fallback wake-ups of runs a freed slot starts).
     async fn write_step(
         &self,
         loaded: &mut Loaded,
@@ -402,12 +402,12 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             !loaded.job_changed || job_record.is_some(),
             "a changed job must be written with its execution"
         );
-        let net = execution_wakeup_key(&record.execution_id);
-        let admitted = loaded.clear_net;
+        let fallback = execution_wakeup_key(&record.execution_id);
+        let admitted = loaded.clear_fallback;
         let mut writes = vec![Write::UpdateExecution(&record)];
         writes.extend(job_record.as_ref().map(Write::UpdateJob));
-        if loaded.clear_net {
-            writes.push(Write::SetWakeup(&net, None));
+        if loaded.clear_fallback {
+            writes.push(Write::SetWakeup(&fallback, None));
         }
         writes.extend_from_slice(also);
         match self.store().write_all(&writes).await {
@@ -428,7 +428,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             job.version += 1;
         }
         loaded.job_changed = false;
-        loaded.clear_net = false;
+        loaded.clear_fallback = false;
         // One event per state entered since the last write: a step may pass through several
         // states (Scheduled → Enqueued → Processing) in one write.
         let entered: Vec<ExecutionState> = loaded
@@ -490,8 +490,8 @@ pub(crate) struct Loaded {
     /// The step changed the job (took a slot at admission) and the execution's next write
     /// stores that change with it.
     pub job_changed: bool,
-    /// The execution's next write removes its safety-net entry (the run is being admitted).
-    pub clear_net: bool,
+    /// The execution's next write removes its fallback wake-up (the run is being admitted).
+    pub clear_fallback: bool,
 }
 
 impl Loaded {
@@ -503,7 +503,7 @@ impl Loaded {
             record,
             seen_events,
             job_changed: false,
-            clear_net: false,
+            clear_fallback: false,
         })
     }
 }

@@ -1,8 +1,8 @@
-//! Notify: deliver seed 002's notifications, signed, with the seed's retry rule.
+//! Notify: deliver a job's notifications, signed, with their retry rule (docs/api.md).
 //!
 //! Each notification rule an outcome matches becomes one message on the notify queue, carrying
 //! the `schedulingNotifyBody` of that outcome, so delivery does not depend on the execution's
-//! later state. Delivery is tried, then retried 3 times 20 s apart (seed 002); with `qos: 1` it
+//! later state. Delivery is tried, then retried 3 times 20 s apart (docs/api.md); with `qos: 1` it
 //! then keeps being retried, less often, until it is delivered or too old. Every request carries
 //! an HMAC signature header over its timestamp and body so receivers can check it came from us.
 
@@ -24,11 +24,11 @@ use crate::ports::queue::Queue;
 use crate::ports::store::Store;
 use crate::records::StoredJob;
 
-/// Seed 002: a notification is retried 3 times…
+/// docs/api.md: a notification is retried 3 times…
 const NOTIFY_RETRIES: u32 = 3;
 /// …20 s apart.
 const NOTIFY_RETRY_DELAY: StdDuration = StdDuration::from_secs(20);
-/// How often a `qos: 1` notification is retried after the seed's retries, at most.
+/// How often a `qos: 1` notification is retried after docs/api.md's retries, at most.
 const RELIABLE_RETRY_DELAY: StdDuration = StdDuration::from_secs(300);
 /// Time limit of one notification call.
 const NOTIFY_CALL_TIMEOUT: StdDuration = StdDuration::from_secs(30);

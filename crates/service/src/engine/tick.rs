@@ -1,4 +1,4 @@
-//! The tick: turn what the timer index says is due into executions and queue messages.
+//! The tick: turn what the wake-up index says is due into executions and queue messages.
 //!
 //! A tick reads only the index entries due before its horizon (never a scan of jobs). For a job
 //! entry it plans in one conditional write — the fires, their execute numbers and the advanced
@@ -23,10 +23,10 @@ use crate::ports::queue::Queue;
 use crate::ports::store::{JobRecord, Store, StoreError, WakeUp, Write, WriteAllError, MAX_WRITES};
 use crate::records::{
     decode_job, encode_execution, encode_job, execution_wakeup_key, job_wakeup_key, StoredJob,
-    SAFETY_NET_GRACE,
+    FALLBACK_WAKEUP_GRACE,
 };
 
-/// The most fires one atomic commit creates: each is an execution and its safety-net entry,
+/// The most fires one atomic commit creates: each is an execution and its fallback wake-up,
 /// next to the job and its timer entry.
 const MAX_FIRES_PER_COMMIT: usize = (MAX_WRITES - 2) / 2;
 
@@ -104,10 +104,10 @@ enum Committed {
     OneByOne,
 }
 
-/// How many timer-index entries one tick works on at once.
+/// How many wake-ups one tick works on at once.
 const TICK_CONCURRENCY: usize = 32;
 
-/// What one timer-index entry contributed to a tick.
+/// What one wake-up contributed to a tick.
 #[derive(Default)]
 struct EntryOutcome {
     jobs: usize,
@@ -214,7 +214,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         Ok(())
     }
 
-    /// One timer-index entry of a tick: a job's fires planned and created (their messages are
+    /// One wake-up of a tick: a job's fires planned and created (their messages are
     /// left to the caller, in `wakes`), or an execution's wake-up sent.
     async fn tick_entry(
         &self,
@@ -240,7 +240,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             // meanwhile; either way this batch made progress.
             outcome.progressed = true;
         } else if let Some(execution_id) = entry.key.strip_prefix("exec:") {
-            // A trigger's safety-net entry usually finds its run long finished: then there is
+            // A trigger's fallback wake-up usually finds its run long finished: then there is
             // nothing to send. (A finished run's follow-up rides on its own dispatch message,
             // which is acknowledged only once that follow-up is done.)
             if self.needs_wakeup(execution_id).await? {
@@ -251,7 +251,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             self.store().clear_wakeup_if(&entry.key, entry.due).await?;
             outcome.progressed = true;
         } else {
-            tracing::warn!(key = %entry.key, "unknown timer-index entry removed");
+            tracing::warn!(key = %entry.key, "unknown wake-up removed");
             self.store().clear_wakeup_if(&entry.key, entry.due).await?;
         }
         Ok(outcome)
@@ -336,11 +336,11 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         Ok((created, missed, Some((stored, pending))))
     }
 
-    /// Writes a planned job, its fires' executions, a safety-net timer entry for each fire and
+    /// Writes a planned job, its fires' executions, a fallback wake-up for each fire and
     /// the job's next timer entry in one atomic store write, and adds the fires to `wakes`: one
-    /// write where the one-by-one path takes four. The safety nets cover a tick that dies after
-    /// this write and before its messages go out: the admitting write of each run removes its net,
-    /// and a net still there after the grace brings the run to dispatch through the tick.
+    /// write where the one-by-one path takes four. The fallback wake-ups cover a tick that dies after
+    /// this write and before its messages go out: the admitting write of each run removes its fallback wake-up,
+    /// and a fallback still there after the grace brings the run to dispatch through the tick.
     /// `OneByOne` (nothing written, `stored` as it was) when there are no fires, too many for one
     /// write, or one of their executions exists already (a job deleted and created again under
     /// the same id): then the pending-fires path creates what it can.
@@ -362,14 +362,14 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             .iter()
             .map(|e| encode_execution(e, 1))
             .collect::<Result<Vec<_>, _>>()?;
-        // A tick looks `tick_horizon` ahead, so a net must lie that much further out for the
+        // A tick looks `tick_horizon` ahead, so a fallback wake-up must lie that much further out for the
         // tick not to see it before the run's own message had its chance.
         let horizon = chrono::Duration::from_std(self.config.tick_horizon).unwrap_or_default();
-        let nets: Vec<(String, DateTime<Utc>)> = pending
+        let fallbacks: Vec<(String, DateTime<Utc>)> = pending
             .iter()
             .map(|f| {
                 let key = execution_wakeup_key(&f.execution_id);
-                (key, f.due + horizon + SAFETY_NET_GRACE)
+                (key, f.due + horizon + FALLBACK_WAKEUP_GRACE)
             })
             .collect();
         let fires = std::mem::take(&mut stored.job.state.pending_fires);
@@ -381,7 +381,8 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         writes.push(Write::UpdateJob(&record));
         writes.extend(records.iter().map(Write::CreateExecution));
         writes.extend(
-            nets.iter()
+            fallbacks
+                .iter()
                 .map(|(key, due)| Write::SetWakeup(key, Some(*due))),
         );
         writes.push(Write::SetWakeup(&job_key, stored.job.next_fire()));

@@ -15,7 +15,7 @@ use sundial_core::outcome::Outcome;
 /// [`HttpError::BodyTooLarge`].
 pub const MAX_RESPONSE_BYTES: usize = 1024 * 1024;
 
-/// The limit on one outbound call when nothing shorter applies (seed 002: "http request timeout is
+/// The limit on one outbound call when nothing shorter applies (docs/api.md: "http request timeout is
 /// managed by the service, 60 s").
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
 

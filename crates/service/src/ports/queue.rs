@@ -5,7 +5,7 @@
 //! embedded adapter cannot promise more than SQS keeps: delivery is **at least once** (a message
 //! can arrive twice, and a receiver that crashes before [`Queue::ack`] gets it again after the
 //! visibility timeout), there is no ordering, and a delay is at most [`MAX_DELAY`]. Longer waits
-//! go through the store's timer index instead. Every consumer must therefore be idempotent, which
+//! go through the store's wake-up index instead. Every consumer must therefore be idempotent, which
 //! the engine is by its stable execution ids and conditional state transitions.
 //!
 //! A message received more than [`Queue::max_receives`] times is moved to the dead-letter list

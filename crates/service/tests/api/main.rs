@@ -1,5 +1,5 @@
 //! The HTTP API through the router, route by route: an `App` over the in-memory store and a manual
-//! clock, requests sent with `oneshot`, answers checked against seed 002's envelope and BRIEF §2.1.
+//! clock, requests sent with `oneshot`, answers checked against the envelope and routes of docs/api.md.
 //!
 //! One module per area of the API; `support` holds the router and the helpers they share.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]

@@ -1,4 +1,4 @@
-//! Seed 002's `/main` routes: clean, executions, child job logs, destroy by parent.
+//! docs/api.md's `/main` routes: clean, executions, child job logs, destroy by parent.
 
 use axum::http::StatusCode;
 use serde_json::{json, Value};

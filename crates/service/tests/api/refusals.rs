@@ -269,7 +269,7 @@ async fn bad_definitions_are_refused_with_the_field() {
 }
 
 /// A schedule that can never fire is accepted, with a `warnings` array in the answer; other
-/// answers keep seed 002's envelope exactly.
+/// answers keep docs/api.md's envelope exactly.
 #[tokio::test(flavor = "multi_thread")]
 async fn schedules_that_never_fire_come_back_with_warnings() {
     let api = Api::new();
@@ -307,7 +307,7 @@ async fn schedules_that_never_fire_come_back_with_warnings() {
         "{body}"
     );
 
-    // No warning, no field: the envelope stays seed 002's.
+    // No warning, no field: the envelope stays docs/api.md's.
     api.create("fine", &triggered_job("001")).await;
     let (_, body) = api
         .post(

@@ -139,7 +139,7 @@ pub(crate) fn assert_error(answer: &(StatusCode, Value), status: u16, prefix: &s
     );
 }
 
-/// Seed 002's example job (the "timer 列表" entry), URLs pointed at a closed local port.
+/// docs/api.md's example job (the "timer 列表" entry), URLs pointed at a closed local port.
 pub(crate) fn seed_job() -> Value {
     serde_json::from_str(include_str!("../fixtures/seed002-job.json")).unwrap()
 }

@@ -369,7 +369,7 @@ async fn describe_shows_the_next_ten_fires_and_the_counters() {
         json!([{"executionId": id, "state": "Enqueued", "startedAt": null}])
     );
 
-    // Seed 002's create table types `timer` as a string: JSON text of the object works the same.
+    // docs/api.md's create table types `timer` as a string: JSON text of the object works the same.
     let mut texted = seed_job_as("texted");
     texted["timer"] = json!(seed_job()["timer"].to_string());
     api.create("texted", &texted).await;

@@ -1,4 +1,4 @@
-//! A parsed job as the world sees it: seed 002's example, the written body, the job state, the
+//! A parsed job as the world sees it: docs/api.md's example, the written body, the job state, the
 //! store's document round trip, the API's JSON and its redaction of secret headers.
 
 use super::*;

@@ -1,4 +1,4 @@
-//! The job model's tests, one module per area; the helpers and the seed-002 example they share
+//! The job model's tests, one module per area; the helpers and the docs/api.md example they share
 //! are here.
 
 use chrono::{DateTime, Utc};
@@ -54,7 +54,7 @@ fn without(key: &str) -> Value {
     body
 }
 
-/// Seed 002's "timer 列表" example job, without its `"timer": [...]` wrapper.
+/// docs/api.md's "timer 列表" example job, without its `"timer": [...]` wrapper.
 fn seed_002_example() -> Value {
     json!({
         "jobName": "job测试2",

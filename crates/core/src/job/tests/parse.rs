@@ -34,7 +34,7 @@ fn every_default() {
     assert_eq!(def.creator_name(), "client");
     assert!(def.notifications().is_empty());
     assert!(def.active());
-    // No timer and no schedule: seed 002's one_time, one run at creation.
+    // No timer and no schedule: docs/api.md's one_time, one run at creation.
     let schedule = def.schedule().unwrap();
     assert_eq!(
         schedule.preview(created() - chrono::Duration::seconds(1), 5),

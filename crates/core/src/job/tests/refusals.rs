@@ -325,7 +325,7 @@ fn bad_definitions_are_refused_at_the_door() {
             Err("serviceName".into())
         );
     }
-    // What stays valid: a description may have line breaks; seed 002's zero period with a due time
+    // What stays valid: a description may have line breaks; docs/api.md's zero period with a due time
     // is one run then; both timer fields blank is one run now; 36500d is the maximum itself.
     for patch in [
         json!({"jobDescription": "two\nlines\twith a tab"}),

@@ -34,7 +34,7 @@ pub(super) const HELD_RECHECK: chrono::Duration = chrono::Duration::milliseconds
 impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
     /// The concurrency gate for an enqueued run. The slot it takes is written with the run's
     /// next write (Processing, Skipped, or Enqueued in the buffer), which also removes the run's
-    /// safety-net entry.
+    /// fallback wake-up.
     pub(super) async fn admit(
         &self,
         loaded: &mut Loaded,
@@ -169,7 +169,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             .retain(|w| w.execution_id != loaded.execution.execution_id);
         after.job.updated_at = now;
         loaded.job_changed = true;
-        loaded.clear_net = true;
+        loaded.clear_fallback = true;
         let late = now - loaded.execution.scheduled_time;
         let window = now - plan::oldest_runnable(&after.job, now);
         let reason = format!(
@@ -227,7 +227,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
 
     /// The concurrency gate, on a copy of `job`: its decision, and the job as it leaves it.
     /// Marks `loaded` so that its next write also writes that job (when the gate changed it) and
-    /// removes the run's safety-net entry.
+    /// removes the run's fallback wake-up.
     pub(super) fn gate(
         &self,
         loaded: &mut Loaded,
@@ -240,7 +240,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         if loaded.job_changed {
             after.job.updated_at = self.now();
         }
-        loaded.clear_net = true;
+        loaded.clear_fallback = true;
         (after, admission)
     }
 

@@ -105,7 +105,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             return Ok(Step::Done);
         }
         let Some(mut job) = job else {
-            loaded.clear_net = !state.is_final();
+            loaded.clear_fallback = !state.is_final();
             return self
                 .finish(
                     loaded,

@@ -53,7 +53,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                     .map_err(transition_error)?;
             let notify = end.outcome_and_response().filter(|_| settled.notify);
             // A run that ended frees its slot and leaves its result on the job in the same
-            // write as its final state. A run its slot goes to (from the buffer) gets a safety net
+            // write as its final state. A run its slot goes to (from the buffer) gets a fallback wake-up
             // in that write too, so a crash before its message is sent does not strand it. After
             // losing the job twice to other writers (or finding it gone) the execution is written
             // alone and the job's side is left to `after_final`, which retries on its own: the
@@ -71,8 +71,8 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             } else {
                 Vec::new()
             };
-            let nets = self.start_nets(&started);
-            let also: Vec<Write<'_>> = nets
+            let fallbacks = self.fallback_wakeups(&started);
+            let also: Vec<Write<'_>> = fallbacks
                 .iter()
                 .map(|(key, due)| Write::SetWakeup(key, Some(*due)))
                 .collect();
@@ -197,7 +197,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             ExecutionState::Succeeded => {
                 job_state.last_completion_result =
                     Some(execution.result.clone().unwrap_or(Value::Null));
-                // Seed 000: a success clears the last failure.
+                // docs/engine.md: a success clears the last failure.
                 job_state.last_failure = None;
             }
             // A run ended for good by its own failure; not one a user or a policy stopped.
@@ -265,7 +265,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
 
     /// [`Engine::apply_final`] for finished runs of one job, in order, with one read and one write
     /// of the job (`known` saves the read when nobody wrote the job since). Answers, per run, the
-    /// buffered runs its slot went to (with their safety nets written) and whether the job has
+    /// buffered runs its slot went to (with their fallback wake-ups written) and whether the job has
     /// children; a deleted job frees nothing and may have children.
     pub(super) async fn release_on_job(
         &self,
@@ -311,11 +311,12 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             }
             stored.job.updated_at = self.now();
             let record = encode_job(&stored.job, stored.version, stored.service.clone());
-            let nets = self.start_nets(&started.concat());
+            let fallbacks = self.fallback_wakeups(&started.concat());
             let job_key = job_wakeup_key(stored.job.job_id());
             let mut writes = vec![Write::UpdateJob(&record)];
             writes.extend(
-                nets.iter()
+                fallbacks
+                    .iter()
                     .map(|(key, due)| Write::SetWakeup(key, Some(*due))),
             );
             let next = stored.job.next_fire();
@@ -349,10 +350,10 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         }
     }
 
-    /// Safety nets for runs a freed slot starts: written with the release, removed by each run's
+    /// Fallback wake-ups for runs a freed slot starts: written with the release, removed by each run's
     /// admitting write.
-    pub(super) fn start_nets(&self, started: &[String]) -> Vec<(String, DateTime<Utc>)> {
-        let due = self.now() + crate::records::SAFETY_NET_GRACE;
+    pub(super) fn fallback_wakeups(&self, started: &[String]) -> Vec<(String, DateTime<Utc>)> {
+        let due = self.now() + crate::records::FALLBACK_WAKEUP_GRACE;
         started
             .iter()
             .map(|id| (crate::records::execution_wakeup_key(id), due))

@@ -331,7 +331,7 @@ async fn retries_follow_the_backoff_arithmetic_then_terminate() {
     assert_eq!(states(&executions), ["Terminated"]);
     assert_eq!(executions[0].attempts(), 4);
     assert_eq!(executions[0].error.as_deref(), Some("500"));
-    // Each failed attempt notified the rule matching 500, signed, with seed 002's body.
+    // Each failed attempt notified the rule matching 500, signed, with docs/api.md's body.
     let notes: Vec<HttpRequest> = w
         .calls()
         .into_iter()
@@ -669,7 +669,7 @@ async fn a_run_whose_job_changed_during_its_call_still_finishes() {
 }
 
 /// The run a freed slot starts (here: the buffered one of a BufferAll job) has its message lost:
-/// the safety net written with the release brings it to dispatch anyway.
+/// the fallback wake-up written with the release brings it to dispatch anyway.
 #[tokio::test]
 async fn a_run_a_freed_slot_starts_survives_a_lost_message() {
     let w = World::new("2024-01-01T00:00:00Z", |_, _| ok(json!({})));
@@ -726,7 +726,7 @@ async fn a_lost_message_at_any_step_loses_and_duplicates_nothing() {
         w.app().trigger(&id, json!({}), None, None).await.unwrap();
         w.run_until("2024-01-01T00:04:30Z").await;
         w.app().set_active(&id, false, None).await.unwrap();
-        // Safety nets come due 10 s after their run was due; give them time.
+        // Fallback wake-ups come due 10 s after their run was due; give them time.
         w.run_until("2024-01-01T00:05:30Z").await;
         let executions = w.executions("sturdy").await;
         assert_eq!(
@@ -976,7 +976,7 @@ async fn schedule_to_close_stops_retries_that_would_start_after_it() {
         job("b", json!({"timeouts": {"scheduleToClose": "65s"}})),
     )
     .await;
-    // A seed-002 rule is bounded too: 10 s, 20 s, then 40 s would start at 00:01:20.
+    // A docs/api.md rule is bounded too: 10 s, 20 s, then 40 s would start at 00:01:20.
     w.create(
         "close-rule",
         job(

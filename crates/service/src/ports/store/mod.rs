@@ -1,4 +1,4 @@
-//! The `Store` port: jobs, executions and the timer index.
+//! The `Store` port: jobs, executions and the wake-up index.
 //!
 //! The store keeps documents, not domain types: a job is its definition as written plus its state, an
 //! execution is its JSON form, and next to each sit the few fields the store must index (creator,
@@ -26,9 +26,9 @@ pub struct JobRecord {
     pub job_id: String,
     /// Optimistic-concurrency version: 1 when created, +1 on every update.
     pub version: u64,
-    /// Seed 002 `creator`, indexed for `GET /jobs?creator=`.
+    /// docs/api.md `creator`, indexed for `GET /jobs?creator=`.
     pub creator: String,
-    /// Seed 002 `parentJob`, indexed for child lookups and destroy-by-parent.
+    /// docs/api.md `parentJob`, indexed for child lookups and destroy-by-parent.
     pub parent_job: Option<String>,
     /// The service that declared the job through `PUT /services/{name}/timers`, if any.
     pub service: Option<String>,
@@ -102,7 +102,7 @@ pub enum Write<'a> {
     CreateExecution(&'a ExecutionRecord),
     /// Replaces an execution at its version, as [`ExecutionStore::update_execution`].
     UpdateExecution(&'a ExecutionRecord),
-    /// Sets (or with `None` removes) a timer-index entry, as [`Store::set_wakeup`].
+    /// Sets (or with `None` removes) a wake-up, as [`Store::set_wakeup`].
     SetWakeup(&'a str, Option<DateTime<Utc>>),
 }
 
@@ -199,7 +199,7 @@ pub struct Page<T> {
     pub next_cursor: Option<String>,
 }
 
-/// An entry of the timer index: something due at a time (a job's next fire, an execution's retry).
+/// An entry of the wake-up index: something due at a time (a job's next fire, an execution's retry).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WakeUp {
     /// What is due, e.g. `job:{jobId}` or `exec:{executionId}`.
@@ -269,7 +269,7 @@ pub trait JobStore: Send + Sync + 'static {
     /// it returns. `NotFound` if absent, `VersionConflict` if the version moved.
     fn update_job(&self, job: &JobRecord) -> impl Future<Output = Result<u64, StoreError>> + Send;
 
-    /// Deletes a job and its timer-index entry (`job:{id}`); its executions stay until `clean`.
+    /// Deletes a job and its wake-up (`job:{id}`); its executions stay until `clean`.
     /// Returns whether it existed.
     fn delete_job(&self, job_id: &str) -> impl Future<Output = Result<bool, StoreError>> + Send;
 
@@ -336,14 +336,14 @@ pub trait ExecutionStore: Send + Sync + 'static {
 ///
 /// Implementations must be safe to call concurrently and must make each method atomic.
 pub trait WakeUpIndex: Send + Sync + 'static {
-    /// Sets (or with `None` removes) the timer-index entry `key`.
+    /// Sets (or with `None` removes) the wake-up `key`.
     fn set_wakeup(
         &self,
         key: &str,
         due: Option<DateTime<Utc>>,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
-    /// Removes the timer-index entry `key` only if it is still due at `due` (millisecond precision);
+    /// Removes the wake-up `key` only if it is still due at `due` (millisecond precision);
     /// returns whether it did. A consumer of a due entry uses it so that an entry set again
     /// meanwhile (a later retry of the same execution) is not lost.
     fn clear_wakeup_if(
@@ -352,7 +352,7 @@ pub trait WakeUpIndex: Send + Sync + 'static {
         due: DateTime<Utc>,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send;
 
-    /// Reads one timer-index entry.
+    /// Reads one wake-up.
     fn get_wakeup(
         &self,
         key: &str,
