@@ -11,9 +11,6 @@
 //!
 //! The SQLite adapters live in `sundial-embedded`, the AWS ones in `sundial-aws`; the domain
 //! (specs, policies, planner, retry, templating) in `sundial-core`.
-// Allowed until the hexagon layout lands (this crate's modules are being reorganised); then
-// `unreachable_pub` holds here as in every other crate.
-#![allow(unreachable_pub)]
 
 pub mod adapters;
 pub mod api;

@@ -13,7 +13,7 @@ use super::{ApiError, BODY_READ_TIMEOUT, MAX_BODY_BYTES};
 /// A JSON body of at most [`MAX_BODY_BYTES`], received within [`BODY_READ_TIMEOUT`] (else 408);
 /// an empty body is `Value::Null`. The content type is
 /// not checked: curl users often leave it out, and the body is JSON either way.
-pub struct JsonBody(pub Value);
+pub(crate) struct JsonBody(pub Value);
 
 impl<S: Send + Sync> FromRequest<S> for JsonBody {
     type Rejection = ApiError;
@@ -60,12 +60,12 @@ impl<S: Send + Sync> FromRequest<S> for JsonBody {
 
 /// Query parameters as a map. A parameter given twice (`?active=1&active=0`) is a 400 naming it:
 /// which one wins differs between proxies, caches and servers, so no reading of it is safe.
-pub struct Params(pub HashMap<String, String>);
+pub(crate) struct Params(pub HashMap<String, String>);
 
 impl Params {
     /// Refuses any parameter not in `known`, naming it, so that a typo (`?overlp=AllowAll`) is an
     /// error rather than a silently ignored setting.
-    pub fn only(self, known: &[&str]) -> Result<Self, ApiError> {
+    pub(crate) fn only(self, known: &[&str]) -> Result<Self, ApiError> {
         let mut unknown: Vec<&String> = self
             .0
             .keys()
@@ -108,7 +108,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Params {
 
 /// Path parameters; a segment axum cannot decode (invalid UTF-8 after percent-decoding) is an
 /// envelope too.
-pub struct PathParams<T>(pub T);
+pub(crate) struct PathParams<T>(pub T);
 
 impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for PathParams<T> {
     type Rejection = ApiError;
