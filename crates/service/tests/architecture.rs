@@ -82,3 +82,45 @@ fn a_renamed_function_is_caught() {
         )]
     );
 }
+
+/// The Rust files below `dir`, recursively.
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(rust_files(&path));
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            files.push(path);
+        }
+    }
+    files
+}
+
+#[test]
+fn the_engine_depends_on_the_control_plane_never_the_reverse() {
+    let src = workspace().join("crates/service/src");
+    let mut offending = Vec::new();
+    for part in ["app", "ports", "adapters", "records.rs"] {
+        let path = src.join(part);
+        let files = if path.is_dir() {
+            rust_files(&path)
+        } else {
+            vec![path]
+        };
+        for file in files {
+            let text = fs::read_to_string(&file).unwrap();
+            for (n, line) in text.lines().enumerate() {
+                let code = line.trim_start();
+                if !code.starts_with("//") && code.contains("crate::engine") {
+                    offending.push(format!("{}:{}: {code}", file.display(), n + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        offending.is_empty(),
+        "the control plane, ports and adapters must not use the engine (docs/architecture.md):\n{}",
+        offending.join("\n")
+    );
+}

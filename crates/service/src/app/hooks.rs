@@ -1,6 +1,6 @@
 //! What the control plane asks of the engine, as an object-safe trait: the engine depends on the
 //! control plane, never the other way round; [`crate::engine::Engine`] implements this and
-//! [`crate::engine::attach`] connects the two.
+//! [`Engine::new`](crate::engine::Engine::new) connects the two.
 
 use std::future::Future;
 use std::pin::Pin;
