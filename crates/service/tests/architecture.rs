@@ -2,6 +2,9 @@
 //! must exist. A row is `| … | \`name\` | \`path\` |`: the path must exist in the workspace and
 //! define `name` (its last `::` segment) as a function, type, trait, constant or module.
 
+// Test helpers outside #[test] functions: a failed read is a failed test.
+#![allow(clippy::unwrap_used)]
+
 use std::fs;
 use std::path::{Path, PathBuf};
 
