@@ -180,6 +180,20 @@ fn page_of(params: &HashMap<String, String>) -> Result<PageRequest, ApiError> {
     })
 }
 
+/// A count in a query or path (`retainExecutionCount`, `execution`, `requestCounts`): a
+/// non-negative integer of at most `i64::MAX`, the document's `int64`, as counts in bodies are.
+fn count_param(text: &str, field: &str) -> Result<u64, ApiError> {
+    text.parse::<i64>()
+        .ok()
+        .and_then(|n| u64::try_from(n).ok())
+        .ok_or_else(|| {
+            ApiError::invalid(
+                field,
+                format!("expected an integer from 0 to {}, got {text:?}", i64::MAX),
+            )
+        })
+}
+
 fn bool_param(
     params: &HashMap<String, String>,
     key: &str,

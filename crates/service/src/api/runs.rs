@@ -15,7 +15,7 @@ use super::schema::{
     FeedbackReport, JobPath, PageQuery, Reason, RecentAction, RunningExecution, StateChanged,
     TriggerArguments, Triggered,
 };
-use super::{page_of, ApiError, ApiResult, AppState};
+use super::{count_param, page_of, ApiError, ApiResult, AppState};
 use crate::app::parse_job_id;
 use crate::store::{Page, Store};
 
@@ -175,12 +175,7 @@ pub(super) async fn feedback<S: Store>(
     JsonBody(body): JsonBody,
 ) -> ApiResult {
     let job_id = parse_job_id(&job_id)?;
-    let request_counts: u64 = request_counts.parse().map_err(|_| {
-        ApiError::invalid(
-            "requestCounts",
-            format!("expected a non-negative integer, got {request_counts:?}"),
-        )
-    })?;
+    let request_counts = count_param(&request_counts, "requestCounts")?;
     app.feedback(
         &job_id,
         request_counts,

@@ -280,8 +280,9 @@ pub struct RequestStep {
     body: Option<Value>,
     /// Headers to send.
     headers: Option<Headers>,
-    /// Name under which later templates read this call's response.
-    #[schema(pattern = r"^[A-Za-z_][A-Za-z0-9_]*$", max_length = 128)]
+    /// Name under which later templates read this call's response: letters, digits and `_`, not
+    /// starting with a digit (surrounding blanks are trimmed; blank means none).
+    #[schema(pattern = r"^\s*([A-Za-z_][A-Za-z0-9_]*)?\s*$", max_length = 128)]
     resp_env_name: Option<String>,
     /// Seed 002's `serviceName` of the call (an id).
     #[schema(max_length = 128)]
@@ -347,7 +348,6 @@ built_schema! {
 #[allow(dead_code)]
 pub struct Timer {
     /// A duration from creation, an ISO 8601 duration, or a time like `2023-10-01 09:00:01`.
-    #[schema(max_length = 64)]
     due_time: Option<String>,
     /// A duration (`1h`, `PT30M`), a repeating interval (`R4/PT3S`), a cron (`0 0/5 * * * ?`) or
     /// `external`.
@@ -1451,7 +1451,7 @@ pub struct ExecutionPath(
     String,
 );
 
-/// `limit` and `cursor`.
+/// `limit` and `cursor` of a paginated list.
 #[derive(IntoParams)]
 #[into_params(parameter_in = Query)]
 #[allow(dead_code)]
@@ -1459,7 +1459,9 @@ pub struct PageQuery {
     /// Page size, 1–1000 (default 100).
     #[param(minimum = 1, maximum = 1000)]
     limit: Option<u32>,
-    /// The `nextCursor` of the previous page, unchanged.
+    /// The `nextCursor` of the previous page, passed back unchanged. Opaque (its form differs
+    /// between stores); a cursor the server did not make is a 400.
+    #[param(min_length = 1)]
     cursor: Option<String>,
 }
 
@@ -1479,6 +1481,8 @@ pub struct JobListQuery {
     /// Page size, 1–1000 (default 100).
     #[param(minimum = 1, maximum = 1000)]
     limit: Option<u32>,
-    /// The `nextCursor` of the previous page, unchanged.
+    /// The `nextCursor` of the previous page, passed back unchanged. Opaque (its form differs
+    /// between stores); a cursor the server did not make is a 400.
+    #[param(min_length = 1)]
     cursor: Option<String>,
 }

@@ -9,7 +9,7 @@ use super::runs::{execution_logs_page, executions_page};
 use super::schema::{
     Cleaned, Destroyed, Envelope, ErrorEnvelope, ExecutionLogsPage, ExecutionsPage, PageQuery,
 };
-use super::{bool_param, page_of, required_param, ApiError, ApiResult, AppState};
+use super::{bool_param, count_param, page_of, required_param, ApiError, ApiResult, AppState};
 use crate::app::parse_job_id;
 use crate::store::Store;
 
@@ -34,12 +34,9 @@ pub(super) async fn clean<S: Store>(State(app): AppState<S>, Params(params): Par
     let purge = bool_param(&params, "cleanDestroyJob", true)?;
     let retain = match params.get("retainExecutionCount") {
         None => 10,
-        Some(text) => text.parse::<usize>().map_err(|_| {
-            ApiError::invalid(
-                "retainExecutionCount",
-                format!("expected a non-negative integer, got {text:?}"),
-            )
-        })?,
+        Some(text) => {
+            usize::try_from(count_param(text, "retainExecutionCount")?).unwrap_or(usize::MAX)
+        }
     };
     let report = app.clean(purge, retain).await?;
     Ok(Json(Cleaned {
@@ -96,13 +93,7 @@ pub(super) async fn child_logs<S: Store>(
     Params(params): Params,
 ) -> ApiResult {
     let parent = parse_job_id(required_param(&params, "parentJobId")?)?;
-    let execution = required_param(&params, "execution")?;
-    let execution: u64 = execution.parse().map_err(|_| {
-        ApiError::invalid(
-            "execution",
-            format!("expected the parent's execute number, got {execution:?}"),
-        )
-    })?;
+    let execution = count_param(required_param(&params, "execution")?, "execution")?;
     let page = app
         .child_executions(&parent, Some(execution), &page_of(&params)?)
         .await?;

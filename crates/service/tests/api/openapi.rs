@@ -650,3 +650,48 @@ fn shell_words_reads_quotes_as_sh_does() {
         ]
     );
 }
+
+/// The cursors the server makes match the patterns the document gives them (so that clients and
+/// schemathesis, which generate cursors from those patterns, send ones the server can read).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_cursors_the_server_makes_match_the_document() {
+    let api = Api::new();
+    let document = document().await;
+    api.create("parent", &crate::support::triggered_job("001"))
+        .await;
+    api.create("parent-b", &crate::support::triggered_job("001"))
+        .await;
+    api.create("child", &crate::support::child_job("parent", Some(1)))
+        .await;
+    for _ in 0..2 {
+        api.trigger("parent", &json!({})).await;
+        api.trigger("child", &json!({})).await;
+    }
+    for (list, path) in [
+        ("/jobs?limit=1", "/jobs"),
+        (
+            "/jobs/parent/executions?limit=1",
+            "/jobs/{jobId}/executions",
+        ),
+        ("/main/execution?jobId=parent&limit=1", "/main/execution"),
+        (
+            "/main/getChildJobLogs?parentJobId=parent&execution=1&limit=1",
+            "/main/getChildJobLogs",
+        ),
+    ] {
+        let (status, page) = api.get(list).await;
+        assert_eq!(status, StatusCode::OK, "{list}: {page}");
+        let cursor = page["nextCursor"].clone();
+        assert!(cursor.is_string(), "{list} has a next page: {page}");
+        let parameters = document["paths"][path]["get"]["parameters"]
+            .as_array()
+            .unwrap();
+        let schema = &parameters.iter().find(|p| p["name"] == "cursor").unwrap()["schema"];
+        check(&document, schema, &cursor, list);
+        // And the server reads it back.
+        let next = api
+            .get(&format!("{list}&cursor={}", cursor.as_str().unwrap()))
+            .await;
+        assert_eq!(next.0, StatusCode::OK, "{next:?}");
+    }
+}
