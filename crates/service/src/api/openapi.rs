@@ -9,16 +9,17 @@
 //! authorizer, as it does `/health`).
 //!
 //! `/docs` is Swagger UI, whose files are compiled into the binary from the `utoipa-swagger-ui`
-//! crate (its `vendored` feature: nothing is fetched at build or run time).
+//! crate (its `vendored` feature: nothing is fetched at build or run time), gzip-compressed.
 
 use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
 
-use axum::http::{header, StatusCode};
+use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::MethodFilter;
 use utoipa::openapi::extensions::ExtensionsBuilder;
 use utoipa::openapi::path::{Operation, PathItem};
+use utoipa::openapi::schema::{AllOfBuilder, AnyOfBuilder, ObjectBuilder, Schema, SchemaType};
 use utoipa::openapi::security::{
     ApiKey, ApiKeyValue, Http, HttpAuthScheme, SecurityRequirement, SecurityScheme,
 };
@@ -189,6 +190,38 @@ fn operations_of_mut(item: &mut PathItem) -> impl Iterator<Item = &mut Operation
     .flatten()
 }
 
+/// Says in the schemas of job definitions what derives cannot: a job has a `request` chain or a
+/// `target` (giving both is a 400 the schema leaves to the reader, as null counts as absent).
+fn require_request_or_target(openapi: &mut OpenApi) {
+    let Some(components) = openapi.components.as_mut() else {
+        return;
+    };
+    for name in ["JobDefinition", "DeclaredJob"] {
+        let Some(RefOr::T(schema)) = components.schemas.remove(name) else {
+            continue;
+        };
+        let present = |field: &str| {
+            ObjectBuilder::new()
+                .schema_type(SchemaType::AnyValue)
+                .required(field)
+        };
+        let either = AnyOfBuilder::new()
+            .item(present("request"))
+            .item(present("target"));
+        let description = match &schema {
+            Schema::Object(object) => object.description.clone(),
+            _ => None,
+        };
+        let combined = AllOfBuilder::new()
+            .item(schema)
+            .item(either)
+            .description(description);
+        components
+            .schemas
+            .insert(name.to_string(), RefOr::T(Schema::AllOf(combined.build())));
+    }
+}
+
 /// Builds the document: the frame, the route table's operations and their schemas, and the
 /// shared answers.
 fn build() -> OpenApi {
@@ -196,6 +229,7 @@ fn build() -> OpenApi {
     for item in document.paths.paths.values_mut() {
         operations_of_mut(item).for_each(add_shared_answers);
     }
+    require_request_or_target(&mut document);
     document
 }
 
@@ -234,32 +268,36 @@ pub(super) async fn openapi_json() -> Result<Response, ApiError> {
     Ok(([(header::CONTENT_TYPE, "application/json")], json).into_response())
 }
 
-/// The reference page lives in a folder, so its relative links resolve: `/docs` sends there.
+/// The reference page lives in a folder, so that its relative links resolve: `/docs` sends to
+/// `/docs/index.html`. The location is relative, so a base path in front of the API (a custom
+/// domain's mapping) is kept; and it is a file of the folder rather than the folder itself, which
+/// API Gateway's `GET /docs/{proxy+}` route (open, like this one) matches.
 #[utoipa::path(
     get,
     path = "/docs",
     tag = "documents",
     security(()),
     responses(
-        (status = 308, description = "To `/docs/`.", headers(("location" = String, description = "`/docs/`"))),
+        (status = 308, description = "To the page.", headers(("location" = String, description = "`docs/index.html`, relative to `/docs`"))),
     )
 )]
 pub(super) async fn docs_page() -> Response {
-    Redirect::permanent("/docs/").into_response()
+    Redirect::permanent("docs/index.html").into_response()
 }
 
-/// The reference page: Swagger UI over `/openapi.json`.
+/// The reference page, Swagger UI over `/openapi.json` (also at `/docs/index.html`).
 #[utoipa::path(
     get,
     path = "/docs/",
     tag = "documents",
     security(()),
     responses(
-        (status = 200, description = "The page.", content_type = "text/html"),
+        (status = 200, description = "The page (`Content-Encoding: gzip`).", content_type = "text/html"),
+        (status = 406, description = "The request does not accept gzip (`Accept-Encoding`).", body = ErrorEnvelope),
     )
 )]
-pub(super) async fn docs_index() -> Response {
-    swagger_file("index.html")
+pub(super) async fn docs_index(headers: HeaderMap) -> Response {
+    swagger_file("index.html", &headers)
 }
 
 /// A file of the reference page (scripts, styles, icons), compiled into the binary.
@@ -270,12 +308,16 @@ pub(super) async fn docs_index() -> Response {
     security(()),
     params(("file" = String, Path, description = "A file of Swagger UI's distribution, e.g. `swagger-ui.css`.")),
     responses(
-        (status = 200, description = "The file, with its content type.", content_type = "application/octet-stream"),
+        (status = 200, description = "The file, with its content type (gzip-compressed, but for `swagger-initializer.js`).", content_type = "application/octet-stream"),
         (status = 404, description = "No such file.", body = ErrorEnvelope),
+        (status = 406, description = "The file is compressed and the request does not accept gzip (`Accept-Encoding`).", body = ErrorEnvelope),
     )
 )]
-pub(super) async fn docs_asset(PathParams(file): PathParams<String>) -> Response {
-    swagger_file(&file)
+pub(super) async fn docs_asset(
+    PathParams(file): PathParams<String>,
+    headers: HeaderMap,
+) -> Response {
+    swagger_file(&file, &headers)
 }
 
 /// Swagger UI's settings: the document is read relative to the page, so a base path in front of
@@ -285,14 +327,53 @@ fn swagger_config() -> Arc<utoipa_swagger_ui::Config<'static>> {
     Arc::clone(CONFIG.get_or_init(|| Arc::new(utoipa_swagger_ui::Config::new(["../openapi.json"]))))
 }
 
-fn swagger_file(name: &str) -> Response {
+/// Whether the request accepts a gzip-compressed answer (`Accept-Encoding: gzip`, or `*`).
+fn accepts_gzip(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::ACCEPT_ENCODING)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .filter_map(|coding| {
+            let mut parts = coding.split(';');
+            let name = parts.next()?.trim();
+            // `gzip;q=0` refuses it.
+            let refused = parts.any(|p| {
+                p.trim()
+                    .strip_prefix("q=")
+                    .is_some_and(|q| q.trim().parse::<f32>().is_ok_and(|q| q == 0.0))
+            });
+            (!refused).then_some(name)
+        })
+        .any(|name| name.eq_ignore_ascii_case("gzip") || name == "*")
+}
+
+/// Serves a file of Swagger UI. The files are stored gzip-compressed in the binary (about a
+/// quarter of their size: they are in every binary that serves the router, the API Lambda's
+/// too), so they go out with `Content-Encoding: gzip`, which every browser accepts; a client that
+/// does not gets a 406 saying so.
+fn swagger_file(name: &str, headers: &HeaderMap) -> Response {
     match utoipa_swagger_ui::serve(name, swagger_config()) {
         Ok(Some(file)) => {
+            if file.gzpipped && !accepts_gzip(headers) {
+                return ApiError::new(
+                    StatusCode::NOT_ACCEPTABLE,
+                    format!("docs: {name:?} is served gzip-compressed; send Accept-Encoding: gzip"),
+                )
+                .into_response();
+            }
             let bytes = match file.bytes {
                 Cow::Borrowed(bytes) => axum::body::Bytes::from_static(bytes),
                 Cow::Owned(bytes) => axum::body::Bytes::from(bytes),
             };
-            ([(header::CONTENT_TYPE, file.content_type)], bytes).into_response()
+            let mut response = ([(header::CONTENT_TYPE, file.content_type)], bytes).into_response();
+            if file.gzpipped {
+                response.headers_mut().insert(
+                    header::CONTENT_ENCODING,
+                    axum::http::HeaderValue::from_static("gzip"),
+                );
+            }
+            response
         }
         Ok(None) => {
             ApiError::new(StatusCode::NOT_FOUND, format!("docs: no file {name:?}")).into_response()

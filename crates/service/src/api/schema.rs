@@ -697,17 +697,18 @@ macro_rules! job_schema {
         #[allow(dead_code)]
         pub struct $name {
             $($extra)*
-            /// Seed 002's name of the job (at most 256 bytes, no control characters).
-            #[schema(min_length = 1, max_length = 256)]
+            /// Seed 002's name of the job (at most 256 bytes, not blank, no control characters).
+            #[schema(min_length = 1, max_length = 256, pattern = r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$")]
             job_name: String,
-            /// What it is for (tab and line breaks allowed).
-            #[schema(max_length = 8192)]
+            /// What it is for (no control characters but tab and line breaks).
+            #[schema(max_length = 8192, pattern = r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]*$")]
             job_description: Option<String>,
-            /// The owner's id (at most 256 bytes); `GET /jobs?creator=` filters by it.
-            #[schema(min_length = 1, max_length = 256)]
+            /// The owner's id (at most 256 bytes, not blank, no control characters);
+            /// `GET /jobs?creator=` filters by it.
+            #[schema(min_length = 1, max_length = 256, pattern = r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$")]
             creator: String,
-            /// The owner's name.
-            #[schema(min_length = 1, max_length = 8192)]
+            /// The owner's name (not blank, no control characters).
+            #[schema(min_length = 1, max_length = 8192, pattern = r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$")]
             creator_name: String,
             /// Notification rules (at most 20).
             #[schema(max_items = 20)]
