@@ -170,6 +170,9 @@ fn compile(timer: &Value, created_at: DateTime<Utc>) -> Result<TimerPlan, SpecEr
         None => None,
     };
     let period = text("period")?;
+    // Read before the branches that ignore it (an external or cron period), so that a dueTime of
+    // the wrong type is refused there too rather than stored and shown back.
+    let due = text("dueTime")?;
     if period.is_some_and(|p| p.eq_ignore_ascii_case("external")) {
         return Ok(TimerPlan::External);
     }
@@ -191,7 +194,6 @@ fn compile(timer: &Value, created_at: DateTime<Utc>) -> Result<TimerPlan, SpecEr
     // docs/api.md: "if timer is not set, or either dueTime or period is empty, run once, now". What is
     // written is still validated, so a typo is an error rather than a silent "now", and a period
     // that would throw a written dueTime away is refused rather than ignored.
-    let due = text("dueTime")?;
     let period_written_blank =
         matches!(obj.get("period"), Some(Value::String(p)) if p.trim().is_empty());
     if period_written_blank && due.is_some() {
@@ -378,6 +380,24 @@ mod tests {
             Ok(TimerPlan::External) => vec!["external".into()],
             Err(e) => vec![e.to_string()],
         }
+    }
+
+    /// Found by schemathesis through the API: with a cron or external period, which ignore
+    /// `dueTime`, a `dueTime` of the wrong type (`{}`) was accepted and stored.
+    #[test]
+    fn a_due_time_of_the_wrong_type_is_refused_whatever_the_period() {
+        let created = "2023-09-30T00:00:00Z";
+        for period in ["0 0 6 * * ?", "external", "5m"] {
+            let timer = serde_json::json!({"dueTime": {}, "period": period});
+            assert_eq!(
+                times(timer, created, 1),
+                vec!["timer.dueTime: expected a string, got {}".to_string()],
+                "{period}"
+            );
+        }
+        // A string is still ignored with a cron period, as docs/api.md says.
+        let timer = serde_json::json!({"dueTime": "10s", "period": "0 0 6 * * ?"});
+        assert_eq!(times(timer, created, 1), vec!["2023-09-30T06:00:00+00:00"]);
     }
 
     #[test]

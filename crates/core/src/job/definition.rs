@@ -60,6 +60,9 @@ const DEFAULT_MAX_RETRIES: u32 = 5;
 const MAX_CONCURRENCY: u32 = 10_000;
 /// Default `catchupWindow` in seconds (Temporal's default).
 const DEFAULT_CATCHUP_WINDOW_SECS: u64 = 60;
+/// Largest count a job takes (`remainingActions`, `parentJobExecution`): a signed 64-bit integer,
+/// the OpenAPI document's `int64`, which every JSON client and store can hold.
+const MAX_COUNT: u64 = i64::MAX as u64;
 /// Shortest `catchupWindow` in seconds (Temporal's minimum).
 const MIN_CATCHUP_WINDOW_SECS: u64 = 10;
 
@@ -220,7 +223,7 @@ impl JobDefinition {
         if parent_job.as_ref() == Some(job_id) {
             return Err(err("parentJob", "a job cannot be its own parent"));
         }
-        let parent_job_execution = obj.uint("parentJobExecution", 1, u64::MAX)?;
+        let parent_job_execution = obj.uint("parentJobExecution", 1, MAX_COUNT)?;
         if parent_job_execution.is_some() && parent_job.is_none() {
             return Err(err("parentJobExecution", "is only allowed with parentJob"));
         }
@@ -249,7 +252,7 @@ impl JobDefinition {
             )?
             .unwrap_or(Duration::from_secs(DEFAULT_CATCHUP_WINDOW_SECS));
         let pause_on_failure = obj.bool("pauseOnFailure")?.unwrap_or(false);
-        let remaining_actions = obj.uint("remainingActions", 0, u64::MAX)?;
+        let remaining_actions = obj.uint("remainingActions", 0, MAX_COUNT)?;
         let retry_policy = obj
             .get("retryPolicy")
             .map(|v| parse_retry_policy("retryPolicy", v))

@@ -3,7 +3,8 @@
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde_json::json;
+
+use super::schema::ErrorEnvelope;
 
 /// An HTTP error answered with the docs/api.md envelope and a matching status.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,7 +38,10 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = json!({ "resp_code": self.status.as_u16(), "resp_msg": self.message });
+        let body = ErrorEnvelope {
+            resp_code: self.status.as_u16(),
+            resp_msg: self.message,
+        };
         (self.status, Json(body)).into_response()
     }
 }

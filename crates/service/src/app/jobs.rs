@@ -255,10 +255,29 @@ impl<S: Store> App<S> {
         let service = service.as_str();
         let list = match timers {
             Value::Array(list) => list,
-            Value::Object(obj) => match obj.get("timer").or_else(|| obj.get("timers")) {
-                Some(Value::Array(list)) => list,
-                _ => return Err(field_error("timer", "expected an array of job definitions")),
-            },
+            Value::Object(obj) => {
+                // Exactly one of `timer` (seed 002) and `timers`: anything else beside it is a
+                // typo or a misunderstanding, refused like an unknown field of a job.
+                if let Some(key) = obj
+                    .keys()
+                    .find(|k| !matches!(k.as_str(), "timer" | "timers"))
+                {
+                    return Err(field_error(
+                        key,
+                        "unknown field; expected {\"timer\": [job, …]} (or \"timers\")",
+                    ));
+                }
+                if obj.contains_key("timer") && obj.contains_key("timers") {
+                    return Err(field_error(
+                        "timers",
+                        "give either timer or timers, not both",
+                    ));
+                }
+                match obj.get("timer").or_else(|| obj.get("timers")) {
+                    Some(Value::Array(list)) => list,
+                    _ => return Err(field_error("timer", "expected an array of job definitions")),
+                }
+            }
             _ => return Err(field_error("timer", "expected an array of job definitions")),
         };
         // Validate the whole list before changing anything, so a bad entry changes nothing.

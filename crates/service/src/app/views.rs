@@ -2,24 +2,30 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 use sundial_core::execution::{Execution, ExecutionState};
 use sundial_core::job::{Job, JobId, When};
 
 use super::{App, AppError};
 use crate::ports::store::{PageRequest, Store};
-use crate::records::json_time;
 
 /// How many future fire times and recent actions `describe` shows (Temporal's describe shows 10).
 const DESCRIBE_COUNT: usize = 10;
 
-/// `GET /jobs/{jobId}/describe`.
+/// `GET /jobs/{jobId}/describe`: the job, what it will do and what it has done.
 #[derive(Clone, Debug)]
 pub struct Describe {
     /// The job as `GET /jobs/{jobId}` returns it.
     pub job: Value,
-    /// The `info` object: future times, recent and running executions, counters.
-    pub info: Value,
+    /// The job's counters and state (`actionCount`, `overlapSkipped`, …).
+    pub state: sundial_core::job::JobState,
+    /// The next fire times (jitter applied), in the schedule's zone; empty when paused or
+    /// triggered-only.
+    pub future_action_times: Vec<String>,
+    /// The most recent executions, newest first.
+    pub recent_actions: Vec<Execution>,
+    /// The executions not finished yet (`Enqueued`, `Processing`), newest first.
+    pub running_executions: Vec<Execution>,
 }
 
 /// `GET /stats`.
@@ -42,10 +48,25 @@ impl<S: Store> App<S> {
             .list_executions(job_id, &PageRequest::first(100))
             .await?
             .items;
-        let info = describe_info(&job, &recent, self.now());
+        let future_action_times = future_action_times(&job, self.now());
+        let running_executions = recent
+            .iter()
+            .filter(|e| {
+                matches!(
+                    e.state(),
+                    ExecutionState::Enqueued | ExecutionState::Processing
+                )
+            })
+            .cloned()
+            .collect();
+        let mut recent_actions = recent;
+        recent_actions.truncate(DESCRIBE_COUNT);
         Ok(Describe {
             job: job.to_api_json(),
-            info,
+            state: job.state,
+            future_action_times,
+            recent_actions,
+            running_executions,
         })
     }
 
@@ -63,7 +84,7 @@ impl<S: Store> App<S> {
 /// Previews read no store.
 impl<S> App<S> {
     /// `POST /specs/preview`: `{"schedule"|"timer": …, "from", "count", "jobId"}`.
-    pub fn preview_spec(&self, body: &Value) -> Result<Value, AppError> {
+    pub fn preview_spec(&self, body: &Value) -> Result<sundial_core::timer::Preview, AppError> {
         let obj = body
             .as_object()
             .ok_or_else(|| super::field_error("body", "expected a JSON object"))?;
@@ -117,22 +138,15 @@ impl<S> App<S> {
                 ))
             }
         };
-        let preview = sundial_core::timer::preview(body, from, count, job_id)?;
-        let triggered_only = preview.schedule.is_none();
-        let mut out = json!({ "times": preview.times, "schedule": preview.schedule });
-        if triggered_only {
-            out["triggeredOnly"] = json!(true);
-        }
-        if !preview.warnings.is_empty() {
-            out["warnings"] = json!(preview.warnings);
-        }
-        Ok(out)
+        Ok(sundial_core::timer::preview(body, from, count, job_id)?)
     }
 }
 
-fn describe_info(job: &Job, executions: &[Execution], now: chrono::DateTime<chrono::Utc>) -> Value {
+/// The next [`DESCRIBE_COUNT`] fire times of a job, jittered, in its schedule's zone; none when
+/// it is paused, triggered-only or out of remaining actions.
+fn future_action_times(job: &Job, now: chrono::DateTime<chrono::Utc>) -> Vec<String> {
     let job_id = job.definition.job_id();
-    let future: Vec<Value> = match job.definition.when() {
+    match job.definition.when() {
         When::Scheduled(schedule) if job.definition.active() => {
             let mut times = Vec::new();
             let created = job.created_at - chrono::Duration::seconds(1);
@@ -146,42 +160,12 @@ fn describe_info(job: &Job, executions: &[Execution], now: chrono::DateTime<chro
                 let Some(fire) = schedule.fire_after(after, job_id.as_str()) else {
                     break;
                 };
-                times.push(Value::String(schedule.format_time(fire.actual)));
+                times.push(schedule.format_time(fire.actual));
                 after = fire.nominal;
                 remaining = remaining.map(|n| n - 1);
             }
             times
         }
         _ => Vec::new(),
-    };
-    let recent: Vec<Value> = executions
-        .iter()
-        .take(DESCRIBE_COUNT)
-        .map(|e| {
-            json!({
-                "scheduledTime": json_time(e.scheduled_time),
-                "actualTime": e.started_at().map(json_time),
-                "executionId": e.execution_id,
-                "state": e.state().to_string(),
-            })
-        })
-        .collect();
-    let running: Vec<Value> = executions
-        .iter()
-        .filter(|e| matches!(e.state(), ExecutionState::Enqueued | ExecutionState::Processing))
-        .map(|e| json!({ "executionId": e.execution_id, "state": e.state().to_string(), "startedAt": e.started_at().map(json_time) }))
-        .collect();
-    let state = &job.state;
-    json!({
-        "futureActionTimes": future,
-        "recentActions": recent,
-        "runningExecutions": running,
-        "actionCount": state.action_count,
-        "overlapSkipped": state.overlap_skipped,
-        "missedCatchupWindow": state.missed_catchup_window,
-        "bufferDropped": state.buffer_dropped,
-        "bufferSize": state.buffer_size,
-        "remainingActions": state.remaining_actions,
-        "pendingBackfills": state.pending_backfills.len(),
-    })
+    }
 }

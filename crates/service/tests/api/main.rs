@@ -10,6 +10,7 @@ mod executions;
 mod jobs;
 mod listings;
 mod main_routes;
+mod openapi;
 mod preview;
 mod refusals;
 mod secrets;

@@ -70,6 +70,43 @@ async fn clean_keeps_the_newest_and_purges_deleted_jobs() {
         400,
         "cleanDestroyJob:",
     );
+    // Found by schemathesis: a count beyond the document's int64 was accepted.
+    assert_error(
+        &api.delete("/main/schedule/clean?retainExecutionCount=9223372036854775808")
+            .await,
+        400,
+        "retainExecutionCount: expected an integer from 0 to 9223372036854775807",
+    );
+    let largest = api
+        .delete("/main/schedule/clean?retainExecutionCount=9223372036854775807")
+        .await;
+    assert_eq!(largest.0, StatusCode::OK, "{largest:?}");
+}
+
+/// Found by schemathesis (the same class as `retainExecutionCount`): every count in a query, a
+/// path or a body stays within the document's int64.
+#[tokio::test(flavor = "multi_thread")]
+async fn counts_beyond_int64_are_refused_naming_the_field() {
+    let api = Api::new();
+    assert_error(
+        &api.get("/main/getChildJobLogs?parentJobId=p&execution=9223372036854775808")
+            .await,
+        400,
+        "execution: expected an integer from 0 to 9223372036854775807",
+    );
+    assert_error(
+        &api.post("/jobs/p/feedback/9223372036854775808", &json!({}))
+            .await,
+        400,
+        "requestCounts: expected an integer from 0 to 9223372036854775807",
+    );
+    let mut job = triggered_job("001");
+    job["remainingActions"] = json!(9_223_372_036_854_775_808_u64);
+    assert_error(
+        &api.post("/jobs/counted", &job).await,
+        400,
+        "remainingActions: expected a whole number from 0 to 9223372036854775807",
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

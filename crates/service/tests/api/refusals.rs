@@ -419,3 +419,23 @@ async fn a_synchronous_attempt_longer_than_a_worker_can_hold_is_refused() {
         "timeoutSeconds:",
     );
 }
+
+/// Found by schemathesis: a cron (or external) `period` ignores `dueTime`, and a `dueTime` of the
+/// wrong type was accepted with it and then shown back, breaking the job's documented shape.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_due_time_of_the_wrong_type_is_refused_beside_a_cron_period() {
+    let api = Api::new();
+    let mut job = seed_job_as("due-object");
+    job["timer"] = json!({"dueTime": {}, "period": "0 0 6 * * ?"});
+    assert_error(
+        &api.post("/jobs/due-object", &job).await,
+        400,
+        "timer.dueTime: expected a string, got {}",
+    );
+    api.create("due-object", &seed_job_as("due-object")).await;
+    assert_error(
+        &api.post("/jobs/due-object/update", &job).await,
+        400,
+        "timer.dueTime: expected a string",
+    );
+}

@@ -138,3 +138,38 @@ async fn timers_are_reconciled_per_service() {
     assert_eq!(body["removed"], json!(["t-b", "t-c"]));
     assert_eq!(api.status_of("z-manual").await, StatusCode::OK);
 }
+
+/// Found by schemathesis: `{"timers": [], "x": 42}` reconciled (and so removed the service's jobs)
+/// with the unknown field ignored; unknown fields are refused everywhere else.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_timer_list_with_an_unknown_field_or_both_keys_changes_nothing() {
+    let api = Api::new();
+    let list = json!({"timer": [timer_entry("t-keep", "kept")]});
+    let (status, _) = api.put("/services/strict/timers", Some(&list)).await;
+    assert_eq!(status, StatusCode::OK);
+
+    let typo = json!({"timers": [], "x-unknown": 42});
+    assert_error(
+        &api.put("/services/strict/timers", Some(&typo)).await,
+        400,
+        "x-unknown: unknown field",
+    );
+    let both = json!({"timer": [], "timers": []});
+    assert_error(
+        &api.put("/services/strict/timers", Some(&both)).await,
+        400,
+        "timers: give either timer or timers, not both",
+    );
+    assert_eq!(
+        service_jobs(&api, "strict").await,
+        pairs(&[("t-keep", "kept")])
+    );
+    // Either key alone still works.
+    let (status, body) = api
+        .put("/services/strict/timers", Some(&json!({"timers": []})))
+        .await;
+    assert_eq!(
+        (status, &body["removed"]),
+        (StatusCode::OK, &json!(["t-keep"]))
+    );
+}

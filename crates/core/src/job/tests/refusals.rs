@@ -379,3 +379,18 @@ fn schedules_that_never_fire_are_warned_about() {
         assert_eq!(warnings(fine.clone()), Vec::<String>::new(), "{fine}");
     }
 }
+
+/// Found by schemathesis through the API: counts beyond a signed 64-bit integer (the OpenAPI
+/// document's `int64`) were accepted.
+#[test]
+fn counts_stay_within_a_signed_64_bit_integer() {
+    let largest = 9_223_372_036_854_775_807_u64;
+    assert!(parse(&with(json!({"remainingActions": largest}))).is_ok());
+    let error = parse(&with(json!({"remainingActions": largest + 1}))).unwrap_err();
+    assert_eq!(error.path, "remainingActions");
+    let error = parse(&with(
+        json!({"parentJob": "p", "parentJobExecution": largest + 1}),
+    ))
+    .unwrap_err();
+    assert_eq!(error.path, "parentJobExecution");
+}
