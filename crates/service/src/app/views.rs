@@ -130,9 +130,11 @@ impl<S> App<S> {
     }
 }
 
-fn describe_info(job: &Job, executions: &[Execution], now: chrono::DateTime<chrono::Utc>) -> Value {
+/// Up to `count` coming fire times of `job` after `now` (jitter applied), formatted in the
+/// schedule's zone; none for a paused or triggered-only job, and no more than its remaining actions.
+pub fn upcoming_fires(job: &Job, now: chrono::DateTime<chrono::Utc>, count: usize) -> Vec<String> {
     let job_id = job.definition.job_id();
-    let future: Vec<Value> = match job.definition.when() {
+    match job.definition.when() {
         When::Scheduled(schedule) if job.definition.active() => {
             let mut times = Vec::new();
             let created = job.created_at - chrono::Duration::seconds(1);
@@ -142,18 +144,25 @@ fn describe_info(job: &Job, executions: &[Execution], now: chrono::DateTime<chro
                 .map_or(created, |t| t.max(created))
                 .max(now);
             let mut remaining = job.state.remaining_actions;
-            while times.len() < DESCRIBE_COUNT && remaining != Some(0) {
+            while times.len() < count && remaining != Some(0) {
                 let Some(fire) = schedule.fire_after(after, job_id.as_str()) else {
                     break;
                 };
-                times.push(Value::String(schedule.format_time(fire.actual)));
+                times.push(schedule.format_time(fire.actual));
                 after = fire.nominal;
                 remaining = remaining.map(|n| n - 1);
             }
             times
         }
         _ => Vec::new(),
-    };
+    }
+}
+
+fn describe_info(job: &Job, executions: &[Execution], now: chrono::DateTime<chrono::Utc>) -> Value {
+    let future: Vec<Value> = upcoming_fires(job, now, DESCRIBE_COUNT)
+        .into_iter()
+        .map(Value::String)
+        .collect();
     let recent: Vec<Value> = executions
         .iter()
         .take(DESCRIBE_COUNT)
