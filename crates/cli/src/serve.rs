@@ -8,6 +8,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use sundial_console::{ConsoleAuth, ConsoleConfig};
 use sundial_embedded::{SqliteQueue, SqliteStore};
 
 use crate::cli::ServeArgs;
@@ -27,6 +28,8 @@ Environment:
   SUNDIAL_API_TOKEN       bearer token required on every route but /health and the feedback
                           route; mandatory when --addr is not a loopback address; at least 16
                           visible ASCII characters
+  SUNDIAL_CONSOLE_SESSION_SECONDS
+                          how long a console login lasts (default 28800, 8 hours)
   SUNDIAL_DEBUG_MODE      1 for --debug-mode
   SUNDIAL_SERVICES        service map for service:// URLs: main=http://127.0.0.1:9000,oa=…
   SUNDIAL_PUBLIC_URL      base of schedulingFeedbackUrl (default http://ADDR)
@@ -53,6 +56,8 @@ pub(crate) struct ServeOptions {
     /// `SUNDIAL_SIGNING_SECRET` (checked by [`settings::signing_secret`]); without it, a random
     /// one kept in the data directory.
     pub signing_secret: Option<Vec<u8>>,
+    /// How long a console login lasts (`SUNDIAL_CONSOLE_SESSION_SECONDS`).
+    pub console_session: std::time::Duration,
 }
 
 /// Checks the flags of `serve` (parsed by clap, see [`ServeArgs`]) and its environment; `env`
@@ -78,6 +83,19 @@ pub(crate) fn options(
         .filter(|s| !s.is_empty())
         .map(|s| settings::signing_secret(&s))
         .transpose()?;
+    let console_session = match env("SUNDIAL_CONSOLE_SESSION_SECONDS").filter(|s| !s.is_empty()) {
+        None => ConsoleConfig::DEFAULT_SESSION_LIFETIME,
+        Some(text) => text
+            .parse::<u64>()
+            .ok()
+            .filter(|n| (1..=7 * 86_400).contains(n))
+            .map(std::time::Duration::from_secs)
+            .ok_or_else(|| {
+                format!(
+                    "SUNDIAL_CONSOLE_SESSION_SECONDS: expected 1 to 604800 seconds, got {text:?}"
+                )
+            })?,
+    };
     if !addr.ip().is_loopback() && token.is_none() {
         return Err(format!(
             "--addr: {addr} is reachable from other machines; set SUNDIAL_API_TOKEN to require a bearer token"
@@ -90,6 +108,7 @@ pub(crate) fn options(
         api_only,
         token,
         signing_secret,
+        console_session,
     })
 }
 
@@ -167,7 +186,17 @@ async fn serve(options: ServeOptions) -> Result<(), String> {
             shutdown_signal()?,
         )))
     };
-    let router = sundial_service::api::router(app, options.token.clone());
+    // The console beside the API: its own routes (`/`, `/ui/…`) and its own login; the same
+    // token opens both (docs/deploy.md, "Operator console").
+    let console = ConsoleConfig {
+        auth: match &options.token {
+            Some(token) => ConsoleAuth::Token(token.clone()),
+            None => ConsoleAuth::Open,
+        },
+        session_lifetime: options.console_session,
+    };
+    let router = sundial_service::api::router(Arc::clone(&app), options.token.clone())
+        .merge(sundial_console::router(app, console));
     let limits = http_server::Limits::from_open_files(open_files);
     tracing::info!(addr = %local, data = %options.data.display(), debug_mode = options.debug_mode, auth = options.token.is_some(), open_files, max_connections = limits.max_connections, "sundial listening");
     let shutdown = shutdown_signal()?;

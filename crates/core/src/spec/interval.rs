@@ -59,6 +59,11 @@ impl Interval {
         (next < LOCAL_LIMIT).then_some(next)
     }
 
+    /// The period and the offset from the epoch, in seconds.
+    pub(crate) fn seconds(self) -> (u64, u64) {
+        (self.every, self.offset)
+    }
+
     pub(crate) fn to_json(self) -> Value {
         json!({ "every": Duration::from_secs(self.every).to_string(), "offset": Duration::from_secs(self.offset).to_string() })
     }

@@ -22,6 +22,7 @@ mod field;
 mod input;
 mod interval;
 mod jitter;
+mod words;
 mod zone;
 
 use std::sync::Arc;

@@ -23,7 +23,7 @@ use crate::records::{decode_job, encode_job, job_wakeup_key, StoredJob};
 pub use hooks::EngineHooks;
 pub use jobs::TimersReport;
 pub use liveness::{EngineHealth, HealthReport, Liveness};
-pub use views::{Describe, Stats};
+pub use views::{upcoming_fires, Describe, Stats};
 
 /// How many times a read-modify-write of one job is retried after losing a race. A busy job (a
 /// burst of triggers while the engine admits and settles its runs, each a write of the job)

@@ -48,7 +48,7 @@ impl<S: Store> App<S> {
             .list_executions(job_id, &PageRequest::first(100))
             .await?
             .items;
-        let future_action_times = future_action_times(&job, self.now());
+        let future_action_times = upcoming_fires(&job, self.now(), DESCRIBE_COUNT);
         let running_executions = recent
             .iter()
             .filter(|e| {
@@ -142,9 +142,9 @@ impl<S> App<S> {
     }
 }
 
-/// The next [`DESCRIBE_COUNT`] fire times of a job, jittered, in its schedule's zone; none when
-/// it is paused, triggered-only or out of remaining actions.
-fn future_action_times(job: &Job, now: chrono::DateTime<chrono::Utc>) -> Vec<String> {
+/// Up to `count` coming fire times of `job` after `now` (jitter applied), formatted in the
+/// schedule's zone; none for a paused or triggered-only job, and no more than its remaining actions.
+pub fn upcoming_fires(job: &Job, now: chrono::DateTime<chrono::Utc>, count: usize) -> Vec<String> {
     let job_id = job.definition.job_id();
     match job.definition.when() {
         When::Scheduled(schedule) if job.definition.active() => {
@@ -156,7 +156,7 @@ fn future_action_times(job: &Job, now: chrono::DateTime<chrono::Utc>) -> Vec<Str
                 .map_or(created, |t| t.max(created))
                 .max(now);
             let mut remaining = job.state.remaining_actions;
-            while times.len() < DESCRIBE_COUNT && remaining != Some(0) {
+            while times.len() < count && remaining != Some(0) {
                 let Some(fire) = schedule.fire_after(after, job_id.as_str()) else {
                     break;
                 };

@@ -1,0 +1,482 @@
+//! The operator console end to end: a real `sundial serve` with seeded jobs and executions, read
+//! and driven in real headless Chromium through chromedriver (W3C WebDriver).
+//!
+//! The WebDriver client is the few commands these tests use, over `common::request` like every
+//! other cli test: no browser-automation crate to build for a dozen JSON calls. Without Chromium
+//! and chromedriver the tests print why and pass, unless `CI=true`, where they fail: CI installs
+//! Debian's `chromium` and `chromium-driver` (`.ci/run`). Chromium only ever talks to 127.0.0.1.
+//! Screenshots of every page go to `target/tmp/console-screenshots/`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use common::{request, start, wait_final, Server};
+use sundial_testkit::{Target, TempDir};
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
+
+/// chromedriver and one browser session; dropping it ends both.
+struct Browser {
+    driver: Child,
+    addr: String,
+    session: String,
+    _profile: TempDir,
+}
+
+/// The browser, or `None` (with a message) when none is installed and CI is not set.
+fn browser() -> Option<Browser> {
+    let chromium = std::env::var("SUNDIAL_CHROMIUM").unwrap_or_else(|_| CHROMIUM.into());
+    let driver = std::env::var("SUNDIAL_CHROMEDRIVER").unwrap_or_else(|_| CHROMEDRIVER.into());
+    if !std::path::Path::new(&chromium).exists() || !std::path::Path::new(&driver).exists() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI=true but {chromium} or {driver} is missing: install Debian's chromium and chromium-driver"
+        );
+        eprintln!(
+            "skipping the console browser tests: {chromium} or {driver} is not installed \
+             (apt-get install chromium chromium-driver)"
+        );
+        return None;
+    }
+    let port = TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let child = Command::new(&driver)
+        .arg(format!("--port={port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start chromedriver");
+    let addr = format!("127.0.0.1:{port}");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while request(&addr, "GET", "/status", &[], None)
+        .map(|r| r.body["value"]["ready"] != json!(true))
+        .unwrap_or(true)
+    {
+        assert!(Instant::now() < deadline, "chromedriver not ready in 20 s");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let profile = TempDir::new("chromium-profile");
+    let capabilities = json!({"capabilities": {"alwaysMatch": {
+        "browserName": "chrome",
+        "goog:chromeOptions": {
+            "binary": chromium,
+            "args": [
+                "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                "--disable-background-networking", "--disable-component-update",
+                "--disable-sync", "--disable-quic", "--window-size=1280,800",
+                format!("--user-data-dir={}", profile.path().display()),
+            ]
+        }
+    }}});
+    let body = serde_json::to_vec(&capabilities).unwrap();
+    let reply = request(&addr, "POST", "/session", &[], Some(&body)).expect("new session");
+    let session = reply.body["value"]["sessionId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no session: {:?}", reply.body))
+        .to_string();
+    Some(Browser {
+        driver: child,
+        addr,
+        session,
+        _profile: profile,
+    })
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = request(
+            &self.addr,
+            "DELETE",
+            &format!("/session/{}", self.session),
+            &[],
+            None,
+        );
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+}
+
+impl Browser {
+    fn command(&self, method: &str, path: &str, body: Option<Value>) -> Value {
+        let bytes = body.map(|b| serde_json::to_vec(&b).unwrap());
+        let path = format!("/session/{}{path}", self.session);
+        let reply = request(&self.addr, method, &path, &[], bytes.as_deref())
+            .unwrap_or_else(|e| panic!("webdriver {path}: {e}"));
+        assert_eq!(
+            reply.status, 200,
+            "webdriver {method} {path}: {:?}",
+            reply.body
+        );
+        reply.body["value"].clone()
+    }
+
+    fn go(&self, url: &str) {
+        self.command("POST", "/url", Some(json!({ "url": url })));
+    }
+
+    fn url(&self) -> String {
+        self.command("GET", "/url", None)
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    fn find(&self, css: &str) -> String {
+        let found = self.command(
+            "POST",
+            "/element",
+            Some(json!({"using": "css selector", "value": css})),
+        );
+        found[ELEMENT]
+            .as_str()
+            .unwrap_or_else(|| panic!("no element {css}: {found:?}\n{}", self.text()))
+            .to_string()
+    }
+
+    fn count(&self, css: &str) -> usize {
+        self.script(&format!(
+            "return document.querySelectorAll({}).length",
+            json!(css)
+        ))
+        .as_u64()
+        .unwrap_or(0) as usize
+    }
+
+    fn click(&self, css: &str) {
+        let element = self.find(css);
+        self.command(
+            "POST",
+            &format!("/element/{element}/click"),
+            Some(json!({})),
+        );
+    }
+
+    fn type_into(&self, css: &str, text: &str) {
+        let element = self.find(css);
+        self.command(
+            "POST",
+            &format!("/element/{element}/clear"),
+            Some(json!({})),
+        );
+        self.command(
+            "POST",
+            &format!("/element/{element}/value"),
+            Some(json!({ "text": text })),
+        );
+    }
+
+    fn script(&self, script: &str) -> Value {
+        self.command(
+            "POST",
+            "/execute/sync",
+            Some(json!({"script": script, "args": []})),
+        )
+    }
+
+    /// The page's visible text.
+    fn text(&self) -> String {
+        self.script("return document.body.innerText")
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    /// Waits until the page's text contains `needle` (pages that refresh themselves).
+    fn wait_for_text(&self, needle: &str, limit: Duration) -> String {
+        let deadline = Instant::now() + limit;
+        loop {
+            let text = self.text();
+            if text.contains(needle) {
+                return text;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{needle:?} not on the page within {limit:?}:\n{text}"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    fn cookies(&self) -> Vec<Value> {
+        self.command("GET", "/cookie", None)
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    fn screenshot(&self, name: &str) {
+        let data = self.command("GET", "/screenshot", None);
+        let png = base64_decode(data.as_str().unwrap_or_default());
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("console-screenshots");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
+    }
+}
+
+fn base64_decode(text: &str) -> Vec<u8> {
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => Some(c - b'A'),
+        b'a'..=b'z' => Some(c - b'a' + 26),
+        b'0'..=b'9' => Some(c - b'0' + 52),
+        b'+' => Some(62),
+        b'/' => Some(63),
+        _ => None,
+    };
+    let digits: Vec<u8> = text.bytes().filter_map(value).collect();
+    let mut out = Vec::with_capacity(digits.len() * 3 / 4);
+    for chunk in digits.chunks(4) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |acc, (i, d)| acc | u32::from(*d) << (18 - 6 * i));
+        let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
+        out.extend_from_slice(&bytes[..chunk.len().saturating_sub(1)]);
+    }
+    out
+}
+
+fn create(server: &Server, headers: &[(&str, &str)], id: &str, mut job: Value) {
+    for (key, value) in [("creator", "ops"), ("creatorName", "Operations")] {
+        if job.get(key).is_none() {
+            job[key] = json!(value);
+        }
+    }
+    let body = serde_json::to_vec(&job).unwrap();
+    let reply = server.send("POST", &format!("/jobs/{id}"), headers, Some(&body));
+    assert_eq!(reply.status, 200, "create {id}: {:?}", reply.body);
+}
+
+/// `2026-01-05T12:00:00+00:00` as the pages print it: `2026-01-05 12:00:00`.
+fn as_shown(rfc3339: &str) -> String {
+    rfc3339.get(..19).unwrap_or_default().replace('T', " ")
+}
+
+#[test]
+fn console_shows_seeded_jobs_and_drives_them() {
+    let Some(browser) = browser() else { return };
+    let dir = TempDir::new("console-open");
+    let target = Target::start();
+    let server = start(&dir, &[], &[]);
+    let base = format!("http://{}", server.addr);
+
+    // Seed: a weekday report in London with a secret header, a paused job of another creator,
+    // and a triggered-only hook that calls the local target.
+    create(
+        &server,
+        &[],
+        "report",
+        json!({
+            "jobName": "Noon report", "creator": "alice",
+            "request": [{"method": "POST", "url": format!("{}/report", target.url()),
+                         "headers": {"Authorization": "Bearer very-secret-value", "X-Trace": "visible"}}],
+            "schedule": {"cron": ["0 12 * * MON-FRI"], "timeZone": "Europe/London"}
+        }),
+    );
+    create(
+        &server,
+        &[],
+        "sweep",
+        json!({
+            "jobName": "Sweep", "creator": "bob",
+            "request": [{"method": "GET", "url": format!("{}/sweep", target.url())}],
+            "schedule": {"intervals": ["6h/5h"]}
+        }),
+    );
+    create(
+        &server,
+        &[],
+        "hook",
+        json!({
+            "jobName": "Hook", "creator": "alice",
+            "request": [{"method": "POST", "url": format!("{}/hook", target.url())}],
+            "timer": {"period": "external"}
+        }),
+    );
+    let triggered = server.call(
+        "POST",
+        "/jobs/report/trigger",
+        Some(&json!({"why": "seed"})),
+    );
+    let report_run = triggered.ok_envelope()["executionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(wait_final(&server, &report_run)["state"], "Succeeded");
+    let describe = server.call("GET", "/jobs/report/describe", None).body;
+    let first_fire = describe["info"]["futureActionTimes"][0]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    // The list: every seeded job, its schedule in words, its next fire in its zone, last run.
+    browser.go(&format!("{base}/"));
+    let text = browser.text();
+    for id in ["report", "sweep", "hook"] {
+        assert!(text.contains(id), "{id} missing from the list:\n{text}");
+    }
+    assert!(
+        text.contains("At 12:00 on weekdays, Europe/London"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Every 6 hours (offset 5 hours), UTC"),
+        "{text}"
+    );
+    assert!(text.contains("Triggered only"), "{text}");
+    assert!(
+        text.contains(&as_shown(&first_fire)),
+        "{first_fire} missing:\n{text}"
+    );
+    assert!(text.contains("Succeeded"), "report's last run: {text}");
+    browser.screenshot("jobs");
+
+    // Filters narrow it, from the form and from a shared URL.
+    browser.type_into("#f-creator", "bob");
+    browser.click("form.filters button[type=submit]");
+    let text = browser.text();
+    assert!(browser.url().contains("creator=bob"), "{}", browser.url());
+    assert!(text.contains("sweep") && !text.contains("report"), "{text}");
+    browser.go(&format!("{base}/?creator=alice&state=active"));
+    assert_eq!(browser.count("tr[data-job]"), 2);
+
+    // A job's page: the definition with the secret redacted, 20 coming fires, its executions.
+    browser.go(&format!("{base}/ui/jobs/report"));
+    let text = browser.text();
+    assert_eq!(browser.count("ol.fires li"), 20, "{text}");
+    assert!(text.contains(&as_shown(&first_fire)), "{text}");
+    assert!(text.contains("Authorization: ***"), "{text}");
+    assert!(!browser
+        .script("return document.documentElement.outerHTML")
+        .as_str()
+        .unwrap_or_default()
+        .contains("very-secret-value"));
+    assert!(text.contains("Succeeded"), "{text}");
+    browser.screenshot("job");
+
+    // The execution's page: its event log and the redacted header.
+    browser.click("table.executions a");
+    let text = browser.wait_for_text("Event log", Duration::from_secs(5));
+    assert!(text.contains("Authorization: ***"), "{text}");
+    assert!(
+        text.contains(&format!("Idempotency-Key: {report_run}:1:0")),
+        "{text}"
+    );
+    assert!(browser.count("ol.timeline li") >= 3, "{text}");
+    assert!(text.contains("Processing → Succeeded"), "{text}");
+    let sent = target.wait_for("/report", 1);
+    assert_eq!(
+        sent[0].header("idempotency-key"),
+        Some(format!("{report_run}:1:0").as_str())
+    );
+    browser.screenshot("execution");
+
+    // Trigger from the job's page with arguments, and watch the run reach Succeeded.
+    browser.go(&format!("{base}/ui/jobs/hook"));
+    browser.type_into("#trigger-args", r#"{"region": "emea"}"#);
+    browser.click("form[action$='/trigger'] button");
+    let text = browser.wait_for_text("Execution #1 Succeeded", Duration::from_secs(20));
+    assert!(text.contains("emea"), "{text}");
+    assert_eq!(target.wait_for("/hook", 1).len(), 1);
+
+    // Pause with notes; the list shows them.
+    browser.go(&format!("{base}/ui/jobs/sweep"));
+    browser.type_into("#pause-notes", "maintenance window");
+    browser.click("form[action$='/pause'] button");
+    browser.wait_for_text("Notes: maintenance window", Duration::from_secs(5));
+    browser.go(&format!("{base}/?state=paused"));
+    let text = browser.text();
+    assert!(
+        text.contains("sweep") && text.contains("maintenance window"),
+        "{text}"
+    );
+    assert_eq!(
+        server.call("GET", "/jobs/sweep", None).body["active"],
+        json!(0)
+    );
+
+    // The session cookie: HttpOnly, SameSite=Strict, with an expiry.
+    let cookies = browser.cookies();
+    let session = cookies
+        .iter()
+        .find(|c| c["name"] == "sundial_session")
+        .expect("a session cookie");
+    assert_eq!(session["httpOnly"], json!(true));
+    assert_eq!(session["sameSite"], "Strict");
+    assert!(session["expiry"].as_u64().is_some(), "{session:?}");
+}
+
+#[test]
+fn console_login_logout_expiry_and_csrf() {
+    let Some(browser) = browser() else { return };
+    let dir = TempDir::new("console-token");
+    let token = "console-test-token-0123456789";
+    let server = start(
+        &dir,
+        &[],
+        &[
+            ("SUNDIAL_API_TOKEN", token),
+            ("SUNDIAL_CONSOLE_SESSION_SECONDS", "4"),
+        ],
+    );
+    let bearer = format!("Bearer {token}");
+    let auth = [("Authorization", bearer.as_str())];
+    create(
+        &server,
+        &auth,
+        "nightly",
+        json!({"jobName": "Nightly", "request": [{"method": "GET", "url": "http://127.0.0.1:9/"}],
+               "schedule": {"cron": ["0 2 * * *"]}}),
+    );
+    let base = format!("http://{}", server.addr);
+
+    // No session: the login page. A wrong token is refused.
+    browser.go(&format!("{base}/"));
+    assert!(browser.url().ends_with("/ui/login"), "{}", browser.url());
+    browser.screenshot("login");
+    browser.type_into("#token", "wrong-token-wrong-token");
+    browser.click("form button");
+    assert!(browser.text().contains("Wrong token."));
+
+    // The right token opens the console.
+    browser.type_into("#token", token);
+    browser.click("form button");
+    let text = browser.wait_for_text("nightly", Duration::from_secs(5));
+    assert!(text.contains("At 02:00, UTC"), "{text}");
+
+    // A forged CSRF token is refused and changes nothing.
+    browser.go(&format!("{base}/ui/jobs/nightly"));
+    browser.script(
+        "document.querySelector(\"form[action$='/pause'] input[name=csrf]\").value = 'forged'",
+    );
+    browser.click("form[action$='/pause'] button");
+    let text = browser.text();
+    assert!(text.contains("403") && text.contains("CSRF"), "{text}");
+    let job = server.send("GET", "/jobs/nightly", &auth, None).body;
+    assert_eq!(job["active"], json!(1), "{job:?}");
+
+    // Logout ends the session: the console is closed again.
+    browser.go(&format!("{base}/"));
+    browser.click("form.logout button");
+    assert!(browser.url().contains("/ui/login"), "{}", browser.url());
+    browser.go(&format!("{base}/ui/jobs/nightly"));
+    assert!(browser.url().contains("/ui/login"), "{}", browser.url());
+
+    // A session past its expiry is refused.
+    browser.type_into("#token", token);
+    browser.click("form button");
+    browser.wait_for_text("nightly", Duration::from_secs(5));
+    std::thread::sleep(Duration::from_secs(5));
+    browser.go(&format!("{base}/ui/jobs/nightly"));
+    assert!(browser.url().contains("/ui/login"), "{}", browser.url());
+}

@@ -1,0 +1,299 @@
+//! Sessions, login and CSRF tokens (docs/deploy.md, "Operator console").
+//!
+//! A session is a signed cookie, `EXPIRY.NONCE.SIGNATURE`, with the HMAC of the server's signing
+//! secret: nothing is stored but the nonces signed out early, so a restart keeps people signed in
+//! and a forged or altered cookie fails the signature. The CSRF token of a session is the HMAC of
+//! its cookie under another label: a page embeds it in every form, and a form that does not carry
+//! its own session's token is refused. With `SameSite=Strict` a cross-site form post does not even
+//! carry the cookie; the token is the second lock, for browsers and proxies that get that wrong.
+//! In open mode (loopback, no token) every browser gets a session at its first page, so forms are
+//! protected the same way: a page on another site cannot make a local console act.
+
+use std::io::Read;
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::{Extension, Form};
+use maud::html;
+use serde::Deserialize;
+use sundial_core::signing;
+use sundial_service::ports::store::Store;
+
+use crate::{view, Console, ConsoleAuth, ConsoleState, PageError};
+
+const COOKIE: &str = "sundial_session";
+const SESSION_LABEL: &str = "sundial-console-session\n";
+const CSRF_LABEL: &str = "sundial-console-csrf\n";
+
+/// The session of the request, put in the request's extensions by [`require_session`].
+#[derive(Clone, Debug)]
+pub(crate) struct Session {
+    /// The CSRF token forms must carry.
+    pub csrf: String,
+    /// Whether the reader logged in (token mode), so the page offers to log out.
+    pub signed_in: bool,
+    nonce: String,
+    expiry: i64,
+}
+
+impl Session {
+    /// Refuses a form whose CSRF token is not this session's.
+    pub(crate) fn check_csrf(&self, token: &str) -> Result<(), PageError> {
+        if constant_time_eq(token.as_bytes(), self.csrf.as_bytes()) {
+            Ok(())
+        } else {
+            Err(PageError::new(
+                StatusCode::FORBIDDEN,
+                "The form's CSRF token is missing or not this session's: reload the page and try again.",
+            ))
+        }
+    }
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+impl<S: Store> Console<S> {
+    fn secret(&self) -> &[u8] {
+        self.app.signing_secret()
+    }
+
+    fn new_session(&self) -> Result<(Session, String), PageError> {
+        let mut nonce = [0u8; 16];
+        std::fs::File::open("/dev/urandom")
+            .and_then(|mut random| random.read_exact(&mut nonce))
+            .map_err(|e| {
+                PageError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    format!("cannot start a session: {e}"),
+                )
+            })?;
+        let nonce: String = nonce.iter().map(|b| format!("{b:02x}")).collect();
+        let lifetime = i64::try_from(self.config.session_lifetime.as_secs()).unwrap_or(i64::MAX);
+        let expiry = self.app.now().timestamp().saturating_add(lifetime);
+        let payload = format!("{expiry}.{nonce}");
+        let signature = signing::sign(
+            self.secret(),
+            format!("{SESSION_LABEL}{payload}").as_bytes(),
+        );
+        let cookie = format!("{payload}.{signature}");
+        Ok((self.session_of(&cookie, nonce, expiry), cookie))
+    }
+
+    fn session_of(&self, cookie: &str, nonce: String, expiry: i64) -> Session {
+        Session {
+            csrf: signing::sign(self.secret(), format!("{CSRF_LABEL}{cookie}").as_bytes()),
+            signed_in: matches!(self.config.auth, ConsoleAuth::Token(_)),
+            nonce,
+            expiry,
+        }
+    }
+
+    /// The session a cookie value names, if its signature holds and it has not expired or been
+    /// signed out.
+    fn verify(&self, cookie: &str) -> Option<Session> {
+        let (payload, signature) = cookie.rsplit_once('.')?;
+        let (expiry, nonce) = payload.split_once('.')?;
+        let expiry: i64 = expiry.parse().ok()?;
+        let signed = format!("{SESSION_LABEL}{payload}");
+        if !signing::verify(self.secret(), signed.as_bytes(), signature) {
+            return None;
+        }
+        if expiry <= self.app.now().timestamp() {
+            return None;
+        }
+        let revoked = self
+            .revoked
+            .lock()
+            .map(|r| r.contains_key(nonce))
+            .unwrap_or(true);
+        if revoked {
+            return None;
+        }
+        Some(self.session_of(cookie, nonce.to_string(), expiry))
+    }
+
+    fn revoke(&self, session: &Session) {
+        let now = self.app.now().timestamp();
+        if let Ok(mut revoked) = self.revoked.lock() {
+            revoked.retain(|_, expiry| *expiry > now);
+            revoked.insert(session.nonce.clone(), session.expiry);
+        }
+    }
+
+    fn set_cookie(&self, cookie: &str) -> HeaderValue {
+        let max_age = self.config.session_lifetime.as_secs();
+        HeaderValue::from_str(&format!(
+            "{COOKIE}={cookie}; Path=/; HttpOnly; SameSite=Strict; Max-Age={max_age}"
+        ))
+        .unwrap_or_else(|_| HeaderValue::from_static("sundial_session=; Path=/; Max-Age=0"))
+    }
+}
+
+fn cookie_of(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .find_map(|pair| pair.trim().strip_prefix(COOKIE)?.strip_prefix('='))
+}
+
+fn clear_cookie() -> HeaderValue {
+    HeaderValue::from_static("sundial_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0")
+}
+
+/// Lets the login page and the assets through; every other route needs a session. Open mode
+/// starts one at the first page; token mode sends readers without one to the login page.
+pub(crate) async fn require_session<S: Store>(
+    State(console): State<Arc<Console<S>>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let path = request.uri().path();
+    if path == "/ui/login" || path.starts_with("/ui/assets/") {
+        return next.run(request).await;
+    }
+    let cookie = cookie_of(request.headers());
+    if let Some(session) = cookie.and_then(|c| console.verify(c)) {
+        request.extensions_mut().insert(session);
+        return next.run(request).await;
+    }
+    let had_cookie = cookie.is_some_and(|c| !c.is_empty());
+    match (&console.config.auth, request.method() == Method::GET) {
+        (ConsoleAuth::Open, true) => {
+            let (session, cookie) = match console.new_session() {
+                Ok(new) => new,
+                Err(e) => return e.into_response(),
+            };
+            request.extensions_mut().insert(session);
+            let mut response = next.run(request).await;
+            response
+                .headers_mut()
+                .append(header::SET_COOKIE, console.set_cookie(&cookie));
+            response
+        }
+        (ConsoleAuth::Open, false) => PageError::new(
+            StatusCode::FORBIDDEN,
+            "This form's session has expired: reload the page and try again.",
+        )
+        .into_response(),
+        (ConsoleAuth::Token(_), _) => {
+            let to = if had_cookie {
+                "/ui/login?expired=1"
+            } else {
+                "/ui/login"
+            };
+            let mut response = Redirect::to(to).into_response();
+            if had_cookie {
+                response
+                    .headers_mut()
+                    .append(header::SET_COOKIE, clear_cookie());
+            }
+            response
+        }
+    }
+}
+
+/// The login page's query.
+#[derive(Deserialize)]
+pub(crate) struct LoginQuery {
+    #[serde(default)]
+    expired: Option<String>,
+}
+
+/// `GET /ui/login`.
+pub(crate) async fn login_page<S: Store>(
+    State(console): ConsoleState<S>,
+    axum::extract::Query(query): axum::extract::Query<LoginQuery>,
+) -> Response {
+    if console.config.auth == ConsoleAuth::Open {
+        return Redirect::to("/").into_response();
+    }
+    let message = query
+        .expired
+        .map(|_| "Your session has expired or you logged out: log in again.");
+    login_form(StatusCode::OK, message).into_response()
+}
+
+fn login_form(status: StatusCode, message: Option<&str>) -> impl IntoResponse {
+    let page = view::layout(
+        "Log in",
+        None,
+        html! {
+            h1 { "Log in" }
+            @if let Some(message) = message {
+                p.error role="alert" { (message) }
+            }
+            form.card method="post" action="/ui/login" {
+                label for="token" { "Access token" }
+                p.hint id="token-hint" { "The server's SUNDIAL_API_TOKEN." }
+                input id="token" name="token" type="password" autocomplete="current-password"
+                    aria-describedby="token-hint" required autofocus;
+                button type="submit" { "Log in" }
+            }
+        },
+    );
+    (status, page)
+}
+
+/// The login form.
+#[derive(Deserialize)]
+pub(crate) struct LoginForm {
+    token: String,
+}
+
+/// `POST /ui/login`: the token for a session cookie.
+pub(crate) async fn login<S: Store>(
+    State(console): ConsoleState<S>,
+    Form(form): Form<LoginForm>,
+) -> Response {
+    let ConsoleAuth::Token(token) = &console.config.auth else {
+        return Redirect::to("/").into_response();
+    };
+    // Compared as MACs, so the comparison takes the same time whatever the input.
+    let expected = signing::sign(console.secret(), token.as_bytes());
+    if !signing::verify(console.secret(), form.token.as_bytes(), &expected) {
+        tracing::warn!("console login refused: wrong token");
+        return login_form(StatusCode::UNAUTHORIZED, Some("Wrong token.")).into_response();
+    }
+    match console.new_session() {
+        Ok((_, cookie)) => {
+            let mut response = Redirect::to("/").into_response();
+            response
+                .headers_mut()
+                .append(header::SET_COOKIE, console.set_cookie(&cookie));
+            response
+        }
+        Err(e) => e.into_response(),
+    }
+}
+
+/// A form with only its CSRF token.
+#[derive(Deserialize)]
+pub(crate) struct CsrfForm {
+    csrf: String,
+}
+
+/// `POST /ui/logout`: signs the session out for good and clears the cookie.
+pub(crate) async fn logout<S: Store>(
+    State(console): ConsoleState<S>,
+    Extension(session): Extension<Session>,
+    Form(form): Form<CsrfForm>,
+) -> Result<Response, PageError> {
+    session.check_csrf(&form.csrf)?;
+    console.revoke(&session);
+    let to = match console.config.auth {
+        ConsoleAuth::Open => "/",
+        ConsoleAuth::Token(_) => "/ui/login",
+    };
+    let mut response = Redirect::to(to).into_response();
+    response
+        .headers_mut()
+        .append(header::SET_COOKIE, clear_cookie());
+    Ok(response)
+}

@@ -1,0 +1,174 @@
+//! The operator console: server-rendered HTML pages for people, beside the JSON API for programs.
+//!
+//! `sundial serve` mounts [`router`] next to the API router: the jobs list at `/`, every other page
+//! under `/ui/…`. Pages are HTML written by maud templates (checked when this crate compiles), read
+//! without JavaScript, with a stylesheet and a small script embedded in the binary; nothing is
+//! fetched from anywhere else. Handlers only translate: every page reads and every form writes
+//! through the same [`App`] use cases as the API (`tests/single_path.rs` holds them to it), so a
+//! rule is never enforced twice or skipped here.
+//!
+//! Access (docs/deploy.md, "Operator console"): with no token configured the console is open, which
+//! `serve` allows on loopback only; with a token, a login page exchanges it for a session cookie
+//! (`HttpOnly`, `SameSite=Strict`, expiring). Either way every form that changes something carries
+//! a CSRF token bound to the session. The API Lambda does not mount the console: on AWS it is off.
+
+mod auth;
+mod pages;
+mod view;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::http::{header, StatusCode};
+use axum::middleware;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use sundial_service::ports::store::Store;
+use sundial_service::{App, AppError};
+
+/// How people sign in to the console.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ConsoleAuth {
+    /// No sign-in: for `serve` on a loopback address with no `SUNDIAL_API_TOKEN`.
+    Open,
+    /// The login page asks for this token (the API's bearer token) and sets a session cookie.
+    Token(String),
+}
+
+/// The console's settings.
+#[derive(Clone, Debug)]
+pub struct ConsoleConfig {
+    /// How people sign in.
+    pub auth: ConsoleAuth,
+    /// How long a session cookie stays valid after login.
+    pub session_lifetime: Duration,
+}
+
+impl ConsoleConfig {
+    /// The default session lifetime: a working day.
+    pub const DEFAULT_SESSION_LIFETIME: Duration = Duration::from_secs(8 * 3600);
+}
+
+/// What every handler reads: the use cases and the sessions signed out before they expired.
+struct Console<S> {
+    app: Arc<App<S>>,
+    config: ConsoleConfig,
+    /// Session nonces signed out, with their expiry (unix seconds), so logout is final.
+    revoked: Mutex<HashMap<String, i64>>,
+}
+
+type ConsoleState<S> = axum::extract::State<Arc<Console<S>>>;
+
+/// The console's routes: `/` and `/ui/…`. It has no fallback, so it merges with the API router
+/// (whose fallback answers the API's 404 envelope).
+pub fn router<S: Store>(app: Arc<App<S>>, config: ConsoleConfig) -> Router {
+    let state = Arc::new(Console {
+        app,
+        config,
+        revoked: Mutex::new(HashMap::new()),
+    });
+    Router::new()
+        .route("/", get(pages::jobs::<S>))
+        .route("/ui/jobs", get(pages::jobs::<S>))
+        .route("/ui/jobs/{job_id}", get(pages::job::<S>))
+        .route("/ui/jobs/{job_id}/pause", post(pages::pause::<S>))
+        .route("/ui/jobs/{job_id}/unpause", post(pages::unpause::<S>))
+        .route("/ui/jobs/{job_id}/trigger", post(pages::trigger::<S>))
+        .route("/ui/jobs/{job_id}/delete", post(pages::delete::<S>))
+        .route("/ui/executions/{execution_id}", get(pages::execution::<S>))
+        .route(
+            "/ui/executions/{execution_id}/cancel",
+            post(pages::cancel::<S>),
+        )
+        .route(
+            "/ui/executions/{execution_id}/terminate",
+            post(pages::terminate::<S>),
+        )
+        .route(
+            "/ui/login",
+            get(auth::login_page::<S>).post(auth::login::<S>),
+        )
+        .route("/ui/logout", post(auth::logout::<S>))
+        .route("/ui/assets/console.css", get(stylesheet))
+        .route("/ui/assets/console.js", get(script))
+        .layer(middleware::from_fn_with_state(
+            Arc::clone(&state),
+            auth::require_session::<S>,
+        ))
+        .with_state(state)
+}
+
+async fn stylesheet() -> Response {
+    asset(
+        "text/css; charset=utf-8",
+        include_str!("assets/console.css"),
+    )
+}
+
+async fn script() -> Response {
+    asset(
+        "text/javascript; charset=utf-8",
+        include_str!("assets/console.js"),
+    )
+}
+
+fn asset(content_type: &'static str, body: &'static str) -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, content_type),
+            (header::CACHE_CONTROL, "max-age=3600"),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+/// A page that could not be shown: the status and what to tell the reader.
+#[derive(Debug)]
+struct PageError {
+    status: StatusCode,
+    message: String,
+}
+
+impl PageError {
+    fn new(status: StatusCode, message: impl Into<String>) -> Self {
+        PageError {
+            status,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<AppError> for PageError {
+    fn from(e: AppError) -> Self {
+        let status = match &e {
+            AppError::Invalid(_) => StatusCode::BAD_REQUEST,
+            AppError::NotFound(_) => StatusCode::NOT_FOUND,
+            AppError::Conflict(_) => StatusCode::CONFLICT,
+            AppError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            AppError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+        };
+        PageError::new(status, e.to_string())
+    }
+}
+
+impl IntoResponse for PageError {
+    fn into_response(self) -> Response {
+        let title = match self.status.canonical_reason() {
+            Some(reason) => format!("{} {reason}", self.status.as_u16()),
+            None => self.status.as_u16().to_string(),
+        };
+        let body = view::layout(
+            &title,
+            None,
+            maud::html! {
+                h1 { (title) }
+                p.error role="alert" { (self.message) }
+                p { a href="/" { "Back to the jobs" } }
+            },
+        );
+        (self.status, body).into_response()
+    }
+}

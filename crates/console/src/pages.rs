@@ -1,0 +1,662 @@
+//! The pages and their forms. Each handler calls the [`App`](sundial_service::App) use case the
+//! API route of the same action calls, and renders or redirects; no rule lives here.
+
+use axum::extract::{Path, Query, State};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::{Extension, Form};
+use chrono::{DateTime, Offset, TimeZone, Utc};
+use chrono_tz::Tz;
+use maud::{html, Markup};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use sundial_core::execution::Execution;
+use sundial_core::job::{Job, When};
+use sundial_service::app::{parse_job_id, upcoming_fires};
+use sundial_service::ports::store::{JobFilter, PageRequest, Store};
+
+use crate::auth::Session;
+use crate::view::{chip, layout, relative, seg, when};
+use crate::{ConsoleState, PageError};
+
+type PageResult = Result<Response, PageError>;
+
+/// Jobs per page of the list.
+const JOBS_PER_PAGE: usize = 50;
+/// Coming fire times on a job's page.
+const UPCOMING: usize = 20;
+/// Executions on a job's page.
+const RECENT: usize = 20;
+/// How much of a result or response body an execution page shows.
+const BODY_LIMIT: usize = 2_000;
+
+fn zone_of(job: &Job) -> Tz {
+    match job.definition.when() {
+        When::Scheduled(schedule) => schedule.time_zone(),
+        When::TriggeredOnly => Tz::UTC,
+    }
+}
+
+fn schedule_words(job: &Job) -> String {
+    match job.definition.when() {
+        When::Scheduled(schedule) => schedule.in_words(),
+        When::TriggeredOnly => "Triggered only".to_string(),
+    }
+}
+
+fn parse_time(text: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(text)
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
+}
+
+fn pretty(value: &Value) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_default()
+}
+
+fn truncated(text: String) -> String {
+    if text.len() <= BODY_LIMIT {
+        return text;
+    }
+    let mut end = BODY_LIMIT;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes in all)", &text[..end], text.len())
+}
+
+/// The list's filters, all in the query string so a URL can be shared.
+#[derive(Deserialize, Default)]
+pub(crate) struct JobsQuery {
+    #[serde(default)]
+    state: Option<String>,
+    #[serde(default)]
+    creator: Option<String>,
+    #[serde(default)]
+    service: Option<String>,
+    #[serde(default)]
+    parent: Option<String>,
+    #[serde(default)]
+    cursor: Option<String>,
+}
+
+fn non_empty(value: &Option<String>) -> Option<String> {
+    value.as_ref().filter(|v| !v.trim().is_empty()).cloned()
+}
+
+fn query_string(pairs: &[(&str, Option<String>)]) -> String {
+    let parts: Vec<String> = pairs
+        .iter()
+        .filter_map(|(k, v)| v.as_ref().map(|v| format!("{k}={}", seg(v))))
+        .collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("?{}", parts.join("&"))
+    }
+}
+
+/// `/` and `/ui/jobs`: the filterable, paginated jobs list.
+pub(crate) async fn jobs<S: Store>(
+    State(console): ConsoleState<S>,
+    Extension(session): Extension<Session>,
+    Query(query): Query<JobsQuery>,
+) -> PageResult {
+    let app = &console.app;
+    let state = non_empty(&query.state).filter(|s| s == "active" || s == "paused");
+    let filter = JobFilter {
+        state: state.clone(),
+        creator: non_empty(&query.creator),
+        parent_job: non_empty(&query.parent),
+        service: non_empty(&query.service),
+    };
+    let page = app
+        .list_jobs(
+            &filter,
+            &PageRequest {
+                limit: JOBS_PER_PAGE,
+                cursor: non_empty(&query.cursor),
+            },
+        )
+        .await?;
+    let now = app.now();
+    let mut rows = Vec::with_capacity(page.items.len());
+    for job in &page.items {
+        let last = app
+            .list_executions(job.definition.job_id(), &PageRequest::first(1))
+            .await?
+            .items
+            .into_iter()
+            .next();
+        rows.push((job, last));
+    }
+    let next = page.next_cursor.as_ref().map(|cursor| {
+        format!(
+            "/{}",
+            query_string(&[
+                ("state", state.clone()),
+                ("creator", filter.creator.clone()),
+                ("service", filter.service.clone()),
+                ("parent", filter.parent_job.clone()),
+                ("cursor", Some(cursor.clone())),
+            ])
+        )
+    });
+    let content = html! {
+        h1 { "Jobs" }
+        form.filters method="get" action="/" role="search" aria-label="Filter jobs" {
+            div.field {
+                label for="f-state" { "State" }
+                select id="f-state" name="state" {
+                    option value="" selected[state.is_none()] { "Any" }
+                    option value="active" selected[state.as_deref() == Some("active")] { "Active" }
+                    option value="paused" selected[state.as_deref() == Some("paused")] { "Paused" }
+                }
+            }
+            div.field {
+                label for="f-creator" { "Creator" }
+                input id="f-creator" name="creator" type="text" value=[filter.creator.as_deref()];
+            }
+            div.field {
+                label for="f-service" { "Service" }
+                input id="f-service" name="service" type="text" value=[filter.service.as_deref()];
+            }
+            div.field {
+                label for="f-parent" { "Parent job" }
+                input id="f-parent" name="parent" type="text" value=[filter.parent_job.as_deref()];
+            }
+            div.actions {
+                button type="submit" { "Filter" }
+                a href="/" { "Clear" }
+            }
+        }
+        @if rows.is_empty() {
+            p.empty { "No jobs match." }
+        } @else {
+            div.table-wrap {
+                table.jobs {
+                    caption.visually-hidden { "Jobs" }
+                    thead { tr {
+                        th scope="col" { "Job" }
+                        th scope="col" { "State" }
+                        th scope="col" { "Schedule" }
+                        th scope="col" { "Next fire" }
+                        th scope="col" { "Last run" }
+                    } }
+                    tbody {
+                        @for (job, last) in &rows {
+                            (job_row(job, last.as_ref(), now))
+                        }
+                    }
+                }
+            }
+        }
+        @if let Some(next) = next {
+            nav.pager aria-label="Pages" { a href=(next) rel="next" { "Next page →" } }
+        }
+    };
+    Ok(layout("Jobs", Some(&session), content).into_response())
+}
+
+fn job_row(job: &Job, last: Option<&Execution>, now: DateTime<Utc>) -> Markup {
+    let id = job.definition.job_id().as_str();
+    let zone = zone_of(job);
+    let next = upcoming_fires(job, now, 1)
+        .first()
+        .and_then(|t| parse_time(t));
+    let active = job.definition.active();
+    html! {
+        tr data-job=(id) {
+            td {
+                a href={ "/ui/jobs/" (seg(id)) } { (id) }
+                @let name = job.definition.job_name();
+                @if !name.is_empty() { br; span.muted { (name) } }
+            }
+            td {
+                @if active { (chip("active")) } @else {
+                    (chip("paused"))
+                    @if let Some(notes) = &job.state.paused_notes {
+                        br; span.notes { (notes) }
+                    }
+                }
+            }
+            td.schedule { (schedule_words(job)) }
+            td {
+                @match next {
+                    Some(t) => (when(t, zone, now)),
+                    None => span.muted { "—" },
+                }
+            }
+            td {
+                @match last {
+                    Some(e) => {
+                        a href={ "/ui/executions/" (seg(&e.execution_id)) } { (chip(&e.state().to_string())) }
+                        " " span.muted { (relative(e.finished_at().or(e.started_at()).unwrap_or(e.scheduled_time), now)) }
+                    }
+                    None => span.muted { "never" },
+                }
+            }
+        }
+    }
+}
+
+/// A note under a fire time when the zone's offset differs from the previous fire's.
+fn dst_note(zone: Tz, previous: Option<DateTime<Utc>>, time: DateTime<Utc>) -> Option<String> {
+    let offset = |t: DateTime<Utc>| zone.offset_from_utc_datetime(&t.naive_utc()).fix();
+    let before = offset(previous?);
+    let after = offset(time);
+    (before != after).then(|| format!("clocks change before this: UTC{before} → UTC{after}"))
+}
+
+/// `/ui/jobs/{jobId}`: the definition, coming fires, executions, counters, children and actions.
+pub(crate) async fn job<S: Store>(
+    State(console): ConsoleState<S>,
+    Extension(session): Extension<Session>,
+    Path(job_id): Path<String>,
+) -> PageResult {
+    let app = &console.app;
+    let job_id = parse_job_id(&job_id)?;
+    let job = app.get_job(&job_id).await?;
+    let now = app.now();
+    let zone = zone_of(&job);
+    let fires: Vec<DateTime<Utc>> = upcoming_fires(&job, now, UPCOMING)
+        .iter()
+        .filter_map(|t| parse_time(t))
+        .collect();
+    let executions = app
+        .list_executions(&job_id, &PageRequest::first(RECENT))
+        .await?
+        .items;
+    let children = if job.state.has_children {
+        let filter = JobFilter {
+            parent_job: Some(job_id.as_str().to_string()),
+            ..JobFilter::default()
+        };
+        app.list_jobs(&filter, &PageRequest::first(100))
+            .await?
+            .items
+    } else {
+        Vec::new()
+    };
+    // The API's own JSON: sensitive header values are already redacted there.
+    let shown = job.to_api_json();
+    let id = job_id.as_str();
+    let base = format!("/ui/jobs/{}", seg(id));
+    let state = &job.state;
+    let content = html! {
+        p.crumbs { a href="/" { "Jobs" } " / " (id) }
+        h1 { (id) " " @if job.definition.active() { (chip("active")) } @else { (chip("paused")) } }
+        @if let Some(notes) = &state.paused_notes { p.notes { "Notes: " (notes) } }
+        section aria-labelledby="def" {
+            h2 id="def" { "Definition" }
+            dl.definition {
+                dt { "Name" } dd { (job.definition.job_name()) }
+                @for (key, label) in [("jobDescription", "Description"), ("creator", "Creator"), ("creatorName", "Creator name"), ("parentJob", "Parent job"), ("overlap", "Overlap")] {
+                    @if let Some(v) = shown.get(key).filter(|v| !v.is_null()) {
+                        dt { (label) } dd { (v.as_str().map_or_else(|| v.to_string(), str::to_string)) }
+                    }
+                }
+                dt { "Schedule" } dd.schedule { (schedule_words(&job)) }
+                @if let Some(requests) = shown.get("request").and_then(Value::as_array) {
+                    @for (i, request) in requests.iter().enumerate() {
+                        dt { "Request " (i + 1) }
+                        dd {
+                            code { (request.get("method").and_then(Value::as_str).unwrap_or("GET")) " " (request.get("url").and_then(Value::as_str).unwrap_or("")) }
+                            @if let Some(headers) = request.get("headers").and_then(Value::as_object) {
+                                ul.headers {
+                                    @for (name, value) in headers {
+                                        li { code { (name) ": " (value.as_str().map_or_else(|| value.to_string(), str::to_string)) } }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            details {
+                summary { "As JSON" }
+                pre.json { (pretty(&shown)) }
+            }
+        }
+        section aria-labelledby="counters" {
+            h2 id="counters" { "Counters" }
+            dl.counters {
+                dt { "Actions" } dd { (state.action_count) }
+                dt { "Skipped (overlap)" } dd { (state.overlap_skipped) }
+                dt { "Missed catch-up window" } dd { (state.missed_catchup_window) }
+                dt { "Buffer dropped" } dd { (state.buffer_dropped) }
+                @if let Some(remaining) = state.remaining_actions { dt { "Remaining actions" } dd { (remaining) } }
+            }
+        }
+        section aria-labelledby="next" {
+            h2 id="next" { "Next " (fires.len()) " fires" }
+            @if fires.is_empty() {
+                p.muted { @if job.definition.active() { "No fire times coming." } @else { "Paused: nothing fires until it is unpaused." } }
+            } @else {
+                ol.fires {
+                    @for (i, t) in fires.iter().enumerate() {
+                        li {
+                            (when(*t, zone, now))
+                            @if let Some(note) = dst_note(zone, i.checked_sub(1).and_then(|p| fires.get(p)).copied(), *t) {
+                                " " span.dst { (note) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        section aria-labelledby="runs" {
+            h2 id="runs" { "Recent executions" }
+            @if executions.is_empty() { p.muted { "No executions yet." } } @else {
+                div.table-wrap { table.executions {
+                    thead { tr { th scope="col" { "#" } th scope="col" { "State" } th scope="col" { "Scheduled" } th scope="col" { "By" } th scope="col" { "Attempts" } th scope="col" { "Error" } } }
+                    tbody {
+                        @for e in &executions {
+                            tr {
+                                td { a href={ "/ui/executions/" (seg(&e.execution_id)) } { (e.execute_number) } }
+                                td { (chip(&e.state().to_string())) }
+                                td { (when(e.scheduled_time, zone, now)) }
+                                td { (e.scheduled_by_id) }
+                                td { (e.attempts()) }
+                                td { (e.error.as_deref().unwrap_or("")) }
+                            }
+                        }
+                    }
+                } }
+            }
+        }
+        @if !children.is_empty() {
+            section aria-labelledby="children" {
+                h2 id="children" { "Children" }
+                ul { @for child in &children { li { a href={ "/ui/jobs/" (seg(child.definition.job_id().as_str())) } { (child.definition.job_id().as_str()) } } } }
+            }
+        }
+        section.actions aria-labelledby="act" {
+            h2 id="act" { "Actions" }
+            @if job.definition.active() {
+                form.card method="post" action={ (base) "/pause" } {
+                    input type="hidden" name="csrf" value=(session.csrf);
+                    label for="pause-notes" { "Pause notes" }
+                    input id="pause-notes" name="notes" type="text" placeholder="why it is paused";
+                    button type="submit" { "Pause" }
+                }
+            } @else {
+                form.card method="post" action={ (base) "/unpause" } {
+                    input type="hidden" name="csrf" value=(session.csrf);
+                    label for="unpause-notes" { "Unpause notes" }
+                    input id="unpause-notes" name="notes" type="text";
+                    button type="submit" { "Unpause" }
+                }
+            }
+            form.card method="post" action={ (base) "/trigger" } {
+                input type="hidden" name="csrf" value=(session.csrf);
+                label for="trigger-args" { "Trigger with arguments (JSON object)" }
+                textarea id="trigger-args" name="arguments" rows="3" spellcheck="false" { "{}" }
+                button type="submit" { "Trigger now" }
+            }
+            form.card.danger method="post" action={ (base) "/delete" } data-confirm={ "Delete job " (id) " and its executions?" } {
+                input type="hidden" name="csrf" value=(session.csrf);
+                label for="delete-confirm" { "Type the job id to delete it" }
+                input id="delete-confirm" name="confirm" type="text" required autocomplete="off";
+                button type="submit" { "Delete" }
+            }
+        }
+    };
+    Ok(layout(id, Some(&session), content).into_response())
+}
+
+/// `/ui/executions/{executionId}`: the event log, attempts, retries, progress; cancel and
+/// terminate. It reloads itself every 2 s while the run is not finished (no script needed).
+pub(crate) async fn execution<S: Store>(
+    State(console): ConsoleState<S>,
+    Extension(session): Extension<Session>,
+    Path(execution_id): Path<String>,
+) -> PageResult {
+    let app = &console.app;
+    let execution = app.get_execution(&execution_id).await?;
+    let job = app.get_job(&execution.job_id).await.ok();
+    let zone = job.as_ref().map_or(Tz::UTC, zone_of);
+    let now = app.now();
+    let requests: Vec<Value> = job
+        .as_ref()
+        .and_then(|j| {
+            j.to_api_json()
+                .get("request")
+                .and_then(Value::as_array)
+                .cloned()
+        })
+        .unwrap_or_default();
+    let finished = execution.is_finished();
+    let id = execution.execution_id.as_str();
+    let job_id = execution.job_id.as_str();
+    let base = format!("/ui/executions/{}", seg(id));
+    let retries = &execution.run.retries;
+    let content = html! {
+        @if !finished { meta http-equiv="refresh" content="2"; }
+        p.crumbs { a href="/" { "Jobs" } " / " a href={ "/ui/jobs/" (seg(job_id)) } { (job_id) } " / #" (execution.execute_number) }
+        h1 { "Execution #" (execution.execute_number) " " (chip(&execution.state().to_string())) }
+        @if !finished { p.live role="status" { "Running: this page refreshes every 2 seconds." } }
+        dl.definition {
+            dt { "Execution id" } dd { code { (id) } }
+            dt { "Scheduled" } dd { (when(execution.scheduled_time, zone, now)) }
+            dt { "Scheduled by" } dd { (execution.scheduled_by_id) }
+            @if let Some(t) = execution.started_at() { dt { "Started" } dd { (when(t, zone, now)) } }
+            @if let Some(t) = execution.finished_at() { dt { "Finished" } dd { (when(t, zone, now)) } }
+            dt { "Attempts" } dd { (execution.attempts()) }
+            @if retries.retries > 0 {
+                dt { "Retries" }
+                dd { (retries.retries) " (" @for (i, (code, n)) in retries.retries_by_code.iter().enumerate() { @if i > 0 { ", " } (n) " after " (code) } ")" }
+            }
+            @if let Some(t) = execution.run.retry_at { dt { "Next attempt" } dd { (when(t, zone, now)) } }
+            @if let Some(error) = &execution.error { dt { "Error" } dd.error { (error) } }
+            @if let Some(arguments) = &execution.arguments { dt { "Arguments" } dd { pre.json { (truncated(pretty(arguments))) } } }
+            @if let Some(progress) = &execution.progress { dt { "Progress" } dd { pre.json { (truncated(pretty(progress))) } } }
+            @if let Some(result) = &execution.result { dt { "Result" } dd { pre.json { (truncated(pretty(result))) } } }
+        }
+        section aria-labelledby="log" {
+            h2 id="log" { "Event log" }
+            @if execution.dropped_events() > 0 { p.muted { (execution.dropped_events()) " older events dropped (the log is capped)." } }
+            ol.timeline {
+                @for event in execution.events() {
+                    li {
+                        (when(event.at, zone, now))
+                        " "
+                        @if let Some(from) = event.from { (chip(&from.to_string())) " → " }
+                        (chip(&event.to.to_string()))
+                        @if !event.message.is_empty() { " " span.message { (event.message) } }
+                    }
+                }
+            }
+        }
+        @if !requests.is_empty() {
+            section aria-labelledby="req" {
+                h2 id="req" { "Requests" }
+                p.hint { "As the job defines them; sensitive header values are shown as ***. Each attempt's call carries Idempotency-Key EXECUTION:ATTEMPT:STEP." }
+                @for (i, request) in requests.iter().enumerate() {
+                    div.card {
+                        p { code { (request.get("method").and_then(Value::as_str).unwrap_or("GET")) " " (request.get("url").and_then(Value::as_str).unwrap_or("")) } }
+                        ul.headers {
+                            @if let Some(headers) = request.get("headers").and_then(Value::as_object) {
+                                @for (name, value) in headers {
+                                    li { code { (name) ": " (value.as_str().map_or_else(|| value.to_string(), str::to_string)) } }
+                                }
+                            }
+                            li { code { "Idempotency-Key: " (id) ":" (execution.attempts().max(1)) ":" (i) } }
+                        }
+                        @if let Some(response) = execution.run.responses.get(i) {
+                            p { "Response:" }
+                            pre.json { (truncated(pretty(response))) }
+                        }
+                    }
+                }
+            }
+        }
+        @if !finished {
+            section.actions aria-labelledby="act" {
+                h2 id="act" { "Actions" }
+                form.card method="post" action={ (base) "/cancel" } {
+                    input type="hidden" name="csrf" value=(session.csrf);
+                    label for="cancel-reason" { "Reason" }
+                    input id="cancel-reason" name="reason" type="text" placeholder="cancelled by a user";
+                    button type="submit" { "Cancel" }
+                }
+                form.card.danger method="post" action={ (base) "/terminate" } data-confirm="Terminate this execution?" {
+                    input type="hidden" name="csrf" value=(session.csrf);
+                    input type="hidden" name="reason" value="terminated by a user";
+                    button type="submit" { "Terminate" }
+                }
+            }
+        }
+    };
+    Ok(layout(
+        &format!("Execution #{}", execution.execute_number),
+        Some(&session),
+        content,
+    )
+    .into_response())
+}
+
+/// The notes forms.
+#[derive(Deserialize)]
+pub(crate) struct NotesForm {
+    csrf: String,
+    #[serde(default)]
+    notes: String,
+}
+
+fn job_page(job_id: &str) -> Redirect {
+    Redirect::to(&format!("/ui/jobs/{}", seg(job_id)))
+}
+
+/// `POST /ui/jobs/{jobId}/pause`.
+pub(crate) async fn pause<S: Store>(
+    State(console): ConsoleState<S>,
+    Extension(session): Extension<Session>,
+    Path(job_id): Path<String>,
+    Form(form): Form<NotesForm>,
+) -> PageResult {
+    session.check_csrf(&form.csrf)?;
+    let id = parse_job_id(&job_id)?;
+    let notes = Some(form.notes.trim().to_string())
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| "paused".to_string());
+    console.app.set_active(&id, false, Some(notes)).await?;
+    Ok(job_page(&job_id).into_response())
+}
+
+/// `POST /ui/jobs/{jobId}/unpause`.
+pub(crate) async fn unpause<S: Store>(
+    State(console): ConsoleState<S>,
+    Extension(session): Extension<Session>,
+    Path(job_id): Path<String>,
+    Form(form): Form<NotesForm>,
+) -> PageResult {
+    session.check_csrf(&form.csrf)?;
+    let id = parse_job_id(&job_id)?;
+    let notes = Some(form.notes.trim().to_string()).filter(|n| !n.is_empty());
+    console.app.set_active(&id, true, notes).await?;
+    Ok(job_page(&job_id).into_response())
+}
+
+/// The trigger form.
+#[derive(Deserialize)]
+pub(crate) struct TriggerForm {
+    csrf: String,
+    #[serde(default)]
+    arguments: String,
+}
+
+/// `POST /ui/jobs/{jobId}/trigger`: runs the job now and shows the new execution.
+pub(crate) async fn trigger<S: Store>(
+    State(console): ConsoleState<S>,
+    Extension(session): Extension<Session>,
+    Path(job_id): Path<String>,
+    Form(form): Form<TriggerForm>,
+) -> PageResult {
+    session.check_csrf(&form.csrf)?;
+    let id = parse_job_id(&job_id)?;
+    let text = form.arguments.trim();
+    let arguments: Value = if text.is_empty() {
+        json!({})
+    } else {
+        serde_json::from_str(text).map_err(|e| {
+            PageError::new(
+                axum::http::StatusCode::BAD_REQUEST,
+                format!("arguments: invalid JSON: {e}"),
+            )
+        })?
+    };
+    let execution = console.app.trigger(&id, arguments, None, None).await?;
+    Ok(Redirect::to(&format!("/ui/executions/{}", seg(&execution.execution_id))).into_response())
+}
+
+/// The delete form: the job id typed again.
+#[derive(Deserialize)]
+pub(crate) struct DeleteForm {
+    csrf: String,
+    #[serde(default)]
+    confirm: String,
+}
+
+/// `POST /ui/jobs/{jobId}/delete`.
+pub(crate) async fn delete<S: Store>(
+    State(console): ConsoleState<S>,
+    Extension(session): Extension<Session>,
+    Path(job_id): Path<String>,
+    Form(form): Form<DeleteForm>,
+) -> PageResult {
+    session.check_csrf(&form.csrf)?;
+    if form.confirm.trim() != job_id {
+        return Err(PageError::new(
+            axum::http::StatusCode::BAD_REQUEST,
+            format!("confirm: type the job id {job_id:?} to delete the job"),
+        ));
+    }
+    console.app.delete_job(&parse_job_id(&job_id)?).await?;
+    Ok(Redirect::to("/").into_response())
+}
+
+/// The cancel and terminate forms.
+#[derive(Deserialize)]
+pub(crate) struct ReasonForm {
+    csrf: String,
+    #[serde(default)]
+    reason: String,
+}
+
+fn reason(form: &ReasonForm, default: &str) -> String {
+    let reason = form.reason.trim();
+    if reason.is_empty() {
+        default.to_string()
+    } else {
+        reason.chars().take(4096).collect()
+    }
+}
+
+/// `POST /ui/executions/{executionId}/cancel`.
+pub(crate) async fn cancel<S: Store>(
+    State(console): ConsoleState<S>,
+    Extension(session): Extension<Session>,
+    Path(execution_id): Path<String>,
+    Form(form): Form<ReasonForm>,
+) -> PageResult {
+    session.check_csrf(&form.csrf)?;
+    let reason = reason(&form, "cancelled by a user");
+    console.app.cancel_execution(&execution_id, &reason).await?;
+    Ok(Redirect::to(&format!("/ui/executions/{}", seg(&execution_id))).into_response())
+}
+
+/// `POST /ui/executions/{executionId}/terminate`.
+pub(crate) async fn terminate<S: Store>(
+    State(console): ConsoleState<S>,
+    Extension(session): Extension<Session>,
+    Path(execution_id): Path<String>,
+    Form(form): Form<ReasonForm>,
+) -> PageResult {
+    session.check_csrf(&form.csrf)?;
+    let reason = reason(&form, "terminated by a user");
+    console
+        .app
+        .terminate_execution(&execution_id, &reason)
+        .await?;
+    Ok(Redirect::to(&format!("/ui/executions/{}", seg(&execution_id))).into_response())
+}

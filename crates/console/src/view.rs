@@ -1,0 +1,98 @@
+//! The page shell and the small pieces every page uses: times in the job's zone and UTC, state
+//! chips, links with encoded path segments.
+
+use axum::response::Html;
+use chrono::{DateTime, TimeZone, Utc};
+use chrono_tz::Tz;
+use maud::{html, Markup, DOCTYPE};
+
+use crate::auth::Session;
+
+/// The page around `content`: header with navigation and, when signed in, the logout button.
+pub(crate) fn layout(title: &str, session: Option<&Session>, content: Markup) -> Html<String> {
+    let page = html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                meta name="color-scheme" content="light dark";
+                title { (title) " · Sundial" }
+                link rel="stylesheet" href="/ui/assets/console.css";
+                script src="/ui/assets/console.js" defer {}
+            }
+            body {
+                a.skip href="#main" { "Skip to content" }
+                header.top {
+                    a.brand href="/" { "Sundial" }
+                    nav aria-label="Main" {
+                        a href="/" { "Jobs" }
+                    }
+                    @if let Some(session) = session {
+                        @if session.signed_in {
+                            form.logout method="post" action="/ui/logout" {
+                                input type="hidden" name="csrf" value=(session.csrf);
+                                button type="submit" { "Log out" }
+                            }
+                        }
+                    }
+                }
+                main id="main" tabindex="-1" { (content) }
+            }
+        }
+    };
+    Html(page.into_string())
+}
+
+/// A path segment with everything but unreserved characters percent-encoded.
+pub(crate) fn seg(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~') {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+/// A state chip: `Succeeded`, `Failed`, `paused`…, styled by its name.
+pub(crate) fn chip(state: &str) -> Markup {
+    let class = format!("chip chip-{}", state.to_ascii_lowercase());
+    html! { span class=(class) { (state) } }
+}
+
+/// `in 3 days`, `5 min ago`, `now`.
+pub(crate) fn relative(time: DateTime<Utc>, now: DateTime<Utc>) -> String {
+    let secs = (time - now).num_seconds();
+    let magnitude = secs.unsigned_abs();
+    let amount = match magnitude {
+        0..=9 => return "now".to_string(),
+        10..=89 => format!("{magnitude} s"),
+        90..=5_399 => format!("{} min", (magnitude + 30) / 60),
+        5_400..=129_599 => format!("{} h", (magnitude + 1_800) / 3_600),
+        _ => format!("{} days", (magnitude + 43_200) / 86_400),
+    };
+    if secs > 0 {
+        format!("in {amount}")
+    } else {
+        format!("{amount} ago")
+    }
+}
+
+/// A time in `zone` with its abbreviation, the same instant in UTC and how far from now; the
+/// script adds the viewer's own zone as a tooltip.
+pub(crate) fn when(time: DateTime<Utc>, zone: Tz, now: DateTime<Utc>) -> Markup {
+    let local = zone.from_utc_datetime(&time.naive_utc());
+    let utc = time.format("%Y-%m-%d %H:%M:%S UTC").to_string();
+    html! {
+        time datetime=(time.to_rfc3339()) {
+            (local.format("%Y-%m-%d %H:%M:%S %Z"))
+        }
+        @if zone != Tz::UTC {
+            " " span.muted { "(" (utc) ")" }
+        }
+        " " span.muted.relative { (relative(time, now)) }
+    }
+}
