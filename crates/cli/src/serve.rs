@@ -25,9 +25,9 @@ use sundial_service::{App, AppConfig};
 /// The environment of `sundial serve`, shown after its flags in `sundial serve --help`.
 pub(crate) const ENVIRONMENT: &str = "\
 Environment:
-  SUNDIAL_API_TOKEN       bearer token required on every route but /health and the feedback
-                          route; mandatory when --addr is not a loopback address; at least 16
-                          visible ASCII characters
+  SUNDIAL_API_TOKEN       bearer token required on every route but /health, the feedback
+                          route, /openapi.json and /docs; mandatory when --addr is not a
+                          loopback address; at least 16 visible ASCII characters
   SUNDIAL_CONSOLE_SESSION_SECONDS
                           how long a console login lasts (default 28800, 8 hours)
   SUNDIAL_DEBUG_MODE      1 for --debug-mode

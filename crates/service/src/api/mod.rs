@@ -6,7 +6,7 @@
 //! HTTP status, including for malformed JSON, oversized bodies and unknown routes, so a client never
 //! has to parse a plain-text error.
 //!
-//! The router and its OpenAPI document (`GET /openapi.json`) come from one table, [`api_routes!`]:
+//! The router and its OpenAPI document (`GET /openapi.json`) come from one table, `api_routes!`:
 //! each handler carries its `#[utoipa::path]` (method, path, parameters, bodies, answers), the
 //! document is generated from those, and the router mounts each handler at the path and methods
 //! its own documentation names. A route cannot be served without being documented, nor documented

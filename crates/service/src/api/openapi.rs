@@ -1,8 +1,8 @@
 //! The API's OpenAPI 3.1 document (`GET /openapi.json`) and its reference page (`GET /docs`).
 //!
 //! The document is generated: the operations come from the handlers' `#[utoipa::path]`
-//! attributes (see [`super::Operations`]), the schemas from the types of [`super::schema`], and
-//! what every route shares (the envelope of errors, the auth schemes, the answers a body or a
+//! attributes (the route table of the `api` module), the schemas from the types of
+//! [`super::schema`], and what every route shares (the envelope of errors, the auth schemes, the answers a body or a
 //! token can cause) is added here by rules, not by hand per route. Both `sundial serve` and the
 //! API Lambda serve it from the same router, without authentication: it is the public contract
 //! and holds no data (on AWS the template routes `/openapi.json` and `/docs` around the
