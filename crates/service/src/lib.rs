@@ -7,7 +7,7 @@
 //! - [`api`]: the HTTP router both the API Lambda and `sundial serve` run, translating only;
 //! - [`adapters`]: the adapters that belong to no platform (in memory, the real HTTP client);
 //! - [`records`]: how jobs and executions are stored, shared by `app` and `engine`;
-//! - [`conformance`] (feature `conformance`): the ports' contracts as executable suites.
+//! - `conformance` (feature `conformance`): the ports' contracts as executable suites.
 //!
 //! The SQLite adapters live in `sundial-embedded`, the AWS ones in `sundial-aws`; the domain
 //! (specs, policies, planner, retry, templating) in `sundial-core`.

@@ -1,6 +1,6 @@
 //! The ports in memory: fast, deterministic stand-ins for tests of the use cases, the engine and
 //! the HTTP API. Each mirrors the SQLite adapter wherever the port's contract leaves room, and
-//! passes the same conformance suites ([`crate::conformance`]).
+//! passes the same conformance suites (`crate::conformance`, feature `conformance`).
 
 mod clock;
 mod events;

@@ -4,7 +4,7 @@
 //! execution is its JSON form, and next to each sit the few fields the store must index (creator,
 //! parent, state, execute number). That keeps adapters small and unaware of the domain: the
 //! embedded SQLite adapter and the DynamoDB adapter implement the same dozen operations, and one
-//! conformance suite ([`crate::conformance::store`], behind the `conformance` feature) checks both
+//! conformance suite (`crate::conformance::store`, behind the `conformance` feature) checks both
 //! and [`MemoryStore`](crate::adapters::memory::MemoryStore), the in-memory adapter for fast tests.
 //!
 //! Every write that can race is conditional: jobs and executions carry a version, and an update
@@ -96,13 +96,13 @@ pub const MAX_WRITES: usize = 100;
 /// One write of an atomic [`Store::write_all`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Write<'a> {
-    /// Replaces a job at its version, as [`Store::update_job`] (the job is then at `version + 1`).
+    /// Replaces a job at its version, as [`JobStore::update_job`] (the job is then at `version + 1`).
     UpdateJob(&'a JobRecord),
     /// Creates an execution; the id must be free.
     CreateExecution(&'a ExecutionRecord),
     /// Replaces an execution at its version, as [`ExecutionStore::update_execution`].
     UpdateExecution(&'a ExecutionRecord),
-    /// Sets (or with `None` removes) a timer-index entry, as [`Store::set_wakeup`].
+    /// Sets (or with `None` removes) a timer-index entry, as [`WakeUpIndex::set_wakeup`].
     SetWakeup(&'a str, Option<DateTime<Utc>>),
 }
 
