@@ -12,7 +12,7 @@
 
 use std::time::Duration;
 
-use aws_sdk_sqs::error::{DisplayErrorContext, SdkError};
+use aws_sdk_sqs::error::SdkError;
 use aws_sdk_sqs::types::{MessageSystemAttributeName, SendMessageBatchRequestEntry};
 use aws_sdk_sqs::Client;
 use sundial_service::ports::queue::{Delivery, Queue, QueueError, DEFAULT_MAX_RECEIVES, MAX_DELAY};
@@ -62,10 +62,10 @@ fn seconds(duration: Duration, cap: Duration) -> i32 {
 
 fn unavailable<E, R>(operation: &str, error: SdkError<E, R>) -> QueueError
 where
-    E: std::error::Error + 'static,
-    R: std::fmt::Debug,
+    E: std::error::Error + Send + Sync + 'static,
+    R: std::fmt::Debug + Send + Sync + 'static,
 {
-    QueueError::Unavailable(format!("{operation}: {}", DisplayErrorContext(&error)))
+    QueueError::unavailable_because(operation, error)
 }
 
 /// SQS answers a receipt it does not know (garbage, or deleted) with `ReceiptHandleIsInvalid`, and
@@ -77,8 +77,8 @@ fn stale_or_unavailable<E, R>(
     known_stale: bool,
 ) -> QueueError
 where
-    E: std::error::Error + aws_sdk_sqs::error::ProvideErrorMetadata + 'static,
-    R: std::fmt::Debug,
+    E: std::error::Error + aws_sdk_sqs::error::ProvideErrorMetadata + Send + Sync + 'static,
+    R: std::fmt::Debug + Send + Sync + 'static,
 {
     let code = error
         .as_service_error()
@@ -133,7 +133,7 @@ impl Queue for SqsQueue {
                             .delay_seconds(seconds(chunk[i].1, MAX_DELAY))
                             .build()
                             .map_err(|e| {
-                                QueueError::Unavailable(format!("building a batch entry: {e}"))
+                                QueueError::unavailable_because("building a batch entry", e)
                             })
                     })
                     .collect::<Result<Vec<_>, _>>()?;
@@ -155,7 +155,7 @@ impl Queue for SqsQueue {
                 }
             }
             if !pending.is_empty() {
-                return Err(QueueError::Unavailable(format!(
+                return Err(QueueError::unavailable(format!(
                     "SendMessageBatch: {} of {} messages failed twice",
                     pending.len(),
                     chunk.len()

@@ -15,6 +15,7 @@ use crate::http_server;
 use sundial_service::adapters::clock::SystemClock;
 use sundial_service::adapters::http::{AddressPolicy, ReqwestClient};
 use sundial_service::adapters::memory::RecordingPublisher;
+use sundial_service::cause::chain;
 use sundial_service::engine::runner::{self, RunnerOptions};
 use sundial_service::engine::{Engine, EngineConfig, LOCAL_ADMIT_AHEAD};
 use sundial_service::ports::clock::Clock;
@@ -123,8 +124,8 @@ async fn serve(options: ServeOptions) -> Result<(), String> {
             db.display()
         );
     }
-    let store =
-        SqliteStore::open(&db).map_err(|e| format!("--data: opening {}: {e}", db.display()))?;
+    let store = SqliteStore::open(&db)
+        .map_err(|e| format!("--data: opening {}: {}", db.display(), chain(&e)))?;
     let config = AppConfig {
         debug_mode: options.debug_mode,
         signing_secret: match &options.signing_secret {
@@ -157,7 +158,7 @@ async fn serve(options: ServeOptions) -> Result<(), String> {
                     );
                 }
                 Err(e) => {
-                    tracing::warn!(queue = queue.name(), error = %e, "could not resume unfinished messages now; they come back after their visibility timeout")
+                    tracing::warn!(queue = queue.name(), error = %chain(&e), "could not resume unfinished messages now; they come back after their visibility timeout")
                 }
             }
         }

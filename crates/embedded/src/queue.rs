@@ -108,7 +108,7 @@ impl SqliteQueue {
     {
         let name = Arc::clone(&self.name);
         self.db
-            .run(QueueError::Unavailable, move |conn| op(conn, &name))
+            .run(QueueError::unavailable, move |conn| op(conn, &name))
             .await
     }
 }
@@ -116,7 +116,7 @@ impl SqliteQueue {
 /// Any SQLite failure: the operation may be retried, nothing was half-done (each operation is one
 /// statement or one transaction).
 fn db(err: rusqlite::Error) -> QueueError {
-    QueueError::Unavailable(format!("sqlite: {err}"))
+    QueueError::unavailable_because("sqlite", err)
 }
 
 /// A duration in whole milliseconds, rounded up so nothing becomes visible early, saturating.

@@ -14,6 +14,8 @@
 use std::future::Future;
 use std::time::Duration;
 
+use crate::cause::Cause;
+
 /// The longest delay a message may be sent with: SQS's `DelaySeconds` limit of 900 s.
 pub const MAX_DELAY: Duration = Duration::from_secs(900);
 
@@ -41,9 +43,37 @@ pub enum QueueError {
     /// The receipt is unknown or stale (the message was received again since, or deleted).
     #[error("stale or unknown receipt")]
     StaleReceipt,
-    /// The backend failed; the operation may be retried.
-    #[error("queue unavailable: {0}")]
-    Unavailable(String),
+    /// The backend failed; the operation may be retried. `message` says what was being done,
+    /// `source` (when the adapter has a library error) why it failed.
+    #[error("queue unavailable: {message}")]
+    Unavailable {
+        /// What failed, e.g. `SendMessage` or `sqlite`.
+        message: String,
+        /// The backend's own error.
+        #[source]
+        source: Option<Cause>,
+    },
+}
+
+impl QueueError {
+    /// [`QueueError::Unavailable`] with no library error below it.
+    pub fn unavailable(message: impl Into<String>) -> Self {
+        QueueError::Unavailable {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// [`QueueError::Unavailable`] because of `source`.
+    pub fn unavailable_because(
+        message: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        QueueError::Unavailable {
+            message: message.into(),
+            source: Some(Cause::new(source)),
+        }
+    }
 }
 
 /// A queue of text messages (JSON in practice).

@@ -79,7 +79,7 @@ impl MemoryQueue {
 
     fn lock(&self) -> Result<MutexGuard<'_, Data>, QueueError> {
         self.data.lock().map_err(|_| {
-            QueueError::Unavailable("the memory queue was poisoned by an earlier panic".to_owned())
+            QueueError::unavailable("the memory queue was poisoned by an earlier panic")
         })
     }
 
@@ -124,7 +124,7 @@ impl Queue for MemoryQueue {
         match data.fail_in {
             Some(0) => {
                 data.fail_in = None;
-                return Err(QueueError::Unavailable("injected send failure".to_owned()));
+                return Err(QueueError::unavailable("injected send failure"));
             }
             Some(n) => data.fail_in = Some(n - 1),
             None => {}
