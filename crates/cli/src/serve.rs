@@ -17,7 +17,7 @@ use sundial_service::adapters::http::{AddressPolicy, ReqwestClient};
 use sundial_service::adapters::memory::RecordingPublisher;
 use sundial_service::cause::chain;
 use sundial_service::engine::runner::{self, RunnerOptions};
-use sundial_service::engine::{Engine, EngineConfig, LOCAL_ADMIT_AHEAD};
+use sundial_service::engine::{Engine, EngineConfig, QueueKind, LOCAL_ADMIT_AHEAD};
 use sundial_service::ports::clock::Clock;
 use sundial_service::settings;
 use sundial_service::{App, AppConfig};
@@ -147,7 +147,7 @@ async fn serve(options: ServeOptions) -> Result<(), String> {
     } else {
         // What the previous process received and never finished comes back now, not after the
         // queues' visibility timeout: the lock says that process is gone.
-        for queue in [engine.dispatch_queue(), engine.notify_queue()] {
+        for queue in QueueKind::ALL.map(|kind| engine.queue(kind)) {
             match queue.release_received().await {
                 Ok(0) => {}
                 Ok(count) => {
@@ -237,8 +237,8 @@ fn build_engine(
     };
     Ok(Engine::new(
         Arc::clone(app),
-        store.queue("dispatch", Arc::clone(clock)),
-        store.queue("notify", Arc::clone(clock)),
+        store.queue(QueueKind::Dispatch.name(), Arc::clone(clock)),
+        store.queue(QueueKind::Notify.name(), Arc::clone(clock)),
         http,
         RecordingPublisher::logging_only(),
         config,

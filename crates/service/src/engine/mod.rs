@@ -18,9 +18,12 @@
 //! into messages.
 //!
 //! `sundial serve` runs these in-process ([`runner`]); the Lambda functions call the same methods.
+//! Both hand each queue message to [`Engine::handle_message`], which decides what becomes of a
+//! message whose step failed: back after [`retry_backoff`], or to the dead letters at once.
 
 mod batch;
 mod dispatch;
+mod messages;
 mod notify;
 pub mod runner;
 mod tick;
@@ -49,6 +52,7 @@ use crate::records::{
     decode_execution, decode_job, encode_execution, encode_job, execution_wakeup_key, StoredJob,
 };
 
+pub use messages::{Handled, Prefetched, QueueKind};
 pub use notify::NotifyMessage;
 pub use tick::TickReport;
 
@@ -157,6 +161,23 @@ impl From<StoreError> for EngineError {
     fn from(e: StoreError) -> Self {
         EngineError::App(e.into())
     }
+}
+
+/// How long a message whose step failed (and may succeed later) waits before it is delivered
+/// again, by its receive count: 1 s after the first delivery, doubling each time, at most a
+/// minute (1, 2, 4, 8, 16, 32, 60, 60 … s).
+///
+/// The first retries come quickly because most failures are brief (a write that lost races to a
+/// busy job, a throttled request); the doubling spreads out messages that fail together, and the
+/// cap means a run held back by an outage resumes within a minute of the backend's return. With
+/// the queues' ten deliveries before a message becomes a dead letter
+/// ([`DEFAULT_MAX_RECEIVES`](crate::ports::queue::DEFAULT_MAX_RECEIVES), SQS `maxReceiveCount`),
+/// a message rides out about four minutes of failures. The local runner and the Lambda handlers
+/// both use this rule.
+pub fn retry_backoff(receive_count: u32) -> StdDuration {
+    const CAP: StdDuration = StdDuration::from_secs(60);
+    let doublings = receive_count.saturating_sub(1).min(6);
+    StdDuration::from_secs(1 << doublings).min(CAP)
 }
 
 /// A dispatch-queue message: take this execution one step further.
