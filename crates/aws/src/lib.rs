@@ -5,7 +5,8 @@
 //!
 //! The functions in `functions/` are a few lines each: read [`Settings`] once per cold start, build
 //! a [`Sundial`] (the SDK clients, the store, the queues, the engine), and hand every event to a
-//! handler here. The same services run `sundial serve` on the embedded store.
+//! handler here. The handlers are generic over the engine's ports, so their tests run them on the
+//! in-memory adapters; the same services run `sundial serve` on the embedded store.
 
 pub mod dynamo;
 pub mod handlers;
@@ -17,7 +18,7 @@ pub mod sqs;
 
 pub use dynamo::DynamoStore;
 pub use publisher::AwsPublisher;
-pub use runtime::{sdk_config, AwsEngine, ConfigError, Settings, Sundial};
+pub use runtime::{sdk_config, AwsEngine, ConfigError, Ports, Settings, Sundial};
 pub use sqs::SqsQueue;
 
 impl Sundial {

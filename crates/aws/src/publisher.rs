@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use aws_sdk_eventbridge::types::PutEventsRequestEntry;
 use aws_sdk_sqs::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+use sundial_service::cause::Cause;
 use sundial_service::ports::events::{BusEvent, EventPublisher, PublishError};
 
 use crate::metrics::Metrics;
@@ -124,18 +125,19 @@ const PERMANENT: &[&str] = &[
 
 fn classify<E, R>(operation: &str, error: SdkError<E, R>) -> PublishError
 where
-    E: std::error::Error + ProvideErrorMetadata + 'static,
-    R: std::fmt::Debug,
+    E: std::error::Error + ProvideErrorMetadata + Send + Sync + 'static,
+    R: std::fmt::Debug + Send + Sync + 'static,
 {
     let permanent = error
         .as_service_error()
         .and_then(|e| e.code())
         .is_some_and(|code| PERMANENT.contains(&code));
-    let message = format!("{operation}: {}", DisplayErrorContext(&error));
+    let message = operation.to_owned();
+    let source = Some(Cause::new(error));
     if permanent {
-        PublishError::Rejected(message)
+        PublishError::Rejected { message, source }
     } else {
-        PublishError::Unavailable(message)
+        PublishError::Unavailable { message, source }
     }
 }
 
@@ -176,10 +178,11 @@ impl EventPublisher for AwsPublisher {
             "PutEvents: {code}: {}",
             failed.and_then(|e| e.error_message()).unwrap_or("")
         );
+        let source = None;
         if matches!(code, "InternalFailure" | "ThrottlingException" | "unknown") {
-            Err(PublishError::Unavailable(message))
+            Err(PublishError::Unavailable { message, source })
         } else {
-            Err(PublishError::Rejected(message))
+            Err(PublishError::Rejected { message, source })
         }
     }
 

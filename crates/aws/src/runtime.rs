@@ -11,6 +11,10 @@ use sundial_service::adapters::clock::SystemClock;
 use sundial_service::adapters::http::{AddressPolicy, ReqwestClient};
 use sundial_service::engine::{Engine, EngineConfig};
 use sundial_service::ports::clock::Clock;
+use sundial_service::ports::events::EventPublisher;
+use sundial_service::ports::http::HttpClient;
+use sundial_service::ports::queue::Queue;
+use sundial_service::ports::store::Store;
 use sundial_service::{settings, App, AppConfig};
 
 use crate::dynamo::{DynamoStore, DEFAULT_TIMER_SHARDS};
@@ -35,7 +39,9 @@ pub struct Settings {
     pub dispatch_queue_url: String,
     /// `SUNDIAL_NOTIFY_QUEUE_URL`.
     pub notify_queue_url: String,
-    /// `SUNDIAL_DISPATCH_DLQ_URL`, `SUNDIAL_NOTIFY_DLQ_URL`: optional, for reading dead letters.
+    /// `SUNDIAL_DISPATCH_DLQ_URL`, `SUNDIAL_NOTIFY_DLQ_URL`: where the dispatch and notify
+    /// functions send poison messages at once, and where dead letters are read. Optional: without
+    /// one, a poison message is retried until SQS's redrive moves it.
     pub dead_letter_urls: (Option<String>, Option<String>),
     /// `SUNDIAL_EVENT_BUS`: where state changes are published; none if unset.
     pub event_bus: Option<String>,
@@ -139,15 +145,83 @@ pub fn http_client() -> SharedHttpClient {
         .build_https()
 }
 
-/// The engine and what it counts, built once per cold start and shared by every invocation.
+/// The engine and what it counts, built once per cold start and shared by every invocation: what
+/// the [handlers](crate::handlers) take.
 ///
-/// State-change events are batched (see [`AwsPublisher`]); the handlers in [`crate::handlers`]
-/// flush them. Code that drives the engine otherwise must call [`Sundial::unbatched`] first.
-pub struct Sundial {
+/// Generic over the engine's ports so that the handlers run on the in-memory adapters in their
+/// tests; the type parameters default to the AWS adapters, which [`Sundial::new`] builds. There,
+/// state-change events are batched (see [`AwsPublisher`]) and the handlers flush them; code that
+/// drives the engine otherwise must call [`Sundial::unbatched`] first.
+pub struct Sundial<S = DynamoStore, Q = SqsQueue, H = ReqwestClient, P = AwsPublisher>
+where
+    S: Store,
+    Q: Queue,
+    H: HttpClient,
+    P: EventPublisher,
+{
     /// The engine (its [`Engine::app`] is the control plane the API serves).
-    pub engine: Arc<AwsEngine>,
+    pub engine: Arc<Engine<S, Q, H, P>>,
     /// Counters the handlers flush as EMF metrics after each invocation.
     pub metrics: Arc<Metrics>,
+}
+
+/// The adapters a [`Sundial`] runs on: DynamoDB, SQS, the outbound client and EventBridge on AWS
+/// ([`Sundial::new`]), the in-memory ones in the handlers' tests.
+pub struct Ports<S, Q, H, P> {
+    /// Jobs, executions and the timer index.
+    pub store: S,
+    /// The dispatch queue, with its dead letters.
+    pub dispatch_queue: Q,
+    /// The notify queue, with its dead letters.
+    pub notify_queue: Q,
+    /// The client of jobs' request chains and notifications.
+    pub http: H,
+    /// State-change events and the queue and bus targets of jobs.
+    pub publisher: P,
+    /// Where "now" comes from.
+    pub clock: Arc<dyn Clock>,
+}
+
+impl<S, Q, H, P> Sundial<S, Q, H, P>
+where
+    S: Store,
+    Q: Queue,
+    H: HttpClient,
+    P: EventPublisher,
+{
+    /// The engine on `ports`, configured from `settings` as every function's is (the tick's
+    /// horizon, the dispatch hold, …), counting into `metrics`.
+    pub fn on(settings: &Settings, ports: Ports<S, Q, H, P>, metrics: Arc<Metrics>) -> Self {
+        let app = Arc::new(App::new(
+            ports.store,
+            ports.clock,
+            AppConfig {
+                debug_mode: settings.debug_mode,
+                signing_secret: settings.signing_secret.clone(),
+                max_sync_attempt: Some(DISPATCH_MAX_HOLD),
+            },
+        ));
+        let config = EngineConfig {
+            tick_horizon: TICK_HORIZON,
+            public_base_url: settings.public_url.clone(),
+            services: settings.services.clone(),
+            template_env: settings.template_env.clone(),
+            state_change_bus: settings.event_bus.clone(),
+            max_inline_wait: Duration::from_secs(1),
+            max_hold: Some(DISPATCH_MAX_HOLD),
+            plan_on_change: false,
+            ..EngineConfig::default()
+        };
+        let engine = Engine::new(
+            app,
+            ports.dispatch_queue,
+            ports.notify_queue,
+            ports.http,
+            ports.publisher,
+            config,
+        );
+        Sundial { engine, metrics }
+    }
 }
 
 impl Sundial {
@@ -196,35 +270,15 @@ impl Sundial {
             settings::allow_outbound(AddressPolicy::aws(), settings.outbound_allow.as_deref());
         let http = ReqwestClient::new(policy)
             .map_err(|e| ConfigError(format!("SUNDIAL_OUTBOUND_ALLOW: {e}")))?;
-        let app = Arc::new(App::new(
+        let ports = Ports {
             store,
-            clock,
-            AppConfig {
-                debug_mode: settings.debug_mode,
-                signing_secret: settings.signing_secret.clone(),
-                max_sync_attempt: Some(DISPATCH_MAX_HOLD),
-            },
-        ));
-        let config = EngineConfig {
-            tick_horizon: TICK_HORIZON,
-            public_base_url: settings.public_url.clone(),
-            services: settings.services.clone(),
-            template_env: settings.template_env.clone(),
-            state_change_bus: settings.event_bus.clone(),
-            max_inline_wait: Duration::from_secs(1),
-            max_hold: Some(DISPATCH_MAX_HOLD),
-            plan_on_change: false,
-            ..EngineConfig::default()
-        };
-        let engine = Engine::new(
-            Arc::clone(&app),
-            queue(&settings.dispatch_queue_url, &settings.dead_letter_urls.0),
-            queue(&settings.notify_queue_url, &settings.dead_letter_urls.1),
+            dispatch_queue: queue(&settings.dispatch_queue_url, &settings.dead_letter_urls.0),
+            notify_queue: queue(&settings.notify_queue_url, &settings.dead_letter_urls.1),
             http,
             publisher,
-            config,
-        );
-        Ok(Sundial { engine, metrics })
+            clock,
+        };
+        Ok(Sundial::on(settings, ports, metrics))
     }
 
     /// Publishes state-change events one by one, as they happen: for the API function, whose
@@ -278,6 +332,47 @@ mod tests {
             .map(|e| e.to_string())
             .unwrap_or_default();
         assert!(missing.contains("is not set"), "{missing}");
+    }
+
+    /// The dispatch and notify functions can send a poison message to their DLQ at once: the
+    /// template gives each its DLQ's URL and `sqs:SendMessage` on it.
+    #[test]
+    fn the_template_lets_poison_messages_reach_the_dead_letter_queues() {
+        let template = include_str!("../../../template.yaml");
+        let resource = |name: &str| -> &str {
+            let start = template
+                .find(&format!("\n  {name}:\n"))
+                .unwrap_or_else(|| panic!("{name} in template.yaml"));
+            let body = &template[start + name.len() + 5..];
+            // The resource ends where the next one (two spaces, a name, a colon) starts.
+            let end = body
+                .match_indices("\n  ")
+                .find(|(i, _)| body[i + 3..].starts_with(|c: char| c.is_ascii_alphabetic()))
+                .map_or(body.len(), |(i, _)| i);
+            &body[..end]
+        };
+        for (function, variable, queue) in [
+            (
+                "DispatchFunction",
+                "SUNDIAL_DISPATCH_DLQ_URL",
+                "DispatchDeadLetterQueue",
+            ),
+            (
+                "NotifyFunction",
+                "SUNDIAL_NOTIFY_DLQ_URL",
+                "NotifyDeadLetterQueue",
+            ),
+        ] {
+            let block = resource(function);
+            assert!(
+                block.contains(&format!("{variable}: !Ref {queue}")),
+                "{function} sets {variable}"
+            );
+            assert!(
+                block.contains(&format!("QueueName: !GetAtt {queue}.QueueName")),
+                "{function} may send to {queue}"
+            );
+        }
     }
 
     /// The constants the dispatch lease is built on match the template: the function's timeout,

@@ -8,12 +8,15 @@
 //! `EngineConfig::max_inline_wait`), and SQS cannot say when its next message becomes visible.
 //!
 //! On Lambda the event source mapping receives and deletes messages; the functions only use
-//! `send`, and `postpone` to set a failed message's backoff before reporting it as a batch failure.
+//! `send`, `postpone` to set a failed message's backoff before reporting it as a batch failure,
+//! and `dead_letter` for a poison message.
 
 use std::time::Duration;
 
-use aws_sdk_sqs::error::{DisplayErrorContext, SdkError};
-use aws_sdk_sqs::types::{MessageSystemAttributeName, SendMessageBatchRequestEntry};
+use aws_sdk_sqs::error::SdkError;
+use aws_sdk_sqs::types::{
+    MessageAttributeValue, MessageSystemAttributeName, SendMessageBatchRequestEntry,
+};
 use aws_sdk_sqs::Client;
 use sundial_service::ports::queue::{Delivery, Queue, QueueError, DEFAULT_MAX_RECEIVES, MAX_DELAY};
 
@@ -22,6 +25,22 @@ const MAX_BATCH: usize = 10;
 
 /// SQS caps a visibility timeout at twelve hours.
 const MAX_VISIBILITY: Duration = Duration::from_secs(12 * 3600);
+
+/// The message attribute that says why [`Queue::dead_letter`] moved a message to the DLQ (read it
+/// with `aws sqs receive-message … --message-attribute-names All`).
+pub const DEAD_LETTER_REASON: &str = "SundialDeadLetterReason";
+
+/// How much of a reason is kept: enough for an error chain, small beside the 256 KiB message limit.
+const MAX_REASON_BYTES: usize = 1024;
+
+/// `text` cut to at most `max` bytes, on a character boundary.
+fn truncated(text: &str, max: usize) -> &str {
+    let mut end = text.len().min(max);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
 
 /// A queue URL and, for reading dead letters, its DLQ's URL.
 #[derive(Clone, Debug)]
@@ -62,10 +81,10 @@ fn seconds(duration: Duration, cap: Duration) -> i32 {
 
 fn unavailable<E, R>(operation: &str, error: SdkError<E, R>) -> QueueError
 where
-    E: std::error::Error + 'static,
-    R: std::fmt::Debug,
+    E: std::error::Error + Send + Sync + 'static,
+    R: std::fmt::Debug + Send + Sync + 'static,
 {
-    QueueError::Unavailable(format!("{operation}: {}", DisplayErrorContext(&error)))
+    QueueError::unavailable_because(operation, error)
 }
 
 /// SQS answers a receipt it does not know (garbage, or deleted) with `ReceiptHandleIsInvalid`, and
@@ -77,8 +96,8 @@ fn stale_or_unavailable<E, R>(
     known_stale: bool,
 ) -> QueueError
 where
-    E: std::error::Error + aws_sdk_sqs::error::ProvideErrorMetadata + 'static,
-    R: std::fmt::Debug,
+    E: std::error::Error + aws_sdk_sqs::error::ProvideErrorMetadata + Send + Sync + 'static,
+    R: std::fmt::Debug + Send + Sync + 'static,
 {
     let code = error
         .as_service_error()
@@ -133,7 +152,7 @@ impl Queue for SqsQueue {
                             .delay_seconds(seconds(chunk[i].1, MAX_DELAY))
                             .build()
                             .map_err(|e| {
-                                QueueError::Unavailable(format!("building a batch entry: {e}"))
+                                QueueError::unavailable_because("building a batch entry", e)
                             })
                     })
                     .collect::<Result<Vec<_>, _>>()?;
@@ -155,7 +174,7 @@ impl Queue for SqsQueue {
                 }
             }
             if !pending.is_empty() {
-                return Err(QueueError::Unavailable(format!(
+                return Err(QueueError::unavailable(format!(
                     "SendMessageBatch: {} of {} messages failed twice",
                     pending.len(),
                     chunk.len()
@@ -232,6 +251,35 @@ impl Queue for SqsQueue {
 
     async fn next_visible_in(&self) -> Result<Option<Duration>, QueueError> {
         Ok(None)
+    }
+
+    /// `SendMessage` of the body to the DLQ, with the reason as the message attribute
+    /// [`DEAD_LETTER_REASON`], then `DeleteMessage` from this queue. SQS cannot move a message
+    /// itself before `maxReceiveCount`. Should the delete fail after the send, the message is
+    /// delivered again and dead-lettered again: a duplicate in the DLQ, which a redrive tolerates
+    /// (every consumer is idempotent). Without a DLQ URL ([`SqsQueue::with_dead_letter_queue`])
+    /// it is `Unavailable`, and the message stays where it is.
+    async fn dead_letter(&self, delivery: &Delivery, reason: &str) -> Result<(), QueueError> {
+        let Some(url) = &self.dead_letter_url else {
+            return Err(QueueError::unavailable(format!(
+                "no dead-letter queue is configured for {}",
+                self.url
+            )));
+        };
+        let reason = MessageAttributeValue::builder()
+            .data_type("String")
+            .string_value(truncated(reason, MAX_REASON_BYTES))
+            .build()
+            .map_err(|e| QueueError::unavailable_because("building the reason attribute", e))?;
+        self.client
+            .send_message()
+            .queue_url(url)
+            .message_body(&delivery.body)
+            .message_attributes(DEAD_LETTER_REASON, reason)
+            .send()
+            .await
+            .map_err(|e| unavailable("SendMessage to the dead-letter queue", e))?;
+        self.ack(&delivery.receipt).await
     }
 
     /// Peeks at the DLQ: receives with a zero visibility timeout, so the messages stay there for

@@ -192,7 +192,15 @@ async fn throttling_is_retried_by_the_sdk_then_reported_as_unavailable() {
                 .with_initial_backoff(Duration::from_millis(1))
         ));
     match store(client).create_job(&job(1)).await {
-        Err(StoreError::Unavailable(why)) => assert!(why.contains("PutItem"), "{why}"),
+        Err(error @ StoreError::Unavailable { .. }) => {
+            // The operation in the message, DynamoDB's own error kept as the source.
+            let logged = sundial_service::cause::chain(&error).to_string();
+            assert!(
+                logged.starts_with("store unavailable: PutItem: "),
+                "{logged}"
+            );
+            assert!(logged.contains("ProvisionedThroughputExceeded"), "{logged}");
+        }
         other => panic!("expected Unavailable, got {other:?}"),
     }
     assert_eq!(stuck.num_calls(), 3);
@@ -259,7 +267,7 @@ async fn eventbridge_entry_failures_are_classified() {
     );
     assert!(matches!(
         publisher.publish(&event).await,
-        Err(PublishError::Unavailable(_))
+        Err(PublishError::Unavailable { .. })
     ));
     let malformed = answer("MalformedDetail");
     let publisher = AwsPublisher::new(
@@ -269,7 +277,7 @@ async fn eventbridge_entry_failures_are_classified() {
     );
     assert!(matches!(
         publisher.publish(&event).await,
-        Err(PublishError::Rejected(_))
+        Err(PublishError::Rejected { .. })
     ));
 }
 

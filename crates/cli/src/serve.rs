@@ -16,8 +16,9 @@ use crate::http_server;
 use sundial_service::adapters::clock::SystemClock;
 use sundial_service::adapters::http::{AddressPolicy, ReqwestClient};
 use sundial_service::adapters::memory::RecordingPublisher;
+use sundial_service::cause::chain;
 use sundial_service::engine::runner::{self, RunnerOptions};
-use sundial_service::engine::{Engine, EngineConfig, LOCAL_ADMIT_AHEAD};
+use sundial_service::engine::{Engine, EngineConfig, QueueKind, LOCAL_ADMIT_AHEAD};
 use sundial_service::ports::clock::Clock;
 use sundial_service::settings;
 use sundial_service::{App, AppConfig};
@@ -142,8 +143,8 @@ async fn serve(options: ServeOptions) -> Result<(), String> {
             db.display()
         );
     }
-    let store =
-        SqliteStore::open(&db).map_err(|e| format!("--data: opening {}: {e}", db.display()))?;
+    let store = SqliteStore::open(&db)
+        .map_err(|e| format!("--data: opening {}: {}", db.display(), chain(&e)))?;
     let config = AppConfig {
         debug_mode: options.debug_mode,
         signing_secret: match &options.signing_secret {
@@ -165,7 +166,7 @@ async fn serve(options: ServeOptions) -> Result<(), String> {
     } else {
         // What the previous process received and never finished comes back now, not after the
         // queues' visibility timeout: the lock says that process is gone.
-        for queue in [engine.dispatch_queue(), engine.notify_queue()] {
+        for queue in QueueKind::ALL.map(|kind| engine.queue(kind)) {
             match queue.release_received().await {
                 Ok(0) => {}
                 Ok(count) => {
@@ -176,7 +177,7 @@ async fn serve(options: ServeOptions) -> Result<(), String> {
                     );
                 }
                 Err(e) => {
-                    tracing::warn!(queue = queue.name(), error = %e, "could not resume unfinished messages now; they come back after their visibility timeout")
+                    tracing::warn!(queue = queue.name(), error = %chain(&e), "could not resume unfinished messages now; they come back after their visibility timeout")
                 }
             }
         }
@@ -265,8 +266,8 @@ fn build_engine(
     };
     Ok(Engine::new(
         Arc::clone(app),
-        store.queue("dispatch", Arc::clone(clock)),
-        store.queue("notify", Arc::clone(clock)),
+        store.queue(QueueKind::Dispatch.name(), Arc::clone(clock)),
+        store.queue(QueueKind::Notify.name(), Arc::clone(clock)),
         http,
         RecordingPublisher::logging_only(),
         config,

@@ -148,7 +148,8 @@ impl From<AppError> for PageError {
             AppError::NotFound(_) => StatusCode::NOT_FOUND,
             AppError::Conflict(_) => StatusCode::CONFLICT,
             AppError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
-            AppError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            AppError::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            AppError::Corrupt { .. } => StatusCode::INTERNAL_SERVER_ERROR,
         };
         PageError::new(status, e.to_string())
     }

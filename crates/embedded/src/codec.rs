@@ -11,12 +11,21 @@ use chrono::{DateTime, Utc};
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ValueRef};
 use rusqlite::Row;
 use serde_json::Value;
+use sundial_service::cause::Cause;
 use sundial_service::ports::store::{ExecutionRecord, JobRecord, StoreError};
 
-/// Any SQLite failure: the operation may be retried, nothing was half-done (each operation is one
-/// statement or one transaction).
+/// A SQLite failure. A row whose column does not convert (a malformed document, a time out of
+/// range) is corrupt data, which no retry will read; anything else may be retried, nothing was
+/// half-done (each operation is one statement or one transaction).
 pub(crate) fn db(err: rusqlite::Error) -> StoreError {
-    StoreError::Unavailable(format!("sqlite: {err}"))
+    match err {
+        rusqlite::Error::FromSqlConversionFailure(..)
+        | rusqlite::Error::IntegralValueOutOfRange(..)
+        | rusqlite::Error::InvalidColumnType(..) => {
+            StoreError::corrupt("a stored row does not decode", Some(Cause::new(err)))
+        }
+        err => StoreError::unavailable_because("sqlite", err),
+    }
 }
 
 /// A time as stored: integer milliseconds since the Unix epoch.
@@ -27,7 +36,7 @@ pub(crate) fn millis(time: &DateTime<Utc>) -> i64 {
 /// A document as stored: JSON text.
 pub(crate) fn json_text(document: &Value) -> Result<String, StoreError> {
     serde_json::to_string(document)
-        .map_err(|err| StoreError::Unavailable(format!("document not serialisable: {err}")))
+        .map_err(|err| StoreError::unavailable_because("document not serialisable", err))
 }
 
 /// A job as the writer binds it: the record's columns, its document already JSON text. Made on
@@ -92,7 +101,7 @@ impl ExecutionRow {
 /// A count, version or execute number as stored: SQLite integers are signed 64-bit.
 pub(crate) fn int(value: u64) -> Result<i64, StoreError> {
     i64::try_from(value)
-        .map_err(|_| StoreError::Unavailable(format!("{value} does not fit a SQLite integer")))
+        .map_err(|_| StoreError::unavailable(format!("{value} does not fit a SQLite integer")))
 }
 
 /// Reads a non-negative integer column back into a `u64`.
@@ -169,7 +178,7 @@ pub(crate) fn execution_from_row(row: &Row<'_>) -> rusqlite::Result<ExecutionRec
 
 pub(crate) fn time_from_millis(ms: i64) -> Result<DateTime<Utc>, StoreError> {
     DateTime::from_timestamp_millis(ms)
-        .ok_or_else(|| StoreError::Unavailable(format!("stored time {ms} ms is out of range")))
+        .ok_or_else(|| StoreError::corrupt(format!("stored time {ms} ms is out of range"), None))
 }
 
 // ---------------------------------------------------------------------------------------------

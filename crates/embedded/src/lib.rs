@@ -99,10 +99,10 @@ impl SqliteStore {
     /// database file's mode. An existing file keeps the mode it has.
     pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
         create_private(path).map_err(|err| {
-            StoreError::Unavailable(format!("cannot create {}: {err}", path.display()))
+            StoreError::unavailable_because(format!("cannot create {}", path.display()), err)
         })?;
         let conn = Connection::open(path).map_err(|err| {
-            StoreError::Unavailable(format!("cannot open {}: {err}", path.display()))
+            StoreError::unavailable_because(format!("cannot open {}", path.display()), err)
         })?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(db)?;
         let mode: String = conn
@@ -128,21 +128,22 @@ impl SqliteStore {
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .map_err(|err| {
-            StoreError::Unavailable(format!("cannot open {} to read: {err}", path.display()))
+            StoreError::unavailable_because(format!("cannot open {} to read", path.display()), err)
         })?;
         reader.busy_timeout(BUSY_TIMEOUT).map_err(db)?;
         store.reads = writer::Db::start_reader(reader)
-            .map_err(|e| StoreError::Unavailable(format!("starting the SQLite reader: {e}")))?;
+            .map_err(|e| StoreError::unavailable_because("starting the SQLite reader", e))?;
         let checkpointer = Connection::open(path).map_err(|err| {
-            StoreError::Unavailable(format!(
-                "cannot open {} to checkpoint: {err}",
-                path.display()
-            ))
+            StoreError::unavailable_because(
+                format!("cannot open {} to checkpoint", path.display()),
+                err,
+            )
         })?;
         checkpointer.busy_timeout(BUSY_TIMEOUT).map_err(db)?;
-        store._checkpoints = Some(checkpoint::start(checkpointer).map_err(|e| {
-            StoreError::Unavailable(format!("starting the SQLite checkpoints: {e}"))
-        })?);
+        store._checkpoints =
+            Some(checkpoint::start(checkpointer).map_err(|e| {
+                StoreError::unavailable_because("starting the SQLite checkpoints", e)
+            })?);
         Ok(store)
     }
 
@@ -155,7 +156,7 @@ impl SqliteStore {
     fn ready(mut conn: Connection) -> Result<SqliteStore, StoreError> {
         schema::migrate(&mut conn)?;
         let db = writer::Db::start(conn)
-            .map_err(|e| StoreError::Unavailable(format!("starting the SQLite writer: {e}")))?;
+            .map_err(|e| StoreError::unavailable_because("starting the SQLite writer", e))?;
         // An in-memory database is private to its connection: its reads go to the writer too.
         Ok(SqliteStore {
             reads: db.clone(),
@@ -170,7 +171,7 @@ impl SqliteStore {
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
     {
-        self.reads.run(StoreError::Unavailable, op).await
+        self.reads.run(StoreError::unavailable, op).await
     }
 
     /// Runs `op` on the connection, on the writer thread, in the next batch.
@@ -179,7 +180,7 @@ impl SqliteStore {
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
     {
-        self.db.run(StoreError::Unavailable, op).await
+        self.db.run(StoreError::unavailable, op).await
     }
 
     /// A named queue (`dispatch`, `notify`, …) in this database, sharing the store's connection.
@@ -339,7 +340,7 @@ impl Store for SqliteStore {
             .collect::<Result<Vec<_>, _>>()?;
         self.db
             .run(
-                |why| WriteAllError::whole(StoreError::Unavailable(why)),
+                |why| WriteAllError::whole(StoreError::unavailable(why)),
                 move |conn| ops::write_all(conn, &writes),
             )
             .await

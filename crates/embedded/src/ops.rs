@@ -24,7 +24,7 @@ use crate::codec::{
 fn next_version(version: u64) -> Result<u64, StoreError> {
     version
         .checked_add(1)
-        .ok_or_else(|| StoreError::Unavailable(format!("version {version} cannot be incremented")))
+        .ok_or_else(|| StoreError::unavailable(format!("version {version} cannot be incremented")))
 }
 
 /// The number of rows to fetch for a page: one more than it holds, to learn whether another follows.

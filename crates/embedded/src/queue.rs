@@ -22,7 +22,8 @@
 //! receipt) in one `IMMEDIATE` transaction, so two receivers — in this process, serialised by the
 //! connection mutex anyway, or in another process opening the same file — never take the same
 //! delivery. The same transaction first moves messages that were delivered
-//! [`Queue::max_receives`] times and are visible again to `queue_dead_letters`.
+//! [`Queue::max_receives`] times and are visible again to `queue_dead_letters`, where
+//! [`Queue::dead_letter`] also moves a poison message at once.
 //!
 //! Times come from the injected [`Clock`], as integer milliseconds, like every time in the store;
 //! sub-millisecond delays round up so a message is never visible early.
@@ -108,7 +109,7 @@ impl SqliteQueue {
     {
         let name = Arc::clone(&self.name);
         self.db
-            .run(QueueError::Unavailable, move |conn| op(conn, &name))
+            .run(QueueError::unavailable, move |conn| op(conn, &name))
             .await
     }
 }
@@ -116,7 +117,7 @@ impl SqliteQueue {
 /// Any SQLite failure: the operation may be retried, nothing was half-done (each operation is one
 /// statement or one transaction).
 fn db(err: rusqlite::Error) -> QueueError {
-    QueueError::Unavailable(format!("sqlite: {err}"))
+    QueueError::unavailable_because("sqlite", err)
 }
 
 /// A duration in whole milliseconds, rounded up so nothing becomes visible early, saturating.
@@ -217,6 +218,34 @@ impl Queue for SqliteQueue {
         let now = self.now_ms();
         Ok(earliest
             .map(|at| Duration::from_millis(u64::try_from(at.saturating_sub(now)).unwrap_or(0))))
+    }
+
+    /// Moves the row to `queue_dead_letters` in one transaction. The reason is not stored (the
+    /// caller logs it): the table keeps what a redrive needs, the body.
+    async fn dead_letter(&self, delivery: &Delivery, _reason: &str) -> Result<(), QueueError> {
+        let id = receipt_id(&delivery.receipt).ok_or(QueueError::StaleReceipt)?;
+        let receipt = delivery.receipt.clone();
+        let now = self.now_ms();
+        self.run(move |conn, queue| {
+            let tx = conn.savepoint().map_err(db)?;
+            let moved = tx
+                .prepare_cached(
+                    "INSERT INTO queue_dead_letters
+                         (queue, message_id, body, receive_count, sent_at, dead_at)
+                     SELECT queue, id, body, receive_count, sent_at, ?4 FROM queue_messages
+                     WHERE id = ?1 AND queue = ?2 AND receipt = ?3",
+                )
+                .and_then(|mut insert| insert.execute(params![id, queue, receipt, now]))
+                .map_err(db)?;
+            if moved == 0 {
+                return Err(QueueError::StaleReceipt);
+            }
+            tx.prepare_cached("DELETE FROM queue_messages WHERE id = ?1 AND queue = ?2")
+                .and_then(|mut delete| delete.execute(params![id, queue]))
+                .map_err(db)?;
+            tx.commit().map_err(db)
+        })
+        .await
     }
 
     async fn dead_letters(&self, max: usize) -> Result<Vec<String>, QueueError> {

@@ -106,7 +106,7 @@ pub(crate) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
         .flatten()
         .unwrap_or(0);
     if found > CURRENT_VERSION {
-        return Err(StoreError::Unavailable(format!(
+        return Err(StoreError::unavailable(format!(
             "the database has schema version {found}, newer than this build's {CURRENT_VERSION}; \
              upgrade sundial to open it"
         )));

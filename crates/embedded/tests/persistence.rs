@@ -158,8 +158,37 @@ fn newer_schema_is_refused() {
     drop(raw);
 
     match SqliteStore::open(&file) {
-        Err(StoreError::Unavailable(message)) => assert!(message.contains("99"), "{message}"),
+        Err(StoreError::Unavailable { message, .. }) => {
+            assert!(message.contains("99"), "{message}")
+        }
         other => panic!("expected Unavailable for a newer schema, got {other:?}"),
+    }
+}
+
+/// A row whose document is not JSON (a hand edit, a bad disk) is corrupt data, which no retry
+/// reads, not a store that is unavailable.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_row_that_does_not_decode_is_corrupt() {
+    let dir = TempDir::new("embedded-corrupt");
+    let file = dir.path().join("sundial.db");
+    {
+        let store = SqliteStore::open(&file).expect("open");
+        store.create_job(&job()).await.unwrap();
+    }
+    let raw = rusqlite::Connection::open(&file).unwrap();
+    raw.execute(
+        "UPDATE jobs SET document = '{not json' WHERE job_id = 'nightly'",
+        [],
+    )
+    .unwrap();
+    drop(raw);
+
+    let store = SqliteStore::open(&file).expect("reopen");
+    match store.get_job("nightly").await {
+        Err(StoreError::Corrupt {
+            source: Some(_), ..
+        }) => {}
+        other => panic!("expected Corrupt, got {other:?}"),
     }
 }
 
@@ -169,7 +198,10 @@ fn missing_directory_is_unavailable() {
     let file = dir.path().join("no").join("such").join("dir.db");
     assert!(matches!(
         SqliteStore::open(&file),
-        Err(StoreError::Unavailable(_))
+        Err(StoreError::Unavailable {
+            source: Some(_),
+            ..
+        })
     ));
 }
 

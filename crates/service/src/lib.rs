@@ -7,6 +7,7 @@
 //! - [`api`]: the HTTP router both the API Lambda and `sundial serve` run, translating only;
 //! - [`adapters`]: the adapters that belong to no platform (in memory, the real HTTP client);
 //! - [`records`]: how jobs and executions are stored, shared by `app` and `engine`;
+//! - [`cause`]: the library error an adapter keeps below its own, and how logs print the chain;
 //! - `conformance` (feature `conformance`): the ports' contracts as executable suites.
 //!
 //! The SQLite adapters live in `sundial-embedded`, the AWS ones in `sundial-aws`; the domain
@@ -15,6 +16,7 @@
 pub mod adapters;
 pub mod api;
 pub mod app;
+pub mod cause;
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
 pub mod engine;

@@ -44,11 +44,10 @@ pub(crate) fn encode_job(job: &Job, version: u64, service: Option<String>) -> Jo
     }
 }
 
-/// A job record read back; unreadable data is an error naming the job.
+/// A job record read back; unreadable data is [`AppError::Corrupt`], naming the job.
 pub(crate) fn decode_job(record: &JobRecord) -> Result<StoredJob, AppError> {
-    let unreadable = |e: FieldError| {
-        AppError::Unavailable(format!("stored job {} is unreadable: {e}", record.job_id))
-    };
+    let unreadable =
+        |e: FieldError| AppError::corrupt(format!("stored job {} is unreadable", record.job_id), e);
     let job_id = JobId::parse(&record.job_id).map_err(unreadable)?;
     let job = Job::from_document(
         &job_id,
@@ -74,8 +73,9 @@ pub(crate) fn encode_execution(
     execution: &Execution,
     version: u64,
 ) -> Result<ExecutionRecord, AppError> {
-    let document = serde_json::to_value(execution)
-        .map_err(|e| AppError::Unavailable(format!("execution encoding: {e}")))?;
+    let document = serde_json::to_value(execution).map_err(|e| {
+        AppError::unavailable_because(format!("encoding execution {}", execution.execution_id), e)
+    })?;
     Ok(ExecutionRecord {
         execution_id: execution.execution_id.clone(),
         job_id: execution.job_id.to_string(),
@@ -92,13 +92,13 @@ pub(crate) fn encode_execution(
     })
 }
 
-/// An execution record read back; unreadable data is an error naming the execution.
+/// An execution record read back; unreadable data is [`AppError::Corrupt`], naming the execution.
 pub(crate) fn decode_execution(record: &ExecutionRecord) -> Result<Execution, AppError> {
     serde_json::from_value(record.document.clone()).map_err(|e| {
-        AppError::Unavailable(format!(
-            "stored execution {} is unreadable: {e}",
-            record.execution_id
-        ))
+        AppError::corrupt(
+            format!("stored execution {} is unreadable", record.execution_id),
+            e,
+        )
     })
 }
 

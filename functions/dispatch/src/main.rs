@@ -1,11 +1,12 @@
 //! The dispatch function: SQS delivers batches from the dispatch queue; failed messages are reported
-//! back as partial batch failures.
+//! back as partial batch failures (the event source needs `ReportBatchItemFailures`), poison ones
+//! sent to `SUNDIAL_DISPATCH_DLQ_URL`.
 
 use std::sync::Arc;
 
 use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
 use lambda_runtime::{service_fn, Error, LambdaEvent};
-use sundial_aws::handlers::{self, Lane};
+use sundial_aws::handlers::{self, QueueKind};
 use sundial_aws::Sundial;
 
 #[tokio::main(flavor = "current_thread")]
@@ -16,7 +17,7 @@ async fn main() -> Result<(), Error> {
         let sundial = Arc::clone(&sundial);
         async move {
             Ok::<SqsBatchResponse, Error>(
-                handlers::batch(&sundial, Lane::Dispatch, event.payload).await,
+                handlers::batch(&sundial, QueueKind::Dispatch, event.payload).await,
             )
         }
     }))

@@ -8,6 +8,7 @@
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, TimeZone, Utc};
 use serde_json::Value;
+use sundial_service::cause::Cause;
 use sundial_service::ports::store::{ExecutionRecord, JobRecord, StoreError};
 
 use super::keys::{child_sort, execution_sort, Item, Keys};
@@ -147,16 +148,19 @@ pub fn expired(item: &Item, now_secs: i64) -> bool {
 
 fn encode(document: &Value) -> Result<String, StoreError> {
     serde_json::to_string(document)
-        .map_err(|e| StoreError::Unavailable(format!("encoding a document: {e}")))
+        .map_err(|e| StoreError::unavailable_because("encoding a document", e))
 }
 
 fn decode(item: &Item) -> Result<Value, StoreError> {
     let text = string(item, "doc")?;
-    serde_json::from_str(&text).map_err(|e| corrupt("doc", &e.to_string()))
+    serde_json::from_str(&text).map_err(|e| {
+        StoreError::corrupt("stored item has a bad `doc`: not JSON", Some(Cause::new(e)))
+    })
 }
 
+/// An item written by something else than this adapter, or damaged: no retry will read it.
 fn corrupt(attribute: &str, why: &str) -> StoreError {
-    StoreError::Unavailable(format!("stored item has a bad `{attribute}`: {why}"))
+    StoreError::corrupt(format!("stored item has a bad `{attribute}`: {why}"), None)
 }
 
 /// A string attribute.

@@ -16,7 +16,7 @@ pub mod keys;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Duration;
 
-use aws_sdk_dynamodb::error::{DisplayErrorContext, SdkError};
+use aws_sdk_dynamodb::error::SdkError;
 use aws_sdk_dynamodb::types::{
     AttributeValue, Delete, DeleteRequest, ReturnValue, ReturnValuesOnConditionCheckFailure,
     TransactWriteItem, WriteRequest,
@@ -149,7 +149,7 @@ impl DynamoStore {
                     .set_keys(Some(std::mem::take(&mut pending)))
                     .consistent_read(true)
                     .build()
-                    .map_err(|e| StoreError::Unavailable(format!("building a batch read: {e}")))?;
+                    .map_err(|e| StoreError::unavailable_because("building a batch read", e))?;
                 let output = self
                     .client
                     .batch_get_item()
@@ -173,8 +173,8 @@ impl DynamoStore {
                     .unwrap_or_default();
             }
             if !pending.is_empty() {
-                return Err(StoreError::Unavailable(
-                    "BatchGetItem: keys left unprocessed after retries".into(),
+                return Err(StoreError::unavailable(
+                    "BatchGetItem: keys left unprocessed after retries",
                 ));
             }
         }
@@ -201,7 +201,7 @@ impl DynamoStore {
     fn transact_item(&self, write: &Write<'_>) -> Result<TransactWriteItem, StoreError> {
         use aws_sdk_dynamodb::types::Put;
         let built = |e: aws_sdk_dynamodb::error::BuildError| {
-            StoreError::Unavailable(format!("building a transaction: {e}"))
+            StoreError::unavailable_because("building a transaction", e)
         };
         let versioned = |item: Item, expected: u64| {
             Put::builder()
@@ -392,7 +392,7 @@ impl DynamoStore {
                         .set_key(Some(key.clone()))
                         .build()
                         .map(|delete| WriteRequest::builder().delete_request(delete).build())
-                        .map_err(|e| StoreError::Unavailable(format!("building a delete: {e}")))
+                        .map_err(|e| StoreError::unavailable_because("building a delete", e))
                 })
                 .collect::<Result<_, _>>()?;
             for attempt in 0..8u32 {
@@ -415,8 +415,8 @@ impl DynamoStore {
                 }
             }
             if !pending.is_empty() {
-                return Err(StoreError::Unavailable(
-                    "BatchWriteItem kept leaving items unprocessed".into(),
+                return Err(StoreError::unavailable(
+                    "BatchWriteItem kept leaving items unprocessed",
                 ));
             }
         }
@@ -482,10 +482,10 @@ struct IndexQuery {
 
 fn unavailable<E, R>(operation: &str, error: SdkError<E, R>) -> StoreError
 where
-    E: std::error::Error + 'static,
-    R: std::fmt::Debug,
+    E: std::error::Error + Send + Sync + 'static,
+    R: std::fmt::Debug + Send + Sync + 'static,
 {
-    StoreError::Unavailable(format!("{operation}: {}", DisplayErrorContext(&error)))
+    StoreError::unavailable_because(operation, error)
 }
 
 fn looked_ahead<T>(mut items: Vec<T>, limit: usize, cursor_of: impl Fn(&T) -> String) -> Page<T> {
@@ -508,7 +508,7 @@ fn conflict_or_missing(key: &str, expected: u64, old: Option<Item>) -> StoreErro
 fn next_version(version: u64) -> Result<u64, StoreError> {
     version
         .checked_add(1)
-        .ok_or_else(|| StoreError::Unavailable(format!("version {version} cannot be incremented")))
+        .ok_or_else(|| StoreError::unavailable(format!("version {version} cannot be incremented")))
 }
 
 fn count(counts: &mut BTreeMap<String, u64>, state: String) {
@@ -553,7 +553,7 @@ impl JobStore for DynamoStore {
                 .set_condition_expression(condition.map(str::to_owned))
                 .build()
                 .map(|d| TransactWriteItem::builder().delete(d).build())
-                .map_err(|e| StoreError::Unavailable(format!("building a delete: {e}")))
+                .map_err(|e| StoreError::unavailable_because("building a delete", e))
         };
         let wakeup = self.keys.wakeup(&format!("job:{job_id}"));
         let result = self
@@ -858,7 +858,7 @@ impl WakeUpIndex for DynamoStore {
         let mut due = Vec::new();
         while let Some(read) = reads.join_next().await {
             let items =
-                read.map_err(|e| StoreError::Unavailable(format!("timer read task: {e}")))??;
+                read.map_err(|e| StoreError::unavailable_because("timer read task", e))??;
             for item in items {
                 due.push(WakeUp {
                     key: string(&item, "key")?,
@@ -929,7 +929,7 @@ impl Store for DynamoStore {
                         conflict_or_missing(&e.execution_id, e.version, reason.item().cloned())
                     }
                     Write::SetWakeup(key, _) => {
-                        StoreError::Unavailable(format!("unexpected condition on wakeup {key}"))
+                        StoreError::unavailable(format!("unexpected condition on wakeup {key}"))
                     }
                 },
                 // Another transaction held the item: as good as a lost race; re-read and retry.

@@ -13,7 +13,7 @@ use chrono::{DateTime, Utc};
 use http_body_util::BodyExt;
 use lambda_http::tower::ServiceExt;
 use serde_json::{json, Value};
-use sundial_aws::handlers::{self, Lane};
+use sundial_aws::handlers::{self, QueueKind};
 use sundial_aws::{Settings, SqsQueue, Sundial};
 use sundial_service::adapters::memory::ManualClock;
 use sundial_service::ports::queue::Queue;
@@ -155,7 +155,7 @@ impl Rig {
             if event.records.is_empty() {
                 break;
             }
-            let response = handlers::batch(&self.sundial, Lane::Dispatch, event.clone()).await;
+            let response = handlers::batch(&self.sundial, QueueKind::Dispatch, event.clone()).await;
             assert!(
                 response.batch_item_failures.is_empty(),
                 "no failures: {response:?}"
@@ -173,7 +173,7 @@ impl Rig {
             if event.records.is_empty() {
                 return;
             }
-            let response = handlers::batch(&self.sundial, Lane::Notify, event.clone()).await;
+            let response = handlers::batch(&self.sundial, QueueKind::Notify, event.clone()).await;
             assert!(response.batch_item_failures.is_empty(), "{response:?}");
             self.delete_batch(self.notify.url(), &event).await;
         }
@@ -273,7 +273,7 @@ async fn a_scheduled_run_goes_api_tick_dispatch_target_notify_exactly_once() {
 
     // SQS delivers the same messages again: nothing runs twice.
     for event in &fed {
-        let response = handlers::batch(&rig.sundial, Lane::Dispatch, event.clone()).await;
+        let response = handlers::batch(&rig.sundial, QueueKind::Dispatch, event.clone()).await;
         assert!(response.batch_item_failures.is_empty());
     }
     assert_eq!(rig.target.received("/run/minutely").len(), 1);
@@ -319,7 +319,7 @@ async fn a_worker_that_dies_mid_call_is_replaced_and_the_run_finishes_once() {
     assert_eq!(event.records.len(), 1);
     let worker = {
         let sundial = Arc::clone(&rig.sundial);
-        tokio::spawn(async move { handlers::batch(&sundial, Lane::Dispatch, event).await })
+        tokio::spawn(async move { handlers::batch(&sundial, QueueKind::Dispatch, event).await })
     };
     for _ in 0..100 {
         if !rig.target.received("/hang/fragile").is_empty() {
@@ -358,12 +358,12 @@ async fn batches_report_only_the_failed_messages() {
     // The fixture's two records name executions that do not exist: a no-op, not a failure.
     let event: SqsEvent = serde_json::from_str(&fixture("dispatch.json")).expect("an SQS event");
     assert_eq!(event.records.len(), 2);
-    let response = handlers::batch(&rig.sundial, Lane::Dispatch, event.clone()).await;
+    let response = handlers::batch(&rig.sundial, QueueKind::Dispatch, event.clone()).await;
     assert!(response.batch_item_failures.is_empty(), "{response:?}");
 
     // A notify record whose execution is gone is dropped too.
     let notify: SqsEvent = serde_json::from_str(&fixture("notify.json")).expect("an SQS event");
-    let response = handlers::batch(&rig.sundial, Lane::Notify, notify).await;
+    let response = handlers::batch(&rig.sundial, QueueKind::Notify, notify).await;
     assert!(response.batch_item_failures.is_empty(), "{response:?}");
 
     // With the table gone, every message fails and is reported by its id.
@@ -376,7 +376,7 @@ async fn batches_report_only_the_failed_messages() {
         .send()
         .await
         .expect("delete table");
-    let response = handlers::batch(&rig.sundial, Lane::Dispatch, event.clone()).await;
+    let response = handlers::batch(&rig.sundial, QueueKind::Dispatch, event.clone()).await;
     let mut failed: Vec<_> = response
         .batch_item_failures
         .iter()
@@ -394,6 +394,33 @@ async fn batches_report_only_the_failed_messages() {
         handlers::tick(&rig.sundial, &json!({})).await.is_err(),
         "a tick without its table fails loudly"
     );
+}
+
+/// A message that will never succeed is sent to the dispatch DLQ at once, not after ten
+/// receives, and not reported as failed (the event source then deletes it).
+#[tokio::test(flavor = "multi_thread")]
+async fn poison_messages_go_to_the_dead_letter_queue_at_once() {
+    let _moto = need_moto!();
+    let Some(rig) = rig(at("2030-01-01T00:00:30Z")).await else {
+        return;
+    };
+    rig.dispatch
+        .send("not a dispatch message", Duration::ZERO)
+        .await
+        .expect("send");
+    let event = Rig::poll(&rig.dispatch).await;
+    assert_eq!(event.records.len(), 1);
+    let response = handlers::batch(&rig.sundial, QueueKind::Dispatch, event.clone()).await;
+    assert!(response.batch_item_failures.is_empty(), "{response:?}");
+    rig.delete_batch(rig.dispatch.url(), &event).await;
+    let dead = rig
+        .sundial
+        .engine
+        .queue(QueueKind::Dispatch)
+        .dead_letters(10)
+        .await
+        .expect("dead letters");
+    assert_eq!(dead, ["not a dispatch message"]);
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use sundial_aws::sqs::DEAD_LETTER_REASON;
 use sundial_aws::SqsQueue;
 use sundial_service::ports::queue::{Queue, QueueError, MAX_DELAY};
 
@@ -190,4 +191,107 @@ async fn batches_send_every_message_with_its_delay() {
             .await,
         Err(QueueError::DelayTooLong(_))
     ));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn dead_letter_sends_the_body_and_its_reason_to_the_dlq_and_deletes_the_message() {
+    let moto = need_moto!();
+    let Some((queue, other)) = fresh().await else {
+        return;
+    };
+    queue.send("poison", Duration::ZERO).await.expect("send");
+    let got = queue
+        .receive(1, Duration::from_secs(1))
+        .await
+        .expect("receive");
+    assert_eq!(got.len(), 1);
+    queue
+        .dead_letter(
+            &got[0],
+            "corrupt stored data: stored execution x is unreadable",
+        )
+        .await
+        .expect("dead_letter");
+    tokio::time::sleep(Duration::from_millis(1_200)).await;
+    assert!(
+        queue
+            .receive(1, Duration::from_secs(30))
+            .await
+            .expect("receive")
+            .is_empty(),
+        "deleted from its queue, not only copied"
+    );
+    assert_eq!(
+        queue.dead_letters(10).await.expect("dead letters"),
+        ["poison"]
+    );
+    // The reason travels with the message, for whoever reads the DLQ.
+    let sqs = aws_sdk_sqs::Client::new(&moto.sdk().await);
+    let dlq = queue_dlq_url(&sqs, &queue).await;
+    let read = sqs
+        .receive_message()
+        .queue_url(dlq)
+        .message_attribute_names("All")
+        .visibility_timeout(0)
+        .send()
+        .await
+        .expect("receive from the DLQ");
+    let reason = read
+        .messages()
+        .first()
+        .and_then(|m| m.message_attributes())
+        .and_then(|a| a.get(DEAD_LETTER_REASON))
+        .and_then(|v| v.string_value())
+        .map(str::to_owned);
+    assert_eq!(
+        reason.as_deref(),
+        Some("corrupt stored data: stored execution x is unreadable")
+    );
+
+    // Without a DLQ configured the message cannot be moved, and stays where it is.
+    other.send("stuck", Duration::ZERO).await.expect("send");
+    let got = other
+        .receive(1, Duration::from_secs(1))
+        .await
+        .expect("receive");
+    assert!(matches!(
+        other.dead_letter(&got[0], "poison").await,
+        Err(QueueError::Unavailable { .. })
+    ));
+    tokio::time::sleep(Duration::from_millis(1_200)).await;
+    assert_eq!(
+        other
+            .receive(1, Duration::from_secs(30))
+            .await
+            .expect("receive")
+            .len(),
+        1
+    );
+}
+
+/// The DLQ of `queue` as SQS knows it (its redrive policy), not as the test configured it.
+async fn queue_dlq_url(sqs: &aws_sdk_sqs::Client, queue: &SqsQueue) -> String {
+    use aws_sdk_sqs::types::QueueAttributeName;
+    let attributes = sqs
+        .get_queue_attributes()
+        .queue_url(queue.url())
+        .attribute_names(QueueAttributeName::RedrivePolicy)
+        .send()
+        .await
+        .expect("attributes");
+    let policy: serde_json::Value = attributes
+        .attributes()
+        .and_then(|a| a.get(&QueueAttributeName::RedrivePolicy))
+        .and_then(|p| serde_json::from_str(p).ok())
+        .expect("a redrive policy");
+    let arn = policy["deadLetterTargetArn"].as_str().expect("an ARN");
+    let name = arn.rsplit(':').next().expect("a queue name");
+    sqs.get_queue_url()
+        .queue_name(name)
+        .send()
+        .await
+        .expect("the DLQ's URL")
+        .queue_url()
+        .expect("a URL")
+        .to_owned()
 }

@@ -32,6 +32,7 @@ use axum::routing::{MethodFilter, MethodRouter};
 use axum::Router;
 
 use crate::app::{App, AppError};
+use crate::cause::chain;
 use crate::ports::store::{PageRequest, Store, MAX_PAGE};
 pub use error::ApiError;
 
@@ -284,12 +285,18 @@ impl From<AppError> for ApiError {
             }
             AppError::Conflict(why) => ApiError::new(StatusCode::CONFLICT, why),
             AppError::Unauthorized(why) => ApiError::new(StatusCode::UNAUTHORIZED, why),
-            AppError::Unavailable(why) => {
-                tracing::error!(error = %why, "request failed");
+            AppError::Unavailable { .. } => {
+                tracing::error!(error = %chain(&e), "request failed");
                 ApiError::new(
                     StatusCode::SERVICE_UNAVAILABLE,
                     "temporarily unavailable; retry",
                 )
+            }
+            // Not 503: retrying cannot help until the record is repaired, and the message names
+            // it (without the decoder's detail, which stays in the log).
+            AppError::Corrupt { ref message, .. } => {
+                tracing::error!(error = %chain(&e), "request failed on corrupt stored data");
+                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, message.clone())
             }
         }
     }

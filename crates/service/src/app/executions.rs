@@ -113,7 +113,7 @@ impl<S: Store> App<S> {
                 format!("{source}:{trigger_id}"),
                 now,
             )
-            .map_err(|e| AppError::Unavailable(e.to_string()))?;
+            .map_err(|e| AppError::unavailable_because("creating the triggered execution", e))?;
             execution.arguments = arguments.clone();
             execution.parent_job = definition.parent_job().cloned();
             execution.parent_job_execution = definition.parent_job_execution();
@@ -370,7 +370,7 @@ impl<S: Store> App<S> {
         }
         let engine = self
             .engine()
-            .ok_or_else(|| AppError::Unavailable("the execution engine is not running".into()))?;
+            .ok_or_else(|| AppError::unavailable("the execution engine is not running"))?;
         engine.feedback(execution.execution_id, body.clone()).await
     }
 

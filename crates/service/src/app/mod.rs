@@ -16,6 +16,7 @@ use std::sync::{Arc, OnceLock, Weak};
 use chrono::{DateTime, Utc};
 use sundial_core::job::{FieldError, Job, JobDefinition, JobId};
 
+use crate::cause::Cause;
 use crate::ports::clock::Clock;
 use crate::ports::store::{JobStore, Store, StoreError};
 use crate::records::{decode_job, encode_job, job_wakeup_key, StoredJob};
@@ -87,13 +88,88 @@ pub enum AppError {
     /// The request's credentials (a feedback token) are missing or wrong.
     #[error("{0}")]
     Unauthorized(String),
-    /// The store failed or stored data is unreadable; the request may be retried.
-    #[error("{0}")]
-    Unavailable(String),
+    /// A backend failed (the store, the queue, an engine that is not running) or a value could
+    /// not be encoded: nothing is wrong with the request or the stored data, and it may be
+    /// retried. `source` keeps the backend's error.
+    #[error("{message}")]
+    Unavailable {
+        /// What failed.
+        message: String,
+        /// Why, when a lower layer said.
+        #[source]
+        source: Option<Cause>,
+    },
+    /// Stored data does not decode: a job or execution record this build cannot read, or a store
+    /// item with a malformed attribute. Trying again cannot help; the record must be repaired or
+    /// removed. The message names the record.
+    #[error("{message}")]
+    Corrupt {
+        /// Which record, and that it is unreadable.
+        message: String,
+        /// The decoder's error.
+        #[source]
+        source: Option<Cause>,
+    },
+}
+
+impl AppError {
+    /// [`AppError::Unavailable`](variant@AppError::Unavailable) with no error below it.
+    pub fn unavailable(message: impl Into<String>) -> Self {
+        AppError::Unavailable {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// [`AppError::Unavailable`](variant@AppError::Unavailable) because of `source`.
+    pub fn unavailable_because(
+        message: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        AppError::Unavailable {
+            message: message.into(),
+            source: Some(Cause::new(source)),
+        }
+    }
+
+    /// [`AppError::Corrupt`] because `source` could not decode the record `message` names.
+    pub fn corrupt(
+        message: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        AppError::Corrupt {
+            message: message.into(),
+            source: Some(Cause::new(source)),
+        }
+    }
+
+    /// The constructor of the message-only `Unavailable(String)` this variant used to be, kept
+    /// for the callers in `engine/{dispatch,tick,notify}.rs` until they move to
+    /// [`AppError::unavailable`]; new code calls that.
+    #[doc(hidden)]
+    #[allow(non_snake_case)]
+    pub fn Unavailable(message: String) -> Self {
+        AppError::unavailable(message)
+    }
+
+    /// Whether the same request, made again later, can succeed: a backend that was down, a
+    /// write that lost a race. An invalid request, a missing or forbidden resource, and corrupt
+    /// stored data answer the same every time.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            AppError::Conflict(_) | AppError::Unavailable { .. } => true,
+            AppError::Invalid(_)
+            | AppError::NotFound(_)
+            | AppError::Unauthorized(_)
+            | AppError::Corrupt { .. } => false,
+        }
+    }
 }
 
 impl From<StoreError> for AppError {
     fn from(e: StoreError) -> Self {
+        // The store's message is kept as it reads ("store unavailable: …"), its cause as ours.
+        let message = e.to_string();
         match e {
             StoreError::AlreadyExists(key) => AppError::Conflict(format!("{key} already exists")),
             StoreError::NotFound(key) => AppError::NotFound(key),
@@ -104,7 +180,8 @@ impl From<StoreError> for AppError {
                 path: "cursor".into(),
                 message: "invalid page cursor".into(),
             }),
-            StoreError::Unavailable(why) => AppError::Unavailable(why),
+            StoreError::Unavailable { source, .. } => AppError::Unavailable { message, source },
+            StoreError::Corrupt { source, .. } => AppError::Corrupt { message, source },
         }
     }
 }

@@ -17,6 +17,7 @@
 //! - **Dead letters** are moved by the receive that would deliver a message for the
 //!   `max_receives + 1`-th time; that receive returns the other visible messages instead, and
 //!   [`Queue::dead_letters`] lists bodies in the order they became dead letters.
+//!   [`Queue::dead_letter`] moves a received message at once, with its latest receipt only.
 //! - **`next_visible_in`** counts every live message, in flight ones included (they come back when
 //!   their timeout expires), is zero when one is visible now, and `None` for an empty queue.
 //! - **Bodies** round-trip exactly (unicode, quotes, newlines, JSON).
@@ -82,6 +83,7 @@ pub async fn run_all<Q: Queue, F: Fn(Arc<ManualClock>) -> Q>(make_queue: F) {
         max_respected,
         at_least_once,
         dead_letters_after_max_receives,
+        dead_letter_moves_a_message_at_once,
         next_visible_in,
         concurrent_senders_and_receivers,
     );
@@ -589,6 +591,54 @@ async fn dead_letters_after_max_receives<Q: Queue>(queue: Q, clock: Arc<ManualCl
             .expect("dead_letters")
             .is_empty(),
         "dead_letters(0) gives none"
+    );
+}
+
+async fn dead_letter_moves_a_message_at_once<Q: Queue>(queue: Q, clock: Arc<ManualClock>) {
+    send(&queue, "poison", Duration::ZERO).await;
+    send(&queue, "healthy", secs(5)).await;
+    let poison = receive_one(&queue, secs(10), "the poison message").await;
+    queue
+        .dead_letter(&poison, "does not decode")
+        .await
+        .unwrap_or_else(|err| panic!("dead_letter of the latest delivery failed: {err}"));
+    assert_eq!(
+        queue.dead_letters(10).await.expect("dead_letters"),
+        ["poison"],
+        "a dead letter on its first delivery"
+    );
+    assert_eq!(
+        next_in(&queue).await,
+        Some(secs(5)),
+        "only the healthy message is waiting"
+    );
+    advance(&clock, secs(60));
+    let healthy = receive_one(&queue, secs(10), "the healthy message, not the poison").await;
+    assert_eq!(healthy.body, "healthy");
+    assert_eq!(
+        queue.ack(&poison.receipt).await,
+        Err(QueueError::StaleReceipt),
+        "a dead-lettered message's receipt cannot ack"
+    );
+    assert_eq!(
+        queue.dead_letter(&poison, "again").await,
+        Err(QueueError::StaleReceipt),
+        "nor dead-letter it twice"
+    );
+
+    // An earlier delivery's receipt cannot dead-letter what another receiver holds now.
+    advance(&clock, secs(10));
+    let again = receive_one(&queue, secs(10), "the healthy message, redelivered").await;
+    assert_eq!(
+        queue.dead_letter(&healthy, "stale").await,
+        Err(QueueError::StaleReceipt),
+        "the receipt of an earlier delivery cannot dead-letter"
+    );
+    ack(&queue, &again.receipt).await;
+    assert_eq!(
+        queue.dead_letters(10).await.expect("dead_letters"),
+        ["poison"],
+        "a refused dead_letter moves nothing"
     );
 }
 

@@ -18,9 +18,12 @@
 //! into messages.
 //!
 //! `sundial serve` runs these in-process ([`runner`]); the Lambda functions call the same methods.
+//! Both hand each queue message to [`Engine::handle_message`], which decides what becomes of a
+//! message whose step failed: back after [`retry_backoff`], or to the dead letters at once.
 
 mod batch;
 mod dispatch;
+mod messages;
 mod notify;
 pub mod runner;
 mod tick;
@@ -40,6 +43,7 @@ use sundial_core::job::JobId;
 use tokio::sync::Notify;
 
 use crate::app::{App, AppError, EngineHooks};
+use crate::cause::chain;
 use crate::ports::events::{BusEvent, EventPublisher};
 use crate::ports::http::HttpClient;
 use crate::ports::queue::{Queue, QueueError, MAX_DELAY};
@@ -48,6 +52,7 @@ use crate::records::{
     decode_execution, decode_job, encode_execution, encode_job, execution_wakeup_key, StoredJob,
 };
 
+pub use messages::{Handled, Prefetched, QueueKind};
 pub use notify::NotifyMessage;
 pub use tick::TickReport;
 
@@ -127,11 +132,11 @@ impl Default for EngineConfig {
     }
 }
 
-/// Why an engine step failed. Every variant means "try the message again later": nothing was
-/// half-done that a retry would not finish.
+/// Why an engine step failed. Nothing was half-done that taking the step again would not finish;
+/// whether that can succeed is [`EngineError::is_retryable`].
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
-    /// The store failed or the data is unreadable.
+    /// The store failed, or stored data is corrupt ([`AppError::Corrupt`]).
     #[error(transparent)]
     App(#[from] AppError),
     /// The queue failed.
@@ -142,10 +147,37 @@ pub enum EngineError {
     Contended(String),
 }
 
+impl EngineError {
+    /// Whether taking the step again later can succeed. A step reads everything it needs afresh,
+    /// so any failure may go otherwise next time — a backend that was down, a write that lost a
+    /// race, a job deleted meanwhile — except stored data that does not decode, which will not
+    /// decode next time either: its message is poison and goes to the dead letters at once.
+    pub fn is_retryable(&self) -> bool {
+        !matches!(self, EngineError::App(AppError::Corrupt { .. }))
+    }
+}
+
 impl From<StoreError> for EngineError {
     fn from(e: StoreError) -> Self {
         EngineError::App(e.into())
     }
+}
+
+/// How long a message whose step failed (and may succeed later) waits before it is delivered
+/// again, by its receive count: 1 s after the first delivery, doubling each time, at most a
+/// minute (1, 2, 4, 8, 16, 32, 60, 60 … s).
+///
+/// The first retries come quickly because most failures are brief (a write that lost races to a
+/// busy job, a throttled request); the doubling spreads out messages that fail together, and the
+/// cap means a run held back by an outage resumes within a minute of the backend's return. With
+/// the queues' ten deliveries before a message becomes a dead letter
+/// ([`DEFAULT_MAX_RECEIVES`](crate::ports::queue::DEFAULT_MAX_RECEIVES), SQS `maxReceiveCount`),
+/// a message rides out about four minutes of failures. The local runner and the Lambda handlers
+/// both use this rule.
+pub fn retry_backoff(receive_count: u32) -> StdDuration {
+    const CAP: StdDuration = StdDuration::from_secs(60);
+    let doublings = receive_count.saturating_sub(1).min(6);
+    StdDuration::from_secs(1 << doublings).min(CAP)
 }
 
 /// A dispatch-queue message: take this execution one step further.
@@ -160,7 +192,7 @@ fn dispatch_body(execution_id: &str) -> Result<String, EngineError> {
     serde_json::to_string(&DispatchMessage {
         execution_id: execution_id.to_string(),
     })
-    .map_err(|e| AppError::Unavailable(format!("encoding a dispatch message: {e}")).into())
+    .map_err(|e| AppError::unavailable_because("encoding a dispatch message", e).into())
 }
 
 /// The engine over its ports.
@@ -443,7 +475,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         if let (true, Some(job)) = (admitted, job.as_deref()) {
             if let Err(e) = self.send_next_in_line(job).await {
                 // The next run looks again on its own shortly.
-                tracing::debug!(error = %e, "could not send the next run in line");
+                tracing::debug!(error = %chain(&e), "could not send the next run in line");
             }
         }
         Ok(Written::Yes)
@@ -476,7 +508,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             }),
         };
         if let Err(e) = self.publisher.publish(&event).await {
-            tracing::warn!(execution_id = %execution.execution_id, error = %e, "state change event not published");
+            tracing::warn!(execution_id = %execution.execution_id, error = %chain(&e), "state change event not published");
         }
     }
 }
@@ -529,7 +561,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> EngineHooks for Engin
         Box::pin(async move {
             if let Err(e) = self.send_dispatch(&execution_id, StdDuration::ZERO).await {
                 // The control plane also left an `exec:` wake-up: the tick sends it in a moment.
-                tracing::warn!(execution_id, error = %e, "could not send to dispatch; the tick will");
+                tracing::warn!(execution_id, error = %chain(&e), "could not send to dispatch; the tick will");
             }
         })
     }
@@ -544,7 +576,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> EngineHooks for Engin
                 return;
             }
             if let Err(e) = self.plan_job_now(&job_id, next).await {
-                tracing::warn!(%job_id, error = %e, "could not plan the job at once; the tick will");
+                tracing::warn!(%job_id, error = %chain(&e), "could not plan the job at once; the tick will");
             }
         })
     }
@@ -559,7 +591,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> EngineHooks for Engin
                 .await
                 .map_err(|e| match e {
                     EngineError::App(app) => app,
-                    other => AppError::Unavailable(other.to_string()),
+                    other => AppError::unavailable_because("applying the feedback", other),
                 })
         })
     }

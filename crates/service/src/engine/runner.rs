@@ -2,7 +2,9 @@
 //!
 //! A tick every second (on AWS: once a minute, with a longer horizon), and pollers for the
 //! dispatch and notify queues that run each message in its own task, up to a concurrency limit,
-//! so a slow target never holds up other jobs. Pollers sleep until the queue says its next message
+//! so a slow target never holds up other jobs. What becomes of a message whose step fails —
+//! back after a backoff, or to the dead letters at once — is decided by
+//! [`Engine::handle_message`], as on Lambda. Pollers sleep until the queue says its next message
 //! becomes visible, or until the engine sends one, whichever is first: a delayed fire is picked up
 //! on its millisecond instead of on the next poll.
 
@@ -13,7 +15,8 @@ use std::time::Duration;
 use tokio::sync::{watch, Semaphore};
 use tokio::task::JoinSet;
 
-use super::{DispatchMessage, Engine, Run};
+use super::{Engine, Handled, QueueKind, Run};
+use crate::cause::chain;
 use crate::ports::events::EventPublisher;
 use crate::ports::http::HttpClient;
 use crate::ports::queue::{Delivery, Queue};
@@ -44,13 +47,6 @@ impl Default for RunnerOptions {
     }
 }
 
-/// Which queue a poller serves.
-#[derive(Clone, Copy, Debug)]
-enum Lane {
-    Dispatch,
-    Notify,
-}
-
 /// Runs tick, dispatch and notify until `shutdown` resolves, then waits for running messages to
 /// finish (a message cut short would only be delivered again).
 pub async fn run<S, Q, H, P>(
@@ -74,10 +70,10 @@ pub async fn run<S, Q, H, P>(
         options.clone(),
         stop_rx.clone(),
     ));
-    for lane in [Lane::Dispatch, Lane::Notify] {
+    for kind in QueueKind::ALL {
         loops.spawn(poll_loop(
             Arc::clone(&engine),
-            lane,
+            kind,
             options.clone(),
             stop_rx.clone(),
         ));
@@ -106,14 +102,14 @@ async fn tick_loop<S, Q, H, P>(
         }
         match engine.tick().await {
             Ok(_) => engine.app().liveness().tick_ran(engine.app().now()),
-            Err(e) => tracing::warn!(error = %e, "tick failed; the next tick retries"),
+            Err(e) => tracing::warn!(error = %chain(&e), "tick failed; the next tick retries"),
         }
     }
 }
 
 async fn poll_loop<S, Q, H, P>(
     engine: Arc<Engine<S, Q, H, P>>,
-    lane: Lane,
+    kind: QueueKind,
     options: RunnerOptions,
     mut stop: watch::Receiver<bool>,
 ) where
@@ -133,21 +129,18 @@ async fn poll_loop<S, Q, H, P>(
         let notified = sent.notified();
         tokio::pin!(notified);
         notified.as_mut().enable();
-        if let Lane::Dispatch = lane {
+        if kind == QueueKind::Dispatch {
             engine.app().liveness().dispatch_ran(engine.app().now());
         }
         let free = permits.available_permits();
-        let queue = match lane {
-            Lane::Dispatch => engine.dispatch_queue(),
-            Lane::Notify => engine.notify_queue(),
-        };
+        let queue = engine.queue(kind);
         let deliveries = if free == 0 {
             Vec::new()
         } else {
             match queue.receive(free.min(128), options.visibility).await {
                 Ok(deliveries) => deliveries,
                 Err(e) => {
-                    tracing::warn!(?lane, error = %e, "receiving failed");
+                    tracing::warn!(queue = kind.name(), error = %chain(&e), "receiving failed");
                     Vec::new()
                 }
             }
@@ -170,27 +163,17 @@ async fn poll_loop<S, Q, H, P>(
             continue;
         }
         // A batch of dispatch messages reads its executions and jobs in one store read.
-        let mut prefetched = match lane {
-            Lane::Dispatch => {
-                let ids: Vec<String> = deliveries
-                    .iter()
-                    .filter_map(|d| serde_json::from_str::<DispatchMessage>(&d.body).ok())
-                    .map(|m| m.execution_id)
-                    .collect();
-                engine.prefetch(&ids).await
-            }
-            Lane::Notify => Default::default(),
-        };
+        let mut prefetched = engine
+            .prefetch_messages(kind, deliveries.iter().map(|d| d.body.as_str()))
+            .await;
         for delivery in deliveries {
             let Ok(permit) = Arc::clone(&permits).acquire_owned().await else {
                 break;
             };
             let engine = Arc::clone(&engine);
-            let read = serde_json::from_str::<DispatchMessage>(&delivery.body)
-                .ok()
-                .and_then(|m| prefetched.remove(&m.execution_id));
+            let read = prefetched.take(&delivery.body);
             running.spawn(async move {
-                handle(&engine, lane, delivery, read).await;
+                handle(&engine, kind, delivery, read).await;
                 drop(permit);
             });
         }
@@ -198,10 +181,11 @@ async fn poll_loop<S, Q, H, P>(
     while running.join_next().await.is_some() {}
 }
 
-/// Runs one message; acknowledges it when done, or leaves it to come back after a pause.
+/// Runs one message ([`Engine::handle_message`]) and acknowledges it when done; a failed message
+/// was already set to come back, a poison one moved to the dead letters.
 async fn handle<S, Q, H, P>(
     engine: &Engine<S, Q, H, P>,
-    lane: Lane,
+    kind: QueueKind,
     delivery: Delivery,
     read: Option<Option<Run>>,
 ) where
@@ -210,29 +194,12 @@ async fn handle<S, Q, H, P>(
     H: HttpClient,
     P: EventPublisher,
 {
-    let (queue, result) = match lane {
-        Lane::Dispatch => {
-            let result = match serde_json::from_str::<DispatchMessage>(&delivery.body) {
-                Ok(message) => engine.dispatch_from(&message.execution_id, read).await,
-                Err(e) => {
-                    tracing::warn!(error = %e, "unreadable dispatch message dropped");
-                    Ok(())
-                }
-            };
-            (engine.dispatch_queue(), result)
-        }
-        Lane::Notify => (engine.notify_queue(), engine.notify(&delivery.body).await),
-    };
-    match result {
-        Ok(()) => {
-            if let Err(e) = queue.ack(&delivery.receipt).await {
-                tracing::debug!(?lane, error = %e, "ack failed; the message comes back and is a no-op");
-            }
-        }
-        Err(e) => {
-            tracing::warn!(?lane, error = %e, receive_count = delivery.receive_count, "message failed; retrying shortly");
-            let backoff = Duration::from_secs(u64::from(delivery.receive_count.min(30)));
-            let _ = queue.postpone(&delivery.receipt, backoff).await;
+    let handled = engine
+        .handle_message(kind, &delivery.receipt, &delivery, read)
+        .await;
+    if handled == Handled::Done {
+        if let Err(e) = engine.queue(kind).ack(&delivery.receipt).await {
+            tracing::debug!(queue = kind.name(), error = %chain(&e), "ack failed; the message comes back and is a no-op");
         }
     }
 }

@@ -9,6 +9,8 @@ use std::future::Future;
 
 use serde_json::Value;
 
+use crate::cause::Cause;
+
 /// One event for a bus.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BusEvent {
@@ -22,15 +24,35 @@ pub struct BusEvent {
     pub detail: Value,
 }
 
-/// Why publishing failed.
+/// Why publishing failed. `message` says what was being done, `source` (when the adapter has a
+/// library error) why it failed.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
 pub enum PublishError {
     /// The destination rejected the message (unknown queue or bus, too large); retrying will not help.
-    #[error("rejected: {0}")]
-    Rejected(String),
+    #[error("rejected: {message}")]
+    Rejected {
+        /// What was refused.
+        message: String,
+        /// The backend's own error.
+        #[source]
+        source: Option<Cause>,
+    },
     /// The backend failed; the publish may be retried.
-    #[error("unavailable: {0}")]
-    Unavailable(String),
+    #[error("unavailable: {message}")]
+    Unavailable {
+        /// What failed.
+        message: String,
+        /// The backend's own error.
+        #[source]
+        source: Option<Cause>,
+    },
+}
+
+impl PublishError {
+    /// Whether publishing the same again later can succeed.
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, PublishError::Unavailable { .. })
+    }
 }
 
 /// Publishes events and sends queue-target messages.

@@ -9,10 +9,13 @@
 //! the engine is by its stable execution ids and conditional state transitions.
 //!
 //! A message received more than [`Queue::max_receives`] times is moved to the dead-letter list
-//! instead of being delivered again, so one poisonous message cannot spin forever.
+//! instead of being delivered again, so one poisonous message cannot spin forever; a consumer that
+//! knows at once that a message is poison moves it there itself ([`Queue::dead_letter`]).
 
 use std::future::Future;
 use std::time::Duration;
+
+use crate::cause::Cause;
 
 /// The longest delay a message may be sent with: SQS's `DelaySeconds` limit of 900 s.
 pub const MAX_DELAY: Duration = Duration::from_secs(900);
@@ -41,9 +44,37 @@ pub enum QueueError {
     /// The receipt is unknown or stale (the message was received again since, or deleted).
     #[error("stale or unknown receipt")]
     StaleReceipt,
-    /// The backend failed; the operation may be retried.
-    #[error("queue unavailable: {0}")]
-    Unavailable(String),
+    /// The backend failed; the operation may be retried. `message` says what was being done,
+    /// `source` (when the adapter has a library error) why it failed.
+    #[error("queue unavailable: {message}")]
+    Unavailable {
+        /// What failed, e.g. `SendMessage` or `sqlite`.
+        message: String,
+        /// The backend's own error.
+        #[source]
+        source: Option<Cause>,
+    },
+}
+
+impl QueueError {
+    /// [`QueueError::Unavailable`] with no library error below it.
+    pub fn unavailable(message: impl Into<String>) -> Self {
+        QueueError::Unavailable {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// [`QueueError::Unavailable`] because of `source`.
+    pub fn unavailable_because(
+        message: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        QueueError::Unavailable {
+            message: message.into(),
+            source: Some(Cause::new(source)),
+        }
+    }
 }
 
 /// A queue of text messages (JSON in practice).
@@ -98,8 +129,19 @@ pub trait Queue: Send + Sync + 'static {
     /// message is visible now. Dead letters do not count.
     fn next_visible_in(&self) -> impl Future<Output = Result<Option<Duration>, QueueError>> + Send;
 
-    /// The dead letters: bodies of messages received too often, oldest first (in the order they
-    /// became dead letters), at most `max`.
+    /// Moves a received message to the dead letters now, before it has used up
+    /// [`Queue::max_receives`]: for poison, a message that will fail the same way however often it
+    /// is delivered (a body that does not decode, corrupt stored data). It is not delivered again.
+    /// `reason` says why; an adapter that can keep it beside the message does (SQS: a message
+    /// attribute), and the caller logs it. `StaleReceipt` if `delivery.receipt` is not the latest.
+    fn dead_letter(
+        &self,
+        delivery: &Delivery,
+        reason: &str,
+    ) -> impl Future<Output = Result<(), QueueError>> + Send;
+
+    /// The dead letters: bodies of messages received too often or moved by
+    /// [`Queue::dead_letter`], oldest first (in the order they became dead letters), at most `max`.
     fn dead_letters(
         &self,
         max: usize,

@@ -5,7 +5,7 @@ use axum::body::Body;
 use axum::http::{header, Method, Request, StatusCode};
 use serde_json::json;
 use sundial_service::api::MAX_BODY_BYTES;
-use sundial_service::ports::store::JobStore;
+use sundial_service::ports::store::{JobRecord, JobStore};
 
 use crate::support::*;
 
@@ -122,5 +122,39 @@ async fn bearer_token_guards_everything_but_health() {
     assert!(
         api.app.store().get_job("other").await.unwrap().is_none(),
         "a refused request changes nothing"
+    );
+}
+
+/// A stored record that does not decode is a 500 naming it, not a 503: trying again cannot help
+/// until it is repaired. A store that is down stays a 503.
+#[tokio::test(flavor = "multi_thread")]
+async fn corrupt_stored_data_is_a_500_naming_the_record() {
+    let api = Api::new();
+    let now = chrono::DateTime::parse_from_rfc3339(NOW)
+        .unwrap()
+        .with_timezone(&chrono::Utc);
+    let corrupt = JobRecord {
+        job_id: "broken".into(),
+        version: 1,
+        creator: "001".into(),
+        parent_job: None,
+        service: None,
+        state: "active".into(),
+        created_at: now,
+        updated_at: now,
+        document: json!({"definition": {"jobName": 7}, "state": {}}),
+    };
+    api.app.store().create_job(&corrupt).await.unwrap();
+    assert_error(
+        &api.get("/jobs/broken").await,
+        500,
+        "stored job broken is unreadable",
+    );
+
+    api.app.store().fail_write(0);
+    assert_error(
+        &api.post("/jobs/other", &seed_job_as("other")).await,
+        503,
+        "temporarily unavailable",
     );
 }

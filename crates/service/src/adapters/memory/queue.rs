@@ -14,7 +14,7 @@
 //! - a receipt is `"{message id}:{receive count}"`, so each delivery has its own and the receipt
 //!   of an earlier delivery is stale once the message has been received again;
 //! - messages past [`Queue::max_receives`] are moved to the dead letters by the `receive` that would
-//!   have delivered them once too often.
+//!   have delivered them once too often, and [`Queue::dead_letter`] moves one at once.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -79,7 +79,7 @@ impl MemoryQueue {
 
     fn lock(&self) -> Result<MutexGuard<'_, Data>, QueueError> {
         self.data.lock().map_err(|_| {
-            QueueError::Unavailable("the memory queue was poisoned by an earlier panic".to_owned())
+            QueueError::unavailable("the memory queue was poisoned by an earlier panic")
         })
     }
 
@@ -124,7 +124,7 @@ impl Queue for MemoryQueue {
         match data.fail_in {
             Some(0) => {
                 data.fail_in = None;
-                return Err(QueueError::Unavailable("injected send failure".to_owned()));
+                return Err(QueueError::unavailable("injected send failure"));
             }
             Some(n) => data.fail_in = Some(n - 1),
             None => {}
@@ -217,6 +217,21 @@ impl Queue for MemoryQueue {
         let earliest = data.messages.values().map(|m| m.visible_at).min();
         Ok(earliest
             .map(|at| Duration::from_millis(u64::try_from(at.saturating_sub(now)).unwrap_or(0))))
+    }
+
+    /// Keeps the body only, as the SQLite queue does; the caller logs the reason.
+    async fn dead_letter(&self, delivery: &Delivery, _reason: &str) -> Result<(), QueueError> {
+        let id = receipt_id(&delivery.receipt).ok_or(QueueError::StaleReceipt)?;
+        let mut data = self.lock()?;
+        match data.messages.get(&id) {
+            Some(message) if message.receipt.as_deref() == Some(delivery.receipt.as_str()) => {
+                if let Some(message) = data.messages.remove(&id) {
+                    data.dead.push(message.body);
+                }
+                Ok(())
+            }
+            _ => Err(QueueError::StaleReceipt),
+        }
     }
 
     async fn dead_letters(&self, max: usize) -> Result<Vec<String>, QueueError> {

@@ -53,7 +53,7 @@ impl MemoryStore {
         match data.fail_in {
             Some(0) => {
                 data.fail_in = None;
-                Err(StoreError::Unavailable("injected write failure".to_owned()))
+                Err(StoreError::unavailable("injected write failure"))
             }
             Some(n) => {
                 data.fail_in = Some(n - 1);
@@ -65,7 +65,7 @@ impl MemoryStore {
 
     fn lock(&self) -> Result<MutexGuard<'_, Data>, StoreError> {
         self.data.lock().map_err(|_| {
-            StoreError::Unavailable("the memory store was poisoned by an earlier panic".to_owned())
+            StoreError::unavailable("the memory store was poisoned by an earlier panic")
         })
     }
 }
@@ -151,7 +151,7 @@ fn ms(time: DateTime<Utc>) -> DateTime<Utc> {
 fn next_version(version: u64) -> Result<u64, StoreError> {
     version
         .checked_add(1)
-        .ok_or_else(|| StoreError::Unavailable(format!("version {version} cannot be incremented")))
+        .ok_or_else(|| StoreError::unavailable(format!("version {version} cannot be incremented")))
 }
 
 /// The first `limit` (1..=[`MAX_PAGE`]) of `items`, already sorted and past the cursor, with the

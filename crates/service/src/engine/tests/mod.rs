@@ -1469,6 +1469,7 @@ async fn refused_addresses_fail_for_good_with_their_own_code() {
     );
 }
 
+mod messages;
 mod order;
 
 /// Issue 12 item 10: the target gets the stored header values, while the state-change events,

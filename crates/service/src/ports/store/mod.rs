@@ -19,6 +19,8 @@ use std::future::Future;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
+use crate::cause::Cause;
+
 /// A job as stored.
 #[derive(Clone, Debug, PartialEq)]
 pub struct JobRecord {
@@ -162,7 +164,7 @@ impl From<WriteAllError> for StoreError {
 /// Checks the shape every adapter requires of a batch: at most [`MAX_WRITES`], no key twice.
 pub fn check_batch(writes: &[Write<'_>]) -> Result<(), WriteAllError> {
     if writes.len() > MAX_WRITES {
-        return Err(WriteAllError::whole(StoreError::Unavailable(format!(
+        return Err(WriteAllError::whole(StoreError::unavailable(format!(
             "{} writes in one batch; at most {MAX_WRITES}",
             writes.len()
         ))));
@@ -171,7 +173,7 @@ pub fn check_batch(writes: &[Write<'_>]) -> Result<(), WriteAllError> {
     for write in writes {
         let key = write.key();
         if !keys.insert(key.clone()) {
-            return Err(WriteAllError::whole(StoreError::Unavailable(format!(
+            return Err(WriteAllError::whole(StoreError::unavailable(format!(
                 "{key} written twice in one batch"
             ))));
         }
@@ -246,9 +248,55 @@ pub enum StoreError {
     /// A page cursor that this store did not hand out.
     #[error("invalid page cursor")]
     InvalidCursor,
-    /// The backend failed; the operation may be retried.
-    #[error("store unavailable: {0}")]
-    Unavailable(String),
+    /// The backend failed; the operation may be retried. `message` says what was being done,
+    /// `source` (when the adapter has a library error) why it failed.
+    #[error("store unavailable: {message}")]
+    Unavailable {
+        /// What failed, e.g. `PutItem` or `sqlite`.
+        message: String,
+        /// The backend's own error.
+        #[source]
+        source: Option<Cause>,
+    },
+    /// A stored item does not decode (an attribute missing or malformed, a time out of range):
+    /// the data itself is corrupt, so trying again cannot help.
+    #[error("corrupt stored data: {message}")]
+    Corrupt {
+        /// Which item and what is wrong with it.
+        message: String,
+        /// The decoder's error, if there is one.
+        #[source]
+        source: Option<Cause>,
+    },
+}
+
+impl StoreError {
+    /// [`StoreError::Unavailable`] with no library error below it.
+    pub fn unavailable(message: impl Into<String>) -> Self {
+        StoreError::Unavailable {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// [`StoreError::Unavailable`] because of `source`.
+    pub fn unavailable_because(
+        message: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        StoreError::Unavailable {
+            message: message.into(),
+            source: Some(Cause::new(source)),
+        }
+    }
+
+    /// [`StoreError::Corrupt`], with the decoder's error when there is one.
+    pub fn corrupt(message: impl Into<String>, source: Option<Cause>) -> Self {
+        StoreError::Corrupt {
+            message: message.into(),
+            source,
+        }
+    }
 }
 
 /// Jobs: their definitions as written and their state, each written against the version it was

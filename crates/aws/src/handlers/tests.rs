@@ -1,0 +1,405 @@
+//! The handlers on the in-memory adapters, driven by the `events/` fixtures: what each function
+//! does with its event, with failures, panics and poison messages, and no AWS (the same paths on
+//! moto are in `tests/moto/lambda.rs`).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use aws_lambda_events::event::sqs::{SqsEvent, SqsMessage};
+use chrono::{DateTime, Utc};
+use http_body_util::BodyExt;
+use lambda_http::tower::ServiceExt;
+use serde_json::{json, Value};
+use sundial_service::adapters::memory::{
+    ManualClock, MemoryQueue, MemoryStore, RecordingPublisher,
+};
+use sundial_service::engine::retry_backoff;
+use sundial_service::ports::http::{HttpError, HttpRequest, HttpResponse};
+use sundial_service::ports::store::{ExecutionRecord, ExecutionStore};
+
+use super::*;
+use crate::metrics::Metrics;
+use crate::runtime::{Ports, Settings};
+
+/// The secret `events/api-feedback.json`'s token was signed with (docs/deploy.md).
+const FIXTURE_SECRET: &str = "sample-signing-secret-for-the-fixtures";
+
+fn fixture(name: &str) -> Value {
+    let path = format!("{}/../../events/{name}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {path}: {e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+fn sqs_fixture(name: &str) -> SqsEvent {
+    serde_json::from_value(fixture(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn at(text: &str) -> DateTime<Utc> {
+    text.parse().unwrap()
+}
+
+/// The job service: answers 200 and records every call; a call to a `/panic` path panics, as a
+/// bug in a step would.
+#[derive(Clone, Default)]
+struct Target {
+    calls: Arc<Mutex<Vec<HttpRequest>>>,
+}
+
+impl Target {
+    fn calls(&self) -> Vec<HttpRequest> {
+        self.calls.lock().unwrap().clone()
+    }
+}
+
+impl HttpClient for Target {
+    async fn send(&self, request: HttpRequest) -> Result<HttpResponse, HttpError> {
+        self.calls.lock().unwrap().push(request.clone());
+        if request.url.contains("/panic") {
+            panic!("the target client panicked on {}", request.url);
+        }
+        Ok(HttpResponse {
+            status: 200,
+            body: br#"{"ok": true}"#.to_vec(),
+        })
+    }
+}
+
+type MemorySundial = Sundial<MemoryStore, MemoryQueue, Target, RecordingPublisher>;
+
+struct Rig {
+    sundial: MemorySundial,
+    clock: Arc<ManualClock>,
+    target: Target,
+}
+
+/// The functions' wiring ([`Sundial::on`], the settings a deployment gives) on the in-memory
+/// adapters, at `start`.
+fn memory_rig(start: &str, secret: &str) -> Rig {
+    let vars = [
+        ("SUNDIAL_TABLE", "memory"),
+        ("SUNDIAL_DISPATCH_QUEUE_URL", "memory://dispatch"),
+        ("SUNDIAL_NOTIFY_QUEUE_URL", "memory://notify"),
+        ("SUNDIAL_SIGNING_SECRET", secret),
+    ];
+    let settings =
+        Settings::from_vars(vars.map(|(k, v)| (k.to_owned(), v.to_owned())).to_vec()).unwrap();
+    let clock = Arc::new(ManualClock::new(at(start)));
+    let target = Target::default();
+    let ports = Ports {
+        store: MemoryStore::new(),
+        dispatch_queue: MemoryQueue::new(clock.clone()),
+        notify_queue: MemoryQueue::new(clock.clone()),
+        http: target.clone(),
+        publisher: RecordingPublisher::new(),
+        clock: clock.clone(),
+    };
+    Rig {
+        sundial: Sundial::on(&settings, ports, Arc::new(Metrics::default())),
+        clock,
+        target,
+    }
+}
+
+impl Rig {
+    /// Sends an API Gateway v2 event through the API handler, as the Lambda runtime would.
+    async fn api_event(&self, event: &Value) -> (u16, Value) {
+        let request = lambda_http::request::from_str(&event.to_string()).unwrap();
+        let response = api_router(&self.sundial).oneshot(request).await.unwrap();
+        let status = response.status().as_u16();
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        (
+            status,
+            serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+        )
+    }
+
+    /// The create-job fixture turned into another request.
+    async fn api(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+        let mut event = fixture("api-create-job.json");
+        event["rawPath"] = json!(path);
+        event["requestContext"]["http"]["method"] = json!(method);
+        event["requestContext"]["http"]["path"] = json!(path);
+        event["body"] = body.map_or(Value::Null, |b| json!(b.to_string()));
+        self.api_event(&event).await
+    }
+
+    /// A job calling `path` on the target, triggered once: one dispatch message waiting.
+    async fn triggered(&self, job_id: &str, path: &str) {
+        let job = json!({
+            "jobName": job_id, "creator": "001", "creatorName": "tests",
+            "request": [{"method": "POST", "url": format!("http://127.0.0.1:9{path}")}],
+            "timer": {"period": "external"},
+        });
+        let (status, body) = self
+            .api("POST", &format!("/jobs/{job_id}"), Some(job))
+            .await;
+        assert_eq!(status, 200, "{body}");
+        let (status, body) = self
+            .api("POST", &format!("/jobs/{job_id}/trigger"), Some(json!({})))
+            .await;
+        assert_eq!(status, 200, "{body}");
+    }
+
+    fn queue(&self, kind: QueueKind) -> &MemoryQueue {
+        self.sundial.engine.queue(kind)
+    }
+
+    /// What the SQS event source would hand the function: the visible messages as an SQS event.
+    async fn poll(&self, kind: QueueKind) -> SqsEvent {
+        let deliveries = self
+            .queue(kind)
+            .receive(10, Duration::from_secs(30))
+            .await
+            .unwrap();
+        let mut event = SqsEvent::default();
+        for delivery in deliveries {
+            let mut message = SqsMessage::default();
+            message.message_id = Some(format!("message-{}", delivery.receipt));
+            message.receipt_handle = Some(delivery.receipt);
+            message.body = Some(delivery.body);
+            message.attributes.insert(
+                "ApproximateReceiveCount".into(),
+                delivery.receive_count.to_string(),
+            );
+            event.records.push(message);
+        }
+        event
+    }
+
+    /// Feeds a queue to its handler until it is empty, as the event source would, deleting what
+    /// the handler did not report (no failure is expected).
+    async fn drain(&self, kind: QueueKind) {
+        for _ in 0..20 {
+            let event = self.poll(kind).await;
+            if event.records.is_empty() {
+                return;
+            }
+            let response = batch(&self.sundial, kind, event.clone()).await;
+            assert!(response.batch_item_failures.is_empty(), "{response:?}");
+            for record in &event.records {
+                let _ = self
+                    .queue(kind)
+                    .ack(record.receipt_handle.as_deref().unwrap())
+                    .await;
+            }
+        }
+        panic!("the {} queue never drained", kind.name());
+    }
+
+    async fn executions(&self, job_id: &str) -> Vec<Value> {
+        let (status, body) = self
+            .api("GET", &format!("/jobs/{job_id}/executions"), None)
+            .await;
+        assert_eq!(status, 200, "{body}");
+        body["executions"].as_array().cloned().unwrap_or_default()
+    }
+}
+
+fn failed_ids(response: &SqsBatchResponse) -> Vec<String> {
+    response
+        .batch_item_failures
+        .iter()
+        .map(|f| f.item_identifier.clone())
+        .collect()
+}
+
+#[tokio::test]
+async fn the_fixtures_take_a_job_from_the_api_through_tick_and_dispatch_to_its_target() {
+    let rig = memory_rig("2024-06-10T11:59:30Z", FIXTURE_SECRET);
+    let (status, body) = rig.api_event(&fixture("api-create-job.json")).await;
+    assert_eq!((status, &body["resp_code"]), (200, &json!(200)), "{body}");
+
+    // EventBridge delivers the 12:00 tick (the fixture), and then again.
+    rig.clock.set(at("2024-06-10T12:00:00Z"));
+    let tick_event = fixture("tick.json");
+    let report = tick(&rig.sundial, &tick_event).await.unwrap();
+    assert_eq!(report["fires"], 1, "the */5 job's 12:00 fire: {report}");
+    let again = tick(&rig.sundial, &tick_event).await.unwrap();
+    assert_eq!(again["fires"], 0, "a repeated tick plans nothing new");
+
+    // The dispatch fixture names that fire and a trigger that does not exist (a no-op).
+    let response = batch(
+        &rig.sundial,
+        QueueKind::Dispatch,
+        sqs_fixture("dispatch.json"),
+    )
+    .await;
+    assert!(failed_ids(&response).is_empty(), "{response:?}");
+    // The tick's own message for the same fire changes nothing: delivery is at least once.
+    rig.drain(QueueKind::Dispatch).await;
+    let calls = rig.target.calls();
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    assert_eq!(calls[0].url, "http://127.0.0.1:9/reports/build?run=1");
+    assert_eq!(calls[0].body.as_deref(), Some(&br#"{"format":"pdf"}"#[..]));
+    let executions = rig.executions("sample-report").await;
+    assert_eq!(executions.len(), 1, "{executions:#?}");
+    assert_eq!(
+        executions[0]["executionId"],
+        "sample-report~20240610T120000Z"
+    );
+    assert_eq!(executions[0]["state"], "Succeeded", "{executions:#?}");
+
+    // The notify fixture's rule 0 does not exist on this job: dropped, not failed.
+    let response = batch(&rig.sundial, QueueKind::Notify, sqs_fixture("notify.json")).await;
+    assert!(failed_ids(&response).is_empty(), "{response:?}");
+}
+
+#[tokio::test]
+async fn the_api_fixtures_reach_their_routes() {
+    let rig = memory_rig("2024-06-10T12:00:00Z", FIXTURE_SECRET);
+    let (status, body) = rig.api_event(&fixture("api-get-health.json")).await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = rig.api_event(&fixture("api-create-job.json")).await;
+    assert_eq!(status, 200, "{body}");
+    // The feedback fixture's token is valid under the documented secret: it gets past the token
+    // check to the lookup of its execution, which this store does not have.
+    let feedback = fixture("api-feedback.json");
+    let (status, body) = rig.api_event(&feedback).await;
+    assert_eq!(status, 404, "{body}");
+
+    // Under another secret the same token is refused.
+    let other = memory_rig(
+        "2024-06-10T12:00:00Z",
+        "another-signing-secret-of-32-bytes-or-more",
+    );
+    let (status, body) = other.api_event(&fixture("api-create-job.json")).await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = other.api_event(&feedback).await;
+    assert_eq!(status, 401, "{body}");
+}
+
+#[tokio::test]
+async fn a_message_whose_step_panics_is_reported_and_comes_back_after_the_backoff() {
+    let rig = memory_rig("2030-01-01T00:00:00Z", FIXTURE_SECRET);
+    rig.triggered("boom", "/panic").await;
+    // A healthy message in the same batch: an execution that does not exist, a no-op.
+    rig.queue(QueueKind::Dispatch)
+        .send(r#"{"executionId":"gone~t~1"}"#, Duration::ZERO)
+        .await
+        .unwrap();
+    let event = rig.poll(QueueKind::Dispatch).await;
+    assert_eq!(event.records.len(), 2);
+    let panicking = event
+        .records
+        .iter()
+        .find(|r| r.body.as_deref().is_some_and(|b| b.contains("boom")))
+        .and_then(|r| r.message_id.clone())
+        .unwrap();
+
+    let response = batch(&rig.sundial, QueueKind::Dispatch, event).await;
+    assert_eq!(
+        failed_ids(&response),
+        [panicking],
+        "the panicked message is a batch failure, the other one is done"
+    );
+    assert_eq!(
+        rig.target.calls().len(),
+        1,
+        "the call was made, then panicked"
+    );
+
+    // It comes back after the backoff of its first delivery, not the 30 s visibility timeout.
+    let backoff = chrono::Duration::from_std(retry_backoff(1)).unwrap();
+    rig.clock
+        .advance(backoff - chrono::Duration::milliseconds(1));
+    assert!(rig.poll(QueueKind::Dispatch).await.records.is_empty());
+    rig.clock.advance(chrono::Duration::milliseconds(1));
+    let again = rig.poll(QueueKind::Dispatch).await;
+    let counts: Vec<_> = again
+        .records
+        .iter()
+        .map(|r| r.attributes["ApproximateReceiveCount"].clone())
+        .collect();
+    assert_eq!(counts, ["2"], "{again:?}");
+}
+
+#[tokio::test]
+async fn undecodable_messages_go_to_the_dead_letters_at_once() {
+    let rig = memory_rig("2030-01-01T00:00:00Z", FIXTURE_SECRET);
+    for (kind, body) in [
+        (QueueKind::Dispatch, "not json"),
+        (QueueKind::Notify, r#"{"executionId": 5}"#),
+    ] {
+        rig.queue(kind).send(body, Duration::ZERO).await.unwrap();
+        let event = rig.poll(kind).await;
+        let response = batch(&rig.sundial, kind, event).await;
+        assert!(
+            failed_ids(&response).is_empty(),
+            "poison is not retried: {response:?}"
+        );
+        assert_eq!(rig.queue(kind).dead_letters(10).await.unwrap(), [body]);
+        rig.clock.advance(chrono::Duration::minutes(10));
+        assert!(
+            rig.poll(kind).await.records.is_empty(),
+            "a dead letter does not come back"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_message_whose_execution_is_corrupt_goes_to_the_dead_letters_at_once() {
+    let rig = memory_rig("2030-01-01T00:00:00Z", FIXTURE_SECRET);
+    let corrupt = ExecutionRecord {
+        execution_id: "broken~t~1".into(),
+        job_id: "broken".into(),
+        execute_number: 1,
+        state: "Enqueued".into(),
+        parent_job: None,
+        parent_execution: None,
+        created_at: at("2030-01-01T00:00:00Z"),
+        version: 1,
+        document: json!({"executionId": "broken~t~1", "state": "no such state"}),
+    };
+    let store = rig.sundial.engine.app().store();
+    assert!(store.create_execution(&corrupt).await.unwrap());
+    let body = r#"{"executionId":"broken~t~1"}"#;
+    rig.queue(QueueKind::Dispatch)
+        .send(body, Duration::ZERO)
+        .await
+        .unwrap();
+
+    let response = batch(
+        &rig.sundial,
+        QueueKind::Dispatch,
+        rig.poll(QueueKind::Dispatch).await,
+    )
+    .await;
+    assert!(failed_ids(&response).is_empty(), "{response:?}");
+    assert_eq!(
+        rig.queue(QueueKind::Dispatch)
+            .dead_letters(10)
+            .await
+            .unwrap(),
+        [body]
+    );
+}
+
+#[tokio::test]
+async fn a_store_failure_is_reported_and_the_message_succeeds_when_it_comes_back() {
+    let rig = memory_rig("2030-01-01T00:00:00Z", FIXTURE_SECRET);
+    rig.triggered("flaky", "/run").await;
+    rig.sundial.engine.app().store().fail_write(0);
+    let event = rig.poll(QueueKind::Dispatch).await;
+    let ids: Vec<_> = event
+        .records
+        .iter()
+        .filter_map(|r| r.message_id.clone())
+        .collect();
+    let response = batch(&rig.sundial, QueueKind::Dispatch, event).await;
+    assert_eq!(failed_ids(&response), ids, "the store failed: retried");
+    assert!(rig
+        .queue(QueueKind::Dispatch)
+        .dead_letters(10)
+        .await
+        .unwrap()
+        .is_empty());
+
+    rig.clock
+        .advance(chrono::Duration::from_std(retry_backoff(1)).unwrap());
+    rig.drain(QueueKind::Dispatch).await;
+    assert_eq!(rig.target.calls().len(), 1);
+    let executions = rig.executions("flaky").await;
+    assert_eq!(executions[0]["state"], "Succeeded", "{executions:#?}");
+}
