@@ -162,6 +162,32 @@ impl Browser {
         );
     }
 
+    /// Clicks what submits a form or follows a link, and waits until the next page has loaded:
+    /// WebDriver's click returns before a form's navigation completes, so reading the page right
+    /// after it could read the old one.
+    fn click_and_load(&self, css: &str) {
+        self.script("window.__sundialOldPage = true");
+        self.click(css);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let loaded = self
+                .script(
+                    "return window.__sundialOldPage === undefined \
+                     && document.readyState === 'complete'",
+                )
+                .as_bool()
+                .unwrap_or(false);
+            if loaded {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "clicking {css} loaded no new page within 10 s"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     fn type_into(&self, css: &str, text: &str) {
         let element = self.find(css);
         self.command(
@@ -343,7 +369,7 @@ fn console_shows_seeded_jobs_and_drives_them() {
 
     // Filters narrow it, from the form and from a shared URL.
     browser.type_into("#f-creator", "bob");
-    browser.click("form.filters button[type=submit]");
+    browser.click_and_load("form.filters button[type=submit]");
     let text = browser.text();
     assert!(browser.url().contains("creator=bob"), "{}", browser.url());
     assert!(text.contains("sweep") && !text.contains("report"), "{text}");
@@ -365,7 +391,7 @@ fn console_shows_seeded_jobs_and_drives_them() {
     browser.screenshot("job");
 
     // The execution's page: its event log and the redacted header.
-    browser.click("table.executions a");
+    browser.click_and_load("table.executions a");
     let text = browser.wait_for_text("Event log", Duration::from_secs(5));
     assert!(text.contains("Authorization: ***"), "{text}");
     assert!(
@@ -384,7 +410,7 @@ fn console_shows_seeded_jobs_and_drives_them() {
     // Trigger from the job's page with arguments, and watch the run reach Succeeded.
     browser.go(&format!("{base}/ui/jobs/hook"));
     browser.type_into("#trigger-args", r#"{"region": "emea"}"#);
-    browser.click("form[action$='/trigger'] button");
+    browser.click_and_load("form[action$='/trigger'] button");
     let text = browser.wait_for_text("Execution #1 Succeeded", Duration::from_secs(20));
     assert!(text.contains("emea"), "{text}");
     assert_eq!(target.wait_for("/hook", 1).len(), 1);
@@ -392,7 +418,7 @@ fn console_shows_seeded_jobs_and_drives_them() {
     // Pause with notes; the list shows them.
     browser.go(&format!("{base}/ui/jobs/sweep"));
     browser.type_into("#pause-notes", "maintenance window");
-    browser.click("form[action$='/pause'] button");
+    browser.click_and_load("form[action$='/pause'] button");
     browser.wait_for_text("Notes: maintenance window", Duration::from_secs(5));
     browser.go(&format!("{base}/?state=paused"));
     let text = browser.text();
@@ -426,7 +452,8 @@ fn console_login_logout_expiry_and_csrf() {
         &[],
         &[
             ("SUNDIAL_API_TOKEN", token),
-            ("SUNDIAL_CONSOLE_SESSION_SECONDS", "4"),
+            // Long enough for the steps of one session on a loaded CI machine.
+            ("SUNDIAL_CONSOLE_SESSION_SECONDS", "10"),
         ],
     );
     let bearer = format!("Bearer {token}");
@@ -445,12 +472,12 @@ fn console_login_logout_expiry_and_csrf() {
     assert!(browser.url().ends_with("/ui/login"), "{}", browser.url());
     browser.screenshot("login");
     browser.type_into("#token", "wrong-token-wrong-token");
-    browser.click("form button");
+    browser.click_and_load("form button");
     assert!(browser.text().contains("Wrong token."));
 
     // The right token opens the console.
     browser.type_into("#token", token);
-    browser.click("form button");
+    browser.click_and_load("form button");
     let text = browser.wait_for_text("nightly", Duration::from_secs(5));
     assert!(text.contains("At 02:00, UTC"), "{text}");
 
@@ -459,7 +486,7 @@ fn console_login_logout_expiry_and_csrf() {
     browser.script(
         "document.querySelector(\"form[action$='/pause'] input[name=csrf]\").value = 'forged'",
     );
-    browser.click("form[action$='/pause'] button");
+    browser.click_and_load("form[action$='/pause'] button");
     let text = browser.text();
     assert!(text.contains("403") && text.contains("CSRF"), "{text}");
     let job = server.send("GET", "/jobs/nightly", &auth, None).body;
@@ -467,16 +494,17 @@ fn console_login_logout_expiry_and_csrf() {
 
     // Logout ends the session: the console is closed again.
     browser.go(&format!("{base}/"));
-    browser.click("form.logout button");
+    browser.click_and_load("form.logout button");
     assert!(browser.url().contains("/ui/login"), "{}", browser.url());
     browser.go(&format!("{base}/ui/jobs/nightly"));
     assert!(browser.url().contains("/ui/login"), "{}", browser.url());
 
     // A session past its expiry is refused.
     browser.type_into("#token", token);
-    browser.click("form button");
+    browser.click_and_load("form button");
+    let logged_in = Instant::now();
     browser.wait_for_text("nightly", Duration::from_secs(5));
-    std::thread::sleep(Duration::from_secs(5));
+    std::thread::sleep(Duration::from_secs(11).saturating_sub(logged_in.elapsed()));
     browser.go(&format!("{base}/ui/jobs/nightly"));
     assert!(browser.url().contains("/ui/login"), "{}", browser.url());
 }
