@@ -140,6 +140,25 @@ pub fn execution_id_for_fire(job_id: &JobId, incarnation: u32, nominal: DateTime
     )
 }
 
+/// The nominal time of a scheduled fire's execution, read back from its id
+/// ([`execution_id_for_fire`] for this job and incarnation); `None` for any other id: a
+/// trigger's, a backfill's, another incarnation's.
+pub fn nominal_of_fire_id(
+    job_id: &JobId,
+    incarnation: u32,
+    execution_id: &str,
+) -> Option<DateTime<Utc>> {
+    let time = execution_id
+        .strip_prefix(execution_prefix(job_id, incarnation).as_str())?
+        .strip_prefix('~')?;
+    if time.len() != "yyyymmddThhmmssZ".len() {
+        return None;
+    }
+    chrono::NaiveDateTime::parse_from_str(time, "%Y%m%dT%H%M%SZ")
+        .ok()
+        .map(|t| t.and_utc())
+}
+
 /// The id of the execution for a manual trigger: `{prefix}~t~{triggerId}`, after checking the
 /// trigger id with [`validate_trigger_id`] (errors have the path `triggerId`).
 pub fn execution_id_for_trigger(
@@ -571,6 +590,24 @@ mod tests {
             ("job-1", 0),
         ] {
             assert_eq!(incarnation_of_execution(id), incarnation, "{id}");
+        }
+        // A fire's nominal time reads back from its id, and only from a fire's id of that
+        // incarnation.
+        let nominal = at("2024-03-10T07:05:09Z");
+        for incarnation in [0, 2] {
+            let id = execution_id_for_fire(&job(), incarnation, nominal);
+            assert_eq!(nominal_of_fire_id(&job(), incarnation, &id), Some(nominal));
+        }
+        for other in [
+            "job-1~i2~20240310T070509Z",
+            "job-1~t~20240310T070509Z",
+            "job-1~20240310T070509Z~r1",
+            "job-1~20240310T070509Z~b20240101T000000000Z",
+            "job-10~20240310T070509Z",
+            "job-1~20241310T070509Z",
+            "job-1",
+        ] {
+            assert_eq!(nominal_of_fire_id(&job(), 0, other), None, "{other}");
         }
         assert!(validate_trigger_id("abc-1.2_x").is_ok());
         for bad in ["", "a~b", "a/b", "a b", &"x".repeat(65)] {

@@ -18,8 +18,9 @@
 
 use chrono::{DateTime, Duration, Utc};
 
-use crate::execution::execution_id_for_fire;
-use crate::job::{Job, OverlapPolicy, PendingFire, When};
+use crate::execution::{execution_id_for_fire, nominal_of_fire_id};
+use crate::job::{CatchupPolicy, Job, JobId, OverlapPolicy, PendingFire, When};
+use crate::spec::FireTime;
 
 /// The most fires one tick plans for one job; the next tick continues where it stopped.
 pub const MAX_FIRES_PER_TICK: usize = 1000;
@@ -54,10 +55,29 @@ pub struct TickPlan {
     pub missed: u64,
 }
 
+/// How late a scheduled fire may be when the planner or the gate reaches it and still count as on
+/// time. A fire reached later than this is being caught up (after an outage, or ticks that fell
+/// behind), and the job's catch-up policy decides whether it runs. It is this, or the tick's
+/// look-ahead when longer: on AWS the tick runs once a minute and plans 80 s ahead, so a healthy
+/// engine may reach a new job's first fire up to a minute after its time.
+pub const ON_TIME_GRACE: Duration = Duration::seconds(10);
+
+/// [`ON_TIME_GRACE`], or the tick's `look_ahead` when that is longer.
+pub fn on_time_grace(look_ahead: Duration) -> Duration {
+    look_ahead.max(ON_TIME_GRACE)
+}
+
 /// Plans the scheduled fires of `job` whose nominal time is at or before `horizon`: every fire the
 /// tick must enqueue now so that it starts on time before the next tick. `now` decides what is
 /// missed. Paused jobs and debug mode plan nothing. Mutates the job's state: the last scheduled
 /// time, remaining actions, the missed counter, execute numbers and `pending_fires`.
+///
+/// **Catch-up.** Of the fires already due at `now`, those older than the catch-up window are
+/// missed. The others run, except that when some are late (older than [`on_time_grace`] of the
+/// look-ahead `horizon - now`) the job's catch-up policy caps how many run: the newest
+/// [`Catchup::cap`](crate::job::Catchup::cap) of them (none for `skip`, one for `latest`,
+/// `maxRuns` for `all`), fires that are on time always among them. The late fires it leaves out
+/// are counted as missed too.
 pub fn plan_tick(
     job: &mut Job,
     now: DateTime<Utc>,
@@ -73,11 +93,77 @@ pub fn plan_tick(
     };
     let job_id = job.definition.job_id().clone();
     let oldest_runnable = oldest_runnable(job, now);
+    let late_before = now - on_time_grace(horizon - now);
+    let cap = job.definition.catchup().cap();
     let state = &mut job.state;
     let mut after = state
         .last_scheduled_time
         .unwrap_or(job.created_at - Duration::seconds(1));
-    while plan.planned < MAX_FIRES_PER_TICK && state.remaining_actions != Some(0) {
+    // What this tick may plan: its limit, and no more than the remaining actions.
+    let limit = MAX_FIRES_PER_TICK.min(
+        state
+            .remaining_actions
+            .map_or(usize::MAX, |n| usize::try_from(n).unwrap_or(usize::MAX)),
+    );
+    if limit == 0 {
+        state.last_scheduled_time = Some(after);
+        return plan;
+    }
+    // The fires already due, oldest first: those that may run. Under a cap, the oldest late ones
+    // leave as newer ones come (they are missed), so it holds at most the cap and the fires on
+    // time; without one it stops at what one tick plans, as the loop below does.
+    let mut due: std::collections::VecDeque<FireTime> = std::collections::VecDeque::new();
+    let (mut window_missed, mut policy_missed) = (0u64, 0u64);
+    let mut last_dropped = None;
+    let mut outrun = false;
+    loop {
+        if cap.is_none() && due.len() >= limit {
+            break;
+        }
+        let Some(fire) = schedule.fire_after(after, job_id.as_str()) else {
+            break;
+        };
+        if fire.nominal > now {
+            break;
+        }
+        after = fire.nominal;
+        if fire.nominal < oldest_runnable {
+            window_missed += 1;
+            if window_missed >= MAX_MISSED_COUNTED {
+                after = after.max(oldest_runnable - Duration::seconds(1));
+            }
+            continue;
+        }
+        due.push_back(fire);
+        let Some(cap) = cap else { continue };
+        while due.len() > cap && due.front().is_some_and(|f| f.nominal < late_before) {
+            last_dropped = due.pop_front().map(|f| f.nominal);
+            policy_missed += 1;
+        }
+        if policy_missed >= MAX_MISSED_COUNTED {
+            // A burst too long for one tick: what is left of it (and the fires kept so far,
+            // which are found again) waits for the next tick.
+            outrun = true;
+            break;
+        }
+    }
+    plan.missed = window_missed + policy_missed;
+    state.missed_catchup_window += plan.missed;
+    if outrun {
+        state.last_scheduled_time = last_dropped.or(Some(after));
+        return plan;
+    }
+    let mut full = false;
+    for fire in due {
+        if plan.planned >= limit {
+            full = true;
+            break;
+        }
+        after = fire.nominal;
+        push_fire(state, &job_id, &fire);
+        plan.planned += 1;
+    }
+    while !full && plan.planned < limit {
         let Some(fire) = schedule.fire_after(after, job_id.as_str()) else {
             break;
         };
@@ -85,31 +171,29 @@ pub fn plan_tick(
             break;
         }
         after = fire.nominal;
-        if fire.nominal < oldest_runnable {
-            plan.missed += 1;
-            if plan.missed >= MAX_MISSED_COUNTED {
-                after = after.max(oldest_runnable - Duration::seconds(1));
-            }
-            continue;
-        }
-        let execute_number = state.next_execute_number;
-        state.next_execute_number += 1;
-        if let Some(remaining) = state.remaining_actions.as_mut() {
-            *remaining -= 1;
-        }
-        state.pending_fires.push(PendingFire {
-            execution_id: execution_id_for_fire(&job_id, state.incarnation, fire.nominal),
-            nominal: fire.nominal,
-            due: fire.actual,
-            execute_number,
-            scheduled_by_id: job_id.to_string(),
-            overlap: None,
-        });
+        push_fire(state, &job_id, &fire);
         plan.planned += 1;
     }
     state.last_scheduled_time = Some(after);
-    state.missed_catchup_window += plan.missed;
     plan
+}
+
+/// Reserves an execute number (and a remaining action) for a scheduled fire and records it as
+/// planned.
+fn push_fire(state: &mut crate::job::JobState, job_id: &JobId, fire: &FireTime) {
+    let execute_number = state.next_execute_number;
+    state.next_execute_number += 1;
+    if let Some(remaining) = state.remaining_actions.as_mut() {
+        *remaining = remaining.saturating_sub(1);
+    }
+    state.pending_fires.push(PendingFire {
+        execution_id: execution_id_for_fire(job_id, state.incarnation, fire.nominal),
+        nominal: fire.nominal,
+        due: fire.actual,
+        execute_number,
+        scheduled_by_id: job_id.to_string(),
+        overlap: None,
+    });
 }
 
 /// The oldest nominal time a scheduled fire of `job` may have and still run at `now`: an older
@@ -121,6 +205,99 @@ pub fn oldest_runnable(job: &Job, now: DateTime<Utc>) -> DateTime<Utc> {
     );
     now.checked_sub_signed(window)
         .unwrap_or(DateTime::<Utc>::MIN_UTC)
+}
+
+/// Why a scheduled fire that reached the concurrency gate does not run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Missed {
+    /// Its nominal time is older than the catch-up window.
+    Window {
+        /// The window.
+        window: crate::duration::Duration,
+    },
+    /// It is late, and the catch-up policy runs only newer fires that are due too.
+    Policy {
+        /// The policy.
+        policy: CatchupPolicy,
+        /// How many newer scheduled fires of the job are due and run.
+        newer: usize,
+    },
+}
+
+impl Missed {
+    /// The reason, for the run's log.
+    pub fn reason(&self, nominal: DateTime<Utc>, now: DateTime<Utc>) -> String {
+        let late = (now - nominal).num_seconds();
+        let due = nominal.to_rfc3339();
+        match self {
+            Missed::Window { window } => format!(
+                "missed the catch-up window: due {due}, reached dispatch {late} s later (window {} s)",
+                window.as_millis() / 1000
+            ),
+            Missed::Policy {
+                policy: CatchupPolicy::Skip,
+                ..
+            } => format!(
+                "missed: due {due}, reached dispatch {late} s later, and catch-up policy skip runs no late fire"
+            ),
+            Missed::Policy { policy, newer } => format!(
+                "missed: due {due}, reached dispatch {late} s later, and catch-up policy {policy} runs the newest due fires ({newer} newer due)"
+            ),
+        }
+    }
+}
+
+/// Whether a scheduled fire that reached the gate at `now` misses its chance to run: the
+/// planner's catch-up rule ([`plan_tick`]) applied again at admission, since a fire planned just
+/// before an outage reaches the gate as late as the fires planned after it. Older than the
+/// window, it is missed; late (see [`on_time_grace`] of the tick's `look_ahead`), it is missed
+/// when its job's catch-up policy runs fewer fires than the number of newer scheduled fires of
+/// the job due by `now` (planned, in line, buffered or running: those that run). Triggers and backfills are exempt, and so is a run
+/// that already holds a slot or waits in the buffer (it was admitted in time).
+pub fn missed_at_admission(
+    job: &Job,
+    execution: &crate::execution::Execution,
+    now: DateTime<Utc>,
+    look_ahead: Duration,
+) -> Option<Missed> {
+    let state = &job.state;
+    let id = execution.execution_id.as_str();
+    let scheduled = execution.scheduled_by_id == job.job_id().as_str();
+    if !scheduled || state.running.iter().any(|r| r == id) || state.buffered.iter().any(|b| b == id)
+    {
+        return None;
+    }
+    let nominal = execution.scheduled_time;
+    if nominal < oldest_runnable(job, now) {
+        return Some(Missed::Window {
+            window: job.definition.catchup_window(),
+        });
+    }
+    if nominal >= now - on_time_grace(look_ahead) {
+        return None;
+    }
+    let catchup = job.definition.catchup();
+    let cap = catchup.cap()?;
+    // Newer scheduled fires due by now, wherever they are: planned, in line, admitted.
+    let job_id = job.job_id();
+    let newer_due = |other: &str| {
+        other != id
+            && nominal_of_fire_id(job_id, state.incarnation, other)
+                .is_some_and(|n| n > nominal && n <= now)
+    };
+    let newer: std::collections::BTreeSet<&str> = state
+        .pending_fires
+        .iter()
+        .map(|f| f.execution_id.as_str())
+        .chain(state.waiting.iter().map(|w| w.execution_id.as_str()))
+        .chain(state.running.iter().map(String::as_str))
+        .chain(state.buffered.iter().map(String::as_str))
+        .filter(|other| newer_due(other))
+        .collect();
+    (newer.len() >= cap).then_some(Missed::Policy {
+        policy: catchup.policy,
+        newer: newer.len(),
+    })
 }
 
 /// Turns waiting backfills into pending fires due `now` (exempt from the catch-up window and from
@@ -507,6 +684,212 @@ mod tests {
             ["2024-01-01T00:10:00+00:00", "2024-01-01T00:11:00+00:00"]
         );
         assert_eq!(job.state.missed_catchup_window, 9);
+    }
+
+    /// An every-minute job whose engine was down from 00:00:30 to 00:10:30, planned with the
+    /// local look-ahead (2 s): 00:01 … 00:10 are late, within a one-hour window.
+    fn after_outage(catchup: serde_json::Value) -> (Job, TickPlan) {
+        let mut job = job_with(
+            json!({"schedule": {"cron": ["* * * * *"]}, "catchup": catchup}),
+            "2024-01-01T00:00:30Z",
+        );
+        let now = at("2024-01-01T00:10:30Z");
+        let plan = plan_tick(&mut job, now, now + Duration::seconds(2), false);
+        (job, plan)
+    }
+
+    #[test]
+    fn catch_up_policy_all_runs_every_late_fire_in_the_window() {
+        let (job, plan) = after_outage(json!({"window": "1h"}));
+        assert_eq!((plan.planned, plan.missed), (10, 0));
+        assert_eq!(nominals(&job)[0], "2024-01-01T00:01:00+00:00");
+    }
+
+    #[test]
+    fn catch_up_policy_latest_runs_only_the_newest_late_fire() {
+        let (job, plan) = after_outage(json!({"policy": "latest", "window": "1h"}));
+        assert_eq!((plan.planned, plan.missed), (1, 9));
+        assert_eq!(nominals(&job), ["2024-01-01T00:10:00+00:00"]);
+        assert_eq!(job.state.missed_catchup_window, 9);
+        assert_eq!(
+            job.state.next_execute_number, 2,
+            "missed fires take no number"
+        );
+        assert_eq!(
+            job.state.last_scheduled_time,
+            Some(at("2024-01-01T00:10:00Z"))
+        );
+    }
+
+    #[test]
+    fn catch_up_policy_skip_runs_no_late_fire() {
+        let (job, plan) = after_outage(json!({"policy": "skip", "window": "1h"}));
+        assert_eq!((plan.planned, plan.missed), (0, 10));
+        // The schedule resumes with the next fire, on time.
+        let mut job = job;
+        let now = at("2024-01-01T00:10:59Z");
+        plan_tick(&mut job, now, now + Duration::seconds(2), false);
+        assert_eq!(nominals(&job), ["2024-01-01T00:11:00+00:00"]);
+    }
+
+    #[test]
+    fn catch_up_max_runs_keeps_the_newest_of_the_burst() {
+        let (job, plan) = after_outage(json!({"window": "1h", "maxRuns": 3}));
+        assert_eq!((plan.planned, plan.missed), (3, 7));
+        assert_eq!(
+            nominals(&job),
+            [
+                "2024-01-01T00:08:00+00:00",
+                "2024-01-01T00:09:00+00:00",
+                "2024-01-01T00:10:00+00:00"
+            ]
+        );
+    }
+
+    /// The window still bounds every policy, and what it misses is counted beside what the
+    /// policy leaves out.
+    #[test]
+    fn the_window_bounds_every_catch_up_policy() {
+        let (job, plan) = after_outage(json!({"policy": "latest", "window": "3m"}));
+        assert_eq!((plan.planned, plan.missed), (1, 9));
+        assert_eq!(nominals(&job), ["2024-01-01T00:10:00+00:00"]);
+    }
+
+    /// Fires within the grace are on time: no policy leaves them out, and they count toward a
+    /// cap as the newest fires due. An every-second job back after a minute: `latest` runs the
+    /// fires of the last ten seconds, which are on time, and none of the late ones.
+    #[test]
+    fn fires_within_the_grace_are_on_time_under_every_policy() {
+        let mut job = job_with(
+            json!({"schedule": {"intervals": ["1s"]}, "catchup": {"policy": "latest", "window": "1h"}}),
+            "2024-01-01T00:00:00Z",
+        );
+        let now = at("2024-01-01T00:01:00Z");
+        let plan = plan_tick(&mut job, now, now + Duration::seconds(2), false);
+        // 00:00:00 … 00:00:49 late (50), 00:00:50 … 00:01:00 on time (11), then the horizon's 2.
+        assert_eq!((plan.missed, plan.planned), (50, 13));
+        assert_eq!(nominals(&job)[0], "2024-01-01T00:00:50+00:00");
+        // The tick's look-ahead widens the grace: on AWS (80 s) none of them is late.
+        let mut job = job_with(
+            json!({"schedule": {"intervals": ["1s"]}, "catchup": {"policy": "skip", "window": "1h"}}),
+            "2024-01-01T00:00:00Z",
+        );
+        let plan = plan_tick(&mut job, now, now + Duration::seconds(80), false);
+        assert_eq!(plan.missed, 0);
+    }
+
+    /// A job whose remaining actions are fewer than the burst runs what `latest` keeps.
+    #[test]
+    fn remaining_actions_count_only_the_fires_the_policy_keeps() {
+        let mut job = job_with(
+            json!({"schedule": {"cron": ["* * * * *"]}, "remainingActions": 1,
+                   "catchup": {"policy": "latest", "window": "1h"}}),
+            "2024-01-01T00:00:30Z",
+        );
+        let now = at("2024-01-01T00:10:30Z");
+        plan_tick(&mut job, now, now + Duration::seconds(2), false);
+        assert_eq!(nominals(&job), ["2024-01-01T00:10:00+00:00"]);
+        assert_eq!(job.state.remaining_actions, Some(0));
+    }
+
+    /// A burst longer than a tick counts is taken over several ticks, each bounded, and what it
+    /// plans is the same: the newest fire.
+    #[test]
+    fn a_long_catch_up_burst_is_bounded_work_per_tick() {
+        let mut job = job_with(
+            json!({"schedule": {"intervals": ["1s"]}, "catchup": {"policy": "latest", "window": "3d"}}),
+            "2024-01-01T00:00:00Z",
+        );
+        let now = at("2024-01-03T00:00:00Z");
+        let mut missed = 0;
+        let mut ticks = 0;
+        while job.state.pending_fires.is_empty() {
+            let started = std::time::Instant::now();
+            missed += plan_tick(&mut job, now, now + Duration::seconds(2), false).missed;
+            assert!(started.elapsed() < std::time::Duration::from_secs(5));
+            ticks += 1;
+        }
+        assert_eq!(ticks, 2, "172,800 fires: 100,000 in the first tick");
+        // Everything before the grace is missed; the ten seconds of grace and the horizon run.
+        assert_eq!(missed, 172_790);
+        assert_eq!(job.state.pending_fires.len(), 13);
+    }
+
+    fn fire_execution(job: &Job, nominal: &str) -> crate::execution::Execution {
+        let nominal = at(nominal);
+        crate::execution::Execution::new(
+            execution_id_for_fire(job.job_id(), 0, nominal),
+            job.job_id().clone(),
+            1,
+            crate::execution::ExecutionState::Enqueued,
+            nominal,
+            job.job_id().to_string(),
+            nominal,
+        )
+        .unwrap()
+    }
+
+    /// At the gate: a fire planned before an outage reaches it after the outage, behind the
+    /// fires planned since. The policy decides against the newer scheduled fires due, waiting or
+    /// already admitted.
+    #[test]
+    fn admission_applies_the_catch_up_policy_to_late_fires() {
+        let look_ahead = Duration::seconds(2);
+        let now = at("2024-01-01T00:10:30Z");
+        let mut job = job_with(
+            json!({"schedule": {"cron": ["* * * * *"]}, "catchup": {"policy": "latest", "window": "1h"}}),
+            "2024-01-01T00:00:30Z",
+        );
+        let old = fire_execution(&job, "2024-01-01T00:01:00Z");
+        job.state
+            .wait_in_line(&old.execution_id, old.scheduled_time);
+        // Alone in line, the late fire is the latest: it runs.
+        assert_eq!(missed_at_admission(&job, &old, now, look_ahead), None);
+        let newer = fire_execution(&job, "2024-01-01T00:10:00Z");
+        job.state
+            .wait_in_line(&newer.execution_id, newer.scheduled_time);
+        assert_eq!(
+            missed_at_admission(&job, &old, now, look_ahead),
+            Some(Missed::Policy {
+                policy: CatchupPolicy::Latest,
+                newer: 1
+            })
+        );
+        assert_eq!(missed_at_admission(&job, &newer, now, look_ahead), None);
+        // A trigger in line is no newer fire; a fire not yet due is none either.
+        job.state.wait_in_line("job-1~t~x", now);
+        job.state
+            .wait_in_line("job-1~20240101T001100Z", at("2024-01-01T00:11:00Z"));
+        // Admitted at once (it simply started), the newer fire still counts.
+        let mut admitted = job.clone();
+        admitted
+            .state
+            .waiting
+            .retain(|w| w.execution_id != newer.execution_id);
+        admitted.state.running.push(newer.execution_id.clone());
+        assert!(missed_at_admission(&admitted, &old, now, look_ahead).is_some());
+        let mut skip = job.clone();
+        skip.definition = job_with(
+            json!({"schedule": {"cron": ["* * * * *"]}, "catchup": {"policy": "skip", "window": "1h"}}),
+            "2024-01-01T00:00:30Z",
+        )
+        .definition;
+        assert!(missed_at_admission(&skip, &newer, now, look_ahead).is_some());
+        let on_time = fire_execution(&job, "2024-01-01T00:10:25Z");
+        assert_eq!(missed_at_admission(&skip, &on_time, now, look_ahead), None);
+        // `all` with no cap: the window alone decides, as before.
+        let mut all = job.clone();
+        all.definition = every_minute().definition;
+        assert_eq!(
+            missed_at_admission(&all, &old, now, look_ahead),
+            Some(Missed::Window {
+                window: crate::duration::Duration::from_secs(60)
+            })
+        );
+        assert_eq!(missed_at_admission(&all, &newer, now, look_ahead), None);
+        // A run holding a slot was admitted in time.
+        job.state.running.push(old.execution_id.clone());
+        assert_eq!(missed_at_admission(&job, &old, now, look_ahead), None);
     }
 
     #[test]

@@ -665,6 +665,38 @@ pub struct Target {
     eventbridge: Option<EventBridgeTarget>,
 }
 
+/// Which of the fires an engine reaches late still run (docs/engine.md, "Catch-up"); read
+/// ignoring case.
+#[derive(ToSchema, Serialize)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)]
+pub enum CatchupPolicy {
+    /// None of the late fires.
+    Skip,
+    /// Only the newest fire due (Kubernetes CronJob's behaviour).
+    Latest,
+    /// Every fire in the window, or the newest `maxRuns` (the default).
+    All,
+}
+
+/// How a job catches up on fires its engine reached late (after an outage): which run, how late
+/// at most, how many at once.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(example = json!({"policy": "latest", "window": "1h"}))]
+#[allow(dead_code)]
+pub struct Catchup {
+    /// Which late fires run (default `all`).
+    policy: Option<CatchupPolicy>,
+    /// Fires older than this when reached never run (default 1m, at least 10s). Also
+    /// `catchupWindow`; both may be given only when they agree.
+    #[schema(value_type = Option<Duration>)]
+    window: Option<String>,
+    /// With policy `all` only: at most this many of the fires due at once run, the newest.
+    #[schema(minimum = 1, maximum = 1000)]
+    max_runs: Option<u32>,
+}
+
 /// What a parent's close does to a child's runs.
 #[derive(ToSchema)]
 #[serde(rename_all = "lowercase")]
@@ -753,8 +785,11 @@ macro_rules! job_schema {
             #[schema(minimum = 1, maximum = 10000)]
             max_concurrency: Option<u32>,
             /// Fires older than this after downtime are counted as missed (default 1m, at least 10s).
+            /// The same as `catchup.window`.
             #[schema(value_type = Option<Duration>)]
             catchup_window: Option<String>,
+            /// How late fires are caught up: `{policy, window, maxRuns}`.
+            catchup: Option<Catchup>,
             /// Pause after a run ends failed or timed out.
             pause_on_failure: Option<bool>,
             /// Scheduled runs left; triggers and backfills don't count.

@@ -1469,6 +1469,7 @@ async fn refused_addresses_fail_for_good_with_their_own_code() {
     );
 }
 
+mod catchup;
 mod messages;
 mod order;
 
