@@ -653,7 +653,7 @@ async fn throughput(dir: &Path) -> Result<(), String> {
                     return first_error;
                 }
                 if let Err(e) = app
-                    .trigger(&ids[i % ids.len()], json!({}), None, None)
+                    .trigger(&ids[i % ids.len()], json!({}), None, Default::default())
                     .await
                 {
                     errors.fetch_add(1, Ordering::Relaxed);

@@ -383,6 +383,16 @@ impl Execution {
         })
     }
 
+    /// When the run was due: its scheduled time, or later when jitter, a trigger's delay or a
+    /// backfill made it due later. Its `scheduleToStart` and `scheduleToClose` count from here,
+    /// so a run that reports an earlier time (a backfilled time, a trigger's `scheduledTime`) is
+    /// not timed out for waiting before it was due.
+    pub fn due_at(&self) -> DateTime<Utc> {
+        self.run
+            .due
+            .map_or(self.scheduled_time, |due| due.max(self.scheduled_time))
+    }
+
     /// The current state.
     pub fn state(&self) -> ExecutionState {
         self.state

@@ -17,3 +17,4 @@ pub mod signing;
 pub mod spec;
 pub mod template;
 pub mod timer;
+pub mod trigger;

@@ -13,6 +13,7 @@ use sundial_core::execution::{
     execution_id_for_trigger, validate_trigger_id, Execution, ExecutionState,
 };
 use sundial_core::job::{Backfill, JobId, OverlapPolicy, When};
+use sundial_core::trigger::TriggerOptions;
 
 use super::{field_error, App, AppError};
 use crate::ports::store::{
@@ -26,26 +27,28 @@ const MAX_BACKFILL_FIRES: usize = 10_000;
 const MAX_PENDING_BACKFILLS: usize = 100;
 
 impl<S: Store> App<S> {
-    /// Starts one run of a job now with `arguments` (`POST /jobs/{jobId}/trigger`). `trigger_id`
-    /// (from an `Idempotency-Key` header) makes retries of the same request return the same execution.
-    /// `overlap` overrides the job's overlap policy for this run only.
+    /// Starts one run of a job with `arguments` (`POST /jobs/{jobId}/trigger`): now, or
+    /// `options.delay` later. `trigger_id` (from an `Idempotency-Key` header) makes retries of the
+    /// same request return the same execution. `options` override, for this run only, the nominal
+    /// time it reports and the job's overlap policy; the execution's log records them.
     pub async fn trigger(
         &self,
         job_id: &JobId,
         arguments: Value,
         trigger_id: Option<&str>,
-        overlap: Option<OverlapPolicy>,
+        options: TriggerOptions,
     ) -> Result<Execution, AppError> {
         if !arguments.is_object() {
             return Err(field_error("body", "expected a JSON object of arguments"));
         }
-        self.enqueue(job_id, Some(arguments), trigger_id, "trigger", overlap)
+        self.enqueue(job_id, Some(arguments), trigger_id, "trigger", options)
             .await
     }
 
     /// Runs a job now after an update (`POST /jobs/{jobId}/update`).
     pub async fn run_now(&self, job_id: &JobId) -> Result<Execution, AppError> {
-        self.enqueue(job_id, None, None, "update", None).await
+        self.enqueue(job_id, None, None, "update", TriggerOptions::default())
+            .await
     }
 
     async fn enqueue(
@@ -54,9 +57,16 @@ impl<S: Store> App<S> {
         arguments: Option<Value>,
         trigger_id: Option<&str>,
         source: &str,
-        overlap: Option<OverlapPolicy>,
+        options: TriggerOptions,
     ) -> Result<Execution, AppError> {
         let now = self.now();
+        // A delayed run waits `Scheduled` for its time, in line behind the runs due before it.
+        let due = options.due(now);
+        let initial = if due > now {
+            ExecutionState::Scheduled
+        } else {
+            ExecutionState::Enqueued
+        };
         let trigger_id = match trigger_id {
             Some(id) => id.to_string(),
             None => fresh_trigger_id(now),
@@ -101,24 +111,27 @@ impl<S: Store> App<S> {
             let number = stored.job.state.next_execute_number;
             stored.job.state.next_execute_number += 1;
             // In line for admission behind every run of the job due before it.
-            stored.job.state.wait_in_line(&execution_id, now);
+            stored.job.state.wait_in_line(&execution_id, due);
             stored.job.updated_at = now;
             let definition = &stored.job.definition;
             let mut execution = Execution::new(
                 execution_id.clone(),
                 job_id.clone(),
                 number,
-                ExecutionState::Enqueued,
-                now,
+                initial,
+                options.scheduled_time(now),
                 format!("{source}:{trigger_id}"),
                 now,
             )
             .map_err(|e| AppError::unavailable_because("creating the triggered execution", e))?;
+            if let Some(overrides) = options.describe(now) {
+                execution.record(now, overrides);
+            }
             execution.arguments = arguments.clone();
             execution.parent_job = definition.parent_job().cloned();
             execution.parent_job_execution = definition.parent_job_execution();
-            execution.run.due = Some(now);
-            execution.run.overlap = overlap;
+            execution.run.due = Some(due);
+            execution.run.overlap = options.overlap;
             let job = encode_job(&stored.job, stored.version, stored.service.clone());
             let run = encode_execution(&execution, 1)?;
             // The fallback wake-up: should this process die before the engine hears of the run, the
@@ -128,7 +141,7 @@ impl<S: Store> App<S> {
                 Write::CreateExecution(&run),
                 Write::SetWakeup(
                     &fallback_key,
-                    Some(now + crate::records::FALLBACK_WAKEUP_GRACE),
+                    Some(due + crate::records::FALLBACK_WAKEUP_GRACE),
                 ),
             ];
             match self.store.write_all(&writes).await {

@@ -69,3 +69,65 @@ async fn a_job_takes_a_catch_up_policy_and_keeps_it_as_written() {
         .await;
     assert_error(&answer, 400, "catchup.window:");
 }
+
+/// The overrides of one trigger are query parameters; the body stays the map of arguments, so a
+/// caller whose arguments happen to be called `scheduledTime` or `delay` still sends arguments.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_trigger_takes_its_overrides_as_query_parameters() {
+    let api = Api::new();
+    api.create("ondemand", &triggered_job("001")).await;
+    let (status, body) = api
+        .post(
+            "/jobs/ondemand/trigger?scheduledTime=2024-03-01T00:00:00Z&overlap=bufferall&delay=5m",
+            &json!({"region": "emea"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let id = body["executionId"].as_str().unwrap();
+    let run = api.get(&format!("/executions/{id}")).await.1;
+    assert_eq!(run["state"], "Scheduled", "delayed: {run}");
+    assert_eq!(run["scheduledTime"], "2024-03-01T00:00:00Z");
+    assert_eq!(run["arguments"], json!({"region": "emea"}));
+    let events = run["events"].as_array().unwrap();
+    assert_eq!(events[0]["to"], "Scheduled");
+    assert_eq!(
+        events[1]["message"],
+        "trigger overrides: scheduledTime 2024-03-01T00:00:00+00:00, overlap BufferAll, delay 5m (due 2024-03-10T12:39:56+00:00)"
+    );
+
+    // Without overrides: the run of before, its body arguments whatever their names.
+    let legacy = json!({"scheduledTime": "tomorrow", "delay": "never", "overlap": 3});
+    let id = api.trigger("ondemand", &legacy).await;
+    let run = api.get(&format!("/executions/{id}")).await.1;
+    assert_eq!(run["state"], "Enqueued");
+    assert_eq!(run["scheduledTime"], NOW);
+    assert_eq!(run["arguments"], legacy);
+    assert_eq!(
+        run["events"].as_array().unwrap().len(),
+        1,
+        "no overrides to record"
+    );
+
+    for (query, prefix) in [
+        (
+            "scheduledTime=yesterday",
+            "scheduledTime: expected an RFC 3339 time",
+        ),
+        ("delay=soon", "delay:"),
+        ("delay=-1m", "delay:"),
+        ("overlap=Never", "overlap: expected Skip"),
+        (
+            "delay=1m&delay=2m",
+            "delay: query parameter given more than once",
+        ),
+        (
+            "delayed=1m",
+            "delayed: unknown query parameter; expected overlap, scheduledTime, delay",
+        ),
+    ] {
+        let answer = api
+            .post(&format!("/jobs/ondemand/trigger?{query}"), &json!({}))
+            .await;
+        assert_error(&answer, 400, prefix);
+    }
+}

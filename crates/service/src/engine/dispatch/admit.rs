@@ -193,7 +193,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         // A run whose scheduleToStart ends before its fire time times out at that time, not
         // ahead of it.
         let start_by = retry::schedule_to_start_deadline(
-            loaded.execution.scheduled_time,
+            loaded.execution.due_at(),
             job.job.definition.timeouts(),
         );
         if stoppable || start_by.is_some_and(|by| due > by) {
@@ -285,10 +285,8 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             .transition(ExecutionState::Processing, now, message)
             .map_err(transition_error)?;
         if first {
-            let deadline = retry::schedule_to_start_deadline(
-                loaded.execution.scheduled_time,
-                definition.timeouts(),
-            );
+            let deadline =
+                retry::schedule_to_start_deadline(loaded.execution.due_at(), definition.timeouts());
             if deadline.is_some_and(|d| now > d) {
                 return self
                     .settle(

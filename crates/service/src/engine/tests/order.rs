@@ -19,8 +19,14 @@ async fn the_older_of_two_quick_triggers_runs_and_the_newer_is_skipped() {
         json!({"timer": {"period": "external"}, "async": true, "timeoutSeconds": 600}),
     )
     .await;
-    let older = w.app().trigger(&job("quick"), json!({}), None, None).await;
-    let newer = w.app().trigger(&job("quick"), json!({}), None, None).await;
+    let older = w
+        .app()
+        .trigger(&job("quick"), json!({}), None, Default::default())
+        .await;
+    let newer = w
+        .app()
+        .trigger(&job("quick"), json!({}), None, Default::default())
+        .await;
     let (older, newer) = (older.unwrap(), newer.unwrap());
     w.drain().await;
     w.run_until("2024-01-01T00:00:03Z").await;
@@ -137,7 +143,7 @@ async fn a_job_created_again_under_a_deleted_id_starts_a_new_history() {
     w.create("again", body.clone()).await;
     let first = w
         .app()
-        .trigger(&job("again"), json!({}), Some("key-1"), None)
+        .trigger(&job("again"), json!({}), Some("key-1"), Default::default())
         .await
         .unwrap();
     w.drain().await;
@@ -145,7 +151,7 @@ async fn a_job_created_again_under_a_deleted_id_starts_a_new_history() {
     w.create("again", body).await;
     let second = w
         .app()
-        .trigger(&job("again"), json!({}), Some("key-1"), None)
+        .trigger(&job("again"), json!({}), Some("key-1"), Default::default())
         .await
         .unwrap();
     w.drain().await;
@@ -167,7 +173,7 @@ async fn a_run_of_a_deleted_job_is_not_adopted_by_its_successor() {
     w.create("successor", body.clone()).await;
     let old = w
         .app()
-        .trigger(&job("successor"), json!({}), None, None)
+        .trigger(&job("successor"), json!({}), None, Default::default())
         .await
         .unwrap();
     w.drain().await;
@@ -303,7 +309,7 @@ async fn a_lease_ends_with_its_workers_hold_not_with_the_attempt() {
     )
     .await;
     w.app()
-        .trigger(&job("held"), json!({}), Some("k"), None)
+        .trigger(&job("held"), json!({}), Some("k"), Default::default())
         .await
         .unwrap();
     w.drain().await;
