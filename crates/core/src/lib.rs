@@ -5,6 +5,7 @@
 //! adapters, the HTTP API and the Lambda entrypoints all stand on this crate.
 
 pub mod address;
+pub mod backfill;
 pub mod duration;
 pub mod execution;
 pub mod expand;

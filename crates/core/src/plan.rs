@@ -18,7 +18,10 @@
 
 use chrono::{DateTime, Duration, Utc};
 
-use crate::execution::{execution_id_for_fire, nominal_of_fire_id};
+use crate::execution::{
+    execution_id_for_fire, execution_id_for_rerun, nominal_of_fire_id, run_of_fire_id,
+    ExecutionState,
+};
 use crate::job::{CatchupPolicy, Job, JobId, OverlapPolicy, PendingFire, When};
 use crate::spec::FireTime;
 
@@ -300,66 +303,173 @@ pub fn missed_at_admission(
     })
 }
 
+/// What ran of one fire time, as the store holds it: what a backfill's mode decides on, and the
+/// number its next run of the time takes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RunsOfTime {
+    /// The highest `k` of the time's re-runs (`{fire id}~r{k}`,
+    /// [`execution_id_for_rerun`]) that exist; 0 for none.
+    pub reruns: u32,
+    /// The state of its latest run: the highest re-run, else its scheduled run; `None` when the
+    /// time never ran.
+    pub latest: Option<ExecutionState>,
+}
+
+/// What [`plan_backfills`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BackfillPlan {
+    /// Fires planned (appended to the job's `pending_fires`).
+    pub planned: usize,
+    /// Times whose runs the planner must know before it goes on: it stopped at the window that
+    /// holds them. The caller reads them and plans again.
+    pub unknown: Vec<DateTime<Utc>>,
+}
+
 /// Turns waiting backfills into pending fires due `now` (exempt from the catch-up window and from
-/// `remainingActions`), oldest backfill first and in the order of its times: at most `most` of
-/// them, and only while the job has fewer than [`BACKFILL_WINDOW`] runs planned, waiting, buffered
-/// or running. A backfill that is not done records how far it got and goes on at a later tick (or
-/// when its runs finish: [`backfill_has_room`]). Returns how many fires it planned.
-pub fn plan_backfills(job: &mut Job, now: DateTime<Utc>, most: usize) -> usize {
+/// `remainingActions`), oldest backfill first and in the order of its times (newest first when
+/// `reverse`): at most `most` of them, and only while the job has fewer than [`BACKFILL_WINDOW`]
+/// runs planned, waiting, buffered or running. A backfill that is not done records how far it got
+/// and goes on at a later tick (or when its runs finish: [`backfill_has_room`]).
+///
+/// Each time of a window runs as its time's next re-run, `{fire id}~r{k}`, and only when the
+/// backfill's mode selects it ([`BackfillMode::selects`](crate::job::BackfillMode::selects)): `runs` says what ran of a time (runs
+/// planned and not yet created count too). The planner stops at the first window with a time
+/// `runs` does not know and returns those times; what it planned before stands.
+pub fn plan_backfills(
+    job: &mut Job,
+    now: DateTime<Utc>,
+    most: usize,
+    runs: &dyn Fn(DateTime<Utc>) -> Option<RunsOfTime>,
+) -> BackfillPlan {
+    let mut plan = BackfillPlan::default();
     let When::Scheduled(schedule) = job.definition.when() else {
         job.state.pending_backfills.clear();
-        return 0;
+        return plan;
     };
     let job_id = job.definition.job_id().clone();
     let state = &mut job.state;
     let mut room = backfill_room(state).min(most);
-    let mut planned = 0;
     while room > 0 && !state.pending_backfills.is_empty() {
-        let backfill = &state.pending_backfills[0];
+        let backfill = state.pending_backfills[0].clone();
+        let (times, next) = backfill_window(schedule, &backfill, room);
+        let unknown: Vec<DateTime<Utc>> = times
+            .iter()
+            .copied()
+            .filter(|t| runs(*t).is_none())
+            .collect();
+        if !unknown.is_empty() {
+            plan.unknown = unknown;
+            break;
+        }
         let tag = backfill
             .requested_at
             .format("%Y%m%dT%H%M%S%3fZ")
             .to_string();
-        let from = backfill
-            .planned_through
-            .unwrap_or(backfill.start_time - Duration::seconds(1));
-        let (start, end, overlap) = (backfill.start_time, backfill.end_time, backfill.overlap);
-        let found = schedule.preview(from, room);
-        // Fewer times than asked for: the schedule has no more. Else it resumes after the last.
-        let resume_after = found.last().copied().filter(|_| found.len() == room);
-        let times: Vec<DateTime<Utc>> = found
-            .into_iter()
-            .skip_while(|t| *t < start)
-            .take_while(|t| *t <= end)
-            .collect();
-        for nominal in &times {
+        for nominal in times {
+            let of_time = with_planned(state, &job_id, nominal, runs(nominal).unwrap_or_default());
+            if !backfill.mode.selects(&of_time) {
+                continue;
+            }
             let execute_number = state.next_execute_number;
             state.next_execute_number += 1;
             state.pending_fires.push(PendingFire {
-                // A backfill's runs are its own: the id names the request, so the same time can be
-                // backfilled again later, while a redelivered request still creates each run once.
-                execution_id: format!(
-                    "{}~b{tag}",
-                    execution_id_for_fire(&job_id, state.incarnation, *nominal)
+                // The time's next run: every run of a time is found by id, so a later backfill
+                // in mode missing or failed sees this one, while a redelivered request still
+                // creates each run once (the id is recorded here, with the job).
+                execution_id: execution_id_for_rerun(
+                    &job_id,
+                    state.incarnation,
+                    nominal,
+                    of_time.reruns.saturating_add(1),
                 ),
-                nominal: *nominal,
+                nominal,
                 due: now,
                 execute_number,
                 scheduled_by_id: format!("backfill:{tag}"),
                 // Backfills run every time in the range: in parallel unless told to go in order.
-                overlap: Some(overlap.unwrap_or(OverlapPolicy::AllowAll)),
+                overlap: Some(backfill.overlap.unwrap_or(OverlapPolicy::AllowAll)),
             });
+            room -= 1;
+            plan.planned += 1;
         }
-        room -= times.len();
-        planned += times.len();
-        match resume_after.filter(|last| *last < end) {
-            Some(last) => state.pending_backfills[0].planned_through = Some(last),
+        match next {
+            Some(through) => state.pending_backfills[0].planned_through = Some(through),
             None => {
                 state.pending_backfills.remove(0);
             }
         }
     }
-    planned
+    plan
+}
+
+/// What ran of the time `nominal` (`stored`, as the store holds it), with the runs of it the job
+/// has planned and not yet created: such a run is its latest, and not over.
+pub fn with_planned(
+    state: &crate::job::JobState,
+    job_id: &JobId,
+    nominal: DateTime<Utc>,
+    stored: RunsOfTime,
+) -> RunsOfTime {
+    let mut of_time = stored;
+    for fire in &state.pending_fires {
+        if let Some((t, k)) = run_of_fire_id(job_id, state.incarnation, &fire.execution_id) {
+            if t == nominal {
+                of_time.reruns = of_time.reruns.max(k);
+                of_time.latest = Some(ExecutionState::Scheduled);
+            }
+        }
+    }
+    of_time
+}
+
+/// The next times of `backfill`, at most `room` of them in its order, and where it goes on after
+/// them (`None`: they are its last). Forward, it resumes after the last time planned; in reverse,
+/// before the earliest, found by walking the range from its start (a range holds at most
+/// [`MAX_BACKFILL_FIRES`] times when requested; should the schedule have changed to hold more, the
+/// walk stops there).
+fn backfill_window(
+    schedule: &crate::spec::Schedule,
+    backfill: &crate::job::Backfill,
+    room: usize,
+) -> (Vec<DateTime<Utc>>, Option<DateTime<Utc>>) {
+    let (start, end) = (backfill.start_time, backfill.end_time);
+    if !backfill.reverse {
+        let from = backfill
+            .planned_through
+            .unwrap_or(start - Duration::seconds(1));
+        let found = schedule.preview(from, room);
+        // Fewer times than asked for: the schedule has no more. Else it resumes after the last.
+        let resume_after = found.last().copied().filter(|_| found.len() == room);
+        let times = found
+            .into_iter()
+            .skip_while(|t| *t < start)
+            .take_while(|t| *t <= end)
+            .collect();
+        return (times, resume_after.filter(|last| *last < end));
+    }
+    let mut window = std::collections::VecDeque::with_capacity(room + 1);
+    let mut count = 0;
+    let mut after = start - Duration::seconds(1);
+    while count < MAX_BACKFILL_FIRES {
+        let Some(t) = schedule.next_after(after) else {
+            break;
+        };
+        if t > end || backfill.planned_through.is_some_and(|bound| t >= bound) {
+            break;
+        }
+        after = t;
+        if t < start {
+            continue;
+        }
+        count += 1;
+        window.push_back(t);
+        if window.len() > room {
+            window.pop_front();
+        }
+    }
+    let times: Vec<DateTime<Utc>> = window.into_iter().rev().collect();
+    let next = (count > room).then(|| times.last().copied()).flatten();
+    (times, next)
 }
 
 /// How many more backfill fires the job's window holds.
@@ -619,6 +729,13 @@ mod tests {
             json!({"schedule": {"cron": ["* * * * *"]}}),
             "2024-01-01T00:00:30Z",
         )
+    }
+
+    /// Plans backfills of a job none of whose times ran before.
+    fn fill(job: &mut Job, now: DateTime<Utc>, most: usize) -> usize {
+        let plan = plan_backfills(job, now, most, &|_| Some(RunsOfTime::default()));
+        assert!(plan.unknown.is_empty());
+        plan.planned
     }
 
     fn nominals(job: &Job) -> Vec<String> {
@@ -976,17 +1093,16 @@ mod tests {
             overlap: None,
             requested_at: at("2024-01-01T00:00:40Z"),
             planned_through: None,
+            mode: crate::job::BackfillMode::All,
+            reverse: false,
         });
         let now = at("2024-01-01T00:00:41Z");
-        assert_eq!(plan_backfills(&mut job, now, usize::MAX), 3);
+        assert_eq!(fill(&mut job, now, usize::MAX), 3);
         assert!(job.state.pending_backfills.is_empty());
         let fire = &job.state.pending_fires[0];
         assert_eq!(fire.due, now);
         assert_eq!(fire.overlap, Some(OverlapPolicy::AllowAll));
-        assert_eq!(
-            fire.execution_id,
-            "job-1~20231231T235700Z~b20240101T000040000Z"
-        );
+        assert_eq!(fire.execution_id, "job-1~20231231T235700Z~r1");
     }
 
     /// A backfill larger than the window is planned a window at a time, each once the runs
@@ -1001,14 +1117,16 @@ mod tests {
             overlap: Some(OverlapPolicy::BufferAll),
             requested_at: at("2024-01-01T00:00:40Z"),
             planned_through: None,
+            mode: crate::job::BackfillMode::All,
+            reverse: false,
         });
         let now = at("2024-01-01T00:00:41Z");
         let mut nominals = Vec::new();
         let mut windows = Vec::new();
         loop {
-            let planned = plan_backfills(&mut job, now, usize::MAX);
+            let planned = fill(&mut job, now, usize::MAX);
             // Nothing more while the window's runs wait.
-            assert_eq!(plan_backfills(&mut job, now, usize::MAX), 0);
+            assert_eq!(fill(&mut job, now, usize::MAX), 0);
             assert!(!backfill_has_room(&job, 1));
             if planned == 0 {
                 break;
@@ -1029,6 +1147,159 @@ mod tests {
         assert_eq!(job.state.next_execute_number, 1001);
     }
 
+    fn hourly_backfill(job: &mut Job, mode: crate::job::BackfillMode, reverse: bool) {
+        job.state.pending_backfills.push(crate::job::Backfill {
+            start_time: at("2023-12-31T20:00:00Z"),
+            end_time: at("2023-12-31T23:00:00Z"),
+            overlap: None,
+            requested_at: at("2024-01-01T00:00:40Z"),
+            planned_through: None,
+            mode,
+            reverse,
+        });
+    }
+
+    /// What ran of the hours 20:00 … 23:00: 20:00 succeeded on schedule, 21:00 never ran, 22:00
+    /// failed and its re-run failed too, 23:00 failed on schedule and was re-run successfully.
+    fn history(t: DateTime<Utc>) -> Option<RunsOfTime> {
+        use crate::execution::ExecutionState::*;
+        let (reruns, latest) = match t.format("%H").to_string().as_str() {
+            "20" => (0, Some(Succeeded)),
+            "21" => (0, None),
+            "22" => (1, Some(Terminated)),
+            _ => (1, Some(Succeeded)),
+        };
+        Some(RunsOfTime { reruns, latest })
+    }
+
+    fn planned_ids(job: &Job) -> Vec<&str> {
+        job.state
+            .pending_fires
+            .iter()
+            .map(|f| f.execution_id.as_str())
+            .collect()
+    }
+
+    /// `missing` runs the times with no run, `failed` those whose latest run is `Terminated`,
+    /// `all` every one; each run takes its time's next number.
+    #[test]
+    fn a_backfill_mode_selects_times_by_what_ran() {
+        use crate::job::BackfillMode;
+        let now = at("2024-01-01T00:00:41Z");
+        let every_hour = || {
+            job_with(
+                json!({"schedule": {"cron": ["0 * * * *"]}}),
+                "2024-01-01T00:00:30Z",
+            )
+        };
+        for (mode, expected) in [
+            (
+                BackfillMode::All,
+                vec![
+                    "job-1~20231231T200000Z~r1",
+                    "job-1~20231231T210000Z~r1",
+                    "job-1~20231231T220000Z~r2",
+                    "job-1~20231231T230000Z~r2",
+                ],
+            ),
+            (BackfillMode::Missing, vec!["job-1~20231231T210000Z~r1"]),
+            (BackfillMode::Failed, vec!["job-1~20231231T220000Z~r2"]),
+        ] {
+            let mut job = every_hour();
+            hourly_backfill(&mut job, mode, false);
+            let plan = plan_backfills(&mut job, now, usize::MAX, &history);
+            assert_eq!(planned_ids(&job), expected, "{mode}");
+            assert_eq!(plan.planned, expected.len());
+            assert!(job.state.pending_backfills.is_empty());
+            let numbers: Vec<u64> = job
+                .state
+                .pending_fires
+                .iter()
+                .map(|f| f.execute_number)
+                .collect();
+            assert_eq!(
+                numbers,
+                (1..=expected.len() as u64).collect::<Vec<_>>(),
+                "{mode}"
+            );
+        }
+        // A second request for the same times, planned before the first's runs exist, takes
+        // the next numbers; in mode missing it finds the first's runs and adds none.
+        let mut job = every_hour();
+        hourly_backfill(&mut job, BackfillMode::All, false);
+        hourly_backfill(&mut job, BackfillMode::All, true);
+        hourly_backfill(&mut job, BackfillMode::Missing, false);
+        plan_backfills(&mut job, now, usize::MAX, &|_| Some(RunsOfTime::default()));
+        assert_eq!(
+            planned_ids(&job),
+            [
+                "job-1~20231231T200000Z~r1",
+                "job-1~20231231T210000Z~r1",
+                "job-1~20231231T220000Z~r1",
+                "job-1~20231231T230000Z~r1",
+                "job-1~20231231T230000Z~r2",
+                "job-1~20231231T220000Z~r2",
+                "job-1~20231231T210000Z~r2",
+                "job-1~20231231T200000Z~r2",
+            ]
+        );
+    }
+
+    /// The planner asks for what it does not know, a window at a time, and changes nothing for
+    /// that window; once told, it plans it.
+    #[test]
+    fn a_backfill_asks_for_the_runs_of_the_times_it_does_not_know() {
+        let mut job = every_minute();
+        backfill_of_minutes(&mut job, 100, None);
+        let now = at("2024-01-01T00:00:41Z");
+        let known = |t: DateTime<Utc>| (t < at("2023-12-30T00:10:00Z")).then(RunsOfTime::default);
+        let before = job.clone();
+        let plan = plan_backfills(&mut job, now, 20, &known);
+        assert_eq!(plan.planned, 0);
+        assert_eq!(
+            plan.unknown.len(),
+            10,
+            "00:10 … 00:19 of the window 00:00 … 00:19"
+        );
+        assert_eq!(plan.unknown[0], at("2023-12-30T00:10:00Z"));
+        assert_eq!(job, before);
+        assert_eq!(fill(&mut job, now, 20), 20);
+        assert_eq!(
+            job.state.pending_backfills[0].planned_through,
+            Some(at("2023-12-30T00:19:00Z"))
+        );
+    }
+
+    /// In reverse, windows are planned from the end of the range, newest first, every time once.
+    #[test]
+    fn a_reverse_backfill_is_planned_newest_first() {
+        let mut job = every_minute();
+        backfill_of_minutes(&mut job, 100, Some(OverlapPolicy::BufferAll));
+        job.state.pending_backfills[0].reverse = true;
+        let now = at("2024-01-01T00:00:41Z");
+        let mut nominals = Vec::new();
+        let mut windows = Vec::new();
+        loop {
+            let planned = fill(&mut job, now, 30);
+            if planned == 0 {
+                break;
+            }
+            windows.push(planned);
+            nominals.extend(
+                std::mem::take(&mut job.state.pending_fires)
+                    .into_iter()
+                    .map(|f| f.nominal),
+            );
+        }
+        assert_eq!(windows, [30, 30, 30, 10]);
+        let expected: Vec<DateTime<Utc>> = (0..100)
+            .rev()
+            .map(|m| at("2023-12-30T00:00:00Z") + Duration::minutes(m))
+            .collect();
+        assert_eq!(nominals, expected);
+        assert!(job.state.pending_backfills.is_empty());
+    }
+
     fn backfill_of_minutes(job: &mut Job, minutes: i64, overlap: Option<OverlapPolicy>) {
         let start = at("2023-12-30T00:00:00Z");
         job.state.pending_backfills.push(crate::job::Backfill {
@@ -1037,6 +1308,8 @@ mod tests {
             overlap,
             requested_at: at("2024-01-01T00:00:40Z"),
             planned_through: None,
+            mode: crate::job::BackfillMode::All,
+            reverse: false,
         });
     }
 
@@ -1048,14 +1321,14 @@ mod tests {
         let mut job = every_minute();
         backfill_of_minutes(&mut job, 1000, None);
         let now = at("2024-01-01T00:00:41Z");
-        assert_eq!(plan_backfills(&mut job, now, 20), 20);
+        assert_eq!(fill(&mut job, now, 20), 20);
         assert!(backfill_has_room(&job, 20));
         let fires = std::mem::take(&mut job.state.pending_fires);
         let admitted = line_up(&mut job, &fires, now);
         assert_eq!(admitted.len(), 20, "AllowAll runs due now all start");
         assert_eq!(job.state.running.len(), 20);
         assert!(job.state.waiting.is_empty());
-        while plan_backfills(&mut job, now, 20) > 0 {
+        while fill(&mut job, now, 20) > 0 {
             let fires = std::mem::take(&mut job.state.pending_fires);
             line_up(&mut job, &fires, now);
         }
@@ -1066,7 +1339,7 @@ mod tests {
         }
         assert!(backfill_has_room(&job, 40));
         assert!(!backfill_has_room(&job, 41));
-        assert_eq!(plan_backfills(&mut job, now, usize::MAX), 40);
+        assert_eq!(fill(&mut job, now, usize::MAX), 40);
     }
 
     /// Runs due now are admitted in line order while they simply start; the first that would
@@ -1077,7 +1350,7 @@ mod tests {
         let mut job = every_minute();
         backfill_of_minutes(&mut job, 3, Some(OverlapPolicy::Skip));
         let now = at("2024-01-01T00:00:41Z");
-        plan_backfills(&mut job, now, usize::MAX);
+        fill(&mut job, now, usize::MAX);
         let fires = std::mem::take(&mut job.state.pending_fires);
         let admitted = line_up(&mut job, &fires, now);
         assert_eq!(admitted, [fires[0].execution_id.clone()]);

@@ -43,8 +43,8 @@ pub use http::{
 };
 pub use id::{JobId, ServiceName};
 pub use policy::{
-    Catchup, CatchupPolicy, OverlapPolicy, ParentClosePolicy, Qos, RetryPolicy, RetryRule,
-    Timeouts, MAX_CATCHUP_RUNS,
+    BackfillMode, Catchup, CatchupPolicy, OverlapPolicy, ParentClosePolicy, Qos, RetryPolicy,
+    RetryRule, Timeouts, MAX_CATCHUP_RUNS,
 };
 pub use redact::{
     is_sensitive_header, keep_redacted, listed_sensitive_headers, redact_job_body, REDACTED,

@@ -251,3 +251,67 @@ impl Catchup {
         }
     }
 }
+
+/// `mode` of a backfill: which fire times of its ranges run (Airflow 3's reprocess behaviours).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BackfillMode {
+    /// Every time, whatever ran before (the default).
+    #[default]
+    All,
+    /// Only times with no run at all: no scheduled run, no run of an earlier backfill.
+    Missing,
+    /// Only times whose latest run ended `Terminated` (it failed for good or timed out).
+    Failed,
+}
+
+impl BackfillMode {
+    /// Every mode, in the order of the docs.
+    pub const ALL: [BackfillMode; 3] = [
+        BackfillMode::All,
+        BackfillMode::Missing,
+        BackfillMode::Failed,
+    ];
+
+    /// The name used in JSON: `all`, `missing`, `failed`.
+    pub fn name(self) -> &'static str {
+        match self {
+            BackfillMode::All => "all",
+            BackfillMode::Missing => "missing",
+            BackfillMode::Failed => "failed",
+        }
+    }
+
+    /// Reads a mode name, ignoring case.
+    pub fn parse(text: &str) -> Option<BackfillMode> {
+        BackfillMode::ALL
+            .into_iter()
+            .find(|m| m.name().eq_ignore_ascii_case(text.trim()))
+    }
+
+    /// Whether a time whose runs are `runs` is run again in this mode.
+    pub fn selects(self, runs: &crate::plan::RunsOfTime) -> bool {
+        match self {
+            BackfillMode::All => true,
+            BackfillMode::Missing => runs.latest.is_none(),
+            BackfillMode::Failed => {
+                runs.latest == Some(crate::execution::ExecutionState::Terminated)
+            }
+        }
+    }
+
+    fn is_all(&self) -> bool {
+        *self == BackfillMode::All
+    }
+}
+
+impl fmt::Display for BackfillMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// For `#[serde(skip_serializing_if)]`: the default mode is not stored.
+pub(crate) fn is_all_mode(mode: &BackfillMode) -> bool {
+    mode.is_all()
+}

@@ -188,8 +188,10 @@ pub(super) async fn feedback<S: Store>(
     Ok(Json(Envelope::ok()).into_response())
 }
 
-/// Asks for every fire time of the job's schedule in `[startTime, endTime]` to run now, exempt
-/// from the catch-up window. The engine creates the runs.
+/// Asks for the fire times of the job's schedule in `[startTime, endTime]` (or in each of
+/// `ranges`) to run now, exempt from the catch-up window: all of them, or by `mode` those with no
+/// run or whose latest run failed; oldest first, or newest first with `reverse`. The engine
+/// creates the runs. With `dryRun` it only answers which times, and records nothing.
 #[utoipa::path(
     post,
     path = "/jobs/{jobId}/backfill",
@@ -197,10 +199,10 @@ pub(super) async fn feedback<S: Store>(
     params(JobPath),
     request_body(content = BackfillRequest),
     responses(
-        (status = 200, description = "Recorded; how many fire times the range holds.", body = BackfillAccepted),
-        (status = 400, description = "A time is missing or not RFC 3339, `endTime` is before `startTime`, the range holds more than 10,000 fire times, `overlap` or another field is invalid, the body is not JSON, or `jobId` is malformed.", body = ErrorEnvelope),
+        (status = 200, description = "Recorded (or, with `dryRun`, only counted): how many runs it makes, and with `dryRun` which times.", body = BackfillAccepted),
+        (status = 400, description = "A time is missing or not RFC 3339, `endTime` is before `startTime`, ranges overlap, the request holds more than 10,000 fire times, `overlap`, `mode` or another field is invalid, the body is not JSON, or `jobId` is malformed.", body = ErrorEnvelope),
         (status = 404, description = "No such job.", body = ErrorEnvelope),
-        (status = 409, description = "The job has no schedule (triggered only), already has 100 backfills waiting, or is busy.", body = ErrorEnvelope),
+        (status = 409, description = "The job has no schedule (triggered only), would have more than 100 backfill ranges waiting, or is busy.", body = ErrorEnvelope),
         (status = 503, description = "The store failed; retry.", body = ErrorEnvelope),
     )
 )]
@@ -209,10 +211,12 @@ pub(super) async fn backfill<S: Store>(
     PathParams(job_id): PathParams<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let count = app.backfill(&parse_job_id(&job_id)?, &body).await?;
+    let report = app.backfill(&parse_job_id(&job_id)?, &body).await?;
     Ok(Json(BackfillAccepted {
         envelope: Envelope::ok(),
-        count: count as u64,
+        count: report.count as u64,
+        dry_run: report.dry_run.then_some(true),
+        times: report.dry_run.then_some(report.times),
     })
     .into_response())
 }

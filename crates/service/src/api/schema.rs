@@ -914,20 +914,56 @@ pub struct Reason {
     reason: Option<String>,
 }
 
-/// A backfill request: every fire time of the job's schedule in `[startTime, endTime]` runs now.
+/// Which fire times of a backfill's ranges run (read ignoring case).
+#[derive(ToSchema, Serialize)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)]
+pub enum BackfillMode {
+    /// Every one (the default).
+    All,
+    /// Those with no run at all.
+    Missing,
+    /// Those whose latest run ended `Terminated` (failed for good or timed out).
+    Failed,
+}
+
+/// One range of a backfill: its fire times from `startTime` to `endTime`, inclusive.
 #[derive(ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[schema(example = json!({"startTime": "2024-06-01T00:00:00Z", "endTime": "2024-06-07T23:59:59Z", "overlap": "BufferAll"}))]
 #[allow(dead_code)]
-pub struct BackfillRequest {
+pub struct BackfillRange {
     /// First time of the range (RFC 3339).
     #[schema(format = DateTime)]
     start_time: String,
     /// Last time of the range (inclusive), not before `startTime`.
     #[schema(format = DateTime)]
     end_time: String,
-    /// Overrides the job's overlap policy for these runs.
+}
+
+/// A backfill request: the fire times of the job's schedule in `[startTime, endTime]`, or in each
+/// of `ranges` (not both), run now. At most 10,000 times in all.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(example = json!({"startTime": "2024-06-01T00:00:00Z", "endTime": "2024-06-07T23:59:59Z", "overlap": "BufferAll"}))]
+#[allow(dead_code)]
+pub struct BackfillRequest {
+    /// First time of the range (RFC 3339); required unless `ranges` is given.
+    #[schema(format = DateTime)]
+    start_time: Option<String>,
+    /// Last time of the range (inclusive), not before `startTime`; required unless `ranges`.
+    #[schema(format = DateTime)]
+    end_time: Option<String>,
+    /// Several ranges instead of `startTime` and `endTime` (1–100, not overlapping).
+    #[schema(min_items = 1, max_items = 100)]
+    ranges: Option<Vec<BackfillRange>>,
+    /// Overrides the job's overlap policy for these runs (default `AllowAll`).
     overlap: Option<OverlapPolicy>,
+    /// Which times run (default `all`).
+    mode: Option<BackfillMode>,
+    /// Newest first (default false): meaningful under `BufferAll`, which runs them in order.
+    reverse: Option<bool>,
+    /// Only answer which times would run; record nothing.
+    dry_run: Option<bool>,
 }
 
 /// A spec preview request: `schedule` or `timer` (one of them), from when, how many.
@@ -1084,14 +1120,25 @@ pub struct Triggered {
     pub execute_number: u64,
 }
 
-/// The envelope of a backfill: how many fire times the range holds.
+/// The envelope of a backfill: how many runs it makes; with `dryRun`, which times.
 #[derive(ToSchema, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[schema(example = json!({"resp_code": 200, "resp_msg": null, "count": 2, "dryRun": true, "times": ["2024-06-01T02:00:00+00:00", "2024-06-01T01:00:00+00:00"]}))]
 pub struct BackfillAccepted {
     /// The envelope.
     #[serde(flatten)]
     pub envelope: Envelope,
-    /// Fire times in the range (at most 10,000).
+    /// Runs it makes: the fire times its ranges hold (at most 10,000) that its mode selects.
     pub count: u64,
+    /// True when nothing was recorded (`dryRun`); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub dry_run: Option<bool>,
+    /// With `dryRun`: the times that would run, in the order they would, with the schedule's zone
+    /// offset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub times: Option<Vec<String>>,
 }
 
 /// The envelope of cancel and terminate: the execution's new state.

@@ -131,3 +131,102 @@ async fn a_trigger_takes_its_overrides_as_query_parameters() {
         assert_error(&answer, 400, prefix);
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_backfill_takes_a_mode_ranges_an_order_and_a_dry_run() {
+    let api = Api::new();
+    api.create("hourly", &hourly(json!({}))).await;
+    let before = api.job("hourly").await;
+
+    // A dry run answers the times, in the order they would run, and records nothing.
+    let body = json!({"ranges": [
+        {"startTime": "2024-03-10T08:00:00Z", "endTime": "2024-03-10T09:00:00Z"},
+        {"startTime": "2024-03-09T23:30:00Z", "endTime": "2024-03-10T00:00:00Z"},
+    ], "reverse": true, "dryRun": true, "mode": "missing"});
+    let (status, answer) = api.post("/jobs/hourly/backfill", &body).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(
+        answer,
+        json!({"resp_code": 200, "resp_msg": null, "count": 3, "dryRun": true, "times": [
+            "2024-03-10T09:00:00+00:00", "2024-03-10T08:00:00+00:00", "2024-03-10T00:00:00+00:00"
+        ]})
+    );
+    assert_eq!(api.job("hourly").await, before, "nothing written");
+    let describe = api.get("/jobs/hourly/describe").await.1;
+    assert_eq!(describe["info"]["pendingBackfills"], 0);
+
+    // The same without dryRun: recorded, one waiting backfill per range.
+    let mut real = body.clone();
+    real["dryRun"] = json!(false);
+    let (status, answer) = api.post("/jobs/hourly/backfill", &real).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(
+        answer,
+        json!({"resp_code": 200, "resp_msg": null, "count": 3})
+    );
+    let describe = api.get("/jobs/hourly/describe").await.1;
+    assert_eq!(describe["info"]["pendingBackfills"], 2);
+
+    // The brief's single range keeps working, with the answer it had.
+    let range = json!({"startTime": "2024-03-10T00:00:00Z", "endTime": "2024-03-10T02:00:00Z", "overlap": "BufferAll"});
+    assert_eq!(
+        api.post("/jobs/hourly/backfill", &range).await,
+        (
+            StatusCode::OK,
+            json!({"resp_code": 200, "resp_msg": null, "count": 3})
+        )
+    );
+
+    let day = |d: u32| json!({"startTime": format!("2024-03-{d:02}T00:00:00Z"), "endTime": format!("2024-03-{d:02}T23:59:59Z")});
+    for (body, prefix) in [
+        (
+            json!({"startTime": "2024-03-10T00:00:00Z", "endTime": "2024-03-10T01:00:00Z", "mode": "some"}),
+            "mode: expected all, missing or failed",
+        ),
+        (
+            json!({"startTime": "2024-03-10T00:00:00Z", "endTime": "2024-03-10T01:00:00Z", "reverse": "yes"}),
+            "reverse: expected true or false",
+        ),
+        (
+            json!({"startTime": "2024-03-10T00:00:00Z", "endTime": "2024-03-10T01:00:00Z", "dryRun": 1}),
+            "dryRun:",
+        ),
+        (
+            json!({"ranges": [day(1), day(1)]}),
+            "ranges[1]: overlaps ranges[0]",
+        ),
+        (
+            json!({"ranges": [day(1), {"startTime": "2024-03-02T00:00:00Z"}]}),
+            "ranges[1].endTime: required",
+        ),
+        (
+            json!({"ranges": [day(1)], "endTime": "2024-03-02T00:00:00Z"}),
+            "ranges: give either",
+        ),
+        (json!({"ranges": []}), "ranges: has 0 ranges"),
+        (
+            json!({"startTime": "2023-01-01T00:00:00Z", "endTime": "2024-03-01T00:00:00Z"}),
+            "endTime: the range holds more than 10000 fire times",
+        ),
+        (
+            json!({"ranges": [{"startTime": "2023-01-01T00:00:00Z", "endTime": "2023-12-31T00:00:00Z"}, {"startTime": "2024-01-01T00:00:00Z", "endTime": "2024-03-01T00:00:00Z"}]}),
+            "ranges: the ranges hold more than 10000 fire times",
+        ),
+        (
+            json!({"startTime": "2024-03-10T00:00:00Z", "endTime": "2024-03-10T01:00:00Z", "dryrun": true}),
+            "dryrun: unknown field",
+        ),
+    ] {
+        assert_error(&api.post("/jobs/hourly/backfill", &body).await, 400, prefix);
+    }
+    // A job holds at most 100 waiting ranges: 3 wait; 98 more is two too many.
+    let many: Vec<Value> = (0..98)
+        .map(|i| json!({"startTime": format!("2020-01-01T{:02}:{:02}:00Z", i / 60, i % 60), "endTime": format!("2020-01-01T{:02}:{:02}:30Z", i / 60, i % 60)}))
+        .collect();
+    assert_error(
+        &api.post("/jobs/hourly/backfill", &json!({"ranges": many}))
+            .await,
+        409,
+        "job hourly already has 3 backfills waiting",
+    );
+}

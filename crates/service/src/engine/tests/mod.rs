@@ -553,7 +553,7 @@ async fn backfill_runs_every_time_in_the_range_now() {
         .backfill(&JobId::parse("filled").unwrap(), &body)
         .await
         .unwrap();
-    assert_eq!(count, 4);
+    assert_eq!(count.count, 4);
     w.run_until("2024-01-01T00:00:32Z").await;
     assert_eq!(
         w.calls().len(),
@@ -1493,6 +1493,7 @@ async fn refused_addresses_fail_for_good_with_their_own_code() {
     );
 }
 
+mod backfills;
 mod catchup;
 mod messages;
 mod order;

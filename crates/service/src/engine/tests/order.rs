@@ -93,7 +93,7 @@ async fn a_buffer_all_backfill_runs_in_nominal_order() {
     let body = json!({"startTime": "2024-01-01T00:00:00Z", "endTime": "2024-01-01T11:00:00Z",
                       "overlap": "BufferAll"});
     let count = w.app().backfill(&job("ordered"), &body).await.unwrap();
-    assert_eq!(count, 12);
+    assert_eq!(count.count, 12);
     w.run_until("2024-01-01T12:00:45Z").await;
     let hours: Vec<String> = w
         .calls()
@@ -239,7 +239,10 @@ async fn a_large_backfill_holds_one_window_at_a_time_and_runs_in_order() {
     .await;
     let body = json!({"startTime": "2024-01-01T00:00:00Z", "endTime": "2024-01-01T16:39:00Z",
                       "overlap": "BufferAll"});
-    assert_eq!(w.app().backfill(&job("big"), &body).await.unwrap(), 1000);
+    assert_eq!(
+        w.app().backfill(&job("big"), &body).await.unwrap().count,
+        1000
+    );
     let mut most = 0;
     for _ in 0..30 {
         w.clock.advance(Duration::seconds(1));
@@ -337,7 +340,10 @@ async fn a_parallel_backfill_settles_its_runs_without_racing_for_its_job() {
     )
     .await;
     let body = json!({"startTime": "2024-01-01T00:00:00Z", "endTime": "2024-01-01T04:59:00Z"});
-    assert_eq!(w.app().backfill(&job("wide"), &body).await.unwrap(), 300);
+    assert_eq!(
+        w.app().backfill(&job("wide"), &body).await.unwrap().count,
+        300
+    );
     let version_before = w.app().load(&job("wide")).await.unwrap().version;
     w.clock.advance(Duration::seconds(1));
     w.engine.tick().await.unwrap();
