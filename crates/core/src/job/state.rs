@@ -247,6 +247,19 @@ impl Job {
         schedule.next_after(after)
     }
 
+    /// Replaces the definition with `definition` (`POST /jobs/{jobId}/update`), keeping the
+    /// state and history: a changed `remainingActions` restarts that count (otherwise the count so
+    /// far stands), and a body that resumes the job (its `active`, default 1) keeps no pause note.
+    pub fn apply_definition(&mut self, definition: JobDefinition) {
+        if definition.remaining_actions() != self.definition.remaining_actions() {
+            self.state.remaining_actions = definition.remaining_actions();
+        }
+        if definition.active() {
+            self.state.paused_notes = None;
+        }
+        self.definition = definition;
+    }
+
     /// Pauses the job with a note saying why (docs/engine.md's pause with notes).
     pub fn pause(&mut self, notes: Option<String>, at: DateTime<Utc>) {
         self.definition.set_active(false);

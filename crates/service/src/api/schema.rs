@@ -1106,6 +1106,75 @@ pub struct Updated {
     pub warnings: Option<Vec<String>>,
 }
 
+/// Where a run not yet started is.
+#[derive(ToSchema, Serialize, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+pub enum RunPlace {
+    /// Planned by the tick; its execution is not created yet.
+    Planned,
+    /// Created, waiting in line for the overlap gate.
+    Waiting,
+    /// In the buffer, waiting for a slot.
+    Buffered,
+}
+
+/// A run not yet started that a change would affect.
+#[derive(ToSchema, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AffectedRun {
+    /// The run.
+    pub execution_id: String,
+    /// Where it is.
+    pub place: RunPlace,
+    /// Its state; null while only planned.
+    pub state: Option<ExecutionState>,
+    /// The nominal time it reports.
+    #[schema(format = DateTime)]
+    pub scheduled_time: String,
+    /// What changes for it, each starting with the field (`overlap: Skip → BufferAll`).
+    pub changes: Vec<String>,
+}
+
+/// The next fire times before and after a change (with jitter, the schedule's zone offset; empty
+/// when paused or triggered-only).
+#[derive(ToSchema, Serialize)]
+pub struct FireTimesBeforeAfter {
+    /// As the job is.
+    #[schema(max_items = 10)]
+    pub before: Vec<String>,
+    /// With the change.
+    #[schema(max_items = 10)]
+    pub after: Vec<String>,
+}
+
+/// What an update would do (`?dryRun=true`); nothing was written.
+#[derive(ToSchema, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdatePreview {
+    /// The envelope.
+    #[serde(flatten)]
+    pub envelope: Envelope,
+    /// Always true: nothing was written and nothing runs.
+    #[schema(value_type = bool)]
+    pub dry_run: bool,
+    /// The next 10 fire times before and after.
+    pub next_fire_times: FireTimesBeforeAfter,
+    /// The runs not yet started (planned, waiting, buffered) the change would affect.
+    pub affected_runs: Vec<AffectedRun>,
+    /// What the update would warn about, as create does; absent when nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub warnings: Option<Vec<String>>,
+}
+
+built_schema! {
+    /// The answer of update and run: the run it started, or with `?dryRun=true` what it would do.
+    UpdateAnswer, refs: [Updated, UpdatePreview], |description| one_of(description, vec![
+        reference::<Updated>(),
+        reference::<UpdatePreview>(),
+    ])
+}
+
 /// The envelope of a trigger: the run's id and number.
 #[derive(ToSchema, Serialize)]
 #[serde(rename_all = "camelCase")]

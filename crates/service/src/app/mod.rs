@@ -24,7 +24,7 @@ use crate::records::{decode_job, encode_job, job_wakeup_key, StoredJob};
 
 pub use backfill::BackfillReport;
 pub use hooks::EngineHooks;
-pub use jobs::TimersReport;
+pub use jobs::{TimersReport, UpdatePreview};
 pub use liveness::{EngineHealth, HealthReport, Liveness};
 pub use views::{upcoming_fires, Describe, Stats};
 

@@ -230,3 +230,81 @@ async fn a_backfill_takes_a_mode_ranges_an_order_and_a_dry_run() {
         "job hourly already has 3 backfills waiting",
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_update_with_dry_run_previews_the_change_and_writes_nothing() {
+    let api = Api::new();
+    api.create("hourly", &hourly(json!({"overlap": "BufferAll"})))
+        .await;
+    let first = api.trigger("hourly", &json!({})).await;
+    let (status, second) = api
+        .post("/jobs/hourly/trigger?overlap=BufferAll", &json!({}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{second}");
+    let job = api.job("hourly").await;
+    let runs = api.get("/jobs/hourly/executions").await.1;
+    let writes = api.app.store().writes();
+
+    let change = hourly(
+        json!({"overlap": "Skip", "schedule": {"cron": ["30 9 * * *"], "timeZone": "Europe/Paris"}}),
+    );
+    let (status, answer) = api.post("/jobs/hourly/update?dryRun=true", &change).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(api.app.store().writes(), writes, "nothing written");
+    assert_eq!(api.job("hourly").await, job);
+    assert_eq!(api.get("/jobs/hourly/executions").await.1, runs);
+
+    assert_eq!(answer["resp_code"], 200);
+    assert_eq!(answer["dryRun"], true);
+    assert_eq!(answer.get("executionId"), None, "nothing runs");
+    assert_eq!(
+        answer["nextFireTimes"]["before"][0],
+        "2024-03-10T13:00:00+00:00"
+    );
+    assert_eq!(
+        answer["nextFireTimes"]["after"][0],
+        "2024-03-11T09:30:00+01:00"
+    );
+    // The first trigger follows the job's policy, which changes; the second has its own.
+    assert_eq!(
+        answer["affectedRuns"],
+        json!([{
+            "executionId": first, "place": "waiting", "state": "Enqueued",
+            "scheduledTime": NOW, "changes": ["overlap: BufferAll → Skip"]
+        }])
+    );
+    assert_eq!(answer.get("warnings"), None);
+
+    // The body is checked as an update checks it.
+    assert_error(
+        &api.post(
+            "/jobs/hourly/update?dryRun=1",
+            &hourly(json!({"overlap": "Never"})),
+        )
+        .await,
+        400,
+        "overlap:",
+    );
+    // A misspelt flag must not update for real.
+    assert_error(
+        &api.post("/jobs/hourly/update?dryrun=true", &change).await,
+        400,
+        "dryrun: unknown query parameter; expected dryRun",
+    );
+    assert_error(
+        &api.post("/jobs/hourly/update?dryRun=maybe", &change).await,
+        400,
+        "dryRun: expected true or false",
+    );
+    assert_eq!(api.app.store().writes(), writes);
+    // Without it (or with `false`), the update is made and runs the job.
+    let (status, answer) = api.post("/jobs/hourly/update?dryRun=false", &change).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert!(answer["executionId"].is_string());
+    assert_eq!(api.job("hourly").await["overlap"], "Skip");
+    assert_error(
+        &api.post("/jobs/ghost/update?dryRun", &change).await,
+        404,
+        "job ghost",
+    );
+}
