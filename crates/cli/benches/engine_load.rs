@@ -833,7 +833,7 @@ async fn backfill(dir: &Path) -> Result<(), String> {
             .backfill(&job_id("filled"), &body)
             .await
             .map_err(|e| format!("backfill: {e}"))?;
-        requested += count;
+        requested += count.count;
     }
     let t0 = Instant::now();
     let measure_from = Utc::now();

@@ -4,7 +4,7 @@
 //! arguments it always was, so the overrides are query parameters: a caller that sends none gets
 //! the run it always got.
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, SecondsFormat, Utc};
 
 use crate::duration::Duration;
 use crate::job::{quote, FieldError, OverlapPolicy};
@@ -88,7 +88,10 @@ impl TriggerOptions {
     pub fn describe(&self, now: DateTime<Utc>) -> Option<String> {
         let mut parts = Vec::new();
         if let Some(time) = self.scheduled_time {
-            parts.push(format!("scheduledTime {}", time.to_rfc3339()));
+            parts.push(format!(
+                "scheduledTime {}",
+                time.to_rfc3339_opts(SecondsFormat::AutoSi, true)
+            ));
         }
         if let Some(overlap) = self.overlap {
             parts.push(format!("overlap {overlap}"));
@@ -96,7 +99,7 @@ impl TriggerOptions {
         if let Some(delay) = self.delay {
             parts.push(format!(
                 "delay {delay} (due {})",
-                self.due(now).to_rfc3339()
+                self.due(now).to_rfc3339_opts(SecondsFormat::Millis, true)
             ));
         }
         (!parts.is_empty()).then(|| format!("trigger overrides: {}", parts.join(", ")))
@@ -130,7 +133,7 @@ mod tests {
         assert_eq!(all.scheduled_time(now), at("2024-06-01T06:00:00Z"));
         assert_eq!(
             all.describe(now).unwrap(),
-            "trigger overrides: scheduledTime 2024-06-01T06:00:00+00:00, overlap BufferAll, delay 5m (due 2024-06-01T12:05:00+00:00)"
+            "trigger overrides: scheduledTime 2024-06-01T06:00:00Z, overlap BufferAll, delay 5m (due 2024-06-01T12:05:00.000Z)"
         );
         // A delayed run reports its due time unless told otherwise.
         let delayed = TriggerOptions::parse(None, None, Some("PT1H")).unwrap();

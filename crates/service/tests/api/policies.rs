@@ -92,7 +92,7 @@ async fn a_trigger_takes_its_overrides_as_query_parameters() {
     assert_eq!(events[0]["to"], "Scheduled");
     assert_eq!(
         events[1]["message"],
-        "trigger overrides: scheduledTime 2024-03-01T00:00:00+00:00, overlap BufferAll, delay 5m (due 2024-03-10T12:39:56+00:00)"
+        "trigger overrides: scheduledTime 2024-03-01T00:00:00Z, overlap BufferAll, delay 5m (due 2024-03-10T12:39:56.000Z)"
     );
 
     // Without overrides: the run of before, its body arguments whatever their names.

@@ -126,7 +126,7 @@ async fn a_trigger_reports_its_scheduled_time_and_takes_its_overlap_policy() {
     assert!(w.calls()[0].url.ends_with("at=2023-06-01T06:00:00Z"));
     let log = log_lines(&first).join("\n");
     assert!(
-        log.contains("trigger overrides: scheduledTime 2023-06-01T06:00:00+00:00"),
+        log.contains("trigger overrides: scheduledTime 2023-06-01T06:00:00Z"),
         "{log}"
     );
     let second = w.app().get_execution(&second.execution_id).await.unwrap();
