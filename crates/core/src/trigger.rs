@@ -57,14 +57,7 @@ impl TriggerOptions {
             })
             .transpose()?;
         let delay = delay
-            .map(|text| {
-                Duration::parse(text).map_err(|e| {
-                    FieldError::new(
-                        "delay",
-                        format!("{e}; expected a duration like \"5m\" or \"PT1H\""),
-                    )
-                })
-            })
+            .map(|text| Duration::parse(text).map_err(|e| FieldError::new("delay", e.to_string())))
             .transpose()?;
         Ok(TriggerOptions {
             scheduled_time,
