@@ -47,8 +47,8 @@ impl<S: Store> App<S> {
         let runs = if request.mode == BackfillMode::All {
             HashMap::new()
         } else {
-            self.runs_of_times(job_id, stored.job.state.incarnation, &times)
-                .await?
+            // Boxed, as the engine's lookups: a store's batch reads are deep futures.
+            Box::pin(self.runs_of_times(job_id, stored.job.state.incarnation, &times)).await?
         };
         let selected = request.select(&stored.job, times, &runs);
         let count = selected.len();

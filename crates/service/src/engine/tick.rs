@@ -296,7 +296,10 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             };
             let mut stored = decode_job(&record)?;
             let before = stored.job.state.clone();
-            self.plan_backfills(&mut stored, now).await?;
+            // Boxed: with the store's batch reads (DynamoDB's are deep futures) inlined, the
+            // future of a dispatch step that plans a backfill's next window on settling would
+            // overflow a worker's stack in a debug build.
+            Box::pin(self.plan_backfills(&mut stored, now)).await?;
             let plan = plan::plan_tick(&mut stored.job, now, horizon, self.app.debug_mode());
             if stored.job.state != before {
                 stored.job.updated_at = now;
@@ -363,10 +366,12 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                 break;
             }
             let incarnation = stored.job.state.incarnation;
-            let found = self
-                .app
-                .runs_of_times(stored.job.job_id(), incarnation, &plan.unknown)
-                .await?;
+            let found = Box::pin(self.app.runs_of_times(
+                stored.job.job_id(),
+                incarnation,
+                &plan.unknown,
+            ))
+            .await?;
             known.extend(found);
         }
         Ok(())
