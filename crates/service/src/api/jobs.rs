@@ -182,7 +182,7 @@ pub(super) async fn delete_job_seed002<S: Store>(
     tag = "jobs",
     params(
         JobPath,
-        ("dryRun" = Option<bool>, Query, description = "`true` (or `1`, or bare `?dryRun`): only preview the change."),
+        ("dryRun" = Option<String>, Query, description = "`true`/`false`/`1`/`0`, or bare for true (default false): only preview the change; nothing is written and nothing runs.", pattern = "^(|true|false|1|0)$"),
     ),
     request_body(content = JobDefinition, description = "The whole job, as for create. A secret header sent back as `\"***\"` keeps its stored value."),
     responses(
