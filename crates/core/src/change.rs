@@ -36,6 +36,9 @@ const RUN_FIELDS: &[&str] = &[
     "catchup",
 ];
 
+/// The fields of [`RUN_FIELDS`] only scheduled fires read.
+const CATCHUP_FIELDS: &[&str] = &["catchupWindow", "catchup"];
+
 /// Where a run not yet started is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RunPlace {
@@ -137,6 +140,12 @@ pub fn affected_runs(before: &Job, after: &Job, runs: &[UnstartedRun]) -> Vec<Af
                     changes.push(note);
                 }
             }
+            // Triggers and backfills are exempt from catch-up: its fields concern fires only.
+            let fields: Vec<&str> = fields
+                .iter()
+                .copied()
+                .filter(|f| run.scheduled || !CATCHUP_FIELDS.contains(f))
+                .collect();
             if !fields.is_empty() {
                 changes.push(format!(
                     "{}: changed; the run uses the new value",
@@ -304,6 +313,21 @@ mod tests {
         let affected = affected_runs(&before, &wider, &runs);
         assert_eq!(affected.len(), 3);
         assert_eq!(affected[0].changes, ["maxConcurrency: 1 → 3"]);
+        // A new catch-up policy concerns the scheduled fires, not a trigger's run.
+        let mut latest = before.clone();
+        latest.apply_definition(
+            job(json!({"overlap": "BufferAll", "catchup": {"policy": "latest"}})).definition,
+        );
+        let affected = affected_runs(&before, &latest, &runs);
+        let ids: Vec<&str> = affected
+            .iter()
+            .map(|a| a.run.execution_id.as_str())
+            .collect();
+        assert_eq!(ids, ["job-1~20240101T000100Z", "job-1~20240101T010000Z"]);
+        assert_eq!(
+            affected[0].changes,
+            ["catchup: changed; the run uses the new value"]
+        );
         // A job that becomes triggered-only still runs the fires it planned.
         let mut manual = before.clone();
         manual.apply_definition(
