@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use sundial_core::execution::Execution;
 use sundial_core::job::{Job, When};
 use sundial_service::app::{parse_job_id, upcoming_fires};
-use sundial_service::ports::store::{JobFilter, PageRequest, Store};
+use sundial_service::ports::store::{JobFilter, JobOrder, PageRequest, Store};
 
 use crate::auth::Session;
 use crate::view::{chip, layout, relative, seg, when};
@@ -112,6 +112,7 @@ pub(crate) async fn jobs<S: Store>(
     let page = app
         .list_jobs(
             &filter,
+            JobOrder::Id,
             &PageRequest {
                 limit: JOBS_PER_PAGE,
                 cursor: non_empty(&query.cursor),
@@ -271,7 +272,7 @@ pub(crate) async fn job<S: Store>(
             parent_job: Some(job_id.as_str().to_string()),
             ..JobFilter::default()
         };
-        app.list_jobs(&filter, &PageRequest::first(100))
+        app.list_jobs(&filter, JobOrder::Id, &PageRequest::first(100))
             .await?
             .items
     } else {
