@@ -479,32 +479,10 @@ pub(crate) async fn create_job<S: Store>(
     if form.action == "preview" {
         let (problems, preview) = match &translated {
             Err(problems) => (problems.clone(), None),
-            Ok((definition, extra)) => match preview_request(&form, definition) {
-                None => (
-                    Vec::new(),
-                    Some(PreviewShown::Note(no_schedule(definition))),
-                ),
-                Some(request) => match app.preview_spec(&request) {
-                    Ok(preview) if preview.times.is_empty() => (
-                        Vec::new(),
-                        Some(PreviewShown::Note(
-                            preview.warnings.first().cloned().unwrap_or_else(|| {
-                                "Only when triggered: no fire times.".to_string()
-                            }),
-                        )),
-                    ),
-                    Ok(preview) => (Vec::new(), Some(PreviewShown::Times(preview.times))),
-                    Err(AppError::Invalid(e)) => {
-                        let message = e.to_string();
-                        let problem = Problem {
-                            control: Control::for_path(&e.path, &form, extra),
-                            message: message.clone(),
-                        };
-                        (vec![problem], Some(PreviewShown::Problem(message)))
-                    }
-                    Err(e) => return Err(e.into()),
-                },
-            },
+            Ok((definition, extra)) => {
+                let (problem, shown) = preview(app, &form, definition, extra)?;
+                (problem.into_iter().collect(), Some(shown))
+            }
         };
         return Ok(page(&session, &form, &problems, preview).into_response());
     }
@@ -544,6 +522,37 @@ pub(crate) async fn create_job<S: Store>(
             StatusCode::CONFLICT,
             Problem::at(Control::JobId, format!("jobId: {message}")),
         ),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// What the preview button shows for `definition`: its next fire times through the preview use
+/// case (`POST /specs/preview`'s), or why there are none; an invalid schedule is also a problem
+/// at its control.
+fn preview<S: Store>(
+    app: &sundial_service::App<S>,
+    form: &JobForm,
+    definition: &Value,
+    extra: &Map<String, Value>,
+) -> Result<(Option<Problem>, PreviewShown), PageError> {
+    let Some(request) = preview_request(form, definition) else {
+        return Ok((None, PreviewShown::Note(no_schedule(definition))));
+    };
+    match app.preview_spec(&request) {
+        Ok(preview) if preview.times.is_empty() => {
+            let why = preview.warnings.first().cloned();
+            let why = why.unwrap_or_else(|| "Only when triggered: no fire times.".to_string());
+            Ok((None, PreviewShown::Note(why)))
+        }
+        Ok(preview) => Ok((None, PreviewShown::Times(preview.times))),
+        Err(AppError::Invalid(e)) => {
+            let problem = Problem {
+                control: Control::for_path(&e.path, form, extra),
+                message: e.to_string(),
+            };
+            let shown = PreviewShown::Problem(problem.message.clone());
+            Ok((Some(problem), shown))
+        }
         Err(e) => Err(e.into()),
     }
 }
