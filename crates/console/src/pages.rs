@@ -196,9 +196,9 @@ pub(crate) async fn jobs<S: Store>(
             div.field {
                 label for="f-sort" { "Sort by" }
                 select id="f-sort" name="sort" {
-                    option value="id" selected[order == JobOrder::Id] { "Job id" }
-                    option value="nextFire" selected[order == JobOrder::NextFire] { "Next fire, soonest first" }
-                    option value="lastRun" selected[order == JobOrder::LastRun] { "Last run, latest first" }
+                    @for by in JobOrder::ALL {
+                        option value=(by.name()) selected[order == by] { (capitalized(sort_words(by))) }
+                    }
                 }
             }
             div.actions {
@@ -243,6 +243,14 @@ fn sort_words(order: JobOrder) -> &'static str {
         JobOrder::NextFire => "next fire, soonest first",
         JobOrder::LastRun => "last run, latest first",
     }
+}
+
+fn capitalized(words: &str) -> String {
+    let mut chars = words.chars();
+    chars
+        .next()
+        .map(|first| first.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
 }
 
 /// A column header that sorts the list by its column: a link to the first page in that order,
