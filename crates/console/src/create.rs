@@ -330,6 +330,12 @@ fn when(form: &JobForm) -> Result<Option<(&'static str, Value)>, Problem> {
             Some(("schedule", zone(schedule)))
         }
         "calendars" => {
+            if form.calendars.trim().is_empty() {
+                return Err(Problem::at(
+                    Control::Calendars,
+                    "enter a calendar such as {\"hour\": \"9\"}, or choose another kind",
+                ));
+            }
             let calendars = match serde_json::from_str::<Value>(form.calendars.trim()) {
                 Ok(Value::Array(list)) => Value::Array(list),
                 Ok(Value::Object(one)) => json!([one]),

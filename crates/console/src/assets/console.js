@@ -82,6 +82,7 @@ function createForm(form) {
         spec = zoned({ intervals: [field("interval")] });
         break;
       case "calendars": {
+        if (!field("calendars")) return { note: "Enter a calendar to see when it fires." };
         let calendars;
         try { calendars = JSON.parse(field("calendars")); } catch (e) { return { problem: "Calendars: invalid JSON: " + e.message }; }
         spec = zoned({ calendars: Array.isArray(calendars) ? calendars : [calendars] });
