@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body;
-use axum::http::{header, Method, Request, StatusCode};
+use axum::http::{header, Request, StatusCode};
 use axum::Router;
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
@@ -472,5 +472,58 @@ async fn a_job_named_new_keeps_a_page_of_its_own() {
     assert!(page.html.contains(r#"action="/ui/jobs/%6Eew/pause""#));
     let create = console.get("/ui/jobs/new").await;
     assert!(create.html.contains("<h1>New job</h1>"));
-    let _ = Method::GET;
+}
+
+/// In token mode the page's script previews with its session cookie, never the API's token;
+/// without a session the preview is not served.
+#[tokio::test]
+async fn with_a_token_the_preview_needs_a_session_and_only_that() {
+    let app = Arc::new(App::new(
+        MemoryStore::new(),
+        Arc::new(ManualClock::new("2026-01-05T10:00:00Z".parse().unwrap())),
+        AppConfig::new(b"console-test-signing-secret-0123456789".to_vec()),
+    ));
+    let token = "console-token-0123456789";
+    let router = sundial_console::router(
+        app,
+        ConsoleConfig {
+            auth: ConsoleAuth::Token(token.to_owned()),
+            session_lifetime: Duration::from_secs(3600),
+        },
+    );
+    let login = router
+        .clone()
+        .oneshot(
+            Request::post("/ui/login")
+                .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+                .body(Body::from(format!("token={token}")))
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    let cookie = login.headers()[header::SET_COOKIE]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_owned();
+    let preview = |cookie: Option<&str>| {
+        let mut request =
+            Request::post("/ui/specs/preview").header(header::CONTENT_TYPE, "application/json");
+        if let Some(cookie) = cookie {
+            request = request.header(header::COOKIE, cookie);
+        }
+        let body = json!({"schedule": {"cron": ["0 12 * * *"]}, "count": 1}).to_string();
+        router
+            .clone()
+            .oneshot(request.body(Body::from(body)).unwrap())
+    };
+    let answer = preview(Some(&cookie)).await.unwrap();
+    assert_eq!(answer.status(), StatusCode::OK);
+    let times: Value = serde_json::from_str(&body_text(answer.into_body()).await).unwrap();
+    assert_eq!(times["times"], json!(["2026-01-05T12:00:00+00:00"]));
+    let refused = preview(None).await.unwrap();
+    assert_eq!(refused.status(), StatusCode::SEE_OTHER);
+    assert_eq!(refused.headers()[header::LOCATION], "/ui/login");
 }
