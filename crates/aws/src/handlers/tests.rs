@@ -246,6 +246,27 @@ async fn the_fixtures_take_a_job_from_the_api_through_tick_and_dispatch_to_its_t
     assert!(failed_ids(&response).is_empty(), "{response:?}");
 }
 
+/// The console is off on AWS (docs/deploy.md, "The operator console"): the API function's router
+/// answers the console's paths with the API's own 404 envelope, never a page or a login form.
+#[tokio::test]
+async fn the_api_function_serves_no_console_page() {
+    let rig = memory_rig("2024-06-10T12:00:00Z", FIXTURE_SECRET);
+    for (method, path) in [
+        ("GET", "/"),
+        ("GET", "/ui/jobs"),
+        ("GET", "/ui/jobs/new"),
+        ("GET", "/ui/login"),
+        ("GET", "/ui/assets/console.js"),
+        ("POST", "/ui/jobs/new"),
+        ("POST", "/ui/specs/preview"),
+    ] {
+        let (status, body) = rig.api(method, path, None).await;
+        assert_eq!(status, 404, "{method} {path}: {body}");
+        assert_eq!(body["resp_code"], 404, "{method} {path}: {body}");
+        assert!(body["resp_msg"].is_string(), "{method} {path}: {body}");
+    }
+}
+
 #[tokio::test]
 async fn the_api_fixtures_reach_their_routes() {
     let rig = memory_rig("2024-06-10T12:00:00Z", FIXTURE_SECRET);

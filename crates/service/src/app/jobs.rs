@@ -7,7 +7,7 @@ use sundial_core::execution::incarnation_of_execution;
 use sundial_core::job::{Job, JobDefinition, JobId, JobState, ServiceName};
 
 use super::{field_error, App, AppError};
-use crate::ports::store::{JobFilter, Page, PageRequest, Store, StoreError};
+use crate::ports::store::{JobFilter, JobOrder, Page, PageRequest, Store, StoreError};
 use crate::records::{decode_job, encode_job};
 
 /// What `PUT /services/{name}/timers` changed.
@@ -66,7 +66,7 @@ impl<S: Store> App<S> {
         };
         state.has_children = !self
             .store
-            .list_jobs(&children, &PageRequest::first(1))
+            .list_jobs(&children, JobOrder::Id, &PageRequest::first(1))
             .await?
             .items
             .is_empty();
@@ -189,13 +189,15 @@ impl<S: Store> App<S> {
         Ok(())
     }
 
-    /// Lists jobs (`GET /jobs`).
+    /// Lists jobs (`GET /jobs`) in `order`; an order the store cannot serve without a scan is
+    /// [`AppError::Invalid`] naming `sort` (see [`JobOrder`]).
     pub async fn list_jobs(
         &self,
         filter: &JobFilter,
+        order: JobOrder,
         page: &PageRequest,
     ) -> Result<Page<Job>, AppError> {
-        let records = self.store.list_jobs(filter, page).await?;
+        let records = self.store.list_jobs(filter, order, page).await?;
         let items = records
             .items
             .iter()
@@ -226,7 +228,7 @@ impl<S: Store> App<S> {
             loop {
                 let page = self
                     .store
-                    .list_jobs(&filter, &PageRequest { limit: 500, cursor })
+                    .list_jobs(&filter, JobOrder::Id, &PageRequest { limit: 500, cursor })
                     .await?;
                 pending.extend(page.items.into_iter().map(|r| r.job_id));
                 cursor = page.next_cursor;
@@ -343,7 +345,7 @@ impl<S: Store> App<S> {
         loop {
             let page = self
                 .store
-                .list_jobs(&filter, &PageRequest { limit: 500, cursor })
+                .list_jobs(&filter, JobOrder::Id, &PageRequest { limit: 500, cursor })
                 .await?;
             stale.extend(
                 page.items
