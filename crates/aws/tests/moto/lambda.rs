@@ -241,11 +241,16 @@ pub(crate) fn job(port: u16) -> Value {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_scheduled_run_goes_api_tick_dispatch_target_notify_exactly_once() {
     let _moto = need_moto!();
-    let Some(rig) = rig(at("2030-01-01T00:00:30Z")).await else {
+    // Created 90 s before its first fire, beyond the tick's 80 s horizon: the API leaves the fire
+    // to the tick (a nearer one it plans at once: the next test).
+    let Some(rig) = rig(at("2029-12-31T23:59:30Z")).await else {
         return;
     };
-    let (status, body) = rig.api("POST", "/jobs/minutely", Some(job(rig.port))).await;
+    let mut minutely = job(rig.port);
+    minutely["schedule"]["startTime"] = json!("2030-01-01T00:01:00Z");
+    let (status, body) = rig.api("POST", "/jobs/minutely", Some(minutely)).await;
     assert_eq!(status, 200, "{body}");
+    assert!(rig.executions("minutely").await.is_empty());
 
     // The minute comes; EventBridge delivers the tick (the fixture), and then delivers it again.
     rig.clock.set(at("2030-01-01T00:01:00Z"));
@@ -295,6 +300,41 @@ async fn a_scheduled_run_goes_api_tick_dispatch_target_notify_exactly_once() {
         "the minute's run and the next, planned ahead: {executions:#?}"
     );
     assert_eq!(key, "minutely~20300101T000100Z:1:0");
+}
+
+/// A job whose first fire is within the tick's horizon is planned by the API function in the
+/// creating request (docs/engine.md, "New and changed jobs are planned at once"): on DynamoDB and
+/// SQS its execution exists and its message is on the dispatch queue, with an SQS delay up to the
+/// fire, before any tick; it runs once, and the tick finds nothing to add.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_api_plans_a_near_first_fire_at_once() {
+    let _moto = need_moto!();
+    let Some(rig) = rig(at("2030-01-01T00:00:00Z")).await else {
+        return;
+    };
+    let mut once = job(rig.port);
+    once.as_object_mut().expect("an object").remove("schedule");
+    // One run at the due time, a second from now ("period": "0s"; docs/api.md).
+    once["timer"] = json!({"dueTime": "1s", "period": "0s"});
+    let (status, body) = rig.api("POST", "/jobs/soon", Some(once)).await;
+    assert_eq!(status, 200, "{body}");
+    let planned = rig.executions("soon").await;
+    assert_eq!(planned.len(), 1, "{planned:#?}");
+    assert_eq!(planned[0]["executionId"], "soon~20300101T000001Z");
+
+    // The fire's second comes. SQS counts the message's 1 s delay in real time.
+    rig.clock.set(at("2030-01-01T00:00:01Z"));
+    tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
+    let report = handlers::tick(&rig.sundial, &json!({}))
+        .await
+        .expect("tick");
+    assert_eq!(report["fires"], 0, "planned already: {report}");
+    rig.drain_dispatch().await;
+    let runs = rig.target.received("/run/soon");
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    let executions = rig.executions("soon").await;
+    assert_eq!(executions.len(), 1, "{executions:#?}");
+    assert_eq!(executions[0]["state"], "Succeeded", "{executions:#?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -514,7 +554,9 @@ async fn queue_and_bus_targets_receive_one_message_per_run() {
         .await
         .expect("targets");
 
-    let base = json!({"jobName": "targets", "creator": "001", "creatorName": "tests"});
+    // Triggered only: a job with no schedule and no timer would also run once now.
+    let base = json!({"jobName": "targets", "creator": "001", "creatorName": "tests",
+                      "timer": {"period": "external"}});
     let mut to_queue = base.clone();
     to_queue["target"] = json!({"sqs": {"queueUrl": target_queue}});
     let mut to_bus = base;

@@ -258,8 +258,8 @@ impl<S: Store> App<S> {
         let list = match timers {
             Value::Array(list) => list,
             Value::Object(obj) => {
-                // Exactly one of `timer` (seed 002) and `timers`: anything else beside it is a
-                // typo or a misunderstanding, refused like an unknown field of a job.
+                // Exactly one of `timer` and `timers` (docs/api.md, "Declarative timers"): anything
+                // else beside it is a typo or a misunderstanding, refused like an unknown field.
                 if let Some(key) = obj
                     .keys()
                     .find(|k| !matches!(k.as_str(), "timer" | "timers"))
