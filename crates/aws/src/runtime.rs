@@ -209,7 +209,6 @@ where
             state_change_bus: settings.event_bus.clone(),
             max_inline_wait: Duration::from_secs(1),
             max_hold: Some(DISPATCH_MAX_HOLD),
-            plan_on_change: false,
             ..EngineConfig::default()
         };
         let engine = Engine::new(

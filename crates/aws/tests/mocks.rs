@@ -26,8 +26,8 @@ use sundial_aws::{AwsPublisher, DynamoStore, SqsQueue};
 use sundial_service::ports::events::{BusEvent, EventPublisher, PublishError};
 use sundial_service::ports::queue::{Queue, QueueError};
 use sundial_service::ports::store::{
-    ExecutionRecord, ExecutionStore, JobRecord, JobStore, Store, StoreError, WakeUpIndex, Write,
-    WriteAllError,
+    ExecutionRecord, ExecutionStore, JobFilter, JobOrder, JobRecord, JobStore, PageRequest, Store,
+    StoreError, WakeUpIndex, Write, WriteAllError,
 };
 
 fn job(version: u64) -> JobRecord {
@@ -50,6 +50,21 @@ fn job(version: u64) -> JobRecord {
 
 fn store(client: Dynamo) -> DynamoStore {
     DynamoStore::new(client, "sundial")
+}
+
+/// The jobs list's time orders would need a scan of every job on DynamoDB: they are refused
+/// before any request is made (the console that reads them is off on AWS; docs/deploy.md).
+#[tokio::test]
+async fn the_time_orders_of_the_jobs_list_are_refused_without_a_request() {
+    let client = mock_client!(aws_sdk_dynamodb, []);
+    for order in [JobOrder::NextFire, JobOrder::LastRun] {
+        assert_eq!(
+            store(client.clone())
+                .list_jobs(&JobFilter::default(), order, &PageRequest::first(10))
+                .await,
+            Err(StoreError::UnsupportedOrder(order))
+        );
+    }
 }
 
 #[tokio::test]

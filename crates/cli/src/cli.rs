@@ -390,6 +390,9 @@ pub(crate) struct ListArgs {
     /// Only jobs declared by this service's timer list
     #[arg(long)]
     pub service: Option<String>,
+    /// The order: by id (default), soonest next fire first, or latest run first (not on AWS)
+    #[arg(long, value_parser = ["id", "nextFire", "lastRun"])]
+    pub sort: Option<String>,
     /// Jobs per page, 1 to 1000
     #[arg(long, default_value_t = 100)]
     pub limit: u32,

@@ -192,6 +192,15 @@ fn job_commands_end_to_end() {
     .json();
     assert_eq!(all["jobs"].as_array().unwrap().len(), 3);
     assert_eq!(all["nextCursor"], Value::Null);
+    // in another order, paged too: the triggered-only job has no next fire and comes last
+    let by_next_fire = cli(
+        &server,
+        &[
+            "job", "list", "--sort", "nextFire", "--limit", "2", "--all", "-o", "json",
+        ],
+    )
+    .json();
+    assert_eq!(by_next_fire["jobs"][2]["jobId"], "manual", "{by_next_fire}");
 
     // pause and unpause with notes
     cli(

@@ -6,6 +6,11 @@
 //! and chromedriver the tests print why and pass, unless `CI=true`, where they fail: CI installs
 //! Debian's `chromium` and `chromium-driver` (`.ci/run`). Chromium only ever talks to 127.0.0.1.
 //! Screenshots of every page go to `target/tmp/console-screenshots/`.
+//!
+//! Every page is also checked with axe-core (an exact version from npm, which `.ci/run` installs
+//! into `~/.cache/sundial-ci/axe-core-<version>/` and names in `SUNDIAL_AXE_JS`): its script is
+//! injected into the page and `axe.run()` awaited, and any serious or critical violation fails
+//! the test. Without the file the check is skipped with a message, unless `CI=true`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -21,6 +26,8 @@ use common::{request, start, wait_final, Server};
 use sundial_testkit::{Target, TempDir};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
+/// The axe-core `.ci/run` installs (keep the two in step).
+const AXE_VERSION: &str = "4.14.1";
 const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
 
@@ -91,6 +98,31 @@ fn browser() -> Option<Browser> {
         session,
         _profile: profile,
     })
+}
+
+/// axe-core's `axe.min.js`: `SUNDIAL_AXE_JS`, else where `.ci/run` caches it. `None` (with a
+/// message) when it is missing and CI is not set.
+fn axe_source() -> Option<String> {
+    let path = std::env::var("SUNDIAL_AXE_JS").unwrap_or_else(|_| {
+        format!(
+            "{}/.cache/sundial-ci/axe-core-{AXE_VERSION}/node_modules/axe-core/axe.min.js",
+            std::env::var("HOME").unwrap_or_default()
+        )
+    });
+    match std::fs::read_to_string(&path) {
+        Ok(source) => Some(source),
+        Err(e) => {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "CI=true but axe-core is missing at {path} ({e}): .ci/run installs it"
+            );
+            eprintln!(
+                "skipping the accessibility checks: no axe-core at {path} ({e}); \
+                 npm install --prefix ~/.cache/sundial-ci/axe-core-{AXE_VERSION} axe-core@{AXE_VERSION}"
+            );
+            None
+        }
+    }
 }
 
 impl Drop for Browser {
@@ -188,6 +220,59 @@ impl Browser {
         }
     }
 
+    /// Runs axe-core on the page and fails on any serious or critical violation; prints the
+    /// others. `axe` is [`axe_source`]'s script (nothing is checked without it).
+    fn check_accessibility(&self, axe: Option<&str>, page: &str) {
+        let Some(axe) = axe else { return };
+        self.command(
+            "POST",
+            "/execute/sync",
+            Some(json!({"script": format!("{axe}\n;return typeof axe;"), "args": []})),
+        );
+        let found = self.command(
+            "POST",
+            "/execute/async",
+            Some(json!({"script": "const done = arguments[arguments.length - 1];
+                axe.run(document, {resultTypes: ['violations']})
+                  .then((r) => done(r.violations.map((v) => ({id: v.id, impact: v.impact, help: v.help,
+                      nodes: v.nodes.slice(0, 5).map((n) => n.target.join(' '))}))))
+                  .catch((e) => done({error: String(e)}));", "args": []})),
+        );
+        let violations = found
+            .as_array()
+            .unwrap_or_else(|| panic!("axe on {page} failed: {found:?}"));
+        let (serious, other): (Vec<&Value>, Vec<&Value>) = violations
+            .iter()
+            .partition(|v| v["impact"] == "serious" || v["impact"] == "critical");
+        for v in &other {
+            eprintln!(
+                "axe on {page}: {} ({}): {} at {}",
+                v["id"], v["impact"], v["help"], v["nodes"]
+            );
+        }
+        assert!(
+            serious.is_empty(),
+            "axe-core found serious or critical violations on {page}: {}",
+            serde_json::to_string_pretty(&serious).unwrap()
+        );
+        eprintln!(
+            "axe on {page}: no serious or critical violations ({} minor or moderate)",
+            other.len()
+        );
+    }
+
+    /// The `data-job` ids of the jobs list's rows, in order.
+    fn rows(&self) -> Vec<String> {
+        self.script(
+            "return [...document.querySelectorAll('tr[data-job]')].map((r) => r.dataset.job)",
+        )
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect()
+    }
+
     fn type_into(&self, css: &str, text: &str) {
         let element = self.find(css);
         self.command(
@@ -239,6 +324,21 @@ impl Browser {
             .as_array()
             .cloned()
             .unwrap_or_default()
+    }
+
+    /// A screenshot of the whole page: the window made as tall as the page for it.
+    fn screenshot_whole(&self, name: &str) {
+        let height = self
+            .script("return document.documentElement.scrollHeight")
+            .as_u64()
+            .unwrap_or(800)
+            .clamp(800, 4000)
+            + 100;
+        let size = |height: u64| json!({"width": 1280, "height": height});
+        self.command("POST", "/window/rect", Some(size(height)));
+        self.script("window.scrollTo(0, 0)");
+        self.screenshot(name);
+        self.command("POST", "/window/rect", Some(size(800)));
     }
 
     fn screenshot(&self, name: &str) {
@@ -366,6 +466,8 @@ fn console_shows_seeded_jobs_and_drives_them() {
     );
     assert!(text.contains("Succeeded"), "report's last run: {text}");
     browser.screenshot("jobs");
+    let axe = axe_source();
+    browser.check_accessibility(axe.as_deref(), "the jobs list");
 
     // Filters narrow it, from the form and from a shared URL.
     browser.type_into("#f-creator", "bob");
@@ -389,6 +491,7 @@ fn console_shows_seeded_jobs_and_drives_them() {
         .contains("very-secret-value"));
     assert!(text.contains("Succeeded"), "{text}");
     browser.screenshot("job");
+    browser.check_accessibility(axe.as_deref(), "a job");
 
     // The execution's page: its event log and the redacted header.
     browser.click_and_load("table.executions a");
@@ -406,6 +509,7 @@ fn console_shows_seeded_jobs_and_drives_them() {
         Some(format!("{report_run}:1:0").as_str())
     );
     browser.screenshot("execution");
+    browser.check_accessibility(axe.as_deref(), "an execution");
 
     // Trigger from the job's page with arguments, and watch the run reach Succeeded.
     browser.go(&format!("{base}/ui/jobs/hook"));
@@ -440,6 +544,158 @@ fn console_shows_seeded_jobs_and_drives_them() {
     assert_eq!(session["httpOnly"], json!(true));
     assert_eq!(session["sameSite"], "Strict");
     assert!(session["expiry"].as_u64().is_some(), "{session:?}");
+
+    // A job created through the form: from the list's "New job" link.
+    browser.go(&format!("{base}/"));
+    browser.click_and_load("a[href='/ui/jobs/new']");
+    assert!(browser.url().ends_with("/ui/jobs/new"), "{}", browser.url());
+    browser.check_accessibility(axe.as_deref(), "the create page");
+    browser.type_into("#c-jobId", "weekday");
+    browser.type_into("#c-jobName", "Weekday call");
+    browser.type_into("#c-creator", "carol");
+    browser.type_into("#c-creatorName", "Carol");
+    browser.type_into("#c-url", &format!("{}/weekday", target.url()));
+    // Only the chosen kind's fields show.
+    browser.click("input[name=when][value=interval]");
+    assert_eq!(
+        browser.script("return [document.getElementById('c-cron').closest('.when').hidden, document.getElementById('c-interval').closest('.when').hidden]"),
+        json!([true, false])
+    );
+    browser.click("input[name=when][value=cron]");
+
+    // The preview follows the schedule as it is typed, in its zone, a problem included.
+    let spec = json!({"cron": ["0 12 * * MON-FRI"], "timeZone": "Europe/London"});
+    let expected = server
+        .call(
+            "POST",
+            "/specs/preview",
+            Some(&json!({"schedule": spec, "count": 5, "jobId": "weekday"})),
+        )
+        .body;
+    let first = expected["times"][0].as_str().unwrap().replacen('T', " ", 1);
+    browser.type_into("#c-timeZone", "Europe/London");
+    browser.type_into("#c-cron", "0 12 * * MON-FRI");
+    browser.wait_for_text(&first, Duration::from_secs(5));
+    assert_eq!(browser.count("#preview li"), 5);
+    browser.screenshot_whole("create");
+    browser.type_into("#c-cron", "0 25 * * *");
+    browser.wait_for_text("schedule.cron[0]:", Duration::from_secs(5));
+
+    // Sent with that cron: the page comes back with the use case's error at the cron field,
+    // every value kept.
+    browser.click_and_load("button[value=create]");
+    assert_eq!(browser.url(), format!("{base}/ui/jobs/new"));
+    let error = browser.script("return document.getElementById('c-cron-error').textContent");
+    assert!(
+        error
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("schedule.cron[0]:"),
+        "{error}"
+    );
+    assert_eq!(
+        browser.script("const c = document.getElementById('c-cron'); return [c.getAttribute('aria-invalid'), c.getAttribute('aria-describedby'), c.value]"),
+        json!(["true", "c-cron-hint c-cron-error", "0 25 * * *"])
+    );
+    assert_eq!(
+        browser.script("return document.getElementById('c-jobName').value"),
+        json!("Weekday call")
+    );
+    assert!(browser.text().contains("The job was not created"));
+    browser.script("document.getElementById('c-cron').scrollIntoView({block: 'center'})");
+    browser.screenshot("create-error");
+    browser.check_accessibility(axe.as_deref(), "the create page with an error");
+
+    // Corrected, it is created, and the browser is on its page.
+    browser.type_into("#c-cron", "0 12 * * MON-FRI");
+    browser.click_and_load("button[value=create]");
+    assert!(
+        browser.url().ends_with("/ui/jobs/weekday"),
+        "{}",
+        browser.url()
+    );
+    browser.wait_for_text(
+        "At 12:00 on weekdays, Europe/London",
+        Duration::from_secs(5),
+    );
+    let created = server.call("GET", "/jobs/weekday", None).body;
+    assert_eq!(created["creator"], "carol", "{created}");
+    assert_eq!(created["schedule"]["cron"], json!(["0 12 * * MON-FRI"]));
+}
+
+#[test]
+fn console_sorts_the_list_and_pages_through_each_order() {
+    let Some(browser) = browser() else { return };
+    let axe = axe_source();
+    let dir = TempDir::new("console-sort");
+    let server = start(&dir, &[], &[]);
+    let base = format!("http://{}", server.addr);
+    // 55 jobs (a page holds 50). Job n fires first on day n of 2031 (from January 1st), and its
+    // id counts down, so that no two orders agree: j54 fires first, j00 last.
+    for n in 0..55u32 {
+        create(
+            &server,
+            &[],
+            &format!("j{:02}", 54 - n),
+            json!({
+                "jobName": format!("Job {n}"),
+                "request": [{"method": "GET", "url": "http://127.0.0.1:9/"}],
+                "schedule": {"cron": [format!("0 0 {} {} *", n % 28 + 1, n / 28 + 1)],
+                             "startTime": "2031-01-01T00:00:00Z"}
+            }),
+        );
+    }
+    // Three runs, a few milliseconds apart: the last trigger is the latest run.
+    for id in ["j10", "j40", "j03"] {
+        server.call("POST", &format!("/jobs/{id}/trigger"), Some(&json!({})));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    browser.go(&format!("{base}/"));
+    assert_eq!(browser.rows().len(), 50);
+    assert_eq!(&browser.rows()[..2], ["j00", "j01"]);
+
+    // A column header sorts: soonest next fire first, 50 to a page, and the next page goes on
+    // in the same order with the same filters.
+    browser.click_and_load("th a.sort[href*='sort=nextFire']");
+    assert!(browser.url().contains("sort=nextFire"), "{}", browser.url());
+    let first = browser.rows();
+    assert_eq!(first.len(), 50);
+    assert_eq!(&first[..3], ["j54", "j53", "j52"]);
+    assert_eq!(
+        browser.script("return document.querySelector('th[aria-sort]').textContent"),
+        json!("Next fire ▲, sort by next fire, soonest first")
+    );
+    browser.screenshot("jobs-by-next-fire");
+    browser.check_accessibility(axe.as_deref(), "the jobs list by next fire");
+    browser.click_and_load("a[rel=next]");
+    assert!(
+        browser.url().contains("cursor=") && browser.url().contains("sort=nextFire"),
+        "{}",
+        browser.url()
+    );
+    assert_eq!(browser.rows(), ["j04", "j03", "j02", "j01", "j00"]);
+    assert_eq!(browser.count("a[rel=next]"), 0);
+    browser.click_and_load("nav.pager a:not([rel])");
+    assert_eq!(browser.rows()[0], "j54");
+
+    // The filter form's Sort by, with a filter: latest run first, then the jobs never run by id.
+    browser.click("#f-sort option[value=lastRun]");
+    browser.type_into("#f-creator", "ops");
+    browser.click_and_load("form.filters button[type=submit]");
+    let url = browser.url();
+    assert!(
+        url.contains("sort=lastRun") && url.contains("creator=ops"),
+        "{url}"
+    );
+    let rows = browser.rows();
+    assert_eq!(&rows[..5], ["j03", "j40", "j10", "j00", "j01"]);
+    browser.click_and_load("a[rel=next]");
+    assert_eq!(browser.rows(), ["j50", "j51", "j52", "j53", "j54"]);
+    assert_eq!(
+        browser.script("return document.querySelector('th[aria-sort]').getAttribute('aria-sort')"),
+        json!("descending")
+    );
 }
 
 #[test]
@@ -471,6 +727,7 @@ fn console_login_logout_expiry_and_csrf() {
     browser.go(&format!("{base}/"));
     assert!(browser.url().ends_with("/ui/login"), "{}", browser.url());
     browser.screenshot("login");
+    browser.check_accessibility(axe_source().as_deref(), "the login page");
     browser.type_into("#token", "wrong-token-wrong-token");
     browser.click_and_load("form button");
     assert!(browser.text().contains("Wrong token."));

@@ -7,12 +7,19 @@
 //! through the same [`App`] use cases as the API (`tests/single_path.rs` holds them to it), so a
 //! rule is never enforced twice or skipped here.
 //!
+//! The jobs list sorts by id, next fire or last run (the job orders of the store port, each
+//! keyset-paged); the create page
+//! (`/ui/jobs/new`) turns a form and a JSON editor into a job definition for the same use case
+//! as `POST /jobs/{jobId}`, showing each of the use case's errors at the control its field came
+//! from.
+//!
 //! Access (docs/deploy.md, "Operator console"): with no token configured the console is open, which
 //! `serve` allows on loopback only; with a token, a login page exchanges it for a session cookie
 //! (`HttpOnly`, `SameSite=Strict`, expiring). Either way every form that changes something carries
 //! a CSRF token bound to the session. The API Lambda does not mount the console: on AWS it is off.
 
 mod auth;
+mod create;
 mod pages;
 mod view;
 
@@ -64,6 +71,9 @@ type ConsoleState<S> = axum::extract::State<Arc<Console<S>>>;
 /// The console's routes: `/` and `/ui/…`. It has no fallback, so it merges with the API router
 /// (whose fallback answers the API's 404 envelope).
 pub fn router<S: Store>(app: Arc<App<S>>, config: ConsoleConfig) -> Router {
+    // The create page's live preview: the API's own `POST /specs/preview` handler, here behind
+    // the console's session (in token mode the page has a session cookie, never the API token).
+    let preview = sundial_service::api::spec_preview_route(Arc::clone(&app));
     let state = Arc::new(Console {
         app,
         config,
@@ -72,6 +82,11 @@ pub fn router<S: Store>(app: Arc<App<S>>, config: ConsoleConfig) -> Router {
     Router::new()
         .route("/", get(pages::jobs::<S>))
         .route("/ui/jobs", get(pages::jobs::<S>))
+        .route(
+            "/ui/jobs/new",
+            get(create::new_job).post(create::create_job::<S>),
+        )
+        .route("/ui/specs/preview", preview)
         .route("/ui/jobs/{job_id}", get(pages::job::<S>))
         .route("/ui/jobs/{job_id}/pause", post(pages::pause::<S>))
         .route("/ui/jobs/{job_id}/unpause", post(pages::unpause::<S>))

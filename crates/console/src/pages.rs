@@ -13,10 +13,10 @@ use sundial_core::execution::Execution;
 use sundial_core::job::{Job, When};
 use sundial_core::trigger::TriggerOptions;
 use sundial_service::app::{parse_job_id, upcoming_fires};
-use sundial_service::ports::store::{JobFilter, PageRequest, Store};
+use sundial_service::ports::store::{JobFilter, JobOrder, PageRequest, Store};
 
 use crate::auth::Session;
-use crate::view::{chip, layout, relative, seg, when};
+use crate::view::{chip, job_url, layout, relative, seg, when};
 use crate::{ConsoleState, PageError};
 
 type PageResult = Result<Response, PageError>;
@@ -76,6 +76,9 @@ pub(crate) struct JobsQuery {
     service: Option<String>,
     #[serde(default)]
     parent: Option<String>,
+    /// `id` (the default), `nextFire` or `lastRun`: [`JobOrder`]'s names, as in `GET /jobs`.
+    #[serde(default)]
+    sort: Option<String>,
     #[serde(default)]
     cursor: Option<String>,
 }
@@ -96,7 +99,17 @@ fn query_string(pairs: &[(&str, Option<String>)]) -> String {
     }
 }
 
-/// `/` and `/ui/jobs`: the filterable, paginated jobs list.
+/// The column headers that sort the list, with the order each one sorts by and its direction
+/// for `aria-sort`.
+const SORTABLE: [(&str, JobOrder, &str); 3] = [
+    ("Job", JobOrder::Id, "ascending"),
+    ("Next fire", JobOrder::NextFire, "ascending"),
+    ("Last run", JobOrder::LastRun, "descending"),
+];
+
+/// `/` and `/ui/jobs`: the filterable, sortable, paginated jobs list. The order is the store's
+/// ([`JobOrder`]), so every page of every order is one keyset query; an unknown `sort` reads as
+/// the id order.
 pub(crate) async fn jobs<S: Store>(
     State(console): ConsoleState<S>,
     Extension(session): Extension<Session>,
@@ -110,12 +123,19 @@ pub(crate) async fn jobs<S: Store>(
         parent_job: non_empty(&query.parent),
         service: non_empty(&query.service),
     };
+    let order = query
+        .sort
+        .as_deref()
+        .and_then(JobOrder::parse)
+        .unwrap_or_default();
+    let cursor = non_empty(&query.cursor);
     let page = app
         .list_jobs(
             &filter,
+            order,
             &PageRequest {
                 limit: JOBS_PER_PAGE,
-                cursor: non_empty(&query.cursor),
+                cursor: cursor.clone(),
             },
         )
         .await?;
@@ -130,7 +150,8 @@ pub(crate) async fn jobs<S: Store>(
             .next();
         rows.push((job, last));
     }
-    let next = page.next_cursor.as_ref().map(|cursor| {
+    // The list's URL in `order` from its first page (`None`) or after `cursor`: filters kept.
+    let list_url = |order: JobOrder, cursor: Option<&String>| {
         format!(
             "/{}",
             query_string(&[
@@ -138,13 +159,21 @@ pub(crate) async fn jobs<S: Store>(
                 ("creator", filter.creator.clone()),
                 ("service", filter.service.clone()),
                 ("parent", filter.parent_job.clone()),
-                ("cursor", Some(cursor.clone())),
+                (
+                    "sort",
+                    (order != JobOrder::Id).then(|| order.name().to_string())
+                ),
+                ("cursor", cursor.cloned()),
             ])
         )
-    });
+    };
+    let next = page.next_cursor.as_ref().map(|c| list_url(order, Some(c)));
     let content = html! {
-        h1 { "Jobs" }
-        form.filters method="get" action="/" role="search" aria-label="Filter jobs" {
+        div.heading {
+            h1 { "Jobs" }
+            a.button href="/ui/jobs/new" { "New job" }
+        }
+        form.filters method="get" action="/" role="search" aria-label="Filter and sort jobs" {
             div.field {
                 label for="f-state" { "State" }
                 select id="f-state" name="state" {
@@ -165,8 +194,16 @@ pub(crate) async fn jobs<S: Store>(
                 label for="f-parent" { "Parent job" }
                 input id="f-parent" name="parent" type="text" value=[filter.parent_job.as_deref()];
             }
+            div.field {
+                label for="f-sort" { "Sort by" }
+                select id="f-sort" name="sort" {
+                    @for by in JobOrder::ALL {
+                        option value=(by.name()) selected[order == by] { (capitalized(sort_words(by))) }
+                    }
+                }
+            }
             div.actions {
-                button type="submit" { "Filter" }
+                button type="submit" { "Apply" }
                 a href="/" { "Clear" }
             }
         }
@@ -175,13 +212,13 @@ pub(crate) async fn jobs<S: Store>(
         } @else {
             div.table-wrap {
                 table.jobs {
-                    caption.visually-hidden { "Jobs" }
+                    caption.visually-hidden { "Jobs, sorted by " (sort_words(order)) }
                     thead { tr {
-                        th scope="col" { "Job" }
+                        (sort_header(SORTABLE[0], order, &list_url))
                         th scope="col" { "State" }
                         th scope="col" { "Schedule" }
-                        th scope="col" { "Next fire" }
-                        th scope="col" { "Last run" }
+                        (sort_header(SORTABLE[1], order, &list_url))
+                        (sort_header(SORTABLE[2], order, &list_url))
                     } }
                     tbody {
                         @for (job, last) in &rows {
@@ -191,11 +228,51 @@ pub(crate) async fn jobs<S: Store>(
                 }
             }
         }
-        @if let Some(next) = next {
-            nav.pager aria-label="Pages" { a href=(next) rel="next" { "Next page →" } }
+        @if next.is_some() || cursor.is_some() {
+            nav.pager aria-label="Pages" {
+                @if cursor.is_some() { a href=(list_url(order, None)) { "← First page" } " " }
+                @if let Some(next) = next { a href=(next) rel="next" { "Next page →" } }
+            }
         }
     };
     Ok(layout("Jobs", Some(&session), content).into_response())
+}
+
+fn sort_words(order: JobOrder) -> &'static str {
+    match order {
+        JobOrder::Id => "job id",
+        JobOrder::NextFire => "next fire, soonest first",
+        JobOrder::LastRun => "last run, latest first",
+    }
+}
+
+fn capitalized(words: &str) -> String {
+    let mut chars = words.chars();
+    chars
+        .next()
+        .map(|first| first.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
+/// A column header that sorts the list by its column: a link to the first page in that order,
+/// marked with `aria-sort` when it is the current one.
+fn sort_header(
+    (label, by, direction): (&str, JobOrder, &str),
+    current: JobOrder,
+    list_url: &impl Fn(JobOrder, Option<&String>) -> String,
+) -> Markup {
+    let sorted = by == current;
+    html! {
+        th scope="col" aria-sort=[sorted.then_some(direction)] {
+            a.sort href=(list_url(by, None)) aria-current=[sorted.then_some("true")] {
+                (label)
+                @if sorted {
+                    span aria-hidden="true" { @if direction == "ascending" { " ▲" } @else { " ▼" } }
+                }
+                span.visually-hidden { ", sort by " (sort_words(by)) }
+            }
+        }
+    }
 }
 
 fn job_row(job: &Job, last: Option<&Execution>, now: DateTime<Utc>) -> Markup {
@@ -208,7 +285,7 @@ fn job_row(job: &Job, last: Option<&Execution>, now: DateTime<Utc>) -> Markup {
     html! {
         tr data-job=(id) {
             td {
-                a href={ "/ui/jobs/" (seg(id)) } { (id) }
+                a href=(job_url(id)) { (id) }
                 @let name = job.definition.job_name();
                 @if !name.is_empty() { br; span.muted { (name) } }
             }
@@ -272,7 +349,7 @@ pub(crate) async fn job<S: Store>(
             parent_job: Some(job_id.as_str().to_string()),
             ..JobFilter::default()
         };
-        app.list_jobs(&filter, &PageRequest::first(100))
+        app.list_jobs(&filter, JobOrder::Id, &PageRequest::first(100))
             .await?
             .items
     } else {
@@ -281,7 +358,7 @@ pub(crate) async fn job<S: Store>(
     // The API's own JSON: sensitive header values are already redacted there.
     let shown = job.to_api_json();
     let id = job_id.as_str();
-    let base = format!("/ui/jobs/{}", seg(id));
+    let base = job_url(id);
     let state = &job.state;
     let content = html! {
         p.crumbs { a href="/" { "Jobs" } " / " (id) }
@@ -368,7 +445,7 @@ pub(crate) async fn job<S: Store>(
         @if !children.is_empty() {
             section aria-labelledby="children" {
                 h2 id="children" { "Children" }
-                ul { @for child in &children { li { a href={ "/ui/jobs/" (seg(child.definition.job_id().as_str())) } { (child.definition.job_id().as_str()) } } } }
+                ul { @for child in &children { li { a href=(job_url(child.definition.job_id().as_str())) { (child.definition.job_id().as_str()) } } } }
             }
         }
         section.actions aria-labelledby="act" {
@@ -433,7 +510,7 @@ pub(crate) async fn execution<S: Store>(
     let retries = &execution.run.retries;
     let content = html! {
         @if !finished { meta http-equiv="refresh" content="2"; }
-        p.crumbs { a href="/" { "Jobs" } " / " a href={ "/ui/jobs/" (seg(job_id)) } { (job_id) } " / #" (execution.execute_number) }
+        p.crumbs { a href="/" { "Jobs" } " / " a href=(job_url(job_id)) { (job_id) } " / #" (execution.execute_number) }
         h1 { "Execution #" (execution.execute_number) " " (chip(&execution.state().to_string())) }
         @if !finished { p.live role="status" { "Running: this page refreshes every 2 seconds." } }
         dl.definition {
@@ -525,7 +602,7 @@ pub(crate) struct NotesForm {
 }
 
 fn job_page(job_id: &str) -> Redirect {
-    Redirect::to(&format!("/ui/jobs/{}", seg(job_id)))
+    Redirect::to(&job_url(job_id))
 }
 
 /// `POST /ui/jobs/{jobId}/pause`.

@@ -57,6 +57,17 @@ pub(crate) fn seg(text: &str) -> String {
     out
 }
 
+/// A job page's path. The id `new` is written `%6Eew`: `/ui/jobs/new` is the create page, and the
+/// router matches routes on the path as sent but decodes the id it captures, so the encoded form
+/// still reaches that job's page (and its forms' `/ui/jobs/%6Eew/…`).
+pub(crate) fn job_url(job_id: &str) -> String {
+    if job_id == "new" {
+        "/ui/jobs/%6Eew".to_string()
+    } else {
+        format!("/ui/jobs/{}", seg(job_id))
+    }
+}
+
 /// A state chip: `Succeeded`, `Failed`, `paused`…, styled by its name.
 pub(crate) fn chip(state: &str) -> Markup {
     let class = format!("chip chip-{}", state.to_ascii_lowercase());

@@ -32,8 +32,9 @@ fn console_reaches_the_store_only_through_app_use_cases() {
         // for that bound and the use cases' request types.
         for line in text.lines().filter(|l| l.contains("ports::store")) {
             assert!(
-                line.contains("use sundial_service::ports::store::{JobFilter, PageRequest, Store}")
-                    || line.contains("use sundial_service::ports::store::Store;"),
+                line.contains(
+                    "use sundial_service::ports::store::{JobFilter, JobOrder, PageRequest, Store}"
+                ) || line.contains("use sundial_service::ports::store::Store;"),
                 "{}: {line}",
                 path.display()
             );

@@ -61,8 +61,8 @@ pub struct TickPlan {
 /// How late a scheduled fire may be when the planner or the gate reaches it and still count as on
 /// time. A fire reached later than this is being caught up (after an outage, or ticks that fell
 /// behind), and the job's catch-up policy decides whether it runs. It is this, or the tick's
-/// look-ahead when longer: on AWS the tick runs once a minute and plans 80 s ahead, so a healthy
-/// engine may reach a new job's first fire up to a minute after its time.
+/// look-ahead when longer (on AWS the tick runs once a minute and plans 80 s ahead): a fire within
+/// a tick's reach is never late.
 pub const ON_TIME_GRACE: Duration = Duration::seconds(10);
 
 /// [`ON_TIME_GRACE`], or the tick's `look_ahead` when that is longer.

@@ -261,13 +261,14 @@ fn compile(timer: &Value, created_at: DateTime<Utc>) -> Result<TimerPlan, SpecEr
                 crate::spec::interval_of(every, offset).map_err(|m| SpecError::new("period", m))?;
             // `R<n>` times the period may pass any representable instant: then the runs outlast
             // the span the engine evaluates, and the count sets no end (it saturates). An end no
-            // time can show is no end either: the canonical form could not carry it.
+            // RFC 3339 time can show (past the year 9999) is no end either: the canonical form,
+            // whose `endTime` is RFC 3339, could not carry it.
             let last = runs.and_then(|n| {
                 i64::try_from(n - 1)
                     .ok()
                     .and_then(|k| k.checked_mul(step))
                     .and_then(|span| anchor.checked_add(span))
-                    .filter(|last| DateTime::from_timestamp(*last, 0).is_some())
+                    .filter(|last| *last <= LATEST_RFC3339_SECOND)
             });
             let end = match (last, end) {
                 (Some(a), Some(b)) => Some(a.min(b)),
@@ -278,6 +279,10 @@ fn compile(timer: &Value, created_at: DateTime<Utc>) -> Result<TimerPlan, SpecEr
     };
     Ok(TimerPlan::Scheduled(schedule))
 }
+
+/// 9999-12-31T23:59:59Z, the latest time RFC 3339's four-digit years can write (chrono reaches
+/// further, to year 262143, which no `endTime` can be given as).
+const LATEST_RFC3339_SECOND: i64 = 253_402_300_799;
 
 fn secs(d: Duration) -> i64 {
     i64::try_from(d.as_secs()).unwrap_or(i64::MAX / 4)
@@ -533,6 +538,32 @@ mod tests {
         let canonical = schedule.to_canonical_json();
         let again = crate::spec::Schedule::from_json(&canonical).expect("canonical parses");
         assert!(again == schedule, "{canonical}");
+    }
+
+    /// Found by the `timer` fuzz target in CI: a last run about 190,000 years out is a time chrono
+    /// can hold but RFC 3339 cannot write (`+192200-…`), so the canonical JSON's `endTime` did
+    /// not parse back.
+    #[test]
+    fn a_count_past_the_year_9999_saturates_too() {
+        for created in ["2067-08-28T23:03:09Z", "2024-01-01T00:00:00Z"] {
+            let timer = serde_json::json!({"dueTime": "PT10S", "period": "R2000000000000/PT3S"});
+            let Ok(TimerPlan::Scheduled(schedule)) = compile_timer(&timer, at(created)) else {
+                panic!("a schedule");
+            };
+            let canonical = schedule.to_canonical_json();
+            let again = crate::spec::Schedule::from_json(&canonical).expect("canonical parses");
+            assert!(again == schedule, "{canonical}");
+        }
+        // A count whose last run falls within the year 9999 keeps its end.
+        let timer = serde_json::json!({"dueTime": "0s", "period": "R3/PT1S"});
+        let Ok(TimerPlan::Scheduled(schedule)) = compile_timer(&timer, at("2024-01-01T00:00:00Z"))
+        else {
+            panic!("a schedule");
+        };
+        assert!(schedule
+            .to_canonical_json()
+            .to_string()
+            .contains("2024-01-01T00:00:02"));
     }
 
     #[test]

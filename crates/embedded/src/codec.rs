@@ -12,7 +12,7 @@ use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ValueRef};
 use rusqlite::Row;
 use serde_json::Value;
 use sundial_service::cause::Cause;
-use sundial_service::ports::store::{ExecutionRecord, JobRecord, StoreError};
+use sundial_service::ports::store::{ExecutionRecord, JobOrder, JobRecord, StoreError};
 
 /// A SQLite failure. A row whose column does not convert (a malformed document, a time out of
 /// range) is corrupt data, which no retry will read; anything else may be retried, nothing was
@@ -196,6 +196,33 @@ pub(crate) fn parse_job_cursor(cursor: &str) -> Result<String, StoreError> {
         .ok_or(StoreError::InvalidCursor)
 }
 
+/// Where a job listing by a time order stopped: the last job's sort key (its `next_fire` or
+/// `last_run` column) and id.
+pub(crate) fn ordered_job_cursor(order: JobOrder, key: i64, job_id: &str) -> String {
+    format!("{}{key}.{}", order_prefix(order), hex(job_id))
+}
+
+pub(crate) fn parse_ordered_job_cursor(
+    order: JobOrder,
+    cursor: &str,
+) -> Result<(i64, String), StoreError> {
+    let (key, id) = cursor
+        .strip_prefix(order_prefix(order))
+        .and_then(|rest| rest.split_once('.'))
+        .ok_or(StoreError::InvalidCursor)?;
+    let key = parse_decimal::<i64>(key).ok_or(StoreError::InvalidCursor)?;
+    let id = unhex(id).ok_or(StoreError::InvalidCursor)?;
+    Ok((key, id))
+}
+
+fn order_prefix(order: JobOrder) -> &'static str {
+    match order {
+        JobOrder::Id => "j1.",
+        JobOrder::NextFire => "n1.",
+        JobOrder::LastRun => "l1.",
+    }
+}
+
 /// Where a job's execution listing stopped: (execute number, execution id) of the last one.
 pub(crate) fn execution_cursor(execution: &ExecutionRecord) -> String {
     format!(
@@ -282,6 +309,17 @@ mod tests {
             Ok((42, "hi".to_owned()))
         );
         assert_eq!(parse_child_cursor("c1.-5.6869"), Ok((-5, "hi".to_owned())));
+        for key in [i64::MIN, -1, 0, i64::MAX] {
+            let cursor = ordered_job_cursor(JobOrder::LastRun, key, "a.b");
+            assert_eq!(
+                parse_ordered_job_cursor(JobOrder::LastRun, &cursor),
+                Ok((key, "a.b".to_owned()))
+            );
+            assert_eq!(
+                parse_ordered_job_cursor(JobOrder::NextFire, &cursor),
+                Err(StoreError::InvalidCursor)
+            );
+        }
     }
 
     #[test]

@@ -55,9 +55,9 @@ use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OpenFlags};
 use sundial_service::ports::clock::Clock;
 use sundial_service::ports::store::{
-    check_batch, CleanReport, ExecutionRecord, ExecutionStore, JobFilter, JobRecord, JobStore,
-    ManyRead, Page, PageRequest, Store, StoreError, StoreStats, WakeUp, WakeUpIndex, Write,
-    WriteAllError,
+    check_batch, CleanReport, ExecutionRecord, ExecutionStore, JobFilter, JobOrder, JobRecord,
+    JobStore, ManyRead, Page, PageRequest, Store, StoreError, StoreStats, WakeUp, WakeUpIndex,
+    Write, WriteAllError,
 };
 
 use crate::codec::{db, ExecutionRow, JobRow};
@@ -217,10 +217,11 @@ impl JobStore for SqliteStore {
     async fn list_jobs(
         &self,
         filter: &JobFilter,
+        order: JobOrder,
         page: &PageRequest,
     ) -> Result<Page<JobRecord>, StoreError> {
         let (filter, page) = (filter.clone(), page.clone());
-        self.read(move |conn| ops::list_jobs(conn, &filter, &page))
+        self.read(move |conn| ops::list_jobs(conn, &filter, order, &page))
             .await
     }
 }

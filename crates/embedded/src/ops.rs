@@ -11,14 +11,15 @@ use std::collections::BTreeMap;
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 use sundial_service::ports::store::{
-    CleanReport, ExecutionRecord, JobFilter, JobRecord, Page, PageRequest, StoreError, StoreStats,
-    WakeUp, Write, WriteAllError, MAX_PAGE,
+    CleanReport, ExecutionRecord, JobFilter, JobOrder, JobRecord, Page, PageRequest, StoreError,
+    StoreStats, WakeUp, Write, WriteAllError, MAX_PAGE,
 };
 
 use crate::codec::{
     child_cursor, db, execution_cursor, execution_from_row, int, job_cursor, job_from_row, millis,
-    parse_child_cursor, parse_execution_cursor, parse_job_cursor, time_from_millis, ExecutionRow,
-    JobRow, Unsigned, EXECUTION_COLUMNS, JOB_COLUMNS,
+    ordered_job_cursor, parse_child_cursor, parse_execution_cursor, parse_job_cursor,
+    parse_ordered_job_cursor, time_from_millis, ExecutionRow, JobRow, Unsigned, EXECUTION_COLUMNS,
+    JOB_COLUMNS,
 };
 
 fn next_version(version: u64) -> Result<u64, StoreError> {
@@ -172,12 +173,18 @@ pub(crate) fn delete_job(conn: &mut Connection, job_id: &str) -> Result<bool, St
 pub(crate) fn list_jobs(
     conn: &mut Connection,
     filter: &JobFilter,
+    order: JobOrder,
     page: &PageRequest,
 ) -> Result<Page<JobRecord>, StoreError> {
-    let after = page.cursor.as_deref().map(parse_job_cursor).transpose()?;
     let (limit, fetch) = fetch_count(page);
-
-    let mut sql = format!("SELECT {JOB_COLUMNS} FROM jobs WHERE 1 = 1");
+    // The sort key column of the order (schema step 3), read back for the cursor; the id order
+    // has none.
+    let key = match order {
+        JobOrder::Id => "0",
+        JobOrder::NextFire => "next_fire",
+        JobOrder::LastRun => "last_run",
+    };
+    let mut sql = format!("SELECT {JOB_COLUMNS}, {key} FROM jobs WHERE 1 = 1");
     let mut values: Vec<SqlValue> = Vec::new();
     let conditions = [
         (" AND state = ?", &filter.state),
@@ -191,24 +198,51 @@ pub(crate) fn list_jobs(
             values.push(SqlValue::Text(value.clone()));
         }
     }
-    if let Some(after) = after {
-        sql.push_str(" AND job_id > ?");
-        values.push(SqlValue::Text(after));
+    // Parameters are all positional (`?`): the filters before them vary. Each after-the-cursor
+    // condition starts with a range on the order's index, so a page is a
+    // seek, then the few ties at the cursor's key are skipped by id.
+    match (order, page.cursor.as_deref()) {
+        (_, None) => {}
+        (JobOrder::Id, Some(cursor)) => {
+            sql.push_str(" AND job_id > ?");
+            values.push(SqlValue::Text(parse_job_cursor(cursor)?));
+        }
+        (JobOrder::NextFire, Some(cursor)) => {
+            let (after, id) = parse_ordered_job_cursor(order, cursor)?;
+            sql.push_str(" AND next_fire >= ? AND (next_fire > ? OR job_id > ?)");
+            values.extend([after.into(), after.into(), id.into()]);
+        }
+        (JobOrder::LastRun, Some(cursor)) => {
+            let (after, id) = parse_ordered_job_cursor(order, cursor)?;
+            sql.push_str(" AND last_run <= ? AND (last_run < ? OR job_id > ?)");
+            values.extend([after.into(), after.into(), id.into()]);
+        }
     }
-    sql.push_str(" ORDER BY job_id LIMIT ?");
+    sql.push_str(match order {
+        JobOrder::Id => " ORDER BY job_id LIMIT ?",
+        JobOrder::NextFire => " ORDER BY next_fire, job_id LIMIT ?",
+        JobOrder::LastRun => " ORDER BY last_run DESC, job_id LIMIT ?",
+    });
     values.push(SqlValue::Integer(fetch));
 
-    let items = conn
+    let rows: Vec<(JobRecord, i64)> = conn
         .prepare_cached(&sql)
         .and_then(|mut select| {
             select
-                .query_map(params_from_iter(values), job_from_row)?
+                .query_map(params_from_iter(values), |row| {
+                    Ok((job_from_row(row)?, row.get::<_, i64>(9)?))
+                })?
                 .collect()
         })
         .map_err(db)?;
-    Ok(into_page(items, limit, |job: &JobRecord| {
-        job_cursor(&job.job_id)
-    }))
+    let page = into_page(rows, limit, |(job, key)| match order {
+        JobOrder::Id => job_cursor(&job.job_id),
+        _ => ordered_job_cursor(order, *key, &job.job_id),
+    });
+    Ok(Page {
+        items: page.items.into_iter().map(|(job, _)| job).collect(),
+        next_cursor: page.next_cursor,
+    })
 }
 
 // ---------------------------------------------------------------------------------------------

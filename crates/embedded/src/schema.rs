@@ -85,6 +85,51 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX queue_dead_letters_by_queue ON queue_dead_letters (queue);
     ",
+    // 3: the jobs list's time orders (`JobOrder`): each job's next fire (the due time of its
+    // `job:{id}` wake-up) and last run (the latest `created_at` of its executions), as columns
+    // with an index each, so a page by either order is an index range like a page by id.
+    // Triggers keep them from the wake-ups and executions they copy, whichever operation writes
+    // those, and fill them for a job created after its wake-up or executions. A column is never
+    // NULL: no next fire is the largest integer and no run the smallest, so that jobs without
+    // one sort last in both orders and the index alone gives the order.
+    "
+    ALTER TABLE jobs ADD COLUMN next_fire INTEGER NOT NULL DEFAULT 9223372036854775807;
+    ALTER TABLE jobs ADD COLUMN last_run  INTEGER NOT NULL DEFAULT -9223372036854775808;
+    UPDATE jobs SET
+        next_fire = COALESCE((SELECT due FROM wakeups WHERE key = 'job:' || jobs.job_id),
+                             9223372036854775807),
+        last_run  = COALESCE((SELECT MAX(created_at) FROM executions
+                              WHERE executions.job_id = jobs.job_id),
+                             -9223372036854775808);
+    CREATE INDEX jobs_by_next_fire ON jobs (next_fire, job_id);
+    CREATE INDEX jobs_by_last_run  ON jobs (last_run DESC, job_id);
+
+    CREATE TRIGGER jobs_order_on_create AFTER INSERT ON jobs BEGIN
+        UPDATE jobs SET
+            next_fire = COALESCE((SELECT due FROM wakeups WHERE key = 'job:' || NEW.job_id),
+                                 9223372036854775807),
+            last_run  = COALESCE((SELECT MAX(created_at) FROM executions
+                                  WHERE executions.job_id = NEW.job_id),
+                                 -9223372036854775808)
+        WHERE job_id = NEW.job_id;
+    END;
+    CREATE TRIGGER jobs_next_fire_on_wakeup_insert AFTER INSERT ON wakeups
+    WHEN substr(NEW.key, 1, 4) = 'job:' BEGIN
+        UPDATE jobs SET next_fire = NEW.due WHERE job_id = substr(NEW.key, 5);
+    END;
+    CREATE TRIGGER jobs_next_fire_on_wakeup_update AFTER UPDATE OF due ON wakeups
+    WHEN substr(NEW.key, 1, 4) = 'job:' BEGIN
+        UPDATE jobs SET next_fire = NEW.due WHERE job_id = substr(NEW.key, 5);
+    END;
+    CREATE TRIGGER jobs_next_fire_on_wakeup_delete AFTER DELETE ON wakeups
+    WHEN substr(OLD.key, 1, 4) = 'job:' BEGIN
+        UPDATE jobs SET next_fire = 9223372036854775807 WHERE job_id = substr(OLD.key, 5);
+    END;
+    CREATE TRIGGER jobs_last_run_on_execution AFTER INSERT ON executions BEGIN
+        UPDATE jobs SET last_run = NEW.created_at
+        WHERE job_id = NEW.job_id AND last_run < NEW.created_at;
+    END;
+    ",
 ];
 
 /// The schema version this build writes.

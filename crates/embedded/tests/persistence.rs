@@ -5,8 +5,8 @@ use chrono::DateTime;
 use serde_json::json;
 use sundial_embedded::SqliteStore;
 use sundial_service::ports::store::{
-    ExecutionRecord, ExecutionStore, JobFilter, JobRecord, JobStore, PageRequest, StoreError,
-    WakeUpIndex,
+    ExecutionRecord, ExecutionStore, JobFilter, JobOrder, JobRecord, JobStore, PageRequest,
+    StoreError, WakeUpIndex,
 };
 use sundial_testkit::TempDir;
 
@@ -72,7 +72,7 @@ async fn data_survives_reopening() {
     );
     assert_eq!(store.get_wakeup("job:nightly").await.unwrap(), Some(due));
     let page = store
-        .list_jobs(&JobFilter::default(), &PageRequest::first(10))
+        .list_jobs(&JobFilter::default(), JobOrder::Id, &PageRequest::first(10))
         .await
         .unwrap();
     assert_eq!(page.items, [expected]);
@@ -142,7 +142,11 @@ fn file_store_uses_wal_and_records_its_schema_version() {
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    assert_eq!(versions, [2], "store tables (1) and queue tables (2)");
+    assert_eq!(
+        versions,
+        [3],
+        "store tables (1), queue tables (2), the jobs list's orders (3)"
+    );
     drop(raw);
     drop(SqliteStore::open(&file).expect("reopening an up-to-date file migrates nothing"));
 }
@@ -222,5 +226,100 @@ async fn new_database_files_are_private() {
             .permissions()
             .mode();
         assert_eq!(mode & 0o777, 0o600, "{name}: {mode:o}");
+    }
+}
+
+/// A file written before the jobs list had its time orders (schema version 2) gets them from
+/// the wake-ups and executions it already holds when it is opened.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_orders_of_an_older_file_are_filled_when_it_is_migrated() {
+    let dir = TempDir::new("embedded-migrate-orders");
+    let file = dir.path().join("sundial.db");
+    let at = |ms: i64| DateTime::from_timestamp_millis(1_700_000_000_000 + ms).unwrap();
+    {
+        let store = SqliteStore::open(&file).expect("open");
+        for id in ["a", "b", "c"] {
+            let job = JobRecord {
+                job_id: id.to_owned(),
+                ..job()
+            };
+            store.create_job(&job).await.unwrap();
+        }
+        store.set_wakeup("job:c", Some(at(1))).await.unwrap();
+        store.set_wakeup("job:a", Some(at(2))).await.unwrap();
+        for (id, job_id, ms) in [("b-1", "b", 5), ("a-1", "a", 3)] {
+            let run = ExecutionRecord {
+                execution_id: id.to_owned(),
+                job_id: job_id.to_owned(),
+                created_at: at(ms),
+                ..execution()
+            };
+            store.create_execution(&run).await.unwrap();
+        }
+    }
+    // Back to version 2: step 3's triggers, indexes and columns gone.
+    let raw = rusqlite::Connection::open(&file).unwrap();
+    raw.execute_batch(
+        "DROP TRIGGER jobs_order_on_create;
+         DROP TRIGGER jobs_next_fire_on_wakeup_insert;
+         DROP TRIGGER jobs_next_fire_on_wakeup_update;
+         DROP TRIGGER jobs_next_fire_on_wakeup_delete;
+         DROP TRIGGER jobs_last_run_on_execution;
+         DROP INDEX jobs_by_next_fire;
+         DROP INDEX jobs_by_last_run;
+         ALTER TABLE jobs DROP COLUMN next_fire;
+         ALTER TABLE jobs DROP COLUMN last_run;
+         UPDATE schema_version SET version = 2;",
+    )
+    .unwrap();
+    drop(raw);
+
+    let store = SqliteStore::open(&file).expect("migrate to version 3");
+    let ids = |page: sundial_service::ports::store::Page<JobRecord>| {
+        page.items.into_iter().map(|j| j.job_id).collect::<Vec<_>>()
+    };
+    let everyone = JobFilter::default();
+    let first = PageRequest::first(10);
+    let by_next_fire = store
+        .list_jobs(&everyone, JobOrder::NextFire, &first)
+        .await
+        .unwrap();
+    assert_eq!(ids(by_next_fire), ["c", "a", "b"]);
+    let by_last_run = store
+        .list_jobs(&everyone, JobOrder::LastRun, &first)
+        .await
+        .unwrap();
+    assert_eq!(ids(by_last_run), ["b", "a", "c"]);
+}
+
+/// Each order reads its own index: a page is a seek, not a sort of every job.
+#[test]
+fn every_order_is_served_by_an_index() {
+    let dir = TempDir::new("embedded-order-plans");
+    let file = dir.path().join("sundial.db");
+    drop(SqliteStore::open(&file).expect("open"));
+    let raw = rusqlite::Connection::open(&file).unwrap();
+    for (order, after) in [
+        (
+            "next_fire, job_id",
+            "next_fire >= 0 AND (next_fire > 0 OR job_id > 'a')",
+        ),
+        (
+            "last_run DESC, job_id",
+            "last_run <= 0 AND (last_run < 0 OR job_id > 'a')",
+        ),
+    ] {
+        let plan: Vec<String> = raw
+            .prepare(&format!(
+                "EXPLAIN QUERY PLAN SELECT * FROM jobs WHERE {after} ORDER BY {order} LIMIT 51"
+            ))
+            .unwrap()
+            .query_map([], |row| row.get::<_, String>(3))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let plan = plan.join("; ");
+        assert!(plan.contains("USING INDEX jobs_by_"), "{order}: {plan}");
+        assert!(!plan.contains("TEMP B-TREE"), "{order} sorts: {plan}");
     }
 }

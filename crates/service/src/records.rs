@@ -28,8 +28,9 @@ pub fn job_wakeup_key(job_id: &JobId) -> String {
     format!("job:{job_id}")
 }
 
-/// A job as its store record, at `version`.
-pub(crate) fn encode_job(job: &Job, version: u64, service: Option<String>) -> JobRecord {
+/// A job as its store record, at `version`: what every write of a job stores (and what a bench
+/// seeding a store writes through the port directly).
+pub fn encode_job(job: &Job, version: u64, service: Option<String>) -> JobRecord {
     let definition = &job.definition;
     JobRecord {
         job_id: definition.job_id().to_string(),
@@ -68,11 +69,8 @@ pub fn execution_wakeup_key(execution_id: &str) -> String {
     format!("exec:{execution_id}")
 }
 
-/// An execution as its store record, at `version`.
-pub(crate) fn encode_execution(
-    execution: &Execution,
-    version: u64,
-) -> Result<ExecutionRecord, AppError> {
+/// An execution as its store record, at `version` (also for seeding a store in a bench).
+pub fn encode_execution(execution: &Execution, version: u64) -> Result<ExecutionRecord, AppError> {
     let document = serde_json::to_value(execution).map_err(|e| {
         AppError::unavailable_because(format!("encoding execution {}", execution.execution_id), e)
     })?;

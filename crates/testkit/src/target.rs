@@ -91,6 +91,14 @@ impl Target {
             .collect()
     }
 
+    /// How many requests under `prefix` arrived so far, without copying them (for large runs).
+    pub fn count(&self, prefix: &str) -> usize {
+        lock(&self.received)
+            .iter()
+            .filter(|r| r.path.starts_with(prefix))
+            .count()
+    }
+
     /// Waits (at most 20 s) until `count` requests under `prefix` arrived; returns those there are.
     pub fn wait_for(&self, prefix: &str, count: usize) -> Vec<Received> {
         self.wait_for_within(prefix, count, Duration::from_secs(20))

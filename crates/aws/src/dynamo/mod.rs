@@ -25,9 +25,9 @@ use aws_sdk_dynamodb::Client;
 use chrono::{DateTime, Utc};
 use sundial_core::execution::ExecutionState;
 use sundial_service::ports::store::{
-    check_batch, cursor, CleanReport, ExecutionRecord, ExecutionStore, JobFilter, JobRecord,
-    JobStore, ManyRead, Page, PageRequest, Store, StoreError, StoreStats, WakeUp, WakeUpIndex,
-    Write, WriteAllError, MAX_PAGE,
+    check_batch, cursor, CleanReport, ExecutionRecord, ExecutionStore, JobFilter, JobOrder,
+    JobRecord, JobStore, ManyRead, Page, PageRequest, Store, StoreError, StoreStats, WakeUp,
+    WakeUpIndex, Write, WriteAllError, MAX_PAGE,
 };
 
 use item::{
@@ -587,11 +587,19 @@ impl JobStore for DynamoStore {
         }
     }
 
+    /// Jobs by id only: `gsi1` keeps them in one partition sorted by id. A page by next fire or
+    /// last run would need an index per order kept in step with every wake-up and execution
+    /// write, or a scan of all jobs per page; the console (the only reader of those orders) is
+    /// off on AWS, so both are refused with [`StoreError::UnsupportedOrder`] rather than scanned.
     async fn list_jobs(
         &self,
         filter: &JobFilter,
+        order: JobOrder,
         request: &PageRequest,
     ) -> Result<Page<JobRecord>, StoreError> {
+        if order != JobOrder::Id {
+            return Err(StoreError::UnsupportedOrder(order));
+        }
         let limit = request.limit.clamp(1, MAX_PAGE);
         let after = request
             .cursor

@@ -207,9 +207,11 @@ fn failed_ids(response: &SqsBatchResponse) -> Vec<String> {
 
 #[tokio::test]
 async fn the_fixtures_take_a_job_from_the_api_through_tick_and_dispatch_to_its_target() {
-    let rig = memory_rig("2024-06-10T11:59:30Z", FIXTURE_SECRET);
+    // Two minutes before the fire: beyond the tick's 80 s horizon, so the API leaves it to the tick.
+    let rig = memory_rig("2024-06-10T11:58:00Z", FIXTURE_SECRET);
     let (status, body) = rig.api_event(&fixture("api-create-job.json")).await;
     assert_eq!((status, &body["resp_code"]), (200, &json!(200)), "{body}");
+    assert!(rig.executions("sample-report").await.is_empty());
 
     // EventBridge delivers the 12:00 tick (the fixture), and then again.
     rig.clock.set(at("2024-06-10T12:00:00Z"));
@@ -244,6 +246,53 @@ async fn the_fixtures_take_a_job_from_the_api_through_tick_and_dispatch_to_its_t
     // The notify fixture's rule 0 does not exist on this job: dropped, not failed.
     let response = batch(&rig.sundial, QueueKind::Notify, sqs_fixture("notify.json")).await;
     assert!(failed_ids(&response).is_empty(), "{response:?}");
+}
+
+/// The console is off on AWS (docs/deploy.md, "The operator console"): the API function's router
+/// answers the console's paths with the API's own 404 envelope, never a page or a login form.
+#[tokio::test]
+async fn the_api_function_serves_no_console_page() {
+    let rig = memory_rig("2024-06-10T12:00:00Z", FIXTURE_SECRET);
+    for (method, path) in [
+        ("GET", "/"),
+        ("GET", "/ui/jobs"),
+        ("GET", "/ui/jobs/new"),
+        ("GET", "/ui/login"),
+        ("GET", "/ui/assets/console.js"),
+        ("POST", "/ui/jobs/new"),
+        ("POST", "/ui/specs/preview"),
+    ] {
+        let (status, body) = rig.api(method, path, None).await;
+        assert_eq!(status, 404, "{method} {path}: {body}");
+        assert_eq!(body["resp_code"], 404, "{method} {path}: {body}");
+        assert!(body["resp_msg"].is_string(), "{method} {path}: {body}");
+    }
+}
+
+/// A job whose first fire falls within the tick's horizon is planned by the API function in the
+/// creating request: its execution exists and its message is on the dispatch queue before any tick,
+/// so it runs on its second instead of after the next minute's tick.
+#[tokio::test]
+async fn the_api_function_plans_a_new_job_whose_first_fire_is_near() {
+    let rig = memory_rig("2024-06-10T11:59:30Z", FIXTURE_SECRET);
+    let (status, body) = rig.api_event(&fixture("api-create-job.json")).await;
+    assert_eq!((status, &body["resp_code"]), (200, &json!(200)), "{body}");
+    let executions = rig.executions("sample-report").await;
+    assert_eq!(executions.len(), 1, "{executions:#?}");
+    assert_eq!(
+        executions[0]["executionId"],
+        "sample-report~20240610T120000Z"
+    );
+
+    // The tick at 12:00 finds it planned: nothing new.
+    rig.clock.set(at("2024-06-10T12:00:00Z"));
+    let report = tick(&rig.sundial, &fixture("tick.json")).await.unwrap();
+    assert_eq!(report["fires"], 0, "{report}");
+    rig.drain(QueueKind::Dispatch).await;
+    let calls = rig.target.calls();
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    let executions = rig.executions("sample-report").await;
+    assert_eq!(executions[0]["state"], "Succeeded", "{executions:#?}");
 }
 
 #[tokio::test]

@@ -241,11 +241,16 @@ pub(crate) fn job(port: u16) -> Value {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_scheduled_run_goes_api_tick_dispatch_target_notify_exactly_once() {
     let _moto = need_moto!();
-    let Some(rig) = rig(at("2030-01-01T00:00:30Z")).await else {
+    // Created 90 s before its first fire, beyond the tick's 80 s horizon: the API leaves the fire
+    // to the tick (a nearer one it plans at once: the next test).
+    let Some(rig) = rig(at("2029-12-31T23:59:30Z")).await else {
         return;
     };
-    let (status, body) = rig.api("POST", "/jobs/minutely", Some(job(rig.port))).await;
+    let mut minutely = job(rig.port);
+    minutely["schedule"]["startTime"] = json!("2030-01-01T00:01:00Z");
+    let (status, body) = rig.api("POST", "/jobs/minutely", Some(minutely)).await;
     assert_eq!(status, 200, "{body}");
+    assert!(rig.executions("minutely").await.is_empty());
 
     // The minute comes; EventBridge delivers the tick (the fixture), and then delivers it again.
     rig.clock.set(at("2030-01-01T00:01:00Z"));
@@ -295,6 +300,41 @@ async fn a_scheduled_run_goes_api_tick_dispatch_target_notify_exactly_once() {
         "the minute's run and the next, planned ahead: {executions:#?}"
     );
     assert_eq!(key, "minutely~20300101T000100Z:1:0");
+}
+
+/// A job whose first fire is within the tick's horizon is planned by the API function in the
+/// creating request (docs/engine.md, "New and changed jobs are planned at once"): on DynamoDB and
+/// SQS its execution exists and its message is on the dispatch queue, with an SQS delay up to the
+/// fire, before any tick; it runs once, and the tick finds nothing to add.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_api_plans_a_near_first_fire_at_once() {
+    let _moto = need_moto!();
+    let Some(rig) = rig(at("2030-01-01T00:00:00Z")).await else {
+        return;
+    };
+    let mut once = job(rig.port);
+    once.as_object_mut().expect("an object").remove("schedule");
+    // One run at the due time, a second from now ("period": "0s"; docs/api.md).
+    once["timer"] = json!({"dueTime": "1s", "period": "0s"});
+    let (status, body) = rig.api("POST", "/jobs/soon", Some(once)).await;
+    assert_eq!(status, 200, "{body}");
+    let planned = rig.executions("soon").await;
+    assert_eq!(planned.len(), 1, "{planned:#?}");
+    assert_eq!(planned[0]["executionId"], "soon~20300101T000001Z");
+
+    // The fire's second comes. SQS counts the message's 1 s delay in real time.
+    rig.clock.set(at("2030-01-01T00:00:01Z"));
+    tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
+    let report = handlers::tick(&rig.sundial, &json!({}))
+        .await
+        .expect("tick");
+    assert_eq!(report["fires"], 0, "planned already: {report}");
+    rig.drain_dispatch().await;
+    let runs = rig.target.received("/run/soon");
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    let executions = rig.executions("soon").await;
+    assert_eq!(executions.len(), 1, "{executions:#?}");
+    assert_eq!(executions[0]["state"], "Succeeded", "{executions:#?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -514,7 +554,9 @@ async fn queue_and_bus_targets_receive_one_message_per_run() {
         .await
         .expect("targets");
 
-    let base = json!({"jobName": "targets", "creator": "001", "creatorName": "tests"});
+    // Triggered only: a job with no schedule and no timer would also run once now.
+    let base = json!({"jobName": "targets", "creator": "001", "creatorName": "tests",
+                      "timer": {"period": "external"}});
     let mut to_queue = base.clone();
     to_queue["target"] = json!({"sqs": {"queueUrl": target_queue}});
     let mut to_bus = base;
@@ -601,30 +643,30 @@ async fn fifty_parallel_triggers_of_one_job_all_succeed() {
 }
 
 /// Issue 15's backfill modes on DynamoDB, through the API and tick handlers: a time's runs are
-/// read by id in batches (`BatchGetItem`), so `missing` runs only the times the schedule did not,
-/// as the times' first re-runs, and then nothing is missing or failed. (`BufferAll`: under
-/// `AllowAll` the runs finish together, and the dispatch step that settles them overflows a
-/// 2 MiB worker stack in a debug build; main does the same.)
+/// read by id in batches (`BatchGetItem`), so after an `all` backfill of one time, `missing` runs
+/// only the other times, as their first re-runs, newest first; then nothing is missing or failed.
+/// (`BufferAll`: under `AllowAll` the runs finish together, and the dispatch step that settles
+/// them overflows a 2 MiB worker stack in a debug build; main does the same.)
 #[tokio::test(flavor = "multi_thread")]
 async fn a_missing_backfill_reads_each_times_runs_by_id() {
     let _moto = need_moto!();
     let Some(rig) = rig(at("2030-01-01T00:00:30Z")).await else {
         return;
     };
-    let (status, body) = rig.api("POST", "/jobs/filled", Some(job(rig.port))).await;
+    // Yearly: its next fire is far beyond the tick's horizon, so nothing but the backfills runs.
+    let mut yearly = job(rig.port);
+    yearly["schedule"] = json!({"cron": ["0 0 1 1 *"]});
+    let (status, body) = rig.api("POST", "/jobs/filled", Some(yearly)).await;
     assert_eq!(status, 200, "{body}");
-    rig.clock.set(at("2030-01-01T00:01:00Z"));
     let tick: Value = serde_json::from_str(&fixture("tick.json")).expect("JSON");
+    let one = json!({"startTime": "2028-01-01T00:00:00Z", "endTime": "2028-01-01T00:00:00Z"});
+    let (status, answer) = rig.api("POST", "/jobs/filled/backfill", Some(one)).await;
+    assert_eq!((status, &answer["count"]), (200, &json!(1)), "{answer}");
     handlers::tick(&rig.sundial, &tick).await.expect("tick");
     rig.drain_dispatch_quiet().await;
-    assert_eq!(
-        rig.target.received("/run/filled").len(),
-        1,
-        "00:01 ran; 00:02 waits"
-    );
+    assert_eq!(rig.target.received("/run/filled").len(), 1);
 
-    // In order (BufferAll), newest first.
-    let range = json!({"startTime": "2029-12-31T23:58:00Z", "endTime": "2030-01-01T00:02:00Z",
+    let range = json!({"startTime": "2026-01-01T00:00:00Z", "endTime": "2029-12-31T00:00:00Z",
                        "mode": "missing", "reverse": true, "overlap": "BufferAll"});
     let mut dry = range.clone();
     dry["dryRun"] = json!(true);
@@ -635,9 +677,9 @@ async fn a_missing_backfill_reads_each_times_runs_by_id() {
     assert_eq!(
         answer["times"],
         json!([
-            "2030-01-01T00:00:00+00:00",
-            "2029-12-31T23:59:00+00:00",
-            "2029-12-31T23:58:00+00:00"
+            "2029-01-01T00:00:00+00:00",
+            "2027-01-01T00:00:00+00:00",
+            "2026-01-01T00:00:00+00:00"
         ])
     );
     let (status, answer) = rig.api("POST", "/jobs/filled/backfill", Some(range)).await;
@@ -651,11 +693,12 @@ async fn a_missing_backfill_reads_each_times_runs_by_id() {
         .map(|r| r.body["scheduled"].as_str().unwrap_or_default().to_string())
         .collect();
     assert_eq!(
-        runs[1..],
+        runs,
         [
-            "2030-01-01T00:00:00Z",
-            "2029-12-31T23:59:00Z",
-            "2029-12-31T23:58:00Z"
+            "2028-01-01T00:00:00Z",
+            "2029-01-01T00:00:00Z",
+            "2027-01-01T00:00:00Z",
+            "2026-01-01T00:00:00Z"
         ]
     );
     let ids: Vec<String> = rig
@@ -665,7 +708,7 @@ async fn a_missing_backfill_reads_each_times_runs_by_id() {
         .map(|e| e["executionId"].as_str().unwrap_or_default().to_string())
         .collect();
     assert!(
-        ids.contains(&"filled~20291231T235800Z~r1".to_string()),
+        ids.contains(&"filled~20260101T000000Z~r1".to_string()),
         "{ids:?}"
     );
     for mode in ["missing", "failed"] {

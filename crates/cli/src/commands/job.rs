@@ -98,6 +98,7 @@ pub(super) async fn run(command: JobCommand, context: &Context) -> Result<(), Cl
                 ("creator", args.creator),
                 ("parentJob", args.parent),
                 ("service", args.service),
+                ("sort", args.sort),
                 ("limit", Some(args.limit.to_string())),
             ]
             .into_iter()

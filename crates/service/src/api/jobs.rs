@@ -14,7 +14,7 @@ use super::schema::{
 };
 use super::{bool_param, page_of, ApiError, ApiResult, AppState};
 use crate::app::parse_job_id;
-use crate::ports::store::{JobFilter, Store};
+use crate::ports::store::{JobFilter, JobOrder, Store};
 
 /// The warnings of a created or updated job, absent when there are none.
 fn warnings_of(warnings: Vec<String>) -> Option<Vec<String>> {
@@ -319,7 +319,7 @@ pub(super) async fn unpause<S: Store>(
     Ok(Json(Envelope::ok()).into_response())
 }
 
-/// Lists jobs in id order, filtered, a page at a time.
+/// Lists jobs, filtered, a page at a time: by id, by next fire or by last run (`sort`).
 #[utoipa::path(
     get,
     path = "/jobs",
@@ -327,7 +327,7 @@ pub(super) async fn unpause<S: Store>(
     params(JobListQuery),
     responses(
         (status = 200, description = "A page of jobs.", body = JobsPage),
-        (status = 400, description = "A parameter is invalid, unknown or given twice (the message names it), or `cursor` was not made by the server.", body = ErrorEnvelope),
+        (status = 400, description = "A parameter is invalid, unknown or given twice (the message names it), `cursor` was not made by the server for this `sort`, or the store cannot list in that order (DynamoDB: `sort: nextFire is not available here …`).", body = ErrorEnvelope),
         (status = 503, description = "The store failed; retry.", body = ErrorEnvelope),
     )
 )]
@@ -337,6 +337,7 @@ pub(super) async fn list_jobs<S: Store>(State(app): AppState<S>, params: Params)
         "creator",
         "parentJob",
         "service",
+        "sort",
         "limit",
         "cursor",
     ])?;
@@ -354,7 +355,16 @@ pub(super) async fn list_jobs<S: Store>(State(app): AppState<S>, params: Params)
         parent_job: params.get("parentJob").cloned(),
         service: params.get("service").cloned(),
     };
-    let page = app.list_jobs(&filter, &page_of(&params)?).await?;
+    let order = match params.get("sort") {
+        None => JobOrder::Id,
+        Some(name) => JobOrder::parse(name).ok_or_else(|| {
+            ApiError::invalid(
+                "sort",
+                format!("expected id, nextFire or lastRun, got {name:?}"),
+            )
+        })?,
+    };
+    let page = app.list_jobs(&filter, order, &page_of(&params)?).await?;
     Ok(Json(JobsPage {
         jobs: page.items.iter().map(|j| j.to_api_json()).collect(),
         next_cursor: page.next_cursor,

@@ -160,6 +160,16 @@ pub fn router<S: Store>(app: Arc<App<S>>, bearer_token: Option<String>) -> Route
     }
 }
 
+/// `POST /specs/preview`'s own handler over `app`, to mount elsewhere: the operator console's
+/// script previews a schedule as it is typed through this route's code, behind the console's
+/// session, since a browser page must never hold the API's bearer token. Same body, answers and
+/// errors as the API route; it reads and writes no stored data.
+pub fn spec_preview_route<S: Store, T: Clone + Send + Sync + 'static>(
+    app: Arc<App<S>>,
+) -> MethodRouter<T> {
+    axum::routing::post(ops::preview::<S>).with_state(app)
+}
+
 /// `limit` (1–1000, default 100) and `cursor` query parameters.
 fn page_of(params: &HashMap<String, String>) -> Result<PageRequest, ApiError> {
     let limit = match params.get("limit") {

@@ -27,7 +27,7 @@ use utoipa::openapi::{ContentBuilder, OpenApi, Ref, RefOr, ResponseBuilder};
 use utoipa::{Modify, OpenApi as _, ToSchema};
 
 use super::extract::PathParams;
-use super::schema::ErrorEnvelope;
+use super::schema::{ErrorEnvelope, JobSortName};
 use super::{ApiError, Operations};
 
 /// The document's frame: what the API is, its tags, and the rules that complete every operation.
@@ -45,7 +45,7 @@ use super::{ApiError, Operations};
         (name = "operations", description = "Health, stats, spec preview."),
         (name = "documents", description = "This document and its reference page."),
     ),
-    components(schemas(ErrorEnvelope)),
+    components(schemas(ErrorEnvelope, JobSortName)),
     modifiers(&Conventions),
 )]
 struct Frame;

@@ -891,6 +891,19 @@ pub enum JobStateName {
     Paused,
 }
 
+/// The order of `GET /jobs` ([`JobOrder`](crate::ports::store::JobOrder)).
+#[derive(ToSchema, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub enum JobSortName {
+    /// By job id (the default).
+    Id,
+    /// Soonest next fire first; jobs that will not fire (paused, triggered only, finished) last.
+    NextFire,
+    /// Latest run first (by when each job's newest execution was created); jobs never run last.
+    LastRun,
+}
+
 // ------------------------------------------------------------------------------------------------
 // Other request bodies.
 
@@ -1630,6 +1643,9 @@ pub struct JobListQuery {
     parent_job: Option<String>,
     /// Only jobs a service declared in its timer list.
     service: Option<String>,
+    /// The order (default `id`), ties broken by job id. `nextFire` and `lastRun` are not available
+    /// on AWS (the DynamoDB store lists jobs by id only): there they are a 400 naming `sort`.
+    sort: Option<JobSortName>,
     /// Page size, 1–1000 (default 100).
     #[param(minimum = 1, maximum = 1000)]
     limit: Option<u32>,

@@ -8,7 +8,7 @@ use sundial_core::execution::incarnation_of_execution;
 use sundial_core::job::{Job, JobDefinition, JobId, JobState, ServiceName};
 
 use super::{field_error, upcoming_fires, App, AppError};
-use crate::ports::store::{JobFilter, Page, PageRequest, Store, StoreError};
+use crate::ports::store::{JobFilter, JobOrder, Page, PageRequest, Store, StoreError};
 use crate::records::{decode_execution, decode_job, encode_job};
 
 /// How many next fire times a preview of a change shows before and after (as `describe` shows).
@@ -83,7 +83,7 @@ impl<S: Store> App<S> {
         };
         state.has_children = !self
             .store
-            .list_jobs(&children, &PageRequest::first(1))
+            .list_jobs(&children, JobOrder::Id, &PageRequest::first(1))
             .await?
             .items
             .is_empty();
@@ -258,13 +258,15 @@ impl<S: Store> App<S> {
         Ok(())
     }
 
-    /// Lists jobs (`GET /jobs`).
+    /// Lists jobs (`GET /jobs`) in `order`; an order the store cannot serve without a scan is
+    /// [`AppError::Invalid`] naming `sort` (see [`JobOrder`]).
     pub async fn list_jobs(
         &self,
         filter: &JobFilter,
+        order: JobOrder,
         page: &PageRequest,
     ) -> Result<Page<Job>, AppError> {
-        let records = self.store.list_jobs(filter, page).await?;
+        let records = self.store.list_jobs(filter, order, page).await?;
         let items = records
             .items
             .iter()
@@ -295,7 +297,7 @@ impl<S: Store> App<S> {
             loop {
                 let page = self
                     .store
-                    .list_jobs(&filter, &PageRequest { limit: 500, cursor })
+                    .list_jobs(&filter, JobOrder::Id, &PageRequest { limit: 500, cursor })
                     .await?;
                 pending.extend(page.items.into_iter().map(|r| r.job_id));
                 cursor = page.next_cursor;
@@ -325,8 +327,8 @@ impl<S: Store> App<S> {
         let list = match timers {
             Value::Array(list) => list,
             Value::Object(obj) => {
-                // Exactly one of `timer` (seed 002) and `timers`: anything else beside it is a
-                // typo or a misunderstanding, refused like an unknown field of a job.
+                // Exactly one of `timer` and `timers` (docs/api.md, "Declarative timers"): anything
+                // else beside it is a typo or a misunderstanding, refused like an unknown field.
                 if let Some(key) = obj
                     .keys()
                     .find(|k| !matches!(k.as_str(), "timer" | "timers"))
@@ -412,7 +414,7 @@ impl<S: Store> App<S> {
         loop {
             let page = self
                 .store
-                .list_jobs(&filter, &PageRequest { limit: 500, cursor })
+                .list_jobs(&filter, JobOrder::Id, &PageRequest { limit: 500, cursor })
                 .await?;
             stale.extend(
                 page.items

@@ -182,6 +182,14 @@ impl From<StoreError> for AppError {
                 path: "cursor".into(),
                 message: "invalid page cursor".into(),
             }),
+            // Only a job listing asks for an order, and the API and console name it `sort`.
+            StoreError::UnsupportedOrder(order) => AppError::Invalid(FieldError {
+                path: "sort".into(),
+                message: format!(
+                    "{} is not available here: this deployment's store (DynamoDB) lists jobs by id only",
+                    order.name()
+                ),
+            }),
             StoreError::Unavailable { source, .. } => AppError::Unavailable { message, source },
             StoreError::Corrupt { source, .. } => AppError::Corrupt { message, source },
         }
@@ -379,4 +387,22 @@ pub(crate) fn field_error(path: &str, message: impl Into<String>) -> AppError {
         path: path.to_string(),
         message: message.into(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ports::store::JobOrder;
+
+    #[test]
+    fn an_order_the_store_refuses_is_a_400_naming_sort() {
+        let error = AppError::from(StoreError::UnsupportedOrder(JobOrder::LastRun));
+        assert!(
+            matches!(&error, AppError::Invalid(e) if e.path == "sort"),
+            "{error:?}"
+        );
+        assert!(error
+            .to_string()
+            .starts_with("sort: lastRun is not available"));
+    }
 }

@@ -10,7 +10,10 @@
 //! - **Documents** round-trip exactly as JSON values (nested objects, arrays, unicode, integers,
 //!   binary-exact floats, `null`).
 //! - **Job order** is byte-wise by job id (`"A" < "a" < "a-1" < "a10" < "a9"`), as SQLite's `BINARY`
-//!   collation and DynamoDB sort keys both order strings.
+//!   collation and DynamoDB sort keys both order strings. The time orders
+//!   ([`JobOrder::NextFire`], [`JobOrder::LastRun`]) follow the wake-ups and executions written
+//!   in any way (one by one or in `write_all`, before or after the job), ties by id; a store
+//!   may refuse them with `UnsupportedOrder`, and then refuses them on every call.
 //! - **Pages** hold exactly `limit` items unless they are the last, and the page that holds the last
 //!   item has no next cursor: adapters look one item ahead, so a client never fetches an empty page.
 //!   A cursor not handed out by the store (`""`, garbage) is `InvalidCursor`.
@@ -36,8 +39,8 @@ use serde_json::{json, Value};
 use tokio::sync::Barrier;
 
 use crate::ports::store::{
-    ExecutionRecord, JobFilter, JobRecord, Page, PageRequest, Store, StoreError, WakeUp, Write,
-    WriteAllError,
+    ExecutionRecord, JobFilter, JobOrder, JobRecord, Page, PageRequest, Store, StoreError, WakeUp,
+    Write, WriteAllError,
 };
 
 /// Runs every case of the suite, each against a fresh store from `make_store`, and panics naming
@@ -70,6 +73,8 @@ pub async fn run_all<S: Store, F: Fn() -> S>(make_store: F) {
         jobs_list_pagination,
         jobs_list_filtered_pagination,
         jobs_list_invalid_cursor,
+        jobs_list_by_next_fire,
+        jobs_list_by_last_run,
         execution_create_and_get,
         execution_create_is_idempotent,
         execution_update_conditional,
@@ -392,7 +397,7 @@ async fn job_update_conditional<S: Store>(store: S) {
         ..JobFilter::default()
     };
     let page = store
-        .list_jobs(&paused, &PageRequest::first(10))
+        .list_jobs(&paused, JobOrder::Id, &PageRequest::first(10))
         .await
         .must("list_jobs(state=paused)");
     let ids: Vec<_> = page.items.iter().map(|j| j.job_id.as_str()).collect();
@@ -403,7 +408,7 @@ async fn job_update_conditional<S: Store>(store: S) {
         ..JobFilter::default()
     };
     let page = store
-        .list_jobs(&bob, &PageRequest::first(10))
+        .list_jobs(&bob, JobOrder::Id, &PageRequest::first(10))
         .await
         .must("list_jobs(creator=bob,service)");
     assert_eq!(
@@ -498,7 +503,7 @@ async fn job_delete<S: Store>(store: S) {
         "a deleted job is gone"
     );
     let page = store
-        .list_jobs(&JobFilter::default(), &PageRequest::first(10))
+        .list_jobs(&JobFilter::default(), JobOrder::Id, &PageRequest::first(10))
         .await
         .must("list_jobs");
     let ids: Vec<_> = page.items.iter().map(|j| j.job_id.as_str()).collect();
@@ -599,7 +604,11 @@ async fn jobs_list_ordered_by_id<S: Store>(store: S) {
     let jobs = ordering_jobs();
     create_jobs(&store, &jobs).await;
     let page = store
-        .list_jobs(&JobFilter::default(), &PageRequest::first(100))
+        .list_jobs(
+            &JobFilter::default(),
+            JobOrder::Id,
+            &PageRequest::first(100),
+        )
         .await
         .must("list_jobs");
     let ids: Vec<_> = page.items.iter().map(|j| j.job_id.as_str()).collect();
@@ -625,6 +634,7 @@ async fn jobs_list_ordered_by_id<S: Store>(store: S) {
                 creator: Some("nobody".to_owned()),
                 ..JobFilter::default()
             },
+            JobOrder::Id,
             &PageRequest::first(10),
         )
         .await
@@ -720,7 +730,7 @@ async fn jobs_list_filters<S: Store>(store: S) {
             .cloned()
             .collect();
         let page = store
-            .list_jobs(&filter, &PageRequest::first(100))
+            .list_jobs(&filter, JobOrder::Id, &PageRequest::first(100))
             .await
             .must(&format!("list_jobs({filter:?})"));
         let got: Vec<_> = page.items.iter().map(|j| j.job_id.as_str()).collect();
@@ -743,7 +753,7 @@ async fn jobs_list_pagination<S: Store>(store: S) {
     for limit in 1..=jobs.len() + 1 {
         let (store, filter) = (&store, &filter);
         let got = walk("list_jobs", limit, |page| async move {
-            store.list_jobs(filter, &page).await
+            store.list_jobs(filter, JobOrder::Id, &page).await
         })
         .await;
         assert_eq!(
@@ -780,7 +790,7 @@ async fn jobs_list_filtered_pagination<S: Store>(store: S) {
         for limit in 1..=expected.len() + 1 {
             let store = &store;
             let got = walk("filtered list_jobs", limit, |page| async move {
-                store.list_jobs(filter, &page).await
+                store.list_jobs(filter, JobOrder::Id, &page).await
             })
             .await;
             assert_eq!(
@@ -799,7 +809,9 @@ async fn jobs_list_invalid_cursor<S: Store>(store: S) {
             cursor: Some(cursor.to_owned()),
         };
         let err = expect_err(
-            store.list_jobs(&JobFilter::default(), &request).await,
+            store
+                .list_jobs(&JobFilter::default(), JobOrder::Id, &request)
+                .await,
             "list_jobs with a bogus cursor",
         );
         assert_eq!(
@@ -808,6 +820,203 @@ async fn jobs_list_invalid_cursor<S: Store>(store: S) {
             "list_jobs with cursor {cursor:?}"
         );
     }
+}
+
+/// Lists every job in `order` with each page size, checking that all pages agree; `None` when
+/// the store refuses the order (it then must refuse it for any page and filter).
+async fn walk_order<S: Store>(
+    store: &S,
+    filter: &JobFilter,
+    order: JobOrder,
+    sizes: std::ops::RangeInclusive<usize>,
+) -> Option<Vec<String>> {
+    let first = store
+        .list_jobs(filter, order, &PageRequest::first(100))
+        .await;
+    if let Err(StoreError::UnsupportedOrder(refused)) = first {
+        assert_eq!(refused, order, "UnsupportedOrder names the order asked for");
+        return None;
+    }
+    let all: Vec<String> = first
+        .must(&format!("list_jobs({filter:?}, {order:?})"))
+        .items
+        .into_iter()
+        .map(|j| j.job_id)
+        .collect();
+    for limit in sizes {
+        let got = walk("ordered list_jobs", limit, |page| async move {
+            store.list_jobs(filter, order, &page).await
+        })
+        .await;
+        let ids: Vec<String> = got.into_iter().map(|j| j.job_id).collect();
+        assert_eq!(
+            ids, all,
+            "list_jobs({filter:?}, {order:?}) pages of {limit}"
+        );
+    }
+    Some(all)
+}
+
+async fn jobs_list_by_next_fire<S: Store>(store: S) {
+    // A wake-up written before its job exists counts once the job does.
+    store
+        .set_wakeup("job:late", Some(t(500)))
+        .await
+        .must("set_wakeup(job:late)");
+    create_jobs(&store, &filter_jobs()).await;
+    create_jobs(&store, &[job_with("late", "ops", None, None, "active")]).await;
+    let c2 = ("job:c2".to_owned(), t(1_000));
+    let moved = ("job:a1".to_owned(), t(2_000));
+    store
+        .write_all(&[Write::SetWakeup(&c2.0, Some(c2.1))])
+        .await
+        .map_err(StoreError::from)
+        .must("write_all(SetWakeup job:c2)");
+    for (key, due) in [
+        ("job:a1", Some(t(1_000))),
+        ("job:b2", Some(t(3_000))),
+        ("job:p1", Some(t(5_000))),
+        ("job:p2", Some(t(0))),
+        ("job:p2", None),
+        ("job:nobody", Some(t(0))),
+        ("exec:b1", Some(t(0))),
+        (moved.0.as_str(), Some(moved.1)),
+    ] {
+        store.set_wakeup(key, due).await.must("set_wakeup");
+    }
+    let everyone = JobFilter::default();
+    let Some(ids) = walk_order(&store, &everyone, JobOrder::NextFire, 1..=10).await else {
+        let err = expect_err(
+            store
+                .list_jobs(
+                    &JobFilter {
+                        state: Some("active".to_owned()),
+                        ..JobFilter::default()
+                    },
+                    JobOrder::NextFire,
+                    &PageRequest::first(1),
+                )
+                .await,
+            "a refused order, filtered",
+        );
+        assert_eq!(err, StoreError::UnsupportedOrder(JobOrder::NextFire));
+        return;
+    };
+    assert_eq!(
+        ids,
+        ["late", "c2", "a1", "b2", "p1", "a2", "b1", "c1", "p2"],
+        "soonest wake-up first, ties and jobs without one by id"
+    );
+    let active = JobFilter {
+        state: Some("active".to_owned()),
+        ..JobFilter::default()
+    };
+    let ids = walk_order(&store, &active, JobOrder::NextFire, 1..=3)
+        .await
+        .expect("the order is served");
+    assert_eq!(ids, ["late", "c2", "a1", "b2", "p1", "b1"], "filtered");
+
+    // A deleted job's wake-up goes with it; its id created again has no next fire.
+    store.delete_job("b2").await.must("delete_job(b2)");
+    create_jobs(&store, &[job("b2")]).await;
+    let ids = walk_order(&store, &everyone, JobOrder::NextFire, 4..=4)
+        .await
+        .expect("the order is served");
+    assert_eq!(
+        ids,
+        ["late", "c2", "a1", "p1", "a2", "b1", "b2", "c1", "p2"]
+    );
+
+    // A cursor of another order is not one of this order's.
+    let by_id = store
+        .list_jobs(&everyone, JobOrder::Id, &PageRequest::first(2))
+        .await
+        .must("list_jobs by id");
+    let err = expect_err(
+        store
+            .list_jobs(
+                &everyone,
+                JobOrder::NextFire,
+                &PageRequest {
+                    limit: 2,
+                    cursor: by_id.next_cursor,
+                },
+            )
+            .await,
+        "an id cursor in a next-fire listing",
+    );
+    assert_eq!(err, StoreError::InvalidCursor);
+}
+
+async fn jobs_list_by_last_run<S: Store>(store: S) {
+    // Executions of a job id created before the job count once it exists.
+    store
+        .create_execution(&ExecutionRecord {
+            created_at: t(50),
+            ..execution("early-1", "early", 1)
+        })
+        .await
+        .must("create_execution(early-1)");
+    create_jobs(&store, &filter_jobs()).await;
+    create_jobs(&store, &[job("early")]).await;
+    for (id, job_id, number, at) in [
+        ("b1-1", "b1", 1, 100),
+        ("a1-1", "a1", 1, 300),
+        ("a1-2", "a1", 2, 200),
+        ("c2-1", "c2", 1, 300),
+    ] {
+        let run = ExecutionRecord {
+            created_at: t(at),
+            ..execution(id, job_id, number)
+        };
+        store
+            .create_execution(&run)
+            .await
+            .must(&format!("create_execution({id})"));
+    }
+    let p1 = ExecutionRecord {
+        created_at: t(400),
+        ..execution("p1-1", "p1", 1)
+    };
+    store
+        .write_all(&[Write::CreateExecution(&p1)])
+        .await
+        .map_err(StoreError::from)
+        .must("write_all(CreateExecution p1-1)");
+    let everyone = JobFilter::default();
+    let Some(ids) = walk_order(&store, &everyone, JobOrder::LastRun, 1..=10).await else {
+        return;
+    };
+    assert_eq!(
+        ids,
+        ["p1", "a1", "c2", "b1", "early", "a2", "b2", "c1", "p2"],
+        "latest execution first, ties and jobs never run by id"
+    );
+    let alice = JobFilter {
+        creator: Some("alice".to_owned()),
+        ..JobFilter::default()
+    };
+    let ids = walk_order(&store, &alice, JobOrder::LastRun, 1..=2)
+        .await
+        .expect("the order is served");
+    assert_eq!(ids, ["a1", "early", "a2"], "filtered");
+
+    // A newer run moves its job to the front.
+    let b2 = ExecutionRecord {
+        created_at: t(1_000),
+        ..execution("b2-1", "b2", 1)
+    };
+    store
+        .create_execution(&b2)
+        .await
+        .must("create_execution(b2-1)");
+    let ids = walk_order(&store, &everyone, JobOrder::LastRun, 3..=3)
+        .await
+        .expect("the order is served");
+    assert_eq!(
+        ids,
+        ["b2", "p1", "a1", "c2", "b1", "early", "a2", "c1", "p2"]
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -102,9 +102,9 @@ pub struct EngineConfig {
     pub max_hold: Option<StdDuration>,
     /// Whether a job just created, changed or resumed is planned in that request when its next
     /// fire is before the tick's horizon ([`EngineHooks::plan`]), so its first fire lands on its
-    /// second. On by default and in `sundial serve`. Off on AWS for now: there the API function
-    /// would send the fire's message with an SQS delay of up to the 80 s horizon, and a new job's
-    /// first fire waits for the next tick (at most a minute) as before.
+    /// second. On by default, in `sundial serve` and on AWS, where the API function sends the
+    /// fire's message with an SQS delay (at most the tick's 80 s horizon, as the tick would) instead
+    /// of leaving it to the next minute's tick. Turning it off leaves every fire to the tick.
     pub plan_on_change: bool,
 }
 

@@ -129,3 +129,77 @@ async fn list_jobs_filters_and_paginates() {
     assert_error(&api.get("/jobs?cursor=nope").await, 400, "cursor:");
     assert_error(&api.get("/jobs?limit=many").await, 400, "limit:");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn list_jobs_sorts_by_next_fire_and_last_run_with_pages() {
+    use std::sync::Arc;
+    use sundial_service::adapters::memory::{ManualClock, MemoryStore};
+    use sundial_service::{App, AppConfig};
+
+    let clock = Arc::new(ManualClock::new(NOW.parse().unwrap()));
+    let app = Arc::new(App::new(
+        MemoryStore::new(),
+        clock.clone(),
+        AppConfig::new(TEST_SECRET.to_vec()),
+    ));
+    let api = Api {
+        router: sundial_service::api::router(Arc::clone(&app), None),
+        app,
+    };
+    let daily = |cron: &str| {
+        let mut job = triggered_job("001");
+        job.as_object_mut().unwrap().remove("timer");
+        job["schedule"] = json!({"cron": [cron]});
+        job
+    };
+    // The clock reads 12:34:56 UTC.
+    api.create("noon", &daily("0 13 * * *")).await;
+    api.create("soon", &daily("40 12 * * *")).await;
+    api.create("night", &daily("0 2 * * *")).await;
+    api.create("hook", &triggered_job("001")).await;
+    api.create("paused", &daily("45 12 * * *")).await;
+    api.post("/jobs/paused/pause", &json!({})).await;
+    for job in ["night", "hook", "noon"] {
+        api.trigger(job, &json!({})).await;
+        clock.advance(chrono::Duration::seconds(1));
+    }
+
+    let ids = |body: &Value| -> Vec<String> {
+        body["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| j["jobId"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    for (sort, want) in [
+        ("id", ["hook", "night", "noon", "paused", "soon"]),
+        ("nextFire", ["soon", "noon", "night", "hook", "paused"]),
+        ("lastRun", ["noon", "hook", "night", "paused", "soon"]),
+    ] {
+        let (status, body) = api.get(&format!("/jobs?sort={sort}")).await;
+        assert_eq!(status, StatusCode::OK, "{sort}: {body}");
+        assert_eq!(ids(&body), want, "sort={sort}");
+        let mut paged = Vec::new();
+        let mut uri = format!("/jobs?sort={sort}&limit=2");
+        loop {
+            let body = api.get(&uri).await.1;
+            paged.extend(ids(&body));
+            match body["nextCursor"].as_str() {
+                Some(cursor) => uri = format!("/jobs?sort={sort}&limit=2&cursor={cursor}"),
+                None => break,
+            }
+        }
+        assert_eq!(paged, want, "sort={sort} in pages of 2");
+    }
+
+    assert_error(&api.get("/jobs?sort=name").await, 400, "sort:");
+    let by_id = api.get("/jobs?limit=1").await.1;
+    let cursor = by_id["nextCursor"].as_str().unwrap();
+    assert_error(
+        &api.get(&format!("/jobs?sort=nextFire&cursor={cursor}"))
+            .await,
+        400,
+        "cursor:",
+    );
+}

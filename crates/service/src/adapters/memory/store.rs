@@ -13,9 +13,9 @@ use std::sync::{Mutex, MutexGuard};
 use chrono::{DateTime, SubsecRound, Utc};
 
 use crate::ports::store::{
-    check_batch, cursor, CleanReport, ExecutionRecord, ExecutionStore, JobFilter, JobRecord,
-    JobStore, Page, PageRequest, Store, StoreError, StoreStats, WakeUp, WakeUpIndex, Write,
-    WriteAllError, MAX_PAGE,
+    check_batch, cursor, CleanReport, ExecutionRecord, ExecutionStore, JobFilter, JobOrder,
+    JobRecord, JobStore, Page, PageRequest, Store, StoreError, StoreStats, WakeUp, WakeUpIndex,
+    Write, WriteAllError, MAX_PAGE,
 };
 
 /// An in-memory [`Store`]; each instance is a fresh, empty store.
@@ -146,6 +146,16 @@ impl Data {
         }
     }
 
+    /// The latest `created_at` of each job id's executions.
+    fn last_runs(&self) -> BTreeMap<&str, DateTime<Utc>> {
+        let mut last = BTreeMap::new();
+        for e in self.executions.values() {
+            let at = last.entry(e.job_id.as_str()).or_insert(e.created_at);
+            *at = (*at).max(e.created_at);
+        }
+        last
+    }
+
     /// Checks then makes one write.
     fn write(&mut self, write: Write<'_>) -> Result<u64, StoreError> {
         self.check(&write)?;
@@ -172,11 +182,6 @@ fn page<T: Clone>(items: Vec<&T>, limit: usize, cursor_of: impl Fn(&T) -> String
     let items: Vec<T> = items.into_iter().take(limit).cloned().collect();
     let next_cursor = more.then(|| items.last().map(cursor_of)).flatten();
     Page { items, next_cursor }
-}
-
-/// Splits a cursor `{prefix}{number}.{id}`, accepting only what this store writes.
-fn job_cursor(job: &JobRecord) -> String {
-    cursor::job(&job.job_id)
 }
 
 fn execution_cursor(execution: &ExecutionRecord) -> String {
@@ -239,21 +244,61 @@ impl JobStore for MemoryStore {
     async fn list_jobs(
         &self,
         filter: &JobFilter,
+        order: JobOrder,
         request: &PageRequest,
     ) -> Result<Page<JobRecord>, StoreError> {
         let after = match &request.cursor {
             None => None,
-            Some(text) => Some(cursor::parse_job(text)?),
+            Some(text) if order == JobOrder::Id => Some((0, cursor::parse_job(text)?.to_owned())),
+            Some(text) => Some(cursor::parse_ordered_job(order, text)?),
         };
         let data = self.lock()?;
-        let items = data
+        // Each job's place: a key, then its id. No key sorts last (`i64::MAX`); the latest run
+        // comes first, so its key is the negated time.
+        let last_runs = match order {
+            JobOrder::LastRun => data.last_runs(),
+            _ => BTreeMap::new(),
+        };
+        let key = |job: &JobRecord| -> i64 {
+            match order {
+                JobOrder::Id => 0,
+                JobOrder::NextFire => data
+                    .wakeups
+                    .get(&format!("job:{}", job.job_id))
+                    .map_or(i64::MAX, |due| due.timestamp_millis()),
+                JobOrder::LastRun => last_runs
+                    .get(job.job_id.as_str())
+                    .map_or(i64::MAX, |at| -at.timestamp_millis()),
+            }
+        };
+        let mut placed: Vec<(i64, &JobRecord)> = data
             .jobs
             .values()
-            .filter(|job| after.is_none_or(|after| job.job_id.as_str() > after))
             .filter(|job| matches(filter, job))
-            .take(request.limit.clamp(1, MAX_PAGE) + 1)
+            .map(|job| (key(job), job))
+            .filter(|(key, job)| {
+                after.as_ref().is_none_or(|(after_key, after_id)| {
+                    (*key, job.job_id.as_str()) > (*after_key, after_id.as_str())
+                })
+            })
             .collect();
-        Ok(page(items, request.limit, job_cursor))
+        placed.sort_by(|(a, x), (b, y)| (a, &x.job_id).cmp(&(b, &y.job_id)));
+        let limit = request.limit.clamp(1, MAX_PAGE);
+        let next_cursor = placed
+            .get(limit.saturating_sub(1))
+            .filter(|_| placed.len() > limit)
+            .map(|(key, job)| match order {
+                JobOrder::Id => cursor::job(&job.job_id),
+                _ => cursor::ordered_job(order, *key, &job.job_id),
+            });
+        Ok(Page {
+            items: placed
+                .into_iter()
+                .take(limit)
+                .map(|(_, job)| job.clone())
+                .collect(),
+            next_cursor,
+        })
     }
 }
 

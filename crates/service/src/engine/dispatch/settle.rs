@@ -15,7 +15,9 @@ use crate::engine::{Engine, EngineError, Loaded, Released, Written, MAX_STEP_RET
 use crate::ports::events::EventPublisher;
 use crate::ports::http::HttpClient;
 use crate::ports::queue::Queue;
-use crate::ports::store::{JobFilter, PageRequest, Store, StoreError, Write, WriteAllError};
+use crate::ports::store::{
+    JobFilter, JobOrder, PageRequest, Store, StoreError, Write, WriteAllError,
+};
 use crate::records::{decode_job, encode_job, job_wakeup_key, json_time, StoredJob};
 use sundial_core::settle::{self, AttemptEnd};
 
@@ -385,7 +387,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         };
         let mut page = PageRequest::first(100);
         loop {
-            let children = self.store().list_jobs(&filter, &page).await?;
+            let children = self.store().list_jobs(&filter, JobOrder::Id, &page).await?;
             for record in &children.items {
                 let child = decode_job(record)?;
                 let definition = &child.job.definition;

@@ -3,7 +3,7 @@
 //! is refused as [`StoreError::InvalidCursor`] instead of misread. (The SQLite store hex-encodes ids
 //! in its own `j1.`/`e1.`/`c1.` cursors.)
 
-use super::StoreError;
+use super::{JobOrder, StoreError};
 
 /// The cursor after job `job_id` in a job listing.
 pub fn job(job_id: &str) -> String {
@@ -16,6 +16,25 @@ pub fn parse_job(cursor: &str) -> Result<&str, StoreError> {
         .strip_prefix("j1.")
         .filter(|id| !id.is_empty())
         .ok_or(StoreError::InvalidCursor)
+}
+
+/// The cursor after job `job_id`, whose sort key is `key`, in a job listing by a time `order`
+/// (a listing by id uses [`job`]). The key is the adapter's own number for the job's place.
+pub fn ordered_job(order: JobOrder, key: i64, job_id: &str) -> String {
+    format!("{}{key}.{job_id}", order_prefix(order))
+}
+
+/// `(sort key, job id)` of a cursor [`ordered_job`] made for the same `order`.
+pub fn parse_ordered_job(order: JobOrder, cursor: &str) -> Result<(i64, String), StoreError> {
+    numbered(cursor, order_prefix(order))
+}
+
+fn order_prefix(order: JobOrder) -> &'static str {
+    match order {
+        JobOrder::Id => "j1.",
+        JobOrder::NextFire => "n1.",
+        JobOrder::LastRun => "l1.",
+    }
 }
 
 /// The cursor after an execution in a job's executions (newest first by execute number).
@@ -71,6 +90,16 @@ mod tests {
             assert!(parse_execution(bad).is_err(), "{bad}");
         }
         assert_eq!(parse_job(""), Err(StoreError::InvalidCursor));
+        let next = ordered_job(JobOrder::NextFire, -3, "a.b");
+        assert_eq!(
+            parse_ordered_job(JobOrder::NextFire, &next),
+            Ok((-3, "a.b".to_owned()))
+        );
+        assert_eq!(
+            parse_ordered_job(JobOrder::LastRun, &next),
+            Err(StoreError::InvalidCursor),
+            "a cursor of one order is refused by another"
+        );
         assert_eq!(parse_job("e1.1.x"), Err(StoreError::InvalidCursor));
     }
 }

@@ -80,6 +80,48 @@ pub struct JobFilter {
     pub service: Option<String>,
 }
 
+/// The order of a job listing ([`JobStore::list_jobs`]).
+///
+/// Each order is a keyset order: a cursor names the last job of its page by its sort key and
+/// id, so the next page starts right after it whatever was written meanwhile, and no page needs
+/// an offset. Ties (and jobs without a key) are broken by job id, byte-wise ascending.
+///
+/// The two time orders read what the store already holds, so no writer has to remember them:
+/// the next fire is the due time of the job's wake-up (`job:{id}`), which the engine keeps at the
+/// job's next fire, and the last run is the latest `created_at` among the job id's executions.
+/// A store that can serve an order only by scanning every job (DynamoDB, whose job index is by
+/// id) refuses it with [`StoreError::UnsupportedOrder`] instead.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum JobOrder {
+    /// By job id.
+    #[default]
+    Id,
+    /// Soonest next fire first; jobs with no wake-up (paused, triggered only, finished) last.
+    NextFire,
+    /// Latest run first; jobs with no executions last. A `clean` that removes a job's newest
+    /// executions may leave its last run where it was.
+    LastRun,
+}
+
+impl JobOrder {
+    /// Every order, in the order the API documents them.
+    pub const ALL: [JobOrder; 3] = [JobOrder::Id, JobOrder::NextFire, JobOrder::LastRun];
+
+    /// The name the API and the console use (`sort=nextFire`).
+    pub fn name(self) -> &'static str {
+        match self {
+            JobOrder::Id => "id",
+            JobOrder::NextFire => "nextFire",
+            JobOrder::LastRun => "lastRun",
+        }
+    }
+
+    /// The order named `name`, if there is one.
+    pub fn parse(name: &str) -> Option<JobOrder> {
+        JobOrder::ALL.into_iter().find(|o| o.name() == name)
+    }
+}
+
 /// A page request: at most `limit` items after the opaque `cursor` of the previous page.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PageRequest {
@@ -245,9 +287,12 @@ pub enum StoreError {
         /// The version the caller read.
         expected: u64,
     },
-    /// A page cursor that this store did not hand out.
+    /// A page cursor that this store did not hand out (for this order).
     #[error("invalid page cursor")]
     InvalidCursor,
+    /// The store cannot list jobs in this order without scanning every job, so it does not.
+    #[error("this store cannot list jobs by {} without a scan", .0.name())]
+    UnsupportedOrder(JobOrder),
     /// The backend failed; the operation may be retried. `message` says what was being done,
     /// `source` (when the adapter has a library error) why it failed.
     #[error("store unavailable: {message}")]
@@ -321,10 +366,12 @@ pub trait JobStore: Send + Sync + 'static {
     /// Returns whether it existed.
     fn delete_job(&self, job_id: &str) -> impl Future<Output = Result<bool, StoreError>> + Send;
 
-    /// Jobs matching `filter`, ordered by job id.
+    /// Jobs matching `filter`, in `order`; [`StoreError::UnsupportedOrder`] for an order this
+    /// store can only serve with a scan.
     fn list_jobs(
         &self,
         filter: &JobFilter,
+        order: JobOrder,
         page: &PageRequest,
     ) -> impl Future<Output = Result<Page<JobRecord>, StoreError>> + Send;
 }

@@ -1,0 +1,446 @@
+//! How long the console takes to render each page on the server, and how much it sends, with a
+//! large embedded store behind it.
+//!
+//! A SQLite store (a file in a temp dir, as `sundial serve` keeps it) is seeded through the store
+//! port in bulk: jobs of every schedule kind written with `JobStore::create_job`, many at once so
+//! the store's writer commits them in groups, and their wake-ups and executions with
+//! `Store::write_all`, a hundred to a write. Each execution is a real one (built with the core's
+//! `Execution`, Scheduled → Enqueued → Processing → a final state, with its response and
+//! result), encoded as every write of the engine encodes it. Then each page is asked for through
+//! the console's router (`tower::ServiceExt::oneshot`, no socket), with a session cookie as a
+//! browser would send: the jobs list in each order (its first page and a page halfway down), a
+//! job with its executions, an execution, and the create page. Each is rendered three times to
+//! warm up, then `samples` times, the pages taking turns; the time is from the request to the
+//! last byte of the body.
+//!
+//! Scale: `SUNDIAL_RENDER_SCALE=full` (the default: 10,000 jobs, 1,000,000 executions, 50
+//! samples) or `ci` (1,000 jobs, 20,000 executions, 20 samples); `SUNDIAL_RENDER_JOBS` and
+//! `SUNDIAL_RENDER_EXECUTIONS` override the counts. The goals, checked at every scale (the
+//! process exits 1 when one is missed): every page's p95 under 100 ms and its body under 200 kB.
+//!
+//! Run: `cargo bench -p sundial-console --bench render` (full scale, optimized), or
+//! `SUNDIAL_RENDER_SCALE=ci cargo test -p sundial-console --bench render` (what CI runs: the
+//! test profile's unoptimized build, which only makes the goals harder to meet). Figures:
+//! docs/performance.md.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
+use axum::http::{header, Request, StatusCode};
+use axum::Router;
+use chrono::{DateTime, Utc};
+use http_body_util::BodyExt;
+use serde_json::{json, Value};
+use sundial_console::{ConsoleAuth, ConsoleConfig};
+use sundial_core::execution::{execution_id_for_fire, Execution, ExecutionState};
+use sundial_core::job::{Job, JobDefinition, JobId, JobState};
+use sundial_embedded::SqliteStore;
+use sundial_service::adapters::clock::SystemClock;
+use sundial_service::ports::store::{
+    JobFilter, JobOrder, JobStore, PageRequest, Store, StoreError, Write, MAX_WRITES,
+};
+use sundial_service::records::{encode_execution, encode_job, job_wakeup_key};
+use sundial_service::{App, AppConfig};
+use sundial_testkit::TempDir;
+use tokio::task::JoinSet;
+use tower::ServiceExt;
+
+/// The goals: every page's p95 under this, and its body under [`GOAL_BYTES`].
+const GOAL: Duration = Duration::from_millis(100);
+const GOAL_BYTES: usize = 200_000;
+
+/// Writes in flight at once while seeding: enough for the writer to commit them in groups.
+const IN_FLIGHT: usize = 64;
+
+struct Scale {
+    name: &'static str,
+    jobs: usize,
+    executions: usize,
+    samples: usize,
+}
+
+fn scale() -> Scale {
+    let mut scale = match std::env::var("SUNDIAL_RENDER_SCALE").as_deref() {
+        Ok("ci") => Scale {
+            name: "ci",
+            jobs: 1_000,
+            executions: 20_000,
+            samples: 20,
+        },
+        Ok("full") | Err(_) => Scale {
+            name: "full",
+            jobs: 10_000,
+            executions: 1_000_000,
+            samples: 50,
+        },
+        Ok(other) => panic!("SUNDIAL_RENDER_SCALE={other}: expected full or ci"),
+    };
+    let count = |name: &str| {
+        std::env::var(name)
+            .ok()
+            .map(|v| v.parse::<usize>().unwrap())
+    };
+    if let Some(jobs) = count("SUNDIAL_RENDER_JOBS") {
+        scale.jobs = jobs;
+    }
+    if let Some(executions) = count("SUNDIAL_RENDER_EXECUTIONS") {
+        scale.executions = executions;
+    }
+    assert!(scale.jobs >= 100, "at least 100 jobs");
+    scale
+}
+
+fn job_id(k: usize) -> JobId {
+    format!("job-{k:05}").parse().unwrap()
+}
+
+/// Job `k`'s definition: a mix of what users write. One in ten triggered only, one in ten an
+/// interval, one in ten a seed-002 timer, the rest cron strings in one of five zones; each with a
+/// templated request carrying a secret header.
+fn definition(k: usize) -> Value {
+    let zones = [
+        "UTC",
+        "Europe/London",
+        "America/New_York",
+        "Asia/Tokyo",
+        "Australia/Sydney",
+    ];
+    let mut body = json!({
+        "jobName": format!("Nightly export {k} for region {}", k % 40),
+        "jobDescription": "Exports the day's orders to the warehouse and tells the data team.",
+        "creator": format!("team-{}", k % 20),
+        "creatorName": format!("Team {}", k % 20),
+        "request": [{
+            "method": "POST",
+            "url": format!("https://svc-{}.example.com/export/${{jobId}}?n=${{executeNumber}}", k % 50),
+            "headers": {"Authorization": "Bearer not-a-real-token-0123456789", "X-Team": "data"},
+            "body": {"region": k % 40, "scheduledTime": "${scheduledTime}"}
+        }],
+        "overlap": "BufferOne",
+        "timeoutSeconds": 30,
+        "maxRetries": 3,
+    });
+    match k % 10 {
+        0 => body["timer"] = json!({"period": "external"}),
+        1 => body["schedule"] = json!({"intervals": [format!("{}h", 1 + k % 12)]}),
+        2 => body["timer"] = json!({"dueTime": "10m", "period": "1h"}),
+        _ => {
+            let days = if k.is_multiple_of(2) { "MON-FRI" } else { "*" };
+            body["schedule"] = json!({
+                "cron": [format!("{} {} * * {days}", k % 60, k % 24)],
+                "timeZone": zones[k % zones.len()],
+            });
+        }
+    }
+    body
+}
+
+/// Job `k` as created `created` ago, having run `runs` times; one in ten paused.
+fn job(k: usize, created: DateTime<Utc>, runs: u64) -> Job {
+    let id = job_id(k);
+    let definition = JobDefinition::parse_submitted(&id, &definition(k), created, None).unwrap();
+    let mut state = JobState::for_definition(&definition);
+    state.next_execute_number = runs + 1;
+    state.action_count = runs;
+    let mut job = Job {
+        definition,
+        state,
+        created_at: created,
+        updated_at: created,
+    };
+    if k % 10 == 5 {
+        job.pause(Some("maintenance window".to_string()), created);
+    }
+    job
+}
+
+/// Run `number` of job `k`, due at `due`: a real execution through its states.
+fn execution(k: usize, number: u64, due: DateTime<Utc>) -> Execution {
+    let id = job_id(k);
+    let second = chrono::Duration::seconds(1);
+    let mut run = Execution::new(
+        execution_id_for_fire(&id, 0, due),
+        id.clone(),
+        number,
+        ExecutionState::Scheduled,
+        due,
+        id.to_string(),
+        due - second * 30,
+    )
+    .unwrap();
+    run.run.due = Some(due);
+    run.transition(ExecutionState::Enqueued, due, "due")
+        .unwrap();
+    run.transition(ExecutionState::Processing, due + second, "attempt 1")
+        .unwrap();
+    let failed = (k + number as usize).is_multiple_of(13);
+    let status = if failed { 503 } else { 200 };
+    run.run.responses = vec![json!({
+        "status": status,
+        "headers": {"content-type": "application/json"},
+        "body": {"ok": !failed, "rows": 1_000 + number, "file": format!("s3://exports/{k}/{number}.csv")}
+    })];
+    if failed {
+        run.error = Some("503".to_string());
+        run.transition(ExecutionState::Failed, due + second * 3, "HTTP 503")
+            .unwrap();
+        run.transition(
+            ExecutionState::Terminated,
+            due + second * 4,
+            "no retries left",
+        )
+        .unwrap();
+    } else {
+        run.result =
+            Some(json!({"httpStatus": 200, "response": {"ok": true, "rows": 1_000 + number}}));
+        run.transition(ExecutionState::Succeeded, due + second * 3, "HTTP 200")
+            .unwrap();
+    }
+    run
+}
+
+/// Seeds `scale` through the store port: jobs one by one but many at once, wake-ups and
+/// executions a hundred to a write. Returns the id of the job the job and execution pages show
+/// and its newest execution.
+async fn seed(store: &SqliteStore, scale: &Scale, now: DateTime<Utc>) -> (String, String) {
+    let per_job = scale.executions / scale.jobs;
+    let extra = scale.executions % scale.jobs;
+    let runs_of = |k: usize| (per_job + usize::from(k < extra)) as u64;
+    let hour = chrono::Duration::hours(1);
+    let created = now - hour * (per_job as i32 + 2) * 6;
+
+    let mut tasks = JoinSet::new();
+    let mut wakeups = Vec::new();
+    for k in 0..scale.jobs {
+        let job = job(k, created, runs_of(k));
+        if let Some(due) = job.next_fire() {
+            wakeups.push((job_wakeup_key(job.definition.job_id()), due));
+        }
+        let store = store.clone();
+        tasks.spawn(async move { store.create_job(&encode_job(&job, 1, None)).await });
+        if tasks.len() >= IN_FLIGHT {
+            tasks.join_next().await.unwrap().unwrap().unwrap();
+        }
+    }
+    while let Some(done) = tasks.join_next().await {
+        done.unwrap().unwrap();
+    }
+    for chunk in wakeups.chunks(MAX_WRITES) {
+        let writes: Vec<Write<'_>> = chunk
+            .iter()
+            .map(|(key, due)| Write::SetWakeup(key, Some(*due)))
+            .collect();
+        store.write_all(&writes).await.unwrap();
+    }
+
+    // Executions, job after job: run n of a job was due n × 6 hours after it was created.
+    let mut batch = Vec::with_capacity(MAX_WRITES);
+    let flush = |batch: Vec<_>, tasks: &mut JoinSet<_>| {
+        let store = store.clone();
+        tasks.spawn(async move {
+            let writes: Vec<Write<'_>> = batch.iter().map(Write::CreateExecution).collect();
+            store.write_all(&writes).await.map_err(StoreError::from)
+        });
+    };
+    for k in 0..scale.jobs {
+        for number in 1..=runs_of(k) {
+            let due = created + hour * 6 * number as i32;
+            batch.push(encode_execution(&execution(k, number, due), 1).unwrap());
+            if batch.len() == MAX_WRITES {
+                flush(std::mem::take(&mut batch), &mut tasks);
+                if tasks.len() >= IN_FLIGHT {
+                    tasks.join_next().await.unwrap().unwrap().unwrap();
+                }
+            }
+        }
+    }
+    if !batch.is_empty() {
+        flush(batch, &mut tasks);
+    }
+    while let Some(done) = tasks.join_next().await {
+        done.unwrap().unwrap();
+    }
+
+    // A scheduled job with the most runs.
+    let shown = 3;
+    let id = job_id(shown);
+    let newest = execution_id_for_fire(&id, 0, created + hour * 6 * runs_of(shown) as i32);
+    (id.to_string(), newest)
+}
+
+struct Measured {
+    page: String,
+    median: Duration,
+    p95: Duration,
+    bytes: usize,
+}
+
+async fn fetch(router: &Router, uri: &str, cookie: &str) -> (StatusCode, usize) {
+    let request = Request::get(uri)
+        .header(header::COOKIE, cookie)
+        .body(Body::empty())
+        .unwrap();
+    let response = router.clone().oneshot(request).await.unwrap();
+    let status = response.status();
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    (status, body.len())
+}
+
+/// Every page rendered `samples` times, in turns (page 1, page 2, …, page 1, …) after three
+/// warm-up rounds, so that a pause of the machine (another process, a checkpoint of the store's
+/// log) falls on all pages alike rather than on whichever page was being measured.
+async fn measure(
+    router: &Router,
+    cookie: &str,
+    pages: &[(String, String)],
+    samples: usize,
+) -> Vec<Measured> {
+    for _ in 0..3 {
+        for (page, uri) in pages {
+            let (status, _) = fetch(router, uri, cookie).await;
+            assert_eq!(status, StatusCode::OK, "{page}: {uri}");
+        }
+    }
+    let mut times = vec![Vec::with_capacity(samples); pages.len()];
+    let mut bytes = vec![0; pages.len()];
+    for _ in 0..samples {
+        for (i, (_, uri)) in pages.iter().enumerate() {
+            let started = Instant::now();
+            let (_, size) = fetch(router, uri, cookie).await;
+            times[i].push(started.elapsed());
+            bytes[i] = size;
+        }
+    }
+    pages
+        .iter()
+        .zip(times)
+        .zip(bytes)
+        .map(|(((page, _), mut times), bytes)| {
+            times.sort();
+            // Nearest rank.
+            let rank = |p: f64| times[((p * samples as f64).ceil() as usize).clamp(1, samples) - 1];
+            Measured {
+                page: page.clone(),
+                median: rank(0.5),
+                p95: rank(0.95),
+                bytes,
+            }
+        })
+        .collect()
+}
+
+fn main() {
+    let scale = scale();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let missed = runtime.block_on(run(&scale));
+    if missed {
+        std::process::exit(1);
+    }
+}
+
+async fn run(scale: &Scale) -> bool {
+    let dir = TempDir::new("render-bench");
+    let file = dir.join("sundial.db");
+    let store = SqliteStore::open(&file).unwrap();
+    let now = Utc::now();
+    let started = Instant::now();
+    let (job, execution) = seed(&store, scale, now).await;
+    let seeded = started.elapsed();
+    let size: u64 = ["sundial.db", "sundial.db-wal"]
+        .iter()
+        .filter_map(|name| std::fs::metadata(dir.join(name)).ok())
+        .map(|m| m.len())
+        .sum();
+    println!(
+        "render bench ({} scale): {} jobs, {} executions, seeded in {:.1} s; database {:.0} MB",
+        scale.name,
+        scale.jobs,
+        scale.executions,
+        seeded.as_secs_f64(),
+        size as f64 / 1e6
+    );
+
+    let app = Arc::new(App::new(
+        store,
+        Arc::new(SystemClock),
+        AppConfig::new(b"render-bench-signing-secret-0123456789".to_vec()),
+    ));
+    let router = sundial_console::router(
+        Arc::clone(&app),
+        ConsoleConfig {
+            auth: ConsoleAuth::Open,
+            session_lifetime: Duration::from_secs(3600),
+        },
+    );
+    // A browser's session: the cookie the first page sets.
+    let first = router
+        .clone()
+        .oneshot(Request::get("/").body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    let cookie = first.headers()[header::SET_COOKIE]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_string();
+
+    let mut pages = Vec::new();
+    for order in JobOrder::ALL {
+        let sort = match order {
+            JobOrder::Id => String::new(),
+            other => format!("sort={}&", other.name()),
+        };
+        pages.push((format!("jobs by {}", order.name()), format!("/?{sort}")));
+        // Halfway down: the cursor after the first half of the jobs.
+        let half = PageRequest::first((scale.jobs / 2).min(1_000));
+        let cursor = app
+            .list_jobs(&JobFilter::default(), order, &half)
+            .await
+            .unwrap()
+            .next_cursor
+            .unwrap();
+        pages.push((
+            format!("jobs by {}, page {}", order.name(), half.limit / 50 + 1),
+            format!("/?{sort}cursor={cursor}"),
+        ));
+    }
+    pages.push(("job".into(), format!("/ui/jobs/{job}")));
+    pages.push(("execution".into(), format!("/ui/executions/{execution}")));
+    pages.push(("create".into(), "/ui/jobs/new".into()));
+    // What every page loads beside its HTML (cached for an hour).
+    pages.push(("stylesheet".into(), "/ui/assets/console.css".into()));
+    pages.push(("script".into(), "/ui/assets/console.js".into()));
+
+    println!(
+        "{:<28} {:>10} {:>10} {:>10}",
+        "page", "median ms", "p95 ms", "bytes"
+    );
+    let mut missed = false;
+    for m in measure(&router, &cookie, &pages, scale.samples).await {
+        let over = m.p95 >= GOAL || m.bytes >= GOAL_BYTES;
+        missed |= over;
+        println!(
+            "{:<28} {:>10.2} {:>10.2} {:>10}{}",
+            m.page,
+            m.median.as_secs_f64() * 1e3,
+            m.p95.as_secs_f64() * 1e3,
+            m.bytes,
+            if over { "  OVER THE GOAL" } else { "" }
+        );
+    }
+    println!(
+        "goals (every page's p95 under {} ms, body under {} kB): {}",
+        GOAL.as_millis(),
+        GOAL_BYTES / 1000,
+        if missed { "MISSED" } else { "met" }
+    );
+    missed
+}

@@ -1,0 +1,755 @@
+//! The create-job page (`/ui/jobs/new`): a form for the fields most jobs set and a JSON editor
+//! for the rest of the definition, created through [`App::create_job`], the use case of
+//! `POST /jobs/{jobId}`.
+//!
+//! The form only translates. Its controls become a docs/api.md job definition (a schedule kind
+//! picks `schedule.cron`, `schedule.intervals`, `schedule.calendars`, a seed-002 `timer`, or
+//! nothing, leaving the JSON editor to say), merged into the JSON editor's object. Every rule is
+//! the use case's: its error names a field (`schedule.cron[0]: …`, `request[0].url: …`), and
+//! [`Control::for_path`] finds the control that field came from, so the message is shown there;
+//! what no control holds is shown at the JSON editor when it set that field, and in the summary
+//! at the top in any case. Without JavaScript the form posts and comes back with its values and
+//! errors, and a "Preview fire times" button asks the server for the next fires; with it, the
+//! console's script previews them as the schedule is typed, through `POST /ui/specs/preview`
+//! (the API's own preview handler; see [`crate::router`]).
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::{Extension, Form};
+use maud::{html, Markup};
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+use sundial_core::job::OverlapPolicy;
+use sundial_service::app::parse_job_id;
+use sundial_service::ports::store::Store;
+use sundial_service::AppError;
+
+use crate::auth::Session;
+use crate::view::{job_url, layout};
+use crate::{ConsoleState, PageError};
+
+/// Fire times the preview shows.
+const PREVIEW_COUNT: u64 = 5;
+
+/// The form as posted: every control's text, as typed.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub(crate) struct JobForm {
+    csrf: String,
+    /// `create` (the default) or `preview`: which submit button was pressed.
+    action: String,
+    job_id: String,
+    job_name: String,
+    creator: String,
+    creator_name: String,
+    /// The schedule kind: one of [`KINDS`]' values.
+    when: String,
+    cron: String,
+    interval: String,
+    calendars: String,
+    time_zone: String,
+    due_time: String,
+    period: String,
+    ttl: String,
+    url: String,
+    method: String,
+    headers: String,
+    body: String,
+    overlap: String,
+    timeout_seconds: String,
+    /// The rest of the definition: a JSON object.
+    extra: String,
+}
+
+impl JobForm {
+    /// A new form: a cron schedule in UTC, a GET request, nothing else.
+    fn blank() -> Self {
+        JobForm {
+            when: "cron".into(),
+            time_zone: "UTC".into(),
+            method: "GET".into(),
+            extra: "{}".into(),
+            ..JobForm::default()
+        }
+    }
+}
+
+/// The schedule kinds: the radio's value and its label.
+const KINDS: [(&str, &str); 6] = [
+    ("cron", "Cron"),
+    ("interval", "Interval"),
+    ("calendars", "Calendars (JSON)"),
+    ("timer", "Timer (seed 002)"),
+    ("triggered", "Only when triggered"),
+    ("json", "As the JSON below says (nothing there: once, now)"),
+];
+
+/// A control of the form, where an error is shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Control {
+    JobId,
+    JobName,
+    Creator,
+    CreatorName,
+    When,
+    Cron,
+    Interval,
+    Calendars,
+    TimeZone,
+    DueTime,
+    Period,
+    Ttl,
+    Url,
+    Method,
+    Headers,
+    Body,
+    Overlap,
+    Timeout,
+    Extra,
+}
+
+impl Control {
+    /// The control's element id (and its name, after `c-`).
+    fn id(self) -> &'static str {
+        match self {
+            Control::JobId => "c-jobId",
+            Control::JobName => "c-jobName",
+            Control::Creator => "c-creator",
+            Control::CreatorName => "c-creatorName",
+            Control::When => "c-when",
+            Control::Cron => "c-cron",
+            Control::Interval => "c-interval",
+            Control::Calendars => "c-calendars",
+            Control::TimeZone => "c-timeZone",
+            Control::DueTime => "c-dueTime",
+            Control::Period => "c-period",
+            Control::Ttl => "c-ttl",
+            Control::Url => "c-url",
+            Control::Method => "c-method",
+            Control::Headers => "c-headers",
+            Control::Body => "c-body",
+            Control::Overlap => "c-overlap",
+            Control::Timeout => "c-timeoutSeconds",
+            Control::Extra => "c-extra",
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            Control::JobId => "Job id",
+            Control::JobName => "Name",
+            Control::Creator => "Creator",
+            Control::CreatorName => "Creator name",
+            Control::When => "When it runs",
+            Control::Cron => "Cron expressions",
+            Control::Interval => "Interval",
+            Control::Calendars => "Calendars",
+            Control::TimeZone => "Time zone",
+            Control::DueTime => "Due time",
+            Control::Period => "Period",
+            Control::Ttl => "Time to live",
+            Control::Url => "URL",
+            Control::Method => "Method",
+            Control::Headers => "Headers",
+            Control::Body => "Body",
+            Control::Overlap => "Overlap",
+            Control::Timeout => "Timeout (seconds)",
+            Control::Extra => "Other fields",
+        }
+    }
+
+    /// The control a definition field came from, given the form that made the definition: the
+    /// field's own control when the form set it (or must: the required fields), else the JSON
+    /// editor when its object has the field's top-level key. `None`: only the summary.
+    fn for_path(path: &str, form: &JobForm, extra: &Map<String, Value>) -> Option<Control> {
+        let starts = |prefix: &str| {
+            path == prefix
+                || path
+                    .strip_prefix(prefix)
+                    .is_some_and(|rest| rest.starts_with(['.', '[']))
+        };
+        let by_kind = |kind: &str, control: Control| (form.when == kind).then_some(control);
+        let own = if starts("jobId") {
+            Some(Control::JobId)
+        } else if starts("jobName") {
+            Some(Control::JobName)
+        } else if starts("creatorName") {
+            Some(Control::CreatorName)
+        } else if starts("creator") {
+            Some(Control::Creator)
+        } else if starts("schedule.cron") {
+            by_kind("cron", Control::Cron)
+        } else if starts("schedule.intervals") {
+            by_kind("interval", Control::Interval)
+        } else if starts("schedule.calendars") {
+            by_kind("calendars", Control::Calendars)
+        } else if starts("schedule.timeZone") {
+            ["cron", "interval", "calendars"]
+                .contains(&form.when.as_str())
+                .then_some(Control::TimeZone)
+        } else if starts("timer.dueTime") {
+            by_kind("timer", Control::DueTime)
+        } else if starts("timer.period") {
+            by_kind("timer", Control::Period)
+        } else if starts("timer.ttl") {
+            by_kind("timer", Control::Ttl)
+        } else if starts("request[0].url") || (path == "request" && !form.url.is_empty()) {
+            Some(Control::Url)
+        } else if starts("request[0].method") {
+            Some(Control::Method)
+        } else if starts("request[0].headers") {
+            Some(Control::Headers)
+        } else if starts("request[0].body") {
+            Some(Control::Body)
+        } else if starts("overlap") {
+            (!form.overlap.is_empty()).then_some(Control::Overlap)
+        } else if starts("timeoutSeconds") {
+            (!form.timeout_seconds.is_empty()).then_some(Control::Timeout)
+        } else if path == "schedule" || path == "timer" {
+            (form.when != "json").then_some(Control::When)
+        } else {
+            None
+        };
+        let top = path.split(['.', '[']).next().unwrap_or(path);
+        own.or_else(|| extra.contains_key(top).then_some(Control::Extra))
+            .or_else(|| (path == "request").then_some(Control::Url))
+    }
+}
+
+/// A problem to show: at a control, or only in the summary.
+#[derive(Clone, Debug)]
+struct Problem {
+    control: Option<Control>,
+    message: String,
+}
+
+impl Problem {
+    fn at(control: Control, message: impl Into<String>) -> Self {
+        Problem {
+            control: Some(control),
+            message: message.into(),
+        }
+    }
+}
+
+/// The definition the form says, and the JSON editor's own object (for [`Control::for_path`]);
+/// or what keeps the form from being one.
+fn definition(form: &JobForm) -> Result<(Value, Map<String, Value>), Vec<Problem>> {
+    let mut problems = Vec::new();
+    let extra = match form.extra.trim() {
+        "" => Map::new(),
+        text => match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(map)) => map,
+            Ok(_) => {
+                problems.push(Problem::at(Control::Extra, "expected a JSON object, {…}"));
+                Map::new()
+            }
+            Err(e) => {
+                problems.push(Problem::at(Control::Extra, format!("invalid JSON: {e}")));
+                Map::new()
+            }
+        },
+    };
+    let mut own = Map::new();
+    let mut text = |key: &str, value: &str| {
+        if !value.trim().is_empty() {
+            own.insert(key.to_string(), json!(value.trim()));
+        }
+    };
+    text("jobName", &form.job_name);
+    text("creator", &form.creator);
+    text("creatorName", &form.creator_name);
+    match when(form) {
+        Ok(Some((key, value))) => {
+            own.insert(key.to_string(), value);
+        }
+        Ok(None) => {}
+        Err(problem) => problems.push(problem),
+    }
+    match request(form) {
+        Ok(Some(request)) => {
+            own.insert("request".into(), json!([request]));
+        }
+        Ok(None) => {}
+        Err(problem) => problems.push(problem),
+    }
+    if !form.overlap.is_empty() {
+        own.insert("overlap".into(), json!(form.overlap));
+    }
+    if let Some(timeout) = non_empty(&form.timeout_seconds) {
+        // A number when it reads as one; else the text, for the use case to name what is wrong.
+        let value = timeout
+            .parse::<u64>()
+            .map_or_else(|_| json!(timeout), |n| json!(n));
+        own.insert("timeoutSeconds".into(), value);
+    }
+    let mut merged = Value::Object(extra.clone());
+    merge(&mut merged, Value::Object(own), "", &mut problems);
+    if problems.is_empty() {
+        Ok((merged, extra))
+    } else {
+        Err(problems)
+    }
+}
+
+fn non_empty(text: &str) -> Option<&str> {
+    Some(text.trim()).filter(|t| !t.is_empty())
+}
+
+/// The schedule kind's field: `("schedule", {…})`, `("timer", {…})`, or nothing.
+fn when(form: &JobForm) -> Result<Option<(&'static str, Value)>, Problem> {
+    let zone = |mut schedule: Map<String, Value>| {
+        if let Some(zone) = non_empty(&form.time_zone) {
+            schedule.insert("timeZone".into(), json!(zone));
+        }
+        Value::Object(schedule)
+    };
+    Ok(match form.when.as_str() {
+        "cron" => {
+            let lines: Vec<&str> = form.cron.lines().filter_map(non_empty).collect();
+            if lines.is_empty() {
+                return Err(Problem::at(
+                    Control::Cron,
+                    "enter a cron expression (one per line), or choose another kind",
+                ));
+            }
+            let mut schedule = Map::new();
+            schedule.insert("cron".into(), json!(lines));
+            Some(("schedule", zone(schedule)))
+        }
+        "interval" => {
+            let Some(every) = non_empty(&form.interval) else {
+                return Err(Problem::at(
+                    Control::Interval,
+                    "enter an interval such as 6h or 6h/5h, or choose another kind",
+                ));
+            };
+            let mut schedule = Map::new();
+            schedule.insert("intervals".into(), json!([every]));
+            Some(("schedule", zone(schedule)))
+        }
+        "calendars" => {
+            if form.calendars.trim().is_empty() {
+                return Err(Problem::at(
+                    Control::Calendars,
+                    "enter a calendar such as {\"hour\": \"9\"}, or choose another kind",
+                ));
+            }
+            let calendars = match serde_json::from_str::<Value>(form.calendars.trim()) {
+                Ok(Value::Array(list)) => Value::Array(list),
+                Ok(Value::Object(one)) => json!([one]),
+                Ok(_) => {
+                    return Err(Problem::at(
+                        Control::Calendars,
+                        "expected a calendar object or a list of them",
+                    ))
+                }
+                Err(e) => {
+                    return Err(Problem::at(
+                        Control::Calendars,
+                        format!("invalid JSON: {e}"),
+                    ))
+                }
+            };
+            let mut schedule = Map::new();
+            schedule.insert("calendars".into(), calendars);
+            Some(("schedule", zone(schedule)))
+        }
+        "timer" => {
+            let mut timer = Map::new();
+            for (key, value) in [
+                ("dueTime", &form.due_time),
+                ("period", &form.period),
+                ("ttl", &form.ttl),
+            ] {
+                if let Some(value) = non_empty(value) {
+                    timer.insert(key.into(), json!(value));
+                }
+            }
+            Some(("timer", Value::Object(timer)))
+        }
+        "triggered" => Some(("timer", json!({"period": "external"}))),
+        "json" => None,
+        other => {
+            return Err(Problem::at(
+                Control::When,
+                format!("unknown kind {other:?}"),
+            ))
+        }
+    })
+}
+
+/// The request the form's request fields say, if the URL or anything beside it is filled in.
+fn request(form: &JobForm) -> Result<Option<Value>, Problem> {
+    let headers = non_empty(&form.headers);
+    let body = non_empty(&form.body);
+    let Some(url) = non_empty(&form.url) else {
+        if headers.is_some() || body.is_some() {
+            return Err(Problem::at(
+                Control::Url,
+                "a request needs a URL (or clear its headers and body and give the request below)",
+            ));
+        }
+        return Ok(None);
+    };
+    let mut request = Map::new();
+    request.insert("url".into(), json!(url));
+    if let Some(method) = non_empty(&form.method) {
+        request.insert("method".into(), json!(method));
+    }
+    if let Some(headers) = headers {
+        let mut map = Map::new();
+        for (n, line) in headers.lines().enumerate() {
+            let Some(line) = non_empty(line) else {
+                continue;
+            };
+            let Some((name, value)) = line.split_once(':') else {
+                return Err(Problem::at(
+                    Control::Headers,
+                    format!("line {}: expected Name: value", n + 1),
+                ));
+            };
+            map.insert(name.trim().to_string(), json!(value.trim()));
+        }
+        request.insert("headers".into(), Value::Object(map));
+    }
+    if let Some(body) = body {
+        let value = serde_json::from_str::<Value>(body).map_err(|e| {
+            Problem::at(
+                Control::Body,
+                format!("invalid JSON ({e}); write text in double quotes"),
+            )
+        })?;
+        request.insert("body".into(), value);
+    }
+    Ok(Some(Value::Object(request)))
+}
+
+/// Lays the form's fields over the JSON editor's: objects merge, a list's items merge by
+/// position, and a field given in both is a problem at the JSON editor.
+fn merge(base: &mut Value, over: Value, path: &str, problems: &mut Vec<Problem>) {
+    match (base, over) {
+        (Value::Object(base), Value::Object(over)) => {
+            for (key, value) in over {
+                let here = if path.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{path}.{key}")
+                };
+                match base.get_mut(&key) {
+                    Some(existing) => merge(existing, value, &here, problems),
+                    None => {
+                        base.insert(key, value);
+                    }
+                }
+            }
+        }
+        (Value::Array(base), Value::Array(over)) => {
+            for (i, value) in over.into_iter().enumerate() {
+                match base.get_mut(i) {
+                    Some(existing) => merge(existing, value, &format!("{path}[{i}]"), problems),
+                    None => base.push(value),
+                }
+            }
+        }
+        _ => problems.push(Problem::at(
+            Control::Extra,
+            format!("{path}: given both in the form above and here; keep one"),
+        )),
+    }
+}
+
+/// What the preview shows: the next fire times, or why there are none.
+enum PreviewShown {
+    Times(Vec<String>),
+    Note(String),
+    Problem(String),
+}
+
+/// `GET /ui/jobs/new`.
+pub(crate) async fn new_job(Extension(session): Extension<Session>) -> Response {
+    page(&session, &JobForm::blank(), &[], None).into_response()
+}
+
+/// `POST /ui/jobs/new`: creates the job and goes to its page, or shows the form again with its
+/// values and the problems at their controls; the preview button only previews.
+pub(crate) async fn create_job<S: Store>(
+    State(console): ConsoleState<S>,
+    Extension(session): Extension<Session>,
+    Form(form): Form<JobForm>,
+) -> Result<Response, PageError> {
+    session.check_csrf(&form.csrf)?;
+    let app = &console.app;
+    let translated = definition(&form);
+    if form.action == "preview" {
+        let (problems, preview) = match &translated {
+            Err(problems) => (problems.clone(), None),
+            Ok((definition, extra)) => {
+                let (problem, shown) = preview(app, &form, definition, extra)?;
+                (problem.into_iter().collect(), Some(shown))
+            }
+        };
+        return Ok(page(&session, &form, &problems, preview).into_response());
+    }
+    let (definition, extra) = match translated {
+        Ok(made) => made,
+        Err(problems) => {
+            return Ok((
+                StatusCode::BAD_REQUEST,
+                page(&session, &form, &problems, None),
+            )
+                .into_response())
+        }
+    };
+    let refused = |status: StatusCode, problem: Problem| {
+        Ok((status, page(&session, &form, &[problem], None)).into_response())
+    };
+    let job_id = match parse_job_id(form.job_id.trim()) {
+        Ok(id) => id,
+        Err(AppError::Invalid(e)) => {
+            return refused(
+                StatusCode::BAD_REQUEST,
+                Problem::at(Control::JobId, e.to_string()),
+            )
+        }
+        Err(e) => return Err(e.into()),
+    };
+    match app.create_job(&job_id, &definition).await {
+        Ok(_) => Ok(Redirect::to(&job_url(job_id.as_str())).into_response()),
+        Err(AppError::Invalid(e)) => refused(
+            StatusCode::BAD_REQUEST,
+            Problem {
+                control: Control::for_path(&e.path, &form, &extra),
+                message: e.to_string(),
+            },
+        ),
+        Err(AppError::Conflict(message)) => refused(
+            StatusCode::CONFLICT,
+            Problem::at(Control::JobId, format!("jobId: {message}")),
+        ),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// What the preview button shows for `definition`: its next fire times through the preview use
+/// case (`POST /specs/preview`'s), or why there are none; an invalid schedule is also a problem
+/// at its control.
+fn preview<S: Store>(
+    app: &sundial_service::App<S>,
+    form: &JobForm,
+    definition: &Value,
+    extra: &Map<String, Value>,
+) -> Result<(Option<Problem>, PreviewShown), PageError> {
+    let Some(request) = preview_request(form, definition) else {
+        return Ok((None, PreviewShown::Note(no_schedule(definition))));
+    };
+    match app.preview_spec(&request) {
+        Ok(preview) if preview.times.is_empty() => {
+            let why = preview.warnings.first().cloned();
+            let why = why.unwrap_or_else(|| "Only when triggered: no fire times.".to_string());
+            Ok((None, PreviewShown::Note(why)))
+        }
+        Ok(preview) => Ok((None, PreviewShown::Times(preview.times))),
+        Err(AppError::Invalid(e)) => {
+            let problem = Problem {
+                control: Control::for_path(&e.path, form, extra),
+                message: e.to_string(),
+            };
+            let shown = PreviewShown::Problem(problem.message.clone());
+            Ok((Some(problem), shown))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The body of `POST /specs/preview` for the definition's `schedule` or `timer`; `None` when it
+/// has neither.
+fn preview_request(form: &JobForm, definition: &Value) -> Option<Value> {
+    let (key, spec) = ["schedule", "timer"]
+        .into_iter()
+        .find_map(|key| Some((key, definition.get(key)?.clone())))?;
+    let mut request = json!({ key: spec, "count": PREVIEW_COUNT });
+    // A valid id jitters the times as the job's own will be.
+    if parse_job_id(form.job_id.trim()).is_ok() {
+        request["jobId"] = json!(form.job_id.trim());
+    }
+    Some(request)
+}
+
+fn no_schedule(definition: &Value) -> String {
+    if definition.get("request").is_some() || definition.get("target").is_some() {
+        "No schedule and no timer: the job runs once, now.".to_string()
+    } else {
+        "No schedule yet.".to_string()
+    }
+}
+
+/// The page: the form with `form`'s values, `problems` at their controls and in a summary, and
+/// the preview's answer when the preview button asked for one.
+fn page(
+    session: &Session,
+    form: &JobForm,
+    problems: &[Problem],
+    preview: Option<PreviewShown>,
+) -> axum::response::Html<String> {
+    let problem_at = |control: Control| {
+        problems
+            .iter()
+            .find(|p| p.control == Some(control))
+            .map(|p| p.message.as_str())
+    };
+    // A text input or textarea with its label, hint and error, described by both.
+    let field = |control: Control, hint: Option<&str>, input: Markup| {
+        let error = problem_at(control);
+        html! {
+            div.field.wide {
+                label for=(control.id()) { (control.label()) }
+                @if let Some(hint) = hint { p.hint id={ (control.id()) "-hint" } { (hint) } }
+                (input)
+                @if let Some(error) = error {
+                    p.field-error id={ (control.id()) "-error" } { (error) }
+                }
+            }
+        }
+    };
+    let described = |control: Control, hint: bool| {
+        let mut ids = Vec::new();
+        if hint {
+            ids.push(format!("{}-hint", control.id()));
+        }
+        if problem_at(control).is_some() {
+            ids.push(format!("{}-error", control.id()));
+        }
+        (!ids.is_empty()).then(|| ids.join(" "))
+    };
+    let invalid = |control: Control| problem_at(control).map(|_| "true");
+    let text_input = |control: Control, name: &str, value: &str, hint: Option<&str>| {
+        field(
+            control,
+            hint,
+            html! {
+                input id=(control.id()) name=(name) type="text" value=(value)
+                    aria-describedby=[described(control, hint.is_some())]
+                    aria-invalid=[invalid(control)];
+            },
+        )
+    };
+    let textarea = |control: Control, name: &str, value: &str, rows: u8, hint: Option<&str>| {
+        field(
+            control,
+            hint,
+            html! {
+                textarea id=(control.id()) name=(name) rows=(rows) spellcheck="false"
+                    aria-describedby=[described(control, hint.is_some())]
+                    aria-invalid=[invalid(control)] { (value) }
+            },
+        )
+    };
+    let when_error = problem_at(Control::When);
+    let content = html! {
+        p.crumbs { a href="/" { "Jobs" } " / New job" }
+        h1 { "New job" }
+        @if !problems.is_empty() {
+            div.error-summary id="problems" role="alert" tabindex="-1" aria-labelledby="problems-title" {
+                h2 id="problems-title" { "The job was not created" }
+                ul {
+                    @for problem in problems {
+                        li {
+                            @match problem.control {
+                                Some(control) => a href={ "#" (control.id()) } { (control.label()) ": " (problem.message) },
+                                None => (problem.message),
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        form.create method="post" action="/ui/jobs/new" novalidate {
+            input type="hidden" name="csrf" value=(session.csrf);
+            fieldset {
+                legend { "The job" }
+                (text_input(Control::JobId, "jobId", &form.job_id, Some("1–128 letters, digits, _ . - : the job's address, /jobs/{jobId}.")))
+                (text_input(Control::JobName, "jobName", &form.job_name, None))
+                (text_input(Control::Creator, "creator", &form.creator, None))
+                (text_input(Control::CreatorName, "creatorName", &form.creator_name, None))
+            }
+            fieldset id=(Control::When.id()) aria-describedby=[when_error.map(|_| "c-when-error")] {
+                legend { (Control::When.label()) }
+                div.kinds {
+                    @for (value, label) in KINDS {
+                        label.kind {
+                            input type="radio" name="when" value=(value) checked[form.when == value];
+                            " " (label)
+                        }
+                    }
+                }
+                @if let Some(error) = when_error { p.field-error id="c-when-error" { (error) } }
+                div.when data-when="cron" {
+                    (textarea(Control::Cron, "cron", &form.cron, 2, Some("One per line: 5 fields (m h dom mon dow), 6 with seconds first; @daily, CRON_TZ=… (docs/spec.md).")))
+                }
+                div.when data-when="interval" {
+                    (text_input(Control::Interval, "interval", &form.interval, Some("Every so long from the Unix epoch, with an offset: 6h, 6h/5h, PT30M.")))
+                }
+                div.when data-when="calendars" {
+                    (textarea(Control::Calendars, "calendars", &form.calendars, 4, Some(r#"A calendar or a list: [{"hour": "9", "dayOfWeek": "MON-FRI"}]; unset fields: second, minute, hour 0, the rest any."#)))
+                }
+                div.when data-when="cron interval calendars" {
+                    (text_input(Control::TimeZone, "timeZone", &form.time_zone, Some("An IANA zone: Europe/London, America/New_York.")))
+                }
+                div.when data-when="timer" {
+                    (text_input(Control::DueTime, "dueTime", &form.due_time, Some("From creation (10m, PT1H) or a time (2026-10-01 09:00:01).")))
+                    (text_input(Control::Period, "period", &form.period, Some("1h, R4/PT3S, a Quartz cron (0 0/5 * * * ?), or external.")))
+                    (text_input(Control::Ttl, "ttl", &form.ttl, Some("The schedule ends this long after creation.")))
+                }
+                section.preview aria-labelledby="preview-title" {
+                    h2 id="preview-title" { "Next fire times" }
+                    div id="preview" aria-live="polite" {
+                        @match &preview {
+                            Some(PreviewShown::Times(times)) => ol.fires {
+                                @for t in times { li { time datetime=(t) { (t.replacen('T', " ", 1)) } } }
+                            },
+                            Some(PreviewShown::Note(note)) => p.muted { (note) },
+                            Some(PreviewShown::Problem(problem)) => p.error { (problem) },
+                            None => p.muted { "Preview the schedule to see when it fires." },
+                        }
+                    }
+                    button.secondary type="submit" name="action" value="preview" { "Preview fire times" }
+                }
+            }
+            fieldset {
+                legend { "What it calls" }
+                (text_input(Control::Url, "url", &form.url, Some("http(s)://… or service://name/path; ${…} templates allowed (docs/api.md).")))
+                (field(Control::Method, None, html! {
+                    select id=(Control::Method.id()) name="method" aria-invalid=[invalid(Control::Method)]
+                        aria-describedby=[described(Control::Method, false)] {
+                        @for method in ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"] {
+                            option value=(method) selected[form.method == method] { (method) }
+                        }
+                    }
+                }))
+                (textarea(Control::Headers, "headers", &form.headers, 2, Some("One per line: Name: value.")))
+                (textarea(Control::Body, "body", &form.body, 3, Some(r#"JSON: {"key": "value"}, or text in double quotes."#)))
+            }
+            fieldset {
+                legend { "Policies" }
+                (field(Control::Overlap, Some("When a fire comes while the last run is still going."), html! {
+                    select id=(Control::Overlap.id()) name="overlap" aria-invalid=[invalid(Control::Overlap)]
+                        aria-describedby=[described(Control::Overlap, true)] {
+                        option value="" selected[form.overlap.is_empty()] { "Default (Skip)" }
+                        @for policy in OverlapPolicy::ALL {
+                            option value=(policy.name()) selected[form.overlap == policy.name()] { (policy.name()) }
+                        }
+                    }
+                }))
+                (text_input(Control::Timeout, "timeoutSeconds", &form.timeout_seconds, Some("One attempt's limit; default 60.")))
+            }
+            (textarea(Control::Extra, "extra", &form.extra, 6, Some(r#"The rest of the definition as a JSON object: retries, notifications, a target instead of request, jitter under schedule, … Fields set above are added to it."#)))
+            div.actions {
+                button type="submit" name="action" value="create" { "Create job" }
+                a href="/" { "Cancel" }
+            }
+        }
+    };
+    layout("New job", Some(session), content)
+}
