@@ -653,7 +653,7 @@ async fn throughput(dir: &Path) -> Result<(), String> {
                     return first_error;
                 }
                 if let Err(e) = app
-                    .trigger(&ids[i % ids.len()], json!({}), None, None)
+                    .trigger(&ids[i % ids.len()], json!({}), None, Default::default())
                     .await
                 {
                     errors.fetch_add(1, Ordering::Relaxed);
@@ -833,7 +833,7 @@ async fn backfill(dir: &Path) -> Result<(), String> {
             .backfill(&job_id("filled"), &body)
             .await
             .map_err(|e| format!("backfill: {e}"))?;
-        requested += count;
+        requested += count.count;
     }
     let t0 = Instant::now();
     let measure_from = Utc::now();

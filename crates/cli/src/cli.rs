@@ -242,6 +242,10 @@ pub(crate) struct UpdateArgs {
     #[arg(value_name = "JOB_ID")]
     pub job_id: String,
 
+    /// Change nothing and run nothing: show the next fire times before and after, and the runs not yet started the change would affect
+    #[arg(long)]
+    pub dry_run: bool,
+
     #[command(flatten)]
     pub definition: DefinitionArgs,
 }
@@ -424,6 +428,12 @@ pub(crate) struct TriggerArgs {
     /// Override the job's overlap policy for this run
     #[arg(long, value_enum)]
     pub overlap: Option<Overlap>,
+    /// The nominal time the run reports (scheduledTime, ${scheduledTime}), e.g. 2024-06-01T06:00:00Z
+    #[arg(long, value_name = "RFC3339")]
+    pub scheduled_time: Option<String>,
+    /// Start the run this much later (e.g. 10m); it is Scheduled until then
+    #[arg(long, value_name = "DURATION")]
+    pub delay: Option<String>,
     /// Follow the run until it ends, as `execution watch`
     #[arg(long)]
     pub watch: bool,
@@ -443,9 +453,36 @@ pub(crate) struct BackfillArgs {
     /// End of the range, inclusive (RFC 3339)
     #[arg(long, value_name = "RFC3339")]
     pub to: String,
-    /// AllowAll runs them in parallel, BufferAll in order (default: the job's policy)
+    /// AllowAll runs them in parallel (the default), BufferAll in order
     #[arg(long, value_enum)]
     pub overlap: Option<Overlap>,
+    /// Which times run: all, missing (no run at all), failed (the latest run was Terminated)
+    #[arg(long, value_enum)]
+    pub mode: Option<BackfillMode>,
+    /// Newest first (with --overlap BufferAll they run strictly in that order)
+    #[arg(long)]
+    pub reverse: bool,
+    /// Only list the times that would run; record nothing
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// `--mode` of a backfill.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum BackfillMode {
+    All,
+    Missing,
+    Failed,
+}
+
+impl BackfillMode {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            BackfillMode::All => "all",
+            BackfillMode::Missing => "missing",
+            BackfillMode::Failed => "failed",
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]

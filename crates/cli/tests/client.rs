@@ -399,6 +399,227 @@ fn job_commands_end_to_end() {
     cli(&server, &["job", "get", "manual"]).fails(3, "not found");
 }
 
+/// Issue 15: `job backfill --mode --reverse --dry-run`, `job trigger --scheduled-time --overlap
+/// --delay` and `job update --dry-run`, against a real server that runs the jobs.
+#[test]
+fn backfill_modes_trigger_overrides_and_update_previews() {
+    let dir = TempDir::new("cli-operations");
+    let server = start(&dir, &[], &[]);
+    let target = Target::start();
+    let url = format!("http://127.0.0.1:{}/run?at=${{scheduledTime}}", target.port);
+    cli(
+        &server,
+        &[
+            "job",
+            "create",
+            "hourly",
+            "--cron",
+            "0 * * * *",
+            "--url",
+            &url,
+            "-o",
+            "json",
+        ],
+    )
+    .json();
+    let range = [
+        "job",
+        "backfill",
+        "hourly",
+        "--from",
+        "2024-06-01T00:00:00Z",
+        "--to",
+        "2024-06-01T02:59:59Z",
+    ];
+    let with = |extra: &[&str]| -> Vec<String> {
+        range.iter().chain(extra).map(|s| s.to_string()).collect()
+    };
+    let run = |args: Vec<String>| {
+        cli(
+            &server,
+            &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        )
+    };
+
+    // A dry run lists the times, newest first, and records nothing.
+    let dry = run(with(&[
+        "--mode",
+        "missing",
+        "--reverse",
+        "--dry-run",
+        "-o",
+        "json",
+    ]))
+    .json();
+    assert_eq!(dry["count"], 3);
+    assert_eq!(dry["dryRun"], true);
+    assert_eq!(
+        dry["times"],
+        json!([
+            "2024-06-01T02:00:00+00:00",
+            "2024-06-01T01:00:00+00:00",
+            "2024-06-01T00:00:00+00:00"
+        ])
+    );
+    let described = server.call("GET", "/jobs/hourly/describe", None).body;
+    assert_eq!(described["info"]["pendingBackfills"], 0);
+    let table = run(with(&["--mode", "missing", "--reverse", "--dry-run"]));
+    assert_eq!(table.code, 0, "{table:?}");
+    assert!(
+        table
+            .stdout
+            .contains("3 fire times would run, in this order"),
+        "{}",
+        table.stdout
+    );
+    assert!(target.received("/run").is_empty(), "a dry run runs nothing");
+
+    // For real, newest first and in order.
+    let done = run(with(&["--reverse", "--overlap", "BufferAll", "-o", "json"])).json();
+    assert_eq!(done["count"], 3);
+    let calls: Vec<String> = target
+        .wait_for("/run", 3)
+        .iter()
+        .map(|r| r.path.split("at=").nth(1).unwrap_or_default()[..13].to_string())
+        .collect();
+    assert_eq!(calls, ["2024-06-01T02", "2024-06-01T01", "2024-06-01T00"]);
+    // Their runs are the times' first re-runs; none failed, none is missing any more.
+    for mode in ["failed", "missing"] {
+        let again = run(with(&["--mode", mode, "--dry-run", "-o", "json"]));
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let mut answer = again.json();
+        while mode == "failed" && answer["count"] != 0 && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(100));
+            answer = run(with(&["--mode", mode, "--dry-run", "-o", "json"])).json();
+        }
+        assert_eq!(answer["count"], 0, "{mode}: {answer}");
+    }
+    let first = cli(
+        &server,
+        &[
+            "execution",
+            "get",
+            "hourly~20240601T020000Z~r1",
+            "-o",
+            "json",
+        ],
+    )
+    .json();
+    assert_eq!(first["scheduledTime"], "2024-06-01T02:00:00Z");
+
+    // A trigger that reports another time, takes its own policy and starts 2 s later.
+    let triggered = cli(
+        &server,
+        &[
+            "job",
+            "trigger",
+            "hourly",
+            "--scheduled-time",
+            "2024-06-01T05:00:00Z",
+            "--overlap",
+            "BufferAll",
+            "--delay",
+            "2s",
+            "--idempotency-key",
+            "later",
+            "-o",
+            "json",
+        ],
+    )
+    .json();
+    assert_eq!(triggered["executionId"], "hourly~t~later");
+    let waiting = cli(
+        &server,
+        &["execution", "get", "hourly~t~later", "-o", "json"],
+    )
+    .json();
+    assert_eq!(waiting["state"], "Scheduled");
+    assert_eq!(waiting["scheduledTime"], "2024-06-01T05:00:00Z");
+    let overrides = waiting["events"][1]["message"].as_str().unwrap_or_default();
+    assert!(
+        overrides.starts_with(
+            "trigger overrides: scheduledTime 2024-06-01T05:00:00Z, overlap BufferAll, delay 2s"
+        ),
+        "{waiting}"
+    );
+    let watched = cli(
+        &server,
+        &["execution", "watch", "hourly~t~later", "--poll", "100ms"],
+    );
+    assert_eq!(watched.code, 0, "{watched:?}");
+    let calls = target.wait_for("/run", 4);
+    assert!(
+        calls[3].path.ends_with("at=2024-06-01T05:00:00Z"),
+        "{:?}",
+        calls[3].path
+    );
+    let table = cli(&server, &["job", "trigger", "hourly", "--delay", "1h"]);
+    assert!(table.stdout.contains("; it starts in 1h."), "{table:?}");
+    cli(&server, &["job", "trigger", "hourly", "--delay", "soon"]).fails(4, "delay:");
+
+    // An update's preview: nothing changes and nothing runs.
+    let job = server.call("GET", "/jobs/hourly", None).body;
+    let runs = server.call("GET", "/jobs/hourly/executions", None).body;
+    let preview = cli(
+        &server,
+        &[
+            "job",
+            "update",
+            "hourly",
+            "--cron",
+            "30 9 * * *",
+            "--overlap",
+            "BufferAll",
+            "--dry-run",
+            "-o",
+            "json",
+        ],
+    )
+    .json();
+    assert_eq!(preview["dryRun"], true);
+    let after = preview["nextFireTimes"]["after"][0]
+        .as_str()
+        .unwrap_or_default();
+    assert!(after.ends_with("T09:30:00+00:00"), "{preview}");
+    let affected = preview["affectedRuns"].as_array().expect("affectedRuns");
+    assert_eq!(
+        affected.len(),
+        1,
+        "the run delayed an hour waits: {preview}"
+    );
+    assert_eq!(affected[0]["place"], "waiting");
+    assert_eq!(affected[0]["changes"], json!(["overlap: Skip → BufferAll"]));
+    let table = cli(
+        &server,
+        &[
+            "job",
+            "update",
+            "hourly",
+            "--timeout-seconds",
+            "5",
+            "--dry-run",
+        ],
+    );
+    assert_eq!(table.code, 0, "{table:?}");
+    assert!(
+        table
+            .stdout
+            .starts_with("Dry run: job hourly was not changed"),
+        "{}",
+        table.stdout
+    );
+    assert!(
+        table.stdout.contains("timeoutSeconds: changed"),
+        "{}",
+        table.stdout
+    );
+    assert_eq!(server.call("GET", "/jobs/hourly", None).body, job);
+    assert_eq!(
+        server.call("GET", "/jobs/hourly/executions", None).body,
+        runs
+    );
+}
+
 #[test]
 fn errors_exit_by_class() {
     let dir = TempDir::new("cli-errors");

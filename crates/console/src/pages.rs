@@ -11,6 +11,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use sundial_core::execution::Execution;
 use sundial_core::job::{Job, When};
+use sundial_core::trigger::TriggerOptions;
 use sundial_service::app::{parse_job_id, upcoming_fires};
 use sundial_service::ports::store::{JobFilter, JobOrder, PageRequest, Store};
 
@@ -662,7 +663,10 @@ pub(crate) async fn trigger<S: Store>(
             )
         })?
     };
-    let execution = console.app.trigger(&id, arguments, None, None).await?;
+    let execution = console
+        .app
+        .trigger(&id, arguments, None, TriggerOptions::default())
+        .await?;
     Ok(Redirect::to(&format!("/ui/executions/{}", seg(&execution.execution_id))).into_response())
 }
 

@@ -391,7 +391,7 @@ async fn the_list_sorts_and_pages_in_every_order_keeping_its_filters() {
         let id = format!("job-{n:02}").parse().unwrap();
         console
             .app
-            .trigger(&id, json!({}), None, None)
+            .trigger(&id, json!({}), None, Default::default())
             .await
             .unwrap();
         console.clock.advance(chrono::Duration::seconds(1));

@@ -140,6 +140,63 @@ pub fn execution_id_for_fire(job_id: &JobId, incarnation: u32, nominal: DateTime
     )
 }
 
+/// The id of the `k`-th run of a fire time after its scheduled one (`k` ≥ 1): a backfill's run
+/// of that time, `{fire id}~r{k}`. The scheduled run of the time is `{fire id}` itself
+/// ([`execution_id_for_fire`]), so every run of a time is found by id: its scheduled run and
+/// `~r1`, `~r2`, … up to the first missing.
+pub fn execution_id_for_rerun(
+    job_id: &JobId,
+    incarnation: u32,
+    nominal: DateTime<Utc>,
+    k: u32,
+) -> String {
+    format!(
+        "{}~r{k}",
+        execution_id_for_fire(job_id, incarnation, nominal)
+    )
+}
+
+/// The fire time and run number of an execution id of this job and incarnation: `(t, 0)` for the
+/// scheduled run of `t` ([`execution_id_for_fire`]), `(t, k)` for its `k`-th re-run
+/// ([`execution_id_for_rerun`]); `None` for a trigger's or any other id.
+pub fn run_of_fire_id(
+    job_id: &JobId,
+    incarnation: u32,
+    execution_id: &str,
+) -> Option<(DateTime<Utc>, u32)> {
+    let rest = execution_id
+        .strip_prefix(execution_prefix(job_id, incarnation).as_str())?
+        .strip_prefix('~')?;
+    let width = "yyyymmddThhmmssZ".len();
+    let (time, k) = match rest.get(width..) {
+        Some("") => (rest, 0),
+        Some(suffix) => {
+            let k = suffix.strip_prefix("~r")?;
+            if k.starts_with('0') || !k.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            (rest.get(..width)?, k.parse().ok()?)
+        }
+        None => return None,
+    };
+    let time = chrono::NaiveDateTime::parse_from_str(time, "%Y%m%dT%H%M%SZ").ok()?;
+    Some((time.and_utc(), k))
+}
+
+/// The nominal time of a scheduled fire's execution, read back from its id
+/// ([`execution_id_for_fire`] for this job and incarnation); `None` for any other id: a
+/// trigger's, a backfill's, another incarnation's.
+pub fn nominal_of_fire_id(
+    job_id: &JobId,
+    incarnation: u32,
+    execution_id: &str,
+) -> Option<DateTime<Utc>> {
+    match run_of_fire_id(job_id, incarnation, execution_id)? {
+        (nominal, 0) => Some(nominal),
+        _ => None,
+    }
+}
+
 /// The id of the execution for a manual trigger: `{prefix}~t~{triggerId}`, after checking the
 /// trigger id with [`validate_trigger_id`] (errors have the path `triggerId`).
 pub fn execution_id_for_trigger(
@@ -364,6 +421,16 @@ impl Execution {
         })
     }
 
+    /// When the run was due: its scheduled time, or later when jitter, a trigger's delay or a
+    /// backfill made it due later. Its `scheduleToStart` and `scheduleToClose` count from here,
+    /// so a run that reports an earlier time (a backfilled time, a trigger's `scheduledTime`) is
+    /// not timed out for waiting before it was due.
+    pub fn due_at(&self) -> DateTime<Utc> {
+        self.run
+            .due
+            .map_or(self.scheduled_time, |due| due.max(self.scheduled_time))
+    }
+
     /// The current state.
     pub fn state(&self) -> ExecutionState {
         self.state
@@ -571,6 +638,47 @@ mod tests {
             ("job-1", 0),
         ] {
             assert_eq!(incarnation_of_execution(id), incarnation, "{id}");
+        }
+        // A fire's nominal time reads back from its id, and only from a fire's id of that
+        // incarnation.
+        let nominal = at("2024-03-10T07:05:09Z");
+        for incarnation in [0, 2] {
+            let id = execution_id_for_fire(&job(), incarnation, nominal);
+            assert_eq!(nominal_of_fire_id(&job(), incarnation, &id), Some(nominal));
+        }
+        for other in [
+            "job-1~i2~20240310T070509Z",
+            "job-1~t~20240310T070509Z",
+            "job-1~20240310T070509Z~r1",
+            "job-1~20240310T070509Z~b20240101T000000000Z",
+            "job-10~20240310T070509Z",
+            "job-1~20241310T070509Z",
+            "job-1",
+        ] {
+            assert_eq!(nominal_of_fire_id(&job(), 0, other), None, "{other}");
+        }
+        // A time's re-runs: `~r1`, `~r2`…, read back with their number.
+        assert_eq!(
+            execution_id_for_rerun(&job(), 0, nominal, 2),
+            "job-1~20240310T070509Z~r2"
+        );
+        assert_eq!(
+            run_of_fire_id(&job(), 1, "job-1~i1~20240310T070509Z~r12"),
+            Some((nominal, 12))
+        );
+        assert_eq!(
+            run_of_fire_id(&job(), 0, "job-1~20240310T070509Z"),
+            Some((nominal, 0))
+        );
+        for other in [
+            "job-1~20240310T070509Z~r",
+            "job-1~20240310T070509Z~r0",
+            "job-1~20240310T070509Z~r01",
+            "job-1~20240310T070509Z~rx",
+            "job-1~20240310T070509Z~b20240101T000000000Z",
+            "job-1~t~abc",
+        ] {
+            assert_eq!(run_of_fire_id(&job(), 0, other), None, "{other}");
         }
         assert!(validate_trigger_id("abc-1.2_x").is_ok());
         for bad in ["", "a~b", "a/b", "a b", &"x".repeat(65)] {

@@ -5,6 +5,8 @@
 //! adapters, the HTTP API and the Lambda entrypoints all stand on this crate.
 
 pub mod address;
+pub mod backfill;
+pub mod change;
 pub mod duration;
 pub mod execution;
 pub mod expand;
@@ -17,3 +19,4 @@ pub mod signing;
 pub mod spec;
 pub mod template;
 pub mod timer;
+pub mod trigger;

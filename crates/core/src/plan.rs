@@ -18,8 +18,12 @@
 
 use chrono::{DateTime, Duration, Utc};
 
-use crate::execution::execution_id_for_fire;
-use crate::job::{Job, OverlapPolicy, PendingFire, When};
+use crate::execution::{
+    execution_id_for_fire, execution_id_for_rerun, nominal_of_fire_id, run_of_fire_id,
+    ExecutionState,
+};
+use crate::job::{CatchupPolicy, Job, JobId, OverlapPolicy, PendingFire, When};
+use crate::spec::FireTime;
 
 /// The most fires one tick plans for one job; the next tick continues where it stopped.
 pub const MAX_FIRES_PER_TICK: usize = 1000;
@@ -54,10 +58,29 @@ pub struct TickPlan {
     pub missed: u64,
 }
 
+/// How late a scheduled fire may be when the planner or the gate reaches it and still count as on
+/// time. A fire reached later than this is being caught up (after an outage, or ticks that fell
+/// behind), and the job's catch-up policy decides whether it runs. It is this, or the tick's
+/// look-ahead when longer (on AWS the tick runs once a minute and plans 80 s ahead): a fire within
+/// a tick's reach is never late.
+pub const ON_TIME_GRACE: Duration = Duration::seconds(10);
+
+/// [`ON_TIME_GRACE`], or the tick's `look_ahead` when that is longer.
+pub fn on_time_grace(look_ahead: Duration) -> Duration {
+    look_ahead.max(ON_TIME_GRACE)
+}
+
 /// Plans the scheduled fires of `job` whose nominal time is at or before `horizon`: every fire the
 /// tick must enqueue now so that it starts on time before the next tick. `now` decides what is
 /// missed. Paused jobs and debug mode plan nothing. Mutates the job's state: the last scheduled
 /// time, remaining actions, the missed counter, execute numbers and `pending_fires`.
+///
+/// **Catch-up.** Of the fires already due at `now`, those older than the catch-up window are
+/// missed. The others run, except that when some are late (older than [`on_time_grace`] of the
+/// look-ahead `horizon - now`) the job's catch-up policy caps how many run: the newest
+/// [`Catchup::cap`](crate::job::Catchup::cap) of them (none for `skip`, one for `latest`,
+/// `maxRuns` for `all`), fires that are on time always among them. The late fires it leaves out
+/// are counted as missed too.
 pub fn plan_tick(
     job: &mut Job,
     now: DateTime<Utc>,
@@ -73,11 +96,77 @@ pub fn plan_tick(
     };
     let job_id = job.definition.job_id().clone();
     let oldest_runnable = oldest_runnable(job, now);
+    let late_before = now - on_time_grace(horizon - now);
+    let cap = job.definition.catchup().cap();
     let state = &mut job.state;
     let mut after = state
         .last_scheduled_time
         .unwrap_or(job.created_at - Duration::seconds(1));
-    while plan.planned < MAX_FIRES_PER_TICK && state.remaining_actions != Some(0) {
+    // What this tick may plan: its limit, and no more than the remaining actions.
+    let limit = MAX_FIRES_PER_TICK.min(
+        state
+            .remaining_actions
+            .map_or(usize::MAX, |n| usize::try_from(n).unwrap_or(usize::MAX)),
+    );
+    if limit == 0 {
+        state.last_scheduled_time = Some(after);
+        return plan;
+    }
+    // The fires already due, oldest first: those that may run. Under a cap, the oldest late ones
+    // leave as newer ones come (they are missed), so it holds at most the cap and the fires on
+    // time; without one it stops at what one tick plans, as the loop below does.
+    let mut due: std::collections::VecDeque<FireTime> = std::collections::VecDeque::new();
+    let (mut window_missed, mut policy_missed) = (0u64, 0u64);
+    let mut last_dropped = None;
+    let mut outrun = false;
+    loop {
+        if cap.is_none() && due.len() >= limit {
+            break;
+        }
+        let Some(fire) = schedule.fire_after(after, job_id.as_str()) else {
+            break;
+        };
+        if fire.nominal > now {
+            break;
+        }
+        after = fire.nominal;
+        if fire.nominal < oldest_runnable {
+            window_missed += 1;
+            if window_missed >= MAX_MISSED_COUNTED {
+                after = after.max(oldest_runnable - Duration::seconds(1));
+            }
+            continue;
+        }
+        due.push_back(fire);
+        let Some(cap) = cap else { continue };
+        while due.len() > cap && due.front().is_some_and(|f| f.nominal < late_before) {
+            last_dropped = due.pop_front().map(|f| f.nominal);
+            policy_missed += 1;
+        }
+        if policy_missed >= MAX_MISSED_COUNTED {
+            // A burst too long for one tick: what is left of it (and the fires kept so far,
+            // which are found again) waits for the next tick.
+            outrun = true;
+            break;
+        }
+    }
+    plan.missed = window_missed + policy_missed;
+    state.missed_catchup_window += plan.missed;
+    if outrun {
+        state.last_scheduled_time = last_dropped.or(Some(after));
+        return plan;
+    }
+    let mut full = false;
+    for fire in due {
+        if plan.planned >= limit {
+            full = true;
+            break;
+        }
+        after = fire.nominal;
+        push_fire(state, &job_id, &fire);
+        plan.planned += 1;
+    }
+    while !full && plan.planned < limit {
         let Some(fire) = schedule.fire_after(after, job_id.as_str()) else {
             break;
         };
@@ -85,31 +174,29 @@ pub fn plan_tick(
             break;
         }
         after = fire.nominal;
-        if fire.nominal < oldest_runnable {
-            plan.missed += 1;
-            if plan.missed >= MAX_MISSED_COUNTED {
-                after = after.max(oldest_runnable - Duration::seconds(1));
-            }
-            continue;
-        }
-        let execute_number = state.next_execute_number;
-        state.next_execute_number += 1;
-        if let Some(remaining) = state.remaining_actions.as_mut() {
-            *remaining -= 1;
-        }
-        state.pending_fires.push(PendingFire {
-            execution_id: execution_id_for_fire(&job_id, state.incarnation, fire.nominal),
-            nominal: fire.nominal,
-            due: fire.actual,
-            execute_number,
-            scheduled_by_id: job_id.to_string(),
-            overlap: None,
-        });
+        push_fire(state, &job_id, &fire);
         plan.planned += 1;
     }
     state.last_scheduled_time = Some(after);
-    state.missed_catchup_window += plan.missed;
     plan
+}
+
+/// Reserves an execute number (and a remaining action) for a scheduled fire and records it as
+/// planned.
+fn push_fire(state: &mut crate::job::JobState, job_id: &JobId, fire: &FireTime) {
+    let execute_number = state.next_execute_number;
+    state.next_execute_number += 1;
+    if let Some(remaining) = state.remaining_actions.as_mut() {
+        *remaining = remaining.saturating_sub(1);
+    }
+    state.pending_fires.push(PendingFire {
+        execution_id: execution_id_for_fire(job_id, state.incarnation, fire.nominal),
+        nominal: fire.nominal,
+        due: fire.actual,
+        execute_number,
+        scheduled_by_id: job_id.to_string(),
+        overlap: None,
+    });
 }
 
 /// The oldest nominal time a scheduled fire of `job` may have and still run at `now`: an older
@@ -123,66 +210,266 @@ pub fn oldest_runnable(job: &Job, now: DateTime<Utc>) -> DateTime<Utc> {
         .unwrap_or(DateTime::<Utc>::MIN_UTC)
 }
 
+/// Why a scheduled fire that reached the concurrency gate does not run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Missed {
+    /// Its nominal time is older than the catch-up window.
+    Window {
+        /// The window.
+        window: crate::duration::Duration,
+    },
+    /// It is late, and the catch-up policy runs only newer fires that are due too.
+    Policy {
+        /// The policy.
+        policy: CatchupPolicy,
+        /// How many newer scheduled fires of the job are due and run.
+        newer: usize,
+    },
+}
+
+impl Missed {
+    /// The reason, for the run's log.
+    pub fn reason(&self, nominal: DateTime<Utc>, now: DateTime<Utc>) -> String {
+        let late = (now - nominal).num_seconds();
+        let due = nominal.to_rfc3339();
+        match self {
+            Missed::Window { window } => format!(
+                "missed the catch-up window: due {due}, reached dispatch {late} s later (window {} s)",
+                window.as_millis() / 1000
+            ),
+            Missed::Policy {
+                policy: CatchupPolicy::Skip,
+                ..
+            } => format!(
+                "missed: due {due}, reached dispatch {late} s later, and catch-up policy skip runs no late fire"
+            ),
+            Missed::Policy { policy, newer } => format!(
+                "missed: due {due}, reached dispatch {late} s later, and catch-up policy {policy} runs the newest due fires ({newer} newer due)"
+            ),
+        }
+    }
+}
+
+/// Whether a scheduled fire that reached the gate at `now` misses its chance to run: the
+/// planner's catch-up rule ([`plan_tick`]) applied again at admission, since a fire planned just
+/// before an outage reaches the gate as late as the fires planned after it. Older than the
+/// window, it is missed; late (see [`on_time_grace`] of the tick's `look_ahead`), it is missed
+/// when its job's catch-up policy runs fewer fires than the number of newer scheduled fires of
+/// the job due by `now` (planned, in line, buffered or running: those that run). Triggers and backfills are exempt, and so is a run
+/// that already holds a slot or waits in the buffer (it was admitted in time).
+pub fn missed_at_admission(
+    job: &Job,
+    execution: &crate::execution::Execution,
+    now: DateTime<Utc>,
+    look_ahead: Duration,
+) -> Option<Missed> {
+    let state = &job.state;
+    let id = execution.execution_id.as_str();
+    let scheduled = execution.scheduled_by_id == job.job_id().as_str();
+    if !scheduled || state.running.iter().any(|r| r == id) || state.buffered.iter().any(|b| b == id)
+    {
+        return None;
+    }
+    let nominal = execution.scheduled_time;
+    if nominal < oldest_runnable(job, now) {
+        return Some(Missed::Window {
+            window: job.definition.catchup_window(),
+        });
+    }
+    if nominal >= now - on_time_grace(look_ahead) {
+        return None;
+    }
+    let catchup = job.definition.catchup();
+    let cap = catchup.cap()?;
+    // Newer scheduled fires due by now, wherever they are: planned, in line, admitted.
+    let job_id = job.job_id();
+    let newer_due = |other: &str| {
+        other != id
+            && nominal_of_fire_id(job_id, state.incarnation, other)
+                .is_some_and(|n| n > nominal && n <= now)
+    };
+    let newer: std::collections::BTreeSet<&str> = state
+        .pending_fires
+        .iter()
+        .map(|f| f.execution_id.as_str())
+        .chain(state.waiting.iter().map(|w| w.execution_id.as_str()))
+        .chain(state.running.iter().map(String::as_str))
+        .chain(state.buffered.iter().map(String::as_str))
+        .filter(|other| newer_due(other))
+        .collect();
+    (newer.len() >= cap).then_some(Missed::Policy {
+        policy: catchup.policy,
+        newer: newer.len(),
+    })
+}
+
+/// What ran of one fire time, as the store holds it: what a backfill's mode decides on, and the
+/// number its next run of the time takes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RunsOfTime {
+    /// The highest `k` of the time's re-runs (`{fire id}~r{k}`,
+    /// [`execution_id_for_rerun`]) that exist; 0 for none.
+    pub reruns: u32,
+    /// The state of its latest run: the highest re-run, else its scheduled run; `None` when the
+    /// time never ran.
+    pub latest: Option<ExecutionState>,
+}
+
+/// What [`plan_backfills`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BackfillPlan {
+    /// Fires planned (appended to the job's `pending_fires`).
+    pub planned: usize,
+    /// Times whose runs the planner must know before it goes on: it stopped at the window that
+    /// holds them. The caller reads them and plans again.
+    pub unknown: Vec<DateTime<Utc>>,
+}
+
 /// Turns waiting backfills into pending fires due `now` (exempt from the catch-up window and from
-/// `remainingActions`), oldest backfill first and in the order of its times: at most `most` of
-/// them, and only while the job has fewer than [`BACKFILL_WINDOW`] runs planned, waiting, buffered
-/// or running. A backfill that is not done records how far it got and goes on at a later tick (or
-/// when its runs finish: [`backfill_has_room`]). Returns how many fires it planned.
-pub fn plan_backfills(job: &mut Job, now: DateTime<Utc>, most: usize) -> usize {
+/// `remainingActions`), oldest backfill first and in the order of its times (newest first when
+/// `reverse`): at most `most` of them, and only while the job has fewer than [`BACKFILL_WINDOW`]
+/// runs planned, waiting, buffered or running. A backfill that is not done records how far it got
+/// and goes on at a later tick (or when its runs finish: [`backfill_has_room`]).
+///
+/// Each time of a window runs as its time's next re-run, `{fire id}~r{k}`, and only when the
+/// backfill's mode selects it ([`BackfillMode::selects`](crate::job::BackfillMode::selects)): `runs` says what ran of a time (runs
+/// planned and not yet created count too). The planner stops at the first window with a time
+/// `runs` does not know and returns those times; what it planned before stands.
+pub fn plan_backfills(
+    job: &mut Job,
+    now: DateTime<Utc>,
+    most: usize,
+    runs: &dyn Fn(DateTime<Utc>) -> Option<RunsOfTime>,
+) -> BackfillPlan {
+    let mut plan = BackfillPlan::default();
     let When::Scheduled(schedule) = job.definition.when() else {
         job.state.pending_backfills.clear();
-        return 0;
+        return plan;
     };
     let job_id = job.definition.job_id().clone();
     let state = &mut job.state;
     let mut room = backfill_room(state).min(most);
-    let mut planned = 0;
     while room > 0 && !state.pending_backfills.is_empty() {
-        let backfill = &state.pending_backfills[0];
+        let backfill = state.pending_backfills[0].clone();
+        let (times, next) = backfill_window(schedule, &backfill, room);
+        let unknown: Vec<DateTime<Utc>> = times
+            .iter()
+            .copied()
+            .filter(|t| runs(*t).is_none())
+            .collect();
+        if !unknown.is_empty() {
+            plan.unknown = unknown;
+            break;
+        }
         let tag = backfill
             .requested_at
             .format("%Y%m%dT%H%M%S%3fZ")
             .to_string();
-        let from = backfill
-            .planned_through
-            .unwrap_or(backfill.start_time - Duration::seconds(1));
-        let (start, end, overlap) = (backfill.start_time, backfill.end_time, backfill.overlap);
-        let found = schedule.preview(from, room);
-        // Fewer times than asked for: the schedule has no more. Else it resumes after the last.
-        let resume_after = found.last().copied().filter(|_| found.len() == room);
-        let times: Vec<DateTime<Utc>> = found
-            .into_iter()
-            .skip_while(|t| *t < start)
-            .take_while(|t| *t <= end)
-            .collect();
-        for nominal in &times {
+        for nominal in times {
+            let of_time = with_planned(state, &job_id, nominal, runs(nominal).unwrap_or_default());
+            if !backfill.mode.selects(&of_time) {
+                continue;
+            }
             let execute_number = state.next_execute_number;
             state.next_execute_number += 1;
             state.pending_fires.push(PendingFire {
-                // A backfill's runs are its own: the id names the request, so the same time can be
-                // backfilled again later, while a redelivered request still creates each run once.
-                execution_id: format!(
-                    "{}~b{tag}",
-                    execution_id_for_fire(&job_id, state.incarnation, *nominal)
+                // The time's next run: every run of a time is found by id, so a later backfill
+                // in mode missing or failed sees this one, while a redelivered request still
+                // creates each run once (the id is recorded here, with the job).
+                execution_id: execution_id_for_rerun(
+                    &job_id,
+                    state.incarnation,
+                    nominal,
+                    of_time.reruns.saturating_add(1),
                 ),
-                nominal: *nominal,
+                nominal,
                 due: now,
                 execute_number,
                 scheduled_by_id: format!("backfill:{tag}"),
                 // Backfills run every time in the range: in parallel unless told to go in order.
-                overlap: Some(overlap.unwrap_or(OverlapPolicy::AllowAll)),
+                overlap: Some(backfill.overlap.unwrap_or(OverlapPolicy::AllowAll)),
             });
+            room -= 1;
+            plan.planned += 1;
         }
-        room -= times.len();
-        planned += times.len();
-        match resume_after.filter(|last| *last < end) {
-            Some(last) => state.pending_backfills[0].planned_through = Some(last),
+        match next {
+            Some(through) => state.pending_backfills[0].planned_through = Some(through),
             None => {
                 state.pending_backfills.remove(0);
             }
         }
     }
-    planned
+    plan
+}
+
+/// What ran of the time `nominal` (`stored`, as the store holds it), with the runs of it the job
+/// has planned and not yet created: such a run is its latest, and not over.
+pub fn with_planned(
+    state: &crate::job::JobState,
+    job_id: &JobId,
+    nominal: DateTime<Utc>,
+    stored: RunsOfTime,
+) -> RunsOfTime {
+    let mut of_time = stored;
+    for fire in &state.pending_fires {
+        if let Some((t, k)) = run_of_fire_id(job_id, state.incarnation, &fire.execution_id) {
+            if t == nominal {
+                of_time.reruns = of_time.reruns.max(k);
+                of_time.latest = Some(ExecutionState::Scheduled);
+            }
+        }
+    }
+    of_time
+}
+
+/// The next times of `backfill`, at most `room` of them in its order, and where it goes on after
+/// them (`None`: they are its last). Forward, it resumes after the last time planned; in reverse,
+/// before the earliest, found by walking the range from its start (a range holds at most
+/// [`MAX_BACKFILL_FIRES`] times when requested; should the schedule have changed to hold more, the
+/// walk stops there).
+fn backfill_window(
+    schedule: &crate::spec::Schedule,
+    backfill: &crate::job::Backfill,
+    room: usize,
+) -> (Vec<DateTime<Utc>>, Option<DateTime<Utc>>) {
+    let (start, end) = (backfill.start_time, backfill.end_time);
+    if !backfill.reverse {
+        let from = backfill
+            .planned_through
+            .unwrap_or(start - Duration::seconds(1));
+        let found = schedule.preview(from, room);
+        // Fewer times than asked for: the schedule has no more. Else it resumes after the last.
+        let resume_after = found.last().copied().filter(|_| found.len() == room);
+        let times = found
+            .into_iter()
+            .skip_while(|t| *t < start)
+            .take_while(|t| *t <= end)
+            .collect();
+        return (times, resume_after.filter(|last| *last < end));
+    }
+    let mut window = std::collections::VecDeque::with_capacity(room + 1);
+    let mut count = 0;
+    let mut after = start - Duration::seconds(1);
+    while count < MAX_BACKFILL_FIRES {
+        let Some(t) = schedule.next_after(after) else {
+            break;
+        };
+        if t > end || backfill.planned_through.is_some_and(|bound| t >= bound) {
+            break;
+        }
+        after = t;
+        if t < start {
+            continue;
+        }
+        count += 1;
+        window.push_back(t);
+        if window.len() > room {
+            window.pop_front();
+        }
+    }
+    let times: Vec<DateTime<Utc>> = window.into_iter().rev().collect();
+    let next = (count > room).then(|| times.last().copied()).flatten();
+    (times, next)
 }
 
 /// How many more backfill fires the job's window holds.
@@ -444,6 +731,13 @@ mod tests {
         )
     }
 
+    /// Plans backfills of a job none of whose times ran before.
+    fn fill(job: &mut Job, now: DateTime<Utc>, most: usize) -> usize {
+        let plan = plan_backfills(job, now, most, &|_| Some(RunsOfTime::default()));
+        assert!(plan.unknown.is_empty());
+        plan.planned
+    }
+
     fn nominals(job: &Job) -> Vec<String> {
         job.state
             .pending_fires
@@ -507,6 +801,212 @@ mod tests {
             ["2024-01-01T00:10:00+00:00", "2024-01-01T00:11:00+00:00"]
         );
         assert_eq!(job.state.missed_catchup_window, 9);
+    }
+
+    /// An every-minute job whose engine was down from 00:00:30 to 00:10:30, planned with the
+    /// local look-ahead (2 s): 00:01 … 00:10 are late, within a one-hour window.
+    fn after_outage(catchup: serde_json::Value) -> (Job, TickPlan) {
+        let mut job = job_with(
+            json!({"schedule": {"cron": ["* * * * *"]}, "catchup": catchup}),
+            "2024-01-01T00:00:30Z",
+        );
+        let now = at("2024-01-01T00:10:30Z");
+        let plan = plan_tick(&mut job, now, now + Duration::seconds(2), false);
+        (job, plan)
+    }
+
+    #[test]
+    fn catch_up_policy_all_runs_every_late_fire_in_the_window() {
+        let (job, plan) = after_outage(json!({"window": "1h"}));
+        assert_eq!((plan.planned, plan.missed), (10, 0));
+        assert_eq!(nominals(&job)[0], "2024-01-01T00:01:00+00:00");
+    }
+
+    #[test]
+    fn catch_up_policy_latest_runs_only_the_newest_late_fire() {
+        let (job, plan) = after_outage(json!({"policy": "latest", "window": "1h"}));
+        assert_eq!((plan.planned, plan.missed), (1, 9));
+        assert_eq!(nominals(&job), ["2024-01-01T00:10:00+00:00"]);
+        assert_eq!(job.state.missed_catchup_window, 9);
+        assert_eq!(
+            job.state.next_execute_number, 2,
+            "missed fires take no number"
+        );
+        assert_eq!(
+            job.state.last_scheduled_time,
+            Some(at("2024-01-01T00:10:00Z"))
+        );
+    }
+
+    #[test]
+    fn catch_up_policy_skip_runs_no_late_fire() {
+        let (job, plan) = after_outage(json!({"policy": "skip", "window": "1h"}));
+        assert_eq!((plan.planned, plan.missed), (0, 10));
+        // The schedule resumes with the next fire, on time.
+        let mut job = job;
+        let now = at("2024-01-01T00:10:59Z");
+        plan_tick(&mut job, now, now + Duration::seconds(2), false);
+        assert_eq!(nominals(&job), ["2024-01-01T00:11:00+00:00"]);
+    }
+
+    #[test]
+    fn catch_up_max_runs_keeps_the_newest_of_the_burst() {
+        let (job, plan) = after_outage(json!({"window": "1h", "maxRuns": 3}));
+        assert_eq!((plan.planned, plan.missed), (3, 7));
+        assert_eq!(
+            nominals(&job),
+            [
+                "2024-01-01T00:08:00+00:00",
+                "2024-01-01T00:09:00+00:00",
+                "2024-01-01T00:10:00+00:00"
+            ]
+        );
+    }
+
+    /// The window still bounds every policy, and what it misses is counted beside what the
+    /// policy leaves out.
+    #[test]
+    fn the_window_bounds_every_catch_up_policy() {
+        let (job, plan) = after_outage(json!({"policy": "latest", "window": "3m"}));
+        assert_eq!((plan.planned, plan.missed), (1, 9));
+        assert_eq!(nominals(&job), ["2024-01-01T00:10:00+00:00"]);
+    }
+
+    /// Fires within the grace are on time: no policy leaves them out, and they count toward a
+    /// cap as the newest fires due. An every-second job back after a minute: `latest` runs the
+    /// fires of the last ten seconds, which are on time, and none of the late ones.
+    #[test]
+    fn fires_within_the_grace_are_on_time_under_every_policy() {
+        let mut job = job_with(
+            json!({"schedule": {"intervals": ["1s"]}, "catchup": {"policy": "latest", "window": "1h"}}),
+            "2024-01-01T00:00:00Z",
+        );
+        let now = at("2024-01-01T00:01:00Z");
+        let plan = plan_tick(&mut job, now, now + Duration::seconds(2), false);
+        // 00:00:00 … 00:00:49 late (50), 00:00:50 … 00:01:00 on time (11), then the horizon's 2.
+        assert_eq!((plan.missed, plan.planned), (50, 13));
+        assert_eq!(nominals(&job)[0], "2024-01-01T00:00:50+00:00");
+        // The tick's look-ahead widens the grace: on AWS (80 s) none of them is late.
+        let mut job = job_with(
+            json!({"schedule": {"intervals": ["1s"]}, "catchup": {"policy": "skip", "window": "1h"}}),
+            "2024-01-01T00:00:00Z",
+        );
+        let plan = plan_tick(&mut job, now, now + Duration::seconds(80), false);
+        assert_eq!(plan.missed, 0);
+    }
+
+    /// A job whose remaining actions are fewer than the burst runs what `latest` keeps.
+    #[test]
+    fn remaining_actions_count_only_the_fires_the_policy_keeps() {
+        let mut job = job_with(
+            json!({"schedule": {"cron": ["* * * * *"]}, "remainingActions": 1,
+                   "catchup": {"policy": "latest", "window": "1h"}}),
+            "2024-01-01T00:00:30Z",
+        );
+        let now = at("2024-01-01T00:10:30Z");
+        plan_tick(&mut job, now, now + Duration::seconds(2), false);
+        assert_eq!(nominals(&job), ["2024-01-01T00:10:00+00:00"]);
+        assert_eq!(job.state.remaining_actions, Some(0));
+    }
+
+    /// A burst longer than a tick counts is taken over several ticks, each bounded, and what it
+    /// plans is the same: the newest fire.
+    #[test]
+    fn a_long_catch_up_burst_is_bounded_work_per_tick() {
+        let mut job = job_with(
+            json!({"schedule": {"intervals": ["1s"]}, "catchup": {"policy": "latest", "window": "3d"}}),
+            "2024-01-01T00:00:00Z",
+        );
+        let now = at("2024-01-03T00:00:00Z");
+        let mut missed = 0;
+        let mut ticks = 0;
+        while job.state.pending_fires.is_empty() {
+            let started = std::time::Instant::now();
+            missed += plan_tick(&mut job, now, now + Duration::seconds(2), false).missed;
+            assert!(started.elapsed() < std::time::Duration::from_secs(5));
+            ticks += 1;
+        }
+        assert_eq!(ticks, 2, "172,800 fires: 100,000 in the first tick");
+        // Everything before the grace is missed; the ten seconds of grace and the horizon run.
+        assert_eq!(missed, 172_790);
+        assert_eq!(job.state.pending_fires.len(), 13);
+    }
+
+    fn fire_execution(job: &Job, nominal: &str) -> crate::execution::Execution {
+        let nominal = at(nominal);
+        crate::execution::Execution::new(
+            execution_id_for_fire(job.job_id(), 0, nominal),
+            job.job_id().clone(),
+            1,
+            crate::execution::ExecutionState::Enqueued,
+            nominal,
+            job.job_id().to_string(),
+            nominal,
+        )
+        .unwrap()
+    }
+
+    /// At the gate: a fire planned before an outage reaches it after the outage, behind the
+    /// fires planned since. The policy decides against the newer scheduled fires due, waiting or
+    /// already admitted.
+    #[test]
+    fn admission_applies_the_catch_up_policy_to_late_fires() {
+        let look_ahead = Duration::seconds(2);
+        let now = at("2024-01-01T00:10:30Z");
+        let mut job = job_with(
+            json!({"schedule": {"cron": ["* * * * *"]}, "catchup": {"policy": "latest", "window": "1h"}}),
+            "2024-01-01T00:00:30Z",
+        );
+        let old = fire_execution(&job, "2024-01-01T00:01:00Z");
+        job.state
+            .wait_in_line(&old.execution_id, old.scheduled_time);
+        // Alone in line, the late fire is the latest: it runs.
+        assert_eq!(missed_at_admission(&job, &old, now, look_ahead), None);
+        let newer = fire_execution(&job, "2024-01-01T00:10:00Z");
+        job.state
+            .wait_in_line(&newer.execution_id, newer.scheduled_time);
+        assert_eq!(
+            missed_at_admission(&job, &old, now, look_ahead),
+            Some(Missed::Policy {
+                policy: CatchupPolicy::Latest,
+                newer: 1
+            })
+        );
+        assert_eq!(missed_at_admission(&job, &newer, now, look_ahead), None);
+        // A trigger in line is no newer fire; a fire not yet due is none either.
+        job.state.wait_in_line("job-1~t~x", now);
+        job.state
+            .wait_in_line("job-1~20240101T001100Z", at("2024-01-01T00:11:00Z"));
+        // Admitted at once (it simply started), the newer fire still counts.
+        let mut admitted = job.clone();
+        admitted
+            .state
+            .waiting
+            .retain(|w| w.execution_id != newer.execution_id);
+        admitted.state.running.push(newer.execution_id.clone());
+        assert!(missed_at_admission(&admitted, &old, now, look_ahead).is_some());
+        let mut skip = job.clone();
+        skip.definition = job_with(
+            json!({"schedule": {"cron": ["* * * * *"]}, "catchup": {"policy": "skip", "window": "1h"}}),
+            "2024-01-01T00:00:30Z",
+        )
+        .definition;
+        assert!(missed_at_admission(&skip, &newer, now, look_ahead).is_some());
+        let on_time = fire_execution(&job, "2024-01-01T00:10:25Z");
+        assert_eq!(missed_at_admission(&skip, &on_time, now, look_ahead), None);
+        // `all` with no cap: the window alone decides, as before.
+        let mut all = job.clone();
+        all.definition = every_minute().definition;
+        assert_eq!(
+            missed_at_admission(&all, &old, now, look_ahead),
+            Some(Missed::Window {
+                window: crate::duration::Duration::from_secs(60)
+            })
+        );
+        assert_eq!(missed_at_admission(&all, &newer, now, look_ahead), None);
+        // A run holding a slot was admitted in time.
+        job.state.running.push(old.execution_id.clone());
+        assert_eq!(missed_at_admission(&job, &old, now, look_ahead), None);
     }
 
     #[test]
@@ -593,17 +1093,16 @@ mod tests {
             overlap: None,
             requested_at: at("2024-01-01T00:00:40Z"),
             planned_through: None,
+            mode: crate::job::BackfillMode::All,
+            reverse: false,
         });
         let now = at("2024-01-01T00:00:41Z");
-        assert_eq!(plan_backfills(&mut job, now, usize::MAX), 3);
+        assert_eq!(fill(&mut job, now, usize::MAX), 3);
         assert!(job.state.pending_backfills.is_empty());
         let fire = &job.state.pending_fires[0];
         assert_eq!(fire.due, now);
         assert_eq!(fire.overlap, Some(OverlapPolicy::AllowAll));
-        assert_eq!(
-            fire.execution_id,
-            "job-1~20231231T235700Z~b20240101T000040000Z"
-        );
+        assert_eq!(fire.execution_id, "job-1~20231231T235700Z~r1");
     }
 
     /// A backfill larger than the window is planned a window at a time, each once the runs
@@ -618,14 +1117,16 @@ mod tests {
             overlap: Some(OverlapPolicy::BufferAll),
             requested_at: at("2024-01-01T00:00:40Z"),
             planned_through: None,
+            mode: crate::job::BackfillMode::All,
+            reverse: false,
         });
         let now = at("2024-01-01T00:00:41Z");
         let mut nominals = Vec::new();
         let mut windows = Vec::new();
         loop {
-            let planned = plan_backfills(&mut job, now, usize::MAX);
+            let planned = fill(&mut job, now, usize::MAX);
             // Nothing more while the window's runs wait.
-            assert_eq!(plan_backfills(&mut job, now, usize::MAX), 0);
+            assert_eq!(fill(&mut job, now, usize::MAX), 0);
             assert!(!backfill_has_room(&job, 1));
             if planned == 0 {
                 break;
@@ -646,6 +1147,159 @@ mod tests {
         assert_eq!(job.state.next_execute_number, 1001);
     }
 
+    fn hourly_backfill(job: &mut Job, mode: crate::job::BackfillMode, reverse: bool) {
+        job.state.pending_backfills.push(crate::job::Backfill {
+            start_time: at("2023-12-31T20:00:00Z"),
+            end_time: at("2023-12-31T23:00:00Z"),
+            overlap: None,
+            requested_at: at("2024-01-01T00:00:40Z"),
+            planned_through: None,
+            mode,
+            reverse,
+        });
+    }
+
+    /// What ran of the hours 20:00 … 23:00: 20:00 succeeded on schedule, 21:00 never ran, 22:00
+    /// failed and its re-run failed too, 23:00 failed on schedule and was re-run successfully.
+    fn history(t: DateTime<Utc>) -> Option<RunsOfTime> {
+        use crate::execution::ExecutionState::*;
+        let (reruns, latest) = match t.format("%H").to_string().as_str() {
+            "20" => (0, Some(Succeeded)),
+            "21" => (0, None),
+            "22" => (1, Some(Terminated)),
+            _ => (1, Some(Succeeded)),
+        };
+        Some(RunsOfTime { reruns, latest })
+    }
+
+    fn planned_ids(job: &Job) -> Vec<&str> {
+        job.state
+            .pending_fires
+            .iter()
+            .map(|f| f.execution_id.as_str())
+            .collect()
+    }
+
+    /// `missing` runs the times with no run, `failed` those whose latest run is `Terminated`,
+    /// `all` every one; each run takes its time's next number.
+    #[test]
+    fn a_backfill_mode_selects_times_by_what_ran() {
+        use crate::job::BackfillMode;
+        let now = at("2024-01-01T00:00:41Z");
+        let every_hour = || {
+            job_with(
+                json!({"schedule": {"cron": ["0 * * * *"]}}),
+                "2024-01-01T00:00:30Z",
+            )
+        };
+        for (mode, expected) in [
+            (
+                BackfillMode::All,
+                vec![
+                    "job-1~20231231T200000Z~r1",
+                    "job-1~20231231T210000Z~r1",
+                    "job-1~20231231T220000Z~r2",
+                    "job-1~20231231T230000Z~r2",
+                ],
+            ),
+            (BackfillMode::Missing, vec!["job-1~20231231T210000Z~r1"]),
+            (BackfillMode::Failed, vec!["job-1~20231231T220000Z~r2"]),
+        ] {
+            let mut job = every_hour();
+            hourly_backfill(&mut job, mode, false);
+            let plan = plan_backfills(&mut job, now, usize::MAX, &history);
+            assert_eq!(planned_ids(&job), expected, "{mode}");
+            assert_eq!(plan.planned, expected.len());
+            assert!(job.state.pending_backfills.is_empty());
+            let numbers: Vec<u64> = job
+                .state
+                .pending_fires
+                .iter()
+                .map(|f| f.execute_number)
+                .collect();
+            assert_eq!(
+                numbers,
+                (1..=expected.len() as u64).collect::<Vec<_>>(),
+                "{mode}"
+            );
+        }
+        // A second request for the same times, planned before the first's runs exist, takes
+        // the next numbers; in mode missing it finds the first's runs and adds none.
+        let mut job = every_hour();
+        hourly_backfill(&mut job, BackfillMode::All, false);
+        hourly_backfill(&mut job, BackfillMode::All, true);
+        hourly_backfill(&mut job, BackfillMode::Missing, false);
+        plan_backfills(&mut job, now, usize::MAX, &|_| Some(RunsOfTime::default()));
+        assert_eq!(
+            planned_ids(&job),
+            [
+                "job-1~20231231T200000Z~r1",
+                "job-1~20231231T210000Z~r1",
+                "job-1~20231231T220000Z~r1",
+                "job-1~20231231T230000Z~r1",
+                "job-1~20231231T230000Z~r2",
+                "job-1~20231231T220000Z~r2",
+                "job-1~20231231T210000Z~r2",
+                "job-1~20231231T200000Z~r2",
+            ]
+        );
+    }
+
+    /// The planner asks for what it does not know, a window at a time, and changes nothing for
+    /// that window; once told, it plans it.
+    #[test]
+    fn a_backfill_asks_for_the_runs_of_the_times_it_does_not_know() {
+        let mut job = every_minute();
+        backfill_of_minutes(&mut job, 100, None);
+        let now = at("2024-01-01T00:00:41Z");
+        let known = |t: DateTime<Utc>| (t < at("2023-12-30T00:10:00Z")).then(RunsOfTime::default);
+        let before = job.clone();
+        let plan = plan_backfills(&mut job, now, 20, &known);
+        assert_eq!(plan.planned, 0);
+        assert_eq!(
+            plan.unknown.len(),
+            10,
+            "00:10 … 00:19 of the window 00:00 … 00:19"
+        );
+        assert_eq!(plan.unknown[0], at("2023-12-30T00:10:00Z"));
+        assert_eq!(job, before);
+        assert_eq!(fill(&mut job, now, 20), 20);
+        assert_eq!(
+            job.state.pending_backfills[0].planned_through,
+            Some(at("2023-12-30T00:19:00Z"))
+        );
+    }
+
+    /// In reverse, windows are planned from the end of the range, newest first, every time once.
+    #[test]
+    fn a_reverse_backfill_is_planned_newest_first() {
+        let mut job = every_minute();
+        backfill_of_minutes(&mut job, 100, Some(OverlapPolicy::BufferAll));
+        job.state.pending_backfills[0].reverse = true;
+        let now = at("2024-01-01T00:00:41Z");
+        let mut nominals = Vec::new();
+        let mut windows = Vec::new();
+        loop {
+            let planned = fill(&mut job, now, 30);
+            if planned == 0 {
+                break;
+            }
+            windows.push(planned);
+            nominals.extend(
+                std::mem::take(&mut job.state.pending_fires)
+                    .into_iter()
+                    .map(|f| f.nominal),
+            );
+        }
+        assert_eq!(windows, [30, 30, 30, 10]);
+        let expected: Vec<DateTime<Utc>> = (0..100)
+            .rev()
+            .map(|m| at("2023-12-30T00:00:00Z") + Duration::minutes(m))
+            .collect();
+        assert_eq!(nominals, expected);
+        assert!(job.state.pending_backfills.is_empty());
+    }
+
     fn backfill_of_minutes(job: &mut Job, minutes: i64, overlap: Option<OverlapPolicy>) {
         let start = at("2023-12-30T00:00:00Z");
         job.state.pending_backfills.push(crate::job::Backfill {
@@ -654,6 +1308,8 @@ mod tests {
             overlap,
             requested_at: at("2024-01-01T00:00:40Z"),
             planned_through: None,
+            mode: crate::job::BackfillMode::All,
+            reverse: false,
         });
     }
 
@@ -665,14 +1321,14 @@ mod tests {
         let mut job = every_minute();
         backfill_of_minutes(&mut job, 1000, None);
         let now = at("2024-01-01T00:00:41Z");
-        assert_eq!(plan_backfills(&mut job, now, 20), 20);
+        assert_eq!(fill(&mut job, now, 20), 20);
         assert!(backfill_has_room(&job, 20));
         let fires = std::mem::take(&mut job.state.pending_fires);
         let admitted = line_up(&mut job, &fires, now);
         assert_eq!(admitted.len(), 20, "AllowAll runs due now all start");
         assert_eq!(job.state.running.len(), 20);
         assert!(job.state.waiting.is_empty());
-        while plan_backfills(&mut job, now, 20) > 0 {
+        while fill(&mut job, now, 20) > 0 {
             let fires = std::mem::take(&mut job.state.pending_fires);
             line_up(&mut job, &fires, now);
         }
@@ -683,7 +1339,7 @@ mod tests {
         }
         assert!(backfill_has_room(&job, 40));
         assert!(!backfill_has_room(&job, 41));
-        assert_eq!(plan_backfills(&mut job, now, usize::MAX), 40);
+        assert_eq!(fill(&mut job, now, usize::MAX), 40);
     }
 
     /// Runs due now are admitted in line order while they simply start; the first that would
@@ -694,7 +1350,7 @@ mod tests {
         let mut job = every_minute();
         backfill_of_minutes(&mut job, 3, Some(OverlapPolicy::Skip));
         let now = at("2024-01-01T00:00:41Z");
-        plan_backfills(&mut job, now, usize::MAX);
+        fill(&mut job, now, usize::MAX);
         let fires = std::mem::take(&mut job.state.pending_fires);
         let admitted = line_up(&mut job, &fires, now);
         assert_eq!(admitted, [fires[0].execution_id.clone()]);

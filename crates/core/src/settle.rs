@@ -136,7 +136,7 @@ pub fn settle_attempt(
                     definition,
                     &code,
                     &execution.run.retries,
-                    execution.scheduled_time,
+                    execution.due_at(),
                     now,
                 )
             } else {

@@ -641,3 +641,81 @@ async fn fifty_parallel_triggers_of_one_job_all_succeed() {
     }
     assert_eq!(numbers.len(), 50, "distinct execute numbers: {numbers:?}");
 }
+
+/// Issue 15's backfill modes on DynamoDB, through the API and tick handlers: a time's runs are
+/// read by id in batches (`BatchGetItem`), so after an `all` backfill of one time, `missing` runs
+/// only the other times, as their first re-runs, newest first; then nothing is missing or failed.
+/// (`BufferAll`: under `AllowAll` the runs finish together, and the dispatch step that settles
+/// them overflows a 2 MiB worker stack in a debug build; main does the same.)
+#[tokio::test(flavor = "multi_thread")]
+async fn a_missing_backfill_reads_each_times_runs_by_id() {
+    let _moto = need_moto!();
+    let Some(rig) = rig(at("2030-01-01T00:00:30Z")).await else {
+        return;
+    };
+    // Yearly: its next fire is far beyond the tick's horizon, so nothing but the backfills runs.
+    let mut yearly = job(rig.port);
+    yearly["schedule"] = json!({"cron": ["0 0 1 1 *"]});
+    let (status, body) = rig.api("POST", "/jobs/filled", Some(yearly)).await;
+    assert_eq!(status, 200, "{body}");
+    let tick: Value = serde_json::from_str(&fixture("tick.json")).expect("JSON");
+    let one = json!({"startTime": "2028-01-01T00:00:00Z", "endTime": "2028-01-01T00:00:00Z"});
+    let (status, answer) = rig.api("POST", "/jobs/filled/backfill", Some(one)).await;
+    assert_eq!((status, &answer["count"]), (200, &json!(1)), "{answer}");
+    handlers::tick(&rig.sundial, &tick).await.expect("tick");
+    rig.drain_dispatch_quiet().await;
+    assert_eq!(rig.target.received("/run/filled").len(), 1);
+
+    let range = json!({"startTime": "2026-01-01T00:00:00Z", "endTime": "2029-12-31T00:00:00Z",
+                       "mode": "missing", "reverse": true, "overlap": "BufferAll"});
+    let mut dry = range.clone();
+    dry["dryRun"] = json!(true);
+    let (status, answer) = rig
+        .api("POST", "/jobs/filled/backfill", Some(dry.clone()))
+        .await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(
+        answer["times"],
+        json!([
+            "2029-01-01T00:00:00+00:00",
+            "2027-01-01T00:00:00+00:00",
+            "2026-01-01T00:00:00+00:00"
+        ])
+    );
+    let (status, answer) = rig.api("POST", "/jobs/filled/backfill", Some(range)).await;
+    assert_eq!((status, &answer["count"]), (200, &json!(3)), "{answer}");
+    handlers::tick(&rig.sundial, &tick).await.expect("tick");
+    rig.drain_dispatch_quiet().await;
+    let runs: Vec<String> = rig
+        .target
+        .received("/run/filled")
+        .iter()
+        .map(|r| r.body["scheduled"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(
+        runs,
+        [
+            "2028-01-01T00:00:00Z",
+            "2029-01-01T00:00:00Z",
+            "2027-01-01T00:00:00Z",
+            "2026-01-01T00:00:00Z"
+        ]
+    );
+    let ids: Vec<String> = rig
+        .executions("filled")
+        .await
+        .iter()
+        .map(|e| e["executionId"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert!(
+        ids.contains(&"filled~20260101T000000Z~r1".to_string()),
+        "{ids:?}"
+    );
+    for mode in ["missing", "failed"] {
+        dry["mode"] = json!(mode);
+        let (_, answer) = rig
+            .api("POST", "/jobs/filled/backfill", Some(dry.clone()))
+            .await;
+        assert_eq!(answer["count"], 0, "{mode}: {answer}");
+    }
+}

@@ -63,10 +63,16 @@ pub(super) async fn run(command: JobCommand, context: &Context) -> Result<(), Cl
             }
             definition::apply(&mut body, &args.definition)?;
             let body = Value::Object(body);
-            let answer = client
-                .call(Request::post(&["jobs", &job_id, "update"], Some(&body)))
-                .await?;
+            let path = ["jobs", job_id.as_str(), "update"];
+            let request =
+                Request::post(&path, Some(&body)).query("dryRun", args.dry_run.then_some("true"));
+            let answer = client.call(request).await?;
             context.warn(&answer);
+            if args.dry_run {
+                return context.show(&answer, || {
+                    views::update_preview(&job_id, &answer, context.style)
+                });
+            }
             context.show(&answer, || {
                 match answer.get("executionId").and_then(Value::as_str) {
                     Some(id) => format!("Updated job {job_id}; it runs now as execution {id}.\n"),
@@ -121,6 +127,8 @@ pub(super) async fn run(command: JobCommand, context: &Context) -> Result<(), Cl
             let path = ["jobs", args.job_id.as_str(), "trigger"];
             let request = Request::post(&path, arguments.as_ref())
                 .query("overlap", args.overlap.map(|o| o.name()))
+                .query("scheduledTime", args.scheduled_time.as_deref())
+                .query("delay", args.delay.as_deref())
                 .header("Idempotency-Key", args.idempotency_key);
             let answer = client.call(request).await?;
             let execution_id = answer
@@ -139,8 +147,13 @@ pub(super) async fn run(command: JobCommand, context: &Context) -> Result<(), Cl
                 return execution::watch(context, &execution_id, poll).await;
             }
             context.show(&answer, || {
+                let due = args
+                    .delay
+                    .as_deref()
+                    .map(|delay| format!("; it starts in {delay}"))
+                    .unwrap_or_default();
                 format!(
-                    "Triggered {}: execution {execution_id} (run #{}).\n",
+                    "Triggered {}: execution {execution_id} (run #{}){due}.\n",
                     args.job_id,
                     answer.get("executeNumber").unwrap_or(&Value::Null)
                 )
@@ -148,8 +161,19 @@ pub(super) async fn run(command: JobCommand, context: &Context) -> Result<(), Cl
         }
         JobCommand::Backfill(args) => {
             let mut body = json!({"startTime": args.from, "endTime": args.to});
-            if let (Some(overlap), Some(map)) = (args.overlap, body.as_object_mut()) {
-                map.insert("overlap".into(), Value::from(overlap.name()));
+            if let Some(map) = body.as_object_mut() {
+                if let Some(overlap) = args.overlap {
+                    map.insert("overlap".into(), Value::from(overlap.name()));
+                }
+                if let Some(mode) = args.mode {
+                    map.insert("mode".into(), Value::from(mode.name()));
+                }
+                if args.reverse {
+                    map.insert("reverse".into(), Value::Bool(true));
+                }
+                if args.dry_run {
+                    map.insert("dryRun".into(), Value::Bool(true));
+                }
             }
             let answer = client
                 .call(Request::post(
@@ -158,6 +182,9 @@ pub(super) async fn run(command: JobCommand, context: &Context) -> Result<(), Cl
                 ))
                 .await?;
             context.show(&answer, || {
+                if args.dry_run {
+                    return views::backfill_preview(&args.job_id, &answer, context.style);
+                }
                 format!(
                     "Backfill of {}: {} fire times from {} to {} will run.\n",
                     args.job_id,

@@ -568,6 +568,83 @@ pub(crate) fn timers_sync(service: &str, answer: &Value, style: Style) -> String
     format!("Timers of {service} reconciled:\n{}", table.render(style))
 }
 
+/// `sundial job backfill --dry-run`: the times that would run, in the order they would.
+pub(crate) fn backfill_preview(job_id: &str, answer: &Value, style: Style) -> String {
+    let times = list(answer, "times");
+    if times.is_empty() {
+        return format!(
+            "Backfill of {job_id} (dry run, nothing recorded): no fire time would run.\n"
+        );
+    }
+    let mut table = Table::new(&["#", "FIRE TIME"]);
+    for (i, time) in times.iter().enumerate() {
+        table.row(vec![
+            (i + 1).to_string().into(),
+            or_dash(text_of(time)).into(),
+        ]);
+    }
+    format!(
+        "Backfill of {job_id} (dry run, nothing recorded): {} fire times would run, in this order:\n{}",
+        times.len(),
+        table.render(style)
+    )
+}
+
+/// `sundial job update --dry-run`: the next fire times before and after, and the runs not yet
+/// started the change would affect.
+pub(crate) fn update_preview(job_id: &str, answer: &Value, style: Style) -> String {
+    let next = answer.get("nextFireTimes").cloned().unwrap_or(Value::Null);
+    let (before, after) = (list(&next, "before"), list(&next, "after"));
+    let mut out = format!("Dry run: job {job_id} was not changed, and nothing ran.\n\n");
+    let mut times = Table::new(&["NEXT FIRE TIMES NOW", "WITH THE CHANGE"]);
+    for i in 0..before.len().max(after.len()) {
+        let cell = |list: &[Value]| or_dash(list.get(i).map(text_of).unwrap_or_default());
+        times.row(vec![cell(&before).into(), cell(&after).into()]);
+    }
+    if before.is_empty() && after.is_empty() {
+        out.push_str("No fire time ahead, now or with the change.\n");
+    } else {
+        out.push_str(&times.render(style));
+    }
+    let runs = list(answer, "affectedRuns");
+    if runs.is_empty() {
+        out.push_str("\nNo run waiting to start is affected.\n");
+        return out;
+    }
+    out.push_str(&format!(
+        "\nRuns not yet started that the change affects ({}):\n",
+        runs.len()
+    ));
+    let mut table = Table::new(&["EXECUTION ID", "PLACE", "STATE", "SCHEDULED", "CHANGE"]);
+    for run in &runs {
+        let state = or_dash(text(run, "state"));
+        for (i, change) in list(run, "changes").iter().enumerate() {
+            let first = i == 0;
+            let cell = |text: String| Cell::from(if first { text } else { String::new() });
+            table.row(vec![
+                cell(text(run, "executionId")),
+                cell(text(run, "place")),
+                if first {
+                    state_cell(state.clone())
+                } else {
+                    "".into()
+                },
+                cell(text(run, "scheduledTime")),
+                text_of(change).into(),
+            ]);
+        }
+    }
+    out.push_str(&table.render(style));
+    out
+}
+
+/// A JSON value as text: a string as it is, anything else as JSON.
+fn text_of(value: &Value) -> String {
+    value
+        .as_str()
+        .map_or_else(|| value.to_string(), str::to_string)
+}
+
 #[cfg(test)]
 #[path = "views_tests.rs"]
 mod tests;

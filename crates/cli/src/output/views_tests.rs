@@ -245,3 +245,34 @@ fn schedule_summaries() {
         assert_eq!(schedule_summary(&job), summary, "{job}");
     }
 }
+
+#[test]
+fn backfill_and_update_previews() {
+    let backfill = json!({"resp_code": 200, "resp_msg": null, "count": 3, "dryRun": true, "times": [
+        "2026-10-29T06:00:00+00:00", "2026-10-28T06:00:00+00:00", "2026-10-27T06:00:00+00:00"
+    ]});
+    let none = json!({"resp_code": 200, "resp_msg": null, "count": 0, "dryRun": true, "times": []});
+    let update = json!({
+        "resp_code": 200, "resp_msg": null, "dryRun": true,
+        "nextFireTimes": {
+            "before": ["2026-10-31T01:30:00-04:00", "2026-11-01T01:30:00-04:00"],
+            "after": ["2026-10-31T07:30:00+01:00"]
+        },
+        "affectedRuns": [
+            {"executionId": "nightly-export~20261030T053000Z", "place": "waiting", "state": "Scheduled",
+             "scheduledTime": "2026-10-30T05:30:00Z",
+             "changes": ["overlap: BufferOne → Skip", "schedule: 2026-10-30T05:30:00+00:00 is not a fire time of the new schedule; the run still runs"]},
+            {"executionId": "nightly-export~20261031T053000Z", "place": "planned", "state": null,
+             "scheduledTime": "2026-10-31T05:30:00Z", "changes": ["timeoutSeconds: changed; the run uses the new value"]}
+        ]
+    });
+    let nothing = json!({"resp_code": 200, "resp_msg": null, "dryRun": true,
+        "nextFireTimes": {"before": [], "after": []}, "affectedRuns": []});
+    assert_snapshot!(format!(
+        "{}\n{}\n{}\n{}",
+        backfill_preview("nightly-export", &backfill, plain()),
+        backfill_preview("nightly-export", &none, plain()),
+        update_preview("nightly-export", &update, plain()),
+        update_preview("nightly-export", &nothing, plain()),
+    ));
+}

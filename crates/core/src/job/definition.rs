@@ -11,7 +11,10 @@ use super::limits::{
     MAX_CREATOR_BYTES, MAX_DEFINITION_BYTES, MAX_JOB_NAME_BYTES, MAX_NON_RETRYABLE_ERRORS,
     MAX_NOTIFICATIONS, MAX_REQUESTS, MAX_RETRY_RULES, MAX_SENSITIVE_HEADERS,
 };
-use super::policy::{OverlapPolicy, ParentClosePolicy, Qos, RetryPolicy, RetryRule, Timeouts};
+use super::policy::{
+    Catchup, CatchupPolicy, OverlapPolicy, ParentClosePolicy, Qos, RetryPolicy, RetryRule,
+    Timeouts, MAX_CATCHUP_RUNS,
+};
 use super::{Action, FieldError, HttpTemplate, JobId, NotificationRule, RequestStep, Target};
 use crate::duration::Duration;
 use crate::spec::Schedule;
@@ -41,6 +44,7 @@ const FIELDS: &[&str] = &[
     "overlap",
     "maxConcurrency",
     "catchupWindow",
+    "catchup",
     "pauseOnFailure",
     "remainingActions",
     "retryPolicy",
@@ -100,7 +104,7 @@ pub struct JobDefinition {
     parent_job_execution: Option<u64>,
     overlap: OverlapPolicy,
     max_concurrency: Option<u32>,
-    catchup_window: Duration,
+    catchup: Catchup,
     pause_on_failure: bool,
     remaining_actions: Option<u64>,
     retry_policy: Option<RetryPolicy>,
@@ -245,12 +249,7 @@ impl JobDefinition {
             None if overlap == OverlapPolicy::AllowAll => None,
             None => Some(1),
         };
-        let catchup_window = obj
-            .duration(
-                "catchupWindow",
-                Duration::from_secs(MIN_CATCHUP_WINDOW_SECS),
-            )?
-            .unwrap_or(Duration::from_secs(DEFAULT_CATCHUP_WINDOW_SECS));
+        let catchup = parse_catchup(&obj)?;
         let pause_on_failure = obj.bool("pauseOnFailure")?.unwrap_or(false);
         let remaining_actions = obj.uint("remainingActions", 0, MAX_COUNT)?;
         let retry_policy = obj
@@ -306,7 +305,7 @@ impl JobDefinition {
             parent_job_execution,
             overlap,
             max_concurrency,
-            catchup_window,
+            catchup,
             pause_on_failure,
             remaining_actions,
             retry_policy,
@@ -467,9 +466,14 @@ impl JobDefinition {
         self.max_concurrency
     }
 
-    /// `catchupWindow` (default 1 minute, at least 10 s).
+    /// `catchup.window`, or `catchupWindow` (default 1 minute, at least 10 s).
     pub fn catchup_window(&self) -> Duration {
-        self.catchup_window
+        self.catchup.window
+    }
+
+    /// `catchup`: the catch-up policy, window and cap (docs/engine.md, "Catch-up").
+    pub fn catchup(&self) -> &Catchup {
+        &self.catchup
     }
 
     /// `pauseOnFailure`.
@@ -583,6 +587,63 @@ fn parse_when(obj: &Obj<'_>, created_at: DateTime<Utc>) -> Result<When, FieldErr
         (Some(timer), None) => compile_timer(timer, created_at).map(from_plan),
         (None, None) => compile_timer(&Value::Null, created_at).map(from_plan),
     }
+}
+
+/// `catchup` `{policy, window, maxRuns}` beside the older `catchupWindow`, which stays a way to
+/// give the window: both may be given only when they agree.
+fn parse_catchup(obj: &Obj<'_>) -> Result<Catchup, FieldError> {
+    let min = Duration::from_secs(MIN_CATCHUP_WINDOW_SECS);
+    let legacy = obj.duration("catchupWindow", min)?;
+    let Some(value) = obj.get("catchup") else {
+        return Ok(Catchup {
+            policy: CatchupPolicy::default(),
+            window: legacy.unwrap_or(Duration::from_secs(DEFAULT_CATCHUP_WINDOW_SECS)),
+            max_runs: None,
+        });
+    };
+    let path = obj.path("catchup");
+    let catchup = Obj::new(value, &path, &["policy", "window", "maxRuns"])?;
+    let policy = match catchup.string("policy", 64)? {
+        None => CatchupPolicy::default(),
+        Some(text) => CatchupPolicy::parse(text).ok_or_else(|| {
+            err(
+                catchup.path("policy"),
+                format!("expected skip, latest or all, got {}", quote(text)),
+            )
+        })?,
+    };
+    let window = match (catchup.duration("window", min)?, legacy) {
+        (Some(window), Some(legacy)) if window != legacy => {
+            return Err(err(
+                catchup.path("window"),
+                format!(
+                    "{window} disagrees with catchupWindow {legacy}; give the window once (catchup.window), or the same value in both"
+                ),
+            ))
+        }
+        (Some(window), _) => window,
+        (None, legacy) => legacy.unwrap_or(Duration::from_secs(DEFAULT_CATCHUP_WINDOW_SECS)),
+    };
+    let max_runs = catchup.uint32("maxRuns", 1, MAX_CATCHUP_RUNS)?;
+    if max_runs.is_some() && policy != CatchupPolicy::All {
+        return Err(err(
+            catchup.path("maxRuns"),
+            format!(
+                "only applies to policy \"all\": policy {} runs {} of the late fires",
+                quote(policy.name()),
+                if policy == CatchupPolicy::Latest {
+                    "the newest"
+                } else {
+                    "none"
+                }
+            ),
+        ));
+    }
+    Ok(Catchup {
+        policy,
+        window,
+        max_runs,
+    })
 }
 
 /// `sensitiveHeaders`: a list of header names (RFC 9110 tokens).

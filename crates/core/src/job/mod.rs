@@ -42,7 +42,10 @@ pub use http::{
     IDEMPOTENCY_KEY_HEADER, RESERVED_HEADERS,
 };
 pub use id::{JobId, ServiceName};
-pub use policy::{OverlapPolicy, ParentClosePolicy, Qos, RetryPolicy, RetryRule, Timeouts};
+pub use policy::{
+    BackfillMode, Catchup, CatchupPolicy, OverlapPolicy, ParentClosePolicy, Qos, RetryPolicy,
+    RetryRule, Timeouts, MAX_CATCHUP_RUNS,
+};
 pub use redact::{
     is_sensitive_header, keep_redacted, listed_sensitive_headers, redact_job_body, REDACTED,
     SENSITIVE_HEADERS, SENSITIVE_NAME_PARTS,

@@ -174,3 +174,144 @@ pub struct Timeouts {
     /// Longest gap between progress reports of an async run.
     pub heartbeat: Option<Duration>,
 }
+
+/// The largest `catchup.maxRuns`: one tick's planning ([`crate::plan::MAX_FIRES_PER_TICK`]) and
+/// one job's buffer ([`crate::plan::MAX_BUFFERED`]) hold a burst this large. Kubernetes refuses to
+/// catch up past 100 missed schedules; Temporal buffers about 1,000 starts.
+pub const MAX_CATCHUP_RUNS: u32 = 1000;
+
+/// `catchup.policy`: which of the fires an engine reaches late still run (docs/engine.md,
+/// "Catch-up"). Fires older than the window never run, whatever the policy.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum CatchupPolicy {
+    /// None of the late fires: the schedule resumes with the fires that are on time.
+    Skip,
+    /// Only the most recent fire that is due (Kubernetes CronJob's behaviour).
+    Latest,
+    /// Every fire in the window, or the newest `maxRuns` of those due (Temporal's behaviour; the
+    /// default).
+    #[default]
+    All,
+}
+
+impl CatchupPolicy {
+    /// Every policy, in the order of the docs.
+    pub const ALL: [CatchupPolicy; 3] = [
+        CatchupPolicy::Skip,
+        CatchupPolicy::Latest,
+        CatchupPolicy::All,
+    ];
+
+    /// The name used in JSON: `skip`, `latest`, `all`.
+    pub fn name(self) -> &'static str {
+        match self {
+            CatchupPolicy::Skip => "skip",
+            CatchupPolicy::Latest => "latest",
+            CatchupPolicy::All => "all",
+        }
+    }
+
+    /// Reads a policy name, ignoring case.
+    pub fn parse(text: &str) -> Option<CatchupPolicy> {
+        CatchupPolicy::ALL
+            .into_iter()
+            .find(|p| p.name().eq_ignore_ascii_case(text.trim()))
+    }
+}
+
+impl fmt::Display for CatchupPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// `catchup` (and the older `catchupWindow`): how a job catches up on fires its engine reached
+/// late, after an outage or a tick that fell behind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Catchup {
+    /// Which late fires run.
+    pub policy: CatchupPolicy,
+    /// Fires older than this when reached never run (default 1 minute, at least 10 s).
+    pub window: Duration,
+    /// With policy `all`, at most this many of the fires due at once run: the newest. `None`
+    /// for no cap beyond the window.
+    pub max_runs: Option<u32>,
+}
+
+impl Catchup {
+    /// How many of the fires due at once may run, the newest ones, when some of them are late:
+    /// 0 for `skip`, 1 for `latest`, `maxRuns` for `all` (`None`: every one).
+    pub fn cap(&self) -> Option<usize> {
+        match self.policy {
+            CatchupPolicy::Skip => Some(0),
+            CatchupPolicy::Latest => Some(1),
+            CatchupPolicy::All => self
+                .max_runs
+                .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+        }
+    }
+}
+
+/// `mode` of a backfill: which fire times of its ranges run (Airflow 3's reprocess behaviours).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BackfillMode {
+    /// Every time, whatever ran before (the default).
+    #[default]
+    All,
+    /// Only times with no run at all: no scheduled run, no run of an earlier backfill.
+    Missing,
+    /// Only times whose latest run ended `Terminated` (it failed for good or timed out).
+    Failed,
+}
+
+impl BackfillMode {
+    /// Every mode, in the order of the docs.
+    pub const ALL: [BackfillMode; 3] = [
+        BackfillMode::All,
+        BackfillMode::Missing,
+        BackfillMode::Failed,
+    ];
+
+    /// The name used in JSON: `all`, `missing`, `failed`.
+    pub fn name(self) -> &'static str {
+        match self {
+            BackfillMode::All => "all",
+            BackfillMode::Missing => "missing",
+            BackfillMode::Failed => "failed",
+        }
+    }
+
+    /// Reads a mode name, ignoring case.
+    pub fn parse(text: &str) -> Option<BackfillMode> {
+        BackfillMode::ALL
+            .into_iter()
+            .find(|m| m.name().eq_ignore_ascii_case(text.trim()))
+    }
+
+    /// Whether a time whose runs are `runs` is run again in this mode.
+    pub fn selects(self, runs: &crate::plan::RunsOfTime) -> bool {
+        match self {
+            BackfillMode::All => true,
+            BackfillMode::Missing => runs.latest.is_none(),
+            BackfillMode::Failed => {
+                runs.latest == Some(crate::execution::ExecutionState::Terminated)
+            }
+        }
+    }
+
+    fn is_all(&self) -> bool {
+        *self == BackfillMode::All
+    }
+}
+
+impl fmt::Display for BackfillMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// For `#[serde(skip_serializing_if)]`: the default mode is not stored.
+pub(crate) fn is_all_mode(mode: &BackfillMode) -> bool {
+    mode.is_all()
+}

@@ -26,13 +26,20 @@ pub struct Backfill {
     pub requested_at: DateTime<Utc>,
     /// The last time already planned: a backfill is planned window by window
     /// ([`crate::plan::BACKFILL_WINDOW`]) and resumes after this time. `None` before its first
-    /// window.
+    /// window. A `reverse` backfill is planned from its end, and this is the earliest time
+    /// planned: it resumes before it.
     #[serde(
         default,
         with = "option_rfc3339",
         skip_serializing_if = "Option::is_none"
     )]
     pub planned_through: Option<DateTime<Utc>>,
+    /// Which times of the range run: all, those with no run, those whose latest run failed.
+    #[serde(default, skip_serializing_if = "super::policy::is_all_mode")]
+    pub mode: super::BackfillMode,
+    /// Newest first: the windows are planned from the end of the range.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reverse: bool,
 }
 
 /// A job's mutable state: pause notes, limits, counters and the last outcome (docs/engine.md's schedule
@@ -238,6 +245,19 @@ impl Job {
             .last_scheduled_time
             .map_or(created, |last| last.max(created));
         schedule.next_after(after)
+    }
+
+    /// Replaces the definition with `definition` (`POST /jobs/{jobId}/update`), keeping the
+    /// state and history: a changed `remainingActions` restarts that count (otherwise the count so
+    /// far stands), and a body that resumes the job (its `active`, default 1) keeps no pause note.
+    pub fn apply_definition(&mut self, definition: JobDefinition) {
+        if definition.remaining_actions() != self.definition.remaining_actions() {
+            self.state.remaining_actions = definition.remaining_actions();
+        }
+        if definition.active() {
+            self.state.paused_notes = None;
+        }
+        self.definition = definition;
     }
 
     /// Pauses the job with a note saying why (docs/engine.md's pause with notes).

@@ -6,11 +6,13 @@ use axum::Json;
 use serde_json::Value;
 
 use super::extract::{JsonBody, Params, PathParams};
+use sundial_core::change::RunPlace as CorePlace;
+
 use super::schema::{
-    Created, Envelope, ErrorEnvelope, Job, JobDefinition, JobListQuery, JobPath, JobsPage, Notes,
-    Updated,
+    AffectedRun, Created, Envelope, ErrorEnvelope, FireTimesBeforeAfter, Job, JobDefinition,
+    JobListQuery, JobPath, JobsPage, Notes, RunPlace, UpdateAnswer, UpdatePreview, Updated,
 };
-use super::{page_of, ApiError, ApiResult, AppState};
+use super::{bool_param, page_of, ApiError, ApiResult, AppState};
 use crate::app::parse_job_id;
 use crate::ports::store::{JobFilter, JobOrder, Store};
 
@@ -171,17 +173,22 @@ pub(super) async fn delete_job_seed002<S: Store>(
 }
 
 /// Replaces a job's definition, keeping its state, counters and history, then runs it once now
-/// (docs/api.md's "update and run").
+/// (docs/api.md's "update and run"). With `?dryRun=true` it writes nothing and runs nothing, and
+/// answers what the change would do: the next fire times before and after, and the runs not yet
+/// started it would affect.
 #[utoipa::path(
     post,
     path = "/jobs/{jobId}/update",
     tag = "jobs",
-    params(JobPath),
+    params(
+        JobPath,
+        ("dryRun" = Option<String>, Query, description = "`true`/`false`/`1`/`0`, or bare for true (default false): only preview the change; nothing is written and nothing runs.", pattern = "^(|true|false|1|0)$"),
+    ),
     request_body(content = JobDefinition, description = "The whole job, as for create. A secret header sent back as `\"***\"` keeps its stored value."),
     responses(
-        (status = 200, description = "Updated; the run it started.", body = Updated,
+        (status = 200, description = "Updated, and the run it started; with `dryRun`, what the change would do.", body = UpdateAnswer,
             links(("get_execution" = (operation_id = "get_execution", parameters(("id" = "$response.body#/executionId")))))),
-        (status = 400, description = "The definition is invalid (the message names the field), the body is not JSON, or `jobId` is malformed.", body = ErrorEnvelope),
+        (status = 400, description = "The definition is invalid (the message names the field), `dryRun` is not a boolean, a parameter is unknown or given twice, the body is not JSON, or `jobId` is malformed.", body = ErrorEnvelope),
         (status = 404, description = "No such job.", body = ErrorEnvelope),
         (status = 409, description = "The job is busy; retry.", body = ErrorEnvelope),
         (status = 503, description = "The store failed; retry.", body = ErrorEnvelope),
@@ -190,9 +197,42 @@ pub(super) async fn delete_job_seed002<S: Store>(
 pub(super) async fn update_job<S: Store>(
     State(app): AppState<S>,
     PathParams(job_id): PathParams<String>,
+    params: Params,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
     let job_id = parse_job_id(&job_id)?;
+    let Params(params) = params.only(&["dryRun"])?;
+    if bool_param(&params, "dryRun", false)? {
+        let preview = app.preview_update(&job_id, &body).await?;
+        return Ok(Json(UpdatePreview {
+            envelope: Envelope::ok(),
+            dry_run: true,
+            next_fire_times: FireTimesBeforeAfter {
+                before: preview.before,
+                after: preview.after,
+            },
+            affected_runs: preview
+                .affected
+                .into_iter()
+                .map(|affected| AffectedRun {
+                    execution_id: affected.run.execution_id,
+                    place: match affected.run.place {
+                        CorePlace::Planned => RunPlace::Planned,
+                        CorePlace::Waiting => RunPlace::Waiting,
+                        CorePlace::Buffered => RunPlace::Buffered,
+                    },
+                    state: affected.run.state.map(Into::into),
+                    scheduled_time: affected
+                        .run
+                        .scheduled_time
+                        .to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true),
+                    changes: affected.changes,
+                })
+                .collect(),
+            warnings: warnings_of(preview.warnings),
+        })
+        .into_response());
+    }
     let job = app.update_job(&job_id, &body).await?;
     let execution = app.run_now(&job_id).await?;
     Ok(Json(Updated {

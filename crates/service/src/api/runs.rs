@@ -6,7 +6,7 @@ use axum::response::IntoResponse;
 use axum::Json;
 use serde_json::{json, Value};
 use sundial_core::execution::Execution as CoreExecution;
-use sundial_core::job::OverlapPolicy;
+use sundial_core::trigger::TriggerOptions;
 
 use super::extract::{JsonBody, Params, PathParams};
 use super::schema::{
@@ -16,7 +16,7 @@ use super::schema::{
     TriggerArguments, Triggered,
 };
 use super::{count_param, page_of, ApiError, ApiResult, AppState};
-use crate::app::parse_job_id;
+use crate::app::{parse_job_id, AppError};
 use crate::ports::store::{Page, Store};
 
 /// A time as answers show it: RFC 3339 in UTC, `Z`, sub-seconds only when present (as the
@@ -83,8 +83,10 @@ pub(super) fn execution_logs_page(page: Page<CoreExecution>) -> ExecutionLogsPag
     }
 }
 
-/// Starts one run now, whatever the schedule says (paused and triggered-only jobs too, and in
-/// debug mode). The same `Idempotency-Key` always answers with the same run.
+/// Starts one run now (or `delay` later), whatever the schedule says (paused and triggered-only
+/// jobs too, and in debug mode). The same `Idempotency-Key` always answers with the same run. The
+/// body stays the map of arguments; the overrides of this one run are query parameters, and the
+/// run's event log records them.
 #[utoipa::path(
     post,
     path = "/jobs/{jobId}/trigger",
@@ -92,6 +94,8 @@ pub(super) fn execution_logs_page(page: Page<CoreExecution>) -> ExecutionLogsPag
     params(
         JobPath,
         ("overlap" = Option<super::schema::OverlapPolicy>, Query, description = "Overrides the job's overlap policy for this run (any case)."),
+        ("scheduledTime" = Option<String>, Query, format = DateTime, description = "The nominal time the run reports (`scheduledTime`, `${scheduledTime}`), RFC 3339; default: when it is due. Its timeouts still count from when it is due."),
+        ("delay" = Option<super::schema::Duration>, Query, description = "Start the run this much later (`5m`, `PT1H`); it is `Scheduled` until then."),
         ("Idempotency-Key" = Option<String>, Header, description = "1–64 characters of `A–Z a–z 0–9 _ . -`: the run's id is `{jobId}~t~{key}`, so a retried request finds the run it made.", pattern = r"^[A-Za-z0-9_.-]{1,64}$"),
     ),
     request_body(content = Option<TriggerArguments>, description = "docs/api.md's map of arguments for the templates; may be empty."),
@@ -104,7 +108,7 @@ pub(super) fn execution_logs_page(page: Page<CoreExecution>) -> ExecutionLogsPag
                 ("describe" = (operation_id = "describe", parameters(("jobId" = "$request.path.jobId")))),
                 ("job_executions" = (operation_id = "job_executions", parameters(("jobId" = "$request.path.jobId")))),
             )),
-        (status = 400, description = "The body is not a JSON object, `overlap` or `Idempotency-Key` is invalid, a parameter is unknown or given twice, or `jobId` is malformed.", body = ErrorEnvelope),
+        (status = 400, description = "The body is not a JSON object, `overlap`, `scheduledTime`, `delay` or `Idempotency-Key` is invalid, a parameter is unknown or given twice, or `jobId` is malformed.", body = ErrorEnvelope),
         (status = 404, description = "No such job.", body = ErrorEnvelope),
         (status = 409, description = "The job is busy; retry.", body = ErrorEnvelope),
         (status = 503, description = "The store failed; retry.", body = ErrorEnvelope),
@@ -118,23 +122,20 @@ pub(super) async fn trigger<S: Store>(
     JsonBody(body): JsonBody,
 ) -> ApiResult {
     let job_id = parse_job_id(&job_id)?;
-    let Params(params) = params.only(&["overlap"])?;
+    let Params(params) = params.only(&["overlap", "scheduledTime", "delay"])?;
     let arguments = if body.is_null() { json!({}) } else { body };
     let key = headers.get("idempotency-key").map(|v| {
         v.to_str()
             .map_err(|_| ApiError::invalid("Idempotency-Key", "must be ASCII"))
     });
     let key = key.transpose()?;
-    let overlap = match params.get("overlap") {
-        None => None,
-        Some(text) => Some(OverlapPolicy::parse(text).ok_or_else(|| {
-            ApiError::invalid(
-                "overlap",
-                format!("expected Skip, BufferOne, BufferAll, CancelOther, TerminateOther or AllowAll, got {text:?}"),
-            )
-        })?),
-    };
-    let execution = app.trigger(&job_id, arguments, key, overlap).await?;
+    let options = TriggerOptions::parse(
+        params.get("scheduledTime").map(String::as_str),
+        params.get("overlap").map(String::as_str),
+        params.get("delay").map(String::as_str),
+    )
+    .map_err(AppError::from)?;
+    let execution = app.trigger(&job_id, arguments, key, options).await?;
     Ok(Json(Triggered {
         envelope: Envelope::ok(),
         execution_id: execution.execution_id,
@@ -187,8 +188,10 @@ pub(super) async fn feedback<S: Store>(
     Ok(Json(Envelope::ok()).into_response())
 }
 
-/// Asks for every fire time of the job's schedule in `[startTime, endTime]` to run now, exempt
-/// from the catch-up window. The engine creates the runs.
+/// Asks for the fire times of the job's schedule in `[startTime, endTime]` (or in each of
+/// `ranges`) to run now, exempt from the catch-up window: all of them, or by `mode` those with no
+/// run or whose latest run failed; oldest first, or newest first with `reverse`. The engine
+/// creates the runs. With `dryRun` it only answers which times, and records nothing.
 #[utoipa::path(
     post,
     path = "/jobs/{jobId}/backfill",
@@ -196,10 +199,10 @@ pub(super) async fn feedback<S: Store>(
     params(JobPath),
     request_body(content = BackfillRequest),
     responses(
-        (status = 200, description = "Recorded; how many fire times the range holds.", body = BackfillAccepted),
-        (status = 400, description = "A time is missing or not RFC 3339, `endTime` is before `startTime`, the range holds more than 10,000 fire times, `overlap` or another field is invalid, the body is not JSON, or `jobId` is malformed.", body = ErrorEnvelope),
+        (status = 200, description = "Recorded (or, with `dryRun`, only counted): how many runs it makes, and with `dryRun` which times.", body = BackfillAccepted),
+        (status = 400, description = "A time is missing or not RFC 3339, `endTime` is before `startTime`, ranges overlap, the request holds more than 10,000 fire times, `overlap`, `mode` or another field is invalid, the body is not JSON, or `jobId` is malformed.", body = ErrorEnvelope),
         (status = 404, description = "No such job.", body = ErrorEnvelope),
-        (status = 409, description = "The job has no schedule (triggered only), already has 100 backfills waiting, or is busy.", body = ErrorEnvelope),
+        (status = 409, description = "The job has no schedule (triggered only), would have more than 100 backfill ranges waiting, or is busy.", body = ErrorEnvelope),
         (status = 503, description = "The store failed; retry.", body = ErrorEnvelope),
     )
 )]
@@ -208,10 +211,12 @@ pub(super) async fn backfill<S: Store>(
     PathParams(job_id): PathParams<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let count = app.backfill(&parse_job_id(&job_id)?, &body).await?;
+    let report = app.backfill(&parse_job_id(&job_id)?, &body).await?;
     Ok(Json(BackfillAccepted {
         envelope: Envelope::ok(),
-        count: count as u64,
+        count: report.count as u64,
+        dry_run: report.dry_run.then_some(true),
+        times: report.dry_run.then_some(report.times),
     })
     .into_response())
 }

@@ -665,6 +665,38 @@ pub struct Target {
     eventbridge: Option<EventBridgeTarget>,
 }
 
+/// Which of the fires an engine reaches late still run (docs/engine.md, "Catch-up"); read
+/// ignoring case.
+#[derive(ToSchema, Serialize)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)]
+pub enum CatchupPolicy {
+    /// None of the late fires.
+    Skip,
+    /// Only the newest fire due (Kubernetes CronJob's behaviour).
+    Latest,
+    /// Every fire in the window, or the newest `maxRuns` (the default).
+    All,
+}
+
+/// How a job catches up on fires its engine reached late (after an outage): which run, how late
+/// at most, how many at once.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(example = json!({"policy": "latest", "window": "1h"}))]
+#[allow(dead_code)]
+pub struct Catchup {
+    /// Which late fires run (default `all`).
+    policy: Option<CatchupPolicy>,
+    /// Fires older than this when reached never run (default 1m, at least 10s). Also
+    /// `catchupWindow`; both may be given only when they agree.
+    #[schema(value_type = Option<Duration>)]
+    window: Option<String>,
+    /// With policy `all` only: at most this many of the fires due at once run, the newest.
+    #[schema(minimum = 1, maximum = 1000)]
+    max_runs: Option<u32>,
+}
+
 /// What a parent's close does to a child's runs.
 #[derive(ToSchema)]
 #[serde(rename_all = "lowercase")]
@@ -753,8 +785,11 @@ macro_rules! job_schema {
             #[schema(minimum = 1, maximum = 10000)]
             max_concurrency: Option<u32>,
             /// Fires older than this after downtime are counted as missed (default 1m, at least 10s).
+            /// The same as `catchup.window`.
             #[schema(value_type = Option<Duration>)]
             catchup_window: Option<String>,
+            /// How late fires are caught up: `{policy, window, maxRuns}`.
+            catchup: Option<Catchup>,
             /// Pause after a run ends failed or timed out.
             pause_on_failure: Option<bool>,
             /// Scheduled runs left; triggers and backfills don't count.
@@ -892,20 +927,56 @@ pub struct Reason {
     reason: Option<String>,
 }
 
-/// A backfill request: every fire time of the job's schedule in `[startTime, endTime]` runs now.
+/// Which fire times of a backfill's ranges run (read ignoring case).
+#[derive(ToSchema, Serialize)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)]
+pub enum BackfillMode {
+    /// Every one (the default).
+    All,
+    /// Those with no run at all.
+    Missing,
+    /// Those whose latest run ended `Terminated` (failed for good or timed out).
+    Failed,
+}
+
+/// One range of a backfill: its fire times from `startTime` to `endTime`, inclusive.
 #[derive(ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[schema(example = json!({"startTime": "2024-06-01T00:00:00Z", "endTime": "2024-06-07T23:59:59Z", "overlap": "BufferAll"}))]
 #[allow(dead_code)]
-pub struct BackfillRequest {
+pub struct BackfillRange {
     /// First time of the range (RFC 3339).
     #[schema(format = DateTime)]
     start_time: String,
     /// Last time of the range (inclusive), not before `startTime`.
     #[schema(format = DateTime)]
     end_time: String,
-    /// Overrides the job's overlap policy for these runs.
+}
+
+/// A backfill request: the fire times of the job's schedule in `[startTime, endTime]`, or in each
+/// of `ranges` (not both), run now. At most 10,000 times in all.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(example = json!({"startTime": "2024-06-01T00:00:00Z", "endTime": "2024-06-07T23:59:59Z", "overlap": "BufferAll"}))]
+#[allow(dead_code)]
+pub struct BackfillRequest {
+    /// First time of the range (RFC 3339); required unless `ranges` is given.
+    #[schema(format = DateTime)]
+    start_time: Option<String>,
+    /// Last time of the range (inclusive), not before `startTime`; required unless `ranges`.
+    #[schema(format = DateTime)]
+    end_time: Option<String>,
+    /// Several ranges instead of `startTime` and `endTime` (1–100, not overlapping).
+    #[schema(min_items = 1, max_items = 100)]
+    ranges: Option<Vec<BackfillRange>>,
+    /// Overrides the job's overlap policy for these runs (default `AllowAll`).
     overlap: Option<OverlapPolicy>,
+    /// Which times run (default `all`).
+    mode: Option<BackfillMode>,
+    /// Newest first (default false): meaningful under `BufferAll`, which runs them in order.
+    reverse: Option<bool>,
+    /// Only answer which times would run; record nothing.
+    dry_run: Option<bool>,
 }
 
 /// A spec preview request: `schedule` or `timer` (one of them), from when, how many.
@@ -1048,6 +1119,75 @@ pub struct Updated {
     pub warnings: Option<Vec<String>>,
 }
 
+/// Where a run not yet started is.
+#[derive(ToSchema, Serialize, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+pub enum RunPlace {
+    /// Planned by the tick; its execution is not created yet.
+    Planned,
+    /// Created, waiting in line for the overlap gate.
+    Waiting,
+    /// In the buffer, waiting for a slot.
+    Buffered,
+}
+
+/// A run not yet started that a change would affect.
+#[derive(ToSchema, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AffectedRun {
+    /// The run.
+    pub execution_id: String,
+    /// Where it is.
+    pub place: RunPlace,
+    /// Its state; null while only planned.
+    pub state: Option<ExecutionState>,
+    /// The nominal time it reports.
+    #[schema(format = DateTime)]
+    pub scheduled_time: String,
+    /// What changes for it, each starting with the field (`overlap: Skip → BufferAll`).
+    pub changes: Vec<String>,
+}
+
+/// The next fire times before and after a change (with jitter, the schedule's zone offset; empty
+/// when paused or triggered-only).
+#[derive(ToSchema, Serialize)]
+pub struct FireTimesBeforeAfter {
+    /// As the job is.
+    #[schema(max_items = 10)]
+    pub before: Vec<String>,
+    /// With the change.
+    #[schema(max_items = 10)]
+    pub after: Vec<String>,
+}
+
+/// What an update would do (`?dryRun=true`); nothing was written.
+#[derive(ToSchema, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdatePreview {
+    /// The envelope.
+    #[serde(flatten)]
+    pub envelope: Envelope,
+    /// Always true: nothing was written and nothing runs.
+    #[schema(value_type = bool)]
+    pub dry_run: bool,
+    /// The next 10 fire times before and after.
+    pub next_fire_times: FireTimesBeforeAfter,
+    /// The runs not yet started (planned, waiting, buffered) the change would affect.
+    pub affected_runs: Vec<AffectedRun>,
+    /// What the update would warn about, as create does; absent when nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub warnings: Option<Vec<String>>,
+}
+
+built_schema! {
+    /// The answer of update and run: the run it started, or with `?dryRun=true` what it would do.
+    UpdateAnswer, refs: [Updated, UpdatePreview], |description| one_of(description, vec![
+        reference::<Updated>(),
+        reference::<UpdatePreview>(),
+    ])
+}
+
 /// The envelope of a trigger: the run's id and number.
 #[derive(ToSchema, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -1062,14 +1202,25 @@ pub struct Triggered {
     pub execute_number: u64,
 }
 
-/// The envelope of a backfill: how many fire times the range holds.
+/// The envelope of a backfill: how many runs it makes; with `dryRun`, which times.
 #[derive(ToSchema, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[schema(example = json!({"resp_code": 200, "resp_msg": null, "count": 2, "dryRun": true, "times": ["2024-06-01T02:00:00+00:00", "2024-06-01T01:00:00+00:00"]}))]
 pub struct BackfillAccepted {
     /// The envelope.
     #[serde(flatten)]
     pub envelope: Envelope,
-    /// Fire times in the range (at most 10,000).
+    /// Runs it makes: the fire times its ranges hold (at most 10,000) that its mode selects.
     pub count: u64,
+    /// True when nothing was recorded (`dryRun`); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub dry_run: Option<bool>,
+    /// With `dryRun`: the times that would run, in the order they would, with the schedule's zone
+    /// offset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub times: Option<Vec<String>>,
 }
 
 /// The envelope of cancel and terminate: the execution's new state.

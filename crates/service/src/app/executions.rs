@@ -1,5 +1,5 @@
-//! Executions from the control plane: manual triggers, update-and-run, backfill requests, reads,
-//! cancel and terminate, and retention.
+//! Executions from the control plane: manual triggers, update-and-run, reads, cancel and
+//! terminate, and retention (backfill requests are in `backfill.rs`).
 //!
 //! Running an execution is the execution engine's job; here executions are created `Enqueued` and
 //! their ids are derived from the job and the trigger id, so retrying a request (or sending the same
@@ -12,7 +12,8 @@ use serde_json::Value;
 use sundial_core::execution::{
     execution_id_for_trigger, validate_trigger_id, Execution, ExecutionState,
 };
-use sundial_core::job::{Backfill, JobId, OverlapPolicy, When};
+use sundial_core::job::JobId;
+use sundial_core::trigger::TriggerOptions;
 
 use super::{field_error, App, AppError};
 use crate::ports::store::{
@@ -20,32 +21,29 @@ use crate::ports::store::{
 };
 use crate::records::{decode_execution, decode_job, encode_execution, encode_job};
 
-/// The most fire times one backfill request may cover.
-const MAX_BACKFILL_FIRES: usize = 10_000;
-/// The most backfill requests a job may have waiting.
-const MAX_PENDING_BACKFILLS: usize = 100;
-
 impl<S: Store> App<S> {
-    /// Starts one run of a job now with `arguments` (`POST /jobs/{jobId}/trigger`). `trigger_id`
-    /// (from an `Idempotency-Key` header) makes retries of the same request return the same execution.
-    /// `overlap` overrides the job's overlap policy for this run only.
+    /// Starts one run of a job with `arguments` (`POST /jobs/{jobId}/trigger`): now, or
+    /// `options.delay` later. `trigger_id` (from an `Idempotency-Key` header) makes retries of the
+    /// same request return the same execution. `options` override, for this run only, the nominal
+    /// time it reports and the job's overlap policy; the execution's log records them.
     pub async fn trigger(
         &self,
         job_id: &JobId,
         arguments: Value,
         trigger_id: Option<&str>,
-        overlap: Option<OverlapPolicy>,
+        options: TriggerOptions,
     ) -> Result<Execution, AppError> {
         if !arguments.is_object() {
             return Err(field_error("body", "expected a JSON object of arguments"));
         }
-        self.enqueue(job_id, Some(arguments), trigger_id, "trigger", overlap)
+        self.enqueue(job_id, Some(arguments), trigger_id, "trigger", options)
             .await
     }
 
     /// Runs a job now after an update (`POST /jobs/{jobId}/update`).
     pub async fn run_now(&self, job_id: &JobId) -> Result<Execution, AppError> {
-        self.enqueue(job_id, None, None, "update", None).await
+        self.enqueue(job_id, None, None, "update", TriggerOptions::default())
+            .await
     }
 
     async fn enqueue(
@@ -54,9 +52,16 @@ impl<S: Store> App<S> {
         arguments: Option<Value>,
         trigger_id: Option<&str>,
         source: &str,
-        overlap: Option<OverlapPolicy>,
+        options: TriggerOptions,
     ) -> Result<Execution, AppError> {
         let now = self.now();
+        // A delayed run waits `Scheduled` for its time, in line behind the runs due before it.
+        let due = options.due(now);
+        let initial = if due > now {
+            ExecutionState::Scheduled
+        } else {
+            ExecutionState::Enqueued
+        };
         let trigger_id = match trigger_id {
             Some(id) => id.to_string(),
             None => fresh_trigger_id(now),
@@ -101,24 +106,27 @@ impl<S: Store> App<S> {
             let number = stored.job.state.next_execute_number;
             stored.job.state.next_execute_number += 1;
             // In line for admission behind every run of the job due before it.
-            stored.job.state.wait_in_line(&execution_id, now);
+            stored.job.state.wait_in_line(&execution_id, due);
             stored.job.updated_at = now;
             let definition = &stored.job.definition;
             let mut execution = Execution::new(
                 execution_id.clone(),
                 job_id.clone(),
                 number,
-                ExecutionState::Enqueued,
-                now,
+                initial,
+                options.scheduled_time(now),
                 format!("{source}:{trigger_id}"),
                 now,
             )
             .map_err(|e| AppError::unavailable_because("creating the triggered execution", e))?;
+            if let Some(overrides) = options.describe(now) {
+                execution.record(now, overrides);
+            }
             execution.arguments = arguments.clone();
             execution.parent_job = definition.parent_job().cloned();
             execution.parent_job_execution = definition.parent_job_execution();
-            execution.run.due = Some(now);
-            execution.run.overlap = overlap;
+            execution.run.due = Some(due);
+            execution.run.overlap = options.overlap;
             let job = encode_job(&stored.job, stored.version, stored.service.clone());
             let run = encode_execution(&execution, 1)?;
             // The fallback wake-up: should this process die before the engine hears of the run, the
@@ -128,7 +136,7 @@ impl<S: Store> App<S> {
                 Write::CreateExecution(&run),
                 Write::SetWakeup(
                     &fallback_key,
-                    Some(now + crate::records::FALLBACK_WAKEUP_GRACE),
+                    Some(due + crate::records::FALLBACK_WAKEUP_GRACE),
                 ),
             ];
             match self.store.write_all(&writes).await {
@@ -159,74 +167,6 @@ impl<S: Store> App<S> {
             engine.kick(execution_id).await;
         }
         Ok(execution)
-    }
-
-    /// Records a backfill request (`POST /jobs/{jobId}/backfill`): every fire time in
-    /// `[startTime, endTime]` will run now, exempt from the catch-up window. Returns how many.
-    pub async fn backfill(&self, job_id: &JobId, body: &Value) -> Result<usize, AppError> {
-        let obj = body.as_object().ok_or_else(|| {
-            field_error("body", "expected {\"startTime\", \"endTime\", \"overlap\"}")
-        })?;
-        for key in obj.keys() {
-            if !matches!(key.as_str(), "startTime" | "endTime" | "overlap") {
-                return Err(field_error(
-                    key,
-                    "unknown field; expected startTime, endTime, overlap",
-                ));
-            }
-        }
-        let start = required_time(body, "startTime")?;
-        let end = required_time(body, "endTime")?;
-        if end < start {
-            return Err(field_error("endTime", "is before startTime"));
-        }
-        let overlap = match body.get("overlap") {
-            None | Some(Value::Null) => None,
-            Some(v) => Some(serde_json::from_value::<OverlapPolicy>(v.clone()).map_err(|_| {
-                field_error("overlap", format!("expected Skip, BufferOne, BufferAll, CancelOther, TerminateOther or AllowAll, got {v}"))
-            })?),
-        };
-        let now = self.now();
-        let (_, count) = self
-            .modify(job_id, |stored| {
-                let When::Scheduled(schedule) = stored.job.definition.when() else {
-                    return Err(AppError::Conflict(format!(
-                        "job {job_id} has no schedule to backfill"
-                    )));
-                };
-                let count = schedule
-                    .preview(start - chrono::Duration::seconds(1), MAX_BACKFILL_FIRES + 2)
-                    .into_iter()
-                    // Fires are whole seconds: a second before a sub-second start is not in range.
-                    .skip_while(|t| *t < start)
-                    .take_while(|t| *t <= end)
-                    .count();
-                if count > MAX_BACKFILL_FIRES {
-                    return Err(field_error(
-                        "endTime",
-                        format!(
-                            "the range holds more than {MAX_BACKFILL_FIRES} fire times; split it"
-                        ),
-                    ));
-                }
-                let pending = &mut stored.job.state.pending_backfills;
-                if pending.len() >= MAX_PENDING_BACKFILLS {
-                    return Err(AppError::Conflict(format!(
-                        "job {job_id} already has {MAX_PENDING_BACKFILLS} backfills waiting"
-                    )));
-                }
-                pending.push(Backfill {
-                    start_time: start,
-                    end_time: end,
-                    overlap,
-                    requested_at: now,
-                    planned_through: None,
-                });
-                Ok(count)
-            })
-            .await?;
-        tracing::info!(job_id = %job_id, count, "backfill recorded");
-        Ok(count)
     }
 
     /// One execution (`GET /executions/{id}`), with its event log.
@@ -392,21 +332,6 @@ impl<S: Store> App<S> {
             )),
         }
     }
-}
-
-fn required_time(body: &Value, key: &str) -> Result<DateTime<Utc>, AppError> {
-    let text = body
-        .get(key)
-        .and_then(Value::as_str)
-        .ok_or_else(|| field_error(key, "required: an RFC 3339 time"))?;
-    DateTime::parse_from_rfc3339(text)
-        .map(|t| t.with_timezone(&Utc))
-        .map_err(|_| {
-            field_error(
-                key,
-                format!("expected an RFC 3339 time like \"2024-01-01T00:00:00Z\", got {text:?}"),
-            )
-        })
 }
 
 /// A trigger id unique within this process and, by its time prefix, across restarts.

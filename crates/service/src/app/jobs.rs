@@ -3,12 +3,29 @@
 use std::collections::BTreeMap;
 
 use serde_json::Value;
+use sundial_core::change::{affected_runs, AffectedRun, RunPlace, UnstartedRun};
 use sundial_core::execution::incarnation_of_execution;
 use sundial_core::job::{Job, JobDefinition, JobId, JobState, ServiceName};
 
-use super::{field_error, App, AppError};
+use super::{field_error, upcoming_fires, App, AppError};
 use crate::ports::store::{JobFilter, JobOrder, Page, PageRequest, Store, StoreError};
-use crate::records::{decode_job, encode_job};
+use crate::records::{decode_execution, decode_job, encode_job};
+
+/// How many next fire times a preview of a change shows before and after (as `describe` shows).
+const PREVIEW_FIRES: usize = 10;
+
+/// What a change of a job's definition would do (`POST /jobs/{jobId}/update?dryRun=true`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UpdatePreview {
+    /// The next fire times now, with jitter, in the schedule's zone.
+    pub before: Vec<String>,
+    /// The next fire times with the change.
+    pub after: Vec<String>,
+    /// The runs not yet started the change would affect, and how.
+    pub affected: Vec<AffectedRun>,
+    /// What an update with this body would warn about.
+    pub warnings: Vec<String>,
+}
 
 /// What `PUT /services/{name}/timers` changed.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -162,22 +179,74 @@ impl<S: Store> App<S> {
                     Some(&stored.job.definition),
                 )?;
                 self.check_platform_limits(&definition)?;
-                // A changed remainingActions restarts the count; otherwise the count so far stands.
-                if definition.remaining_actions() != stored.job.definition.remaining_actions() {
-                    stored.job.state.remaining_actions = definition.remaining_actions();
-                }
-                // The body is the whole job (docs/api.md): its `active` decides, and a job it resumes
-                // keeps no pause note.
-                if definition.active() {
-                    stored.job.state.paused_notes = None;
-                }
-                stored.job.definition = definition;
+                // The body is the whole job (docs/api.md): its `active` decides.
+                stored.job.apply_definition(definition);
                 Ok(())
             })
             .await?;
         self.plan_now(&stored.job).await;
         self.mark_parent(&stored.job).await?;
         Ok(stored.job)
+    }
+
+    /// What replacing a job's definition by `body` would do (`POST /jobs/{jobId}/update?dryRun=true`),
+    /// without writing anything: the next fire times before and after, the runs not yet started
+    /// it would affect and how ([`affected_runs`]), and the warnings an update would answer. The
+    /// body is checked exactly as an update checks it. The runs are the job's planned fires, the
+    /// runs in its line and in its buffer, read by id.
+    pub async fn preview_update(
+        &self,
+        job_id: &JobId,
+        body: &Value,
+    ) -> Result<UpdatePreview, AppError> {
+        let stored = self.load(job_id).await?;
+        let before = &stored.job;
+        let definition = JobDefinition::parse_submitted(
+            job_id,
+            body,
+            before.created_at,
+            Some(&before.definition),
+        )?;
+        self.check_platform_limits(&definition)?;
+        let mut after = before.clone();
+        after.apply_definition(definition);
+
+        let state = &before.state;
+        let mut runs: Vec<UnstartedRun> = state
+            .pending_fires
+            .iter()
+            .map(|fire| UnstartedRun::planned(before, fire))
+            .collect();
+        let places: Vec<(String, RunPlace)> = state
+            .waiting
+            .iter()
+            .map(|w| (w.execution_id.clone(), RunPlace::Waiting))
+            .chain(
+                state
+                    .buffered
+                    .iter()
+                    .map(|id| (id.clone(), RunPlace::Buffered)),
+            )
+            .collect();
+        let ids: Vec<String> = places.iter().map(|(id, _)| id.clone()).collect();
+        let mut records = Vec::with_capacity(ids.len());
+        for chunk in ids.chunks(100) {
+            records.extend(self.store.read_many(chunk, &[]).await?.executions);
+        }
+        for ((_, place), record) in places.into_iter().zip(records) {
+            // A line entry a crash left behind has no run to affect.
+            if let Some(record) = record {
+                let execution = decode_execution(&record)?;
+                runs.push(UnstartedRun::created(before, &execution, place));
+            }
+        }
+        let now = self.now();
+        Ok(UpdatePreview {
+            before: upcoming_fires(before, now, PREVIEW_FIRES),
+            after: upcoming_fires(&after, now, PREVIEW_FIRES),
+            affected: affected_runs(before, &after, &runs),
+            warnings: after.definition.warnings(now),
+        })
     }
 
     /// Deletes a job (`DELETE /job/{jobId}`); its executions stay until `clean`.

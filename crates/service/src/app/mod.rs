@@ -5,6 +5,7 @@
 //! and retries the optimistic-concurrency conflicts that concurrent requests produce, so callers see
 //! either a clean result or a typed [`AppError`].
 
+mod backfill;
 mod executions;
 mod hooks;
 mod jobs;
@@ -21,8 +22,9 @@ use crate::ports::clock::Clock;
 use crate::ports::store::{JobStore, Store, StoreError};
 use crate::records::{decode_job, encode_job, job_wakeup_key, StoredJob};
 
+pub use backfill::BackfillReport;
 pub use hooks::EngineHooks;
-pub use jobs::TimersReport;
+pub use jobs::{TimersReport, UpdatePreview};
 pub use liveness::{EngineHealth, HealthReport, Liveness};
 pub use views::{upcoming_fires, Describe, Stats};
 

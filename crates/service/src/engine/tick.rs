@@ -44,6 +44,10 @@ pub(super) const BACKFILL_FIRES_PER_PLAN: usize = {
     }
 };
 
+/// How many windows of backfill times one planning reads the runs of: a window whose times a
+/// backfill's mode all leaves out plans nothing, and the planner goes on to the next.
+const BACKFILL_READ_ROUNDS: usize = 8;
+
 /// How many index entries one tick reads per batch; it reads batches until none are left due.
 const BATCH: usize = 500;
 
@@ -292,7 +296,10 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             };
             let mut stored = decode_job(&record)?;
             let before = stored.job.state.clone();
-            plan::plan_backfills(&mut stored.job, now, BACKFILL_FIRES_PER_PLAN);
+            // Boxed: with the store's batch reads (DynamoDB's are deep futures) inlined, the
+            // future of a dispatch step that plans a backfill's next window on settling would
+            // overflow a worker's stack in a debug build.
+            Box::pin(self.plan_backfills(&mut stored, now)).await?;
             let plan = plan::plan_tick(&mut stored.job, now, horizon, self.app.debug_mode());
             if stored.job.state != before {
                 stored.job.updated_at = now;
@@ -334,6 +341,40 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             wakes.push((fire.execution_id.clone(), fire.due));
         }
         Ok((created, missed, Some((stored, pending))))
+    }
+
+    /// Plans the job's waiting backfills ([`plan::plan_backfills`]), reading first what ran of
+    /// the times a window holds (by id: [`App::runs_of_times`](crate::App)), at most
+    /// [`BACKFILL_READ_ROUNDS`] windows' worth. Reads follow the read of the job, so a run
+    /// another planner created of the job as read is seen, and one planned is in the job.
+    async fn plan_backfills(
+        &self,
+        stored: &mut StoredJob,
+        now: DateTime<Utc>,
+    ) -> Result<(), EngineError> {
+        if stored.job.state.pending_backfills.is_empty() {
+            return Ok(());
+        }
+        let mut known: HashMap<DateTime<Utc>, plan::RunsOfTime> = HashMap::new();
+        for round in 1..=BACKFILL_READ_ROUNDS {
+            let mut planned = stored.job.clone();
+            let plan = plan::plan_backfills(&mut planned, now, BACKFILL_FIRES_PER_PLAN, &|t| {
+                known.get(&t).copied()
+            });
+            if plan.unknown.is_empty() || round == BACKFILL_READ_ROUNDS {
+                stored.job = planned;
+                break;
+            }
+            let incarnation = stored.job.state.incarnation;
+            let found = Box::pin(self.app.runs_of_times(
+                stored.job.job_id(),
+                incarnation,
+                &plan.unknown,
+            ))
+            .await?;
+            known.extend(found);
+        }
+        Ok(())
     }
 
     /// Writes a planned job, its fires' executions, a fallback wake-up for each fire and

@@ -263,6 +263,8 @@ async fn arbitrary_json_never_yields_a_server_error() {
     let backfill_bases = [
         json!({"startTime": "2024-03-10T13:00:00+00:00", "endTime": "2024-03-10T14:00:00Z"}),
         json!({"startTime": "2024-03-01T00:00:00Z", "endTime": "2024-03-31T00:00:00Z", "overlap": "BufferAll"}),
+        json!({"ranges": [{"startTime": "2024-03-01T00:00:00Z", "endTime": "2024-03-02T00:00:00Z"}, {"startTime": "2024-03-05T00:00:00Z", "endTime": "2024-03-06T00:00:00Z"}], "mode": "failed", "reverse": true, "dryRun": true}),
+        json!({"startTime": "2024-03-10T13:00:00+00:00", "endTime": "2024-03-10T14:00:00Z", "mode": "missing"}),
     ];
     let preview_bases = [
         json!({"schedule": scheduled["schedule"].clone(), "from": "2024-01-01T00:00:00Z", "count": 20}),

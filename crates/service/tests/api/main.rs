@@ -11,6 +11,7 @@ mod jobs;
 mod listings;
 mod main_routes;
 mod openapi;
+mod policies;
 mod preview;
 mod refusals;
 mod secrets;

@@ -140,12 +140,26 @@ fn job_state_defaults_and_json() {
         overlap: Some(OverlapPolicy::AllowAll),
         requested_at: at("2024-01-03T00:00:00Z"),
         planned_through: None,
+        mode: BackfillMode::All,
+        reverse: false,
     };
+    // The defaults are not stored, so backfills stored before the mode read back the same.
     assert_eq!(
         serde_json::to_value(&backfill).unwrap(),
         json!({"startTime": "2024-01-01T00:00:00Z", "endTime": "2024-01-02T00:00:00Z",
                "overlap": "AllowAll", "requestedAt": "2024-01-03T00:00:00Z"})
     );
+    let failed = Backfill {
+        mode: BackfillMode::Failed,
+        reverse: true,
+        ..backfill
+    };
+    let stored = serde_json::to_value(&failed).unwrap();
+    assert_eq!(
+        (&stored["mode"], &stored["reverse"]),
+        (&json!("failed"), &json!(true))
+    );
+    assert_eq!(serde_json::from_value::<Backfill>(stored).unwrap(), failed);
 }
 
 #[test]
@@ -164,6 +178,8 @@ fn document_round_trip() {
         overlap: None,
         requested_at: at("2023-10-01T00:00:00Z"),
         planned_through: None,
+        mode: BackfillMode::Missing,
+        reverse: true,
     });
     let doc = job.to_document();
     assert_eq!(doc["definition"]["active"], json!(0));

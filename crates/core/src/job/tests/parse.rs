@@ -186,6 +186,41 @@ fn explicit_values() {
     assert_eq!(def.retry_rules()[0].backoff_rate, 1.0);
 }
 
+/// `catchup` beside the older `catchupWindow`: either gives the window, both may when they agree
+/// (as durations: `60s` is `1m`).
+#[test]
+fn catch_up_policy_and_window() {
+    use crate::job::{Catchup, CatchupPolicy};
+    let default = parse(&minimal()).unwrap();
+    assert_eq!(
+        *default.catchup(),
+        Catchup {
+            policy: CatchupPolicy::All,
+            window: Duration::from_secs(60),
+            max_runs: None
+        }
+    );
+    let latest = parse(&with(
+        json!({"catchup": {"policy": "Latest", "window": "1h"}}),
+    ))
+    .unwrap();
+    assert_eq!(latest.catchup().policy, CatchupPolicy::Latest);
+    assert_eq!(latest.catchup_window(), Duration::from_secs(3600));
+    assert_eq!(latest.catchup().cap(), Some(1));
+    let legacy = parse(&with(
+        json!({"catchupWindow": "5m", "catchup": {"policy": "skip"}}),
+    ))
+    .unwrap();
+    assert_eq!(legacy.catchup_window(), Duration::from_secs(300));
+    assert_eq!(legacy.catchup().cap(), Some(0));
+    let agreeing = parse(&with(
+        json!({"catchupWindow": "60s", "catchup": {"window": "1m", "maxRuns": 1000}}),
+    ))
+    .unwrap();
+    assert_eq!(agreeing.catchup().max_runs, Some(1000));
+    assert_eq!(agreeing.catchup().cap(), Some(1000));
+}
+
 #[test]
 fn active_accepts_numbers_and_booleans() {
     for (value, expected) in [
@@ -737,6 +772,46 @@ fn rejections_name_their_path() {
             with(json!({"catchupWindow": 60})),
             "catchupWindow",
             "expected a string, got 60",
+        ),
+        (
+            with(json!({"catchup": {"policy": "sometimes"}})),
+            "catchup.policy",
+            "expected skip, latest or all, got \"sometimes\"",
+        ),
+        (
+            with(json!({"catchup": {"window": "5s"}})),
+            "catchup.window",
+            "shorter than the minimum of 10s",
+        ),
+        (
+            with(json!({"catchup": {"window": "2m"}, "catchupWindow": "1m"})),
+            "catchup.window",
+            "2m disagrees with catchupWindow 1m",
+        ),
+        (
+            with(json!({"catchup": {"maxRuns": 1001}})),
+            "catchup.maxRuns",
+            "got 1001",
+        ),
+        (
+            with(json!({"catchup": {"maxRuns": 0}})),
+            "catchup.maxRuns",
+            "got 0",
+        ),
+        (
+            with(json!({"catchup": {"policy": "latest", "maxRuns": 2}})),
+            "catchup.maxRuns",
+            "only applies to policy \"all\"",
+        ),
+        (
+            with(json!({"catchup": {"polcy": "skip"}})),
+            "catchup.polcy",
+            "unknown field",
+        ),
+        (
+            with(json!({"catchup": "latest"})),
+            "catchup",
+            "expected an object",
         ),
         (
             with(json!({"pauseOnFailure": 1})),

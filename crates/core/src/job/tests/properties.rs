@@ -29,6 +29,10 @@ const KEYS: &[&str] = &[
     "overlap",
     "maxConcurrency",
     "catchupWindow",
+    "catchup",
+    "policy",
+    "window",
+    "maxRuns",
     "pauseOnFailure",
     "remainingActions",
     "retryPolicy",
@@ -348,6 +352,17 @@ fn plausible_job() -> BoxedStrategy<Value> {
         ),
         ("maxConcurrency", ints(&[1, 3, 0])),
         ("catchupWindow", durations()),
+        (
+            "catchup",
+            mostly(object(vec![
+                (
+                    "policy",
+                    strings(&["skip", "latest", "all", "All", "never"]),
+                ),
+                ("window", durations()),
+                ("maxRuns", ints(&[1, 3, 1000, 0, 1001])),
+            ])),
+        ),
         ("pauseOnFailure", pick(vec![json!(true), json!(false)])),
         ("remainingActions", ints(&[0, 3])),
         (

@@ -31,6 +31,8 @@ struct Data {
     wakeups: BTreeMap<String, DateTime<Utc>>,
     /// Writes left before an injected failure ([`MemoryStore::fail_write`]).
     fail_in: Option<usize>,
+    /// Write operations asked for so far ([`MemoryStore::writes`]).
+    writes: u64,
 }
 
 impl MemoryStore {
@@ -47,9 +49,17 @@ impl MemoryStore {
         }
     }
 
+    /// How many write operations (each method that may change something, `write_all` counting
+    /// once) were asked of this store so far, whether or not they changed anything: a test that
+    /// must prove a request wrote nothing compares it before and after.
+    pub fn writes(&self) -> u64 {
+        self.lock().map_or(0, |data| data.writes)
+    }
+
     /// Locks for a write, spending the injected failure when its turn comes.
     fn lock_write(&self) -> Result<MutexGuard<'_, Data>, StoreError> {
         let mut data = self.lock()?;
+        data.writes += 1;
         match data.fail_in {
             Some(0) => {
                 data.fail_in = None;

@@ -9,7 +9,7 @@ use serde_json::Value;
 use sundial_core::execution::{Execution, ExecutionState};
 use sundial_core::job::OverlapPolicy;
 use sundial_core::outcome::Outcome;
-use sundial_core::plan::{self, Admission};
+use sundial_core::plan::{self, Admission, Missed};
 use sundial_core::retry;
 
 use super::{transition_error, Step};
@@ -140,25 +140,22 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         Ok(())
     }
 
-    /// Whether a scheduled fire reached dispatch too late to run: its nominal time is older than
-    /// the job's catch-up window. Triggers and backfills are exempt, and so is a run that already
-    /// holds a slot or waits in the buffer (it was admitted in time).
-    pub(super) fn missed_catchup(&self, execution: &Execution, job: &StoredJob) -> bool {
-        let state = &job.job.state;
-        let id = &execution.execution_id;
-        let scheduled = execution.scheduled_by_id == job.job.job_id().as_str();
-        if !scheduled || state.running.contains(id) || state.buffered.contains(id) {
-            return false;
-        }
-        execution.scheduled_time < plan::oldest_runnable(&job.job, self.now())
+    /// Whether a scheduled fire reached dispatch too late to run: older than its job's catch-up
+    /// window, or late and left out by its catch-up policy ([`plan::missed_at_admission`]).
+    /// Triggers and backfills are exempt, and so is a run that already holds a slot or waits in
+    /// the buffer (it was admitted in time).
+    pub(super) fn missed_catchup(&self, execution: &Execution, job: &StoredJob) -> Option<Missed> {
+        let look_ahead = chrono::Duration::from_std(self.config.tick_horizon).unwrap_or_default();
+        plan::missed_at_admission(&job.job, execution, self.now(), look_ahead)
     }
 
-    /// Ends a fire that [missed its catch-up window](Engine::missed_catchup) as `Skipped`,
-    /// counted in the job's `missedCatchupWindow` in the same write.
+    /// Ends a fire that [missed its chance](Engine::missed_catchup) as `Skipped`, counted in the
+    /// job's `missedCatchupWindow` in the same write.
     pub(super) async fn skip_missed(
         &self,
         loaded: &mut Loaded,
         job: StoredJob,
+        missed: Missed,
     ) -> Result<Step, EngineError> {
         let now = self.now();
         let mut after = job;
@@ -170,14 +167,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         after.job.updated_at = now;
         loaded.job_changed = true;
         loaded.clear_fallback = true;
-        let late = now - loaded.execution.scheduled_time;
-        let window = now - plan::oldest_runnable(&after.job, now);
-        let reason = format!(
-            "missed the catch-up window: due {}, reached dispatch {} s later (window {} s)",
-            loaded.execution.scheduled_time.to_rfc3339(),
-            late.num_seconds(),
-            window.num_seconds()
-        );
+        let reason = missed.reason(loaded.execution.scheduled_time, now);
         self.finish(loaded, Some(&mut after), ExecutionState::Skipped, &reason)
             .await
     }
@@ -203,7 +193,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         // A run whose scheduleToStart ends before its fire time times out at that time, not
         // ahead of it.
         let start_by = retry::schedule_to_start_deadline(
-            loaded.execution.scheduled_time,
+            loaded.execution.due_at(),
             job.job.definition.timeouts(),
         );
         if stoppable || start_by.is_some_and(|by| due > by) {
@@ -295,10 +285,8 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             .transition(ExecutionState::Processing, now, message)
             .map_err(transition_error)?;
         if first {
-            let deadline = retry::schedule_to_start_deadline(
-                loaded.execution.scheduled_time,
-                definition.timeouts(),
-            );
+            let deadline =
+                retry::schedule_to_start_deadline(loaded.execution.due_at(), definition.timeouts());
             if deadline.is_some_and(|d| now > d) {
                 return self
                     .settle(

@@ -116,10 +116,10 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                 .await;
         };
         let id = loaded.execution.execution_id.clone();
-        if matches!(state, ExecutionState::Scheduled | ExecutionState::Enqueued)
-            && self.missed_catchup(&loaded.execution, &job)
-        {
-            return self.skip_missed(loaded, job).await;
+        if matches!(state, ExecutionState::Scheduled | ExecutionState::Enqueued) {
+            if let Some(missed) = self.missed_catchup(&loaded.execution, &job) {
+                return self.skip_missed(loaded, job, missed).await;
+            }
         }
         match state {
             ExecutionState::Scheduled => {

@@ -42,7 +42,12 @@ async fn triggered(w: &World, id: &str, extra: Value) {
     }
     w.create(id, body).await;
     w.app()
-        .trigger(&JobId::parse(id).unwrap(), json!({}), None, None)
+        .trigger(
+            &JobId::parse(id).unwrap(),
+            json!({}),
+            None,
+            Default::default(),
+        )
         .await
         .unwrap();
 }

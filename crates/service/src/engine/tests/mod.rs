@@ -400,7 +400,7 @@ async fn async_jobs_complete_by_signed_feedback() {
     let job = JobId::parse("async-feedback").unwrap();
     let exec = w
         .app()
-        .trigger(&job, json!({"who": "test"}), Some("t1"), None)
+        .trigger(&job, json!({"who": "test"}), Some("t1"), Default::default())
         .await
         .unwrap();
     w.drain().await;
@@ -553,7 +553,7 @@ async fn backfill_runs_every_time_in_the_range_now() {
         .backfill(&JobId::parse("filled").unwrap(), &body)
         .await
         .unwrap();
-    assert_eq!(count, 4);
+    assert_eq!(count.count, 4);
     w.run_until("2024-01-01T00:00:32Z").await;
     assert_eq!(
         w.calls().len(),
@@ -575,7 +575,10 @@ async fn debug_mode_stops_schedules_but_not_triggers() {
     w.run_until("2024-01-01T00:02:30Z").await;
     assert!(w.calls().is_empty());
     let job = JobId::parse("quiet").unwrap();
-    w.app().trigger(&job, json!({}), None, None).await.unwrap();
+    w.app()
+        .trigger(&job, json!({}), None, Default::default())
+        .await
+        .unwrap();
     w.drain().await;
     assert_eq!(w.calls().len(), 1);
 }
@@ -658,7 +661,10 @@ async fn a_run_whose_job_changed_during_its_call_still_finishes() {
     .await;
     let id = JobId::parse("busy").unwrap();
     for _ in 0..3 {
-        w.app().trigger(&id, json!({}), None, None).await.unwrap();
+        w.app()
+            .trigger(&id, json!({}), None, Default::default())
+            .await
+            .unwrap();
     }
     w.drain().await;
     let executions = w.executions("busy").await;
@@ -680,8 +686,16 @@ async fn a_run_a_freed_slot_starts_survives_a_lost_message() {
     )
     .await;
     let job = JobId::parse("queued").unwrap();
-    let first = w.app().trigger(&job, json!({}), None, None).await.unwrap();
-    let second = w.app().trigger(&job, json!({}), None, None).await.unwrap();
+    let first = w
+        .app()
+        .trigger(&job, json!({}), None, Default::default())
+        .await
+        .unwrap();
+    let second = w
+        .app()
+        .trigger(&job, json!({}), None, Default::default())
+        .await
+        .unwrap();
     w.drain().await;
     assert_eq!(
         states(&w.executions("queued").await),
@@ -723,7 +737,10 @@ async fn a_lost_message_at_any_step_loses_and_duplicates_nothing() {
         w.engine.dispatch_queue().fail_send(lost);
         w.run_until("2024-01-01T00:02:30Z").await;
         let id = JobId::parse("sturdy").unwrap();
-        w.app().trigger(&id, json!({}), None, None).await.unwrap();
+        w.app()
+            .trigger(&id, json!({}), None, Default::default())
+            .await
+            .unwrap();
         w.run_until("2024-01-01T00:04:30Z").await;
         w.app().set_active(&id, false, None).await.unwrap();
         // Fallback wake-ups come due 10 s after their run was due; give them time.
@@ -756,7 +773,10 @@ async fn parent_close_policies_apply_when_a_parent_run_ends() {
     assert!(w.job_state("parent").await.has_children);
     for id in ["cancel-child", "terminate-child", "abandon-child"] {
         let job = JobId::parse(id).unwrap();
-        w.app().trigger(&job, json!({}), None, None).await.unwrap();
+        w.app()
+            .trigger(&job, json!({}), None, Default::default())
+            .await
+            .unwrap();
     }
     w.drain().await;
     for id in ["cancel-child", "terminate-child", "abandon-child"] {
@@ -764,7 +784,7 @@ async fn parent_close_policies_apply_when_a_parent_run_ends() {
     }
     let parent = JobId::parse("parent").unwrap();
     w.app()
-        .trigger(&parent, json!({}), None, None)
+        .trigger(&parent, json!({}), None, Default::default())
         .await
         .unwrap();
     w.drain().await;
@@ -1323,7 +1343,11 @@ async fn a_fire_whose_slot_is_busy_is_admitted_at_its_time() {
     )
     .await;
     let job = JobId::parse("busy").unwrap();
-    let manual = w.app().trigger(&job, json!({}), None, None).await.unwrap();
+    let manual = w
+        .app()
+        .trigger(&job, json!({}), None, Default::default())
+        .await
+        .unwrap();
     w.drain().await;
     w.clock.set(t("2024-01-01T00:00:59.500Z"));
     w.engine.tick().await.unwrap();
@@ -1469,8 +1493,12 @@ async fn refused_addresses_fail_for_good_with_their_own_code() {
     );
 }
 
+mod backfills;
+mod catchup;
 mod messages;
 mod order;
+mod overrides;
+mod preview;
 
 /// Issue 12 item 10: the target gets the stored header values, while the state-change events,
 /// the executions and the `Debug` form of the requests (what a log line would print; it shows no
@@ -1506,7 +1534,7 @@ async fn secret_headers_go_to_the_target_and_nowhere_else() {
     .await;
     let job = JobId::parse("secrets").unwrap();
     w.app()
-        .trigger(&job, json!({}), Some("one"), None)
+        .trigger(&job, json!({}), Some("one"), Default::default())
         .await
         .unwrap();
     w.run_until("2024-01-01T00:00:05Z").await;
@@ -1559,7 +1587,7 @@ async fn secret_headers_go_to_the_target_and_nowhere_else() {
     assert_eq!(read["request"][0]["headers"]["Authorization"], "***");
     w.app().update_job(&job, &read).await.unwrap();
     w.app()
-        .trigger(&job, json!({}), Some("two"), None)
+        .trigger(&job, json!({}), Some("two"), Default::default())
         .await
         .unwrap();
     w.run_until("2024-01-01T00:00:10Z").await;

@@ -19,8 +19,14 @@ async fn the_older_of_two_quick_triggers_runs_and_the_newer_is_skipped() {
         json!({"timer": {"period": "external"}, "async": true, "timeoutSeconds": 600}),
     )
     .await;
-    let older = w.app().trigger(&job("quick"), json!({}), None, None).await;
-    let newer = w.app().trigger(&job("quick"), json!({}), None, None).await;
+    let older = w
+        .app()
+        .trigger(&job("quick"), json!({}), None, Default::default())
+        .await;
+    let newer = w
+        .app()
+        .trigger(&job("quick"), json!({}), None, Default::default())
+        .await;
     let (older, newer) = (older.unwrap(), newer.unwrap());
     w.drain().await;
     w.run_until("2024-01-01T00:00:03Z").await;
@@ -87,7 +93,7 @@ async fn a_buffer_all_backfill_runs_in_nominal_order() {
     let body = json!({"startTime": "2024-01-01T00:00:00Z", "endTime": "2024-01-01T11:00:00Z",
                       "overlap": "BufferAll"});
     let count = w.app().backfill(&job("ordered"), &body).await.unwrap();
-    assert_eq!(count, 12);
+    assert_eq!(count.count, 12);
     w.run_until("2024-01-01T12:00:45Z").await;
     let hours: Vec<String> = w
         .calls()
@@ -137,7 +143,7 @@ async fn a_job_created_again_under_a_deleted_id_starts_a_new_history() {
     w.create("again", body.clone()).await;
     let first = w
         .app()
-        .trigger(&job("again"), json!({}), Some("key-1"), None)
+        .trigger(&job("again"), json!({}), Some("key-1"), Default::default())
         .await
         .unwrap();
     w.drain().await;
@@ -145,7 +151,7 @@ async fn a_job_created_again_under_a_deleted_id_starts_a_new_history() {
     w.create("again", body).await;
     let second = w
         .app()
-        .trigger(&job("again"), json!({}), Some("key-1"), None)
+        .trigger(&job("again"), json!({}), Some("key-1"), Default::default())
         .await
         .unwrap();
     w.drain().await;
@@ -167,7 +173,7 @@ async fn a_run_of_a_deleted_job_is_not_adopted_by_its_successor() {
     w.create("successor", body.clone()).await;
     let old = w
         .app()
-        .trigger(&job("successor"), json!({}), None, None)
+        .trigger(&job("successor"), json!({}), None, Default::default())
         .await
         .unwrap();
     w.drain().await;
@@ -233,7 +239,10 @@ async fn a_large_backfill_holds_one_window_at_a_time_and_runs_in_order() {
     .await;
     let body = json!({"startTime": "2024-01-01T00:00:00Z", "endTime": "2024-01-01T16:39:00Z",
                       "overlap": "BufferAll"});
-    assert_eq!(w.app().backfill(&job("big"), &body).await.unwrap(), 1000);
+    assert_eq!(
+        w.app().backfill(&job("big"), &body).await.unwrap().count,
+        1000
+    );
     let mut most = 0;
     for _ in 0..30 {
         w.clock.advance(Duration::seconds(1));
@@ -303,7 +312,7 @@ async fn a_lease_ends_with_its_workers_hold_not_with_the_attempt() {
     )
     .await;
     w.app()
-        .trigger(&job("held"), json!({}), Some("k"), None)
+        .trigger(&job("held"), json!({}), Some("k"), Default::default())
         .await
         .unwrap();
     w.drain().await;
@@ -331,7 +340,10 @@ async fn a_parallel_backfill_settles_its_runs_without_racing_for_its_job() {
     )
     .await;
     let body = json!({"startTime": "2024-01-01T00:00:00Z", "endTime": "2024-01-01T04:59:00Z"});
-    assert_eq!(w.app().backfill(&job("wide"), &body).await.unwrap(), 300);
+    assert_eq!(
+        w.app().backfill(&job("wide"), &body).await.unwrap().count,
+        300
+    );
     let version_before = w.app().load(&job("wide")).await.unwrap().version;
     w.clock.advance(Duration::seconds(1));
     w.engine.tick().await.unwrap();
