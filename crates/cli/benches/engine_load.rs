@@ -48,6 +48,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -72,6 +74,8 @@ use sundial_service::ports::store::{Store, WakeUpIndex};
 use sundial_service::{App, AppConfig};
 use tokio::sync::oneshot;
 
+use support::{env_usize, mb, percentile, status_kb};
+
 type LocalEngine = Engine<SqliteStore, SqliteQueue, ReqwestClient, RecordingPublisher>;
 
 /// The allocator `sundial serve` uses (crates/cli/src/main.rs), so the bench measures the same.
@@ -86,13 +90,6 @@ const PHASES: [&str; 6] = [
     "first_fire",
     "backfill",
 ];
-
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(default)
-}
 
 fn main() {
     if let Ok(phase) = std::env::var("ENGINE_LOAD_PHASE") {
@@ -386,14 +383,6 @@ async fn create_jobs(
         done.map_err(|e| e.to_string())??;
     }
     Ok(())
-}
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let rank = (p / 100.0 * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
 /// Executions by state, from the store.
@@ -796,7 +785,7 @@ async fn backfill(dir: &Path) -> Result<(), String> {
     let limit = Duration::from_secs(env_usize("ENGINE_LOAD_BACKFILL_LIMIT_SECS", 140) as u64);
     let (base, seen) = start_target(true);
     let mut rig = Rig::open(dir);
-    let rss_before = status_kb("VmRSS:");
+    let rss_before = status_kb(None, "VmRSS:");
     let url = format!("{base}/count");
     let filled = json!({
         "jobName": "filled", "creator": "bench", "creatorName": "bench",
@@ -848,10 +837,10 @@ async fn backfill(dir: &Path) -> Result<(), String> {
                 "  backfill: {} runs after {:.0} s, RSS {:.1} MB (anonymous {:.1}, file {:.1}), {} threads",
                 backfilled(&seen),
                 t0.elapsed().as_secs_f64(),
-                mb(status_kb("VmRSS:")),
-                mb(status_kb("RssAnon:")),
-                mb(status_kb("RssFile:")),
-                status_kb("Threads:"),
+                mb(status_kb(None, "VmRSS:")),
+                mb(status_kb(None, "RssAnon:")),
+                mb(status_kb(None, "RssFile:")),
+                status_kb(None, "Threads:"),
             );
         }
     }
@@ -864,7 +853,7 @@ async fn backfill(dir: &Path) -> Result<(), String> {
         "backfill runs={runs} drained {done} in {:.1} s ({:.0}/s); peak_rss={:.1} MB (before {:.1} MB); ticker fire lag while draining p50={:.1} ms p99={:.1} max={:.1} ({} fires of {tickers} every-second jobs)",
         drained_in.as_secs_f64(),
         done as f64 / drained_in.as_secs_f64(),
-        mb(status_kb("VmHWM:")),
+        mb(status_kb(None, "VmHWM:")),
         mb(rss_before),
         percentile(&lags, 50.0),
         percentile(&lags, 99.0),
@@ -876,22 +865,6 @@ async fn backfill(dir: &Path) -> Result<(), String> {
 
 // ---------------------------------------------------------------------------------------------
 // 3. Memory.
-
-fn status_kb(field: &str) -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with(field))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or(0)
-}
-
-fn mb(kb: u64) -> f64 {
-    kb as f64 / 1024.0
-}
 
 fn dir_size(dir: &Path) -> u64 {
     std::fs::read_dir(dir)
@@ -912,7 +885,7 @@ async fn memory(dir: &Path) -> Result<(), String> {
     let mut rig = Rig::open(dir);
     rig.start();
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    let before = status_kb("VmRSS:");
+    let before = status_kb(None, "VmRSS:");
     let t0 = Instant::now();
     let url = format!("{base}/hit");
     let body = move |i: usize| {
@@ -931,11 +904,11 @@ async fn memory(dir: &Path) -> Result<(), String> {
     };
     create_jobs(&rig.app, jobs, body, 8).await?;
     let created_in = t0.elapsed();
-    let after_create = status_kb("VmRSS:");
+    let after_create = status_kb(None, "VmRSS:");
     tokio::time::sleep(Duration::from_secs(secs)).await;
-    let after_ticks = status_kb("VmRSS:");
-    let peak = status_kb("VmHWM:");
-    let threads = status_kb("Threads:");
+    let after_ticks = status_kb(None, "VmRSS:");
+    let peak = status_kb(None, "VmHWM:");
+    let threads = status_kb(None, "Threads:");
     let stats = rig.app.store().stats().await.map_err(|e| e.to_string())?;
     rig.stop().await;
     let db = dir_size(dir);

@@ -21,6 +21,7 @@
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+mod support;
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -31,38 +32,7 @@ use serde_json::{json, Value};
 
 use common::{is_final, start, Server};
 use sundial_testkit::{Received, Target, TempDir};
-
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(default)
-}
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let rank = (p / 100.0 * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
-}
-
-/// A field of `/proc/<pid>/status` in kB (`VmRSS:`, `VmHWM:`), 0 when unreadable.
-fn status_kb(pid: u32, field: &str) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with(field))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or(0)
-}
-
-fn mb(kb: u64) -> f64 {
-    kb as f64 / 1024.0
-}
+use support::{env_usize, mb, percentile, status_kb};
 
 fn time(value: &Value) -> Option<DateTime<Utc>> {
     DateTime::parse_from_rfc3339(value.as_str()?)
@@ -209,7 +179,7 @@ fn backfill_rss() {
             .ok_envelope();
     }
     std::thread::sleep(Duration::from_secs(2));
-    let rss_before = status_kb(pid, "VmRSS:");
+    let rss_before = status_kb(Some(pid), "VmRSS:");
     let start_at: DateTime<Utc> = "2020-01-01T00:00:00Z".parse().unwrap();
     let t0 = Instant::now();
     let measure_from = Utc::now();
@@ -247,16 +217,16 @@ fn backfill_rss() {
                 "  backfill: {} runs after {:.0} s, server RSS {:.1} MB (anonymous {:.1}, file {:.1}), {} threads",
                 target.count("/count"),
                 t0.elapsed().as_secs_f64(),
-                mb(status_kb(pid, "VmRSS:")),
-                mb(status_kb(pid, "RssAnon:")),
-                mb(status_kb(pid, "RssFile:")),
-                status_kb(pid, "Threads:"),
+                mb(status_kb(Some(pid), "VmRSS:")),
+                mb(status_kb(Some(pid), "RssAnon:")),
+                mb(status_kb(Some(pid), "RssFile:")),
+                status_kb(Some(pid), "Threads:"),
             );
         }
     }
     let drained_in = t0.elapsed();
     let done = target.count("/count");
-    let peak = status_kb(pid, "VmHWM:");
+    let peak = status_kb(Some(pid), "VmHWM:");
     server.kill();
     let mut lags: Vec<f64> = target
         .received("/hit")
