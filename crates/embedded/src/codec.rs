@@ -196,7 +196,7 @@ pub(crate) fn parse_job_cursor(cursor: &str) -> Result<String, StoreError> {
         .ok_or(StoreError::InvalidCursor)
 }
 
-/// Where a job listing by a time order stopped: the last job's sort key (its `next_fire` or
+/// Where a job listing by a time order stopped: the last job's sort key (its `job_orders.next_fire` or
 /// `last_run` column) and id.
 pub(crate) fn ordered_job_cursor(order: JobOrder, key: i64, job_id: &str) -> String {
     format!("{}{key}.{}", order_prefix(order), hex(job_id))

@@ -177,20 +177,31 @@ pub(crate) fn list_jobs(
     page: &PageRequest,
 ) -> Result<Page<JobRecord>, StoreError> {
     let (limit, fetch) = fetch_count(page);
-    // The sort key column of the order (schema step 3), read back for the cursor; the id order
+    // The sort key of the order (table `job_orders`, schema step 3), read back for the cursor; the id order
     // has none.
-    let key = match order {
-        JobOrder::Id => "0",
-        JobOrder::NextFire => "next_fire",
-        JobOrder::LastRun => "last_run",
+    let columns = JOB_COLUMNS
+        .split(", ")
+        .map(|c| format!("j.{c}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let (key, from) = match order {
+        JobOrder::Id => ("0", "jobs j"),
+        JobOrder::NextFire => (
+            "o.next_fire",
+            "job_orders o JOIN jobs j ON j.job_id = o.job_id",
+        ),
+        JobOrder::LastRun => (
+            "o.last_run",
+            "job_orders o JOIN jobs j ON j.job_id = o.job_id",
+        ),
     };
-    let mut sql = format!("SELECT {JOB_COLUMNS}, {key} FROM jobs WHERE 1 = 1");
+    let mut sql = format!("SELECT {columns}, {key} FROM {from} WHERE 1 = 1");
     let mut values: Vec<SqlValue> = Vec::new();
     let conditions = [
-        (" AND state = ?", &filter.state),
-        (" AND creator = ?", &filter.creator),
-        (" AND parent_job = ?", &filter.parent_job),
-        (" AND service = ?", &filter.service),
+        (" AND j.state = ?", &filter.state),
+        (" AND j.creator = ?", &filter.creator),
+        (" AND j.parent_job = ?", &filter.parent_job),
+        (" AND j.service = ?", &filter.service),
     ];
     for (condition, value) in conditions {
         if let Some(value) = value {
@@ -204,24 +215,24 @@ pub(crate) fn list_jobs(
     match (order, page.cursor.as_deref()) {
         (_, None) => {}
         (JobOrder::Id, Some(cursor)) => {
-            sql.push_str(" AND job_id > ?");
+            sql.push_str(" AND j.job_id > ?");
             values.push(SqlValue::Text(parse_job_cursor(cursor)?));
         }
         (JobOrder::NextFire, Some(cursor)) => {
             let (after, id) = parse_ordered_job_cursor(order, cursor)?;
-            sql.push_str(" AND next_fire >= ? AND (next_fire > ? OR job_id > ?)");
+            sql.push_str(" AND o.next_fire >= ? AND (o.next_fire > ? OR o.job_id > ?)");
             values.extend([after.into(), after.into(), id.into()]);
         }
         (JobOrder::LastRun, Some(cursor)) => {
             let (after, id) = parse_ordered_job_cursor(order, cursor)?;
-            sql.push_str(" AND last_run <= ? AND (last_run < ? OR job_id > ?)");
+            sql.push_str(" AND o.last_run <= ? AND (o.last_run < ? OR o.job_id > ?)");
             values.extend([after.into(), after.into(), id.into()]);
         }
     }
     sql.push_str(match order {
-        JobOrder::Id => " ORDER BY job_id LIMIT ?",
-        JobOrder::NextFire => " ORDER BY next_fire, job_id LIMIT ?",
-        JobOrder::LastRun => " ORDER BY last_run DESC, job_id LIMIT ?",
+        JobOrder::Id => " ORDER BY j.job_id LIMIT ?",
+        JobOrder::NextFire => " ORDER BY o.next_fire, o.job_id LIMIT ?",
+        JobOrder::LastRun => " ORDER BY o.last_run DESC, o.job_id LIMIT ?",
     });
     values.push(SqlValue::Integer(fetch));
 

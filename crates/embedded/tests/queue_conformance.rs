@@ -206,15 +206,13 @@ async fn a_version_1_file_gains_the_queue_tables() {
     // step 3's jobs-list orders either).
     let raw = rusqlite::Connection::open(&file).unwrap();
     raw.execute_batch(
-        "DROP TRIGGER jobs_order_on_create;
-         DROP TRIGGER jobs_next_fire_on_wakeup_insert;
-         DROP TRIGGER jobs_next_fire_on_wakeup_update;
-         DROP TRIGGER jobs_next_fire_on_wakeup_delete;
-         DROP TRIGGER jobs_last_run_on_execution;
-         DROP INDEX jobs_by_next_fire;
-         DROP INDEX jobs_by_last_run;
-         ALTER TABLE jobs DROP COLUMN next_fire;
-         ALTER TABLE jobs DROP COLUMN last_run;
+        "DROP TRIGGER job_orders_on_job_insert;
+         DROP TRIGGER job_orders_on_job_delete;
+         DROP TRIGGER job_orders_next_fire_on_wakeup_insert;
+         DROP TRIGGER job_orders_next_fire_on_wakeup_update;
+         DROP TRIGGER job_orders_next_fire_on_wakeup_delete;
+         DROP TRIGGER job_orders_last_run_on_execution;
+         DROP TABLE job_orders;
          DROP TABLE queue_messages; DROP TABLE queue_dead_letters;
          UPDATE schema_version SET version = 1;
          INSERT INTO wakeups (key, due) VALUES ('job:kept', 1700000000000);",
