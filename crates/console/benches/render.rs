@@ -25,6 +25,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "../tests/support/mod.rs"]
+mod support;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -34,7 +37,6 @@ use axum::Router;
 use chrono::{DateTime, Utc};
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
-use sundial_console::{ConsoleAuth, ConsoleConfig};
 use sundial_core::execution::{execution_id_for_fire, Execution, ExecutionState};
 use sundial_core::job::{Job, JobDefinition, JobId, JobState};
 use sundial_embedded::SqliteStore;
@@ -371,26 +373,14 @@ async fn run(scale: &Scale) -> bool {
         Arc::new(SystemClock),
         AppConfig::new(b"render-bench-signing-secret-0123456789".to_vec()),
     ));
-    let router = sundial_console::router(
-        Arc::clone(&app),
-        ConsoleConfig {
-            auth: ConsoleAuth::Open,
-            session_lifetime: Duration::from_secs(3600),
-        },
-    );
+    let router = support::open_router(Arc::clone(&app));
     // A browser's session: the cookie the first page sets.
     let first = router
         .clone()
         .oneshot(Request::get("/").body(Body::empty()).unwrap())
         .await
         .unwrap();
-    let cookie = first.headers()[header::SET_COOKIE]
-        .to_str()
-        .unwrap()
-        .split(';')
-        .next()
-        .unwrap()
-        .to_string();
+    let cookie = support::session_cookie(&first);
 
     let mut pages = Vec::new();
     for order in JobOrder::ALL {

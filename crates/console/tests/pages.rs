@@ -2,6 +2,8 @@
 //! JavaScript gets. (The real server in headless Chromium: `crates/cli/tests/console.rs`.)
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod support;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -37,25 +39,13 @@ impl Console {
             clock.clone(),
             AppConfig::new(b"console-test-signing-secret-0123456789".to_vec()),
         ));
-        let router = sundial_console::router(
-            Arc::clone(&app),
-            ConsoleConfig {
-                auth: ConsoleAuth::Open,
-                session_lifetime: Duration::from_secs(3600),
-            },
-        );
+        let router = support::open_router(Arc::clone(&app));
         let first = router
             .clone()
             .oneshot(Request::get("/ui/jobs/new").body(Body::empty()).unwrap())
             .await
             .unwrap();
-        let cookie = first.headers()[header::SET_COOKIE]
-            .to_str()
-            .unwrap()
-            .split(';')
-            .next()
-            .unwrap()
-            .to_owned();
+        let cookie = support::session_cookie(&first);
         let html = body_text(first.into_body()).await;
         let csrf = html
             .split(r#"name="csrf" value=""#)
@@ -501,13 +491,7 @@ async fn with_a_token_the_preview_needs_a_session_and_only_that() {
         )
         .await
         .unwrap();
-    let cookie = login.headers()[header::SET_COOKIE]
-        .to_str()
-        .unwrap()
-        .split(';')
-        .next()
-        .unwrap()
-        .to_owned();
+    let cookie = support::session_cookie(&login);
     let preview = |cookie: Option<&str>| {
         let mut request =
             Request::post("/ui/specs/preview").header(header::CONTENT_TYPE, "application/json");

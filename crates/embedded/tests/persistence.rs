@@ -1,6 +1,8 @@
 //! A file store keeps its data across reopening, and refuses files it does not understand.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod support;
+
 use chrono::DateTime;
 use serde_json::json;
 use sundial_embedded::SqliteStore;
@@ -259,17 +261,9 @@ async fn the_orders_of_an_older_file_are_filled_when_it_is_migrated() {
     }
     // Back to version 2: step 3's table and triggers gone.
     let raw = rusqlite::Connection::open(&file).unwrap();
-    raw.execute_batch(
-        "DROP TRIGGER job_orders_on_job_insert;
-         DROP TRIGGER job_orders_on_job_delete;
-         DROP TRIGGER job_orders_next_fire_on_wakeup_insert;
-         DROP TRIGGER job_orders_next_fire_on_wakeup_update;
-         DROP TRIGGER job_orders_next_fire_on_wakeup_delete;
-         DROP TRIGGER job_orders_last_run_on_execution;
-         DROP TABLE job_orders;
-         UPDATE schema_version SET version = 2;",
-    )
-    .unwrap();
+    raw.execute_batch(support::UNDO_JOB_ORDERS).unwrap();
+    raw.execute_batch("UPDATE schema_version SET version = 2;")
+        .unwrap();
     drop(raw);
 
     let store = SqliteStore::open(&file).expect("migrate to version 3");

@@ -2,6 +2,8 @@
 //! queues share a database without seeing each other, and messages outlive the process.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod support;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -205,15 +207,9 @@ async fn a_version_1_file_gains_the_queue_tables() {
     // Turn the file back into what a build before the queues wrote: schema version 1 (without
     // step 3's jobs-list orders either).
     let raw = rusqlite::Connection::open(&file).unwrap();
+    raw.execute_batch(support::UNDO_JOB_ORDERS).unwrap();
     raw.execute_batch(
-        "DROP TRIGGER job_orders_on_job_insert;
-         DROP TRIGGER job_orders_on_job_delete;
-         DROP TRIGGER job_orders_next_fire_on_wakeup_insert;
-         DROP TRIGGER job_orders_next_fire_on_wakeup_update;
-         DROP TRIGGER job_orders_next_fire_on_wakeup_delete;
-         DROP TRIGGER job_orders_last_run_on_execution;
-         DROP TABLE job_orders;
-         DROP TABLE queue_messages; DROP TABLE queue_dead_letters;
+        "DROP TABLE queue_messages; DROP TABLE queue_dead_letters;
          UPDATE schema_version SET version = 1;
          INSERT INTO wakeups (key, due) VALUES ('job:kept', 1700000000000);",
     )

@@ -1,0 +1,13 @@
+//! What the migration tests share.
+
+/// Undoes schema step 3 (the jobs list's orders: the `job_orders` table and the triggers that keep
+/// it), so a test can turn a file back into what an older build wrote.
+pub(crate) const UNDO_JOB_ORDERS: &str = "
+    DROP TRIGGER job_orders_on_job_insert;
+    DROP TRIGGER job_orders_on_job_delete;
+    DROP TRIGGER job_orders_next_fire_on_wakeup_insert;
+    DROP TRIGGER job_orders_next_fire_on_wakeup_update;
+    DROP TRIGGER job_orders_next_fire_on_wakeup_delete;
+    DROP TRIGGER job_orders_last_run_on_execution;
+    DROP TABLE job_orders;
+";
