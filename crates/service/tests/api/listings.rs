@@ -77,14 +77,6 @@ async fn list_jobs_filters_and_paginates() {
     api.put("/jobs/b2?active=0", None).await;
     api.post("/jobs/c2/pause", &json!({"notes": "off"})).await;
 
-    let ids = |body: &Value| -> Vec<String> {
-        body["jobs"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|j| j["jobId"].as_str().unwrap().to_owned())
-            .collect()
-    };
     let cases = [
         ("/jobs", vec!["a1", "b1", "b2", "c1", "c2", "p"]),
         ("/jobs?state=paused", vec!["b2", "c2"]),
@@ -164,14 +156,6 @@ async fn list_jobs_sorts_by_next_fire_and_last_run_with_pages() {
         clock.advance(chrono::Duration::seconds(1));
     }
 
-    let ids = |body: &Value| -> Vec<String> {
-        body["jobs"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|j| j["jobId"].as_str().unwrap().to_owned())
-            .collect()
-    };
     for (sort, want) in [
         ("id", ["hook", "night", "noon", "paused", "soon"]),
         ("nextFire", ["soon", "noon", "night", "hook", "paused"]),
@@ -202,4 +186,14 @@ async fn list_jobs_sorts_by_next_fire_and_last_run_with_pages() {
         400,
         "cursor:",
     );
+}
+
+/// The `jobId`s of a `GET /jobs` answer, in order.
+fn ids(body: &Value) -> Vec<String> {
+    body["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["jobId"].as_str().unwrap().to_owned())
+        .collect()
 }
