@@ -20,3 +20,4 @@ pub mod spec;
 pub mod template;
 pub mod timer;
 pub mod trigger;
+pub mod upcoming;
