@@ -193,8 +193,9 @@ fn targets_are_delivered_to_moto_and_failures_are_retried() {
     assert_eq!(messages[0]["executionId"], execution["executionId"]);
     assert_eq!(messages[0]["arguments"], json!({"n": 7}));
 
-    let to_bus =
-        target_job(json!({"eventbridge": {"busName": bus, "source": "my.app", "detailType": "Tick"}}));
+    let to_bus = target_job(
+        json!({"eventbridge": {"busName": bus, "source": "my.app", "detailType": "Tick"}}),
+    );
     server
         .call("POST", "/jobs/to-bus", Some(&to_bus))
         .ok_envelope();

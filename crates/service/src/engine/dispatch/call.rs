@@ -13,8 +13,8 @@ use sundial_core::retry;
 
 use super::admit::HELD_RECHECK;
 use super::{Step, LEASE_MARGIN};
-use crate::engine::{Engine, EngineError, Loaded, Written};
 use crate::cause::chain;
+use crate::engine::{Engine, EngineError, Loaded, Written};
 use crate::ports::events::{BusEvent, EventPublisher, TargetSupport};
 use crate::ports::http::{HttpClient, HttpError, HttpRequest, DEFAULT_CALL_TIMEOUT};
 use crate::ports::queue::Queue;
