@@ -9,7 +9,7 @@
 //! what a job does, and would have the quick start probe the credential chain (the instance
 //! metadata endpoint among it) for users who never asked for AWS.
 //!
-//! The messages go through the Lambda functions' own publisher ([`sundial_aws::AwsPublisher`]);
+//! The messages go through the Lambda functions' own publisher (`sundial_aws::AwsPublisher`);
 //! without the cargo feature `aws-targets` (off by default: the AWS SDK would lengthen the quick
 //! start's build far beyond its 10 % budget, docs/performance.md) targets are always refused.
 

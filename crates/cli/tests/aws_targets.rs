@@ -2,8 +2,8 @@
 //! `eventbridge` targets through the AWS SDK to moto server on 127.0.0.1 (`AWS_ENDPOINT_URL`), and a
 //! send that fails is a failed attempt, retried, with AWS's error in the execution's log.
 //!
-//! Moto is started through `infra/moto.py` (as the AWS adapters' tests do) and stops when this
-//! process exits; the queues and the bus rule are made, and the messages read, with boto3 in a
+//! Moto is started through `infra/moto.py` by `sundial_testkit::moto` (as for the AWS adapters'
+//! tests) and stops when this process exits; the queues and the bus rule are made, and the messages read, with boto3 in a
 //! short Python script, so this crate needs no AWS SDK of its own. Without Python's `moto[server]`
 //! the tests say so and skip; under CI (`CI` set) or with `SUNDIAL_REQUIRE_MOTO=1` they fail.
 //!
@@ -13,72 +13,36 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Mutex, OnceLock};
+use std::process::Command;
+use std::sync::OnceLock;
 
 use serde_json::{json, Value};
+use sundial_testkit::moto::{moto_or_skip, MotoServer};
 use sundial_testkit::TempDir;
 
 use common::{refused_start, start, wait_final, Server};
 
 /// Moto server for this test binary, and the AWS settings that reach it.
 struct Moto {
+    /// The AWS client settings only (`AWS_ENDPOINT_URL`, `AWS_REGION`, test credentials).
     env: BTreeMap<String, String>,
-    _server: Mutex<Child>,
+    _server: MotoServer,
 }
 
 fn moto() -> Option<&'static Moto> {
     static MOTO: OnceLock<Option<Moto>> = OnceLock::new();
-    MOTO.get_or_init(|| match start_moto() {
-        Ok(moto) => Some(moto),
-        Err(why)
-            if std::env::var_os("CI").is_some()
-                || std::env::var_os("SUNDIAL_REQUIRE_MOTO").is_some() =>
-        {
-            panic!("moto is required here (CI or SUNDIAL_REQUIRE_MOTO): {why}")
-        }
-        Err(why) => {
-            eprintln!("skipping the AWS target tests: {why} (pip install 'moto[server]' boto3 to run them)");
-            None
-        }
+    MOTO.get_or_init(|| {
+        moto_or_skip("sundial-cli-test").map(|server| Moto {
+            env: server
+                .env
+                .iter()
+                .filter(|(k, _)| k.starts_with("AWS_"))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            _server: server,
+        })
     })
     .as_ref()
-}
-
-fn start_moto() -> Result<Moto, String> {
-    let script = format!("{}/../../infra/moto.py", env!("CARGO_MANIFEST_DIR"));
-    let log = std::env::temp_dir().join(format!("sundial-cli-moto-{}.log", std::process::id()));
-    let stderr =
-        std::fs::File::create(&log).map_err(|e| format!("creating {}: {e}", log.display()))?;
-    let mut child = Command::new("python3")
-        .args([&script, "up", "--prefix", "sundial-cli-test"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(stderr)
-        .spawn()
-        .map_err(|e| format!("running python3: {e}"))?;
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().ok_or("no stdout")?)
-        .read_line(&mut line)
-        .map_err(|e| format!("reading infra/moto.py's output: {e}"))?;
-    let Ok(started) = serde_json::from_str::<Value>(&line) else {
-        let _ = child.kill();
-        let _ = child.wait();
-        let log = std::fs::read_to_string(&log).unwrap_or_default();
-        return Err(format!("infra/moto.py did not start: {}", log.trim()));
-    };
-    let env = started["env"]
-        .as_object()
-        .ok_or("infra/moto.py printed no env")?
-        .iter()
-        .filter(|(k, _)| k.starts_with("AWS_"))
-        .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_owned()))
-        .collect();
-    Ok(Moto {
-        env,
-        _server: Mutex::new(child),
-    })
 }
 
 /// What the boto3 script can do: make a queue (prints its URL), make a bus whose rule for

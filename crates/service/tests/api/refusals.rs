@@ -384,20 +384,10 @@ async fn health_reports_a_stalled_tick_with_503() {
 /// (whose wait spans invocations) is not.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_synchronous_attempt_longer_than_a_worker_can_hold_is_refused() {
-    let now: DateTime<Utc> = NOW.parse().unwrap();
-    let config = AppConfig {
+    let api = Api::with_config(AppConfig {
         max_sync_attempt: Some(std::time::Duration::from_secs(100)),
         ..AppConfig::new(TEST_SECRET.to_vec())
-    };
-    let app = Arc::new(App::new(
-        MemoryStore::new(),
-        Arc::new(ManualClock::new(now)),
-        config,
-    ));
-    let api = Api {
-        router: router(Arc::clone(&app), None),
-        app,
-    };
+    });
     let mut long = triggered_job("001");
     long["timeoutSeconds"] = json!(120);
     assert_error(
@@ -448,22 +438,12 @@ async fn a_due_time_of_the_wrong_type_is_refused_beside_a_cron_period() {
 /// then changes nothing. A request job is not affected.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_target_is_refused_where_targets_are_not_delivered() {
-    let now: DateTime<Utc> = NOW.parse().unwrap();
-    let config = AppConfig {
+    let api = Api::with_config(AppConfig {
         targets: TargetSupport::Unavailable {
             how: "start with --aws-targets".into(),
         },
         ..AppConfig::new(TEST_SECRET.to_vec())
-    };
-    let app = Arc::new(App::new(
-        MemoryStore::new(),
-        Arc::new(ManualClock::new(now)),
-        config,
-    ));
-    let api = Api {
-        router: router(Arc::clone(&app), None),
-        app,
-    };
+    });
     let with_target = |target: Value| {
         let mut body = triggered_job("001");
         body.as_object_mut().unwrap().remove("request");
