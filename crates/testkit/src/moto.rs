@@ -72,6 +72,7 @@ pub fn start(prefix: &str) -> Result<MotoServer, String> {
 ///
 /// # Panics
 /// When moto cannot run and is [`required`].
+#[allow(clippy::panic)]
 pub fn moto_or_skip(prefix: &str) -> Option<MotoServer> {
     match start(prefix) {
         Ok(moto) => Some(moto),
