@@ -159,6 +159,12 @@ pub(crate) struct ServeArgs {
     /// Serve the API only; jobs run in another `sundial serve` on the same --data
     #[arg(long)]
     pub api_only: bool,
+
+    /// Send jobs' sqs and eventbridge targets to AWS with the AWS SDK's standard configuration
+    /// (AWS_REGION, credentials, AWS_ENDPOINT_URL for LocalStack or moto); without it such jobs are
+    /// refused (also SUNDIAL_AWS_TARGETS=1; needs the aws-targets cargo feature)
+    #[arg(long)]
+    pub aws_targets: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -362,8 +362,13 @@ impl<S: Store> App<S> {
                 .ok_or_else(|| field_error(&format!("{path}.jobId"), "required"))?;
             let job_id = JobId::parse(id).map_err(|e| AppError::Invalid(e.under(&path)))?;
             // A service declares its timers with their real values: no redaction markers.
-            JobDefinition::parse_submitted(&job_id, body, now, None)
+            let definition = JobDefinition::parse_submitted(&job_id, body, now, None)
                 .map_err(|e| AppError::Invalid(e.under(&path)))?;
+            self.check_platform_limits(&definition)
+                .map_err(|e| match e {
+                    AppError::Invalid(e) => AppError::Invalid(e.under(&path)),
+                    other => other,
+                })?;
             if declared
                 .insert(job_id.to_string(), (job_id, body))
                 .is_some()

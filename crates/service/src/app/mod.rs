@@ -16,10 +16,11 @@ mod views;
 use std::sync::{Arc, OnceLock, Weak};
 
 use chrono::{DateTime, Utc};
-use sundial_core::job::{FieldError, Job, JobDefinition, JobId};
+use sundial_core::job::{FieldError, Job, JobDefinition, JobId, Target};
 
 use crate::cause::Cause;
 use crate::ports::clock::Clock;
+use crate::ports::events::TargetSupport;
 use crate::ports::store::{JobStore, Store, StoreError};
 use crate::records::{decode_job, encode_job, job_wakeup_key, StoredJob};
 
@@ -62,6 +63,10 @@ pub struct AppConfig {
     /// A job whose `timeoutSeconds` is longer is refused, naming the field; async jobs wait
     /// across invocations and are not limited.
     pub max_sync_attempt: Option<std::time::Duration>,
+    /// Whether jobs' `sqs` and `eventbridge` targets are delivered here: the engine's publisher's
+    /// [`EventPublisher::target_support`](crate::ports::events::EventPublisher::target_support).
+    /// Where they are not, a job with a target is refused, naming the field.
+    pub targets: TargetSupport,
 }
 
 impl AppConfig {
@@ -73,6 +78,7 @@ impl AppConfig {
             debug_mode: false,
             signing_secret,
             max_sync_attempt: None,
+            targets: TargetSupport::Delivered,
         }
     }
 }
@@ -339,9 +345,22 @@ impl<S: Store> App<S> {
         ))
     }
 
-    /// Refuses a definition this platform cannot run: a synchronous attempt longer than one worker
-    /// can hold ([`AppConfig::max_sync_attempt`]).
+    /// Refuses a definition this platform cannot run: a target it does not deliver
+    /// ([`AppConfig::targets`]), a synchronous attempt longer than one worker can hold
+    /// ([`AppConfig::max_sync_attempt`]).
     pub(crate) fn check_platform_limits(&self, definition: &JobDefinition) -> Result<(), AppError> {
+        if let (Some(target), TargetSupport::Unavailable { how }) =
+            (definition.target(), &self.config.targets)
+        {
+            let (field, kind) = match target {
+                Target::Sqs { .. } => ("target.sqs", "SQS"),
+                Target::EventBridge { .. } => ("target.eventbridge", "EventBridge"),
+            };
+            return Err(field_error(
+                field,
+                format!("this server does not send to {kind}, so the job's runs could not be delivered; {how}"),
+            ));
+        }
         let Some(limit) = self.config.max_sync_attempt else {
             return Ok(());
         };

@@ -31,13 +31,18 @@ impl Api {
     }
 
     pub(crate) fn with_token(token: Option<&str>) -> Api {
+        Api::with(AppConfig::new(TEST_SECRET.to_vec()), token)
+    }
+
+    /// The router on a control plane with `config`, at [`NOW`], with no token.
+    pub(crate) fn with_config(config: AppConfig) -> Api {
+        Api::with(config, None)
+    }
+
+    fn with(config: AppConfig, token: Option<&str>) -> Api {
         let now: DateTime<Utc> = NOW.parse().unwrap();
         let clock = Arc::new(ManualClock::new(now));
-        let app = Arc::new(App::new(
-            MemoryStore::new(),
-            clock,
-            AppConfig::new(TEST_SECRET.to_vec()),
-        ));
+        let app = Arc::new(App::new(MemoryStore::new(), clock, config));
         Api {
             router: router(Arc::clone(&app), token.map(str::to_owned)),
             app,

@@ -95,6 +95,17 @@ impl World {
         tweak: impl FnOnce(&mut EngineConfig),
         respond: impl Fn(&HttpRequest, usize) -> Result<HttpResponse, HttpError> + Send + Sync + 'static,
     ) -> World {
+        World::with_publisher(start, app_config, tweak, RecordingPublisher::new(), respond)
+    }
+
+    /// [`World::with_configs`], on `publisher`.
+    fn with_publisher(
+        start: &str,
+        app_config: AppConfig,
+        tweak: impl FnOnce(&mut EngineConfig),
+        publisher: RecordingPublisher,
+        respond: impl Fn(&HttpRequest, usize) -> Result<HttpResponse, HttpError> + Send + Sync + 'static,
+    ) -> World {
         let clock = Arc::new(ManualClock::new(t(start)));
         let app = Arc::new(App::new(MemoryStore::new(), clock.clone(), app_config));
         let http = Arc::new(ScriptedHttp {
@@ -113,7 +124,7 @@ impl World {
             MemoryQueue::new(clock.clone()),
             MemoryQueue::new(clock.clone()),
             http.clone(),
-            RecordingPublisher::new(),
+            publisher,
             config,
         );
         World {
@@ -1499,6 +1510,7 @@ mod messages;
 mod order;
 mod overrides;
 mod preview;
+mod targets;
 
 /// Issue 12 item 10: the target gets the stored header values, while the state-change events,
 /// the executions and the `Debug` form of the requests (what a log line would print; it shows no
