@@ -5,7 +5,7 @@ use axum::response::IntoResponse;
 use axum::Json;
 use serde_json::Value;
 
-use super::extract::{JsonBody, Params, PathParams};
+use super::extract::{JsonBody, LabelledParams, Params, PathParams};
 use sundial_core::change::RunPlace as CorePlace;
 
 use super::schema::{
@@ -13,8 +13,9 @@ use super::schema::{
     JobListQuery, JobPath, JobsPage, Notes, RunPlace, UpdateAnswer, UpdatePreview, Updated,
 };
 use super::{bool_param, page_of, ApiError, ApiResult, AppState};
-use crate::app::parse_job_id;
-use crate::ports::store::{JobFilter, JobOrder, Store};
+use crate::app::{parse_job_id, AppError};
+use crate::ports::store::{JobFilter, JobOrder, LabelSelector, Store};
+use sundial_core::job::JobId;
 
 /// The warnings of a created or updated job, absent when there are none.
 fn warnings_of(warnings: Vec<String>) -> Option<Vec<String>> {
@@ -331,30 +332,29 @@ pub(super) async fn unpause<S: Store>(
         (status = 503, description = "The store failed; retry.", body = ErrorEnvelope),
     )
 )]
-pub(super) async fn list_jobs<S: Store>(State(app): AppState<S>, params: Params) -> ApiResult {
+pub(super) async fn list_jobs<S: Store>(
+    State(app): AppState<S>,
+    params: LabelledParams,
+) -> ApiResult {
+    let LabelledParams(params, labels) = params;
     let Params(params) = params.only(&[
         "state",
         "creator",
         "parentJob",
         "service",
+        "idPrefix",
         "sort",
         "limit",
         "cursor",
     ])?;
-    if let Some(state) = params.get("state") {
-        if state != "active" && state != "paused" {
-            return Err(ApiError::invalid(
-                "state",
-                format!("expected active or paused, got {state:?}"),
-            ));
-        }
-    }
-    let filter = JobFilter {
-        state: params.get("state").cloned(),
-        creator: params.get("creator").cloned(),
-        parent_job: params.get("parentJob").cloned(),
-        service: params.get("service").cloned(),
-    };
+    let filter = job_filter(
+        params.get("state"),
+        params.get("creator"),
+        params.get("parentJob"),
+        params.get("service"),
+        params.get("idPrefix"),
+        &labels,
+    )?;
     let order = match params.get("sort") {
         None => JobOrder::Id,
         Some(name) => JobOrder::parse(name).ok_or_else(|| {
@@ -370,4 +370,41 @@ pub(super) async fn list_jobs<S: Store>(State(app): AppState<S>, params: Params)
         next_cursor: page.next_cursor,
     })
     .into_response())
+}
+
+/// The filters of `GET /jobs` and of the bulk actions, checked: a 400 names `state`,
+/// `idPrefix` or `label`.
+pub(super) fn job_filter(
+    state: Option<&String>,
+    creator: Option<&String>,
+    parent_job: Option<&String>,
+    service: Option<&String>,
+    id_prefix: Option<&String>,
+    labels: &[String],
+) -> Result<JobFilter, ApiError> {
+    if let Some(state) = state {
+        if state != "active" && state != "paused" {
+            return Err(ApiError::invalid(
+                "state",
+                format!("expected active or paused, got {state:?}"),
+            ));
+        }
+    }
+    if let Some(prefix) = id_prefix {
+        // A prefix of an id is an id as far as its characters go.
+        JobId::parse(prefix).map_err(|e| ApiError::invalid("idPrefix", e.message))?;
+    }
+    let labels = labels
+        .iter()
+        .map(|text| LabelSelector::parse("label", text))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(AppError::from)?;
+    Ok(JobFilter {
+        state: state.cloned(),
+        creator: creator.cloned(),
+        parent_job: parent_job.cloned(),
+        service: service.cloned(),
+        labels,
+        id_prefix: id_prefix.cloned(),
+    })
 }
