@@ -146,8 +146,8 @@ fn file_store_uses_wal_and_records_its_schema_version() {
         .unwrap();
     assert_eq!(
         versions,
-        [3],
-        "store tables (1), queue tables (2), the jobs list's orders (3)"
+        [4],
+        "store tables (1), queue tables (2), the jobs list's orders (3), labels (4)"
     );
     drop(raw);
     drop(SqliteStore::open(&file).expect("reopening an up-to-date file migrates nothing"));
