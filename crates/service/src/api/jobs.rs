@@ -13,9 +13,8 @@ use super::schema::{
     JobListQuery, JobPath, JobsPage, Notes, RunPlace, UpdateAnswer, UpdatePreview, Updated,
 };
 use super::{bool_param, page_of, ApiError, ApiResult, AppState};
-use crate::app::{parse_job_id, AppError};
+use crate::app::{job_filter, parse_job_id, AppError};
 use crate::ports::store::{JobFilter, JobOrder, LabelSelector, Store};
-use sundial_core::job::JobId;
 
 /// The warnings of a created or updated job, absent when there are none.
 fn warnings_of(warnings: Vec<String>) -> Option<Vec<String>> {
@@ -347,14 +346,7 @@ pub(super) async fn list_jobs<S: Store>(
         "limit",
         "cursor",
     ])?;
-    let filter = job_filter(
-        params.get("state"),
-        params.get("creator"),
-        params.get("parentJob"),
-        params.get("service"),
-        params.get("idPrefix"),
-        &labels,
-    )?;
+    let filter = list_filter(&params, &labels)?;
     let order = match params.get("sort") {
         None => JobOrder::Id,
         Some(name) => JobOrder::parse(name).ok_or_else(|| {
@@ -372,39 +364,23 @@ pub(super) async fn list_jobs<S: Store>(
     .into_response())
 }
 
-/// The filters of `GET /jobs` and of the bulk actions, checked: a 400 names `state`,
-/// `idPrefix` or `label`.
-pub(super) fn job_filter(
-    state: Option<&String>,
-    creator: Option<&String>,
-    parent_job: Option<&String>,
-    service: Option<&String>,
-    id_prefix: Option<&String>,
+/// The filters of `GET /jobs`, checked: a 400 names `state`, `idPrefix` or `label`.
+fn list_filter(
+    params: &std::collections::HashMap<String, String>,
     labels: &[String],
 ) -> Result<JobFilter, ApiError> {
-    if let Some(state) = state {
-        if state != "active" && state != "paused" {
-            return Err(ApiError::invalid(
-                "state",
-                format!("expected active or paused, got {state:?}"),
-            ));
-        }
-    }
-    if let Some(prefix) = id_prefix {
-        // A prefix of an id is an id as far as its characters go.
-        JobId::parse(prefix).map_err(|e| ApiError::invalid("idPrefix", e.message))?;
-    }
     let labels = labels
         .iter()
         .map(|text| LabelSelector::parse("label", text))
         .collect::<Result<Vec<_>, _>>()
         .map_err(AppError::from)?;
-    Ok(JobFilter {
-        state: state.cloned(),
-        creator: creator.cloned(),
-        parent_job: parent_job.cloned(),
-        service: service.cloned(),
+    let param = |name: &str| params.get(name).cloned();
+    Ok(job_filter(
+        param("state"),
+        param("creator"),
+        param("parentJob"),
+        param("service"),
+        param("idPrefix"),
         labels,
-        id_prefix: id_prefix.cloned(),
-    })
+    )?)
 }
