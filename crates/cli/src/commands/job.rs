@@ -98,11 +98,13 @@ pub(super) async fn run(command: JobCommand, context: &Context) -> Result<(), Cl
                 ("creator", args.creator),
                 ("parentJob", args.parent),
                 ("service", args.service),
+                ("idPrefix", args.filter.id_prefix),
                 ("sort", args.sort),
                 ("limit", Some(args.limit.to_string())),
             ]
             .into_iter()
             .filter_map(|(k, v)| v.map(|v| (k, v)))
+            .chain(args.filter.labels.into_iter().map(|l| ("label", l)))
             .collect();
             let answer = pages(context, &["jobs"], query, "jobs", args.all).await?;
             context.show(&answer, || {
