@@ -24,7 +24,7 @@ use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{
     AttributeValue, Delete, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
 };
-use sundial_service::ports::store::{cursor, JobFilter, JobRecord, Page, StoreError, MAX_PAGE};
+use sundial_service::ports::store::{cursor, JobFilter, JobRecord, Page, StoreError};
 
 use super::item::{job_item, job_record};
 use super::keys::{start_key, Item, Keys, GSI1, GSI2, JOB_SK, LABEL_SK_PREFIX};
@@ -418,7 +418,8 @@ impl DynamoStore {
                 .key_condition_expression("gsi1pk = :pk")
                 .expression_attribute_values(":pk", AttributeValue::S(pk.clone()))
                 .projection_expression("jobId")
-                .limit(i32::try_from((want - kept.len()).clamp(1, MAX_PAGE) + 1).unwrap_or(1000))
+                // One `BatchGetItem` (100 keys) per page of the index.
+                .limit(i32::try_from((want - kept.len()).clamp(1, BATCH_GET_KEYS)).unwrap_or(100))
                 .set_exclusive_start_key(start.take());
             if let Some((condition, name, value)) = prefix_condition(GSI1, filter) {
                 request = request
@@ -457,6 +458,9 @@ impl DynamoStore {
         }
     }
 }
+
+/// The most keys one `BatchGetItem` reads.
+const BATCH_GET_KEYS: usize = 100;
 
 /// How many times a delete reads the job again after losing a race with a write of it.
 const MAX_DELETE_ROUNDS: u32 = 8;
