@@ -159,12 +159,7 @@ fn table(args: &BulkArgs, answer: &Value) -> String {
     };
     let (w0, w1) = (width(0, "JOB ID"), width(1, "STATUS"));
     if !rows.is_empty() {
-        text.push_str(
-            &format!("{:w0$}  {:w1$}  DETAIL\n", "JOB ID", "STATUS")
-                .trim_end()
-                .to_owned(),
-        );
-        text.push('\n');
+        text.push_str(&format!("{:w0$}  {:w1$}  DETAIL\n", "JOB ID", "STATUS"));
         for [id, status, detail] in rows {
             text.push_str(format!("{id:w0$}  {status:w1$}  {detail}").trim_end());
             text.push('\n');
