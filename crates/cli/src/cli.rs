@@ -383,20 +383,8 @@ impl Overlap {
 
 #[derive(Debug, Args)]
 pub(crate) struct ListArgs {
-    /// Only jobs in this state
-    #[arg(long, value_parser = ["active", "paused"])]
-    pub state: Option<String>,
-    /// Only jobs of this creator
-    #[arg(long)]
-    pub creator: Option<String>,
-    /// Only children of this job
-    #[arg(long, value_name = "JOB_ID")]
-    pub parent: Option<String>,
-    /// Only jobs declared by this service's timer list
-    #[arg(long)]
-    pub service: Option<String>,
     #[command(flatten)]
-    pub filter: LabelFilterArgs,
+    pub filter: JobFilterArgs,
     /// The order: by id (default), soonest next fire first, or latest run first (not on AWS)
     #[arg(long, value_parser = ["id", "nextFire", "lastRun"])]
     pub sort: Option<String>,
@@ -410,52 +398,7 @@ pub(crate) struct ListArgs {
 
 /// The filters of `job list` and `bulk`.
 #[derive(Debug, Args)]
-pub(crate) struct LabelFilterArgs {
-    /// Only jobs with this label, KEY:VALUE; repeatable (all must match)
-    #[arg(long = "label", value_name = "KEY:VALUE")]
-    pub labels: Vec<String>,
-    /// Only jobs whose id starts with this
-    #[arg(long, value_name = "PREFIX")]
-    pub id_prefix: Option<String>,
-}
-
-/// What `sundial bulk` does to each job.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub(crate) enum BulkAction {
-    Pause,
-    Unpause,
-    Trigger,
-    Delete,
-    Backfill,
-}
-
-impl BulkAction {
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            BulkAction::Pause => "pause",
-            BulkAction::Unpause => "unpause",
-            BulkAction::Trigger => "trigger",
-            BulkAction::Delete => "delete",
-            BulkAction::Backfill => "backfill",
-        }
-    }
-}
-
-/// `sundial bulk ACTION`.
-#[derive(Debug, Args)]
-pub(crate) struct BulkArgs {
-    /// What to do to each selected job
-    #[arg(value_enum)]
-    pub action: BulkAction,
-    /// Why (required; recorded with every change, and the pause notes unless --notes)
-    #[arg(long)]
-    pub reason: String,
-    /// Only list the jobs that would be acted on; change nothing
-    #[arg(long)]
-    pub dry_run: bool,
-    /// Exactly these jobs instead of filters; repeatable
-    #[arg(long = "job", value_name = "JOB_ID", conflicts_with_all = ["state", "creator", "parent", "service", "labels", "id_prefix"])]
-    pub jobs: Vec<String>,
+pub(crate) struct JobFilterArgs {
     /// Only jobs in this state
     #[arg(long, value_parser = ["active", "paused"])]
     pub state: Option<String>,
@@ -468,8 +411,31 @@ pub(crate) struct BulkArgs {
     /// Only jobs declared by this service's timer list
     #[arg(long)]
     pub service: Option<String>,
+    /// Only jobs with this label, KEY:VALUE; repeatable (all must match)
+    #[arg(long = "label", value_name = "KEY:VALUE")]
+    pub labels: Vec<String>,
+    /// Only jobs whose id starts with this
+    #[arg(long, value_name = "PREFIX")]
+    pub id_prefix: Option<String>,
+}
+
+/// `sundial bulk ACTION`.
+#[derive(Debug, Args)]
+pub(crate) struct BulkArgs {
+    /// What to do to each selected job
+    #[arg(value_parser = ["pause", "unpause", "trigger", "delete", "backfill"])]
+    pub action: String,
+    /// Why (required; recorded with every change, and the pause notes unless --notes)
+    #[arg(long)]
+    pub reason: String,
+    /// Only list the jobs that would be acted on; change nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Exactly these jobs instead of filters; repeatable
+    #[arg(long = "job", value_name = "JOB_ID", conflicts_with_all = ["state", "creator", "parent", "service", "labels", "id_prefix"])]
+    pub jobs: Vec<String>,
     #[command(flatten)]
-    pub filter: LabelFilterArgs,
+    pub filter: JobFilterArgs,
     /// Act on every matching job, following the server's cursor past 1,000 per request
     #[arg(long)]
     pub all: bool,

@@ -19,6 +19,7 @@
 
 use std::collections::BTreeMap;
 
+use aws_sdk_dynamodb::config::http::HttpResponse;
 use aws_sdk_dynamodb::error::SdkError;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{
@@ -173,7 +174,20 @@ fn cancelled_first<R>(error: &SdkError<TransactWriteItemsError, R>) -> Option<Op
     }
 }
 
+/// What a `TransactWriteItems` call answers.
+pub(super) type TransactResult = Result<(), SdkError<TransactWriteItemsError, HttpResponse>>;
+
 impl DynamoStore {
+    /// Sends one `TransactWriteItems`.
+    pub(super) async fn transact(&self, items: Vec<TransactWriteItem>) -> TransactResult {
+        self.client
+            .transact_write_items()
+            .set_transact_items(Some(items))
+            .send()
+            .await
+            .map(drop)
+    }
+
     /// The put of `job` at its version, on the condition that the stored labels are `labels`
     /// (canonical JSON, `None` for none).
     pub(super) fn job_put(
@@ -223,12 +237,7 @@ impl DynamoStore {
         let (put, changes) = self.relabel_items(job, old)?;
         let mut items = vec![put];
         items.extend(changes);
-        let result = self
-            .client
-            .transact_write_items()
-            .set_transact_items(Some(items))
-            .send()
-            .await;
+        let result = self.transact(items).await;
         match result {
             Ok(_) => Ok(()),
             Err(e) => match cancelled_first(&e) {
@@ -261,13 +270,7 @@ impl DynamoStore {
             &BTreeMap::new(),
             &job.labels(),
         )?);
-        match self
-            .client
-            .transact_write_items()
-            .set_transact_items(Some(items))
-            .send()
-            .await
-        {
+        match self.transact(items).await {
             Ok(_) => Ok(()),
             Err(e) => match cancelled_first(&e) {
                 Some(Some(code)) if code == "ConditionalCheckFailed" => {
@@ -343,13 +346,7 @@ impl DynamoStore {
             for key in label_keys {
                 items.push(TransactWriteItem::builder().delete(delete(key)?).build());
             }
-            match self
-                .client
-                .transact_write_items()
-                .set_transact_items(Some(items))
-                .send()
-                .await
-            {
+            match self.transact(items).await {
                 Ok(_) => return Ok(true),
                 // Written (or deleted) since read: read again.
                 Err(e) if cancelled_first(&e).is_some() => continue,

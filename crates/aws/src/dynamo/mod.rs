@@ -915,13 +915,7 @@ impl Store for DynamoStore {
                     items.len()
                 ))));
             }
-            let result = self
-                .client
-                .transact_write_items()
-                .set_transact_items(Some(items))
-                .send()
-                .await;
-            let error = match result {
+            let error = match self.transact(items).await {
                 Ok(_) => return Ok(()),
                 Err(e) => e,
             };

@@ -4,7 +4,7 @@
 use serde_json::{json, Map, Value};
 
 use super::{definition, Context};
-use crate::cli::{BulkAction, BulkArgs};
+use crate::cli::BulkArgs;
 use crate::client::Request;
 use crate::error::CliError;
 
@@ -21,7 +21,7 @@ pub(super) async fn run(args: BulkArgs, context: &Context) -> Result<(), CliErro
         let answer = context
             .client
             .call(Request::post(
-                &["bulk", "jobs", args.action.name()],
+                &["bulk", "jobs", args.action.as_str()],
                 Some(&body),
             ))
             .await?;
@@ -38,7 +38,7 @@ pub(super) async fn run(args: BulkArgs, context: &Context) -> Result<(), CliErro
     }
     let count = |status: &str| results.iter().filter(|r| r["status"] == status).count();
     let answer = json!({
-        "action": args.action.name(),
+        "action": args.action.as_str(),
         "dryRun": args.dry_run,
         "matched": results.len(),
         "succeeded": count("ok"),
@@ -67,10 +67,10 @@ fn body(args: &BulkArgs) -> Result<Map<String, Value>, CliError> {
         body.insert("jobIds".into(), json!(args.jobs));
     }
     for (key, value) in [
-        ("state", &args.state),
-        ("creator", &args.creator),
-        ("parentJob", &args.parent),
-        ("service", &args.service),
+        ("state", &args.filter.state),
+        ("creator", &args.filter.creator),
+        ("parentJob", &args.filter.parent),
+        ("service", &args.filter.service),
         ("idPrefix", &args.filter.id_prefix),
         ("notes", &args.notes),
         ("idempotencyKey", &args.idempotency_key),
@@ -91,14 +91,14 @@ fn body(args: &BulkArgs) -> Result<Map<String, Value>, CliError> {
         }
         body.insert("labels".into(), Value::Object(labels));
     }
-    if args.action == BulkAction::Trigger {
+    if args.action == "trigger" {
         if let Some(arguments) =
             definition::trigger_arguments(args.args_json.as_deref(), &args.args)?
         {
             body.insert("arguments".into(), arguments);
         }
     }
-    if args.action == BulkAction::Backfill {
+    if args.action == "backfill" {
         let (Some(from), Some(to)) = (&args.from, &args.to) else {
             return Err(CliError::usage("bulk backfill: give --from and --to"));
         };
@@ -117,7 +117,7 @@ fn body(args: &BulkArgs) -> Result<Map<String, Value>, CliError> {
 fn table(args: &BulkArgs, answer: &Value) -> String {
     let mut text = format!(
         "Bulk {}{}: {} jobs, {} ok, {} failed.\n",
-        args.action.name(),
+        args.action.as_str(),
         if args.dry_run {
             " (dry run, nothing changed)"
         } else {

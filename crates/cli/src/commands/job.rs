@@ -94,10 +94,10 @@ pub(super) async fn run(command: JobCommand, context: &Context) -> Result<(), Cl
         }
         JobCommand::List(args) => {
             let query = vec![
-                ("state", args.state),
-                ("creator", args.creator),
-                ("parentJob", args.parent),
-                ("service", args.service),
+                ("state", args.filter.state),
+                ("creator", args.filter.creator),
+                ("parentJob", args.filter.parent),
+                ("service", args.filter.service),
                 ("idPrefix", args.filter.id_prefix),
                 ("sort", args.sort),
                 ("limit", Some(args.limit.to_string())),

@@ -10,7 +10,7 @@
 
 use serde_json::{json, Value};
 
-use super::store::{create_jobs, job, job_with, run_case, walk, walk_order, Must};
+use super::store::{create_jobs, job, job_with, report, run_case, walk, walk_order, Must};
 use crate::ports::store::{
     JobFilter, JobOrder, JobRecord, LabelSelector, PageRequest, Store, Write,
 };
@@ -31,13 +31,7 @@ pub async fn run_all<S: Store, F: Fn() -> S>(make_store: F) {
         id_prefix_filter,
         labels_in_time_orders,
     );
-    if !failures.is_empty() {
-        panic!(
-            "label conformance: {} case(s) failed:\n{}",
-            failures.len(),
-            failures.join("\n")
-        );
-    }
+    report("label", &failures);
 }
 
 fn with_labels(mut record: JobRecord, labels: &[(&str, &str)]) -> JobRecord {

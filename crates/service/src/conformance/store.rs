@@ -95,9 +95,14 @@ pub async fn run_all<S: Store, F: Fn() -> S>(make_store: F) {
         concurrent_job_updates,
         concurrent_execution_creates,
     );
+    report("store", &failures);
+}
+
+/// Panics naming every failed case of `suite`, if any (shared by the suites).
+pub(crate) fn report(suite: &str, failures: &[String]) {
     if !failures.is_empty() {
         panic!(
-            "store conformance: {} case(s) failed:\n{}",
+            "{suite} conformance: {} case(s) failed:\n{}",
             failures.len(),
             failures.join("\n")
         );
