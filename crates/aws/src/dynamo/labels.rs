@@ -206,10 +206,9 @@ impl DynamoStore {
         if let Some((placeholder, value)) = value {
             put = put.expression_attribute_values(placeholder, value);
         }
-        if labels.is_some() || condition.contains("#labels") {
-            put = put.expression_attribute_names("#labels", LABELS);
-        }
-        put.build().map_err(built)
+        put.expression_attribute_names("#labels", LABELS)
+            .build()
+            .map_err(built)
     }
 
     /// The transaction items that write `job` over the stored item `old` (at the same version,
