@@ -316,3 +316,26 @@ fn every_order_is_served_by_an_index() {
         assert!(!plan.contains("TEMP B-TREE"), "{order} sorts: {plan}");
     }
 }
+
+/// A label filter reads the label index for the jobs it selects, not every job.
+#[test]
+fn a_label_filter_is_served_by_the_label_index() {
+    let dir = TempDir::new("embedded-label-plans");
+    let file = dir.path().join("sundial.db");
+    drop(SqliteStore::open(&file).expect("open"));
+    let raw = rusqlite::Connection::open(&file).unwrap();
+    let plan: Vec<String> = raw
+        .prepare(
+            "EXPLAIN QUERY PLAN SELECT j.* FROM jobs j WHERE 1 = 1 \
+             AND j.job_id IN (SELECT job_id FROM job_labels WHERE key = 'team' AND value = 'x') \
+             AND j.job_id > 'a' ORDER BY j.job_id LIMIT 51",
+        )
+        .unwrap()
+        .query_map([], |row| row.get::<_, String>(3))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let plan = plan.join("; ");
+    assert!(plan.contains("job_labels_by_label"), "{plan}");
+    assert!(!plan.contains("SCAN j"), "reads every job: {plan}");
+}
