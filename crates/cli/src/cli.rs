@@ -121,6 +121,11 @@ pub(crate) enum Command {
     /// A service's declared timer list
     #[command(subcommand, arg_required_else_help = true)]
     Timers(TimersCommand),
+    /// Pause, unpause, trigger, delete or backfill every job a filter selects, with a reason
+    #[command(
+        after_help = "Example: sundial bulk pause --label team:payments --reason \"ledger migration\" --dry-run"
+    )]
+    Bulk(BulkArgs),
     /// Jobs and executions by state, and whether debug mode is on
     Stats,
     /// Whether the server and its engine are running
@@ -384,6 +389,22 @@ impl Overlap {
 
 #[derive(Debug, Args)]
 pub(crate) struct ListArgs {
+    #[command(flatten)]
+    pub filter: JobFilterArgs,
+    /// The order: by id (default), soonest next fire first, or latest run first (not on AWS)
+    #[arg(long, value_parser = ["id", "nextFire", "lastRun"])]
+    pub sort: Option<String>,
+    /// Jobs per page, 1 to 1000
+    #[arg(long, default_value_t = 100)]
+    pub limit: u32,
+    /// Follow nextCursor and list every page
+    #[arg(long)]
+    pub all: bool,
+}
+
+/// The filters of `job list` and `bulk`.
+#[derive(Debug, Args)]
+pub(crate) struct JobFilterArgs {
     /// Only jobs in this state
     #[arg(long, value_parser = ["active", "paused"])]
     pub state: Option<String>,
@@ -396,15 +417,62 @@ pub(crate) struct ListArgs {
     /// Only jobs declared by this service's timer list
     #[arg(long)]
     pub service: Option<String>,
-    /// The order: by id (default), soonest next fire first, or latest run first (not on AWS)
-    #[arg(long, value_parser = ["id", "nextFire", "lastRun"])]
-    pub sort: Option<String>,
-    /// Jobs per page, 1 to 1000
-    #[arg(long, default_value_t = 100)]
-    pub limit: u32,
-    /// Follow nextCursor and list every page
+    /// Only jobs with this label, KEY:VALUE; repeatable (all must match)
+    #[arg(long = "label", value_name = "KEY:VALUE")]
+    pub labels: Vec<String>,
+    /// Only jobs whose id starts with this
+    #[arg(long, value_name = "PREFIX")]
+    pub id_prefix: Option<String>,
+}
+
+/// `sundial bulk ACTION`.
+#[derive(Debug, Args)]
+pub(crate) struct BulkArgs {
+    /// What to do to each selected job
+    #[arg(value_parser = ["pause", "unpause", "trigger", "delete", "backfill"])]
+    pub action: String,
+    /// Why (required; recorded with every change, and the pause notes unless --notes)
+    #[arg(long)]
+    pub reason: String,
+    /// Only list the jobs that would be acted on; change nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Exactly these jobs instead of filters; repeatable
+    #[arg(long = "job", value_name = "JOB_ID", conflicts_with_all = ["state", "creator", "parent", "service", "labels", "id_prefix"])]
+    pub jobs: Vec<String>,
+    #[command(flatten)]
+    pub filter: JobFilterArgs,
+    /// Act on every matching job, following the server's cursor past 1,000 per request
     #[arg(long)]
     pub all: bool,
+    /// pause, unpause: the notes (default: the reason)
+    #[arg(long, help_heading = "Action parameters")]
+    pub notes: Option<String>,
+    /// trigger: an argument for the request templates, ${KEY}; repeatable
+    #[arg(
+        long = "arg",
+        value_name = "KEY=VALUE",
+        help_heading = "Action parameters"
+    )]
+    pub args: Vec<String>,
+    /// trigger: all arguments as a JSON object (--arg adds to it)
+    #[arg(long = "args", value_name = "JSON", help_heading = "Action parameters")]
+    pub args_json: Option<String>,
+    /// trigger: each job's run is {jobId}~t~{KEY}, so a retried bulk trigger finds its runs
+    #[arg(long, value_name = "KEY", help_heading = "Action parameters")]
+    pub idempotency_key: Option<String>,
+    /// backfill: start of the range, inclusive (RFC 3339)
+    #[arg(long, value_name = "RFC3339", help_heading = "Action parameters")]
+    pub from: Option<String>,
+    /// backfill: end of the range, inclusive (RFC 3339)
+    #[arg(long, value_name = "RFC3339", help_heading = "Action parameters")]
+    pub to: Option<String>,
+    /// backfill: AllowAll runs them in parallel (the default), BufferAll in order
+    #[arg(long, value_enum, help_heading = "Action parameters")]
+    pub overlap: Option<Overlap>,
+    /// backfill: which times run
+    #[arg(long, value_enum, help_heading = "Action parameters")]
+    pub mode: Option<BackfillMode>,
 }
 
 #[derive(Debug, Args)]

@@ -122,6 +122,7 @@ pub(crate) async fn jobs<S: Store>(
         creator: non_empty(&query.creator),
         parent_job: non_empty(&query.parent),
         service: non_empty(&query.service),
+        ..JobFilter::default()
     };
     let order = query
         .sort

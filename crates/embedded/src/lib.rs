@@ -40,6 +40,7 @@
 
 mod checkpoint;
 mod codec;
+mod labels;
 mod ops;
 mod queue;
 mod schema;

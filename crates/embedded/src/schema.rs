@@ -141,6 +141,20 @@ const MIGRATIONS: &[&str] = &[
         WHERE job_id = NEW.job_id AND last_run < NEW.created_at;
     END;
     ",
+    // 4: job labels (`crate::labels`): the canonical JSON of a job's labels beside it, so an
+    // update that keeps them is told apart without reading the index, and the index itself, one
+    // row per label, read by `(key, value)` in id order. Jobs written before this step have no
+    // labels (the definition refused the field), so there is nothing to fill.
+    "
+    ALTER TABLE jobs ADD COLUMN labels TEXT;
+    CREATE TABLE job_labels (
+        job_id TEXT NOT NULL,
+        key    TEXT NOT NULL,
+        value  TEXT NOT NULL,
+        PRIMARY KEY (job_id, key)
+    ) WITHOUT ROWID;
+    CREATE INDEX job_labels_by_label ON job_labels (key, value, job_id);
+    ",
 ];
 
 /// The schema version this build writes.

@@ -24,3 +24,11 @@ async fn sqlite_file_store_conforms() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sqlite_store_conforms_on_labels() {
+    sundial_service::conformance::labels::run_all(|| {
+        SqliteStore::in_memory().expect("in-memory SQLite store")
+    })
+    .await;
+}

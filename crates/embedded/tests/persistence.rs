@@ -146,8 +146,8 @@ fn file_store_uses_wal_and_records_its_schema_version() {
         .unwrap();
     assert_eq!(
         versions,
-        [3],
-        "store tables (1), queue tables (2), the jobs list's orders (3)"
+        [4],
+        "store tables (1), queue tables (2), the jobs list's orders (3), labels (4)"
     );
     drop(raw);
     drop(SqliteStore::open(&file).expect("reopening an up-to-date file migrates nothing"));
@@ -301,18 +301,43 @@ fn every_order_is_served_by_an_index() {
             "o.last_run <= 0 AND (o.last_run < 0 OR o.job_id > 'a')",
         ),
     ] {
-        let plan: Vec<String> = raw
-            .prepare(&format!(
-                "EXPLAIN QUERY PLAN SELECT j.* FROM job_orders o JOIN jobs j ON j.job_id = o.job_id \
+        let plan = query_plan(
+            &raw,
+            &format!(
+                "SELECT j.* FROM job_orders o JOIN jobs j ON j.job_id = o.job_id \
                  WHERE {after} ORDER BY {order} LIMIT 51"
-            ))
-            .unwrap()
-            .query_map([], |row| row.get::<_, String>(3))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
-        let plan = plan.join("; ");
+            ),
+        );
         assert!(plan.contains("INDEX job_orders_by_"), "{order}: {plan}");
         assert!(!plan.contains("TEMP B-TREE"), "{order} sorts: {plan}");
     }
+}
+
+/// A label filter reads the label index for the jobs it selects, not every job.
+#[test]
+fn a_label_filter_is_served_by_the_label_index() {
+    let dir = TempDir::new("embedded-label-plans");
+    let file = dir.path().join("sundial.db");
+    drop(SqliteStore::open(&file).expect("open"));
+    let raw = rusqlite::Connection::open(&file).unwrap();
+    let plan = query_plan(
+        &raw,
+        "SELECT j.* FROM jobs j WHERE 1 = 1 \
+         AND j.job_id IN (SELECT job_id FROM job_labels WHERE key = 'team' AND value = 'x') \
+         AND j.job_id > 'a' ORDER BY j.job_id LIMIT 51",
+    );
+    assert!(plan.contains("job_labels_by_label"), "{plan}");
+    assert!(!plan.contains("SCAN j"), "reads every job: {plan}");
+}
+
+/// SQLite's plan of `select`, its steps joined by `; `.
+fn query_plan(raw: &rusqlite::Connection, select: &str) -> String {
+    let plan: Vec<String> = raw
+        .prepare(&format!("EXPLAIN QUERY PLAN {select}"))
+        .unwrap()
+        .query_map([], |row| row.get::<_, String>(3))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    plan.join("; ")
 }

@@ -87,11 +87,11 @@ pub(crate) async fn counting_proxy(upstream: &str) -> (String, Counts) {
     (url, counts)
 }
 
-fn take(counts: &Counts) -> BTreeMap<String, u64> {
+pub(crate) fn take(counts: &Counts) -> BTreeMap<String, u64> {
     std::mem::take(&mut *counts.lock().expect("counts"))
 }
 
-fn total(counts: &BTreeMap<String, u64>) -> u64 {
+pub(crate) fn total(counts: &BTreeMap<String, u64>) -> u64 {
     counts
         .iter()
         .filter(|(operation, _)| !operation.starts_with("moto 5xx"))

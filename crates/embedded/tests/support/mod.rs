@@ -3,6 +3,9 @@
 /// Undoes schema step 3 (the jobs list's orders: the `job_orders` table and the triggers that keep
 /// it), so a test can turn a file back into what an older build wrote.
 pub(crate) const UNDO_JOB_ORDERS: &str = "
+    -- Step 4 (labels) first: it came after.
+    DROP TABLE job_labels;
+    ALTER TABLE jobs DROP COLUMN labels;
     DROP TRIGGER job_orders_on_job_insert;
     DROP TRIGGER job_orders_on_job_delete;
     DROP TRIGGER job_orders_next_fire_on_wakeup_insert;

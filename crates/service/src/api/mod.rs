@@ -12,6 +12,7 @@
 //! its own documentation names. A route cannot be served without being documented, nor documented
 //! without being served.
 
+mod bulk;
 mod error;
 mod extract;
 mod jobs;
@@ -93,6 +94,7 @@ api_routes! {
         jobs::update_job,
         jobs::pause,
         jobs::unpause,
+        bulk::bulk_jobs,
         runs::trigger,
         runs::feedback,
         runs::backfill,

@@ -6,6 +6,7 @@
 //! either a clean result or a typed [`AppError`].
 
 mod backfill;
+mod bulk;
 mod executions;
 mod hooks;
 mod jobs;
@@ -25,8 +26,11 @@ use crate::ports::store::{JobStore, Store, StoreError};
 use crate::records::{decode_job, encode_job, job_wakeup_key, StoredJob};
 
 pub use backfill::BackfillReport;
+pub use bulk::{
+    BulkAction, BulkDone, BulkOutcome, BulkReport, BulkRequest, BulkSelection, MAX_BULK_JOBS,
+};
 pub use hooks::EngineHooks;
-pub use jobs::{TimersReport, UpdatePreview};
+pub use jobs::{job_filter, TimersReport, UpdatePreview};
 pub use liveness::{EngineHealth, HealthReport, Liveness};
 pub use upcoming::{Upcoming, UpcomingCut, UPCOMING_FIRES, UPCOMING_JOBS};
 pub use views::{upcoming_fires, Describe, Stats};

@@ -95,9 +95,14 @@ pub async fn run_all<S: Store, F: Fn() -> S>(make_store: F) {
         concurrent_job_updates,
         concurrent_execution_creates,
     );
+    report("store", &failures);
+}
+
+/// Panics naming every failed case of `suite`, if any (shared by the suites).
+pub(crate) fn report(suite: &str, failures: &[String]) {
     if !failures.is_empty() {
         panic!(
-            "store conformance: {} case(s) failed:\n{}",
+            "{suite} conformance: {} case(s) failed:\n{}",
             failures.len(),
             failures.join("\n")
         );
@@ -132,11 +137,11 @@ where
 const BASE_MS: i64 = 1_710_074_096_789;
 
 /// The fixed instant `offset_ms` milliseconds after [`BASE_MS`].
-fn t(offset_ms: i64) -> DateTime<Utc> {
+pub(super) fn t(offset_ms: i64) -> DateTime<Utc> {
     DateTime::from_timestamp_millis(BASE_MS + offset_ms).expect("fixture time in range")
 }
 
-fn job_document(job_id: &str, revision: u64) -> Value {
+pub(super) fn job_document(job_id: &str, revision: u64) -> Value {
     json!({
         "definition": {
             "jobName": format!("job {job_id}"),
@@ -159,7 +164,7 @@ fn job_document(job_id: &str, revision: u64) -> Value {
     })
 }
 
-fn job(job_id: &str) -> JobRecord {
+pub(super) fn job(job_id: &str) -> JobRecord {
     JobRecord {
         job_id: job_id.to_owned(),
         version: 1,
@@ -173,7 +178,7 @@ fn job(job_id: &str) -> JobRecord {
     }
 }
 
-fn job_with(
+pub(super) fn job_with(
     job_id: &str,
     creator: &str,
     parent: Option<&str>,
@@ -211,7 +216,7 @@ fn execution(execution_id: &str, job_id: &str, execute_number: u64) -> Execution
     }
 }
 
-trait Must<T> {
+pub(super) trait Must<T> {
     fn must(self, what: &str) -> T;
 }
 
@@ -221,7 +226,7 @@ impl<T> Must<T> for Result<T, StoreError> {
     }
 }
 
-fn expect_err<T: Debug, E>(result: Result<T, E>, what: &str) -> E {
+pub(super) fn expect_err<T: Debug, E>(result: Result<T, E>, what: &str) -> E {
     match result {
         Ok(value) => panic!("{what}: expected an error, got Ok({value:?})"),
         Err(err) => err,
@@ -239,7 +244,7 @@ fn bogus_cursors() -> [&'static str; 3] {
     ["", "%%not a cursor%%", "\u{0}\u{1}~"]
 }
 
-async fn create_jobs<S: Store>(store: &S, jobs: &[JobRecord]) {
+pub(super) async fn create_jobs<S: Store>(store: &S, jobs: &[JobRecord]) {
     for job in jobs {
         store
             .create_job(job)
@@ -248,7 +253,7 @@ async fn create_jobs<S: Store>(store: &S, jobs: &[JobRecord]) {
     }
 }
 
-async fn create_executions<S: Store>(store: &S, executions: &[ExecutionRecord]) {
+pub(super) async fn create_executions<S: Store>(store: &S, executions: &[ExecutionRecord]) {
     for execution in executions {
         let created = store
             .create_execution(execution)
@@ -263,7 +268,11 @@ async fn create_executions<S: Store>(store: &S, executions: &[ExecutionRecord]) 
 }
 
 /// Follows cursors from the first page, checking the page-shape rules, and returns every item in order.
-async fn walk<T, Fut>(what: &str, limit: usize, mut fetch: impl FnMut(PageRequest) -> Fut) -> Vec<T>
+pub(super) async fn walk<T, Fut>(
+    what: &str,
+    limit: usize,
+    mut fetch: impl FnMut(PageRequest) -> Fut,
+) -> Vec<T>
 where
     T: Debug,
     Fut: Future<Output = Result<Page<T>, StoreError>>,
@@ -693,6 +702,7 @@ fn all_filters(jobs: &[JobRecord]) -> Vec<JobFilter> {
                 } else {
                     None
                 },
+                ..JobFilter::default()
             };
             if !filters.contains(&filter) {
                 filters.push(filter);
@@ -824,7 +834,7 @@ async fn jobs_list_invalid_cursor<S: Store>(store: S) {
 
 /// Lists every job in `order` with each page size, checking that all pages agree; `None` when
 /// the store refuses the order (it then must refuse it for any page and filter).
-async fn walk_order<S: Store>(
+pub(super) async fn walk_order<S: Store>(
     store: &S,
     filter: &JobFilter,
     order: JobOrder,

@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod arbitrary_json;
+mod bulk;
 mod errors;
 mod executions;
 mod jobs;

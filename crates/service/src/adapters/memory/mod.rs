@@ -24,6 +24,11 @@ mod tests {
     }
 
     #[tokio::test(flavor = "multi_thread")]
+    async fn memory_store_conforms_on_labels() {
+        crate::conformance::labels::run_all(MemoryStore::new).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
     async fn memory_queue_conforms() {
         queue::run_all(|clock| MemoryQueue::new(clock)).await;
     }

@@ -195,15 +195,6 @@ fn child_cursor(execution: &ExecutionRecord) -> String {
     )
 }
 
-fn matches(filter: &JobFilter, job: &JobRecord) -> bool {
-    let same =
-        |want: &Option<String>, have: Option<&String>| want.is_none() || want.as_ref() == have;
-    same(&filter.state, Some(&job.state))
-        && same(&filter.creator, Some(&job.creator))
-        && same(&filter.parent_job, job.parent_job.as_ref())
-        && same(&filter.service, job.service.as_ref())
-}
-
 fn count_by_state<'a>(states: impl Iterator<Item = &'a String>) -> BTreeMap<String, u64> {
     let mut counts = BTreeMap::new();
     for state in states {
@@ -274,7 +265,7 @@ impl JobStore for MemoryStore {
         let mut placed: Vec<(i64, &JobRecord)> = data
             .jobs
             .values()
-            .filter(|job| matches(filter, job))
+            .filter(|job| filter.matches(job))
             .map(|job| (key(job), job))
             .filter(|(key, job)| {
                 after.as_ref().is_none_or(|(after_key, after_id)| {

@@ -12,6 +12,7 @@
 //! same id, which is what makes a duplicate fire harmless.
 
 pub mod cursor;
+pub mod labels;
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -20,6 +21,7 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use crate::cause::Cause;
+pub use labels::{id_prefix_end, LabelSelector};
 
 /// A job as stored.
 #[derive(Clone, Debug, PartialEq)]
@@ -78,6 +80,11 @@ pub struct JobFilter {
     pub parent_job: Option<String>,
     /// Exact declaring service.
     pub service: Option<String>,
+    /// Labels the job must have, every one (`label=team:payments`, repeatable). See
+    /// [`JobRecord::labels`]; stores index them so a label filter reads only the jobs it selects.
+    pub labels: Vec<LabelSelector>,
+    /// Job ids starting with this text (`idPrefix`).
+    pub id_prefix: Option<String>,
 }
 
 /// The order of a job listing ([`JobStore::list_jobs`]).
