@@ -57,6 +57,7 @@ pub(crate) async fn upcoming<S: Store>(
         creator: non_empty(&query.creator),
         parent_job: non_empty(&query.parent),
         service: non_empty(&query.service),
+        ..JobFilter::default()
     };
     let upcoming = console
         .app
