@@ -17,6 +17,7 @@ pub mod retry;
 pub mod settle;
 pub mod signing;
 pub mod spec;
+pub mod stats;
 pub mod template;
 pub mod timer;
 pub mod trigger;
