@@ -168,7 +168,10 @@ impl Rollup {
     /// What one finished run adds to its bucket, and the bucket's hour (the hour it ended in);
     /// `None` when the run has not ended. `not_run` says why a fire ended `Skipped` without
     /// running, when it did.
-    pub fn of_run(execution: &Execution, not_run: Option<NotRun>) -> Option<(DateTime<Utc>, Rollup)> {
+    pub fn of_run(
+        execution: &Execution,
+        not_run: Option<NotRun>,
+    ) -> Option<(DateTime<Utc>, Rollup)> {
         let state = execution.state();
         if !state.is_final() {
             return None;
@@ -353,7 +356,10 @@ impl StatsWindow {
             .into_iter()
             .find(|w| w.name() == text)
             .ok_or_else(|| {
-                FieldError::new("window", format!("must be 1h, 24h, 7d or 30d, not {text:?}"))
+                FieldError::new(
+                    "window",
+                    format!("must be 1h, 24h, 7d or 30d, not {text:?}"),
+                )
             })
     }
 
@@ -519,7 +525,10 @@ mod tests {
             h.record(v * 10);
         }
         let p50 = h.quantile(0.5).unwrap();
-        assert!((p50 - 500.0).abs() <= 500.0 * RELATIVE_ERROR + 1e-9, "{p50}");
+        assert!(
+            (p50 - 500.0).abs() <= 500.0 * RELATIVE_ERROR + 1e-9,
+            "{p50}"
+        );
         assert_eq!(LogHistogram::new().quantile(0.5), None);
         let mut zero = LogHistogram::new();
         zero.record(0);

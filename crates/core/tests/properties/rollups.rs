@@ -29,7 +29,10 @@ fn rollup(values: &[u64], minutes: &[u32]) -> Rollup {
 }
 
 fn values() -> impl Strategy<Value = Vec<u64>> {
-    prop::collection::vec(prop_oneof![0u64..100, 0u64..100_000, 0u64..10_000_000_000], 0..200)
+    prop::collection::vec(
+        prop_oneof![0u64..100, 0u64..100_000, 0u64..10_000_000_000],
+        0..200,
+    )
 }
 
 proptest! {

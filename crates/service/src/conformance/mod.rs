@@ -6,4 +6,5 @@
 //! contract violations by panicking, exactly as assertions in a `#[test]` do.
 
 pub mod queue;
+pub mod rollups;
 pub mod store;
