@@ -141,6 +141,17 @@ const MIGRATIONS: &[&str] = &[
         WHERE job_id = NEW.job_id AND last_run < NEW.created_at;
     END;
     ",
+    // 4: statistics rollups (`RollupStore`): a job's counters per hour as a JSON object, read by
+    // job and hour range (the primary key) or by hour across jobs (`GET /stats`).
+    "
+    CREATE TABLE rollups (
+        job_id   TEXT    NOT NULL,
+        hour     INTEGER NOT NULL,
+        counters TEXT    NOT NULL,
+        PRIMARY KEY (job_id, hour)
+    ) WITHOUT ROWID;
+    CREATE INDEX rollups_by_hour ON rollups (hour, job_id);
+    ",
 ];
 
 /// The schema version this build writes.
