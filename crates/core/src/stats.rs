@@ -453,6 +453,109 @@ pub fn series(
         .collect()
 }
 
+/// Three quantiles of a histogram, in milliseconds; `None` when it holds nothing.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Quantiles {
+    /// The median.
+    pub p50: Option<f64>,
+    /// The 95th percentile.
+    pub p95: Option<f64>,
+    /// The 99th percentile.
+    pub p99: Option<f64>,
+}
+
+impl Quantiles {
+    /// The quantiles of `histogram`.
+    pub fn of(histogram: &LogHistogram) -> Quantiles {
+        Quantiles {
+            p50: histogram.quantile(0.50),
+            p95: histogram.quantile(0.95),
+            p99: histogram.quantile(0.99),
+        }
+    }
+}
+
+/// The figures the API reports of a rollup (one job's window, or all jobs').
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Figures {
+    /// Runs ended, in any final state.
+    pub runs: u64,
+    /// Runs ended, by final state.
+    pub by_state: BTreeMap<String, u64>,
+    /// [`Rollup::success_rate`].
+    pub success_rate: Option<f64>,
+    /// Durations of the runs that started.
+    pub duration: Quantiles,
+    /// Fire lags of the runs that started.
+    pub lag: Quantiles,
+    /// Attempts after the first.
+    pub retries: u64,
+    /// Fires skipped by the overlap policy.
+    pub skipped: u64,
+    /// Fires that missed the catch-up window.
+    pub missed: u64,
+    /// Fires dropped from a full buffer.
+    pub dropped: u64,
+}
+
+impl Figures {
+    /// The figures of `rollup`.
+    pub fn of(rollup: &Rollup) -> Figures {
+        Figures {
+            runs: rollup.runs(),
+            by_state: rollup.states.clone(),
+            success_rate: rollup.success_rate(),
+            duration: Quantiles::of(&rollup.duration),
+            lag: Quantiles::of(&rollup.lag),
+            retries: rollup.retries,
+            skipped: rollup.skipped,
+            missed: rollup.missed,
+            dropped: rollup.dropped,
+        }
+    }
+
+    /// Runs that ended `Terminated`.
+    pub fn failed(&self) -> u64 {
+        self.by_state
+            .get(ExecutionState::Terminated.name())
+            .copied()
+            .unwrap_or(0)
+    }
+}
+
+/// The jobs to name in `GET /stats`: the `n` with the most failed runs (then the lowest success
+/// rate, then by id), only those with a failure; and the `n` slowest by p95 duration (then by id).
+pub fn top_jobs(figures: &BTreeMap<String, Figures>, n: usize) -> (Vec<String>, Vec<String>) {
+    let mut failing: Vec<(&String, &Figures)> =
+        figures.iter().filter(|(_, f)| f.failed() > 0).collect();
+    failing.sort_by(|(a, x), (b, y)| {
+        y.failed()
+            .cmp(&x.failed())
+            .then_with(|| {
+                let rate = |f: &Figures| f.success_rate.unwrap_or(1.0);
+                rate(x).total_cmp(&rate(y))
+            })
+            .then_with(|| a.cmp(b))
+    });
+    let mut slowest: Vec<(&String, f64)> = figures
+        .iter()
+        .filter_map(|(id, f)| f.duration.p95.map(|p| (id, p)))
+        .collect();
+    slowest.sort_by(|(a, x), (b, y)| y.total_cmp(x).then_with(|| a.cmp(b)));
+    (
+        failing
+            .into_iter()
+            .take(n)
+            .map(|(id, _)| id.clone())
+            .collect(),
+        slowest
+            .into_iter()
+            .take(n)
+            .map(|(id, _)| id.clone())
+            .collect(),
+    )
+}
+
 /// The buckets merged into one.
 pub fn merge_all<'a>(buckets: impl IntoIterator<Item = &'a Rollup>) -> Rollup {
     let mut total = Rollup::default();
@@ -516,6 +619,27 @@ mod tests {
         let ten = hours.iter().find(|p| p.at == at(10, 0)).unwrap();
         assert_eq!((ten.runs, ten.failed), (3, 1));
         assert!(ten.duration_p95_ms.is_some());
+    }
+
+    #[test]
+    fn top_jobs_rank_by_failures_and_by_p95() {
+        let mut figures = BTreeMap::new();
+        for (id, failed, ok, ms) in [
+            ("a", 1, 9, 10),
+            ("b", 3, 0, 5),
+            ("c", 0, 5, 900),
+            ("d", 1, 1, 50),
+        ] {
+            let mut r = Rollup::default();
+            r.states.insert("Terminated".into(), failed);
+            r.states.insert("Succeeded".into(), ok);
+            r.duration.record(ms);
+            figures.insert(id.to_owned(), Figures::of(&r));
+        }
+        let (failing, slowest) = top_jobs(&figures, 2);
+        // b fails most; a and d fail once each, d at the lower success rate.
+        assert_eq!(failing, vec!["b", "d"]);
+        assert_eq!(slowest, vec!["c", "d"]);
     }
 
     #[test]

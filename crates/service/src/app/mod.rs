@@ -10,6 +10,7 @@ mod executions;
 mod hooks;
 mod jobs;
 mod liveness;
+mod stats;
 mod views;
 
 use std::sync::{Arc, OnceLock, Weak};
@@ -26,6 +27,7 @@ pub use backfill::BackfillReport;
 pub use hooks::EngineHooks;
 pub use jobs::{TimersReport, UpdatePreview};
 pub use liveness::{EngineHealth, HealthReport, Liveness};
+pub use stats::{FleetStats, JobStats, TOP_JOBS};
 pub use views::{upcoming_fires, Describe, Stats};
 
 /// How many times a read-modify-write of one job is retried after losing a race. A busy job (a
