@@ -180,9 +180,11 @@ impl Rollup {
         let mut rollup = Rollup::default();
         add(&mut rollup.states, state.name().to_owned(), 1);
         rollup.retries = u64::from(execution.attempts().saturating_sub(1));
-        if let Some(started) = execution.started_at() {
+        // A run admitted ahead of its fire time enters Processing early and makes its call at
+        // that time: both figures count from the call when it is known. A start before the due
+        // time (a trigger's or backfill's run reports an earlier time) is no lag.
+        if let Some(started) = execution.run.first_call_at.or(execution.started_at()) {
             rollup.duration.record(millis(ended - started));
-            // A run admitted ahead of its fire time is held to that time: no negative lag.
             rollup.lag.record(millis(started - execution.due_at()));
         }
         let minute = ended.minute();

@@ -182,7 +182,9 @@ pub struct JobFigures {
 }
 
 fn json_time(time: chrono::DateTime<chrono::Utc>) -> String {
-    time.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)
+    use chrono::SubsecRound;
+    time.trunc_subsecs(3)
+        .to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)
 }
 
 /// A job's runs by final state, success rate, duration and fire-lag percentiles, retries,
