@@ -12,6 +12,7 @@
 
 pub mod item;
 pub mod keys;
+pub mod rollups;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Duration;
@@ -38,6 +39,9 @@ use keys::{Item, Keys, GSI1, GSI2, TIMERS};
 
 /// The condition of every update: the item exists at the version the writer read.
 const VERSION_MATCHES: &str = "attribute_exists(pk) AND #version = :v";
+
+/// How many times a transaction cancelled only for a conflict on a rollup item is sent again.
+const ROLLUP_CONFLICT_RETRIES: u32 = 8;
 
 /// How many wake-up index shards a store uses unless told otherwise.
 pub const DEFAULT_TIMER_SHARDS: u32 = 8;
@@ -194,6 +198,7 @@ impl DynamoStore {
                 false => Err(StoreError::AlreadyExists(e.execution_id.clone())),
             },
             Write::SetWakeup(key, due) => self.set_wakeup(key, due).await,
+            Write::AddRollup(rollup) => self.add_rollup(rollup).await,
         }
     }
 
@@ -240,6 +245,7 @@ impl DynamoStore {
                 .set_item(Some(wakeup_item(&self.keys, key, due)))
                 .build()
                 .map_err(built)?,
+            Write::AddRollup(rollup) => return self.rollup_transact_item(rollup),
             Write::SetWakeup(key, None) => {
                 let delete = Delete::builder()
                     .table_name(&self.table)
@@ -900,28 +906,52 @@ impl Store for DynamoStore {
             .map(|write| self.transact_item(write))
             .collect::<Result<Vec<_>, _>>()
             .map_err(WriteAllError::whole)?;
-        let result = self
-            .client
-            .transact_write_items()
-            .set_transact_items(Some(items))
-            .send()
-            .await;
-        let error = match result {
-            Ok(_) => return Ok(()),
-            Err(e) => e,
-        };
-        // A cancelled transaction gives a reason per item, in order: the first failed condition
-        // names the write that failed.
-        let reasons = match error.as_service_error() {
-            Some(TransactWriteItemsError::TransactionCanceledException(c)) => {
-                c.cancellation_reasons().to_vec()
+        let mut round = 0u32;
+        let (error, reasons) = loop {
+            let result = self
+                .client
+                .transact_write_items()
+                .set_transact_items(Some(items.clone()))
+                .send()
+                .await;
+            let error = match result {
+                Ok(_) => return Ok(()),
+                Err(e) => e,
+            };
+            // A cancelled transaction gives a reason per item, in order: the first failed condition
+            // names the write that failed.
+            let reasons = match error.as_service_error() {
+                Some(TransactWriteItemsError::TransactionCanceledException(c)) => {
+                    c.cancellation_reasons().to_vec()
+                }
+                _ => {
+                    return Err(WriteAllError::whole(unavailable(
+                        "TransactWriteItems",
+                        error,
+                    )))
+                }
+            };
+            // Lost only on a rollup, which another run of the job was adding to at that instant:
+            // the writer's own items are not in question, so the transaction goes again (its
+            // conditions checked afresh) rather than failing the run or dropping its count.
+            let only_rollups =
+                reasons
+                    .iter()
+                    .enumerate()
+                    .all(|(index, reason)| match reason.code() {
+                        None | Some("None") => true,
+                        Some("TransactionConflict") => {
+                            matches!(writes.get(index), Some(Write::AddRollup(_)))
+                        }
+                        Some(_) => false,
+                    });
+            if only_rollups && round < ROLLUP_CONFLICT_RETRIES {
+                round += 1;
+                let jitter = u64::from(Utc::now().timestamp_subsec_micros() % 10);
+                tokio::time::sleep(Duration::from_millis((5 << round.min(5)) + jitter)).await;
+                continue;
             }
-            _ => {
-                return Err(WriteAllError::whole(unavailable(
-                    "TransactWriteItems",
-                    error,
-                )))
-            }
+            break (error, reasons);
         };
         for (index, reason) in reasons.iter().enumerate() {
             let Some(write) = writes.get(index) else {
@@ -939,6 +969,9 @@ impl Store for DynamoStore {
                     Write::SetWakeup(key, _) => {
                         StoreError::unavailable(format!("unexpected condition on wakeup {key}"))
                     }
+                    Write::AddRollup(rollup) => {
+                        StoreError::unavailable(format!("unexpected condition on {}", rollup.key()))
+                    }
                 },
                 // Another transaction held the item: as good as a lost race; re-read and retry.
                 Some("TransactionConflict") => match write {
@@ -954,6 +987,10 @@ impl Store for DynamoStore {
                     }
                     Write::SetWakeup(key, _) => StoreError::VersionConflict {
                         key: (*key).to_owned(),
+                        expected: 0,
+                    },
+                    Write::AddRollup(rollup) => StoreError::VersionConflict {
+                        key: rollup.key(),
                         expected: 0,
                     },
                 },

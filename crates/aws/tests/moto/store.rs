@@ -88,3 +88,10 @@ async fn finished_executions_expire_and_reads_respect_it() {
     let stats = store.stats().await.expect("stats");
     assert_eq!(stats.executions.get("Succeeded"), None);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn dynamodb_store_rollups_conform() {
+    let Some(base) = store().await else { return };
+    sundial_service::conformance::rollups::run_all(|| base.clone().with_namespace(namespace()))
+        .await;
+}
