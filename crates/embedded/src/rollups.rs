@@ -1,5 +1,5 @@
 //! Rollups ([`RollupStore`](sundial_service::ports::store::RollupStore)) on SQLite: one row per
-//! job and hour holding its counters as a JSON object.
+//! job and hour holding its counters as a JSON list of `[name, count]` pairs.
 //!
 //! One row per bucket rather than one per counter: a 30-day window of a job is 720 rows however
 //! many counters its histograms fill, which is what keeps `GET /jobs/{jobId}/stats` within its
@@ -15,19 +15,23 @@ use sundial_service::ports::store::{RollupRecord, StoreError};
 
 use crate::codec::{db, millis, time_from_millis};
 
-/// A bucket's counters as stored.
+/// A bucket's counters as stored: a JSON array of `[name, count]` pairs in name order. Not an
+/// object: read back as a list already in order, the map is built in one pass, where an object is
+/// inserted key by key, which was most of a 30-day read's time (docs/performance.md).
 fn encode(counters: &BTreeMap<String, u64>) -> Result<String, StoreError> {
-    serde_json::to_string(counters)
+    let pairs: Vec<(&String, &u64)> = counters.iter().collect();
+    serde_json::to_string(&pairs)
         .map_err(|e| StoreError::unavailable_because("encoding rollup counters", e))
 }
 
 fn decode(job_id: &str, hour: i64, text: &str) -> Result<BTreeMap<String, u64>, StoreError> {
-    serde_json::from_str(text).map_err(|e| {
+    let pairs: Vec<(String, u64)> = serde_json::from_str(text).map_err(|e| {
         StoreError::corrupt(
             format!("rollup {job_id}@{hour} is unreadable"),
             Some(sundial_service::cause::Cause::new(e)),
         )
-    })
+    })?;
+    Ok(pairs.into_iter().collect())
 }
 
 /// Adds `rollup`'s counters to its bucket, creating it if absent.

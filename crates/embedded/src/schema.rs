@@ -141,15 +141,18 @@ const MIGRATIONS: &[&str] = &[
         WHERE job_id = NEW.job_id AND last_run < NEW.created_at;
     END;
     ",
-    // 4: statistics rollups (`RollupStore`): a job's counters per hour as a JSON object, read by
-    // job and hour range (the primary key) or by hour across jobs (`GET /stats`).
+    // 4: statistics rollups (`RollupStore`): a job's counters per hour as JSON, read by
+    // job and hour range or by hour across jobs (`GET /stats`). A rowid table, not WITHOUT ROWID:
+    // a busy hour's row is 2–3 KB, which an index b-tree (what WITHOUT ROWID stores rows in)
+    // keeps mostly on overflow pages (it holds about 1 KB of a row in place on a 4 KB page),
+    // doubling the pages a 30-day read touches.
     "
     CREATE TABLE rollups (
         job_id   TEXT    NOT NULL,
         hour     INTEGER NOT NULL,
-        counters TEXT    NOT NULL,
-        PRIMARY KEY (job_id, hour)
-    ) WITHOUT ROWID;
+        counters TEXT    NOT NULL
+    );
+    CREATE UNIQUE INDEX rollups_by_job ON rollups (job_id, hour);
     CREATE INDEX rollups_by_hour ON rollups (hour, job_id);
     ",
 ];

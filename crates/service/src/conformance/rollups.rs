@@ -8,31 +8,21 @@ use std::sync::Arc;
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use serde_json::json;
 
-use super::store::run_case;
 use crate::ports::store::{ExecutionRecord, RollupRecord, Store, StoreError, Write};
 
 /// Runs every rollup case, each on a fresh store from `make_store`; panics listing the failures.
 pub async fn run_all<S: Store, F: Fn() -> S>(make_store: F) {
     let mut failures: Vec<String> = Vec::new();
-    macro_rules! run {
-        ($($case:ident),* $(,)?) => {
-            $( run_case(stringify!($case), $case(make_store()), &mut failures).await; )*
-        };
-    }
-    run!(
+    run_cases!(
+        make_store,
+        failures,
         rollup_adds_and_reads_by_job_window,
         rollup_reads_across_jobs_by_hour,
         rollup_add_is_all_or_nothing_with_its_batch,
         rollup_concurrent_adds_all_count,
         rollup_clean_removes_old_hours_only,
     );
-    if !failures.is_empty() {
-        panic!(
-            "rollup conformance: {} case(s) failed:\n{}",
-            failures.len(),
-            failures.join("\n")
-        );
-    }
+    super::report("rollup", &failures);
 }
 
 /// Hour `n` after 2024-03-10T00:00Z.

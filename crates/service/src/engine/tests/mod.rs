@@ -186,6 +186,13 @@ impl World {
     }
 
     /// Ticks and drains every simulated second up to `until`.
+    /// The end of an outage: the clock jumps to `at`, one tick runs and the queues drain.
+    async fn resume_at(&self, at: &str) {
+        self.clock.set(t(at));
+        self.engine.tick().await.unwrap();
+        self.drain().await;
+    }
+
     async fn run_until(&self, until: &str) {
         let until = t(until);
         while self.clock.now() < until {
@@ -529,9 +536,7 @@ async fn catch_up_after_an_outage_counts_missed_fires() {
     w.create("caught", json!({"schedule": {"cron": ["* * * * *"]}}))
         .await;
     // The process was down for ten minutes: the clock jumps, then ticks resume.
-    w.clock.set(t("2024-01-01T00:10:20Z"));
-    w.engine.tick().await.unwrap();
-    w.drain().await;
+    w.resume_at("2024-01-01T00:10:20Z").await;
     w.run_until("2024-01-01T00:11:05Z").await;
     let state = w.job_state("caught").await;
     assert_eq!(state.missed_catchup_window, 9, "00:01 … 00:09");

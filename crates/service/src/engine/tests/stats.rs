@@ -79,9 +79,7 @@ async fn a_late_start_is_fire_lag() {
         .await;
     // Down from 00:00:30 to 00:01:25: the 00:01 fire is within its one-minute catch-up window
     // and starts 25 s late.
-    w.clock.set(t("2024-01-01T00:01:25Z"));
-    w.engine.tick().await.unwrap();
-    w.drain().await;
+    w.resume_at("2024-01-01T00:01:25Z").await;
     let hour = bucket(&w, "late", "2024-01-01T00:00:00Z").await;
     assert_eq!(hour.runs_in(ExecutionState::Succeeded), 1);
     assert_eq!(hour.lag, one(25_000));
@@ -121,9 +119,7 @@ async fn missed_fires_are_counted_by_the_tick_that_finds_them() {
     let w = World::new("2024-01-01T00:00:30Z", |_, _| ok(json!({})));
     w.create("caught", json!({"schedule": {"cron": ["* * * * *"]}}))
         .await;
-    w.clock.set(t("2024-01-01T01:10:20Z"));
-    w.engine.tick().await.unwrap();
-    w.drain().await;
+    w.resume_at("2024-01-01T01:10:20Z").await;
     let state = w.job_state("caught").await;
     let found = bucket(&w, "caught", "2024-01-01T01:00:00Z").await;
     assert_eq!(found.missed, state.missed_catchup_window);
