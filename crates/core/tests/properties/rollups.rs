@@ -16,9 +16,11 @@ fn histogram(values: &[u64]) -> LogHistogram {
 }
 
 fn rollup(values: &[u64], minutes: &[u32]) -> Rollup {
-    let mut r = Rollup::default();
-    r.duration = histogram(values);
-    r.lag = histogram(&values.iter().map(|v| v / 3).collect::<Vec<_>>());
+    let mut r = Rollup {
+        duration: histogram(values),
+        lag: histogram(&values.iter().map(|v| v / 3).collect::<Vec<_>>()),
+        ..Rollup::default()
+    };
     for (i, m) in minutes.iter().enumerate() {
         *r.minutes.entry(m % 60).or_insert(0) += 1;
         let state = ["Succeeded", "Terminated", "Cancelled", "Skipped"][i % 4];

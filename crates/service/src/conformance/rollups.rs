@@ -2,6 +2,8 @@
 //! place inside an atomic batch, concurrent adds to one bucket all counting, window reads by job
 //! and across jobs, and ageing out. Every adapter runs it next to [`super::store::run_all`].
 
+#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 

@@ -31,18 +31,22 @@ async fn seed(api: &Api, job: &str, hours_ago: i64, rollup: Rollup) {
 }
 
 fn runs(state: &str, n: u64, minute: u32, duration_ms: u64) -> Rollup {
-    let mut r = Rollup::default();
-    r.states = BTreeMap::from([(state.to_owned(), n)]);
-    r.minutes = BTreeMap::from([(minute, n)]);
-    if state == "Terminated" {
-        r.failed_minutes = BTreeMap::from([(minute, n)]);
-    }
-    let mut d = LogHistogram::new();
+    let mut duration = LogHistogram::new();
     for _ in 0..n {
-        d.record(duration_ms);
+        duration.record(duration_ms);
     }
-    r.duration = d;
-    r
+    let failed = if state == "Terminated" {
+        BTreeMap::from([(minute, n)])
+    } else {
+        BTreeMap::new()
+    };
+    Rollup {
+        states: BTreeMap::from([(state.to_owned(), n)]),
+        minutes: BTreeMap::from([(minute, n)]),
+        failed_minutes: failed,
+        duration,
+        ..Rollup::default()
+    }
 }
 
 fn field(answer: &(StatusCode, Value), pointer: &str) -> Value {
