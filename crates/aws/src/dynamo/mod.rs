@@ -934,18 +934,7 @@ impl Store for DynamoStore {
             // Lost only on a rollup, which another run of the job was adding to at that instant:
             // the writer's own items are not in question, so the transaction goes again (its
             // conditions checked afresh) rather than failing the run or dropping its count.
-            let only_rollups =
-                reasons
-                    .iter()
-                    .enumerate()
-                    .all(|(index, reason)| match reason.code() {
-                        None | Some("None") => true,
-                        Some("TransactionConflict") => {
-                            matches!(writes.get(index), Some(Write::AddRollup(_)))
-                        }
-                        Some(_) => false,
-                    });
-            if only_rollups && round < ROLLUP_CONFLICT_RETRIES {
+            if rollups::lost_only_on_rollups(&reasons, writes) && round < ROLLUP_CONFLICT_RETRIES {
                 round += 1;
                 let jitter = u64::from(Utc::now().timestamp_subsec_micros() % 10);
                 tokio::time::sleep(Duration::from_millis((5 << round.min(5)) + jitter)).await;

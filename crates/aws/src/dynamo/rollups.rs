@@ -18,10 +18,10 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem, Update};
+use aws_sdk_dynamodb::types::{AttributeValue, CancellationReason, TransactWriteItem, Update};
 use chrono::{DateTime, Duration, Utc};
 use sundial_core::stats::StatsWindow;
-use sundial_service::ports::store::{RollupRecord, RollupStore, StoreError};
+use sundial_service::ports::store::{RollupRecord, RollupStore, StoreError, Write};
 
 use super::item::{millis, string};
 use super::keys::{Item, GSI2};
@@ -195,6 +195,25 @@ impl DynamoStore {
     }
 }
 
+/// Whether a cancelled transaction lost only on rollup items (`TransactionConflict`: another
+/// transaction was adding to the same bucket at that instant) and on nothing else: then sending
+/// it again is safe and is what keeps the count and the run.
+pub(super) fn lost_only_on_rollups(reasons: &[CancellationReason], writes: &[Write<'_>]) -> bool {
+    let mut lost = false;
+    for (index, reason) in reasons.iter().enumerate() {
+        match reason.code() {
+            None | Some("None") => {}
+            Some("TransactionConflict")
+                if matches!(writes.get(index), Some(Write::AddRollup(_))) =>
+            {
+                lost = true;
+            }
+            Some(_) => return false,
+        }
+    }
+    lost
+}
+
 fn rollup_record(item: &Item) -> Result<RollupRecord, StoreError> {
     let mut counters = BTreeMap::new();
     for (name, value) in item {
@@ -269,5 +288,51 @@ impl RollupStore for DynamoStore {
         let removed = keys.len() as u64;
         self.delete_all(keys).await?;
         Ok(removed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reason(code: &str) -> CancellationReason {
+        CancellationReason::builder().code(code).build()
+    }
+
+    #[test]
+    fn only_a_conflict_on_a_rollup_sends_the_transaction_again() {
+        let job = sundial_service::ports::store::JobRecord {
+            job_id: "j".into(),
+            version: 1,
+            creator: "c".into(),
+            parent_job: None,
+            service: None,
+            state: "active".into(),
+            created_at: DateTime::<Utc>::UNIX_EPOCH,
+            updated_at: DateTime::<Utc>::UNIX_EPOCH,
+            document: serde_json::Value::Null,
+        };
+        let rollup = RollupRecord::default();
+        let writes = [Write::UpdateJob(&job), Write::AddRollup(&rollup)];
+        let none = reason("None");
+        assert!(lost_only_on_rollups(
+            &[none.clone(), reason("TransactionConflict")],
+            &writes
+        ));
+        assert!(
+            !lost_only_on_rollups(&[reason("TransactionConflict"), none.clone()], &writes),
+            "the job's own conflict is a lost race"
+        );
+        assert!(!lost_only_on_rollups(
+            &[
+                reason("ConditionalCheckFailed"),
+                reason("TransactionConflict")
+            ],
+            &writes
+        ));
+        assert!(
+            !lost_only_on_rollups(&[none.clone(), none], &writes),
+            "no conflict at all"
+        );
     }
 }
