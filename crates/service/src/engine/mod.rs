@@ -25,6 +25,7 @@ mod batch;
 mod dispatch;
 mod messages;
 mod notify;
+mod pace;
 pub mod runner;
 mod tick;
 
@@ -208,6 +209,8 @@ pub struct Engine<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> {
     sent: Arc<Notify>,
     /// Finished runs waiting to be settled on their job together.
     finals: batch::Batches<Execution, Released>,
+    /// This process's dispatch tasks per job, which pace backfill planning.
+    job_tasks: pace::JobTasks,
 }
 
 /// What settling a finished run on its job freed: the buffered runs that start in its slot, and
@@ -240,6 +243,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             config,
             sent: Arc::new(Notify::new()),
             finals: batch::Batches::new(),
+            job_tasks: pace::JobTasks::default(),
         });
         let hooks: Arc<dyn EngineHooks> = engine.clone();
         engine.app.attach_engine(Arc::downgrade(&hooks));
