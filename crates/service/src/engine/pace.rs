@@ -52,7 +52,10 @@ fn lock<V>(mutex: &Mutex<V>) -> MutexGuard<'_, V> {
 impl JobTasks {
     /// Counts a dispatch task of `job_id` until the returned count ends.
     pub(super) fn start(&self, job_id: &str) -> TaskCount<'_> {
-        lock(&self.jobs).entry(job_id.to_string()).or_default().tasks += 1;
+        lock(&self.jobs)
+            .entry(job_id.to_string())
+            .or_default()
+            .tasks += 1;
         TaskCount {
             tasks: self,
             job_id: job_id.to_string(),
@@ -129,7 +132,11 @@ mod tests {
                 owed_by.push(i);
             }
         }
-        assert_eq!(owed_by, vec![1], "the task that brings them to the mark plans, once");
+        assert_eq!(
+            owed_by,
+            vec![1],
+            "the task that brings them to the mark plans, once"
+        );
         assert!(tasks.may_plan_now("j"));
         assert!(lock(&tasks.jobs).is_empty(), "nothing left behind");
     }
@@ -142,7 +149,10 @@ mod tests {
         assert!(!tasks.may_plan_now("j"));
         drop(last);
         drop(counts);
-        assert!(lock(&tasks.jobs)["j"].planning_owed, "kept for the next task");
+        assert!(
+            lock(&tasks.jobs)["j"].planning_owed,
+            "kept for the next task"
+        );
         assert!(tasks.start("j").end(), "the next task to end plans");
     }
 }
