@@ -8,7 +8,7 @@
 //! A run's rollup is an `Update` with `ADD` on each counter (`c_{name}`) inside the transaction of
 //! its final write, so it costs no request of its own and never reads the item: two runs of one job
 //! ending together both count, and DynamoDB cancels one with `TransactionConflict` only when both
-//! transactions touch the item at the same instant — [`DynamoStore::write_all`] then sends the
+//! transactions touch the item at the same instant — `write_all` then sends the
 //! transaction again (its conditions are checked afresh), so the count is neither lost nor the run
 //! failed. No item counts every job's runs: `GET /stats` reads the window's buckets of all jobs
 //! through `gsi2`, which the rollups share with the children index under `RH` partitions spread
