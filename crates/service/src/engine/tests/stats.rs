@@ -22,6 +22,14 @@ async fn bucket(w: &World, job: &str, hour: &str) -> Rollup {
         .unwrap_or_default()
 }
 
+/// A world at 00:00:30 with one every-minute job `id` whose calls succeed.
+async fn minutely(id: &str) -> World {
+    let w = World::new("2024-01-01T00:00:30Z", |_, _| ok(json!({})));
+    w.create(id, json!({"schedule": {"cron": ["* * * * *"]}}))
+        .await;
+    w
+}
+
 fn one(value_ms: u64) -> LogHistogram {
     let mut h = LogHistogram::new();
     h.record(value_ms);
@@ -74,9 +82,7 @@ async fn a_runs_end_duration_lag_and_retries_land_in_its_hour() {
 
 #[tokio::test]
 async fn a_late_start_is_fire_lag() {
-    let w = World::new("2024-01-01T00:00:30Z", |_, _| ok(json!({})));
-    w.create("late", json!({"schedule": {"cron": ["* * * * *"]}}))
-        .await;
+    let w = minutely("late").await;
     // Down from 00:00:30 to 00:01:25: the 00:01 fire is within its one-minute catch-up window
     // and starts 25 s late.
     w.resume_at("2024-01-01T00:01:25Z").await;
@@ -116,9 +122,7 @@ async fn skipped_and_dropped_fires_are_counted_with_their_runs() {
 
 #[tokio::test]
 async fn missed_fires_are_counted_by_the_tick_that_finds_them() {
-    let w = World::new("2024-01-01T00:00:30Z", |_, _| ok(json!({})));
-    w.create("caught", json!({"schedule": {"cron": ["* * * * *"]}}))
-        .await;
+    let w = minutely("caught").await;
     w.resume_at("2024-01-01T01:10:20Z").await;
     let state = w.job_state("caught").await;
     let found = bucket(&w, "caught", "2024-01-01T01:00:00Z").await;
