@@ -186,6 +186,17 @@ impl World {
     }
 
     /// Ticks and drains every simulated second up to `until`.
+    /// A user cancels the first of the job's executions (as [`World::executions`] lists them);
+    /// the queues drain.
+    async fn cancel_first(&self, job: &str) {
+        let first = &self.executions(job).await[0];
+        self.app()
+            .cancel_execution(&first.execution_id, "test")
+            .await
+            .unwrap();
+        self.drain().await;
+    }
+
     /// The end of an outage: the clock jumps to `at`, one tick runs and the queues drain.
     async fn resume_at(&self, at: &str) {
         self.clock.set(t(at));
@@ -494,12 +505,7 @@ async fn overlap_skip_and_buffer_one() {
     let state = w.job_state("buffer-one").await;
     assert_eq!((state.buffer_size, state.buffer_dropped), (1, 1));
     // Ending the running one starts the buffered one.
-    let first = &w.executions("buffer-one").await[0];
-    w.app()
-        .cancel_execution(&first.execution_id, "test")
-        .await
-        .unwrap();
-    w.drain().await;
+    w.cancel_first("buffer-one").await;
     assert_eq!(
         states(&w.executions("buffer-one").await),
         ["Cancelled", "Processing", "Skipped"]

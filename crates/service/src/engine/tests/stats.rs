@@ -109,12 +109,7 @@ async fn skipped_and_dropped_fires_are_counted_with_their_runs() {
     let buffer = bucket(&w, "buffer-one", "2024-01-01T00:00:00Z").await;
     assert_eq!((buffer.skipped, buffer.dropped), (0, 1));
     // A user's cancel is a final write too.
-    let first = &w.executions("buffer-one").await[0];
-    w.app()
-        .cancel_execution(&first.execution_id, "test")
-        .await
-        .unwrap();
-    w.drain().await;
+    w.cancel_first("buffer-one").await;
     let buffer = bucket(&w, "buffer-one", "2024-01-01T00:00:00Z").await;
     assert_eq!(buffer.runs_in(ExecutionState::Cancelled), 1);
     assert_eq!(buffer.duration.count(), 1, "it had started");
