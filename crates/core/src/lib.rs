@@ -11,6 +11,7 @@ pub mod duration;
 pub mod execution;
 pub mod expand;
 pub mod job;
+pub mod ledger;
 pub mod outcome;
 pub mod plan;
 pub mod retry;

@@ -84,3 +84,33 @@ proptest! {
         prop_assert!((got - exact).abs() <= bound, "q {} exact {} got {} (bound {})", q, exact, got, bound);
     }
 }
+
+proptest! {
+    #![proptest_config(cfg(256))]
+
+    /// The ledger's range records (`sundial_core::ledger::record`): however the missed times of
+    /// an every-`step` schedule arrive, in pieces and with gaps, the ranges hold each time once,
+    /// in order, one range per unbroken run of times.
+    #[test]
+    fn fire_ranges_are_compact_and_lose_nothing(
+        step in 1i64..3600,
+        present in prop::collection::vec(any::<bool>(), 1..400),
+        piece in 1usize..50,
+    ) {
+        use chrono::{DateTime, Duration, Utc};
+        use sundial_core::ledger::{range_of, record, RangeReason};
+        let at = |i: usize| DateTime::<Utc>::UNIX_EPOCH + Duration::seconds(1_700_000_000 + step * i as i64);
+        let times: Vec<DateTime<Utc>> = present.iter().enumerate().filter(|(_, p)| **p).map(|(i, _)| at(i)).collect();
+        let mut ranges = Vec::new();
+        for chunk in times.chunks(piece) {
+            record(&mut ranges, RangeReason::Missed, chunk, |t| Some(t + Duration::seconds(step)));
+        }
+        let runs = present.split(|p| !*p).filter(|run| !run.is_empty()).count();
+        prop_assert_eq!(ranges.len(), runs);
+        prop_assert_eq!(ranges.iter().map(|r| r.count).sum::<u64>(), times.len() as u64);
+        for (i, p) in present.iter().enumerate() {
+            prop_assert_eq!(range_of(&ranges, at(i)).is_some(), *p);
+        }
+        prop_assert!(ranges.windows(2).all(|w| w[0].last < w[1].first));
+    }
+}
