@@ -363,14 +363,16 @@ impl DynamoStore {
                 .scan()
                 .table_name(&self.table)
                 .projection_expression(projection.join(", "))
-                .expression_attribute_names("#pk", "pk")
                 .set_exclusive_start_key(start.take());
             for (placeholder, name) in projection.iter().zip(attributes) {
                 request = request.expression_attribute_names(placeholder, *name);
             }
+            // `#pk` only with the filter that uses it: DynamoDB refuses a name no expression
+            // uses (an un-namespaced store's `GET /stats` failed with a ValidationException).
             if !self.keys.ns().is_empty() {
                 request = request
                     .filter_expression("begins_with(#pk, :ns)")
+                    .expression_attribute_names("#pk", "pk")
                     .expression_attribute_values(":ns", AttributeValue::S(self.keys.ns().into()));
             }
             let output = request.send().await.map_err(|e| unavailable("Scan", e))?;

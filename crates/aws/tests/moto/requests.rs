@@ -255,6 +255,19 @@ async fn aws_requests_per_execution() {
         "rollup item of count-0 after 2 runs: {} bytes (DynamoDB's measure, from its attributes)",
         rollup_item_bytes("count-0", &rollups[0].counters)
     );
+    // And through the API function, as on AWS: the job's figures and everyone's, from rollups.
+    let (status, body) = rig.api("GET", "/jobs/count-0/stats", None).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["byState"], json!({"Succeeded": 2}), "{body}");
+    // (Un-namespaced, as deployed: this also covers the counts' scan, which used to be refused.)
+    let (status, body) = rig.api("GET", "/stats", None).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body["runs"],
+        json!(JOBS + 1),
+        "every job's run and the trigger: {body}"
+    );
+    assert_eq!(body["slowest"].as_array().map(Vec::len), Some(10), "{body}");
 }
 
 /// The size DynamoDB bills a rollup item at: attribute names plus values (strings by their
