@@ -126,8 +126,8 @@ pub(crate) enum Command {
         after_help = "Example: sundial bulk pause --label team:payments --reason \"ledger migration\" --dry-run"
     )]
     Bulk(BulkArgs),
-    /// Jobs and executions by state, and whether debug mode is on
-    Stats,
+    /// Jobs and executions by state, debug mode, and all jobs' figures over a window
+    Stats(WindowArgs),
     /// Whether the server and its engine are running
     Health,
     /// Print a shell completion script
@@ -228,6 +228,28 @@ pub(crate) enum JobCommand {
     Trigger(TriggerArgs),
     /// Run every fire time of a job's schedule in a past range
     Backfill(BackfillArgs),
+    /// A job's runs, success rate, duration and fire-lag percentiles over a window
+    #[command(after_help = "Example:\n  sundial job stats report --window 24h")]
+    Stats(JobStatsArgs),
+}
+
+/// `--window` of the statistics commands.
+#[derive(Debug, Args)]
+pub(crate) struct WindowArgs {
+    /// How far back: 1h, 24h, 7d or 30d (default: 24h)
+    #[arg(long, value_name = "WINDOW")]
+    pub window: Option<String>,
+}
+
+/// `sundial job stats`.
+#[derive(Debug, Args)]
+pub(crate) struct JobStatsArgs {
+    /// The job id
+    #[arg(value_name = "JOB_ID")]
+    pub job_id: String,
+
+    #[command(flatten)]
+    pub window: WindowArgs,
 }
 
 #[derive(Debug, Args)]

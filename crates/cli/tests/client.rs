@@ -719,6 +719,21 @@ fn a_failed_run_makes_watch_exit_1() {
         "{}",
         run.stderr
     );
+    // The failed run is in the job's statistics and in everyone's.
+    let stats = cli(
+        &server,
+        &["job", "stats", "broken", "--window", "1h", "-o", "json"],
+    )
+    .json();
+    assert_eq!(stats["byState"], json!({"Terminated": 1}), "{stats}");
+    let table = cli(&server, &["job", "stats", "broken"]);
+    assert!(
+        table.stdout.contains("Runs          1 (Terminated 1)"),
+        "{table:?}"
+    );
+    let all = cli(&server, &["stats", "--window", "7d"]);
+    assert!(all.stdout.contains("Top failing:"), "{all:?}");
+    cli(&server, &["job", "stats", "broken", "--window", "2h"]).fails(4, "window:");
 }
 
 #[test]

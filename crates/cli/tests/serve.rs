@@ -329,6 +329,7 @@ const ROUTES: &[&str] = &[
     "POST /jobs/{jobId}/unpause",
     "POST /jobs/{jobId}/backfill",
     "GET /jobs/{jobId}/describe",
+    "GET /jobs/{jobId}/stats",
     "GET /jobs/{jobId}/executions",
     "GET /executions/{id}",
     "POST /executions/{id}/cancel",
@@ -427,6 +428,20 @@ fn every_route_once() {
         .with(&["count"]),
         step("GET /jobs/{jobId}/describe", "/jobs/walker/describe", None).plain(&["job", "info"]),
         step(
+            "GET /jobs/{jobId}/stats",
+            "/jobs/walker/stats?window=7d",
+            None,
+        )
+        .plain(&[
+            "jobId",
+            "window",
+            "runs",
+            "byState",
+            "durationMs",
+            "lagMs",
+            "series",
+        ]),
+        step(
             "GET /jobs/{jobId}/executions",
             "/jobs/walker/executions?limit=5",
             None,
@@ -483,7 +498,15 @@ fn every_route_once() {
         )
         .with(&["created", "updated", "unchanged", "removed"]),
         step("GET /jobs", "/jobs?creator=walker&limit=10", None).plain(&["jobs", "nextCursor"]),
-        step("GET /stats", "/stats", None).plain(&["jobs", "executions", "debugMode"]),
+        step("GET /stats", "/stats", None).plain(&[
+            "jobs",
+            "executions",
+            "debugMode",
+            "window",
+            "runs",
+            "topFailing",
+            "slowest",
+        ]),
         step(
             "DELETE /main/schedule/clean",
             "/main/schedule/clean?cleanDestroyJob=true&retainExecutionCount=10",

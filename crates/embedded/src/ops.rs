@@ -542,6 +542,7 @@ pub(crate) fn write_all(conn: &mut Connection, writes: &[OwnedWrite]) -> Result<
                 update_execution(conn, execution).map_err(at)?;
             }
             OwnedWrite::SetWakeup(key, due) => set_wakeup(conn, key, *due).map_err(at)?,
+            OwnedWrite::AddRollup(rollup) => crate::rollups::add(conn, rollup).map_err(at)?,
         }
     }
     Ok(())
@@ -553,6 +554,7 @@ pub(crate) enum OwnedWrite {
     CreateExecution(ExecutionRow),
     UpdateExecution(ExecutionRow),
     SetWakeup(String, Option<chrono::DateTime<chrono::Utc>>),
+    AddRollup(sundial_service::ports::store::RollupRecord),
 }
 
 impl TryFrom<&Write<'_>> for OwnedWrite {
@@ -564,6 +566,7 @@ impl TryFrom<&Write<'_>> for OwnedWrite {
             Write::CreateExecution(e) => OwnedWrite::CreateExecution(ExecutionRow::new(e)?),
             Write::UpdateExecution(e) => OwnedWrite::UpdateExecution(ExecutionRow::new(e)?),
             Write::SetWakeup(key, due) => OwnedWrite::SetWakeup(key.to_owned(), due),
+            Write::AddRollup(rollup) => OwnedWrite::AddRollup(rollup.clone()),
         })
     }
 }

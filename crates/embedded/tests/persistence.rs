@@ -146,8 +146,8 @@ fn file_store_uses_wal_and_records_its_schema_version() {
         .unwrap();
     assert_eq!(
         versions,
-        [4],
-        "store tables (1), queue tables (2), the jobs list's orders (3), labels (4)"
+        [5],
+        "store tables (1), queue tables (2), the jobs list's orders (3), labels (4), statistics rollups (5)"
     );
     drop(raw);
     drop(SqliteStore::open(&file).expect("reopening an up-to-date file migrates nothing"));
@@ -259,8 +259,9 @@ async fn the_orders_of_an_older_file_are_filled_when_it_is_migrated() {
             store.create_execution(&run).await.unwrap();
         }
     }
-    // Back to version 2: step 3's table and triggers gone.
+    // Back to version 2: steps 5, 4 and 3 undone, newest first.
     let raw = rusqlite::Connection::open(&file).unwrap();
+    raw.execute_batch(support::UNDO_ROLLUPS).unwrap();
     raw.execute_batch(support::UNDO_JOB_ORDERS).unwrap();
     raw.execute_batch("UPDATE schema_version SET version = 2;")
         .unwrap();

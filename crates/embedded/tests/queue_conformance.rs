@@ -205,8 +205,9 @@ async fn a_version_1_file_gains_the_queue_tables() {
     let file = dir.path().join("sundial.db");
     drop(SqliteStore::open(&file).unwrap());
     // Turn the file back into what a build before the queues wrote: schema version 1 (without
-    // step 3's jobs-list orders either).
+    // step 3's jobs-list orders or step 4's rollups either).
     let raw = rusqlite::Connection::open(&file).unwrap();
+    raw.execute_batch(support::UNDO_ROLLUPS).unwrap();
     raw.execute_batch(support::UNDO_JOB_ORDERS).unwrap();
     raw.execute_batch(
         "DROP TABLE queue_messages; DROP TABLE queue_dead_letters;

@@ -13,6 +13,7 @@
 pub mod item;
 pub mod keys;
 pub mod labels;
+pub mod rollups;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Duration;
@@ -40,6 +41,9 @@ use labels::{labels_text, prefix_condition, JobPartition, LABELS};
 
 /// The condition of every update: the item exists at the version the writer read.
 const VERSION_MATCHES: &str = "attribute_exists(pk) AND #version = :v";
+
+/// How many times a transaction cancelled only for a conflict on a rollup item is sent again.
+const ROLLUP_CONFLICT_RETRIES: u32 = 8;
 
 /// How many wake-up index shards a store uses unless told otherwise.
 pub const DEFAULT_TIMER_SHARDS: u32 = 8;
@@ -196,6 +200,7 @@ impl DynamoStore {
                 false => Err(StoreError::AlreadyExists(e.execution_id.clone())),
             },
             Write::SetWakeup(key, due) => self.set_wakeup(key, due).await,
+            Write::AddRollup(rollup) => self.add_rollup(rollup).await,
         }
     }
 
@@ -243,6 +248,7 @@ impl DynamoStore {
                 .set_item(Some(wakeup_item(&self.keys, key, due)))
                 .build()
                 .map_err(built)?,
+            Write::AddRollup(rollup) => return self.rollup_transact_item(rollup),
             Write::SetWakeup(key, None) => {
                 let delete = Delete::builder()
                     .table_name(&self.table)
@@ -363,14 +369,16 @@ impl DynamoStore {
                 .scan()
                 .table_name(&self.table)
                 .projection_expression(projection.join(", "))
-                .expression_attribute_names("#pk", "pk")
                 .set_exclusive_start_key(start.take());
             for (placeholder, name) in projection.iter().zip(attributes) {
                 request = request.expression_attribute_names(placeholder, *name);
             }
+            // `#pk` only with the filter that uses it: DynamoDB refuses a name no expression
+            // uses (an un-namespaced store's `GET /stats` failed with a ValidationException).
             if !self.keys.ns().is_empty() {
                 request = request
                     .filter_expression("begins_with(#pk, :ns)")
+                    .expression_attribute_names("#pk", "pk")
                     .expression_attribute_values(":ns", AttributeValue::S(self.keys.ns().into()));
             }
             let output = request.send().await.map_err(|e| unavailable("Scan", e))?;
@@ -915,22 +923,39 @@ impl Store for DynamoStore {
                     items.len()
                 ))));
             }
-            let error = match self.transact(items).await {
-                Ok(_) => return Ok(()),
-                Err(e) => e,
-            };
-            // A cancelled transaction gives a reason per item, in order: the first failed
-            // condition names the write that failed.
-            let reasons = match error.as_service_error() {
-                Some(TransactWriteItemsError::TransactionCanceledException(c)) => {
-                    c.cancellation_reasons().to_vec()
+            let mut rollup_rounds = 0u32;
+            let (error, reasons) = loop {
+                let error = match self.transact(items.clone()).await {
+                    Ok(()) => return Ok(()),
+                    Err(e) => e,
+                };
+                // A cancelled transaction gives a reason per item, in order: the first failed
+                // condition names the write that failed.
+                let reasons = match error.as_service_error() {
+                    Some(TransactWriteItemsError::TransactionCanceledException(c)) => {
+                        c.cancellation_reasons().to_vec()
+                    }
+                    _ => {
+                        return Err(WriteAllError::whole(unavailable(
+                            "TransactWriteItems",
+                            error,
+                        )))
+                    }
+                };
+                // Lost only on a rollup, which another run of the job was adding to at that
+                // instant: the writer's own items are not in question, so the transaction goes
+                // again (its conditions checked afresh) rather than failing the run or dropping
+                // its count.
+                if rollups::lost_only_on_rollups(&reasons, writes)
+                    && rollup_rounds < ROLLUP_CONFLICT_RETRIES
+                {
+                    rollup_rounds += 1;
+                    let jitter = u64::from(Utc::now().timestamp_subsec_micros() % 10);
+                    let pause = (5 << rollup_rounds.min(5)) + jitter;
+                    tokio::time::sleep(Duration::from_millis(pause)).await;
+                    continue;
                 }
-                _ => {
-                    return Err(WriteAllError::whole(unavailable(
-                        "TransactWriteItems",
-                        error,
-                    )))
-                }
+                break (error, reasons);
             };
             for (index, reason) in reasons.iter().enumerate() {
                 let Some(write) = writes.get(index) else {
@@ -958,6 +983,10 @@ impl Store for DynamoStore {
                         Write::SetWakeup(key, _) => {
                             StoreError::unavailable(format!("unexpected condition on wakeup {key}"))
                         }
+                        Write::AddRollup(rollup) => StoreError::unavailable(format!(
+                            "unexpected condition on {}",
+                            rollup.key()
+                        )),
                     },
                     // Another transaction held the item: as good as a lost race; re-read and retry.
                     Some("TransactionConflict") => match write {
@@ -973,6 +1002,10 @@ impl Store for DynamoStore {
                         }
                         Write::SetWakeup(key, _) => StoreError::VersionConflict {
                             key: (*key).to_owned(),
+                            expected: 0,
+                        },
+                        Write::AddRollup(rollup) => StoreError::VersionConflict {
+                            key: rollup.key(),
                             expected: 0,
                         },
                     },

@@ -173,3 +173,10 @@ async fn label_items_follow_their_job() {
     assert!(collection(&client, &store, "m").await.is_empty());
     assert!(!store.delete_job("m").await.expect("delete again"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn dynamodb_store_rollups_conform() {
+    let Some(base) = store().await else { return };
+    sundial_service::conformance::rollups::run_all(|| base.clone().with_namespace(namespace()))
+        .await;
+}

@@ -84,6 +84,16 @@ pub(super) async fn run(command: JobCommand, context: &Context) -> Result<(), Cl
             let job = client.call(Request::get(&["jobs", &args.job_id])).await?;
             context.show(&job, || views::job(&job, Utc::now(), context.style))
         }
+        JobCommand::Stats(args) => {
+            let answer = context
+                .client
+                .call(
+                    Request::get(&["jobs", &args.job_id, "stats"])
+                        .query("window", args.window.window),
+                )
+                .await?;
+            context.show(&answer, || views::window_figures(&answer, context.style))
+        }
         JobCommand::Describe(args) => {
             let answer = client
                 .call(Request::get(&["jobs", &args.job_id, "describe"]))

@@ -73,8 +73,11 @@ pub(crate) async fn run(command: Command, context: &Context) -> Result<(), CliEr
                 views::timers_sync(&service, &answer, context.style)
             })
         }
-        Command::Stats => {
-            let answer = context.client.call(Request::get(&["stats"])).await?;
+        Command::Stats(args) => {
+            let answer = context
+                .client
+                .call(Request::get(&["stats"]).query("window", args.window))
+                .await?;
             context.show(&answer, || views::stats(&answer, context.style))
         }
         Command::Health => {

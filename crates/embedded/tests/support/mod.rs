@@ -14,3 +14,7 @@ pub(crate) const UNDO_JOB_ORDERS: &str = "
     DROP TRIGGER job_orders_last_run_on_execution;
     DROP TABLE job_orders;
 ";
+
+/// Undoes schema step 5 (statistics rollups), for the same purpose; apply it before
+/// [`UNDO_JOB_ORDERS`] when going back further.
+pub(crate) const UNDO_ROLLUPS: &str = "DROP TABLE rollups;";

@@ -21,6 +21,7 @@ mod ops;
 mod runs;
 pub mod schema;
 mod seed002;
+pub mod stats;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -99,6 +100,7 @@ api_routes! {
         runs::feedback,
         runs::backfill,
         runs::describe,
+        stats::job_stats,
         runs::job_executions,
         runs::get_execution,
         runs::cancel,

@@ -1571,7 +1571,7 @@ pub struct Preview {
     pub warnings: Option<Vec<String>>,
 }
 
-/// Counts of jobs and executions by state.
+/// Counts of jobs and executions by state, and the figures of a window.
 #[derive(ToSchema, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Stats {
@@ -1581,6 +1581,14 @@ pub struct Stats {
     pub executions: BTreeMap<String, u64>,
     /// Whether automatic runs are stopped (docs/api.md debug mode).
     pub debug_mode: bool,
+    /// All jobs' figures over the window (`GET /jobs/{jobId}/stats`'s fields).
+    #[serde(flatten)]
+    pub window: super::stats::WindowStats,
+    /// The jobs with the most runs ended `Terminated` in the window (then the lowest success
+    /// rate), at most 10, only jobs with a failure.
+    pub top_failing: Vec<super::stats::JobFigures>,
+    /// The jobs with the highest p95 duration in the window, at most 10.
+    pub slowest: Vec<super::stats::JobFigures>,
 }
 
 /// Whether the process serves requests and its engine ticks.

@@ -10,7 +10,8 @@
 
 use serde_json::{json, Value};
 
-use super::store::{create_jobs, job, job_with, report, run_case, walk, walk_order, Must};
+use super::report;
+use super::store::{create_jobs, job, job_with, walk, walk_order, Must};
 use crate::ports::store::{
     JobFilter, JobOrder, JobRecord, LabelSelector, PageRequest, Store, Write,
 };
@@ -18,12 +19,9 @@ use crate::ports::store::{
 /// Runs every label case against a fresh store from `make_store`; panics naming the failures.
 pub async fn run_all<S: Store, F: Fn() -> S>(make_store: F) {
     let mut failures: Vec<String> = Vec::new();
-    macro_rules! run {
-        ($($case:ident),* $(,)?) => {
-            $( run_case(stringify!($case), $case(make_store()), &mut failures).await; )*
-        };
-    }
-    run!(
+    run_cases!(
+        make_store,
+        failures,
         labels_filter_exactly,
         labels_filter_pages,
         labels_follow_updates_and_deletes,

@@ -56,12 +56,9 @@ use crate::ports::store::{
 /// ```
 pub async fn run_all<S: Store, F: Fn() -> S>(make_store: F) {
     let mut failures: Vec<String> = Vec::new();
-    macro_rules! run {
-        ($($case:ident),* $(,)?) => {
-            $( run_case(stringify!($case), $case(make_store()), &mut failures).await; )*
-        };
-    }
-    run!(
+    run_cases!(
+        make_store,
+        failures,
         job_create_and_get,
         job_create_duplicate,
         job_update_conditional,
@@ -95,18 +92,7 @@ pub async fn run_all<S: Store, F: Fn() -> S>(make_store: F) {
         concurrent_job_updates,
         concurrent_execution_creates,
     );
-    report("store", &failures);
-}
-
-/// Panics naming every failed case of `suite`, if any (shared by the suites).
-pub(crate) fn report(suite: &str, failures: &[String]) {
-    if !failures.is_empty() {
-        panic!(
-            "{suite} conformance: {} case(s) failed:\n{}",
-            failures.len(),
-            failures.join("\n")
-        );
-    }
+    super::report("store", &failures);
 }
 
 /// Runs one case on its own task, collecting its panic message as a failure (shared with the

@@ -50,7 +50,8 @@ use crate::ports::http::HttpClient;
 use crate::ports::queue::{Queue, QueueError, MAX_DELAY};
 use crate::ports::store::{ExecutionRecord, Store, StoreError, Write, WriteAllError};
 use crate::records::{
-    decode_execution, decode_job, encode_execution, encode_job, execution_wakeup_key, StoredJob,
+    decode_execution, decode_job, encode_execution, encode_job, execution_wakeup_key, final_rollup,
+    StoredJob,
 };
 
 pub use messages::{Handled, Prefetched, QueueKind};
@@ -440,12 +441,16 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         );
         let fallback = execution_wakeup_key(&record.execution_id);
         let admitted = loaded.clear_fallback;
+        // The run's statistics ride on the write that ends it, last so the indexes of the writes
+        // before it (which the errors below name) stay as they are.
+        let rollup = final_rollup(&loaded.execution, &loaded.record.state, loaded.not_run);
         let mut writes = vec![Write::UpdateExecution(&record)];
         writes.extend(job_record.as_ref().map(Write::UpdateJob));
         if loaded.clear_fallback {
             writes.push(Write::SetWakeup(&fallback, None));
         }
         writes.extend_from_slice(also);
+        writes.extend(rollup.as_ref().map(Write::AddRollup));
         match self.store().write_all(&writes).await {
             Ok(()) => {}
             Err(WriteAllError {
@@ -528,6 +533,8 @@ pub(crate) struct Loaded {
     pub job_changed: bool,
     /// The execution's next write removes its fallback wake-up (the run is being admitted).
     pub clear_fallback: bool,
+    /// Why the run ends `Skipped` without running, when it does: what its statistics count.
+    pub not_run: Option<sundial_core::stats::NotRun>,
 }
 
 impl Loaded {
@@ -540,6 +547,7 @@ impl Loaded {
             seen_events,
             job_changed: false,
             clear_fallback: false,
+            not_run: None,
         })
     }
 }

@@ -16,6 +16,7 @@ mod policies;
 mod preview;
 mod refusals;
 mod secrets;
+mod stats;
 mod support;
 mod timers;
 mod triggers;

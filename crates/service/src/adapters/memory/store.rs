@@ -14,8 +14,8 @@ use chrono::{DateTime, SubsecRound, Utc};
 
 use crate::ports::store::{
     check_batch, cursor, CleanReport, ExecutionRecord, ExecutionStore, JobFilter, JobOrder,
-    JobRecord, JobStore, Page, PageRequest, Store, StoreError, StoreStats, WakeUp, WakeUpIndex,
-    Write, WriteAllError, MAX_PAGE,
+    JobRecord, JobStore, Page, PageRequest, RollupRecord, RollupStore, Store, StoreError,
+    StoreStats, WakeUp, WakeUpIndex, Write, WriteAllError, MAX_PAGE,
 };
 
 /// An in-memory [`Store`]; each instance is a fresh, empty store.
@@ -29,6 +29,8 @@ struct Data {
     jobs: BTreeMap<String, JobRecord>,
     executions: BTreeMap<String, ExecutionRecord>,
     wakeups: BTreeMap<String, DateTime<Utc>>,
+    /// Rollup buckets by (hour, job id): hour first, as the cross-job read goes by hour.
+    rollups: BTreeMap<(DateTime<Utc>, String), BTreeMap<String, u64>>,
     /// Writes left before an injected failure ([`MemoryStore::fail_write`]).
     fail_in: Option<usize>,
     /// Write operations asked for so far ([`MemoryStore::writes`]).
@@ -105,7 +107,7 @@ impl Data {
             Write::CreateExecution(e) if self.executions.contains_key(&e.execution_id) => {
                 Err(StoreError::AlreadyExists(e.execution_id.clone()))
             }
-            Write::CreateExecution(_) | Write::SetWakeup(..) => Ok(()),
+            Write::CreateExecution(_) | Write::SetWakeup(..) | Write::AddRollup(_) => Ok(()),
         }
     }
 
@@ -143,7 +145,40 @@ impl Data {
                 };
                 Ok(0)
             }
+            Write::AddRollup(rollup) => {
+                let bucket = self
+                    .rollups
+                    .entry((rollup.hour, rollup.job_id.clone()))
+                    .or_default();
+                for (name, n) in &rollup.counters {
+                    let at = bucket.entry(name.clone()).or_insert(0);
+                    *at = at.saturating_add(*n);
+                }
+                Ok(0)
+            }
         }
+    }
+
+    /// Buckets with an hour in `from..=to` that `keep` accepts, earliest first.
+    fn rollups_in(
+        &self,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+        keep: impl Fn(&str) -> bool,
+    ) -> Vec<RollupRecord> {
+        if from > to {
+            return Vec::new();
+        }
+        self.rollups
+            .range((from, String::new())..)
+            .take_while(|((hour, _), _)| *hour <= to)
+            .filter(|((_, job_id), _)| keep(job_id))
+            .map(|((hour, job_id), counters)| RollupRecord {
+                job_id: job_id.clone(),
+                hour: *hour,
+                counters: counters.clone(),
+            })
+            .collect()
     }
 
     /// The latest `created_at` of each job id's executions.
@@ -437,6 +472,32 @@ impl WakeUpIndex for MemoryStore {
         due.sort_by(|a, b| (a.due, &a.key).cmp(&(b.due, &b.key)));
         due.truncate(limit);
         Ok(due)
+    }
+}
+
+impl RollupStore for MemoryStore {
+    async fn job_rollups(
+        &self,
+        job_id: &str,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> Result<Vec<RollupRecord>, StoreError> {
+        Ok(self.lock()?.rollups_in(from, to, |id| id == job_id))
+    }
+
+    async fn all_rollups(
+        &self,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> Result<Vec<RollupRecord>, StoreError> {
+        Ok(self.lock()?.rollups_in(from, to, |_| true))
+    }
+
+    async fn clean_rollups(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
+        let mut data = self.lock_write()?;
+        let before_count = data.rollups.len();
+        data.rollups.retain(|(hour, _), _| *hour >= before);
+        Ok((before_count - data.rollups.len()) as u64)
     }
 }
 

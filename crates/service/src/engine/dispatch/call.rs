@@ -68,6 +68,10 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             }
         }
         self.app.sleep_until(now).await;
+        if loaded.execution.attempts() == 1 {
+            // Kept with the attempt's end; a retaken first attempt calls (and counts) again.
+            loaded.execution.run.first_call_at = Some(self.now());
+        }
         let end = self.run_action(loaded, job, held_until).await;
         if ahead {
             // Runs admitted ahead wake together at their fire time. One whose answer is back lets

@@ -13,6 +13,7 @@
 
 pub mod cursor;
 pub mod labels;
+pub mod rollups;
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -22,6 +23,7 @@ use serde_json::Value;
 
 use crate::cause::Cause;
 pub use labels::{id_prefix_end, LabelSelector};
+pub use rollups::{RollupRecord, RollupStore};
 
 /// A job as stored.
 #[derive(Clone, Debug, PartialEq)]
@@ -155,6 +157,8 @@ pub enum Write<'a> {
     UpdateExecution(&'a ExecutionRecord),
     /// Sets (or with `None` removes) a wake-up, as [`WakeUpIndex::set_wakeup`].
     SetWakeup(&'a str, Option<DateTime<Utc>>),
+    /// Adds counters to a job's hourly rollup bucket, creating it if absent ([`rollups`]).
+    AddRollup(&'a RollupRecord),
 }
 
 impl Write<'_> {
@@ -166,6 +170,7 @@ impl Write<'_> {
                 format!("execution {}", e.execution_id)
             }
             Write::SetWakeup(key, _) => format!("wakeup {key}"),
+            Write::AddRollup(rollup) => rollup.key(),
         }
     }
 }
@@ -471,7 +476,7 @@ pub trait WakeUpIndex: Send + Sync + 'static {
 /// The whole store: jobs, executions and the wake-up index, plus what spans them — atomic writes
 /// across all three, reads of both kinds at once, and counts. The engine and the control plane
 /// need all of it; adapters implement each part.
-pub trait Store: JobStore + ExecutionStore + WakeUpIndex {
+pub trait Store: JobStore + ExecutionStore + WakeUpIndex + RollupStore {
     /// Makes every write of `writes` or none: the tick's job, fires and timer entry; a dispatch
     /// step's execution and the job slot it takes or frees. Each key appears at most once, and at
     /// most [`MAX_WRITES`] writes. When a write's condition fails nothing is written and the error
