@@ -217,7 +217,9 @@ async fn seed(store: &SqliteStore, scale: &Scale, now: DateTime<Utc>) -> (String
     let mut tasks = JoinSet::new();
     let mut wakeups = Vec::new();
     for k in 0..scale.jobs {
-        let job = job(k, created, runs_of(k));
+        let mut job = job(k, created, runs_of(k));
+        // Planned up to now, as a running engine keeps it: its wake-up is its next fire.
+        job.state.last_scheduled_time = Some(now);
         if let Some(due) = job.next_fire() {
             wakeups.push((job_wakeup_key(job.definition.job_id()), due));
         }

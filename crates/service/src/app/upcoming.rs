@@ -12,6 +12,7 @@ use sundial_core::upcoming::{self, Timeline};
 
 use super::{App, AppError};
 use crate::ports::store::{JobFilter, JobOrder, PageRequest, Store};
+use crate::records::job_wakeup_key;
 
 /// The most jobs one timeline reads.
 pub const UPCOMING_JOBS: usize = 250;
@@ -72,11 +73,17 @@ impl<S: Store> App<S> {
                     limit: 1,
                     cursor: Some(cursor),
                 };
+                // The order is by wake-up, which is due at or before a job's next fire: every
+                // job left out fires no sooner than the first one's wake-up.
                 let left_out = self.list_jobs(filter, JobOrder::NextFire, &next).await?;
-                if let Some(fires) = left_out.items.first().and_then(Job::next_fire) {
-                    if fires < until {
-                        until = fires;
-                        cut = Some(UpcomingCut::Jobs);
+                if let Some(job) = left_out.items.first() {
+                    let key = job_wakeup_key(job.definition.job_id());
+                    if let Some(due) = self.store.get_wakeup(&key).await? {
+                        let bound = due.max(now);
+                        if bound < until {
+                            until = bound;
+                            cut = Some(UpcomingCut::Jobs);
+                        }
                     }
                 }
             } else {
