@@ -588,3 +588,35 @@ async fn upcoming_merges_the_fleets_fires_marks_a_clock_change_and_says_where_it
         .html
         .contains("Nothing fires in the next 24 hours."));
 }
+
+#[tokio::test]
+async fn upcoming_of_a_fleet_reads_the_jobs_firing_soonest_and_stops_where_the_rest_begin() {
+    let console = Console::open().await;
+    // 300 jobs, job n at minute n after 11:00 and again at 20:00 + n % 60 minutes (from 10:00):
+    // more jobs than the page reads.
+    for n in 0..300u32 {
+        let body = json!({"jobName": "j", "creator": "ops", "creatorName": "Ops",
+            "request": [{"url": "http://127.0.0.1:9/"}],
+            "schedule": {"cron": [format!("{} {},20 * * *", n % 60, 11 + n / 60)]}});
+        let id = format!("fleet-{n:03}");
+        console
+            .app
+            .create_job(&id.parse().unwrap(), &body)
+            .await
+            .unwrap();
+    }
+    let page = console.get("/ui/upcoming").await;
+    assert!(
+        page.html.contains(r#"data-cut="jobs""#),
+        "the cut is stated"
+    );
+    // The 250 soonest are fleet-000 … fleet-249 (11:00 … 15:09); the first left out fires at
+    // 15:10, so the timeline holds exactly their first fires (their 20:00s come after).
+    assert!(page.html.contains(r#"data-fires="250""#));
+    assert!(
+        page.html
+            .contains(r#"datetime="2026-01-05T15:10:00+00:00""#),
+        "the bound is shown"
+    );
+    assert!(!page.html.contains("fleet-250"));
+}

@@ -11,8 +11,8 @@ mod executions;
 mod hooks;
 mod jobs;
 mod liveness;
-mod upcoming;
 mod stats;
+mod upcoming;
 mod views;
 
 use std::sync::{Arc, OnceLock, Weak};
@@ -33,8 +33,8 @@ pub use bulk::{
 pub use hooks::EngineHooks;
 pub use jobs::{job_filter, TimersReport, UpdatePreview};
 pub use liveness::{EngineHealth, HealthReport, Liveness};
-pub use upcoming::{Upcoming, UpcomingCut, UPCOMING_FIRES, UPCOMING_JOBS};
 pub use stats::{FleetStats, JobStats, TOP_JOBS};
+pub use upcoming::{Upcoming, UpcomingCut, UPCOMING_FIRES, UPCOMING_JOBS};
 pub use views::{upcoming_fires, Describe, Stats};
 
 /// How many times a read-modify-write of one job is retried after losing a race. A busy job (a

@@ -1521,8 +1521,8 @@ mod messages;
 mod order;
 mod overrides;
 mod preview;
-mod targets;
 mod stats;
+mod targets;
 
 /// Issue 12 item 10: the target gets the stored header values, while the state-change events,
 /// the executions and the `Debug` form of the requests (what a log line would print; it shows no
