@@ -1,14 +1,15 @@
-//! Bulk routes: `POST /bulk/jobs/{action}` — pause, unpause, trigger, delete or backfill the jobs
-//! a filter or an id list selects, with a reason. Not under `/jobs/`, where `bulk` is a valid job
-//! id. The rules are [`App::bulk`](crate::app::App::bulk)'s; this translates.
+//! Bulk routes: `POST /bulk/jobs/{pause|unpause|trigger|delete|backfill}` — act on the jobs a
+//! filter or an id list selects, with a reason. Not under `/jobs/`, where `bulk` is a valid job
+//! id. One route per action, each with its own body schema. The rules are
+//! [`App::bulk`](crate::app::App::bulk)'s; this translates.
 
 use axum::extract::State;
 use axum::response::IntoResponse;
 use axum::Json;
 use serde::Serialize;
-use utoipa::{IntoParams, ToSchema};
+use utoipa::ToSchema;
 
-use super::extract::{JsonBody, PathParams};
+use super::extract::JsonBody;
 use super::schema::{
     BackfillRequest, Envelope, ErrorEnvelope, JobStateName, Labels, TriggerArguments,
 };
@@ -20,61 +21,82 @@ use crate::ports::store::Store;
 /// every bulk change through the API is the API's.
 const API_ACTOR: &str = "api";
 
-/// The action in the path.
-#[derive(IntoParams)]
-#[into_params(parameter_in = Path, names("action"))]
-#[allow(dead_code)]
-pub(crate) struct BulkActionPath(
-    /// What to do to each job: `pause`, `unpause`, `trigger`, `delete` or `backfill`.
-    #[param(
-        pattern = r"^(pause|unpause|trigger|delete|backfill)$",
-        example = "pause"
-    )]
-    String,
-);
+/// The body of each bulk route: the list filters (all given must match) or `jobIds` (not both), a
+/// `reason`, and the action's own parameters, which are the only extra fields it accepts. At most
+/// 1,000 jobs per request; with filters, `nextCursor` of the answer, passed back as `cursor` with
+/// the same body, goes on after the last job acted on. One schema per action (not one body for
+/// `/bulk/jobs/{action}`), so that the document says exactly which fields each route takes.
+macro_rules! bulk_request {
+    ($(#[$meta:meta])* $name:ident { $($(#[$field_meta:meta])* $field:ident: $ty:ty,)* }) => {
+        #[derive(ToSchema)]
+        $(#[$meta])*
+        #[serde(rename_all = "camelCase", deny_unknown_fields)]
+        #[allow(dead_code)]
+        pub(crate) struct $name {
+            /// Why: required, recorded with every change (and the pause notes unless `notes` is given).
+            #[schema(min_length = 1, max_length = 4096)]
+            reason: String,
+            /// Only answer which jobs would be acted on; change nothing.
+            dry_run: Option<bool>,
+            /// Exactly these jobs (1–1,000), in this order; not with filters.
+            #[schema(min_items = 1, max_items = 1000)]
+            job_ids: Option<Vec<String>>,
+            /// Only jobs in this state.
+            state: Option<JobStateName>,
+            /// Only jobs of this creator.
+            creator: Option<String>,
+            /// Only children of this job.
+            parent_job: Option<String>,
+            /// Only jobs a service declared in its timer list.
+            service: Option<String>,
+            /// Only jobs with all these labels.
+            labels: Option<Labels>,
+            /// Only jobs whose id starts with this.
+            #[schema(pattern = r"^[A-Za-z0-9_.-]{1,128}$")]
+            id_prefix: Option<String>,
+            /// The `nextCursor` of the previous answer (filters only).
+            #[schema(min_length = 1)]
+            cursor: Option<String>,
+            $($(#[$field_meta])* $field: $ty,)*
+        }
+    };
+}
 
-/// A bulk request: the list filters (all given must match) or `jobIds` (not both), a `reason`,
-/// and the action's parameters. At most 1,000 jobs per request; with filters, `nextCursor` of the
-/// answer, passed back as `cursor` with the same body, goes on after the last job acted on.
-#[derive(ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[schema(example = json!({"labels": {"team": "payments"}, "state": "active", "reason": "payments freeze for the migration", "dryRun": true}))]
-#[allow(dead_code)]
-pub(crate) struct BulkJobsRequest {
-    /// Why: required, recorded with every change (and the pause notes unless `notes` is given).
-    #[schema(min_length = 1, max_length = 4096)]
-    reason: String,
-    /// Only answer which jobs would be acted on; change nothing.
-    dry_run: Option<bool>,
-    /// Exactly these jobs (1–1,000), in this order; not with filters.
-    #[schema(min_items = 1, max_items = 1000)]
-    job_ids: Option<Vec<String>>,
-    /// Only jobs in this state.
-    state: Option<JobStateName>,
-    /// Only jobs of this creator.
-    creator: Option<String>,
-    /// Only children of this job.
-    parent_job: Option<String>,
-    /// Only jobs a service declared in its timer list.
-    service: Option<String>,
-    /// Only jobs with all these labels.
-    labels: Option<Labels>,
-    /// Only jobs whose id starts with this.
-    #[schema(pattern = r"^[A-Za-z0-9_.-]{1,128}$")]
-    id_prefix: Option<String>,
-    /// The `nextCursor` of the previous answer (filters only).
-    #[schema(min_length = 1)]
-    cursor: Option<String>,
-    /// `pause`, `unpause`: the notes (default: the reason).
-    #[schema(max_length = 4096)]
-    notes: Option<String>,
-    /// `trigger`: the arguments of every run (default `{}`).
-    arguments: Option<TriggerArguments>,
-    /// `trigger`: each job's run is `{jobId}~t~{key}`, so a retried request finds its runs.
-    #[schema(pattern = r"^[A-Za-z0-9_.-]{1,64}$")]
-    idempotency_key: Option<String>,
-    /// `backfill` (required there): the body of `POST /jobs/{jobId}/backfill`, without `dryRun`.
-    backfill: Option<BackfillRequest>,
+bulk_request! {
+    /// `POST /bulk/jobs/pause` and `POST /bulk/jobs/unpause`.
+    #[schema(example = json!({"labels": {"team": "payments"}, "state": "active", "reason": "payments freeze for the migration", "dryRun": true}))]
+    BulkPauseRequest {
+        /// The notes (default: the reason).
+        #[schema(max_length = 4096)]
+        notes: Option<String>,
+    }
+}
+
+bulk_request! {
+    /// `POST /bulk/jobs/trigger`.
+    #[schema(example = json!({"idPrefix": "report-", "reason": "rerun after the warehouse outage", "arguments": {"full": true}, "idempotencyKey": "outage-42"}))]
+    BulkTriggerRequest {
+        /// The arguments of every run (default `{}`).
+        arguments: Option<TriggerArguments>,
+        /// Each job's run is `{jobId}~t~{key}`, so a retried request finds its runs.
+        #[schema(pattern = r"^[A-Za-z0-9_.-]{1,64}$")]
+        idempotency_key: Option<String>,
+    }
+}
+
+bulk_request! {
+    /// `POST /bulk/jobs/delete`.
+    #[schema(example = json!({"jobIds": ["old-1", "old-2"], "reason": "decommissioned"}))]
+    BulkDeleteRequest {}
+}
+
+bulk_request! {
+    /// `POST /bulk/jobs/backfill`.
+    #[schema(example = json!({"labels": {"team": "payments"}, "reason": "replay the outage", "backfill": {"startTime": "2026-11-20T00:00:00Z", "endTime": "2026-11-20T06:00:00Z", "mode": "missing"}}))]
+    BulkBackfillRequest {
+        /// The body of `POST /jobs/{jobId}/backfill`, without `dryRun` (use the request's).
+        backfill: BackfillRequest,
+    }
 }
 
 /// What became of one job.
@@ -147,31 +169,74 @@ pub(crate) struct BulkAnswer {
     pub(crate) next_cursor: Option<String>,
 }
 
-/// Acts on every job the filters (or `jobIds`) select: each job's action is the single-job
-/// route's, atomic for that job; one that fails is reported in `results` and the others go on.
-#[utoipa::path(
-    post,
-    path = "/bulk/jobs/{action}",
-    tag = "jobs",
-    params(BulkActionPath),
-    request_body(content = BulkJobsRequest),
-    responses(
-        (status = 200, description = "Each job's outcome (partial failures included).", body = BulkAnswer),
-        (status = 400, description = "`action` is unknown, `reason` is missing, filters and `jobIds` are both given (or neither), a filter, `cursor` or an action parameter is invalid or unknown (the message names it).", body = ErrorEnvelope),
-        (status = 503, description = "The store failed while selecting jobs; retry (jobs already acted on keep their change).", body = ErrorEnvelope),
-    )
-)]
-pub(super) async fn bulk_jobs<S: Store>(
-    State(app): AppState<S>,
-    PathParams(action): PathParams<String>,
-    JsonBody(body): JsonBody,
+/// One bulk route per action: the document gives each its own body.
+macro_rules! bulk_route {
+    ($handler:ident, $action:ident, $path:literal, $body:ty, $what:literal) => {
+        #[doc = concat!("`POST ", $path, "`: ", $what, " every job the filters (or `jobIds`) select, ")]
+        #[doc = "each as its single-job route does, atomic for that job; one that fails is reported in"]
+        #[doc = "`results` and the others go on."]
+        #[utoipa::path(
+            post,
+            path = $path,
+            tag = "jobs",
+            request_body(content = $body),
+            responses(
+                (status = 200, description = "Each job's outcome (partial failures included).", body = BulkAnswer),
+                (status = 400, description = "`reason` is missing, filters and `jobIds` are both given (or neither), or a filter, `cursor` or a parameter is invalid or unknown (the message names it).", body = ErrorEnvelope),
+                (status = 503, description = "The store failed while selecting jobs; retry (jobs already acted on keep their change).", body = ErrorEnvelope),
+            )
+        )]
+        pub(super) async fn $handler<S: Store>(
+            State(app): AppState<S>,
+            JsonBody(body): JsonBody,
+        ) -> ApiResult {
+            bulk_jobs(&app, BulkAction::$action, body).await
+        }
+    };
+}
+
+bulk_route!(
+    bulk_pause,
+    Pause,
+    "/bulk/jobs/pause",
+    BulkPauseRequest,
+    "pauses"
+);
+bulk_route!(
+    bulk_unpause,
+    Unpause,
+    "/bulk/jobs/unpause",
+    BulkPauseRequest,
+    "unpauses"
+);
+bulk_route!(
+    bulk_trigger,
+    Trigger,
+    "/bulk/jobs/trigger",
+    BulkTriggerRequest,
+    "triggers"
+);
+bulk_route!(
+    bulk_delete,
+    Delete,
+    "/bulk/jobs/delete",
+    BulkDeleteRequest,
+    "deletes"
+);
+bulk_route!(
+    bulk_backfill,
+    Backfill,
+    "/bulk/jobs/backfill",
+    BulkBackfillRequest,
+    "backfills"
+);
+
+/// What every bulk route does with its action.
+async fn bulk_jobs<S: Store>(
+    app: &crate::App<S>,
+    action: BulkAction,
+    body: serde_json::Value,
 ) -> ApiResult {
-    let action = BulkAction::parse(&action).ok_or_else(|| {
-        ApiError::invalid(
-            "action",
-            format!("expected pause, unpause, trigger, delete or backfill, got {action:?}"),
-        )
-    })?;
     let request = BulkRequest::parse(action, &body, API_ACTOR)?;
     let report = app.bulk(&request).await?;
     let mut results = Vec::with_capacity(report.outcomes.len());
