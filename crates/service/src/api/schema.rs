@@ -1260,6 +1260,8 @@ pub struct Cleaned {
     pub executions_deleted: u64,
     /// Deleted jobs whose executions were all removed.
     pub destroyed_jobs_cleaned: u64,
+    /// Entries of job histories removed by the same rule (`GET /jobs/{jobId}/history`).
+    pub audit_entries_deleted: u64,
 }
 
 /// The envelope of destroy-by-parent: the jobs deleted.

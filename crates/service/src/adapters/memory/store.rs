@@ -12,8 +12,9 @@ use std::sync::{Mutex, MutexGuard};
 
 use chrono::{DateTime, SubsecRound, Utc};
 
+use crate::ports::store::audit::in_range;
 use crate::ports::store::{
-    check_batch, cursor, CleanReport, ExecutionRecord, ExecutionStore, JobFilter, JobOrder,
+    check_batch, cursor, AuditCleanReport, AuditQuery, AuditRecord, AuditStore, CleanReport, ExecutionRecord, ExecutionStore, JobFilter, JobOrder,
     JobRecord, JobStore, Page, PageRequest, Store, StoreError, StoreStats, WakeUp, WakeUpIndex,
     Write, WriteAllError, MAX_PAGE,
 };
@@ -29,6 +30,8 @@ struct Data {
     jobs: BTreeMap<String, JobRecord>,
     executions: BTreeMap<String, ExecutionRecord>,
     wakeups: BTreeMap<String, DateTime<Utc>>,
+    /// The audit trail by (job id, entry id): a job's entries in time order.
+    audit: BTreeMap<(String, String), AuditRecord>,
     /// Writes left before an injected failure ([`MemoryStore::fail_write`]).
     fail_in: Option<usize>,
     /// Write operations asked for so far ([`MemoryStore::writes`]).
@@ -105,7 +108,23 @@ impl Data {
             Write::CreateExecution(e) if self.executions.contains_key(&e.execution_id) => {
                 Err(StoreError::AlreadyExists(e.execution_id.clone()))
             }
-            Write::CreateExecution(_) | Write::SetWakeup(..) => Ok(()),
+            Write::CreateJob(job) if self.jobs.contains_key(&job.job_id) => {
+                Err(StoreError::AlreadyExists(job.job_id.clone()))
+            }
+            Write::DeleteJob(job_id, version) => {
+                versioned(job_id, self.jobs.get(*job_id).map(|j| j.version), *version)
+            }
+            Write::AppendAudit(entry)
+                if self
+                    .audit
+                    .contains_key(&(entry.job_id.clone(), entry.entry_id.clone())) =>
+            {
+                Err(StoreError::AlreadyExists(write.key()))
+            }
+            Write::CreateExecution(_)
+            | Write::SetWakeup(..)
+            | Write::CreateJob(_)
+            | Write::AppendAudit(_) => Ok(()),
         }
     }
 
@@ -141,6 +160,29 @@ impl Data {
                     Some(due) => self.wakeups.insert(key.to_owned(), ms(due)),
                     None => self.wakeups.remove(key),
                 };
+                Ok(0)
+            }
+            Write::CreateJob(job) => {
+                let stored = JobRecord {
+                    created_at: ms(job.created_at),
+                    updated_at: ms(job.updated_at),
+                    ..job.clone()
+                };
+                self.jobs.insert(job.job_id.clone(), stored);
+                Ok(job.version)
+            }
+            Write::DeleteJob(job_id, _) => {
+                self.wakeups.remove(&format!("job:{job_id}"));
+                self.jobs.remove(job_id);
+                Ok(0)
+            }
+            Write::AppendAudit(entry) => {
+                let stored = AuditRecord {
+                    at: ms(entry.at),
+                    ..entry.clone()
+                };
+                self.audit
+                    .insert((entry.job_id.clone(), entry.entry_id.clone()), stored);
                 Ok(0)
             }
         }
@@ -214,17 +256,7 @@ fn count_by_state<'a>(states: impl Iterator<Item = &'a String>) -> BTreeMap<Stri
 
 impl JobStore for MemoryStore {
     async fn create_job(&self, job: &JobRecord) -> Result<(), StoreError> {
-        let mut data = self.lock_write()?;
-        if data.jobs.contains_key(&job.job_id) {
-            return Err(StoreError::AlreadyExists(job.job_id.clone()));
-        }
-        let stored = JobRecord {
-            created_at: ms(job.created_at),
-            updated_at: ms(job.updated_at),
-            ..job.clone()
-        };
-        data.jobs.insert(job.job_id.clone(), stored);
-        Ok(())
+        self.lock_write()?.write(Write::CreateJob(job)).map(drop)
     }
 
     async fn get_job(&self, job_id: &str) -> Result<Option<JobRecord>, StoreError> {
@@ -405,6 +437,69 @@ impl ExecutionStore for MemoryStore {
         }
         report.executions_deleted += trimmed.len() as u64;
         Ok(report)
+    }
+}
+
+impl AuditStore for MemoryStore {
+    async fn list_audit(
+        &self,
+        job_id: &str,
+        query: &AuditQuery,
+        request: &PageRequest,
+    ) -> Result<Page<AuditRecord>, StoreError> {
+        let after = request
+            .cursor
+            .as_deref()
+            .map(cursor::parse_audit)
+            .transpose()?;
+        let data = self.lock()?;
+        let of_job = data
+            .audit
+            .range((job_id.to_owned(), String::new())..)
+            .take_while(|((job, _), _)| job == job_id)
+            .map(|(_, entry)| entry)
+            .filter(|entry| in_range(query, entry.at));
+        let items: Vec<&AuditRecord> = if query.oldest_first {
+            of_job
+                .filter(|e| after.is_none_or(|after| e.entry_id.as_str() > after))
+                .collect()
+        } else {
+            let mut items: Vec<&AuditRecord> = of_job
+                .filter(|e| after.is_none_or(|after| e.entry_id.as_str() < after))
+                .collect();
+            items.reverse();
+            items
+        };
+        Ok(page(items, request.limit, |e| cursor::audit(&e.entry_id)))
+    }
+
+    async fn clean_audit(
+        &self,
+        retain: usize,
+        purge_deleted_jobs: bool,
+    ) -> Result<AuditCleanReport, StoreError> {
+        let mut data = self.lock_write()?;
+        let Data { jobs, audit, .. } = &mut *data;
+        let mut by_job: BTreeMap<&str, Vec<&(String, String)>> = BTreeMap::new();
+        for key in audit.keys() {
+            by_job.entry(&key.0).or_default().push(key);
+        }
+        let mut doomed = Vec::new();
+        for (job_id, mut keys) in by_job {
+            let keep = if purge_deleted_jobs && !jobs.contains_key(job_id) {
+                0
+            } else {
+                retain
+            };
+            keys.reverse();
+            doomed.extend(keys.into_iter().skip(keep).cloned());
+        }
+        for key in &doomed {
+            audit.remove(key);
+        }
+        Ok(AuditCleanReport {
+            entries_deleted: doomed.len() as u64,
+        })
     }
 }
 

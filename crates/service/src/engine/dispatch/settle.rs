@@ -10,7 +10,7 @@ use sundial_core::execution::{Execution, ExecutionState};
 use sundial_core::plan;
 
 use super::{transition_error, Step};
-use crate::app::AppError;
+use crate::app::{audit_record, AppError, ChangeBy, Entry};
 use crate::engine::{Engine, EngineError, Loaded, Released, Written, MAX_STEP_RETRIES};
 use crate::ports::events::EventPublisher;
 use crate::ports::http::HttpClient;
@@ -315,7 +315,14 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             let record = encode_job(&stored.job, stored.version, stored.service.clone());
             let fallbacks = self.fallback_wakeups(&started.concat());
             let job_key = job_wakeup_key(stored.job.job_id());
+            // A pause on failure is the policy's change of the job: recorded as the system's.
+            let paused = (before.definition.active() && !stored.job.definition.active()).then(|| {
+                let mut entry = Entry::new("pause", Some(&stored.job), stored.version.saturating_add(1));
+                entry.notes = stored.job.state.paused_notes.as_deref();
+                audit_record(&ChangeBy::system(), &job_id, self.now(), entry)
+            });
             let mut writes = vec![Write::UpdateJob(&record)];
+            writes.extend(paused.as_ref().map(Write::AppendAudit));
             writes.extend(
                 fallbacks
                     .iter()
