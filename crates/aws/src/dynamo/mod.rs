@@ -10,6 +10,7 @@
 //! Executions that are over get a TTL attribute (`expiresAt`) when a retention is configured.
 //! DynamoDB deletes expired items only eventually, so every read treats an expired item as gone.
 
+pub mod audit;
 pub mod item;
 pub mod keys;
 
@@ -194,10 +195,73 @@ impl DynamoStore {
                 false => Err(StoreError::AlreadyExists(e.execution_id.clone())),
             },
             Write::SetWakeup(key, due) => self.set_wakeup(key, due).await,
+            Write::CreateJob(job) => self.create_job(job).await,
+            Write::AppendAudit(entry) => {
+                let item = audit::audit_item(&self.keys, entry, self.audit_expires_at())?;
+                match self
+                    .put_if(item, "attribute_not_exists(pk)", vec![])
+                    .await?
+                {
+                    None => Ok(()),
+                    Some(_) => Err(StoreError::AlreadyExists(write.key())),
+                }
+            }
+            // A job and its wake-up: always a transaction (see `write_all`).
+            Write::DeleteJob(..) => Err(StoreError::unavailable(
+                "a deletion is written in a transaction",
+            )),
         }
     }
 
-    /// A write as an item of `TransactWriteItems`, with the condition its own call would have.
+    /// A write as items of `TransactWriteItems`, with the condition its own call would have: one
+    /// item, but two for a job's deletion (the job, then its wake-up).
+    fn transact_items(&self, write: &Write<'_>) -> Result<Vec<TransactWriteItem>, StoreError> {
+        let built = |e: aws_sdk_dynamodb::error::BuildError| {
+            StoreError::unavailable_because("building a transaction", e)
+        };
+        let put_new = |item: Item| {
+            aws_sdk_dynamodb::types::Put::builder()
+                .table_name(&self.table)
+                .set_item(Some(item))
+                .condition_expression("attribute_not_exists(pk)")
+                .build()
+                .map(|put| TransactWriteItem::builder().put(put).build())
+                .map_err(built)
+        };
+        match *write {
+            Write::CreateJob(job) => Ok(vec![put_new(job_item(&self.keys, job, job.version)?)?]),
+            Write::AppendAudit(entry) => Ok(vec![put_new(audit::audit_item(
+                &self.keys,
+                entry,
+                self.audit_expires_at(),
+            )?)?]),
+            Write::DeleteJob(job_id, version) => {
+                let job = Delete::builder()
+                    .table_name(&self.table)
+                    .set_key(Some(self.keys.job(job_id)))
+                    .condition_expression(VERSION_MATCHES)
+                    .expression_attribute_names("#version", "version")
+                    .expression_attribute_values(":v", AttributeValue::N(version.to_string()))
+                    .return_values_on_condition_check_failure(
+                        ReturnValuesOnConditionCheckFailure::AllOld,
+                    )
+                    .build()
+                    .map_err(built)?;
+                let wakeup = Delete::builder()
+                    .table_name(&self.table)
+                    .set_key(Some(self.keys.wakeup(&format!("job:{job_id}"))))
+                    .build()
+                    .map_err(built)?;
+                Ok(vec![
+                    TransactWriteItem::builder().delete(job).build(),
+                    TransactWriteItem::builder().delete(wakeup).build(),
+                ])
+            }
+            _ => Ok(vec![self.transact_item(write)?]),
+        }
+    }
+
+    /// A write of the original kinds as an item of `TransactWriteItems`.
     fn transact_item(&self, write: &Write<'_>) -> Result<TransactWriteItem, StoreError> {
         use aws_sdk_dynamodb::types::Put;
         let built = |e: aws_sdk_dynamodb::error::BuildError| {
@@ -247,6 +311,12 @@ impl DynamoStore {
                     .build()
                     .map_err(built)?;
                 return Ok(TransactWriteItem::builder().delete(delete).build());
+            }
+            Write::CreateJob(_) | Write::DeleteJob(..) | Write::AppendAudit(_) => {
+                return Err(StoreError::unavailable(format!(
+                    "{} is not a single put",
+                    write.key()
+                )))
             }
         };
         Ok(TransactWriteItem::builder().put(put).build())
@@ -886,8 +956,9 @@ impl Store for DynamoStore {
         check_batch(writes)?;
         match writes {
             [] => return Ok(()),
-            // One write needs no transaction (which costs twice the capacity).
-            [only] => {
+            // One write needs no transaction (which costs twice the capacity); a deletion is two
+            // items.
+            [only] if !matches!(only, Write::DeleteJob(..)) => {
                 return self
                     .write_one(only)
                     .await
@@ -895,11 +966,14 @@ impl Store for DynamoStore {
             }
             _ => {}
         }
-        let items = writes
-            .iter()
-            .map(|write| self.transact_item(write))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(WriteAllError::whole)?;
+        // Which write each transaction item comes from.
+        let mut owners = Vec::with_capacity(writes.len());
+        let mut items = Vec::with_capacity(writes.len());
+        for (index, write) in writes.iter().enumerate() {
+            let made = self.transact_items(write).map_err(WriteAllError::whole)?;
+            owners.extend(std::iter::repeat_n(index, made.len()));
+            items.extend(made);
+        }
         let result = self
             .client
             .transact_write_items()
@@ -923,7 +997,10 @@ impl Store for DynamoStore {
                 )))
             }
         };
-        for (index, reason) in reasons.iter().enumerate() {
+        for (item, reason) in reasons.iter().enumerate() {
+            let Some(&index) = owners.get(item) else {
+                break;
+            };
             let Some(write) = writes.get(index) else {
                 break;
             };
@@ -939,6 +1016,11 @@ impl Store for DynamoStore {
                     Write::SetWakeup(key, _) => {
                         StoreError::unavailable(format!("unexpected condition on wakeup {key}"))
                     }
+                    Write::CreateJob(job) => StoreError::AlreadyExists(job.job_id.clone()),
+                    Write::DeleteJob(job_id, version) => {
+                        conflict_or_missing(job_id, *version, reason.item().cloned())
+                    }
+                    Write::AppendAudit(_) => StoreError::AlreadyExists(write.key()),
                 },
                 // Another transaction held the item: as good as a lost race; re-read and retry.
                 Some("TransactionConflict") => match write {
@@ -954,6 +1036,18 @@ impl Store for DynamoStore {
                     }
                     Write::SetWakeup(key, _) => StoreError::VersionConflict {
                         key: (*key).to_owned(),
+                        expected: 0,
+                    },
+                    Write::CreateJob(job) => StoreError::VersionConflict {
+                        key: job.job_id.clone(),
+                        expected: job.version,
+                    },
+                    Write::DeleteJob(job_id, version) => StoreError::VersionConflict {
+                        key: (*job_id).to_owned(),
+                        expected: *version,
+                    },
+                    Write::AppendAudit(_) => StoreError::VersionConflict {
+                        key: write.key(),
                         expected: 0,
                     },
                 },

@@ -101,7 +101,11 @@ mod tests {
         );
         assert_eq!(changes[0].old, None);
         assert_eq!(changes[0].new, Some(json!("d")));
-        assert_eq!(changes[1].old, Some(json!(REDACTED)), "a secret is never shown");
+        assert_eq!(
+            changes[1].old,
+            Some(json!(REDACTED)),
+            "a secret is never shown"
+        );
         assert_eq!(changes[1].new, Some(json!(REDACTED)));
         assert_eq!(changes[3].old, Some(json!("1m")));
         assert_eq!(changes[3].new, Some(json!("5m")));

@@ -241,8 +241,14 @@ mod tests {
             ApiToken::new("ci", Scope::Read, "read-secret-0123456"),
             ApiToken::new("ops", Scope::Write, "write-secret-012345"),
         ]);
-        assert_eq!(auth.find("write-secret-012345").map(|t| t.name.as_str()), Some("ops"));
-        assert_eq!(auth.find("read-secret-0123456").map(|t| t.scope), Some(Scope::Read));
+        assert_eq!(
+            auth.find("write-secret-012345").map(|t| t.name.as_str()),
+            Some("ops")
+        );
+        assert_eq!(
+            auth.find("read-secret-0123456").map(|t| t.scope),
+            Some(Scope::Read)
+        );
         assert!(auth.find("read-secret-012345").is_none());
         assert!(!format!("{auth:?}").contains("secret-0"), "{auth:?}");
     }

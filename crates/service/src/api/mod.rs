@@ -14,8 +14,8 @@
 
 pub mod auth;
 mod error;
-mod history;
 mod extract;
+mod history;
 mod jobs;
 pub mod openapi;
 mod ops;

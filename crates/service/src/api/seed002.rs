@@ -155,9 +155,7 @@ pub(super) async fn destroy_by_parent<S: Store>(
     Params(params): Params,
 ) -> ApiResult {
     let parent = parse_job_id(required_param(&params, "parentJobId")?)?;
-    let deleted = app
-        .destroy_by_parent_by(&caller.change(), &parent)
-        .await?;
+    let deleted = app.destroy_by_parent_by(&caller.change(), &parent).await?;
     Ok(Json(Destroyed {
         envelope: Envelope::ok(),
         deleted,

@@ -260,10 +260,7 @@ impl<S: Store> App<S> {
         retain: usize,
         purge_deleted_jobs: bool,
     ) -> Result<AuditCleanReport, AppError> {
-        Ok(self
-            .store
-            .clean_audit(retain, purge_deleted_jobs)
-            .await?)
+        Ok(self.store.clean_audit(retain, purge_deleted_jobs).await?)
     }
 }
 

@@ -35,8 +35,14 @@ impl<S: Store> App<S> {
         trigger_id: Option<&str>,
         options: TriggerOptions,
     ) -> Result<Execution, AppError> {
-        self.trigger_by(&ChangeBy::anonymous(), job_id, arguments, trigger_id, options)
-            .await
+        self.trigger_by(
+            &ChangeBy::anonymous(),
+            job_id,
+            arguments,
+            trigger_id,
+            options,
+        )
+        .await
     }
 
     /// [`App::trigger`] by `by`, recorded in the job's audit trail with the run's id (a retry

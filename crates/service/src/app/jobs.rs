@@ -7,7 +7,9 @@ use sundial_core::change::{affected_runs, AffectedRun, RunPlace, UnstartedRun};
 use sundial_core::execution::incarnation_of_execution;
 use sundial_core::job::{Job, JobDefinition, JobId, JobState, ServiceName};
 
-use super::{audit_race, audit_record, field_error, upcoming_fires, App, AppError, ChangeBy, Entry};
+use super::{
+    audit_race, audit_record, field_error, upcoming_fires, App, AppError, ChangeBy, Entry,
+};
 use crate::ports::store::{
     JobFilter, JobOrder, Page, PageRequest, Store, StoreError, Write, WriteAllError,
 };
@@ -230,23 +232,28 @@ impl<S: Store> App<S> {
     ) -> Result<Job, AppError> {
         let now = self.now();
         let (stored, ()) = self
-            .modify_recorded(None, job_id, |stored| {
-                // A header value a read showed as the redaction marker keeps the stored secret.
-                let definition = JobDefinition::parse_submitted(
-                    job_id,
-                    body,
-                    stored.job.created_at,
-                    Some(&stored.job.definition),
-                )?;
-                self.check_platform_limits(&definition)?;
-                // The body is the whole job (docs/api.md): its `active` decides.
-                stored.job.apply_definition(definition);
-                Ok(())
-            }, |before, after, version| {
-                let mut entry = Entry::new("update", Some(after), version);
-                entry.before = Some(before);
-                Some(audit_record(by, job_id, now, entry))
-            })
+            .modify_recorded(
+                None,
+                job_id,
+                |stored| {
+                    // A header value a read showed as the redaction marker keeps the stored secret.
+                    let definition = JobDefinition::parse_submitted(
+                        job_id,
+                        body,
+                        stored.job.created_at,
+                        Some(&stored.job.definition),
+                    )?;
+                    self.check_platform_limits(&definition)?;
+                    // The body is the whole job (docs/api.md): its `active` decides.
+                    stored.job.apply_definition(definition);
+                    Ok(())
+                },
+                |before, after, version| {
+                    let mut entry = Entry::new("update", Some(after), version);
+                    entry.before = Some(before);
+                    Some(audit_record(by, job_id, now, entry))
+                },
+            )
             .await?;
         self.plan_now(&stored.job).await;
         self.mark_parent(&stored.job).await?;
@@ -331,9 +338,8 @@ impl<S: Store> App<S> {
     /// Deletes the job `job_id` with its wake-up and the audit entry of the deletion, in one
     /// batch at the version read; returns whether there was a job.
     async fn delete_recorded(&self, by: &ChangeBy, job_id: &str) -> Result<bool, AppError> {
-        let id = JobId::parse(job_id).map_err(|e| {
-            AppError::corrupt(format!("stored job {job_id} has an invalid id"), e)
-        })?;
+        let id = JobId::parse(job_id)
+            .map_err(|e| AppError::corrupt(format!("stored job {job_id} has an invalid id"), e))?;
         let mut last = None;
         for round in 0..super::MAX_CONFLICT_RETRIES {
             if round > 0 {
@@ -403,7 +409,9 @@ impl<S: Store> App<S> {
     ) -> Result<Vec<String>, AppError> {
         let by = match by.reason {
             Some(_) => by.clone(),
-            None => by.clone().with_reason(format!("destroyByParentJob {parent}")),
+            None => by
+                .clone()
+                .with_reason(format!("destroyByParentJob {parent}")),
         };
         let mut deleted = Vec::new();
         let mut pending = vec![parent.to_string()];

@@ -23,8 +23,8 @@ use crate::ports::clock::Clock;
 use crate::ports::store::{AuditRecord, JobStore, Store, StoreError, Write, WriteAllError};
 use crate::records::{decode_job, encode_job, job_wakeup_key, StoredJob};
 
-pub use audit::{Actor, ChangeBy};
 pub(crate) use audit::{audit_record, Entry};
+pub use audit::{Actor, ChangeBy};
 pub use backfill::BackfillReport;
 pub use hooks::EngineHooks;
 pub use jobs::{TimersReport, UpdatePreview};

@@ -5,5 +5,6 @@
 //! This is test code shipped in the library so that adapter crates can run it: it reports
 //! contract violations by panicking, exactly as assertions in a `#[test]` do.
 
+pub mod audit;
 pub mod queue;
 pub mod store;

@@ -95,6 +95,7 @@ pub async fn run_all<S: Store, F: Fn() -> S>(make_store: F) {
         concurrent_job_updates,
         concurrent_execution_creates,
     );
+    super::audit::run_cases(&make_store, &mut failures).await;
     if !failures.is_empty() {
         panic!(
             "store conformance: {} case(s) failed:\n{}",
@@ -132,7 +133,7 @@ where
 const BASE_MS: i64 = 1_710_074_096_789;
 
 /// The fixed instant `offset_ms` milliseconds after [`BASE_MS`].
-fn t(offset_ms: i64) -> DateTime<Utc> {
+pub(super) fn t(offset_ms: i64) -> DateTime<Utc> {
     DateTime::from_timestamp_millis(BASE_MS + offset_ms).expect("fixture time in range")
 }
 
@@ -159,7 +160,7 @@ fn job_document(job_id: &str, revision: u64) -> Value {
     })
 }
 
-fn job(job_id: &str) -> JobRecord {
+pub(super) fn job(job_id: &str) -> JobRecord {
     JobRecord {
         job_id: job_id.to_owned(),
         version: 1,
@@ -189,7 +190,7 @@ fn job_with(
     }
 }
 
-fn execution(execution_id: &str, job_id: &str, execute_number: u64) -> ExecutionRecord {
+pub(super) fn execution(execution_id: &str, job_id: &str, execute_number: u64) -> ExecutionRecord {
     let offset = i64::try_from(execute_number).expect("small execute number") * 60_000;
     ExecutionRecord {
         execution_id: execution_id.to_owned(),
@@ -211,7 +212,7 @@ fn execution(execution_id: &str, job_id: &str, execute_number: u64) -> Execution
     }
 }
 
-trait Must<T> {
+pub(super) trait Must<T> {
     fn must(self, what: &str) -> T;
 }
 
@@ -221,7 +222,7 @@ impl<T> Must<T> for Result<T, StoreError> {
     }
 }
 
-fn expect_err<T: Debug, E>(result: Result<T, E>, what: &str) -> E {
+pub(super) fn expect_err<T: Debug, E>(result: Result<T, E>, what: &str) -> E {
     match result {
         Ok(value) => panic!("{what}: expected an error, got Ok({value:?})"),
         Err(err) => err,
@@ -239,7 +240,7 @@ fn bogus_cursors() -> [&'static str; 3] {
     ["", "%%not a cursor%%", "\u{0}\u{1}~"]
 }
 
-async fn create_jobs<S: Store>(store: &S, jobs: &[JobRecord]) {
+pub(super) async fn create_jobs<S: Store>(store: &S, jobs: &[JobRecord]) {
     for job in jobs {
         store
             .create_job(job)
@@ -248,7 +249,7 @@ async fn create_jobs<S: Store>(store: &S, jobs: &[JobRecord]) {
     }
 }
 
-async fn create_executions<S: Store>(store: &S, executions: &[ExecutionRecord]) {
+pub(super) async fn create_executions<S: Store>(store: &S, executions: &[ExecutionRecord]) {
     for execution in executions {
         let created = store
             .create_execution(execution)

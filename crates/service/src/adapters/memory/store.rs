@@ -14,9 +14,9 @@ use chrono::{DateTime, SubsecRound, Utc};
 
 use crate::ports::store::audit::in_range;
 use crate::ports::store::{
-    check_batch, cursor, AuditCleanReport, AuditQuery, AuditRecord, AuditStore, CleanReport, ExecutionRecord, ExecutionStore, JobFilter, JobOrder,
-    JobRecord, JobStore, Page, PageRequest, Store, StoreError, StoreStats, WakeUp, WakeUpIndex,
-    Write, WriteAllError, MAX_PAGE,
+    check_batch, cursor, AuditCleanReport, AuditQuery, AuditRecord, AuditStore, CleanReport,
+    ExecutionRecord, ExecutionStore, JobFilter, JobOrder, JobRecord, JobStore, Page, PageRequest,
+    Store, StoreError, StoreStats, WakeUp, WakeUpIndex, Write, WriteAllError, MAX_PAGE,
 };
 
 /// An in-memory [`Store`]; each instance is a fresh, empty store.

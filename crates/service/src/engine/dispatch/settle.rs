@@ -316,11 +316,13 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             let fallbacks = self.fallback_wakeups(&started.concat());
             let job_key = job_wakeup_key(stored.job.job_id());
             // A pause on failure is the policy's change of the job: recorded as the system's.
-            let paused = (before.definition.active() && !stored.job.definition.active()).then(|| {
-                let mut entry = Entry::new("pause", Some(&stored.job), stored.version.saturating_add(1));
-                entry.notes = stored.job.state.paused_notes.as_deref();
-                audit_record(&ChangeBy::system(), &job_id, self.now(), entry)
-            });
+            let paused =
+                (before.definition.active() && !stored.job.definition.active()).then(|| {
+                    let mut entry =
+                        Entry::new("pause", Some(&stored.job), stored.version.saturating_add(1));
+                    entry.notes = stored.job.state.paused_notes.as_deref();
+                    audit_record(&ChangeBy::system(), &job_id, self.now(), entry)
+                });
             let mut writes = vec![Write::UpdateJob(&record)];
             writes.extend(paused.as_ref().map(Write::AppendAudit));
             writes.extend(
