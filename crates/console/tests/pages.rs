@@ -477,7 +477,7 @@ async fn with_a_token_the_preview_needs_a_session_and_only_that() {
     let router = sundial_console::router(
         app,
         ConsoleConfig {
-            auth: ConsoleAuth::Token(token.to_owned()),
+            auth: ConsoleAuth::token(token),
             session_lifetime: Duration::from_secs(3600),
         },
     );

@@ -91,7 +91,7 @@ impl std::fmt::Debug for ApiToken {
 /// How the router authenticates: with no tokens every request is [`Actor::ANONYMOUS`] with
 /// scope write (or whatever [`Caller`] a layer in front put on it); with tokens every route but
 /// the public ones requires one of them.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ApiAuth {
     tokens: Vec<ApiToken>,
 }
@@ -105,6 +105,11 @@ impl ApiAuth {
     /// Whether any token is required.
     pub fn is_open(&self) -> bool {
         self.tokens.is_empty()
+    }
+
+    /// The token named `name`.
+    pub fn named(&self, name: &str) -> Option<&ApiToken> {
+        self.tokens.iter().find(|t| t.name == name)
     }
 
     /// The token whose secret is `presented`, compared with every token in constant time.

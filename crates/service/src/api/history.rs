@@ -8,7 +8,9 @@ use serde_json::Value;
 use utoipa::ToSchema;
 
 use super::extract::{Params, PathParams};
-use super::schema::{ErrorEnvelope, JobDefinition, JobPath, PageQuery};
+use super::schema::{
+    BackfillRequest, DefinitionValue, ErrorEnvelope, JobDefinition, JobPath, PageQuery,
+};
 use super::{page_of, ApiResult, AppState};
 use crate::app::parse_job_id;
 use crate::ports::store::Store;
@@ -47,7 +49,7 @@ pub(super) struct HistoryEntry {
     /// A trigger's run.
     execution_id: Option<String>,
     /// A backfill's request body.
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<BackfillRequest>)]
     request: Option<Value>,
     /// How many times a backfill selected.
     count: Option<u64>,
@@ -60,10 +62,10 @@ pub(super) struct FieldChange {
     /// The field's JSON pointer (`/timer/period`).
     path: String,
     /// The value before.
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<DefinitionValue>)]
     old: Option<Value>,
     /// The value after.
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<DefinitionValue>)]
     new: Option<Value>,
 }
 

@@ -7,6 +7,7 @@
 mod arbitrary_json;
 mod errors;
 mod executions;
+mod history;
 mod jobs;
 mod listings;
 mod main_routes;

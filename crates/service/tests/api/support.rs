@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
 use sundial_service::adapters::memory::{ManualClock, MemoryStore};
-use sundial_service::api::router;
+use sundial_service::api::{router, ApiAuth};
 use sundial_service::{App, AppConfig};
 use tower::ServiceExt;
 
@@ -31,6 +31,11 @@ impl Api {
     }
 
     pub(crate) fn with_token(token: Option<&str>) -> Api {
+        Api::with_auth(ApiAuth::from(token.map(str::to_owned)))
+    }
+
+    /// The router behind `auth` (named tokens with scopes).
+    pub(crate) fn with_auth(auth: ApiAuth) -> Api {
         let now: DateTime<Utc> = NOW.parse().unwrap();
         let clock = Arc::new(ManualClock::new(now));
         let app = Arc::new(App::new(
@@ -39,7 +44,7 @@ impl Api {
             AppConfig::new(TEST_SECRET.to_vec()),
         ));
         Api {
-            router: router(Arc::clone(&app), token.map(str::to_owned)),
+            router: router(Arc::clone(&app), auth),
             app,
         }
     }
