@@ -9,7 +9,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, SubsecRound, Utc};
 use serde_json::{json, Map, Value};
 use sundial_core::job::{definition_changes, Job, JobId};
 
@@ -179,6 +179,8 @@ pub(crate) fn audit_record(
         ^ std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| u64::from(d.subsec_nanos()));
+    // Milliseconds, as the store keeps times and answers show a job's timestamps.
+    let at = at.trunc_subsecs(3);
     let action = by.action(entry.action);
     let mut document = Map::new();
     document.insert("at".into(), json_time(at));
