@@ -146,8 +146,8 @@ fn file_store_uses_wal_and_records_its_schema_version() {
         .unwrap();
     assert_eq!(
         versions,
-        [3],
-        "store tables (1), queue tables (2), the jobs list's orders (3)"
+        [4],
+        "store tables (1), queue tables (2), the jobs list's orders (3), the audit trail (4)"
     );
     drop(raw);
     drop(SqliteStore::open(&file).expect("reopening an up-to-date file migrates nothing"));
@@ -259,8 +259,9 @@ async fn the_orders_of_an_older_file_are_filled_when_it_is_migrated() {
             store.create_execution(&run).await.unwrap();
         }
     }
-    // Back to version 2: step 3's table and triggers gone.
+    // Back to version 2: step 3's table and triggers gone (and step 4's).
     let raw = rusqlite::Connection::open(&file).unwrap();
+    raw.execute_batch(support::UNDO_AUDIT).unwrap();
     raw.execute_batch(support::UNDO_JOB_ORDERS).unwrap();
     raw.execute_batch("UPDATE schema_version SET version = 2;")
         .unwrap();
@@ -315,4 +316,40 @@ fn every_order_is_served_by_an_index() {
         assert!(plan.contains("INDEX job_orders_by_"), "{order}: {plan}");
         assert!(!plan.contains("TEMP B-TREE"), "{order} sorts: {plan}");
     }
+}
+
+/// A file written before the audit trail (schema version 3) gains its table, keeps its jobs, and
+/// records changes from then on.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_version_3_file_gains_the_audit_trail() {
+    use sundial_service::ports::store::audit::entry_id;
+    use sundial_service::ports::store::{AuditQuery, AuditRecord, AuditStore, Store, Write};
+    let dir = TempDir::new("embedded-migrate-audit");
+    let file = dir.path().join("sundial.db");
+    {
+        let store = SqliteStore::open(&file).expect("open");
+        store.create_job(&job()).await.unwrap();
+    }
+    let raw = rusqlite::Connection::open(&file).unwrap();
+    raw.execute_batch(support::UNDO_AUDIT).unwrap();
+    raw.execute_batch("UPDATE schema_version SET version = 3;")
+        .unwrap();
+    drop(raw);
+
+    let store = SqliteStore::open(&file).expect("migrate to version 4");
+    let job_id = job().job_id;
+    assert!(store.get_job(&job_id).await.unwrap().is_some());
+    let at = DateTime::from_timestamp_millis(1_700_000_000_000).unwrap();
+    let entry = AuditRecord {
+        job_id: job_id.clone(),
+        entry_id: entry_id(at, 2, 1),
+        at,
+        document: serde_json::json!({"action": "pause"}),
+    };
+    store.write_all(&[Write::AppendAudit(&entry)]).await.unwrap();
+    let listed = store
+        .list_audit(&job_id, &AuditQuery::default(), &PageRequest::first(10))
+        .await
+        .unwrap();
+    assert_eq!(listed.items, vec![entry]);
 }

@@ -207,6 +207,7 @@ async fn a_version_1_file_gains_the_queue_tables() {
     // Turn the file back into what a build before the queues wrote: schema version 1 (without
     // step 3's jobs-list orders either).
     let raw = rusqlite::Connection::open(&file).unwrap();
+    raw.execute_batch(support::UNDO_AUDIT).unwrap();
     raw.execute_batch(support::UNDO_JOB_ORDERS).unwrap();
     raw.execute_batch(
         "DROP TABLE queue_messages; DROP TABLE queue_dead_letters;

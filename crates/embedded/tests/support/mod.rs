@@ -11,3 +11,6 @@ pub(crate) const UNDO_JOB_ORDERS: &str = "
     DROP TRIGGER job_orders_last_run_on_execution;
     DROP TABLE job_orders;
 ";
+
+/// Undoes schema step 4 (the audit trail's table).
+pub(crate) const UNDO_AUDIT: &str = "DROP TABLE audit;";
