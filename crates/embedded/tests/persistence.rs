@@ -346,7 +346,10 @@ async fn a_version_3_file_gains_the_audit_trail() {
         at,
         document: serde_json::json!({"action": "pause"}),
     };
-    store.write_all(&[Write::AppendAudit(&entry)]).await.unwrap();
+    store
+        .write_all(&[Write::AppendAudit(&entry)])
+        .await
+        .unwrap();
     let listed = store
         .list_audit(&job_id, &AuditQuery::default(), &PageRequest::first(10))
         .await

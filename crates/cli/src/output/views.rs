@@ -206,9 +206,11 @@ pub(crate) fn history(page: &Value, now: DateTime<Utc>, style: Style) -> String 
             .collect();
         let details = [
             text(entry, "reason"),
-            (!changed.is_empty())
-                .then(|| format!("changed {}", changed.join(", ")))
-                .unwrap_or_default(),
+            if changed.is_empty() {
+                String::new()
+            } else {
+                format!("changed {}", changed.join(", "))
+            },
             text(entry, "executionId"),
         ]
         .into_iter()

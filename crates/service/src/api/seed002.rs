@@ -41,8 +41,8 @@ pub(super) async fn clean<S: Store>(State(app): AppState<S>, Params(params): Par
     let (report, audit) = app.clean(purge, retain).await?;
     Ok(Json(Cleaned {
         envelope: Envelope::ok(),
-        executions_deleted: report.executions_deleted as u64,
-        destroyed_jobs_cleaned: report.destroyed_jobs_cleaned as u64,
+        executions_deleted: report.executions_deleted,
+        destroyed_jobs_cleaned: report.destroyed_jobs_cleaned,
         audit_entries_deleted: audit.entries_deleted,
     })
     .into_response())
