@@ -7,12 +7,13 @@
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::Utc;
+use sundial_service::ports::store::retention::past_retention;
 use sundial_service::ports::store::{
     cursor, AuditCleanReport, AuditQuery, AuditRecord, AuditStore, Page, PageRequest, StoreError,
     MAX_PAGE,
 };
 
-use super::item::{expired, millis, string, KIND_JOB};
+use super::item::{expired, millis, string};
 use super::keys::{Item, Keys};
 use super::{looked_ahead, unavailable, DynamoStore};
 
@@ -155,45 +156,20 @@ impl AuditStore for DynamoStore {
         retain: usize,
         purge_deleted_jobs: bool,
     ) -> Result<AuditCleanReport, StoreError> {
-        // Maintenance, as `clean_executions`: one scan of the namespace's keys and a few
-        // attributes. Reading a history never scans.
-        let items = self
-            .scan_all(&["kind", "jobId", "entryId", "expiresAt"])
+        // Maintenance, as `clean_executions`: one scan of the namespace's keys. Reading a
+        // history never scans.
+        let (jobs, trails) = self
+            .scan_by_job(KIND_AUDIT, &["entryId"], |item| string(item, "entryId"))
             .await?;
-        let mut jobs = std::collections::BTreeSet::new();
-        let mut trails: std::collections::BTreeMap<String, Vec<String>> = Default::default();
-        for item in &items {
-            match item
-                .get("kind")
-                .and_then(|v| v.as_s().ok())
-                .map(String::as_str)
-            {
-                Some(KIND_JOB) => {
-                    jobs.insert(string(item, "jobId")?);
-                }
-                Some(KIND_AUDIT) => trails
-                    .entry(string(item, "jobId")?)
-                    .or_default()
-                    .push(string(item, "entryId")?),
-                _ => {}
-            }
-        }
-        let mut doomed = Vec::new();
-        for (job_id, mut ids) in trails {
-            let keep = if purge_deleted_jobs && !jobs.contains(&job_id) {
-                0
-            } else {
-                retain
-            };
-            ids.sort_by(|a, b| b.cmp(a));
-            doomed.extend(
-                ids.into_iter()
-                    .skip(keep)
-                    .map(|id| audit_key(&self.keys, &job_id, &id)),
-            );
-        }
-        let entries_deleted = doomed.len() as u64;
-        self.delete_all(doomed).await?;
+        let past = past_retention(trails, |id| jobs.contains(id), retain, purge_deleted_jobs);
+        let entries_deleted = past.removed.len() as u64;
+        self.delete_all(
+            past.removed
+                .iter()
+                .map(|(job_id, id)| audit_key(&self.keys, job_id, id))
+                .collect(),
+        )
+        .await?;
         Ok(AuditCleanReport { entries_deleted })
     }
 }

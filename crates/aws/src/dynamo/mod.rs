@@ -25,6 +25,7 @@ use aws_sdk_dynamodb::types::{
 use aws_sdk_dynamodb::Client;
 use chrono::{DateTime, Utc};
 use sundial_core::execution::ExecutionState;
+use sundial_service::ports::store::retention::past_retention;
 use sundial_service::ports::store::{
     check_batch, cursor, CleanReport, ExecutionRecord, ExecutionStore, JobFilter, JobOrder,
     JobRecord, JobStore, ManyRead, Page, PageRequest, Store, StoreError, StoreStats, WakeUp,
@@ -494,6 +495,37 @@ impl DynamoStore {
     }
 }
 
+impl DynamoStore {
+    /// The ids of the jobs that exist, and the items of `kind` grouped by job id as `read` makes
+    /// them: what retention needs. Maintenance, not a hot path: one scan of the namespace's keys
+    /// and a few attributes (`attributes` beside `kind`, `jobId` and `expiresAt`).
+    async fn scan_by_job<T>(
+        &self,
+        kind: &str,
+        attributes: &[&str],
+        read: impl Fn(&Item) -> Result<T, StoreError>,
+    ) -> Result<(BTreeSet<String>, BTreeMap<String, Vec<T>>), StoreError> {
+        let mut projection = vec!["kind", "jobId", "expiresAt"];
+        projection.extend_from_slice(attributes);
+        let items = self.scan_all(&projection).await?;
+        let mut jobs = BTreeSet::new();
+        let mut groups: BTreeMap<String, Vec<T>> = BTreeMap::new();
+        for item in &items {
+            match item.get("kind").and_then(|v| v.as_s().ok()) {
+                Some(found) if found == KIND_JOB => {
+                    jobs.insert(string(item, "jobId")?);
+                }
+                Some(found) if found == kind => groups
+                    .entry(string(item, "jobId")?)
+                    .or_default()
+                    .push(read(item)?),
+                _ => {}
+            }
+        }
+        Ok((jobs, groups))
+    }
+}
+
 /// An index partition of executions, newest first.
 struct ExecutionIndex {
     index: &'static str,
@@ -812,43 +844,26 @@ impl ExecutionStore for DynamoStore {
         retain: usize,
         purge_deleted_jobs: bool,
     ) -> Result<CleanReport, StoreError> {
-        // Maintenance, not a hot path: one scan of the namespace's keys and a few attributes.
-        let items = self
-            .scan_all(&["kind", "jobId", "executeNumber", "executionId", "expiresAt"])
+        let (jobs, runs) = self
+            .scan_by_job(KIND_EXECUTION, &["executeNumber", "executionId"], |item| {
+                Ok((
+                    number::<u64>(item, "executeNumber")?,
+                    string(item, "executionId")?,
+                ))
+            })
             .await?;
-        let mut jobs = BTreeSet::new();
-        let mut runs: BTreeMap<String, Vec<(u64, String)>> = BTreeMap::new();
-        for item in &items {
-            match item
-                .get("kind")
-                .and_then(|v| v.as_s().ok())
-                .map(String::as_str)
-            {
-                Some(KIND_JOB) => {
-                    jobs.insert(string(item, "jobId")?);
-                }
-                Some(KIND_EXECUTION) => runs
-                    .entry(string(item, "jobId")?)
-                    .or_default()
-                    .push((number(item, "executeNumber")?, string(item, "executionId")?)),
-                _ => {}
-            }
-        }
-        let mut report = CleanReport::default();
-        let mut doomed = Vec::new();
-        for (job_id, mut list) in runs {
-            let gone = purge_deleted_jobs && !jobs.contains(&job_id);
-            list.sort_by(|a, b| b.cmp(a));
-            let skip = if gone { 0 } else { retain };
-            let removed: Vec<_> = list.into_iter().skip(skip).collect();
-            if gone && !removed.is_empty() {
-                report.destroyed_jobs_cleaned += 1;
-            }
-            doomed.extend(removed.into_iter().map(|(_, id)| id));
-        }
-        report.executions_deleted = doomed.len() as u64;
-        self.delete_all(doomed.iter().map(|id| self.keys.execution(id)).collect())
-            .await?;
+        let past = past_retention(runs, |id| jobs.contains(id), retain, purge_deleted_jobs);
+        let report = CleanReport {
+            executions_deleted: past.removed.len() as u64,
+            destroyed_jobs_cleaned: past.purged_jobs,
+        };
+        self.delete_all(
+            past.removed
+                .iter()
+                .map(|(_, (_, id))| self.keys.execution(id))
+                .collect(),
+        )
+        .await?;
         Ok(report)
     }
 }

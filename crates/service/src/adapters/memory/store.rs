@@ -7,12 +7,13 @@
 //! that passes here behaves the same on `sundial serve`.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
 
 use chrono::{DateTime, SubsecRound, Utc};
 
 use crate::ports::store::audit::in_range;
+use crate::ports::store::retention::past_retention;
 use crate::ports::store::{
     check_batch, cursor, AuditCleanReport, AuditQuery, AuditRecord, AuditStore, CleanReport,
     ExecutionRecord, ExecutionStore, JobFilter, JobOrder, JobRecord, JobStore, Page, PageRequest,
@@ -408,35 +409,26 @@ impl ExecutionStore for MemoryStore {
         let Data {
             jobs, executions, ..
         } = &mut *data;
-        let mut report = CleanReport::default();
-        if purge_deleted_jobs {
-            let gone: BTreeSet<String> = executions
-                .values()
-                .filter(|e| !jobs.contains_key(&e.job_id))
-                .map(|e| e.job_id.clone())
-                .collect();
-            let before = executions.len();
-            executions.retain(|_, e| !gone.contains(&e.job_id));
-            report.destroyed_jobs_cleaned = gone.len() as u64;
-            report.executions_deleted += (before - executions.len()) as u64;
-        }
-        let mut by_job: BTreeMap<&str, Vec<(u64, &str)>> = BTreeMap::new();
+        let mut by_job: BTreeMap<String, Vec<(u64, String)>> = BTreeMap::new();
         for e in executions.values() {
             by_job
-                .entry(&e.job_id)
+                .entry(e.job_id.clone())
                 .or_default()
-                .push((e.execute_number, &e.execution_id));
+                .push((e.execute_number, e.execution_id.clone()));
         }
-        let mut trimmed = Vec::new();
-        for runs in by_job.values_mut() {
-            runs.sort_by_key(|run| Reverse(*run));
-            trimmed.extend(runs.iter().skip(retain).map(|(_, id)| (*id).to_owned()));
-        }
-        for id in &trimmed {
+        let past = past_retention(
+            by_job,
+            |id| jobs.contains_key(id),
+            retain,
+            purge_deleted_jobs,
+        );
+        for (_, (_, id)) in &past.removed {
             executions.remove(id);
         }
-        report.executions_deleted += trimmed.len() as u64;
-        Ok(report)
+        Ok(CleanReport {
+            executions_deleted: past.removed.len() as u64,
+            destroyed_jobs_cleaned: past.purged_jobs,
+        })
     }
 }
 
@@ -480,25 +472,24 @@ impl AuditStore for MemoryStore {
     ) -> Result<AuditCleanReport, StoreError> {
         let mut data = self.lock_write()?;
         let Data { jobs, audit, .. } = &mut *data;
-        let mut by_job: BTreeMap<&str, Vec<&(String, String)>> = BTreeMap::new();
-        for key in audit.keys() {
-            by_job.entry(&key.0).or_default().push(key);
+        let mut by_job: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for (job_id, entry_id) in audit.keys() {
+            by_job
+                .entry(job_id.clone())
+                .or_default()
+                .push(entry_id.clone());
         }
-        let mut doomed = Vec::new();
-        for (job_id, mut keys) in by_job {
-            let keep = if purge_deleted_jobs && !jobs.contains_key(job_id) {
-                0
-            } else {
-                retain
-            };
-            keys.reverse();
-            doomed.extend(keys.into_iter().skip(keep).cloned());
-        }
-        for key in &doomed {
+        let past = past_retention(
+            by_job,
+            |id| jobs.contains_key(id),
+            retain,
+            purge_deleted_jobs,
+        );
+        for key in &past.removed {
             audit.remove(key);
         }
         Ok(AuditCleanReport {
-            entries_deleted: doomed.len() as u64,
+            entries_deleted: past.removed.len() as u64,
         })
     }
 }

@@ -13,6 +13,7 @@
 
 pub mod audit;
 pub mod cursor;
+pub mod retention;
 
 pub use audit::{AuditCleanReport, AuditQuery, AuditRecord, AuditStore};
 
