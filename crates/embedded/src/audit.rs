@@ -4,6 +4,7 @@
 
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, params_from_iter, Connection};
+use sundial_service::ports::store::audit::entry_id_floor;
 use sundial_service::ports::store::{
     cursor, AuditCleanReport, AuditQuery, AuditRecord, Page, PageRequest, StoreError, MAX_PAGE,
 };
@@ -68,13 +69,14 @@ pub(crate) fn list(
     let limit = page.limit.clamp(1, MAX_PAGE);
     let mut sql = String::from("SELECT job_id, entry_id, at, document FROM audit WHERE job_id = ?");
     let mut values = vec![SqlValue::Text(job_id.to_owned())];
+    // A time range is a range of the primary key: entry ids start with the time.
     if let Some(from) = query.from {
-        sql.push_str(" AND at >= ?");
-        values.push(SqlValue::Integer(millis(&from)));
+        sql.push_str(" AND entry_id >= ?");
+        values.push(SqlValue::Text(entry_id_floor(from)));
     }
     if let Some(to) = query.to {
-        sql.push_str(" AND at < ?");
-        values.push(SqlValue::Integer(millis(&to)));
+        sql.push_str(" AND entry_id < ?");
+        values.push(SqlValue::Text(entry_id_floor(to)));
     }
     let (past, order) = if query.oldest_first {
         (" AND entry_id > ?", " ORDER BY entry_id ASC")

@@ -7,6 +7,7 @@
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::Utc;
+use sundial_service::ports::store::audit::entry_id_floor as time_bound;
 use sundial_service::ports::store::retention::past_retention;
 use sundial_service::ports::store::{
     cursor, AuditCleanReport, AuditQuery, AuditRecord, AuditStore, Page, PageRequest, StoreError,
@@ -69,11 +70,6 @@ fn audit_record(item: &Item) -> Result<AuditRecord, StoreError> {
             )
         })?,
     })
-}
-
-/// The first entry id at or after `at`: ids start with the time in zero-padded milliseconds.
-fn time_bound(at: chrono::DateTime<Utc>) -> String {
-    format!("{:015}", at.timestamp_millis().max(0))
 }
 
 impl DynamoStore {

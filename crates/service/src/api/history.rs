@@ -43,6 +43,9 @@ pub(super) struct HistoryEntry {
     /// An update's changed fields, by JSON pointer, with the values before and after (secret
     /// header values as `"***"`); a field added has no `old`, a field removed no `new`.
     changes: Option<Vec<FieldChange>>,
+    /// Present (true) when the changes' values came to more than 32 KiB: only their paths are
+    /// kept; the `definition` holds the values after.
+    changes_truncated: Option<bool>,
     /// The definition a creation or update put in force, as `GET /jobs/{jobId}` shows it.
     #[schema(value_type = Option<JobDefinition>)]
     definition: Option<Value>,

@@ -18,6 +18,11 @@ use crate::ports::store::audit::entry_id;
 use crate::ports::store::{AuditCleanReport, AuditQuery, AuditRecord, Page, PageRequest, Store};
 use crate::records::json_time;
 
+/// The most bytes of an update's `changes` kept with their values: beyond, only the paths are
+/// kept (`changesTruncated`). The definition itself is at most a request body (256 KiB), so an
+/// entry stays well inside a DynamoDB item (400 KB) whatever the update.
+const MAX_CHANGES_BYTES: usize = 32 * 1024;
+
 /// Who made a change: the name of the API token locally, the IAM principal or JWT subject on
 /// AWS, [`Actor::SYSTEM`] for the engine's own policies, [`Actor::ANONYMOUS`] when the API asks
 /// for no credentials.
@@ -213,6 +218,16 @@ pub(crate) fn audit_record(
                 Value::Object(field)
             })
             .collect();
+            let size = serde_json::to_vec(&changes).map_or(usize::MAX, |bytes| bytes.len());
+            let changes = if size <= MAX_CHANGES_BYTES {
+                changes
+            } else {
+                document.insert("changesTruncated".into(), Value::Bool(true));
+                changes
+                    .into_iter()
+                    .map(|change| json!({"path": change["path"]}))
+                    .collect()
+            };
             document.insert("changes".into(), Value::Array(changes));
         }
         document.insert("definition".into(), after.definition.as_shown());

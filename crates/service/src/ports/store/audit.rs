@@ -39,6 +39,13 @@ pub fn entry_id(at: DateTime<Utc>, version: u64, nonce: u64) -> String {
     )
 }
 
+/// The least entry id of an entry made at or after `at` (see [`entry_id`]): a time range of
+/// entries is a range of their ids, `[floor(from), floor(to))`, which a store reads as a range
+/// of its key rather than by filtering every entry of the job.
+pub fn entry_id_floor(at: DateTime<Utc>) -> String {
+    format!("{:015}", at.timestamp_millis().max(0))
+}
+
 /// Which entries of a job to list, and in which order.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct AuditQuery {

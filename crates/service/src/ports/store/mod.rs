@@ -483,7 +483,10 @@ pub trait Store: JobStore + ExecutionStore + WakeUpIndex + AuditStore {
     /// step's execution and the job slot it takes or frees. Each key appears at most once, and at
     /// most [`MAX_WRITES`] writes. When a write's condition fails nothing is written and the error
     /// names that write (`index`) with what [`JobStore::update_job`], [`ExecutionStore::create_execution`]
-    /// (`AlreadyExists`) or [`ExecutionStore::update_execution`] would have answered.
+    /// (`AlreadyExists`) or [`ExecutionStore::update_execution`] would have answered; for
+    /// [`Write::CreateJob`] and [`Write::AppendAudit`] `AlreadyExists`, for [`Write::DeleteJob`]
+    /// `NotFound` or `VersionConflict`. A [`Write::DeleteJob`] removes the job's wake-up itself:
+    /// the batch must not also write `job:{id}`.
     fn write_all(
         &self,
         writes: &[Write<'_>],
