@@ -421,7 +421,8 @@ async fn large_changes_keep_their_paths_only() {
     let api = named_tokens();
     let mut job = triggered_job("001");
     job["request"][0]["body"] = json!({"blob": "a".repeat(20_000)});
-    api.as_token(WRITER, Method::POST, "/jobs/big", Some(&job)).await;
+    api.as_token(WRITER, Method::POST, "/jobs/big", Some(&job))
+        .await;
     job["request"][0]["body"] = json!({"blob": "b".repeat(20_000)});
     let (status, answer) = api
         .as_token(WRITER, Method::POST, "/jobs/big/update", Some(&job))
@@ -431,11 +432,19 @@ async fn large_changes_keep_their_paths_only() {
     assert_eq!(update["action"], json!("update"));
     assert_eq!(update["changesTruncated"], json!(true));
     assert_eq!(update["changes"], json!([{"path": "/request/0/body/blob"}]));
-    assert_eq!(update["definition"]["request"][0]["body"], job["request"][0]["body"]);
+    assert_eq!(
+        update["definition"]["request"][0]["body"],
+        job["request"][0]["body"]
+    );
 
     job["jobName"] = json!("small change");
-    api.as_token(WRITER, Method::POST, "/jobs/big/update", Some(&job)).await;
+    api.as_token(WRITER, Method::POST, "/jobs/big/update", Some(&job))
+        .await;
     let update = &api.history(READER, "big").await[0];
-    assert!(update.get("changesTruncated").is_none(), "{}", update["changes"]);
+    assert!(
+        update.get("changesTruncated").is_none(),
+        "{}",
+        update["changes"]
+    );
     assert_eq!(update["changes"][0]["new"], json!("small change"));
 }
