@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use aws_sdk_eventbridge::types::PutEventsRequestEntry;
 use aws_sdk_sqs::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use sundial_service::cause::Cause;
-use sundial_service::ports::events::{BusEvent, EventPublisher, PublishError};
+use sundial_service::ports::events::{BusEvent, EventPublisher, PublishError, TargetSupport};
 
 use crate::metrics::Metrics;
 
@@ -50,6 +50,16 @@ impl AwsPublisher {
             batching: Arc::new(AtomicBool::new(false)),
             buffer: Arc::default(),
         }
+    }
+
+    /// A publisher with clients of its own on `sdk` (what `sundial serve --aws-targets` uses),
+    /// whose events without a bus go to `default_bus`.
+    pub fn from_config(sdk: &aws_config::SdkConfig, default_bus: impl Into<String>) -> Self {
+        AwsPublisher::new(
+            aws_sdk_eventbridge::Client::new(sdk),
+            aws_sdk_sqs::Client::new(sdk),
+            default_bus,
+        )
     }
 
     /// Buffers state-change events until [`AwsPublisher::flush`] (or ten are waiting) instead of
@@ -142,6 +152,10 @@ where
 }
 
 impl EventPublisher for AwsPublisher {
+    fn target_support(&self) -> TargetSupport {
+        TargetSupport::Delivered
+    }
+
     async fn publish(&self, event: &BusEvent) -> Result<(), PublishError> {
         let state_change = event.detail_type == STATE_CHANGE;
         if let Some(metrics) = self.metrics.as_ref().filter(|_| state_change) {

@@ -199,6 +199,7 @@ where
                 debug_mode: settings.debug_mode,
                 signing_secret: settings.signing_secret.clone(),
                 max_sync_attempt: Some(DISPATCH_MAX_HOLD),
+                targets: ports.publisher.target_support(),
             },
         ));
         let config = EngineConfig {

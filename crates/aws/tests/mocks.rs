@@ -10,6 +10,7 @@ use aws_sdk_dynamodb::operation::delete_item::DeleteItemError;
 use aws_sdk_dynamodb::operation::delete_item::DeleteItemOutput;
 use aws_sdk_dynamodb::operation::get_item::GetItemOutput;
 use aws_sdk_dynamodb::operation::put_item::{PutItemError, PutItemOutput};
+use aws_sdk_dynamodb::operation::query::QueryOutput;
 use aws_sdk_dynamodb::operation::transact_write_items::{
     TransactWriteItemsError, TransactWriteItemsOutput,
 };
@@ -112,8 +113,55 @@ async fn creates_never_overwrite() {
     );
 }
 
+/// The job's item collection as a `Query` answers it: the job at version 3 and one label item.
+fn collection() -> QueryOutput {
+    let item = |sk: &str| {
+        std::collections::HashMap::from([
+            ("pk".to_owned(), AttributeValue::S("J#report".into())),
+            ("sk".to_owned(), AttributeValue::S(sk.into())),
+            ("version".to_owned(), AttributeValue::N("3".into())),
+        ])
+    };
+    QueryOutput::builder()
+        .items(item("J"))
+        .items(item("L#team"))
+        .build()
+}
+
 #[tokio::test]
-async fn deleting_a_missing_job_cancels_the_transaction_and_answers_false() {
+async fn deleting_a_job_deletes_its_collection_in_one_transaction() {
+    let read = mock!(Dynamo::query).then_output(collection);
+    let deleted = mock!(Dynamo::transact_write_items)
+        .match_requests(|r| r.transact_items().len() == 3)
+        .then_output(|| TransactWriteItemsOutput::builder().build());
+    let client = mock_client!(aws_sdk_dynamodb, RuleMode::MatchAny, [&read, &deleted]);
+    assert_eq!(store(client).delete_job("report").await, Ok(true));
+    assert_eq!(
+        deleted.num_calls(),
+        1,
+        "job, wake-up and label item at once"
+    );
+}
+
+#[tokio::test]
+async fn deleting_a_missing_job_answers_false_and_removes_its_wakeup() {
+    let read = mock!(Dynamo::query).then_output(|| QueryOutput::builder().build());
+    let stray_wakeup =
+        mock!(Dynamo::delete_item).then_output(|| DeleteItemOutput::builder().build());
+    let client = mock_client!(aws_sdk_dynamodb, RuleMode::MatchAny, [&read, &stray_wakeup]);
+    assert_eq!(store(client).delete_job("report").await, Ok(false));
+    assert_eq!(
+        stray_wakeup.num_calls(),
+        1,
+        "the job's wake-up is removed all the same"
+    );
+}
+
+#[tokio::test]
+async fn a_delete_that_loses_a_race_reads_the_job_again() {
+    // The job is written between the read and the transaction: the version condition cancels
+    // it, and the second round finds the job gone.
+    let first = mock!(Dynamo::query).then_output(collection);
     let cancelled = mock!(Dynamo::transact_write_items).then_error(|| {
         TransactWriteItemsError::TransactionCanceledException(
             TransactionCanceledException::builder()
@@ -122,28 +170,20 @@ async fn deleting_a_missing_job_cancels_the_transaction_and_answers_false() {
                         .code("ConditionalCheckFailed")
                         .build(),
                 )
-                .cancellation_reasons(CancellationReason::builder().code("None").build())
                 .build(),
         )
     });
+    let second = mock!(Dynamo::query).then_output(|| QueryOutput::builder().build());
     let stray_wakeup =
         mock!(Dynamo::delete_item).then_output(|| DeleteItemOutput::builder().build());
     let client = mock_client!(
         aws_sdk_dynamodb,
-        RuleMode::MatchAny,
-        [&cancelled, &stray_wakeup]
+        RuleMode::Sequential,
+        [&first, &cancelled, &second, &stray_wakeup]
     );
     assert_eq!(store(client).delete_job("report").await, Ok(false));
-    assert_eq!(
-        stray_wakeup.num_calls(),
-        1,
-        "the job's wake-up is removed all the same"
-    );
-
-    let deleted = mock!(Dynamo::transact_write_items)
-        .then_output(|| TransactWriteItemsOutput::builder().build());
-    let client = mock_client!(aws_sdk_dynamodb, [&deleted]);
-    assert_eq!(store(client).delete_job("report").await, Ok(true));
+    assert_eq!(cancelled.num_calls(), 1);
+    assert_eq!(second.num_calls(), 1);
 }
 
 #[tokio::test]

@@ -289,11 +289,7 @@ impl Rig {
     fn open(dir: &Path) -> Rig {
         let store = SqliteStore::open(&dir.join("sundial.db")).expect("opening the store");
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-        let config = AppConfig {
-            debug_mode: false,
-            signing_secret: b"engine-load-bench-secret-0123456789abcdef".to_vec(),
-            max_sync_attempt: None,
-        };
+        let config = AppConfig::new(b"engine-load-bench-secret-0123456789abcdef".to_vec());
         let app = Arc::new(App::new(store.clone(), Arc::clone(&clock), config));
         let http = ReqwestClient::new(AddressPolicy::local()).expect("http client");
         let engine_config = EngineConfig {

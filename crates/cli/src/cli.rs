@@ -121,8 +121,13 @@ pub(crate) enum Command {
     /// A service's declared timer list
     #[command(subcommand, arg_required_else_help = true)]
     Timers(TimersCommand),
-    /// Jobs and executions by state, and whether debug mode is on
-    Stats,
+    /// Pause, unpause, trigger, delete or backfill every job a filter selects, with a reason
+    #[command(
+        after_help = "Example: sundial bulk pause --label team:payments --reason \"ledger migration\" --dry-run"
+    )]
+    Bulk(BulkArgs),
+    /// Jobs and executions by state, debug mode, and all jobs' figures over a window
+    Stats(WindowArgs),
     /// Whether the server and its engine are running
     Health,
     /// Print a shell completion script
@@ -159,6 +164,12 @@ pub(crate) struct ServeArgs {
     /// Serve the API only; jobs run in another `sundial serve` on the same --data
     #[arg(long)]
     pub api_only: bool,
+
+    /// Send jobs' sqs and eventbridge targets to AWS with the AWS SDK's standard configuration
+    /// (AWS_REGION, credentials, AWS_ENDPOINT_URL for LocalStack or moto); without it such jobs are
+    /// refused (also SUNDIAL_AWS_TARGETS=1; needs the aws-targets cargo feature)
+    #[arg(long)]
+    pub aws_targets: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -219,6 +230,9 @@ pub(crate) enum JobCommand {
     Backfill(BackfillArgs),
     /// List a job's changes, newest first: who, what, why, and an update's changed fields
     History(HistoryArgs),
+    /// A job's runs, success rate, duration and fire-lag percentiles over a window
+    #[command(after_help = "Example:\n  sundial job stats report --window 24h")]
+    Stats(JobStatsArgs),
 }
 
 #[derive(Debug, Args)]
@@ -232,6 +246,25 @@ pub(crate) struct HistoryArgs {
     /// Follow nextCursor and list every page
     #[arg(long)]
     pub all: bool,
+}
+
+/// `--window` of the statistics commands.
+#[derive(Debug, Args)]
+pub(crate) struct WindowArgs {
+    /// How far back: 1h, 24h, 7d or 30d (default: 24h)
+    #[arg(long, value_name = "WINDOW")]
+    pub window: Option<String>,
+}
+
+/// `sundial job stats`.
+#[derive(Debug, Args)]
+pub(crate) struct JobStatsArgs {
+    /// The job id
+    #[arg(value_name = "JOB_ID")]
+    pub job_id: String,
+
+    #[command(flatten)]
+    pub window: WindowArgs,
 }
 
 #[derive(Debug, Args)]
@@ -393,6 +426,22 @@ impl Overlap {
 
 #[derive(Debug, Args)]
 pub(crate) struct ListArgs {
+    #[command(flatten)]
+    pub filter: JobFilterArgs,
+    /// The order: by id (default), soonest next fire first, or latest run first (not on AWS)
+    #[arg(long, value_parser = ["id", "nextFire", "lastRun"])]
+    pub sort: Option<String>,
+    /// Jobs per page, 1 to 1000
+    #[arg(long, default_value_t = 100)]
+    pub limit: u32,
+    /// Follow nextCursor and list every page
+    #[arg(long)]
+    pub all: bool,
+}
+
+/// The filters of `job list` and `bulk`.
+#[derive(Debug, Args)]
+pub(crate) struct JobFilterArgs {
     /// Only jobs in this state
     #[arg(long, value_parser = ["active", "paused"])]
     pub state: Option<String>,
@@ -405,15 +454,62 @@ pub(crate) struct ListArgs {
     /// Only jobs declared by this service's timer list
     #[arg(long)]
     pub service: Option<String>,
-    /// The order: by id (default), soonest next fire first, or latest run first (not on AWS)
-    #[arg(long, value_parser = ["id", "nextFire", "lastRun"])]
-    pub sort: Option<String>,
-    /// Jobs per page, 1 to 1000
-    #[arg(long, default_value_t = 100)]
-    pub limit: u32,
-    /// Follow nextCursor and list every page
+    /// Only jobs with this label, KEY:VALUE; repeatable (all must match)
+    #[arg(long = "label", value_name = "KEY:VALUE")]
+    pub labels: Vec<String>,
+    /// Only jobs whose id starts with this
+    #[arg(long, value_name = "PREFIX")]
+    pub id_prefix: Option<String>,
+}
+
+/// `sundial bulk ACTION`.
+#[derive(Debug, Args)]
+pub(crate) struct BulkArgs {
+    /// What to do to each selected job
+    #[arg(value_parser = ["pause", "unpause", "trigger", "delete", "backfill"])]
+    pub action: String,
+    /// Why (required; recorded with every change, and the pause notes unless --notes)
+    #[arg(long)]
+    pub reason: String,
+    /// Only list the jobs that would be acted on; change nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Exactly these jobs instead of filters; repeatable
+    #[arg(long = "job", value_name = "JOB_ID", conflicts_with_all = ["state", "creator", "parent", "service", "labels", "id_prefix"])]
+    pub jobs: Vec<String>,
+    #[command(flatten)]
+    pub filter: JobFilterArgs,
+    /// Act on every matching job, following the server's cursor past 1,000 per request
     #[arg(long)]
     pub all: bool,
+    /// pause, unpause: the notes (default: the reason)
+    #[arg(long, help_heading = "Action parameters")]
+    pub notes: Option<String>,
+    /// trigger: an argument for the request templates, ${KEY}; repeatable
+    #[arg(
+        long = "arg",
+        value_name = "KEY=VALUE",
+        help_heading = "Action parameters"
+    )]
+    pub args: Vec<String>,
+    /// trigger: all arguments as a JSON object (--arg adds to it)
+    #[arg(long = "args", value_name = "JSON", help_heading = "Action parameters")]
+    pub args_json: Option<String>,
+    /// trigger: each job's run is {jobId}~t~{KEY}, so a retried bulk trigger finds its runs
+    #[arg(long, value_name = "KEY", help_heading = "Action parameters")]
+    pub idempotency_key: Option<String>,
+    /// backfill: start of the range, inclusive (RFC 3339)
+    #[arg(long, value_name = "RFC3339", help_heading = "Action parameters")]
+    pub from: Option<String>,
+    /// backfill: end of the range, inclusive (RFC 3339)
+    #[arg(long, value_name = "RFC3339", help_heading = "Action parameters")]
+    pub to: Option<String>,
+    /// backfill: AllowAll runs them in parallel (the default), BufferAll in order
+    #[arg(long, value_enum, help_heading = "Action parameters")]
+    pub overlap: Option<Overlap>,
+    /// backfill: which times run
+    #[arg(long, value_enum, help_heading = "Action parameters")]
+    pub mode: Option<BackfillMode>,
 }
 
 #[derive(Debug, Args)]

@@ -10,6 +10,7 @@ use chrono::Utc;
 use clap::parser::ValueSource;
 use clap::{ArgMatches, CommandFactory, FromArgMatches};
 
+mod aws_targets;
 mod cli;
 mod client;
 mod commands;

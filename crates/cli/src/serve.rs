@@ -12,16 +12,17 @@ use std::sync::Arc;
 use sundial_console::{ConsoleAuth, ConsoleConfig};
 use sundial_embedded::{SqliteQueue, SqliteStore};
 
+use crate::aws_targets::LocalPublisher;
 use crate::cli::ServeArgs;
 use crate::http_server;
 use sundial_service::adapters::clock::SystemClock;
 use sundial_service::adapters::http::{AddressPolicy, ReqwestClient};
-use sundial_service::adapters::memory::RecordingPublisher;
 use sundial_service::api::{ApiAuth, ApiToken};
 use sundial_service::cause::chain;
 use sundial_service::engine::runner::{self, RunnerOptions};
 use sundial_service::engine::{Engine, EngineConfig, QueueKind, LOCAL_ADMIT_AHEAD};
 use sundial_service::ports::clock::Clock;
+use sundial_service::ports::events::EventPublisher;
 use sundial_service::settings;
 use sundial_service::{App, AppConfig};
 
@@ -39,6 +40,8 @@ Environment:
   SUNDIAL_CONSOLE_SESSION_SECONDS
                           how long a console login lasts (default 28800, 8 hours)
   SUNDIAL_DEBUG_MODE      1 for --debug-mode
+  SUNDIAL_AWS_TARGETS     1 for --aws-targets; the SDK then reads AWS_REGION, AWS_PROFILE,
+                          AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_ENDPOINT_URL, …
   SUNDIAL_SERVICES        service map for service:// URLs: main=http://127.0.0.1:9000,oa=…
   SUNDIAL_PUBLIC_URL      base of schedulingFeedbackUrl (default http://ADDR)
   SUNDIAL_SIGNING_SECRET  HMAC secret for feedback tokens and webhook signatures, at least 32
@@ -62,6 +65,9 @@ pub(crate) struct ServeOptions {
     /// `SUNDIAL_API_TOKENS` and `SUNDIAL_API_TOKEN` (checked by [`settings::api_tokens`]); none:
     /// an open API.
     pub tokens: Vec<ApiToken>,
+    /// Send jobs' `sqs` and `eventbridge` targets to AWS (`--aws-targets`, `SUNDIAL_AWS_TARGETS`);
+    /// without it such jobs are refused.
+    pub aws_targets: bool,
     /// `SUNDIAL_SIGNING_SECRET` (checked by [`settings::signing_secret`]); without it, a random
     /// one kept in the data directory.
     pub signing_secret: Option<Vec<u8>>,
@@ -92,6 +98,13 @@ pub(crate) fn options(
             .filter(|t| !t.is_empty())
             .as_deref(),
     )?;
+    let aws_targets = args.aws_targets || settings::flag(env("SUNDIAL_AWS_TARGETS").as_deref());
+    if let Some(why) = aws_targets
+        .then(crate::aws_targets::unavailable_in_this_build)
+        .flatten()
+    {
+        return Err(why.to_string());
+    }
     let signing_secret = env("SUNDIAL_SIGNING_SECRET")
         .filter(|s| !s.is_empty())
         .map(|s| settings::signing_secret(&s))
@@ -120,6 +133,7 @@ pub(crate) fn options(
         debug_mode,
         api_only,
         tokens,
+        aws_targets,
         signing_secret,
         console_session,
     })
@@ -157,6 +171,7 @@ async fn serve(options: ServeOptions) -> Result<(), String> {
     }
     let store = SqliteStore::open(&db)
         .map_err(|e| format!("--data: opening {}: {}", db.display(), chain(&e)))?;
+    let publisher = LocalPublisher::start(options.aws_targets).await?;
     let config = AppConfig {
         debug_mode: options.debug_mode,
         signing_secret: match &options.signing_secret {
@@ -165,6 +180,8 @@ async fn serve(options: ServeOptions) -> Result<(), String> {
         },
         // A local worker holds an attempt to its end, however long.
         max_sync_attempt: None,
+        // Without --aws-targets, jobs with a target are refused, naming the field and the flag.
+        targets: publisher.target_support(),
     };
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let app = Arc::new(App::new(store.clone(), Arc::clone(&clock), config));
@@ -172,7 +189,7 @@ async fn serve(options: ServeOptions) -> Result<(), String> {
         .await
         .map_err(|e| format!("--addr: binding {}: {e}", options.addr))?;
     let local = listener.local_addr().map_err(|e| format!("--addr: {e}"))?;
-    let engine = build_engine(&app, &store, &clock, local, !options.api_only)?;
+    let engine = build_engine(&app, &store, &clock, publisher, local, !options.api_only)?;
     let runner = if options.api_only {
         None
     } else {
@@ -251,12 +268,13 @@ async fn serve(options: ServeOptions) -> Result<(), String> {
 
 /// The engine on the embedded store: SQLite queues in the same file, outbound HTTP that may call
 /// loopback (a laptop's own services) but not private or link-local addresses unless allowed,
-/// and state-change events kept in memory.
+/// and `publisher` for state-change events (logged) and jobs' targets (AWS, or refused).
 /// `sole_engine`: this process holds the data directory's engine lock.
 fn build_engine(
     app: &Arc<App<SqliteStore>>,
     store: &SqliteStore,
     clock: &Arc<dyn Clock>,
+    publisher: LocalPublisher,
     local: SocketAddr,
     sole_engine: bool,
 ) -> Result<Arc<LocalEngine>, String> {
@@ -272,7 +290,7 @@ fn build_engine(
         public_base_url: env("SUNDIAL_PUBLIC_URL").unwrap_or_else(|| format!("http://{local}")),
         services,
         template_env: settings::template_env(std::env::vars()),
-        state_change_bus: Some("sundial".into()),
+        state_change_bus: publisher.state_change_bus(),
         admit_ahead: LOCAL_ADMIT_AHEAD,
         incarnation: incarnation(),
         sole_engine,
@@ -283,12 +301,12 @@ fn build_engine(
         store.queue(QueueKind::Dispatch.name(), Arc::clone(clock)),
         store.queue(QueueKind::Notify.name(), Arc::clone(clock)),
         http,
-        RecordingPublisher::logging_only(),
+        publisher,
         config,
     ))
 }
 
-type LocalEngine = Engine<SqliteStore, SqliteQueue, ReqwestClient, RecordingPublisher>;
+type LocalEngine = Engine<SqliteStore, SqliteQueue, ReqwestClient, LocalPublisher>;
 
 /// This process's name in the leases it takes: its pid and start time, unique across restarts.
 fn incarnation() -> String {

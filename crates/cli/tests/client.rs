@@ -719,6 +719,21 @@ fn a_failed_run_makes_watch_exit_1() {
         "{}",
         run.stderr
     );
+    // The failed run is in the job's statistics and in everyone's.
+    let stats = cli(
+        &server,
+        &["job", "stats", "broken", "--window", "1h", "-o", "json"],
+    )
+    .json();
+    assert_eq!(stats["byState"], json!({"Terminated": 1}), "{stats}");
+    let table = cli(&server, &["job", "stats", "broken"]);
+    assert!(
+        table.stdout.contains("Runs          1 (Terminated 1)"),
+        "{table:?}"
+    );
+    let all = cli(&server, &["stats", "--window", "7d"]);
+    assert!(all.stdout.contains("Top failing:"), "{all:?}");
+    cli(&server, &["job", "stats", "broken", "--window", "2h"]).fails(4, "window:");
 }
 
 #[test]
@@ -822,6 +837,98 @@ fn timers_sync_reconciles_a_service() {
     )
     .json();
     assert_eq!(listed["jobs"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn labels_and_bulk_actions() {
+    let dir = TempDir::new("cli-bulk");
+    let server = start(&dir, &[], &[]);
+    let job = |id: &str, team: &str| {
+        json!({"jobId": id, "jobName": id, "creator": "ops", "creatorName": "Ops",
+               "request": [{"method": "POST", "url": "service://ops/main/x"}],
+               "timer": {"period": "external"}, "labels": {"team": team}})
+    };
+    let file = write(
+        &dir,
+        "timers.json",
+        &json!({"timer": [job("pay-a", "payments"), job("pay-b", "payments"), job("rep-a", "reports")]})
+            .to_string(),
+    );
+    cli(&server, &["timers", "sync", "ops", &file, "-o", "json"]).json();
+    let ids = |answer: &Value, key: &str| -> Vec<String> {
+        answer[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| j["jobId"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let listed = cli(
+        &server,
+        &["job", "list", "--label", "team:payments", "-o", "json"],
+    )
+    .json();
+    assert_eq!(ids(&listed, "jobs"), ["pay-a", "pay-b"]);
+    let listed = cli(
+        &server,
+        &["job", "list", "--id-prefix", "rep", "-o", "json"],
+    )
+    .json();
+    assert_eq!(ids(&listed, "jobs"), ["rep-a"]);
+
+    let dry = cli(
+        &server,
+        &[
+            "bulk",
+            "pause",
+            "--label",
+            "team:payments",
+            "--reason",
+            "freeze",
+            "--dry-run",
+            "-o",
+            "json",
+        ],
+    )
+    .json();
+    assert_eq!(ids(&dry, "results"), ["pay-a", "pay-b"]);
+    assert_eq!(dry["results"][0]["status"], "matched");
+    let paused = cli(
+        &server,
+        &[
+            "bulk",
+            "pause",
+            "--label",
+            "team:payments",
+            "--reason",
+            "freeze",
+            "--all",
+            "-o",
+            "json",
+        ],
+    )
+    .json();
+    assert_eq!(paused["succeeded"], 2);
+    let job = cli(&server, &["job", "get", "pay-a", "-o", "json"]).json();
+    assert_eq!(
+        (job["active"].as_u64(), job["pausedNotes"].as_str()),
+        (Some(0), Some("freeze"))
+    );
+
+    // A job that fails is listed, and the command exits 1.
+    let partial = cli(
+        &server,
+        &[
+            "bulk", "unpause", "--job", "pay-a", "--job", "ghost", "--reason", "thaw",
+        ],
+    );
+    assert_eq!(partial.code, 1, "{partial:?}");
+    assert!(
+        partial.stdout.contains("ghost") && partial.stdout.contains("404"),
+        "{partial:?}"
+    );
+    assert!(partial.stderr.contains("1 of 2 jobs failed"), "{partial:?}");
+    cli(&server, &["bulk", "pause", "--reason", "r"]).fails(4, "jobIds");
 }
 
 #[test]

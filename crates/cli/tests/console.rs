@@ -699,6 +699,83 @@ fn console_sorts_the_list_and_pages_through_each_order() {
 }
 
 #[test]
+fn console_upcoming_shows_the_next_day_of_fires_across_jobs() {
+    let Some(browser) = browser() else { return };
+    let axe = axe_source();
+    let dir = TempDir::new("console-upcoming");
+    let server = start(&dir, &[], &[]);
+    let base = format!("http://{}", server.addr);
+    let job = |schedule: Value| {
+        json!({"jobName": "j", "request": [{"method": "GET", "url": "http://127.0.0.1:9/"}],
+               "schedule": schedule})
+    };
+    create(
+        &server,
+        &[],
+        "hourly-ny",
+        job(json!({"cron": ["17 * * * *"], "timeZone": "America/New_York"})),
+    );
+    create(
+        &server,
+        &[],
+        "daily-utc",
+        job(json!({"cron": ["0 3 * * *"]})),
+    );
+    create(
+        &server,
+        &[],
+        "later",
+        job(json!({"cron": ["0 0 1 1 *"], "startTime": "2031-01-01T00:00:00Z"})),
+    );
+
+    browser.go(&format!("{base}/"));
+    browser.click_and_load("header nav a[href='/ui/upcoming']");
+    assert!(browser.url().ends_with("/ui/upcoming"), "{}", browser.url());
+    let jobs = browser.script(
+        "return [...document.querySelectorAll('table.upcoming tbody tr td:nth-child(2) a')].map(a => a.textContent)",
+    );
+    let jobs: Vec<&str> = jobs
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    // 24 hourly fires and one daily in the next 24 hours; nothing of the job starting in 2031.
+    assert_eq!(
+        jobs.iter().filter(|j| **j == "hourly-ny").count(),
+        24,
+        "{jobs:?}"
+    );
+    assert_eq!(
+        jobs.iter().filter(|j| **j == "daily-utc").count(),
+        1,
+        "{jobs:?}"
+    );
+    assert!(!jobs.contains(&"later"));
+    let times = browser.script(
+        "return [...document.querySelectorAll('table.upcoming tbody time')].map(t => t.getAttribute('datetime'))",
+    );
+    let times: Vec<String> = times
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t.as_str().map(str::to_owned))
+        .collect();
+    let mut sorted = times.clone();
+    sorted.sort();
+    assert_eq!(times, sorted, "soonest first");
+    browser.screenshot_whole("upcoming");
+    browser.check_accessibility(axe.as_deref(), "the upcoming page");
+
+    // The filter narrows to nothing, and says so.
+    browser.type_into("#u-creator", "nobody");
+    browser.click_and_load("form.filters button[type=submit]");
+    assert!(browser
+        .text()
+        .contains("Nothing fires in the next 24 hours."));
+}
+
+#[test]
 fn console_login_logout_expiry_and_csrf() {
     let Some(browser) = browser() else { return };
     let dir = TempDir::new("console-token");

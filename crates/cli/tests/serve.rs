@@ -329,6 +329,7 @@ const ROUTES: &[&str] = &[
     "POST /jobs/{jobId}/unpause",
     "POST /jobs/{jobId}/backfill",
     "GET /jobs/{jobId}/describe",
+    "GET /jobs/{jobId}/stats",
     "GET /jobs/{jobId}/executions",
     "GET /executions/{id}",
     "POST /executions/{id}/cancel",
@@ -427,6 +428,20 @@ fn every_route_once() {
         .with(&["count"]),
         step("GET /jobs/{jobId}/describe", "/jobs/walker/describe", None).plain(&["job", "info"]),
         step(
+            "GET /jobs/{jobId}/stats",
+            "/jobs/walker/stats?window=7d",
+            None,
+        )
+        .plain(&[
+            "jobId",
+            "window",
+            "runs",
+            "byState",
+            "durationMs",
+            "lagMs",
+            "series",
+        ]),
+        step(
             "GET /jobs/{jobId}/executions",
             "/jobs/walker/executions?limit=5",
             None,
@@ -483,7 +498,15 @@ fn every_route_once() {
         )
         .with(&["created", "updated", "unchanged", "removed"]),
         step("GET /jobs", "/jobs?creator=walker&limit=10", None).plain(&["jobs", "nextCursor"]),
-        step("GET /stats", "/stats", None).plain(&["jobs", "executions", "debugMode"]),
+        step("GET /stats", "/stats", None).plain(&[
+            "jobs",
+            "executions",
+            "debugMode",
+            "window",
+            "runs",
+            "topFailing",
+            "slowest",
+        ]),
         step(
             "DELETE /main/schedule/clean",
             "/main/schedule/clean?cleanDestroyJob=true&retainExecutionCount=10",
@@ -1158,4 +1181,59 @@ fn parallel_triggers_and_pauses_of_one_job_all_succeed() {
     );
     let calls = target.wait_for("/run/contended", TRIGGERS);
     assert_eq!(calls.len(), TRIGGERS, "every trigger ran");
+}
+
+/// Issue 15 item 10: without `--aws-targets`, `serve` sends jobs' `sqs` and `eventbridge` targets
+/// nowhere, so it refuses such a job at create with a 400 naming the field and saying how to
+/// configure delivery, where it used to answer 200 and report runs `Succeeded` that delivered
+/// nothing. The same through a timers sync (the seed-002 service list).
+#[test]
+fn a_target_job_is_refused_without_aws_targets() {
+    let dir = TempDir::new("no-aws");
+    let server = start(&dir, &[], &[("SUNDIAL_AWS_TARGETS", "")]);
+    let job = json!({"jobName": "q", "creator": "001", "creatorName": "tests",
+                     "timer": {"period": "external"},
+                     "target": {"sqs": {"queueUrl": "https://sqs.us-east-1.amazonaws.com/1/q"}}});
+    let reply = server.call("POST", "/jobs/to-queue", Some(&job));
+    let message = reply.error(400);
+    assert!(
+        message.starts_with("target.sqs: this server does not send to SQS"),
+        "{message}"
+    );
+    assert!(message.contains("--aws-targets"), "{message}");
+    let mut entry = job.clone();
+    entry["jobId"] = json!("timer-queue");
+    entry["target"] =
+        json!({"eventbridge": {"busName": "jobs", "source": "my.app", "detailType": "Tick"}});
+    let reply = server.call(
+        "PUT",
+        "/services/svc/timers",
+        Some(&json!({ "timer": [entry] })),
+    );
+    assert!(
+        reply
+            .error(400)
+            .starts_with("timer[0].target.eventbridge: this server does not send to EventBridge"),
+        "{:?}",
+        reply.body
+    );
+    assert_eq!(server.call("GET", "/jobs/to-queue", None).status, 404);
+}
+
+/// A build without the `aws-targets` cargo feature refuses `--aws-targets` at start, saying how
+/// to build one that has it.
+#[cfg(not(feature = "aws-targets"))]
+#[test]
+fn aws_targets_need_the_cargo_feature() {
+    let dir = TempDir::new("no-feature");
+    for (flags, env) in [
+        (&["--aws-targets"][..], &[][..]),
+        (&[][..], &[("SUNDIAL_AWS_TARGETS", "1")][..]),
+    ] {
+        let (code, stdout, stderr) = refused_start(&dir, flags, env);
+        assert_eq!(code, Some(2), "stderr: {stderr}");
+        assert!(stderr.starts_with("error: --aws-targets:"), "{stderr}");
+        assert!(stderr.contains("--features aws-targets"), "{stderr}");
+        assert_eq!(stdout, "");
+    }
 }

@@ -9,9 +9,9 @@
 //! result), encoded as every write of the engine encodes it. Then each page is asked for through
 //! the console's router (`tower::ServiceExt::oneshot`, no socket), with a session cookie as a
 //! browser would send: the jobs list in each order (its first page and a page halfway down), a
-//! job with its executions, an execution, and the create page. Each is rendered three times to
-//! warm up, then `samples` times, the pages taking turns; the time is from the request to the
-//! last byte of the body.
+//! job with its executions, an execution, the create page and the upcoming timeline. Each is
+//! rendered three times to warm up, then `samples` times, the pages taking turns; the time is
+//! from the request to the last byte of the body.
 //!
 //! Scale: `SUNDIAL_RENDER_SCALE=full` (the default: 10,000 jobs, 1,000,000 executions, 50
 //! samples) or `ci` (1,000 jobs, 20,000 executions, 20 samples); `SUNDIAL_RENDER_JOBS` and
@@ -405,6 +405,7 @@ async fn run(scale: &Scale) -> bool {
     pages.push(("job".into(), format!("/ui/jobs/{job}")));
     pages.push(("execution".into(), format!("/ui/executions/{execution}")));
     pages.push(("create".into(), "/ui/jobs/new".into()));
+    pages.push(("upcoming".into(), "/ui/upcoming".into()));
     // What every page loads beside its HTML (cached for an hour).
     pages.push(("stylesheet".into(), "/ui/assets/console.css".into()));
     pages.push(("script".into(), "/ui/assets/console.js".into()));

@@ -21,6 +21,7 @@
 mod auth;
 mod create;
 mod pages;
+mod upcoming;
 mod view;
 
 use std::collections::HashMap;
@@ -98,6 +99,7 @@ pub fn router<S: Store>(app: Arc<App<S>>, config: ConsoleConfig) -> Router {
             get(create::new_job).post(create::create_job::<S>),
         )
         .route("/ui/specs/preview", preview)
+        .route("/ui/upcoming", get(upcoming::upcoming::<S>))
         .route("/ui/jobs/{job_id}", get(pages::job::<S>))
         .route("/ui/jobs/{job_id}/pause", post(pages::pause::<S>))
         .route("/ui/jobs/{job_id}/unpause", post(pages::unpause::<S>))

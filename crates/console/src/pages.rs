@@ -30,7 +30,7 @@ const RECENT: usize = 20;
 /// How much of a result or response body an execution page shows.
 const BODY_LIMIT: usize = 2_000;
 
-fn zone_of(job: &Job) -> Tz {
+pub(crate) fn zone_of(job: &Job) -> Tz {
     match job.definition.when() {
         When::Scheduled(schedule) => schedule.time_zone(),
         When::TriggeredOnly => Tz::UTC,
@@ -83,7 +83,7 @@ pub(crate) struct JobsQuery {
     cursor: Option<String>,
 }
 
-fn non_empty(value: &Option<String>) -> Option<String> {
+pub(crate) fn non_empty(value: &Option<String>) -> Option<String> {
     value.as_ref().filter(|v| !v.trim().is_empty()).cloned()
 }
 
@@ -122,6 +122,7 @@ pub(crate) async fn jobs<S: Store>(
         creator: non_empty(&query.creator),
         parent_job: non_empty(&query.parent),
         service: non_empty(&query.service),
+        ..JobFilter::default()
     };
     let order = query
         .sort

@@ -27,6 +27,7 @@ pub(crate) fn layout(title: &str, session: Option<&Session>, content: Markup) ->
                     a.brand href="/" { "Sundial" }
                     nav aria-label="Main" {
                         a href="/" { "Jobs" }
+                        a href="/ui/upcoming" { "Upcoming" }
                     }
                     @if let Some(session) = session {
                         @if session.signed_in {

@@ -602,3 +602,80 @@ async fn a_session_acts_as_its_token_and_a_read_token_changes_nothing() {
         (&json!("pause"), &json!("maria"), &json!("night shift"))
     );
 }
+
+#[tokio::test]
+async fn upcoming_merges_the_fleets_fires_marks_a_clock_change_and_says_where_it_stops() {
+    let console = Console::open().await;
+    // Saturday 2027-03-13, 10:00 in New York: the clocks go forward at 02:00 on Sunday.
+    console.clock.set("2027-03-13T15:00:00Z".parse().unwrap());
+    let job = |schedule: Value, active: u8| {
+        json!({"jobName": "j", "creator": "ops", "creatorName": "Ops", "active": active,
+            "request": [{"url": "http://127.0.0.1:9/"}], "schedule": schedule})
+    };
+    let create = |id: &'static str, body: Value| {
+        let app = Arc::clone(&console.app);
+        async move { app.create_job(&id.parse().unwrap(), &body).await.unwrap() }
+    };
+    create(
+        "ny-daily",
+        job(
+            json!({"cron": ["0 9 * * *"], "timeZone": "America/New_York"}),
+            1,
+        ),
+    )
+    .await;
+    create("utc-hourly", job(json!({"cron": ["30 * * * *"]}), 1)).await;
+    create("paused", job(json!({"cron": ["* * * * *"]}), 0)).await;
+
+    let page = console.get("/ui/upcoming").await;
+    assert_eq!(page.status, StatusCode::OK);
+    let rows: Vec<&str> = page.html.split("<tr>").skip(2).collect();
+    let jobs: Vec<&str> = rows
+        .iter()
+        .filter_map(|row| row.split(r#"/ui/jobs/"#).nth(1)?.split('"').next())
+        .collect();
+    // 15:30 … 14:30 next day hourly (24 fires), and New York's Sunday 09:00 EDT (13:00 UTC);
+    // Saturday's 09:00 EST (14:00 UTC) has passed; the paused job has none.
+    assert_eq!(jobs.len(), 25, "{jobs:?}");
+    assert_eq!(jobs.iter().filter(|j| **j == "ny-daily").count(), 1);
+    assert!(!jobs.contains(&"paused"));
+    let ny = rows.iter().find(|row| row.contains("ny-daily")).unwrap();
+    assert!(
+        ny.contains(r#"datetime="2027-03-14T13:00:00+00:00""#),
+        "{ny}"
+    );
+    assert!(
+        ny.contains("clocks change before this: UTC-05:00 → UTC-04:00"),
+        "{ny}"
+    );
+    assert_eq!(
+        rows.iter()
+            .filter(|row| row.contains("clocks change"))
+            .count(),
+        1,
+        "only the fire after the change is marked"
+    );
+    assert!(!page.html.contains("data-cut="), "nothing left out");
+    let times: Vec<&str> = rows
+        .iter()
+        .filter_map(|row| row.split(r#"datetime=""#).nth(1)?.split('"').next())
+        .collect();
+    let mut sorted = times.clone();
+    sorted.sort();
+    assert_eq!(times, sorted, "soonest first");
+
+    // An every-second job: more fires than the timeline computes; the first 100 listed, the
+    // rest counted per minute, and the page says where it stops.
+    create("every-second", job(json!({"intervals": ["1s"]}), 1)).await;
+    let page = console.get("/ui/upcoming").await;
+    assert!(
+        page.html.contains(r#"data-cut="fires""#),
+        "the cut is stated"
+    );
+    assert!(page.html.contains(r#"data-fires="20000""#));
+    assert!(page.html.contains("Later fires, per minute"));
+    let filtered = console.get("/ui/upcoming?creator=nobody").await;
+    assert!(filtered
+        .html
+        .contains("Nothing fires in the next 24 hours."));
+}

@@ -357,6 +357,11 @@ pub struct RunState {
     /// When a `Failed` run starts its next attempt.
     #[serde(with = "option_rfc3339", skip_serializing_if = "Option::is_none")]
     pub retry_at: Option<DateTime<Utc>>,
+    /// When the first attempt's call was actually made: a run admitted ahead of its fire time
+    /// enters `Processing` early and calls at the fire time, so its fire lag and duration count
+    /// from here (docs/api.md "Statistics").
+    #[serde(with = "option_rfc3339", skip_serializing_if = "Option::is_none")]
+    pub first_call_at: Option<DateTime<Utc>>,
     /// Retries so far, in all and by error code.
     pub retries: crate::retry::RetryHistory,
     /// Response bodies of the request chain, for the templates of `checkUrl` and notifications.

@@ -51,6 +51,7 @@ pub(crate) struct JobRow {
     pub(crate) created_at: i64,
     pub(crate) updated_at: i64,
     pub(crate) document: String,
+    pub(crate) labels: crate::labels::LabelRows,
 }
 
 impl JobRow {
@@ -65,6 +66,7 @@ impl JobRow {
             created_at: millis(&job.created_at),
             updated_at: millis(&job.updated_at),
             document: json_text(&job.document)?,
+            labels: crate::labels::LabelRows::of(job)?,
         })
     }
 }

@@ -41,8 +41,10 @@
 mod audit;
 mod checkpoint;
 mod codec;
+mod labels;
 mod ops;
 mod queue;
+mod rollups;
 mod schema;
 mod writer;
 
@@ -58,7 +60,8 @@ use sundial_service::ports::clock::Clock;
 use sundial_service::ports::store::{
     check_batch, AuditCleanReport, AuditQuery, AuditRecord, AuditStore, CleanReport,
     ExecutionRecord, ExecutionStore, JobFilter, JobOrder, JobRecord, JobStore, ManyRead, Page,
-    PageRequest, Store, StoreError, StoreStats, WakeUp, WakeUpIndex, Write, WriteAllError,
+    PageRequest, RollupRecord, RollupStore, Store, StoreError, StoreStats, WakeUp, WakeUpIndex,
+    Write, WriteAllError,
 };
 
 use crate::codec::{db, ExecutionRow, JobRow};
@@ -191,6 +194,32 @@ impl SqliteStore {
     /// timeouts end; the queue starts with [`DEFAULT_MAX_RECEIVES`](sundial_service::ports::queue::DEFAULT_MAX_RECEIVES).
     pub fn queue(&self, name: &str, clock: Arc<dyn Clock>) -> SqliteQueue {
         SqliteQueue::new(self.db.clone(), name, clock)
+    }
+}
+
+impl RollupStore for SqliteStore {
+    async fn job_rollups(
+        &self,
+        job_id: &str,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> Result<Vec<RollupRecord>, StoreError> {
+        let job_id = job_id.to_owned();
+        self.read(move |conn| rollups::job_rollups(conn, &job_id, from, to))
+            .await
+    }
+
+    async fn all_rollups(
+        &self,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> Result<Vec<RollupRecord>, StoreError> {
+        self.read(move |conn| rollups::all_rollups(conn, from, to))
+            .await
+    }
+
+    async fn clean_rollups(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
+        self.run(move |conn| rollups::clean(conn, before)).await
     }
 }
 

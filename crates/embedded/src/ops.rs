@@ -21,6 +21,7 @@ use crate::codec::{
     parse_ordered_job_cursor, time_from_millis, ExecutionRow, JobRow, Unsigned, EXECUTION_COLUMNS,
     JOB_COLUMNS,
 };
+use crate::labels;
 
 fn next_version(version: u64) -> Result<u64, StoreError> {
     version
@@ -54,8 +55,8 @@ pub(crate) fn create_job(conn: &mut Connection, job: &JobRow) -> Result<(), Stor
     let version = int(job.version)?;
     let inserted = conn
         .prepare_cached(
-            "INSERT INTO jobs (job_id, version, creator, parent_job, service, state, created_at, updated_at, document)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+            "INSERT INTO jobs (job_id, version, creator, parent_job, service, state, created_at, updated_at, document, labels)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
              ON CONFLICT (job_id) DO NOTHING",
         )
         .and_then(|mut insert| {
@@ -69,13 +70,14 @@ pub(crate) fn create_job(conn: &mut Connection, job: &JobRow) -> Result<(), Stor
                 job.created_at,
                 job.updated_at,
                 job.document,
+                job.labels.text,
             ])
         })
         .map_err(db)?;
     if inserted == 0 {
         return Err(StoreError::AlreadyExists(job.job_id.clone()));
     }
-    Ok(())
+    labels::write(conn, &job.job_id, &job.labels)
 }
 
 pub(crate) fn get_job(
@@ -98,7 +100,7 @@ pub(crate) fn update_job(conn: &mut Connection, job: &JobRow) -> Result<u64, Sto
         .prepare_cached(
             "UPDATE jobs SET version = ?1, updated_at = ?2, document = ?3
              WHERE job_id = ?4 AND version = ?5 AND creator = ?6 AND parent_job IS ?7
-               AND service IS ?8 AND state = ?9 AND created_at = ?10",
+               AND service IS ?8 AND state = ?9 AND created_at = ?10 AND labels IS ?11",
         )
         .and_then(|mut update| {
             update.execute(params![
@@ -112,6 +114,7 @@ pub(crate) fn update_job(conn: &mut Connection, job: &JobRow) -> Result<u64, Sto
                 job.service,
                 job.state,
                 created_at,
+                job.labels.text,
             ])
         })
         .map_err(db)?;
@@ -121,7 +124,7 @@ pub(crate) fn update_job(conn: &mut Connection, job: &JobRow) -> Result<u64, Sto
     let updated = conn
         .prepare_cached(
             "UPDATE jobs SET version = ?1, creator = ?2, parent_job = ?3, service = ?4, state = ?5,
-                             created_at = ?6, updated_at = ?7, document = ?8
+                             created_at = ?6, updated_at = ?7, document = ?8, labels = ?11
              WHERE job_id = ?9 AND version = ?10",
         )
         .and_then(|mut update| {
@@ -136,9 +139,14 @@ pub(crate) fn update_job(conn: &mut Connection, job: &JobRow) -> Result<u64, Sto
                 document,
                 job.job_id,
                 expected,
+                job.labels.text,
             ])
         })
         .map_err(db)?;
+    if updated > 0 {
+        // Rewritten whether or not the labels were what changed: this path is the rare one.
+        labels::write(conn, &job.job_id, &job.labels)?;
+    }
     if updated == 0 {
         // Nothing matched (id, version): tell a lost race from a missing job.
         let exists = conn
@@ -175,6 +183,7 @@ fn delete_job_at(conn: &mut Connection, job_id: &str, version: u64) -> Result<()
             None => StoreError::NotFound(job_id.to_owned()),
         });
     }
+    labels::remove(conn, job_id)?;
     set_wakeup(conn, &format!("job:{job_id}"), None)
 }
 
@@ -182,6 +191,7 @@ pub(crate) fn delete_job(conn: &mut Connection, job_id: &str) -> Result<bool, St
     let deleted = conn
         .execute("DELETE FROM jobs WHERE job_id = ?1", [job_id])
         .map_err(db)?;
+    labels::remove(conn, job_id)?;
     conn.execute(
         "DELETE FROM wakeups WHERE key = ?1",
         [format!("job:{job_id}")],
@@ -229,6 +239,7 @@ pub(crate) fn list_jobs(
             values.push(SqlValue::Text(value.clone()));
         }
     }
+    labels::conditions(filter, &mut sql, &mut values);
     // Parameters are all positional (`?`): the filters before them vary. Each after-the-cursor
     // condition starts with a range on the order's index, so a page is a
     // seek, then the few ties at the cursor's key are skipped by id.
@@ -557,6 +568,7 @@ pub(crate) fn write_all(conn: &mut Connection, writes: &[OwnedWrite]) -> Result<
                 delete_job_at(conn, job_id, *version).map_err(at)?
             }
             OwnedWrite::AppendAudit(entry) => crate::audit::append(conn, entry).map_err(at)?,
+            OwnedWrite::AddRollup(rollup) => crate::rollups::add(conn, rollup).map_err(at)?,
         }
     }
     Ok(())
@@ -571,6 +583,7 @@ pub(crate) enum OwnedWrite {
     CreateJob(JobRow),
     DeleteJob(String, u64),
     AppendAudit(crate::audit::AuditRow),
+    AddRollup(sundial_service::ports::store::RollupRecord),
 }
 
 impl TryFrom<&Write<'_>> for OwnedWrite {
@@ -587,6 +600,7 @@ impl TryFrom<&Write<'_>> for OwnedWrite {
             Write::AppendAudit(entry) => {
                 OwnedWrite::AppendAudit(crate::audit::AuditRow::new(entry)?)
             }
+            Write::AddRollup(rollup) => OwnedWrite::AddRollup(rollup.clone()),
         })
     }
 }

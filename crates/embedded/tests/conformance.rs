@@ -24,3 +24,30 @@ async fn sqlite_file_store_conforms() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sqlite_store_conforms_on_labels() {
+    sundial_service::conformance::labels::run_all(|| {
+        SqliteStore::in_memory().expect("in-memory SQLite store")
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sqlite_store_rollups_conform() {
+    sundial_service::conformance::rollups::run_all(|| {
+        SqliteStore::in_memory().expect("in-memory SQLite store")
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sqlite_file_store_rollups_conform() {
+    let dir = TempDir::new("embedded-rollups");
+    let next = std::sync::atomic::AtomicU32::new(0);
+    sundial_service::conformance::rollups::run_all(|| {
+        let n = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        SqliteStore::open(&dir.join(format!("case-{n}.db"))).expect("file SQLite store")
+    })
+    .await;
+}

@@ -146,8 +146,8 @@ fn file_store_uses_wal_and_records_its_schema_version() {
         .unwrap();
     assert_eq!(
         versions,
-        [4],
-        "store tables (1), queue tables (2), the jobs list's orders (3), the audit trail (4)"
+        [6],
+        "store tables (1), queue tables (2), the jobs list's orders (3), labels (4), statistics rollups (5), the audit trail (6)"
     );
     drop(raw);
     drop(SqliteStore::open(&file).expect("reopening an up-to-date file migrates nothing"));
@@ -259,9 +259,10 @@ async fn the_orders_of_an_older_file_are_filled_when_it_is_migrated() {
             store.create_execution(&run).await.unwrap();
         }
     }
-    // Back to version 2: step 3's table and triggers gone (and step 4's).
+    // Back to version 2: steps 6, 5, 4 and 3 undone, newest first.
     let raw = rusqlite::Connection::open(&file).unwrap();
     raw.execute_batch(support::UNDO_AUDIT).unwrap();
+    raw.execute_batch(support::UNDO_ROLLUPS).unwrap();
     raw.execute_batch(support::UNDO_JOB_ORDERS).unwrap();
     raw.execute_batch("UPDATE schema_version SET version = 2;")
         .unwrap();
@@ -302,26 +303,22 @@ fn every_order_is_served_by_an_index() {
             "o.last_run <= 0 AND (o.last_run < 0 OR o.job_id > 'a')",
         ),
     ] {
-        let plan: Vec<String> = raw
-            .prepare(&format!(
-                "EXPLAIN QUERY PLAN SELECT j.* FROM job_orders o JOIN jobs j ON j.job_id = o.job_id \
+        let plan = query_plan(
+            &raw,
+            &format!(
+                "SELECT j.* FROM job_orders o JOIN jobs j ON j.job_id = o.job_id \
                  WHERE {after} ORDER BY {order} LIMIT 51"
-            ))
-            .unwrap()
-            .query_map([], |row| row.get::<_, String>(3))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
-        let plan = plan.join("; ");
+            ),
+        );
         assert!(plan.contains("INDEX job_orders_by_"), "{order}: {plan}");
         assert!(!plan.contains("TEMP B-TREE"), "{order} sorts: {plan}");
     }
 }
 
-/// A file written before the audit trail (schema version 3) gains its table, keeps its jobs, and
+/// A file written before the audit trail (schema version 5) gains its table, keeps its jobs, and
 /// records changes from then on.
 #[tokio::test(flavor = "multi_thread")]
-async fn a_version_3_file_gains_the_audit_trail() {
+async fn a_version_5_file_gains_the_audit_trail() {
     use sundial_service::ports::store::audit::entry_id;
     use sundial_service::ports::store::{AuditQuery, AuditRecord, AuditStore, Store, Write};
     let dir = TempDir::new("embedded-migrate-audit");
@@ -332,11 +329,11 @@ async fn a_version_3_file_gains_the_audit_trail() {
     }
     let raw = rusqlite::Connection::open(&file).unwrap();
     raw.execute_batch(support::UNDO_AUDIT).unwrap();
-    raw.execute_batch("UPDATE schema_version SET version = 3;")
+    raw.execute_batch("UPDATE schema_version SET version = 5;")
         .unwrap();
     drop(raw);
 
-    let store = SqliteStore::open(&file).expect("migrate to version 4");
+    let store = SqliteStore::open(&file).expect("migrate to version 6");
     let job_id = job().job_id;
     assert!(store.get_job(&job_id).await.unwrap().is_some());
     let at = DateTime::from_timestamp_millis(1_700_000_000_000).unwrap();
@@ -355,4 +352,33 @@ async fn a_version_3_file_gains_the_audit_trail() {
         .await
         .unwrap();
     assert_eq!(listed.items, vec![entry]);
+}
+
+/// A label filter reads the label index for the jobs it selects, not every job.
+#[test]
+fn a_label_filter_is_served_by_the_label_index() {
+    let dir = TempDir::new("embedded-label-plans");
+    let file = dir.path().join("sundial.db");
+    drop(SqliteStore::open(&file).expect("open"));
+    let raw = rusqlite::Connection::open(&file).unwrap();
+    let plan = query_plan(
+        &raw,
+        "SELECT j.* FROM jobs j WHERE 1 = 1 \
+         AND j.job_id IN (SELECT job_id FROM job_labels WHERE key = 'team' AND value = 'x') \
+         AND j.job_id > 'a' ORDER BY j.job_id LIMIT 51",
+    );
+    assert!(plan.contains("job_labels_by_label"), "{plan}");
+    assert!(!plan.contains("SCAN j"), "reads every job: {plan}");
+}
+
+/// SQLite's plan of `select`, its steps joined by `; `.
+fn query_plan(raw: &rusqlite::Connection, select: &str) -> String {
+    let plan: Vec<String> = raw
+        .prepare(&format!("EXPLAIN QUERY PLAN {select}"))
+        .unwrap()
+        .query_map([], |row| row.get::<_, String>(3))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    plan.join("; ")
 }

@@ -4,11 +4,12 @@
 
 use chrono::{DateTime, Utc};
 use serde_json::Value;
-use sundial_core::execution::Execution;
+use sundial_core::execution::{Execution, ExecutionState};
 use sundial_core::job::{FieldError, Job, JobId};
+use sundial_core::stats::{hour_of, NotRun, Rollup};
 
 use crate::app::AppError;
-use crate::ports::store::{ExecutionRecord, JobRecord};
+use crate::ports::store::{ExecutionRecord, JobRecord, RollupRecord};
 
 /// How long after a run is due its fallback wake-up (`exec:{id}`) brings it to dispatch
 /// through the tick, should its message have been lost with the process that was to send it.
@@ -103,4 +104,38 @@ pub(crate) fn decode_execution(record: &ExecutionRecord) -> Result<Execution, Ap
 /// A time as the API and events write it: RFC 3339 in UTC, with only the fraction it has.
 pub(crate) fn json_time(t: DateTime<Utc>) -> Value {
     Value::String(t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true))
+}
+
+/// What a run's final write adds to its job's statistics ([`sundial_core::stats`]): `None` unless
+/// this write is the one that ends it (`stored_state`, the state as last written, not final and
+/// the run now final). `not_run` says why a fire ended `Skipped` without running.
+pub(crate) fn final_rollup(
+    execution: &Execution,
+    stored_state: &str,
+    not_run: Option<NotRun>,
+) -> Option<RollupRecord> {
+    let was_final = ExecutionState::parse(stored_state).is_some_and(ExecutionState::is_final);
+    if was_final {
+        return None;
+    }
+    let (hour, rollup) = Rollup::of_run(execution, not_run)?;
+    Some(RollupRecord {
+        job_id: execution.job_id.to_string(),
+        hour,
+        counters: rollup.to_counters(),
+    })
+}
+
+/// What `count` fires of `job_id` that did not run for `why`, found at `at`, add to its statistics.
+pub(crate) fn not_run_rollup(
+    job_id: &JobId,
+    at: DateTime<Utc>,
+    why: NotRun,
+    count: u64,
+) -> RollupRecord {
+    RollupRecord {
+        job_id: job_id.to_string(),
+        hour: hour_of(at),
+        counters: Rollup::not_run(why, count).to_counters(),
+    }
 }

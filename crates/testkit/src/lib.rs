@@ -3,6 +3,7 @@
 //! * [`proptest_config`]: reproducible property tests (below).
 //! * [`TempDir`]: a fresh directory removed on drop, for tests on real files.
 //! * [`Target`]: a job service on loopback that records what the engine sends it.
+//! * [`moto`]: moto server on loopback for the tests of AWS adapters and targets.
 //!
 //! [`proptest_config`] makes every property test reproducible: a random seed must never turn CI
 //! red. Each run draws its cases from one fixed seed unless `SUNDIAL_PROPTEST_SEED` names another,
@@ -12,6 +13,7 @@
 
 use proptest::test_runner::{Config, FileFailurePersistence, RngSeed};
 
+pub mod moto;
 mod target;
 mod temp;
 

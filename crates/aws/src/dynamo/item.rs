@@ -49,6 +49,9 @@ pub fn job_item(keys: &Keys, job: &JobRecord, version: u64) -> Result<Item, Stor
     if let Some(service) = &job.service {
         item.insert("service".into(), s(service));
     }
+    if let Some(labels) = super::labels::labels_text(job)? {
+        item.insert(super::labels::LABELS.into(), s(labels));
+    }
     Ok(item)
 }
 

@@ -6,6 +6,10 @@
 //! | job       | `{ns}J#{jobId}` | `J`  | `{ns}JOBS` / jobId          | `{ns}JP#{parent}` / jobId           | —                 |
 //! | execution | `{ns}E#{id}`    | `E`  | `{ns}JE#{jobId}` / `{n:020}#{id}` | `{ns}EP#{parent}` / `{ms:015}#{id}` | —           |
 //! | wake-up   | `{ns}W#{key}`   | `W`  | —                           | —                                   | `{ns}T{shard}` / due ms |
+//! | label     | `{ns}J#{jobId}` | `L#{key}` | `{ns}JL#{key}={value}` / jobId | —                             | —                 |
+//!
+//! Label items (one per label of a job, see [`super::labels`]) share `gsi1` with jobs and
+//! executions: a label's jobs are one partition, in id order.
 //!
 //! `ns` is an optional namespace prefix: production leaves it empty; tests give every store its own
 //! so that one table holds many independent stores. The wake-up index is sparse (only wake-up items
@@ -36,6 +40,8 @@ pub const JOB_SK: &str = "J";
 pub const EXECUTION_SK: &str = "E";
 /// Sort key of wake-ups.
 pub const WAKEUP_SK: &str = "W";
+/// Sort keys of label items start with this, then the label key.
+pub const LABEL_SK_PREFIX: &str = "L#";
 
 /// The key layout of one store (one namespace of a table).
 #[derive(Clone, Debug)]
@@ -76,6 +82,24 @@ impl Keys {
     /// The primary key of a wake-up.
     pub fn wakeup(&self, key: &str) -> Item {
         primary(format!("{}W#{key}", self.ns), WAKEUP_SK)
+    }
+
+    /// The primary key of job `job_id`'s index item for label `key`.
+    pub fn label(&self, job_id: &str, key: &str) -> Item {
+        primary(
+            format!("{}J#{job_id}", self.ns),
+            &format!("{LABEL_SK_PREFIX}{key}"),
+        )
+    }
+
+    /// The `gsi1pk` of the jobs labelled `key: value` (no key holds `=`).
+    pub fn label_partition(&self, key: &str, value: &str) -> String {
+        format!("{}JL#{key}={value}", self.ns)
+    }
+
+    /// The `pk` of job `job_id`'s item collection: the job and its label items.
+    pub fn job_pk(&self, job_id: &str) -> String {
+        format!("{}J#{job_id}", self.ns)
     }
 
     /// The `gsi1pk` under which every job is listed.

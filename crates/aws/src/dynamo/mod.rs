@@ -13,6 +13,8 @@
 pub mod audit;
 pub mod item;
 pub mod keys;
+pub mod labels;
+pub mod rollups;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Duration;
@@ -29,7 +31,7 @@ use sundial_service::ports::store::retention::past_retention;
 use sundial_service::ports::store::{
     check_batch, cursor, CleanReport, ExecutionRecord, ExecutionStore, JobFilter, JobOrder,
     JobRecord, JobStore, ManyRead, Page, PageRequest, Store, StoreError, StoreStats, WakeUp,
-    WakeUpIndex, Write, WriteAllError, MAX_PAGE,
+    WakeUpIndex, Write, WriteAllError, MAX_PAGE, MAX_WRITES,
 };
 
 use item::{
@@ -37,9 +39,13 @@ use item::{
     KIND_EXECUTION, KIND_JOB,
 };
 use keys::{Item, Keys, GSI1, GSI2, TIMERS};
+use labels::{labels_text, prefix_condition, JobPartition, LABELS};
 
 /// The condition of every update: the item exists at the version the writer read.
 const VERSION_MATCHES: &str = "attribute_exists(pk) AND #version = :v";
+
+/// How many times a transaction cancelled only for a conflict on a rollup item is sent again.
+const ROLLUP_CONFLICT_RETRIES: u32 = 8;
 
 /// How many wake-up index shards a store uses unless told otherwise.
 pub const DEFAULT_TIMER_SHARDS: u32 = 8;
@@ -211,12 +217,18 @@ impl DynamoStore {
             Write::DeleteJob(..) => Err(StoreError::unavailable(
                 "a deletion is written in a transaction",
             )),
+            Write::AddRollup(rollup) => self.add_rollup(rollup).await,
         }
     }
 
     /// A write as items of `TransactWriteItems`, with the condition its own call would have: one
-    /// item, but two for a job's deletion (the job, then its wake-up).
-    fn transact_items(&self, write: &Write<'_>) -> Result<Vec<TransactWriteItem>, StoreError> {
+    /// item, but a job's creation also puts its label items, and its deletion also deletes its
+    /// wake-up and `labels` (the keys of its label items, read beforehand).
+    fn transact_items(
+        &self,
+        write: &Write<'_>,
+        labels: &[Item],
+    ) -> Result<Vec<TransactWriteItem>, StoreError> {
         let built = |e: aws_sdk_dynamodb::error::BuildError| {
             StoreError::unavailable_because("building a transaction", e)
         };
@@ -230,7 +242,17 @@ impl DynamoStore {
                 .map_err(built)
         };
         match *write {
-            Write::CreateJob(job) => Ok(vec![put_new(job_item(&self.keys, job, job.version)?)?]),
+            Write::CreateJob(job) => {
+                let mut items = vec![put_new(job_item(&self.keys, job, job.version)?)?];
+                items.extend(labels::index_changes(
+                    &self.table,
+                    &self.keys,
+                    &job.job_id,
+                    &BTreeMap::new(),
+                    &job.labels(),
+                )?);
+                Ok(items)
+            }
             Write::AppendAudit(entry) => Ok(vec![put_new(audit::audit_item(
                 &self.keys,
                 entry,
@@ -248,15 +270,22 @@ impl DynamoStore {
                     )
                     .build()
                     .map_err(built)?;
-                let wakeup = Delete::builder()
-                    .table_name(&self.table)
-                    .set_key(Some(self.keys.wakeup(&format!("job:{job_id}"))))
-                    .build()
-                    .map_err(built)?;
-                Ok(vec![
+                let delete = |key: Item| {
+                    Delete::builder()
+                        .table_name(&self.table)
+                        .set_key(Some(key))
+                        .build()
+                        .map(|delete| TransactWriteItem::builder().delete(delete).build())
+                        .map_err(built)
+                };
+                let mut items = vec![
                     TransactWriteItem::builder().delete(job).build(),
-                    TransactWriteItem::builder().delete(wakeup).build(),
-                ])
+                    delete(self.keys.wakeup(&format!("job:{job_id}")))?,
+                ];
+                for key in labels {
+                    items.push(delete(key.clone())?);
+                }
+                Ok(items)
             }
             _ => Ok(vec![self.transact_item(write)?]),
         }
@@ -282,10 +311,11 @@ impl DynamoStore {
                 .map_err(built)
         };
         let put = match *write {
-            Write::UpdateJob(job) => versioned(
-                job_item(&self.keys, job, next_version(job.version)?)?,
-                job.version,
-            )?,
+            Write::UpdateJob(job) => {
+                // The stored labels must be the ones written; else see `labels`.
+                let text = labels_text(job)?;
+                self.job_put(job, &text)?
+            }
             Write::UpdateExecution(e) => {
                 let expires = self.expires_at(&e.state);
                 let item = execution_item(&self.keys, e, next_version(e.version)?, expires)?;
@@ -305,6 +335,7 @@ impl DynamoStore {
                 .set_item(Some(wakeup_item(&self.keys, key, due)))
                 .build()
                 .map_err(built)?,
+            Write::AddRollup(rollup) => return self.rollup_transact_item(rollup),
             Write::SetWakeup(key, None) => {
                 let delete = Delete::builder()
                     .table_name(&self.table)
@@ -337,11 +368,14 @@ impl DynamoStore {
             .table_name(&self.table)
             .set_item(Some(item))
             .condition_expression(condition)
-            .set_expression_attribute_names(
-                condition
-                    .contains("#version")
-                    .then(|| HashMap::from([("#version".to_owned(), "version".to_owned())])),
-            )
+            .set_expression_attribute_names({
+                let names: HashMap<String, String> = [("#version", "version"), ("#labels", LABELS)]
+                    .into_iter()
+                    .filter(|(placeholder, _)| condition.contains(placeholder))
+                    .map(|(placeholder, name)| (placeholder.to_owned(), name.to_owned()))
+                    .collect();
+                (!names.is_empty()).then_some(names)
+            })
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
         for (name, value) in values {
             request = request.expression_attribute_values(name, value);
@@ -353,7 +387,7 @@ impl DynamoStore {
                 // transactions): for an update, as good as a lost race, so the caller reads again
                 // and retries. The item is there; what it holds is unknown.
                 Some(aws_sdk_dynamodb::operation::put_item::PutItemError::TransactionConflictException(_))
-                    if condition == VERSION_MATCHES =>
+                    if condition.starts_with(VERSION_MATCHES) =>
                 {
                     Ok(Some(Some(Item::new())))
                 }
@@ -428,14 +462,16 @@ impl DynamoStore {
                 .scan()
                 .table_name(&self.table)
                 .projection_expression(projection.join(", "))
-                .expression_attribute_names("#pk", "pk")
                 .set_exclusive_start_key(start.take());
             for (placeholder, name) in projection.iter().zip(attributes) {
                 request = request.expression_attribute_names(placeholder, *name);
             }
+            // `#pk` only with the filter that uses it: DynamoDB refuses a name no expression
+            // uses (an un-namespaced store's `GET /stats` failed with a ValidationException).
             if !self.keys.ns().is_empty() {
                 request = request
                     .filter_expression("begins_with(#pk, :ns)")
+                    .expression_attribute_names("#pk", "pk")
                     .expression_attribute_values(":ns", AttributeValue::S(self.keys.ns().into()));
             }
             let output = request.send().await.map_err(|e| unavailable("Scan", e))?;
@@ -607,6 +643,11 @@ fn conflict_or_missing(key: &str, expected: u64, old: Option<Item>) -> StoreErro
     }
 }
 
+/// The `version` of a stored item, if it has one.
+fn version_of(item: &Item) -> Option<u64> {
+    number(item, "version").ok()
+}
+
 fn next_version(version: u64) -> Result<u64, StoreError> {
     version
         .checked_add(1)
@@ -620,6 +661,9 @@ fn count(counts: &mut BTreeMap<String, u64>, state: String) {
 impl JobStore for DynamoStore {
     async fn create_job(&self, job: &JobRecord) -> Result<(), StoreError> {
         let item = job_item(&self.keys, job, job.version)?;
+        if !job.labels().is_empty() {
+            return self.create_labelled_job(job, item).await;
+        }
         match self
             .put_if(item, "attribute_not_exists(pk)", vec![])
             .await?
@@ -640,53 +684,24 @@ impl JobStore for DynamoStore {
     async fn update_job(&self, job: &JobRecord) -> Result<u64, StoreError> {
         let version = next_version(job.version)?;
         let item = job_item(&self.keys, job, version)?;
-        let values = vec![(":v", AttributeValue::N(job.version.to_string()))];
-        match self.put_if(item, VERSION_MATCHES, values).await? {
+        let text = labels_text(job)?;
+        let (labels_condition, labels_value) = labels::labels_condition(&text);
+        let mut values = vec![(":v", AttributeValue::N(job.version.to_string()))];
+        values.extend(labels_value);
+        let condition = format!("{VERSION_MATCHES} AND {labels_condition}");
+        match self.put_if(item, &condition, values).await? {
             None => Ok(version),
+            // At the version read, with other labels: the labels change, index and all.
+            Some(Some(old)) if version_of(&old) == Some(job.version) => {
+                self.relabel_job(job, &old).await?;
+                Ok(version)
+            }
             Some(old) => Err(conflict_or_missing(&job.job_id, job.version, old)),
         }
     }
 
     async fn delete_job(&self, job_id: &str) -> Result<bool, StoreError> {
-        let delete = |key: Item, condition: Option<&str>| {
-            Delete::builder()
-                .table_name(&self.table)
-                .set_key(Some(key))
-                .set_condition_expression(condition.map(str::to_owned))
-                .build()
-                .map(|d| TransactWriteItem::builder().delete(d).build())
-                .map_err(|e| StoreError::unavailable_because("building a delete", e))
-        };
-        let wakeup = self.keys.wakeup(&format!("job:{job_id}"));
-        let result = self
-            .client
-            .transact_write_items()
-            .transact_items(delete(self.keys.job(job_id), Some("attribute_exists(pk)"))?)
-            .transact_items(delete(wakeup.clone(), None)?)
-            .send()
-            .await;
-        match result {
-            Ok(_) => Ok(true),
-            Err(e) => {
-                let missing = e.as_service_error().is_some_and(|service| {
-                    use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
-                    matches!(service, TransactWriteItemsError::TransactionCanceledException(c)
-                        if c.cancellation_reasons().first().and_then(|r| r.code()) == Some("ConditionalCheckFailed"))
-                });
-                if !missing {
-                    return Err(unavailable("TransactWriteItems", e));
-                }
-                // No job; make sure no stray wake-up of it survives either.
-                self.client
-                    .delete_item()
-                    .table_name(&self.table)
-                    .set_key(Some(wakeup))
-                    .send()
-                    .await
-                    .map_err(|e| unavailable("DeleteItem", e))?;
-                Ok(false)
-            }
-        }
+        self.delete_job_collection(job_id).await
     }
 
     /// Jobs by id only: `gsi1` keeps them in one partition sorted by id. A page by next fire or
@@ -708,10 +723,14 @@ impl JobStore for DynamoStore {
             .as_deref()
             .map(cursor::parse_job)
             .transpose()?;
-        // A parent filter reads the parent's partition of gsi2 (small); anything else walks gsi1.
-        let (index, pk_name, sk_name, pk_value) = match &filter.parent_job {
-            Some(parent) => (GSI2, "gsi2pk", "gsi2sk", self.keys.child_jobs(parent)),
-            None => (GSI1, "gsi1pk", "gsi1sk", self.keys.all_jobs()),
+        // A parent filter reads the parent's partition of gsi2 (small), a label filter its
+        // label's partition of gsi1 (see `labels`); anything else walks gsi1's job partition.
+        let (index, pk_name, sk_name, pk_value) = match JobPartition::of(&self.keys, filter) {
+            JobPartition::Children(pk) => (GSI2, "gsi2pk", "gsi2sk", pk),
+            JobPartition::Label(pk) => {
+                return self.list_labelled_jobs(filter, pk, after, limit).await;
+            }
+            JobPartition::All(pk) => (GSI1, "gsi1pk", "gsi1sk", pk),
         };
         let start = after.map(|job_id| {
             keys::start_key(
@@ -724,7 +743,7 @@ impl JobStore for DynamoStore {
             index,
             pk_name,
             pk_value,
-            sort_condition: None,
+            sort_condition: prefix_condition(index, filter),
             forward: true,
             start,
         };
@@ -738,6 +757,13 @@ impl JobStore for DynamoStore {
                     && same(&filter.creator, item, "creator")
                     && same(&filter.parent_job, item, "parentJob")
                     && same(&filter.service, item, "service")
+                    && (filter.labels.is_empty() || {
+                        let labels = labels::stored_labels(item);
+                        filter
+                            .labels
+                            .iter()
+                            .all(|s| labels.get(&s.key) == Some(&s.value))
+                    })
             })
             .await?;
         let jobs = items.iter().map(job_record).collect::<Result<_, _>>()?;
@@ -981,98 +1007,162 @@ impl Store for DynamoStore {
             }
             _ => {}
         }
-        // Which write each transaction item comes from.
-        let mut owners = Vec::with_capacity(writes.len());
-        let mut items = Vec::with_capacity(writes.len());
+        // The label items of the jobs the batch deletes, by write: read once (each job's item
+        // collection, one `Query`) and deleted with their job (see `labels`).
+        let mut doomed: BTreeMap<usize, Vec<Item>> = BTreeMap::new();
         for (index, write) in writes.iter().enumerate() {
-            let made = self.transact_items(write).map_err(WriteAllError::whole)?;
-            owners.extend(std::iter::repeat_n(index, made.len()));
-            items.extend(made);
+            if let Write::DeleteJob(job_id, _) = write {
+                let keys = self
+                    .label_keys_of(job_id)
+                    .await
+                    .map_err(|e| WriteAllError::at(index, e))?;
+                doomed.insert(index, keys);
+            }
         }
-        let result = self
-            .client
-            .transact_write_items()
-            .set_transact_items(Some(items))
-            .send()
-            .await;
-        let error = match result {
-            Ok(_) => return Ok(()),
-            Err(e) => e,
-        };
-        // A cancelled transaction gives a reason per item, in order: the first failed condition
-        // names the write that failed.
-        let reasons = match error.as_service_error() {
-            Some(TransactWriteItemsError::TransactionCanceledException(c)) => {
-                c.cancellation_reasons().to_vec()
+        // The stored items of jobs whose labels the batch changes, by write: learnt from a
+        // failed condition, then written with their index changes (see `labels`).
+        let mut relabelled: BTreeMap<usize, Item> = BTreeMap::new();
+        'round: for _ in 0..=writes.len() {
+            // Which write each transaction item comes from: a write's items are contiguous.
+            let mut owners = Vec::with_capacity(writes.len());
+            let mut items = Vec::with_capacity(writes.len());
+            for (index, write) in writes.iter().enumerate() {
+                let made = match (write, relabelled.get(&index)) {
+                    (Write::UpdateJob(job), Some(old)) => {
+                        let (put, changes) =
+                            self.relabel_items(job, old).map_err(WriteAllError::whole)?;
+                        std::iter::once(put).chain(changes).collect()
+                    }
+                    _ => self
+                        .transact_items(write, doomed.get(&index).map_or(&[][..], Vec::as_slice))
+                        .map_err(WriteAllError::whole)?,
+                };
+                owners.extend(std::iter::repeat_n(index, made.len()));
+                items.extend(made);
             }
-            _ => {
-                return Err(WriteAllError::whole(unavailable(
-                    "TransactWriteItems",
-                    error,
-                )))
+            if items.len() > MAX_WRITES {
+                return Err(WriteAllError::whole(StoreError::unavailable(format!(
+                    "{} items with the label index changes; a transaction holds {MAX_WRITES}",
+                    items.len()
+                ))));
             }
-        };
-        for (item, reason) in reasons.iter().enumerate() {
-            let Some(&index) = owners.get(item) else {
-                break;
+            // The write of each item, for the reasons a cancelled transaction gives per item.
+            let item_writes: Vec<Write<'_>> = owners.iter().map(|&index| writes[index]).collect();
+            let mut rollup_rounds = 0u32;
+            let (error, reasons) = loop {
+                let error = match self.transact(items.clone()).await {
+                    Ok(()) => return Ok(()),
+                    Err(e) => e,
+                };
+                // A cancelled transaction gives a reason per item, in order: the first failed
+                // condition names the write that failed.
+                let reasons = match error.as_service_error() {
+                    Some(TransactWriteItemsError::TransactionCanceledException(c)) => {
+                        c.cancellation_reasons().to_vec()
+                    }
+                    _ => {
+                        return Err(WriteAllError::whole(unavailable(
+                            "TransactWriteItems",
+                            error,
+                        )))
+                    }
+                };
+                // Lost only on a rollup, which another run of the job was adding to at that
+                // instant: the writer's own items are not in question, so the transaction goes
+                // again (its conditions checked afresh) rather than failing the run or dropping
+                // its count.
+                if rollups::lost_only_on_rollups(&reasons, &item_writes)
+                    && rollup_rounds < ROLLUP_CONFLICT_RETRIES
+                {
+                    rollup_rounds += 1;
+                    let jitter = u64::from(Utc::now().timestamp_subsec_micros() % 10);
+                    let pause = (5 << rollup_rounds.min(5)) + jitter;
+                    tokio::time::sleep(Duration::from_millis(pause)).await;
+                    continue;
+                }
+                break (error, reasons);
             };
-            let Some(write) = writes.get(index) else {
-                break;
-            };
-            let error = match reason.code() {
-                Some("ConditionalCheckFailed") => match write {
-                    Write::CreateExecution(e) => StoreError::AlreadyExists(e.execution_id.clone()),
-                    Write::UpdateJob(job) => {
-                        conflict_or_missing(&job.job_id, job.version, reason.item().cloned())
-                    }
-                    Write::UpdateExecution(e) => {
-                        conflict_or_missing(&e.execution_id, e.version, reason.item().cloned())
-                    }
-                    Write::SetWakeup(key, _) => {
-                        StoreError::unavailable(format!("unexpected condition on wakeup {key}"))
-                    }
-                    Write::CreateJob(job) => StoreError::AlreadyExists(job.job_id.clone()),
-                    Write::DeleteJob(job_id, version) => {
-                        conflict_or_missing(job_id, *version, reason.item().cloned())
-                    }
-                    Write::AppendAudit(_) => StoreError::AlreadyExists(write.key()),
-                },
-                // Another transaction held the item: as good as a lost race; re-read and retry.
-                Some("TransactionConflict") => match write {
-                    Write::UpdateJob(job) => StoreError::VersionConflict {
-                        key: job.job_id.clone(),
-                        expected: job.version,
-                    },
-                    Write::UpdateExecution(e) | Write::CreateExecution(e) => {
-                        StoreError::VersionConflict {
-                            key: e.execution_id.clone(),
-                            expected: e.version,
+            for (item, reason) in reasons.iter().enumerate() {
+                let Some(&index) = owners.get(item) else {
+                    break;
+                };
+                let Some(write) = writes.get(index) else {
+                    break;
+                };
+                let error = match reason.code() {
+                    Some("ConditionalCheckFailed") => match write {
+                        Write::CreateExecution(e) => {
+                            StoreError::AlreadyExists(e.execution_id.clone())
                         }
-                    }
-                    Write::SetWakeup(key, _) => StoreError::VersionConflict {
-                        key: (*key).to_owned(),
-                        expected: 0,
+                        Write::UpdateJob(job) => match reason.item() {
+                            // At the version read, with other labels: again, relabelling it.
+                            Some(old)
+                                if version_of(old) == Some(job.version)
+                                    && !relabelled.contains_key(&index) =>
+                            {
+                                relabelled.insert(index, old.clone());
+                                continue 'round;
+                            }
+                            old => conflict_or_missing(&job.job_id, job.version, old.cloned()),
+                        },
+                        Write::UpdateExecution(e) => {
+                            conflict_or_missing(&e.execution_id, e.version, reason.item().cloned())
+                        }
+                        Write::SetWakeup(key, _) => {
+                            StoreError::unavailable(format!("unexpected condition on wakeup {key}"))
+                        }
+                        Write::AddRollup(rollup) => StoreError::unavailable(format!(
+                            "unexpected condition on {}",
+                            rollup.key()
+                        )),
+                        Write::CreateJob(job) => StoreError::AlreadyExists(job.job_id.clone()),
+                        Write::DeleteJob(job_id, version) => {
+                            conflict_or_missing(job_id, *version, reason.item().cloned())
+                        }
+                        Write::AppendAudit(_) => StoreError::AlreadyExists(write.key()),
                     },
-                    Write::CreateJob(job) => StoreError::VersionConflict {
-                        key: job.job_id.clone(),
-                        expected: job.version,
+                    // Another transaction held the item: as good as a lost race; re-read and retry.
+                    Some("TransactionConflict") => match write {
+                        Write::UpdateJob(job) | Write::CreateJob(job) => {
+                            StoreError::VersionConflict {
+                                key: job.job_id.clone(),
+                                expected: job.version,
+                            }
+                        }
+                        Write::UpdateExecution(e) | Write::CreateExecution(e) => {
+                            StoreError::VersionConflict {
+                                key: e.execution_id.clone(),
+                                expected: e.version,
+                            }
+                        }
+                        Write::SetWakeup(key, _) => StoreError::VersionConflict {
+                            key: (*key).to_owned(),
+                            expected: 0,
+                        },
+                        Write::AddRollup(rollup) => StoreError::VersionConflict {
+                            key: rollup.key(),
+                            expected: 0,
+                        },
+                        Write::DeleteJob(job_id, version) => StoreError::VersionConflict {
+                            key: (*job_id).to_owned(),
+                            expected: *version,
+                        },
+                        Write::AppendAudit(_) => StoreError::VersionConflict {
+                            key: write.key(),
+                            expected: 0,
+                        },
                     },
-                    Write::DeleteJob(job_id, version) => StoreError::VersionConflict {
-                        key: (*job_id).to_owned(),
-                        expected: *version,
-                    },
-                    Write::AppendAudit(_) => StoreError::VersionConflict {
-                        key: write.key(),
-                        expected: 0,
-                    },
-                },
-                _ => continue,
-            };
-            return Err(WriteAllError::at(index, error));
+                    _ => continue,
+                };
+                return Err(WriteAllError::at(index, error));
+            }
+            return Err(WriteAllError::whole(unavailable(
+                "TransactWriteItems",
+                error,
+            )));
         }
-        Err(WriteAllError::whole(unavailable(
-            "TransactWriteItems",
-            error,
+        Err(WriteAllError::whole(StoreError::unavailable(
+            "TransactWriteItems: labels kept changing",
         )))
     }
 

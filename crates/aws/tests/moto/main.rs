@@ -4,6 +4,7 @@
 
 mod support;
 
+mod bulk;
 mod lambda;
 mod queue;
 mod requests;

@@ -6,7 +6,9 @@ use chrono::Utc;
 use serde_json::json;
 use sundial_aws::DynamoStore;
 use sundial_service::conformance::store as conformance;
-use sundial_service::ports::store::{ExecutionRecord, ExecutionStore, Store, WakeUpIndex};
+use sundial_service::ports::store::{
+    ExecutionRecord, ExecutionStore, JobRecord, JobStore, Store, WakeUpIndex, Write,
+};
 
 use crate::need_moto;
 use crate::support::namespace;
@@ -21,6 +23,14 @@ async fn store() -> Option<DynamoStore> {
 async fn dynamodb_store_conforms() {
     let Some(base) = store().await else { return };
     conformance::run_all(|| base.clone().with_namespace(namespace())).await;
+}
+
+/// Label filters read a label's index partition (see `dynamo::labels`), never a scan.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn dynamodb_store_conforms_on_labels() {
+    let Some(base) = store().await else { return };
+    sundial_service::conformance::labels::run_all(|| base.clone().with_namespace(namespace()))
+        .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -122,4 +132,86 @@ async fn audit_entries_expire_with_the_retention() {
         .map(|e| e.document["version"].clone())
         .collect();
     assert_eq!(versions, [json!(1)], "the expired entry reads as gone");
+}
+
+fn labelled_job(id: &str, version: u64, labels: serde_json::Value) -> JobRecord {
+    JobRecord {
+        job_id: id.into(),
+        version,
+        creator: "alice".into(),
+        parent_job: None,
+        service: None,
+        state: "active".into(),
+        created_at: Utc::now(),
+        updated_at: Utc::now(),
+        document: json!({"definition": {"labels": labels}, "state": {}}),
+    }
+}
+
+/// The sort keys of a job's item collection: the job (`J`) and its label items (`L#{key}`).
+async fn collection(
+    client: &aws_sdk_dynamodb::Client,
+    store: &DynamoStore,
+    id: &str,
+) -> Vec<String> {
+    let output = client
+        .query()
+        .table_name(store.table())
+        .key_condition_expression("pk = :pk")
+        .expression_attribute_values(
+            ":pk",
+            aws_sdk_dynamodb::types::AttributeValue::S(store.keys().job_pk(id)),
+        )
+        .consistent_read(true)
+        .send()
+        .await
+        .expect("query");
+    output
+        .items
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|item| item.get("sk")?.as_s().ok().cloned())
+        .collect()
+}
+
+/// The label index items follow the job through updates (one by one and in a batch) and go with
+/// it when it is deleted: no index item outlives its label.
+#[tokio::test(flavor = "multi_thread")]
+async fn label_items_follow_their_job() {
+    let moto = need_moto!();
+    let client = aws_sdk_dynamodb::Client::new(&moto.sdk().await);
+    let Some(store) = store().await else { return };
+    store
+        .create_job(&labelled_job("l", 1, json!({"a": "1", "b": "2"})))
+        .await
+        .expect("create");
+    assert_eq!(collection(&client, &store, "l").await, ["J", "L#a", "L#b"]);
+    store
+        .update_job(&labelled_job("l", 1, json!({"a": "1", "c": "3"})))
+        .await
+        .expect("update");
+    assert_eq!(collection(&client, &store, "l").await, ["J", "L#a", "L#c"]);
+    store
+        .create_job(&labelled_job("m", 1, json!({})))
+        .await
+        .expect("create m");
+    store
+        .write_all(&[
+            Write::UpdateJob(&labelled_job("l", 2, json!({}))),
+            Write::UpdateJob(&labelled_job("m", 1, json!({"a": "1"}))),
+        ])
+        .await
+        .expect("write_all");
+    assert_eq!(collection(&client, &store, "l").await, ["J"]);
+    assert_eq!(collection(&client, &store, "m").await, ["J", "L#a"]);
+    assert!(store.delete_job("m").await.expect("delete"));
+    assert!(collection(&client, &store, "m").await.is_empty());
+    assert!(!store.delete_job("m").await.expect("delete again"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn dynamodb_store_rollups_conform() {
+    let Some(base) = store().await else { return };
+    sundial_service::conformance::rollups::run_all(|| base.clone().with_namespace(namespace()))
+        .await;
 }

@@ -7,87 +7,34 @@
 //! moto fails them instead, so CI cannot go green by skipping.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 
 use aws_config::{BehaviorVersion, SdkConfig};
 use aws_sdk_dynamodb::config::{Credentials, Region};
 use serde_json::Value;
+use sundial_testkit::moto::{self as server, MotoServer};
 
 pub(crate) struct Moto {
     pub endpoint: String,
     /// The environment the template would give the functions, for the default resource set.
     pub env: BTreeMap<String, String>,
-    _server: Mutex<Child>,
+    _server: MotoServer,
 }
 
 static MOTO: OnceLock<Option<Moto>> = OnceLock::new();
 
-fn script() -> String {
-    format!("{}/../../infra/moto.py", env!("CARGO_MANIFEST_DIR"))
-}
-
-fn required() -> bool {
-    std::env::var_os("CI").is_some() || std::env::var_os("SUNDIAL_REQUIRE_MOTO").is_some()
-}
-
 /// The shared moto server, or `None` (after saying why) when it cannot run here.
 pub(crate) fn moto() -> Option<&'static Moto> {
-    MOTO.get_or_init(|| match start() {
-        Ok(moto) => Some(moto),
-        Err(why) if required() => {
-            panic!("moto is required here (CI or SUNDIAL_REQUIRE_MOTO): {why}")
-        }
-        Err(why) => {
-            eprintln!(
-                "skipping the AWS tests: {why} (pip install 'moto[server]' boto3 to run them)"
-            );
-            None
-        }
+    MOTO.get_or_init(|| {
+        server::moto_or_skip("sundial-test").map(|moto| Moto {
+            endpoint: moto.endpoint.clone(),
+            env: moto.env.clone(),
+            _server: moto,
+        })
     })
     .as_ref()
-}
-
-fn start() -> Result<Moto, String> {
-    let log = std::env::temp_dir().join(format!("sundial-moto-{}.log", std::process::id()));
-    let stderr =
-        std::fs::File::create(&log).map_err(|e| format!("creating {}: {e}", log.display()))?;
-    let mut child = Command::new("python3")
-        .args([&script(), "up", "--prefix", "sundial-test"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(stderr)
-        .spawn()
-        .map_err(|e| format!("running python3: {e}"))?;
-    let stdout = child.stdout.take().ok_or("no stdout")?;
-    let mut line = String::new();
-    BufReader::new(stdout)
-        .read_line(&mut line)
-        .map_err(|e| format!("reading infra/moto.py's output: {e}"))?;
-    let started: Value = serde_json::from_str(&line).map_err(|_| {
-        let _ = child.kill();
-        let _ = child.wait();
-        let log = std::fs::read_to_string(&log).unwrap_or_default();
-        format!("infra/moto.py did not start: {}", log.trim())
-    })?;
-    Ok(Moto {
-        endpoint: started["endpoint"].as_str().unwrap_or_default().to_owned(),
-        env: env_of(&started),
-        _server: Mutex::new(child),
-    })
-}
-
-fn env_of(started: &Value) -> BTreeMap<String, String> {
-    started["env"]
-        .as_object()
-        .map(|env| {
-            env.iter()
-                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_owned()))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 impl Moto {
@@ -114,7 +61,7 @@ impl Moto {
         let prefix = format!("t{}", NEXT.fetch_add(1, Ordering::Relaxed));
         let output = Command::new("python3")
             .args([
-                &script(),
+                &server::script().display().to_string(),
                 "up",
                 "--create-only",
                 "--endpoint",
@@ -132,7 +79,7 @@ impl Moto {
         );
         let line = String::from_utf8_lossy(&output.stdout);
         let started: Value = serde_json::from_str(line.trim()).expect("infra/moto.py printed JSON");
-        env_of(&started)
+        server::env_of(&started)
     }
 }
 

@@ -84,6 +84,16 @@ pub(super) async fn run(command: JobCommand, context: &Context) -> Result<(), Cl
             let job = client.call(Request::get(&["jobs", &args.job_id])).await?;
             context.show(&job, || views::job(&job, Utc::now(), context.style))
         }
+        JobCommand::Stats(args) => {
+            let answer = context
+                .client
+                .call(
+                    Request::get(&["jobs", &args.job_id, "stats"])
+                        .query("window", args.window.window),
+                )
+                .await?;
+            context.show(&answer, || views::window_figures(&answer, context.style))
+        }
         JobCommand::Describe(args) => {
             let answer = client
                 .call(Request::get(&["jobs", &args.job_id, "describe"]))
@@ -94,15 +104,17 @@ pub(super) async fn run(command: JobCommand, context: &Context) -> Result<(), Cl
         }
         JobCommand::List(args) => {
             let query = vec![
-                ("state", args.state),
-                ("creator", args.creator),
-                ("parentJob", args.parent),
-                ("service", args.service),
+                ("state", args.filter.state),
+                ("creator", args.filter.creator),
+                ("parentJob", args.filter.parent),
+                ("service", args.filter.service),
+                ("idPrefix", args.filter.id_prefix),
                 ("sort", args.sort),
                 ("limit", Some(args.limit.to_string())),
             ]
             .into_iter()
             .filter_map(|(k, v)| v.map(|v| (k, v)))
+            .chain(args.filter.labels.into_iter().map(|l| ("label", l)))
             .collect();
             let answer = pages(context, &["jobs"], query, "jobs", args.all).await?;
             context.show(&answer, || {

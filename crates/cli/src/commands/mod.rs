@@ -12,6 +12,7 @@ use crate::client::{Client, Request};
 use crate::error::{Class, CliError};
 use crate::output::{self, views, Format, Style};
 
+mod bulk;
 pub(crate) mod definition;
 mod execution;
 mod job;
@@ -57,6 +58,7 @@ pub(crate) fn out(text: &str) {
 pub(crate) async fn run(command: Command, context: &Context) -> Result<(), CliError> {
     match command {
         Command::Job(command) => job::run(command, context).await,
+        Command::Bulk(args) => bulk::run(args, context).await,
         Command::Execution(command) => execution::run(command, context).await,
         Command::Timers(crate::cli::TimersCommand::Sync { service, file }) => {
             let list = definition::read_document(&file)?;
@@ -71,8 +73,11 @@ pub(crate) async fn run(command: Command, context: &Context) -> Result<(), CliEr
                 views::timers_sync(&service, &answer, context.style)
             })
         }
-        Command::Stats => {
-            let answer = context.client.call(Request::get(&["stats"])).await?;
+        Command::Stats(args) => {
+            let answer = context
+                .client
+                .call(Request::get(&["stats"]).query("window", args.window))
+                .await?;
             context.show(&answer, || views::stats(&answer, context.style))
         }
         Command::Health => {

@@ -566,6 +566,103 @@ pub(crate) fn stats(answer: &Value, style: Style) -> String {
     } else {
         "Debug mode is off.\n"
     });
+    if answer.get("window").is_some() {
+        out.push('\n');
+        out.push_str(&window_figures(answer, style));
+        for (key, title) in [("topFailing", "Top failing"), ("slowest", "Slowest (p95)")] {
+            let jobs = list(answer, key);
+            if jobs.is_empty() {
+                continue;
+            }
+            out.push_str(&format!("\n{title}:\n"));
+            let mut table = Table::new(&["JOB", "RUNS", "FAILED", "SUCCESS", "P95 MS"]);
+            for job in &jobs {
+                table.row(vec![
+                    text(job, "jobId").into(),
+                    text(job, "runs").into(),
+                    job.pointer("/byState/Terminated")
+                        .map_or_else(|| "0".to_owned(), Value::to_string)
+                        .into(),
+                    rate(job).into(),
+                    or_dash(millis(job, "/durationMs/p95")).into(),
+                ]);
+            }
+            out.push_str(&table.render(style));
+        }
+    }
+    out
+}
+
+fn rate(figures: &Value) -> String {
+    figures
+        .get("successRate")
+        .and_then(Value::as_f64)
+        .map_or_else(|| "—".to_owned(), |r| format!("{:.1} %", r * 100.0))
+}
+
+fn millis(value: &Value, pointer: &str) -> String {
+    value
+        .pointer(pointer)
+        .and_then(Value::as_u64)
+        .map_or_else(String::new, |ms| ms.to_string())
+}
+
+/// The figures of a statistics window (`sundial job stats`, and `sundial stats` below its
+/// counts): runs, success rate, percentiles, the non-run counts, and the series' busy points.
+pub(crate) fn window_figures(answer: &Value, style: Style) -> String {
+    let quantiles = |key: &str| {
+        let q = |p: &str| or_dash(millis(answer, &format!("/{key}/{p}")));
+        format!("p50 {} · p95 {} · p99 {} ms", q("p50"), q("p95"), q("p99"))
+    };
+    let states: Vec<String> = answer
+        .get("byState")
+        .and_then(Value::as_object)
+        .map(|m| m.iter().map(|(k, v)| format!("{k} {v}")).collect())
+        .unwrap_or_default();
+    let rows: Vec<(&str, Cell)> = vec![
+        (
+            "Window",
+            format!("{} (from {})", text(answer, "window"), text(answer, "from")).into(),
+        ),
+        (
+            "Runs",
+            format!("{} ({})", text(answer, "runs"), or_dash(states.join(", "))).into(),
+        ),
+        ("Success rate", rate(answer).into()),
+        ("Duration", quantiles("durationMs").into()),
+        ("Fire lag", quantiles("lagMs").into()),
+        ("Retries", text(answer, "retries").into()),
+        (
+            "Not run",
+            format!(
+                "skipped {} · missed {} · dropped {}",
+                text(answer, "skipped"),
+                text(answer, "missed"),
+                text(answer, "dropped")
+            )
+            .into(),
+        ),
+    ];
+    let mut out = fields(&rows, style);
+    let busy: Vec<String> = list(answer, "series")
+        .iter()
+        .filter(|p| p.get("runs").and_then(Value::as_u64).unwrap_or(0) > 0)
+        .map(|p| {
+            format!(
+                "  {}  runs {}  failed {}",
+                text(p, "at"),
+                text(p, "runs"),
+                text(p, "failed")
+            )
+        })
+        .collect();
+    if !busy.is_empty() {
+        out.push_str("Series (points with runs):\n");
+        for line in busy {
+            out.push_str(&line);
+            out.push('\n');
+        }
+    }
     out
 }
 

@@ -15,7 +15,9 @@ use super::policy::{
     Catchup, CatchupPolicy, OverlapPolicy, ParentClosePolicy, Qos, RetryPolicy, RetryRule,
     Timeouts, MAX_CATCHUP_RUNS,
 };
-use super::{Action, FieldError, HttpTemplate, JobId, NotificationRule, RequestStep, Target};
+use super::{
+    Action, FieldError, HttpTemplate, JobId, Labels, NotificationRule, RequestStep, Target,
+};
 use crate::duration::Duration;
 use crate::spec::Schedule;
 use crate::timer::{compile_timer, TimerPlan};
@@ -52,6 +54,7 @@ const FIELDS: &[&str] = &[
     "parentClosePolicy",
     "target",
     "sensitiveHeaders",
+    "labels",
 ];
 
 /// Default `checkRateSeconds`.
@@ -111,6 +114,7 @@ pub struct JobDefinition {
     timeouts: Timeouts,
     parent_close_policy: ParentClosePolicy,
     sensitive_headers: Vec<String>,
+    labels: Labels,
     created_at: DateTime<Utc>,
     written: Value,
 }
@@ -271,6 +275,10 @@ impl JobDefinition {
         };
 
         let sensitive_headers = parse_sensitive_headers(&obj)?;
+        let labels = match obj.get("labels") {
+            None => Labels::default(),
+            Some(value) => Labels::parse("labels", value)?,
+        };
 
         // Every value has been read with bounded depth, so serialising it is safe; the bound keeps a
         // job, with its state, inside one DynamoDB item.
@@ -312,6 +320,7 @@ impl JobDefinition {
             timeouts,
             parent_close_policy,
             sensitive_headers,
+            labels,
             created_at,
             written: body.clone(),
         })
@@ -352,6 +361,11 @@ impl JobDefinition {
     /// `creator`: the caller's id.
     pub fn creator(&self) -> &str {
         &self.creator
+    }
+
+    /// `labels`: what the job is, for filters and bulk actions.
+    pub fn labels(&self) -> &Labels {
+        &self.labels
     }
 
     /// `creatorName`.

@@ -28,6 +28,7 @@ mod diff;
 mod fields;
 mod http;
 mod id;
+mod labels;
 mod policy;
 mod redact;
 mod state;
@@ -44,6 +45,7 @@ pub use http::{
     IDEMPOTENCY_KEY_HEADER, RESERVED_HEADERS,
 };
 pub use id::{JobId, ServiceName};
+pub use labels::{LabelSelector, Labels, MAX_LABELS, MAX_LABEL_KEY, MAX_LABEL_VALUE_BYTES};
 pub use policy::{
     BackfillMode, Catchup, CatchupPolicy, OverlapPolicy, ParentClosePolicy, Qos, RetryPolicy,
     RetryRule, Timeouts, MAX_CATCHUP_RUNS,

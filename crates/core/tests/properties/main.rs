@@ -30,5 +30,6 @@ mod never_firing;
 mod preview;
 mod regressions;
 mod robustness;
+mod rollups;
 mod support;
 mod timers;

@@ -3,6 +3,9 @@
 /// Undoes schema step 3 (the jobs list's orders: the `job_orders` table and the triggers that keep
 /// it), so a test can turn a file back into what an older build wrote.
 pub(crate) const UNDO_JOB_ORDERS: &str = "
+    -- Step 4 (labels) first: it came after.
+    DROP TABLE job_labels;
+    ALTER TABLE jobs DROP COLUMN labels;
     DROP TRIGGER job_orders_on_job_insert;
     DROP TRIGGER job_orders_on_job_delete;
     DROP TRIGGER job_orders_next_fire_on_wakeup_insert;
@@ -12,5 +15,10 @@ pub(crate) const UNDO_JOB_ORDERS: &str = "
     DROP TABLE job_orders;
 ";
 
-/// Undoes schema step 4 (the audit trail's table).
+/// Undoes schema step 5 (statistics rollups), for the same purpose; apply it before
+/// [`UNDO_JOB_ORDERS`] when going back further.
+pub(crate) const UNDO_ROLLUPS: &str = "DROP TABLE rollups;";
+
+/// Undoes schema step 6 (the audit trail's table); apply it before [`UNDO_ROLLUPS`] when going
+/// back further.
 pub(crate) const UNDO_AUDIT: &str = "DROP TABLE audit;";

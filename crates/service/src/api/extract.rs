@@ -90,8 +90,12 @@ impl<S: Send + Sync> FromRequestParts<S> for Params {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
-        let Query(pairs) = Query::<Vec<(String, String)>>::try_from_uri(&parts.uri)
-            .map_err(|e| ApiError::invalid("query", e.body_text()))?;
+        Params::from_pairs(query_pairs(parts)?)
+    }
+}
+
+impl Params {
+    fn from_pairs(pairs: Vec<(String, String)>) -> Result<Self, ApiError> {
         let mut map = HashMap::with_capacity(pairs.len());
         for (key, value) in pairs {
             if map.contains_key(&key) {
@@ -103,6 +107,30 @@ impl<S: Send + Sync> FromRequestParts<S> for Params {
             map.insert(key, value);
         }
         Ok(Params(map))
+    }
+}
+
+fn query_pairs(parts: &Parts) -> Result<Vec<(String, String)>, ApiError> {
+    let Query(pairs) = Query::<Vec<(String, String)>>::try_from_uri(&parts.uri)
+        .map_err(|e| ApiError::invalid("query", e.body_text()))?;
+    Ok(pairs)
+}
+
+/// [`Params`] plus every `label` given: the one parameter that may repeat (`?label=team:payments
+/// &label=tier:1`, all must match), since a conjunction has no order for a proxy to get wrong.
+pub(crate) struct LabelledParams(pub Params, pub Vec<String>);
+
+impl<S: Send + Sync> FromRequestParts<S> for LabelledParams {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        let (labels, rest): (Vec<_>, Vec<_>) = query_pairs(parts)?
+            .into_iter()
+            .partition(|(key, _)| key == "label");
+        Ok(LabelledParams(
+            Params::from_pairs(rest)?,
+            labels.into_iter().map(|(_, value)| value).collect(),
+        ))
     }
 }
 

@@ -5,7 +5,7 @@ use axum::response::IntoResponse;
 use axum::Json;
 use serde_json::Value;
 
-use super::extract::{JsonBody, Params, PathParams};
+use super::extract::{JsonBody, LabelledParams, Params, PathParams};
 use sundial_core::change::RunPlace as CorePlace;
 
 use super::schema::{
@@ -13,8 +13,8 @@ use super::schema::{
     JobListQuery, JobPath, JobsPage, Notes, RunPlace, UpdateAnswer, UpdatePreview, Updated,
 };
 use super::{bool_param, page_of, ApiError, ApiResult, AppState, Caller};
-use crate::app::parse_job_id;
-use crate::ports::store::{JobFilter, JobOrder, Store};
+use crate::app::{job_filter, parse_job_id, AppError};
+use crate::ports::store::{JobFilter, JobOrder, LabelSelector, Store};
 
 /// The warnings of a created or updated job, absent when there are none.
 fn warnings_of(warnings: Vec<String>) -> Option<Vec<String>> {
@@ -338,34 +338,26 @@ pub(super) async fn unpause<S: Store>(
     params(JobListQuery),
     responses(
         (status = 200, description = "A page of jobs.", body = JobsPage),
-        (status = 400, description = "A parameter is invalid, unknown or given twice (the message names it), `cursor` was not made by the server for this `sort`, or the store cannot list in that order (DynamoDB: `sort: nextFire is not available here …`).", body = ErrorEnvelope),
+        (status = 400, description = "A parameter is invalid (a `label` not `key:value`, an `idPrefix` with characters no id has), unknown or given twice (all but `label`; the message names it), `cursor` was not made by the server for this `sort`, or the store cannot list in that order (DynamoDB: `sort: nextFire is not available here …`).", body = ErrorEnvelope),
         (status = 503, description = "The store failed; retry.", body = ErrorEnvelope),
     )
 )]
-pub(super) async fn list_jobs<S: Store>(State(app): AppState<S>, params: Params) -> ApiResult {
+pub(super) async fn list_jobs<S: Store>(
+    State(app): AppState<S>,
+    params: LabelledParams,
+) -> ApiResult {
+    let LabelledParams(params, labels) = params;
     let Params(params) = params.only(&[
         "state",
         "creator",
         "parentJob",
         "service",
+        "idPrefix",
         "sort",
         "limit",
         "cursor",
     ])?;
-    if let Some(state) = params.get("state") {
-        if state != "active" && state != "paused" {
-            return Err(ApiError::invalid(
-                "state",
-                format!("expected active or paused, got {state:?}"),
-            ));
-        }
-    }
-    let filter = JobFilter {
-        state: params.get("state").cloned(),
-        creator: params.get("creator").cloned(),
-        parent_job: params.get("parentJob").cloned(),
-        service: params.get("service").cloned(),
-    };
+    let filter = list_filter(&params, &labels)?;
     let order = match params.get("sort") {
         None => JobOrder::Id,
         Some(name) => JobOrder::parse(name).ok_or_else(|| {
@@ -381,4 +373,25 @@ pub(super) async fn list_jobs<S: Store>(State(app): AppState<S>, params: Params)
         next_cursor: page.next_cursor,
     })
     .into_response())
+}
+
+/// The filters of `GET /jobs`, checked: a 400 names `state`, `idPrefix` or `label`.
+fn list_filter(
+    params: &std::collections::HashMap<String, String>,
+    labels: &[String],
+) -> Result<JobFilter, ApiError> {
+    let labels = labels
+        .iter()
+        .map(|text| LabelSelector::parse("label", text))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(AppError::from)?;
+    let param = |name: &str| params.get(name).cloned();
+    Ok(job_filter(
+        param("state"),
+        param("creator"),
+        param("parentJob"),
+        param("service"),
+        param("idPrefix"),
+        labels,
+    )?)
 }

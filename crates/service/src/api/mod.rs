@@ -13,6 +13,7 @@
 //! without being served.
 
 pub mod auth;
+mod bulk;
 mod error;
 mod extract;
 mod history;
@@ -22,6 +23,7 @@ mod ops;
 mod runs;
 pub mod schema;
 mod seed002;
+pub mod stats;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -97,10 +99,12 @@ api_routes! {
         jobs::pause,
         jobs::unpause,
         history::job_history,
+        bulk::bulk_jobs,
         runs::trigger,
         runs::feedback,
         runs::backfill,
         runs::describe,
+        stats::job_stats,
         runs::job_executions,
         runs::get_execution,
         runs::cancel,

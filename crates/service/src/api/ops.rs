@@ -5,7 +5,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 
-use super::extract::{JsonBody, PathParams};
+use super::extract::{JsonBody, Params, PathParams};
 use super::schema::{
     EngineHealth, Envelope, ErrorEnvelope, Health, HealthStatus, Preview, PreviewRequest, Stats,
     TimerList, TimersReconciled,
@@ -48,23 +48,43 @@ pub(super) async fn health<S: Store>(State(app): AppState<S>) -> Response {
     (status, Json(body)).into_response()
 }
 
-/// Jobs by state, executions by state, and whether debug mode is on.
+/// Jobs by state, executions by state, and whether debug mode is on; and over a window (from
+/// rollups, as `GET /jobs/{jobId}/stats`), the figures of all jobs, the top failing jobs and the
+/// slowest jobs (at most 10 each, with their figures).
 #[utoipa::path(
     get,
     path = "/stats",
     tag = "operations",
+    params(super::stats::WindowQuery),
     responses(
-        (status = 200, description = "The counts.", body = Stats,
-            example = json!({"jobs": {"active": 3}, "executions": {"Cancelled": 1, "Enqueued": 4}, "debugMode": false})),
+        (status = 200, description = "The counts and the window's figures.", body = Stats,
+            example = json!({"jobs": {"active": 3}, "executions": {"Cancelled": 1, "Enqueued": 4}, "debugMode": false,
+                "window": "24h", "from": "2026-11-20T19:00:00Z", "to": "2026-11-21T19:13:04Z",
+                "runs": 2, "byState": {"Succeeded": 1, "Terminated": 1}, "successRate": 0.5,
+                "durationMs": {"p50": 95, "p95": 2950, "p99": 2950}, "lagMs": {"p50": 3, "p95": 12, "p99": 12},
+                "retries": 1, "skipped": 0, "missed": 4, "dropped": 0,
+                "series": [{"at": "2026-11-21T18:00:00Z", "runs": 2, "failed": 1, "durationP95Ms": 2950}],
+                "topFailing": [{"jobId": "daily-report", "runs": 1, "byState": {"Terminated": 1}, "successRate": 0.0,
+                    "durationMs": {"p50": 2950, "p95": 2950, "p99": 2950}, "lagMs": {"p50": 12, "p95": 12, "p99": 12},
+                    "retries": 1, "skipped": 0, "missed": 0, "dropped": 0}],
+                "slowest": [{"jobId": "daily-report", "runs": 1, "byState": {"Terminated": 1}, "successRate": 0.0,
+                    "durationMs": {"p50": 2950, "p95": 2950, "p99": 2950}, "lagMs": {"p50": 12, "p95": 12, "p99": 12},
+                    "retries": 1, "skipped": 0, "missed": 0, "dropped": 0}]})),
+        (status = 400, description = "`window` is malformed, or another parameter was given.", body = ErrorEnvelope),
         (status = 503, description = "The store failed; retry.", body = ErrorEnvelope),
     )
 )]
-pub(super) async fn stats<S: Store>(State(app): AppState<S>) -> ApiResult {
+pub(super) async fn stats<S: Store>(State(app): AppState<S>, params: Params) -> ApiResult {
+    let window = super::stats::window_of(params)?;
     let stats = app.stats().await?;
+    let (figures, top_failing, slowest) = super::stats::fleet(&app, window).await?;
     Ok(Json(Stats {
         jobs: stats.jobs,
         executions: stats.executions,
         debug_mode: stats.debug_mode,
+        window: figures,
+        top_failing,
+        slowest,
     })
     .into_response())
 }

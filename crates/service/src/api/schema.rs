@@ -812,9 +812,42 @@ macro_rules! job_schema {
             /// Header names, beyond the built-in rule, whose values are never shown (at most 100).
             #[schema(max_items = 100)]
             sensitive_headers: Option<Vec<HeaderName>>,
+            /// What the job is, for `GET /jobs?label=key:value` and bulk actions.
+            labels: Option<Labels>,
         }
     };
 }
+
+built_schema! {
+    /// Labels: at most 16 `key: value` pairs; a key is 1–63 characters of `A–Z a–z 0–9 _ . - /`,
+    /// a value 1–256 bytes without control characters. A 400 names `labels.<key>`.
+    Labels, refs: [], |description: &str| {
+        let key = ObjectBuilder::new()
+            .schema_type(Type::String)
+            .pattern(Some(LABEL_KEY_PATTERN))
+            .min_length(Some(1))
+            .max_length(Some(sundial_core::job::MAX_LABEL_KEY));
+        let value = ObjectBuilder::new()
+            .schema_type(Type::String)
+            .pattern(Some(LABEL_VALUE_PATTERN))
+            .min_length(Some(1))
+            .max_length(Some(sundial_core::job::MAX_LABEL_VALUE_BYTES));
+        let schema = ObjectBuilder::new()
+            .schema_type(Type::Object)
+            .property_names(Some(key.build()))
+            .additional_properties(Some(Schema::Object(value.build())))
+            .max_properties(Some(sundial_core::job::MAX_LABELS))
+            .description(Some(description));
+        RefOr::T(Schema::Object(schema.build()))
+    }
+}
+
+/// A label key.
+pub const LABEL_KEY_PATTERN: &str = r"^[A-Za-z0-9_./-]+$";
+/// A label value: no control characters.
+pub const LABEL_VALUE_PATTERN: &str = r"^[^\x00-\x1f\x7f-\x9f]+$";
+/// A `label` filter: `key:value`.
+pub const LABEL_SELECTOR_PATTERN: &str = r"^[A-Za-z0-9_./-]{1,63}:[^\x00-\x1f\x7f-\x9f]+$";
 
 built_schema! {
     /// A header name (an RFC 9110 token).
@@ -1546,7 +1579,7 @@ pub struct Preview {
     pub warnings: Option<Vec<String>>,
 }
 
-/// Counts of jobs and executions by state.
+/// Counts of jobs and executions by state, and the figures of a window.
 #[derive(ToSchema, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Stats {
@@ -1556,6 +1589,14 @@ pub struct Stats {
     pub executions: BTreeMap<String, u64>,
     /// Whether automatic runs are stopped (docs/api.md debug mode).
     pub debug_mode: bool,
+    /// All jobs' figures over the window (`GET /jobs/{jobId}/stats`'s fields).
+    #[serde(flatten)]
+    pub window: super::stats::WindowStats,
+    /// The jobs with the most runs ended `Terminated` in the window (then the lowest success
+    /// rate), at most 10, only jobs with a failure.
+    pub top_failing: Vec<super::stats::JobFigures>,
+    /// The jobs with the highest p95 duration in the window, at most 10.
+    pub slowest: Vec<super::stats::JobFigures>,
 }
 
 /// Whether the process serves requests and its engine ticks.
@@ -1651,6 +1692,13 @@ pub struct JobListQuery {
     parent_job: Option<String>,
     /// Only jobs a service declared in its timer list.
     service: Option<String>,
+    /// Only jobs with this label, as `key:value` (`team:payments`); repeat it for several, all of
+    /// which must match.
+    #[param(pattern = r"^[A-Za-z0-9_./-]{1,63}:[^\x00-\x1f\x7f-\x9f]+$")]
+    label: Option<Vec<String>>,
+    /// Only jobs whose id starts with this (1–128 characters of `A–Z a–z 0–9 _ . -`).
+    #[param(pattern = r"^[A-Za-z0-9_.-]{1,128}$")]
+    id_prefix: Option<String>,
     /// The order (default `id`), ties broken by job id. `nextFire` and `lastRun` are not available
     /// on AWS (the DynamoDB store lists jobs by id only): there they are a 400 naming `sort`.
     sort: Option<JobSortName>,

@@ -13,13 +13,14 @@ use sundial_core::execution::{
     execution_id_for_trigger, validate_trigger_id, Execution, ExecutionState,
 };
 use sundial_core::job::JobId;
+use sundial_core::stats::StatsWindow;
 use sundial_core::trigger::TriggerOptions;
 
 use super::{audit_race, audit_record, field_error, App, AppError, ChangeBy, Entry};
 use crate::ports::store::{
     AuditCleanReport, CleanReport, ExecutionRecord, Page, PageRequest, Store, StoreError, Write,
 };
-use crate::records::{decode_execution, decode_job, encode_execution, encode_job};
+use crate::records::{decode_execution, decode_job, encode_execution, encode_job, final_rollup};
 
 impl<S: Store> App<S> {
     /// Starts one run of a job with `arguments` (`POST /jobs/{jobId}/trigger`): now, or
@@ -279,15 +280,24 @@ impl<S: Store> App<S> {
             })?;
             let mut updated = encode_execution(&execution, record.version)?;
             updated.created_at = record.created_at;
-            match self.store.update_execution(&updated).await {
-                Ok(_) => {
+            // The run's statistics ride on the write that ends it.
+            let rollup = final_rollup(&execution, &record.state, None);
+            let mut writes = vec![Write::UpdateExecution(&updated)];
+            writes.extend(rollup.as_ref().map(Write::AddRollup));
+            match self
+                .store
+                .write_all(&writes)
+                .await
+                .map_err(StoreError::from)
+            {
+                Ok(()) => {
                     // The engine frees the run's slot and starts what waited for it.
                     if let Some(engine) = self.engine() {
                         engine.kick(execution_id.to_string()).await;
                     }
                     return Ok(execution);
                 }
-                Err(crate::ports::store::StoreError::VersionConflict { .. }) => continue,
+                Err(StoreError::VersionConflict { .. }) => continue,
                 Err(e) => return Err(e.into()),
             }
         }
@@ -309,6 +319,10 @@ impl<S: Store> App<S> {
             .clean_executions(retain, purge_deleted_jobs)
             .await?;
         let audit = self.clean_audit(retain, purge_deleted_jobs).await?;
+        // Statistics are kept for the longest window (and the hour it starts in), whatever
+        // `retain`: a count of runs says nothing about how far back the hours reach.
+        let cutoff = sundial_core::stats::hour_of(self.now() - StatsWindow::LONGEST);
+        self.store.clean_rollups(cutoff).await?;
         Ok((executions, audit))
     }
 

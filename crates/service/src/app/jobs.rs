@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 use sundial_core::change::{affected_runs, AffectedRun, RunPlace, UnstartedRun};
 use sundial_core::execution::incarnation_of_execution;
-use sundial_core::job::{Job, JobDefinition, JobId, JobState, ServiceName};
+use sundial_core::job::{Job, JobDefinition, JobId, JobState, LabelSelector, ServiceName};
 
 use super::{
     audit_race, audit_record, field_error, upcoming_fires, App, AppError, ChangeBy, Entry,
@@ -43,6 +43,38 @@ pub struct TimersReport {
     pub unchanged: Vec<String>,
     /// Jobs of the service that the list no longer declares.
     pub removed: Vec<String>,
+}
+
+/// The list filters of `GET /jobs` and of the bulk actions, checked: a 400 names `state` or
+/// `idPrefix` (label selectors are parsed by their reader, which names them).
+pub fn job_filter(
+    state: Option<String>,
+    creator: Option<String>,
+    parent_job: Option<String>,
+    service: Option<String>,
+    id_prefix: Option<String>,
+    labels: Vec<LabelSelector>,
+) -> Result<JobFilter, AppError> {
+    if let Some(state) = &state {
+        if state != "active" && state != "paused" {
+            return Err(field_error(
+                "state",
+                format!("expected active or paused, got {state:?}"),
+            ));
+        }
+    }
+    if let Some(prefix) = &id_prefix {
+        // A prefix of an id is an id as far as its characters go.
+        JobId::parse(prefix).map_err(|e| field_error("idPrefix", e.message))?;
+    }
+    Ok(JobFilter {
+        state,
+        creator,
+        parent_job,
+        service,
+        labels,
+        id_prefix,
+    })
 }
 
 impl<S: Store> App<S> {
@@ -508,8 +540,13 @@ impl<S: Store> App<S> {
                 .ok_or_else(|| field_error(&format!("{path}.jobId"), "required"))?;
             let job_id = JobId::parse(id).map_err(|e| AppError::Invalid(e.under(&path)))?;
             // A service declares its timers with their real values: no redaction markers.
-            JobDefinition::parse_submitted(&job_id, body, now, None)
+            let definition = JobDefinition::parse_submitted(&job_id, body, now, None)
                 .map_err(|e| AppError::Invalid(e.under(&path)))?;
+            self.check_platform_limits(&definition)
+                .map_err(|e| match e {
+                    AppError::Invalid(e) => AppError::Invalid(e.under(&path)),
+                    other => other,
+                })?;
             if declared
                 .insert(job_id.to_string(), (job_id, body))
                 .is_some()

@@ -7,28 +7,37 @@
 
 mod audit;
 mod backfill;
+mod bulk;
 mod executions;
 mod hooks;
 mod jobs;
 mod liveness;
+mod stats;
+mod upcoming;
 mod views;
 
 use std::sync::{Arc, OnceLock, Weak};
 
 use chrono::{DateTime, Utc};
-use sundial_core::job::{FieldError, Job, JobDefinition, JobId};
+use sundial_core::job::{FieldError, Job, JobDefinition, JobId, Target};
 
 use crate::cause::Cause;
 use crate::ports::clock::Clock;
+use crate::ports::events::TargetSupport;
 use crate::ports::store::{AuditRecord, JobStore, Store, StoreError, Write, WriteAllError};
 use crate::records::{decode_job, encode_job, job_wakeup_key, StoredJob};
 
 pub(crate) use audit::{audit_record, Entry};
 pub use audit::{Actor, ChangeBy};
 pub use backfill::BackfillReport;
+pub use bulk::{
+    BulkAction, BulkDone, BulkOutcome, BulkReport, BulkRequest, BulkSelection, MAX_BULK_JOBS,
+};
 pub use hooks::EngineHooks;
-pub use jobs::{TimersReport, UpdatePreview};
+pub use jobs::{job_filter, TimersReport, UpdatePreview};
 pub use liveness::{EngineHealth, HealthReport, Liveness};
+pub use stats::{FleetStats, JobStats, TOP_JOBS};
+pub use upcoming::{Upcoming, UpcomingCut, UPCOMING_FIRES, UPCOMING_JOBS};
 pub use views::{upcoming_fires, Describe, Stats};
 
 /// How many times a read-modify-write of one job is retried after losing a race. A busy job (a
@@ -63,6 +72,10 @@ pub struct AppConfig {
     /// A job whose `timeoutSeconds` is longer is refused, naming the field; async jobs wait
     /// across invocations and are not limited.
     pub max_sync_attempt: Option<std::time::Duration>,
+    /// Whether jobs' `sqs` and `eventbridge` targets are delivered here: the engine's publisher's
+    /// [`EventPublisher::target_support`](crate::ports::events::EventPublisher::target_support).
+    /// Where they are not, a job with a target is refused, naming the field.
+    pub targets: TargetSupport,
 }
 
 impl AppConfig {
@@ -74,6 +87,7 @@ impl AppConfig {
             debug_mode: false,
             signing_secret,
             max_sync_attempt: None,
+            targets: TargetSupport::Delivered,
         }
     }
 }
@@ -357,9 +371,22 @@ impl<S: Store> App<S> {
         ))
     }
 
-    /// Refuses a definition this platform cannot run: a synchronous attempt longer than one worker
-    /// can hold ([`AppConfig::max_sync_attempt`]).
+    /// Refuses a definition this platform cannot run: a target it does not deliver
+    /// ([`AppConfig::targets`]), a synchronous attempt longer than one worker can hold
+    /// ([`AppConfig::max_sync_attempt`]).
     pub(crate) fn check_platform_limits(&self, definition: &JobDefinition) -> Result<(), AppError> {
+        if let (Some(target), TargetSupport::Unavailable { how }) =
+            (definition.target(), &self.config.targets)
+        {
+            let (field, kind) = match target {
+                Target::Sqs { .. } => ("target.sqs", "SQS"),
+                Target::EventBridge { .. } => ("target.eventbridge", "EventBridge"),
+            };
+            return Err(field_error(
+                field,
+                format!("this server does not send to {kind}, so the job's runs could not be delivered; {how}"),
+            ));
+        }
         let Some(limit) = self.config.max_sync_attempt else {
             return Ok(());
         };

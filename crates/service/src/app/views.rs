@@ -145,27 +145,11 @@ impl<S> App<S> {
 /// Up to `count` coming fire times of `job` after `now` (jitter applied), formatted in the
 /// schedule's zone; none for a paused or triggered-only job, and no more than its remaining actions.
 pub fn upcoming_fires(job: &Job, now: chrono::DateTime<chrono::Utc>, count: usize) -> Vec<String> {
-    let job_id = job.definition.job_id();
-    match job.definition.when() {
-        When::Scheduled(schedule) if job.definition.active() => {
-            let mut times = Vec::new();
-            let created = job.created_at - chrono::Duration::seconds(1);
-            let mut after = job
-                .state
-                .last_scheduled_time
-                .map_or(created, |t| t.max(created))
-                .max(now);
-            let mut remaining = job.state.remaining_actions;
-            while times.len() < count && remaining != Some(0) {
-                let Some(fire) = schedule.fire_after(after, job_id.as_str()) else {
-                    break;
-                };
-                times.push(schedule.format_time(fire.actual));
-                after = fire.nominal;
-                remaining = remaining.map(|n| n - 1);
-            }
-            times
-        }
-        _ => Vec::new(),
-    }
+    let When::Scheduled(schedule) = job.definition.when() else {
+        return Vec::new();
+    };
+    sundial_core::upcoming::coming_fires(job, now)
+        .take(count)
+        .map(|fire| schedule.format_time(fire.actual))
+        .collect()
 }

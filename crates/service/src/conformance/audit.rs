@@ -11,7 +11,7 @@
 
 use serde_json::json;
 
-use super::store::{create_executions, create_jobs, execution, expect_err, job, run_case, t, Must};
+use super::store::{create_executions, create_jobs, execution, expect_err, job, t, Must};
 use crate::ports::store::audit::entry_id;
 use crate::ports::store::{
     AuditQuery, AuditRecord, PageRequest, Store, StoreError, Write, WriteAllError,
@@ -19,12 +19,9 @@ use crate::ports::store::{
 
 /// Runs every case, each against a fresh store from `make_store`, adding failures to `failures`.
 pub async fn run_cases<S: Store, F: Fn() -> S>(make_store: &F, failures: &mut Vec<String>) {
-    macro_rules! run {
-        ($($case:ident),* $(,)?) => {
-            $( run_case(stringify!($case), $case(make_store()), failures).await; )*
-        };
-    }
-    run!(
+    run_cases!(
+        make_store,
+        *failures,
         audit_written_with_job_create,
         audit_never_without_its_change,
         audit_entry_ids_are_unique,

@@ -56,12 +56,9 @@ use crate::ports::store::{
 /// ```
 pub async fn run_all<S: Store, F: Fn() -> S>(make_store: F) {
     let mut failures: Vec<String> = Vec::new();
-    macro_rules! run {
-        ($($case:ident),* $(,)?) => {
-            $( run_case(stringify!($case), $case(make_store()), &mut failures).await; )*
-        };
-    }
-    run!(
+    run_cases!(
+        make_store,
+        failures,
         job_create_and_get,
         job_create_duplicate,
         job_update_conditional,
@@ -96,13 +93,7 @@ pub async fn run_all<S: Store, F: Fn() -> S>(make_store: F) {
         concurrent_execution_creates,
     );
     super::audit::run_cases(&make_store, &mut failures).await;
-    if !failures.is_empty() {
-        panic!(
-            "store conformance: {} case(s) failed:\n{}",
-            failures.len(),
-            failures.join("\n")
-        );
-    }
+    super::report("store", &failures);
 }
 
 /// Runs one case on its own task, collecting its panic message as a failure (shared with the
@@ -137,7 +128,7 @@ pub(super) fn t(offset_ms: i64) -> DateTime<Utc> {
     DateTime::from_timestamp_millis(BASE_MS + offset_ms).expect("fixture time in range")
 }
 
-fn job_document(job_id: &str, revision: u64) -> Value {
+pub(super) fn job_document(job_id: &str, revision: u64) -> Value {
     json!({
         "definition": {
             "jobName": format!("job {job_id}"),
@@ -174,7 +165,7 @@ pub(super) fn job(job_id: &str) -> JobRecord {
     }
 }
 
-fn job_with(
+pub(super) fn job_with(
     job_id: &str,
     creator: &str,
     parent: Option<&str>,
@@ -264,7 +255,11 @@ pub(super) async fn create_executions<S: Store>(store: &S, executions: &[Executi
 }
 
 /// Follows cursors from the first page, checking the page-shape rules, and returns every item in order.
-async fn walk<T, Fut>(what: &str, limit: usize, mut fetch: impl FnMut(PageRequest) -> Fut) -> Vec<T>
+pub(super) async fn walk<T, Fut>(
+    what: &str,
+    limit: usize,
+    mut fetch: impl FnMut(PageRequest) -> Fut,
+) -> Vec<T>
 where
     T: Debug,
     Fut: Future<Output = Result<Page<T>, StoreError>>,
@@ -694,6 +689,7 @@ fn all_filters(jobs: &[JobRecord]) -> Vec<JobFilter> {
                 } else {
                     None
                 },
+                ..JobFilter::default()
             };
             if !filters.contains(&filter) {
                 filters.push(filter);
@@ -825,7 +821,7 @@ async fn jobs_list_invalid_cursor<S: Store>(store: S) {
 
 /// Lists every job in `order` with each page size, checking that all pages agree; `None` when
 /// the store refuses the order (it then must refuse it for any page and filter).
-async fn walk_order<S: Store>(
+pub(super) async fn walk_order<S: Store>(
     store: &S,
     filter: &JobFilter,
     order: JobOrder,

@@ -25,6 +25,7 @@ mod batch;
 mod dispatch;
 mod messages;
 mod notify;
+mod pace;
 pub mod runner;
 mod tick;
 
@@ -49,7 +50,8 @@ use crate::ports::http::HttpClient;
 use crate::ports::queue::{Queue, QueueError, MAX_DELAY};
 use crate::ports::store::{ExecutionRecord, Store, StoreError, Write, WriteAllError};
 use crate::records::{
-    decode_execution, decode_job, encode_execution, encode_job, execution_wakeup_key, StoredJob,
+    decode_execution, decode_job, encode_execution, encode_job, execution_wakeup_key, final_rollup,
+    StoredJob,
 };
 
 pub use messages::{Handled, Prefetched, QueueKind};
@@ -207,6 +209,8 @@ pub struct Engine<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> {
     sent: Arc<Notify>,
     /// Finished runs waiting to be settled on their job together.
     finals: batch::Batches<Execution, Released>,
+    /// This process's dispatch tasks per job, which pace backfill planning.
+    job_tasks: pace::JobTasks,
 }
 
 /// What settling a finished run on its job freed: the buffered runs that start in its slot, and
@@ -239,6 +243,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             config,
             sent: Arc::new(Notify::new()),
             finals: batch::Batches::new(),
+            job_tasks: pace::JobTasks::default(),
         });
         let hooks: Arc<dyn EngineHooks> = engine.clone();
         engine.app.attach_engine(Arc::downgrade(&hooks));
@@ -436,12 +441,16 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         );
         let fallback = execution_wakeup_key(&record.execution_id);
         let admitted = loaded.clear_fallback;
+        // The run's statistics ride on the write that ends it, last so the indexes of the writes
+        // before it (which the errors below name) stay as they are.
+        let rollup = final_rollup(&loaded.execution, &loaded.record.state, loaded.not_run);
         let mut writes = vec![Write::UpdateExecution(&record)];
         writes.extend(job_record.as_ref().map(Write::UpdateJob));
         if loaded.clear_fallback {
             writes.push(Write::SetWakeup(&fallback, None));
         }
         writes.extend_from_slice(also);
+        writes.extend(rollup.as_ref().map(Write::AddRollup));
         match self.store().write_all(&writes).await {
             Ok(()) => {}
             Err(WriteAllError {
@@ -524,6 +533,8 @@ pub(crate) struct Loaded {
     pub job_changed: bool,
     /// The execution's next write removes its fallback wake-up (the run is being admitted).
     pub clear_fallback: bool,
+    /// Why the run ends `Skipped` without running, when it does: what its statistics count.
+    pub not_run: Option<sundial_core::stats::NotRun>,
 }
 
 impl Loaded {
@@ -536,6 +547,7 @@ impl Loaded {
             seen_events,
             job_changed: false,
             clear_fallback: false,
+            not_run: None,
         })
     }
 }

@@ -20,15 +20,18 @@ use super::{Engine, EngineError, MAX_STEP_RETRIES};
 use crate::ports::events::EventPublisher;
 use crate::ports::http::HttpClient;
 use crate::ports::queue::Queue;
-use crate::ports::store::{JobRecord, Store, StoreError, WakeUp, Write, WriteAllError, MAX_WRITES};
-use crate::records::{
-    decode_job, encode_execution, encode_job, execution_wakeup_key, job_wakeup_key, StoredJob,
-    FALLBACK_WAKEUP_GRACE,
+use crate::ports::store::{
+    JobRecord, RollupRecord, Store, StoreError, WakeUp, Write, WriteAllError, MAX_WRITES,
 };
+use crate::records::{
+    decode_job, encode_execution, encode_job, execution_wakeup_key, job_wakeup_key, not_run_rollup,
+    StoredJob, FALLBACK_WAKEUP_GRACE,
+};
+use sundial_core::stats::NotRun;
 
 /// The most fires one atomic commit creates: each is an execution and its fallback wake-up,
-/// next to the job and its timer entry.
-const MAX_FIRES_PER_COMMIT: usize = (MAX_WRITES - 2) / 2;
+/// next to the job, its timer entry and the statistics of fires it found missed.
+const MAX_FIRES_PER_COMMIT: usize = (MAX_WRITES - 3) / 2;
 
 /// The most backfill fires one planning of a job adds: half a window, and never more than fit one
 /// [`MAX_FIRES_PER_COMMIT`] write together with the job's own fires of a tick. A backfill is
@@ -301,9 +304,16 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             // overflow a worker's stack in a debug build.
             Box::pin(self.plan_backfills(&mut stored, now)).await?;
             let plan = plan::plan_tick(&mut stored.job, now, horizon, self.app.debug_mode());
+            // Fires that missed the catch-up window count in the job's statistics with the
+            // write that records them on the job.
+            let missed =
+                (plan.missed > 0).then(|| not_run_rollup(job_id, now, NotRun::Missed, plan.missed));
             if stored.job.state != before {
                 stored.job.updated_at = now;
-                match self.commit_fires(&mut stored, now, wakes).await? {
+                match self
+                    .commit_fires(&mut stored, now, missed.as_ref(), wakes)
+                    .await?
+                {
                     Committed::Done(created) => return Ok((created, plan.missed, None)),
                     Committed::Raced => continue,
                     Committed::Gone => return Ok((0, 0, None)),
@@ -312,10 +322,10 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                 // The job's index entry stays as it is: it is due (that is why this tick is here),
                 // so a crash before the fires are created brings the next tick back to them.
                 // `clear_pending` points it at the next fire once they exist.
-                match self.app.save_job_only(&stored).await {
+                match self.save_job_only(&stored, missed.as_ref()).await {
                     Ok(version) => stored.version = version,
-                    Err(crate::AppError::Conflict(_)) => continue,
-                    Err(e) => return Err(e.into()),
+                    Err(EngineError::App(crate::AppError::Conflict(_))) => continue,
+                    Err(e) => return Err(e),
                 }
             } else {
                 self.app.refresh_wakeup(&stored.job).await?;
@@ -389,6 +399,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         &self,
         stored: &mut StoredJob,
         now: DateTime<Utc>,
+        missed: Option<&RollupRecord>,
         wakes: &mut Vec<(String, DateTime<Utc>)>,
     ) -> Result<Committed, EngineError> {
         let pending = &stored.job.state.pending_fires;
@@ -427,6 +438,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                 .map(|(key, due)| Write::SetWakeup(key, Some(*due))),
         );
         writes.push(Write::SetWakeup(&job_key, stored.job.next_fire()));
+        writes.extend(missed.map(Write::AddRollup));
         match self.store().write_all(&writes).await {
             Ok(()) => {
                 for execution in &executions {
@@ -457,6 +469,32 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                 stored.job.state.pending_fires = fires;
                 Ok(Committed::OneByOne)
             }
+            Err(e) => Err(StoreError::from(e).into()),
+        }
+    }
+
+    /// Writes a planned job back against the version it was read at, leaving its wake-up as it
+    /// is ([`App::save_job_only`](crate::App)), with the statistics of the fires it found missed
+    /// in the same write. A lost race is [`AppError::Conflict`](crate::AppError::Conflict).
+    async fn save_job_only(
+        &self,
+        stored: &StoredJob,
+        missed: Option<&RollupRecord>,
+    ) -> Result<u64, EngineError> {
+        let Some(missed) = missed else {
+            return Ok(self.app.save_job_only(stored).await?);
+        };
+        let record = encode_job(&stored.job, stored.version, stored.service.clone());
+        match self
+            .store()
+            .write_all(&[Write::UpdateJob(&record), Write::AddRollup(missed)])
+            .await
+        {
+            Ok(()) => Ok(stored.version + 1),
+            Err(WriteAllError {
+                index: Some(_),
+                error: StoreError::VersionConflict { key, .. },
+            }) => Err(crate::AppError::Conflict(format!("{key} was changed concurrently")).into()),
             Err(e) => Err(StoreError::from(e).into()),
         }
     }

@@ -4,6 +4,11 @@
 //! Two things go out through it: every execution state change, when a bus is configured, and the
 //! runs of jobs whose action is an `sqs` or `eventbridge` target instead of HTTP requests. Locally
 //! [`RecordingPublisher`](crate::adapters::memory::RecordingPublisher) stands in for both and keeps what was sent for tests and for the log.
+//!
+//! Not every publisher can deliver targets: `sundial serve` without AWS configured has nowhere to
+//! send them. Such a publisher says so through [`EventPublisher::target_support`], and the control
+//! plane refuses jobs with a target there ([`AppConfig::targets`](crate::AppConfig::targets))
+//! instead of reporting runs `Succeeded` that delivered nothing.
 
 use std::future::Future;
 
@@ -55,8 +60,27 @@ impl PublishError {
     }
 }
 
+/// Whether a publisher delivers jobs' `sqs` and `eventbridge` targets.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum TargetSupport {
+    /// Targets are sent (AWS, or a recorder in tests).
+    #[default]
+    Delivered,
+    /// Nothing would receive them. `how` says how to make this deployment deliver them; it ends
+    /// the 400 that refuses such a job.
+    Unavailable {
+        /// What to configure, e.g. "start `sundial serve` with --aws-targets …".
+        how: String,
+    },
+}
+
 /// Publishes events and sends queue-target messages.
 pub trait EventPublisher: Send + Sync + 'static {
+    /// Whether jobs' `sqs` and `eventbridge` targets reach anything here. Asked once, when the
+    /// control plane is built; the engine also asks before each target run, so a job stored
+    /// before the deployment lost its targets fails its runs instead of succeeding silently.
+    fn target_support(&self) -> TargetSupport;
+
     /// Puts one event on a bus.
     fn publish(&self, event: &BusEvent) -> impl Future<Output = Result<(), PublishError>> + Send;
 

@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod arbitrary_json;
+mod bulk;
 mod errors;
 mod executions;
 mod history;
@@ -16,6 +17,7 @@ mod policies;
 mod preview;
 mod refusals;
 mod secrets;
+mod stats;
 mod support;
 mod timers;
 mod triggers;

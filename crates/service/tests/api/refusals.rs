@@ -1,6 +1,7 @@
 //! Issue 12, items 3 and 8: bad definitions are refused at the door with the field; specs that
 //! never fire come back with warnings; a body that never arrives is a 408; a stalled tick shows in
-//! `/health`; a synchronous attempt longer than a worker can hold is refused.
+//! `/health`; a synchronous attempt longer than a worker can hold is refused. Issue 15, item 10: a
+//! target the deployment does not deliver is refused.
 
 use std::sync::Arc;
 
@@ -11,6 +12,7 @@ use serde_json::{json, Value};
 use sundial_service::adapters::memory::{ManualClock, MemoryStore};
 use sundial_service::api::router;
 use sundial_service::ports::clock::Clock;
+use sundial_service::ports::events::TargetSupport;
 use sundial_service::{App, AppConfig};
 
 use crate::support::*;
@@ -382,20 +384,10 @@ async fn health_reports_a_stalled_tick_with_503() {
 /// (whose wait spans invocations) is not.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_synchronous_attempt_longer_than_a_worker_can_hold_is_refused() {
-    let now: DateTime<Utc> = NOW.parse().unwrap();
-    let config = AppConfig {
+    let api = Api::with_config(AppConfig {
         max_sync_attempt: Some(std::time::Duration::from_secs(100)),
         ..AppConfig::new(TEST_SECRET.to_vec())
-    };
-    let app = Arc::new(App::new(
-        MemoryStore::new(),
-        Arc::new(ManualClock::new(now)),
-        config,
-    ));
-    let api = Api {
-        router: router(Arc::clone(&app), None),
-        app,
-    };
+    });
     let mut long = triggered_job("001");
     long["timeoutSeconds"] = json!(120);
     assert_error(
@@ -438,4 +430,58 @@ async fn a_due_time_of_the_wrong_type_is_refused_beside_a_cron_period() {
         400,
         "timer.dueTime: expected a string",
     );
+}
+
+/// Issue 15, item 10: where the engine's publisher delivers no targets (`sundial serve` without
+/// `--aws-targets`), a job with an `sqs` or `eventbridge` target is refused with a 400 naming the
+/// field and saying how to configure it — on create, update, its dry run and a timers sync, which
+/// then changes nothing. A request job is not affected.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_target_is_refused_where_targets_are_not_delivered() {
+    let api = Api::with_config(AppConfig {
+        targets: TargetSupport::Unavailable {
+            how: "start with --aws-targets".into(),
+        },
+        ..AppConfig::new(TEST_SECRET.to_vec())
+    });
+    let with_target = |target: Value| {
+        let mut body = triggered_job("001");
+        body.as_object_mut().unwrap().remove("request");
+        body["target"] = target;
+        body
+    };
+    let sqs = with_target(json!({"sqs": {"queueUrl": "https://sqs.us-east-1.amazonaws.com/1/q"}}));
+    let bus = with_target(
+        json!({"eventbridge": {"busName": "jobs", "source": "my.app", "detailType": "Tick"}}),
+    );
+    let refusal = "target.sqs: this server does not send to SQS, so the job's runs could not be delivered; start with --aws-targets";
+    assert_error(&api.post("/jobs/to-queue", &sqs).await, 400, refusal);
+    assert_error(
+        &api.post("/jobs/to-bus", &bus).await,
+        400,
+        "target.eventbridge: this server does not send to EventBridge",
+    );
+    api.create("plain", &triggered_job("001")).await;
+    assert_error(&api.post("/jobs/plain/update", &sqs).await, 400, refusal);
+    assert_error(
+        &api.post("/jobs/plain/update?dryRun=true", &sqs).await,
+        400,
+        refusal,
+    );
+    let mut entry = sqs.clone();
+    entry["jobId"] = json!("t-queue");
+    let mut first = triggered_job("001");
+    first["jobId"] = json!("t-plain");
+    let list = json!({"timer": [first, entry]});
+    assert_error(
+        &api.put("/services/svc/timers", Some(&list)).await,
+        400,
+        "timer[1].target.sqs: this server does not send to SQS",
+    );
+    assert_eq!(
+        api.get("/jobs/t-plain").await.0,
+        StatusCode::NOT_FOUND,
+        "a refused list changes nothing"
+    );
+    assert_eq!(api.get("/jobs/to-queue").await.0, StatusCode::NOT_FOUND);
 }

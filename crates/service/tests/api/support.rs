@@ -36,13 +36,18 @@ impl Api {
 
     /// The router behind `auth` (named tokens with scopes).
     pub(crate) fn with_auth(auth: ApiAuth) -> Api {
+        Api::with(AppConfig::new(TEST_SECRET.to_vec()), auth)
+    }
+
+    /// The router on a control plane with `config`, at [`NOW`], with no token.
+    pub(crate) fn with_config(config: AppConfig) -> Api {
+        Api::with(config, ApiAuth::from(None))
+    }
+
+    fn with(config: AppConfig, auth: ApiAuth) -> Api {
         let now: DateTime<Utc> = NOW.parse().unwrap();
         let clock = Arc::new(ManualClock::new(now));
-        let app = Arc::new(App::new(
-            MemoryStore::new(),
-            clock,
-            AppConfig::new(TEST_SECRET.to_vec()),
-        ));
+        let app = Arc::new(App::new(MemoryStore::new(), clock, config));
         Api {
             router: router(Arc::clone(&app), auth),
             app,

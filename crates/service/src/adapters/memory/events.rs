@@ -3,7 +3,7 @@
 use std::collections::VecDeque;
 use std::sync::Mutex;
 
-use crate::ports::events::{BusEvent, EventPublisher, PublishError};
+use crate::ports::events::{BusEvent, EventPublisher, PublishError, TargetSupport};
 
 /// What a [`RecordingPublisher`] was given.
 #[derive(Clone, Debug, PartialEq)]
@@ -20,12 +20,14 @@ pub enum Published {
 }
 
 /// The local stand-in: logs what it is given and keeps the newest of it in memory (tests read it).
-/// `sundial serve` uses it, keeping nothing, when no AWS bus or queue is configured.
+/// `sundial serve` uses it, keeping nothing and delivering no targets
+/// ([`RecordingPublisher::without_targets`]), when AWS is not configured.
 #[derive(Debug)]
 pub struct RecordingPublisher {
     // A ring: dropping the oldest of `keep` entries is O(1), not a 10,000-entry shift per event.
     sent: Mutex<VecDeque<Published>>,
     keep: usize,
+    targets: TargetSupport,
 }
 
 impl Default for RecordingPublisher {
@@ -43,6 +45,7 @@ impl RecordingPublisher {
         RecordingPublisher {
             sent: Mutex::new(VecDeque::new()),
             keep: Self::KEEP,
+            targets: TargetSupport::Delivered,
         }
     }
 
@@ -52,7 +55,15 @@ impl RecordingPublisher {
         RecordingPublisher {
             sent: Mutex::new(VecDeque::new()),
             keep: 0,
+            targets: TargetSupport::Delivered,
         }
+    }
+
+    /// This publisher, answering that jobs' targets are not delivered (`how` says what would
+    /// deliver them): a recorder is not a queue, and a run must not succeed by being recorded.
+    pub fn without_targets(mut self, how: impl Into<String>) -> Self {
+        self.targets = TargetSupport::Unavailable { how: how.into() };
+        self
     }
 
     /// Everything sent so far, oldest first.
@@ -77,6 +88,10 @@ impl RecordingPublisher {
 }
 
 impl EventPublisher for RecordingPublisher {
+    fn target_support(&self) -> TargetSupport {
+        self.targets.clone()
+    }
+
     async fn publish(&self, event: &BusEvent) -> Result<(), PublishError> {
         tracing::debug!(source = %event.source, detail_type = %event.detail_type, "event published");
         self.keep(Published::Event(event.clone()));

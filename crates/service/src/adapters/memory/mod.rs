@@ -16,11 +16,21 @@ pub use store::MemoryStore;
 mod tests {
     use super::{MemoryQueue, MemoryStore};
     use crate::conformance::queue::{self, MIN_MAX_RECEIVES};
-    use crate::conformance::store;
+    use crate::conformance::{rollups, store};
 
     #[tokio::test(flavor = "multi_thread")]
     async fn memory_store_conforms() {
         store::run_all(MemoryStore::new).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn memory_store_conforms_on_labels() {
+        crate::conformance::labels::run_all(MemoryStore::new).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn memory_store_rollups_conform() {
+        rollups::run_all(MemoryStore::new).await;
     }
 
     #[tokio::test(flavor = "multi_thread")]

@@ -17,7 +17,8 @@ use crate::ports::store::retention::past_retention;
 use crate::ports::store::{
     check_batch, cursor, AuditCleanReport, AuditQuery, AuditRecord, AuditStore, CleanReport,
     ExecutionRecord, ExecutionStore, JobFilter, JobOrder, JobRecord, JobStore, Page, PageRequest,
-    Store, StoreError, StoreStats, WakeUp, WakeUpIndex, Write, WriteAllError, MAX_PAGE,
+    RollupRecord, RollupStore, Store, StoreError, StoreStats, WakeUp, WakeUpIndex, Write,
+    WriteAllError, MAX_PAGE,
 };
 
 /// An in-memory [`Store`]; each instance is a fresh, empty store.
@@ -33,6 +34,8 @@ struct Data {
     wakeups: BTreeMap<String, DateTime<Utc>>,
     /// The audit trail by (job id, entry id): a job's entries in time order.
     audit: BTreeMap<(String, String), AuditRecord>,
+    /// Rollup buckets by (hour, job id): hour first, as the cross-job read goes by hour.
+    rollups: BTreeMap<(DateTime<Utc>, String), BTreeMap<String, u64>>,
     /// Writes left before an injected failure ([`MemoryStore::fail_write`]).
     fail_in: Option<usize>,
     /// Write operations asked for so far ([`MemoryStore::writes`]).
@@ -125,7 +128,8 @@ impl Data {
             Write::CreateExecution(_)
             | Write::SetWakeup(..)
             | Write::CreateJob(_)
-            | Write::AppendAudit(_) => Ok(()),
+            | Write::AppendAudit(_)
+            | Write::AddRollup(_) => Ok(()),
         }
     }
 
@@ -186,7 +190,40 @@ impl Data {
                     .insert((entry.job_id.clone(), entry.entry_id.clone()), stored);
                 Ok(0)
             }
+            Write::AddRollup(rollup) => {
+                let bucket = self
+                    .rollups
+                    .entry((rollup.hour, rollup.job_id.clone()))
+                    .or_default();
+                for (name, n) in &rollup.counters {
+                    let at = bucket.entry(name.clone()).or_insert(0);
+                    *at = at.saturating_add(*n);
+                }
+                Ok(0)
+            }
         }
+    }
+
+    /// Buckets with an hour in `from..=to` that `keep` accepts, earliest first.
+    fn rollups_in(
+        &self,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+        keep: impl Fn(&str) -> bool,
+    ) -> Vec<RollupRecord> {
+        if from > to {
+            return Vec::new();
+        }
+        self.rollups
+            .range((from, String::new())..)
+            .take_while(|((hour, _), _)| *hour <= to)
+            .filter(|((_, job_id), _)| keep(job_id))
+            .map(|((hour, job_id), counters)| RollupRecord {
+                job_id: job_id.clone(),
+                hour: *hour,
+                counters: counters.clone(),
+            })
+            .collect()
     }
 
     /// The latest `created_at` of each job id's executions.
@@ -236,15 +273,6 @@ fn child_cursor(execution: &ExecutionRecord) -> String {
         execution.created_at.timestamp_millis(),
         &execution.execution_id,
     )
-}
-
-fn matches(filter: &JobFilter, job: &JobRecord) -> bool {
-    let same =
-        |want: &Option<String>, have: Option<&String>| want.is_none() || want.as_ref() == have;
-    same(&filter.state, Some(&job.state))
-        && same(&filter.creator, Some(&job.creator))
-        && same(&filter.parent_job, job.parent_job.as_ref())
-        && same(&filter.service, job.service.as_ref())
 }
 
 fn count_by_state<'a>(states: impl Iterator<Item = &'a String>) -> BTreeMap<String, u64> {
@@ -307,7 +335,7 @@ impl JobStore for MemoryStore {
         let mut placed: Vec<(i64, &JobRecord)> = data
             .jobs
             .values()
-            .filter(|job| matches(filter, job))
+            .filter(|job| filter.matches(job))
             .map(|job| (key(job), job))
             .filter(|(key, job)| {
                 after.as_ref().is_none_or(|(after_key, after_id)| {
@@ -532,6 +560,32 @@ impl WakeUpIndex for MemoryStore {
         due.sort_by(|a, b| (a.due, &a.key).cmp(&(b.due, &b.key)));
         due.truncate(limit);
         Ok(due)
+    }
+}
+
+impl RollupStore for MemoryStore {
+    async fn job_rollups(
+        &self,
+        job_id: &str,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> Result<Vec<RollupRecord>, StoreError> {
+        Ok(self.lock()?.rollups_in(from, to, |id| id == job_id))
+    }
+
+    async fn all_rollups(
+        &self,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> Result<Vec<RollupRecord>, StoreError> {
+        Ok(self.lock()?.rollups_in(from, to, |_| true))
+    }
+
+    async fn clean_rollups(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
+        let mut data = self.lock_write()?;
+        let before_count = data.rollups.len();
+        data.rollups.retain(|(hour, _), _| *hour >= before);
+        Ok((before_count - data.rollups.len()) as u64)
     }
 }
 

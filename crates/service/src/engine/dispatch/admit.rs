@@ -11,6 +11,7 @@ use sundial_core::job::OverlapPolicy;
 use sundial_core::outcome::Outcome;
 use sundial_core::plan::{self, Admission, Missed};
 use sundial_core::retry;
+use sundial_core::stats::NotRun;
 
 use super::{transition_error, Step};
 use crate::app::AppError;
@@ -62,6 +63,11 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                 self.start_attempt(loaded, &mut after, "started", now).await
             }
             Admission::Skip | Admission::Drop => {
+                loaded.not_run = Some(if admission == Admission::Skip {
+                    NotRun::Skipped
+                } else {
+                    NotRun::Dropped
+                });
                 let running = after.job.state.running.join(", ");
                 let reason = if admission == Admission::Skip {
                     format!("skipped by overlap policy {policy}: {running} still running")
@@ -167,6 +173,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         after.job.updated_at = now;
         loaded.job_changed = true;
         loaded.clear_fallback = true;
+        loaded.not_run = Some(NotRun::Missed);
         let reason = missed.reason(loaded.execution.scheduled_time, now);
         self.finish(loaded, Some(&mut after), ExecutionState::Skipped, &reason)
             .await

@@ -13,8 +13,9 @@ use sundial_core::retry;
 
 use super::admit::HELD_RECHECK;
 use super::{Step, LEASE_MARGIN};
+use crate::cause::chain;
 use crate::engine::{Engine, EngineError, Loaded, Written};
-use crate::ports::events::{BusEvent, EventPublisher};
+use crate::ports::events::{BusEvent, EventPublisher, TargetSupport};
 use crate::ports::http::{HttpClient, HttpError, HttpRequest, DEFAULT_CALL_TIMEOUT};
 use crate::ports::queue::Queue;
 use crate::ports::store::Store;
@@ -67,6 +68,10 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             }
         }
         self.app.sleep_until(now).await;
+        if loaded.execution.attempts() == 1 {
+            // Kept with the attempt's end; a retaken first attempt calls (and counts) again.
+            loaded.execution.run.first_call_at = Some(self.now());
+        }
         let end = self.run_action(loaded, job, held_until).await;
         if ahead {
             // Runs admitted ahead wake together at their fire time. One whose answer is back lets
@@ -238,7 +243,21 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
     }
 
     /// Sends a run of a queue or bus target job.
+    ///
+    /// A deployment that delivers no targets (see [`EventPublisher::target_support`]) fails the
+    /// attempt, saying why: the control plane refuses such jobs, but one stored before the
+    /// deployment lost its targets must not succeed by delivering nothing. A failed send is a
+    /// failed attempt like a failed HTTP call (error code `connection`), retried by the job's
+    /// policy, with the backend's own error in the execution's log.
     pub(super) async fn send_target(&self, execution: &Execution, target: &Target) -> AttemptEnd {
+        if let TargetSupport::Unavailable { how } = self.publisher.target_support() {
+            let detail = format!("target: not delivered, this server sends to no SQS queue or EventBridge bus; {how}");
+            return AttemptEnd::Failed {
+                outcome: Outcome::Transport(detail.clone()),
+                response: Value::Null,
+                detail,
+            };
+        }
         let detail = json!({
             "jobId": execution.job_id.as_str(),
             "executionId": execution.execution_id,
@@ -273,11 +292,14 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                 result: None,
                 response: Value::Null,
             },
-            Err(e) => AttemptEnd::Failed {
-                outcome: Outcome::Transport(e.to_string()),
-                response: Value::Null,
-                detail: format!("target: {e}"),
-            },
+            Err(e) => {
+                let why = chain(&e).to_string();
+                AttemptEnd::Failed {
+                    detail: format!("target: {why}"),
+                    outcome: Outcome::Transport(why),
+                    response: Value::Null,
+                }
+            }
         }
     }
 

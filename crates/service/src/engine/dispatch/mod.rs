@@ -61,19 +61,47 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         execution_id: &str,
         mut read: Option<Option<Run>>,
     ) -> Result<(), EngineError> {
+        // Counted from the first read that finds the run until the task is done with it, so a
+        // backfill is planned further only when few of its job's tasks are still alive.
+        let mut counted = None;
+        let mut stepped = Err(EngineError::Contended(format!("execution {execution_id}")));
         for _ in 0..MAX_STEP_RETRIES {
             let run = match read.take() {
                 Some(run) => run,
-                None => self.read_run(execution_id).await?,
+                None => match self.read_run(execution_id).await {
+                    Ok(run) => run,
+                    Err(e) => {
+                        stepped = Err(e);
+                        break;
+                    }
+                },
             };
             let Some(Run { mut loaded, job }) = run else {
-                return Ok(());
+                stepped = Ok(());
+                break;
             };
-            if let Step::Done = self.step(&mut loaded, job).await? {
-                return Ok(());
+            if counted.is_none() {
+                let job_id = loaded.execution.job_id.clone();
+                counted = Some((self.job_tasks.start(job_id.as_str()), job_id));
+            }
+            match self.step(&mut loaded, job).await {
+                Ok(Step::Done) => {
+                    stepped = Ok(());
+                    break;
+                }
+                Ok(Step::Again) => {}
+                Err(e) => {
+                    stepped = Err(e);
+                    break;
+                }
             }
         }
-        Err(EngineError::Contended(format!("execution {execution_id}")))
+        if let Some((counted, job_id)) = counted {
+            if counted.end() {
+                self.plan_backfill_now(&job_id).await;
+            }
+        }
+        stepped
     }
 
     /// A message that came before `at`: waits the rest out here when it is short (SQS delays are

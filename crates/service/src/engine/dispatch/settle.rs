@@ -7,7 +7,7 @@ use std::time::Duration as StdDuration;
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 use sundial_core::execution::{Execution, ExecutionState};
-use sundial_core::job::Job;
+use sundial_core::job::{Job, JobId};
 use sundial_core::plan;
 
 use super::{transition_error, Step};
@@ -369,8 +369,18 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         if !plan::backfill_has_room(&stored.job, crate::engine::tick::BACKFILL_FIRES_PER_PLAN) {
             return;
         }
+        if !self.job_tasks.may_plan_now(stored.job.job_id().as_str()) {
+            return;
+        }
         if let Err(e) = self.plan_job_now(stored.job.job_id(), self.now()).await {
             tracing::warn!(job_id = %stored.job.job_id(), error = %e, "planning a backfill's next fires; the tick will");
+        }
+    }
+
+    /// The planning [`Engine::plan_backfill_if_room`] left owed to the job's last busy task.
+    pub(super) async fn plan_backfill_now(&self, job_id: &JobId) {
+        if let Err(e) = self.plan_job_now(job_id, self.now()).await {
+            tracing::warn!(%job_id, error = %e, "planning a backfill's next fires; the tick will");
         }
     }
 

@@ -95,6 +95,17 @@ impl World {
         tweak: impl FnOnce(&mut EngineConfig),
         respond: impl Fn(&HttpRequest, usize) -> Result<HttpResponse, HttpError> + Send + Sync + 'static,
     ) -> World {
+        World::with_publisher(start, app_config, tweak, RecordingPublisher::new(), respond)
+    }
+
+    /// [`World::with_configs`], on `publisher`.
+    fn with_publisher(
+        start: &str,
+        app_config: AppConfig,
+        tweak: impl FnOnce(&mut EngineConfig),
+        publisher: RecordingPublisher,
+        respond: impl Fn(&HttpRequest, usize) -> Result<HttpResponse, HttpError> + Send + Sync + 'static,
+    ) -> World {
         let clock = Arc::new(ManualClock::new(t(start)));
         let app = Arc::new(App::new(MemoryStore::new(), clock.clone(), app_config));
         let http = Arc::new(ScriptedHttp {
@@ -113,7 +124,7 @@ impl World {
             MemoryQueue::new(clock.clone()),
             MemoryQueue::new(clock.clone()),
             http.clone(),
-            RecordingPublisher::new(),
+            publisher,
             config,
         );
         World {
@@ -186,6 +197,24 @@ impl World {
     }
 
     /// Ticks and drains every simulated second up to `until`.
+    /// A user cancels the first of the job's executions (as [`World::executions`] lists them);
+    /// the queues drain.
+    async fn cancel_first(&self, job: &str) {
+        let first = &self.executions(job).await[0];
+        self.app()
+            .cancel_execution(&first.execution_id, "test")
+            .await
+            .unwrap();
+        self.drain().await;
+    }
+
+    /// The end of an outage: the clock jumps to `at`, one tick runs and the queues drain.
+    async fn resume_at(&self, at: &str) {
+        self.clock.set(t(at));
+        self.engine.tick().await.unwrap();
+        self.drain().await;
+    }
+
     async fn run_until(&self, until: &str) {
         let until = t(until);
         while self.clock.now() < until {
@@ -508,12 +537,7 @@ async fn overlap_skip_and_buffer_one() {
     let state = w.job_state("buffer-one").await;
     assert_eq!((state.buffer_size, state.buffer_dropped), (1, 1));
     // Ending the running one starts the buffered one.
-    let first = &w.executions("buffer-one").await[0];
-    w.app()
-        .cancel_execution(&first.execution_id, "test")
-        .await
-        .unwrap();
-    w.drain().await;
+    w.cancel_first("buffer-one").await;
     assert_eq!(
         states(&w.executions("buffer-one").await),
         ["Cancelled", "Processing", "Skipped"]
@@ -550,9 +574,7 @@ async fn catch_up_after_an_outage_counts_missed_fires() {
     w.create("caught", json!({"schedule": {"cron": ["* * * * *"]}}))
         .await;
     // The process was down for ten minutes: the clock jumps, then ticks resume.
-    w.clock.set(t("2024-01-01T00:10:20Z"));
-    w.engine.tick().await.unwrap();
-    w.drain().await;
+    w.resume_at("2024-01-01T00:10:20Z").await;
     w.run_until("2024-01-01T00:11:05Z").await;
     let state = w.job_state("caught").await;
     assert_eq!(state.missed_catchup_window, 9, "00:01 … 00:09");
@@ -1520,6 +1542,8 @@ mod messages;
 mod order;
 mod overrides;
 mod preview;
+mod stats;
+mod targets;
 
 /// Issue 12 item 10: the target gets the stored header values, while the state-change events,
 /// the executions and the `Debug` form of the requests (what a log line would print; it shows no

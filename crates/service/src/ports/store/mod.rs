@@ -13,7 +13,9 @@
 
 pub mod audit;
 pub mod cursor;
+pub mod labels;
 pub mod retention;
+pub mod rollups;
 
 pub use audit::{AuditCleanReport, AuditQuery, AuditRecord, AuditStore};
 
@@ -24,6 +26,8 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use crate::cause::Cause;
+pub use labels::{id_prefix_end, LabelSelector};
+pub use rollups::{RollupRecord, RollupStore};
 
 /// A job as stored.
 #[derive(Clone, Debug, PartialEq)]
@@ -82,6 +86,11 @@ pub struct JobFilter {
     pub parent_job: Option<String>,
     /// Exact declaring service.
     pub service: Option<String>,
+    /// Labels the job must have, every one (`label=team:payments`, repeatable). See
+    /// [`JobRecord::labels`]; stores index them so a label filter reads only the jobs it selects.
+    pub labels: Vec<LabelSelector>,
+    /// Job ids starting with this text (`idPrefix`).
+    pub id_prefix: Option<String>,
 }
 
 /// The order of a job listing ([`JobStore::list_jobs`]).
@@ -160,6 +169,8 @@ pub enum Write<'a> {
     /// Appends an entry to a job's audit trail ([`AuditStore`]); the entry id must be free
     /// (`AlreadyExists`). Written beside the change it records, so neither exists without the other.
     AppendAudit(&'a AuditRecord),
+    /// Adds counters to a job's hourly rollup bucket, creating it if absent ([`rollups`]).
+    AddRollup(&'a RollupRecord),
 }
 
 impl Write<'_> {
@@ -173,6 +184,7 @@ impl Write<'_> {
                 format!("execution {}", e.execution_id)
             }
             Write::SetWakeup(key, _) => format!("wakeup {key}"),
+            Write::AddRollup(rollup) => rollup.key(),
         }
     }
 }
@@ -478,7 +490,7 @@ pub trait WakeUpIndex: Send + Sync + 'static {
 /// The whole store: jobs, executions, the wake-up index and the audit trail, plus what spans them — atomic writes
 /// across all three, reads of both kinds at once, and counts. The engine and the control plane
 /// need all of it; adapters implement each part.
-pub trait Store: JobStore + ExecutionStore + WakeUpIndex + AuditStore {
+pub trait Store: JobStore + ExecutionStore + WakeUpIndex + RollupStore + AuditStore {
     /// Makes every write of `writes` or none: the tick's job, fires and timer entry; a dispatch
     /// step's execution and the job slot it takes or frees. Each key appears at most once, and at
     /// most [`MAX_WRITES`] writes. When a write's condition fails nothing is written and the error
