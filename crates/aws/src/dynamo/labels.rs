@@ -252,12 +252,13 @@ impl DynamoStore {
         }
     }
 
-    /// Creates `job` (its item is `item`) and its label items in one transaction.
-    pub(super) async fn create_labelled_job(
+    /// The transaction items that create `job` (its item is `item`, put only if the id is free)
+    /// and its label items: `create_job` of a labelled job, and `Write::CreateJob` of `write_all`.
+    pub(super) fn create_items(
         &self,
         job: &JobRecord,
         item: Item,
-    ) -> Result<(), StoreError> {
+    ) -> Result<Vec<TransactWriteItem>, StoreError> {
         let put = Put::builder()
             .table_name(&self.table)
             .set_item(Some(item))
@@ -272,6 +273,16 @@ impl DynamoStore {
             &BTreeMap::new(),
             &job.labels(),
         )?);
+        Ok(items)
+    }
+
+    /// Creates `job` (its item is `item`) and its label items in one transaction.
+    pub(super) async fn create_labelled_job(
+        &self,
+        job: &JobRecord,
+        item: Item,
+    ) -> Result<(), StoreError> {
+        let items = self.create_items(job, item)?;
         match self.transact(items).await {
             Ok(_) => Ok(()),
             Err(e) => match cancelled_first(&e) {

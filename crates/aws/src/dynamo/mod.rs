@@ -243,15 +243,7 @@ impl DynamoStore {
         };
         match *write {
             Write::CreateJob(job) => {
-                let mut items = vec![put_new(job_item(&self.keys, job, job.version)?)?];
-                items.extend(labels::index_changes(
-                    &self.table,
-                    &self.keys,
-                    &job.job_id,
-                    &BTreeMap::new(),
-                    &job.labels(),
-                )?);
-                Ok(items)
+                self.create_items(job, job_item(&self.keys, job, job.version)?)
             }
             Write::AppendAudit(entry) => Ok(vec![put_new(audit::audit_item(
                 &self.keys,
