@@ -13,7 +13,7 @@
 //! index never disagree. `delete_job` reads the job's item collection (one `Query`) and deletes the
 //! job, its wake-up and its label items in one transaction. In `write_all`, `Write::CreateJob` puts
 //! the label items beside the job, and `Write::DeleteJob` reads the collection first
-//! ([`DynamoStore::label_keys_of`]) and deletes them with the job (its version condition holds only
+//! (`DynamoStore::label_keys_of`) and deletes them with the job (its version condition holds only
 //! if no write, so no relabel, came between).
 //!
 //! A listing by label queries the first label's partition (job ids in id order), reads those jobs
