@@ -989,8 +989,8 @@ impl Store for DynamoStore {
         check_batch(writes)?;
         match writes {
             [] => return Ok(()),
-            // One write needs no transaction (which costs twice the capacity); a deletion is two
-            // items.
+            // One write needs no transaction (which costs twice the capacity); a deletion is one
+            // anyway (the job, its wake-up and its label items).
             [only] if !matches!(only, Write::DeleteJob(..)) => {
                 return Box::pin(self.write_one(only))
                     .await
