@@ -146,8 +146,8 @@ fn file_store_uses_wal_and_records_its_schema_version() {
         .unwrap();
     assert_eq!(
         versions,
-        [5],
-        "store tables (1), queue tables (2), the jobs list's orders (3), labels (4), statistics rollups (5)"
+        [6],
+        "store tables (1), queue tables (2), the jobs list's orders (3), labels (4), statistics rollups (5), the audit trail (6)"
     );
     drop(raw);
     drop(SqliteStore::open(&file).expect("reopening an up-to-date file migrates nothing"));
@@ -259,8 +259,9 @@ async fn the_orders_of_an_older_file_are_filled_when_it_is_migrated() {
             store.create_execution(&run).await.unwrap();
         }
     }
-    // Back to version 2: steps 5, 4 and 3 undone, newest first.
+    // Back to version 2: steps 6, 5, 4 and 3 undone, newest first.
     let raw = rusqlite::Connection::open(&file).unwrap();
+    raw.execute_batch(support::UNDO_AUDIT).unwrap();
     raw.execute_batch(support::UNDO_ROLLUPS).unwrap();
     raw.execute_batch(support::UNDO_JOB_ORDERS).unwrap();
     raw.execute_batch("UPDATE schema_version SET version = 2;")
@@ -314,6 +315,45 @@ fn every_order_is_served_by_an_index() {
     }
 }
 
+/// A file written before the audit trail (schema version 5) gains its table, keeps its jobs, and
+/// records changes from then on.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_version_5_file_gains_the_audit_trail() {
+    use sundial_service::ports::store::audit::entry_id;
+    use sundial_service::ports::store::{AuditQuery, AuditRecord, AuditStore, Store, Write};
+    let dir = TempDir::new("embedded-migrate-audit");
+    let file = dir.path().join("sundial.db");
+    {
+        let store = SqliteStore::open(&file).expect("open");
+        store.create_job(&job()).await.unwrap();
+    }
+    let raw = rusqlite::Connection::open(&file).unwrap();
+    raw.execute_batch(support::UNDO_AUDIT).unwrap();
+    raw.execute_batch("UPDATE schema_version SET version = 5;")
+        .unwrap();
+    drop(raw);
+
+    let store = SqliteStore::open(&file).expect("migrate to version 6");
+    let job_id = job().job_id;
+    assert!(store.get_job(&job_id).await.unwrap().is_some());
+    let at = DateTime::from_timestamp_millis(1_700_000_000_000).unwrap();
+    let entry = AuditRecord {
+        job_id: job_id.clone(),
+        entry_id: entry_id(at, 2, 1),
+        at,
+        document: serde_json::json!({"action": "pause"}),
+    };
+    store
+        .write_all(&[Write::AppendAudit(&entry)])
+        .await
+        .unwrap();
+    let listed = store
+        .list_audit(&job_id, &AuditQuery::default(), &PageRequest::first(10))
+        .await
+        .unwrap();
+    assert_eq!(listed.items, vec![entry]);
+}
+
 /// A label filter reads the label index for the jobs it selects, not every job.
 #[test]
 fn a_label_filter_is_served_by_the_label_index() {
@@ -341,4 +381,31 @@ fn query_plan(raw: &rusqlite::Connection, select: &str) -> String {
         .collect::<Result<_, _>>()
         .unwrap();
     plan.join("; ")
+}
+
+/// A labelled job deleted through `write_all` (the API's deletion, beside its audit entry) leaves
+/// no row in the label index: reads never show such rows, so only the table tells.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_job_deleted_in_a_batch_leaves_no_label_rows() {
+    use sundial_service::ports::store::{Store, Write};
+    let dir = TempDir::new("embedded-delete-labels");
+    let file = dir.path().join("sundial.db");
+    let store = SqliteStore::open(&file).expect("open");
+    let mut labelled = job();
+    labelled.document["definition"]["labels"] = json!({"team": "payments", "tier": "1"});
+    store
+        .write_all(&[Write::CreateJob(&labelled)])
+        .await
+        .unwrap();
+    let rows = |raw: &rusqlite::Connection| -> i64 {
+        raw.query_row("SELECT COUNT(*) FROM job_labels", [], |row| row.get(0))
+            .unwrap()
+    };
+    let raw = rusqlite::Connection::open(&file).unwrap();
+    assert_eq!(rows(&raw), 2);
+    store
+        .write_all(&[Write::DeleteJob("nightly", 1)])
+        .await
+        .unwrap();
+    assert_eq!(rows(&raw), 0);
 }

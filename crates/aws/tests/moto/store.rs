@@ -6,8 +6,9 @@ use chrono::Utc;
 use serde_json::json;
 use sundial_aws::DynamoStore;
 use sundial_service::conformance::store as conformance;
+use sundial_service::ports::store::audit::entry_id;
 use sundial_service::ports::store::{
-    ExecutionRecord, ExecutionStore, JobRecord, JobStore, Store, WakeUpIndex, Write,
+    AuditRecord, ExecutionRecord, ExecutionStore, JobRecord, JobStore, Store, WakeUpIndex, Write,
 };
 
 use crate::need_moto;
@@ -99,6 +100,41 @@ async fn finished_executions_expire_and_reads_respect_it() {
     assert_eq!(stats.executions.get("Succeeded"), None);
 }
 
+/// A job's history is retained like its executions: with a retention, an entry expires (TTL)
+/// that long after it is written, and reads treat an expired entry as gone.
+#[tokio::test(flavor = "multi_thread")]
+async fn audit_entries_expire_with_the_retention() {
+    use sundial_service::ports::store::audit::entry_id;
+    use sundial_service::ports::store::{AuditQuery, AuditRecord, AuditStore, PageRequest, Write};
+    let _moto = need_moto!();
+    let Some(base) = store().await else { return };
+    let entry = |n: u64| AuditRecord {
+        job_id: "ttl-job".into(),
+        entry_id: entry_id(Utc::now(), n, n),
+        at: Utc::now(),
+        document: json!({"action": "pause", "version": n}),
+    };
+    let kept = base.clone();
+    kept.write_all(&[Write::AppendAudit(&entry(1))])
+        .await
+        .expect("append without retention");
+    let expiring = base.with_execution_retention(Duration::ZERO);
+    expiring
+        .write_all(&[Write::AppendAudit(&entry(2))])
+        .await
+        .expect("append with a zero retention");
+    let listed = kept
+        .list_audit("ttl-job", &AuditQuery::default(), &PageRequest::first(10))
+        .await
+        .expect("list");
+    let versions: Vec<_> = listed
+        .items
+        .iter()
+        .map(|e| e.document["version"].clone())
+        .collect();
+    assert_eq!(versions, [json!(1)], "the expired entry reads as gone");
+}
+
 fn labelled_job(id: &str, version: u64, labels: serde_json::Value) -> JobRecord {
     JobRecord {
         job_id: id.into(),
@@ -172,6 +208,31 @@ async fn label_items_follow_their_job() {
     assert!(store.delete_job("m").await.expect("delete"));
     assert!(collection(&client, &store, "m").await.is_empty());
     assert!(!store.delete_job("m").await.expect("delete again"));
+
+    // The API's creation and deletion: write_all with the job's audit entry beside it.
+    let at = Utc::now();
+    let entry = |version: u64| AuditRecord {
+        job_id: "n".into(),
+        entry_id: entry_id(at, version, 1),
+        at,
+        document: json!({"version": version}),
+    };
+    store
+        .write_all(&[
+            Write::CreateJob(&labelled_job("n", 1, json!({"a": "1", "b": "2"}))),
+            Write::AppendAudit(&entry(1)),
+        ])
+        .await
+        .expect("CreateJob + AppendAudit");
+    assert_eq!(collection(&client, &store, "n").await, ["J", "L#a", "L#b"]);
+    store
+        .write_all(&[Write::DeleteJob("n", 1), Write::AppendAudit(&entry(2))])
+        .await
+        .expect("DeleteJob + AppendAudit");
+    assert!(
+        collection(&client, &store, "n").await.is_empty(),
+        "no label item outlives a job deleted through write_all"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

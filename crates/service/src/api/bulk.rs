@@ -13,13 +13,9 @@ use super::extract::JsonBody;
 use super::schema::{
     BackfillRequest, Envelope, ErrorEnvelope, JobStateName, Labels, TriggerArguments,
 };
-use super::{ApiError, ApiResult, AppState};
+use super::{ApiError, ApiResult, AppState, Caller};
 use crate::app::{BulkAction, BulkDone, BulkRequest};
 use crate::ports::store::Store;
-
-/// Who a change is recorded as until requests carry an identity (named tokens, IAM principal):
-/// every bulk change through the API is the API's.
-const API_ACTOR: &str = "api";
 
 /// The body of each bulk route: the list filters (all given must match) or `jobIds` (not both), a
 /// `reason`, and the action's own parameters, which are the only extra fields it accepts. At most
@@ -188,9 +184,10 @@ macro_rules! bulk_route {
         )]
         pub(super) async fn $handler<S: Store>(
             State(app): AppState<S>,
+            caller: Caller,
             JsonBody(body): JsonBody,
         ) -> ApiResult {
-            bulk_jobs(&app, BulkAction::$action, body).await
+            bulk_jobs(&app, caller, BulkAction::$action, body).await
         }
     };
 }
@@ -234,10 +231,11 @@ bulk_route!(
 /// What every bulk route does with its action.
 async fn bulk_jobs<S: Store>(
     app: &crate::App<S>,
+    caller: Caller,
     action: BulkAction,
     body: serde_json::Value,
 ) -> ApiResult {
-    let request = BulkRequest::parse(action, &body, API_ACTOR)?;
+    let request = BulkRequest::parse(action, &body, caller.actor)?;
     let report = app.bulk(&request).await?;
     let mut results = Vec::with_capacity(report.outcomes.len());
     let (mut succeeded, mut failed) = (0, 0);
