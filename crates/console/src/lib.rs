@@ -19,8 +19,10 @@
 //! a CSRF token bound to the session. The API Lambda does not mount the console: on AWS it is off.
 
 mod auth;
+mod chart;
 mod create;
 mod pages;
+mod stats;
 mod upcoming;
 mod view;
 
@@ -89,6 +91,7 @@ pub fn router<S: Store>(app: Arc<App<S>>, config: ConsoleConfig) -> Router {
         )
         .route("/ui/specs/preview", preview)
         .route("/ui/upcoming", get(upcoming::upcoming::<S>))
+        .route("/ui/dashboard", get(stats::dashboard::<S>))
         .route("/ui/jobs/{job_id}", get(pages::job::<S>))
         .route("/ui/jobs/{job_id}/pause", post(pages::pause::<S>))
         .route("/ui/jobs/{job_id}/unpause", post(pages::unpause::<S>))
