@@ -9,9 +9,11 @@
 
 use maud::{html, Markup};
 
-/// The drawing's size in SVG units; CSS scales it to the page's width.
-const WIDTH: f64 = 720.0;
-const HEIGHT: f64 = 180.0;
+/// A [`counts`] chart's size in SVG units; CSS scales it to the page's width (a whole row).
+const WIDTH: f64 = 960.0;
+const HEIGHT: f64 = 200.0;
+/// A [`values`] chart's width: it shares a row with others, so its text keeps about its size.
+const VALUES_WIDTH: f64 = 400.0;
 /// Room for the axis labels: left of the plot, and under it.
 const LEFT: f64 = 44.0;
 const BOTTOM: f64 = 22.0;
@@ -75,9 +77,12 @@ pub(crate) fn counts(name: &str, buckets: &[Bucket]) -> Markup {
             line.axis x1=(LEFT) y1=(TOP) x2=(LEFT) y2=(base) {}
             text.tick x=(LEFT - 4.0) y=(TOP + 8.0) text-anchor="end" { (top) }
             text.tick x=(LEFT - 4.0) y=(base) text-anchor="end" { "0" }
+            // The first label starts at its bar and the last ends at its, so neither is cut off.
             @for i in &ticks {
                 @if let Some(b) = buckets.get(*i) {
-                    text.tick x=(num(LEFT + slot * (*i as f64 + 0.5))) y=(HEIGHT - 6.0) text-anchor="middle" { (b.label) }
+                    @let anchor = if *i == 0 { "start" } else if *i + 1 == buckets.len() { "end" } else { "middle" };
+                    @let x = match anchor { "start" => LEFT + slot * *i as f64, "end" => LEFT + slot * (*i as f64 + 1.0), _ => LEFT + slot * (*i as f64 + 0.5) };
+                    text.tick x=(num(x)) y=(HEIGHT - 6.0) text-anchor=(anchor) { (b.label) }
                 }
             }
             @for (i, b) in buckets.iter().enumerate() {
@@ -113,14 +118,14 @@ pub(crate) struct Value {
 /// A horizontal bar per figure, scaled to the largest; `name` is what they are (`Duration`).
 pub(crate) fn values(name: &str, figures: &[Value]) -> Markup {
     let row = 22.0;
-    let label_w = 110.0;
-    let value_w = 90.0;
+    let label_w = 90.0;
+    let value_w = 70.0;
     let height = row * figures.len().max(1) as f64 + 4.0;
     let largest = figures
         .iter()
         .filter_map(|f| f.value)
         .fold(0.0_f64, f64::max);
-    let plot_w = WIDTH - label_w - value_w;
+    let plot_w = VALUES_WIDTH - label_w - value_w;
     let summary = if figures.is_empty() {
         format!("{name}: none")
     } else {
@@ -131,7 +136,7 @@ pub(crate) fn values(name: &str, figures: &[Value]) -> Markup {
         format!("{name}: {}", parts.join(", "))
     };
     html! {
-        svg.chart.values role="img" aria-label=(summary) viewBox=(format!("0 0 {WIDTH} {}", num(height)))
+        svg.chart.values role="img" aria-label=(summary) viewBox=(format!("0 0 {VALUES_WIDTH} {}", num(height)))
             xmlns="http://www.w3.org/2000/svg" {
             @for (i, f) in figures.iter().enumerate() {
                 @let y = row * i as f64 + 2.0;
@@ -224,16 +229,19 @@ mod tests {
             ["1", "0", "2"]
         );
         assert!(svg.contains("<title>10:02: 2 runs, 2 failed</title>"));
-        // The busiest bar fills the plot (150 units), the others in proportion.
-        assert_eq!(attrs(&svg, "<rect class=\"runs\"", "height"), ["150", "75"]);
+        // The busiest bar fills the plot (170 units), the others in proportion.
+        assert_eq!(attrs(&svg, "<rect class=\"runs\"", "height"), ["170", "85"]);
         assert_eq!(
             attrs(&svg, "<rect class=\"failed\"", "height"),
-            ["37.5", "75"]
+            ["42.5", "85"]
         );
         // The y axis names the highest count; the x axis the first, middle and last buckets.
         assert!(svg.contains(r#"text-anchor="end">4</text>"#));
-        for label in ["10:00", "10:01", "10:02"] {
-            assert!(svg.contains(&format!(r#"text-anchor="middle">{label}</text>"#)));
+        for (anchor, label) in [("start", "10:00"), ("middle", "10:01"), ("end", "10:02")] {
+            assert!(
+                svg.contains(&format!(r#"text-anchor="{anchor}">{label}</text>"#)),
+                "{svg}"
+            );
         }
     }
 
@@ -275,7 +283,7 @@ mod tests {
         );
         assert_eq!(
             attrs(&svg, "<rect class=\"runs\"", "width"),
-            ["130", "520", "1"]
+            ["60", "240", "1"]
         );
     }
 

@@ -13,6 +13,12 @@
 //! as `POST /jobs/{jobId}`, showing each of the use case's errors at the control its field came
 //! from.
 //!
+//! The dashboard (`/ui/dashboard`) and a job page's "Statistics" section show the figures of
+//! [`App::fleet_stats`] and [`App::job_stats`] (the same use cases as `GET /stats` and
+//! `GET /jobs/{jobId}/stats`) over the window in `?window=`, as charts drawn on the server by the
+//! `chart` module: inline SVG, pure functions of the figures, each bar's numbers in `data-*`
+//! attributes and a `<title>`, each chart an image with a summary in words for screen readers.
+//!
 //! Access (docs/deploy.md, "Operator console"): with no token configured the console is open, which
 //! `serve` allows on loopback only; with a token, a login page exchanges it for a session cookie
 //! (`HttpOnly`, `SameSite=Strict`, expiring). Either way every form that changes something carries

@@ -71,7 +71,7 @@ fn window_switch(current: StatsWindow, url: &dyn Fn(StatsWindow) -> String) -> M
 fn buckets(stats: &JobStats) -> Vec<Bucket> {
     let format = match stats.window {
         StatsWindow::Hour | StatsWindow::Day => "%H:%M",
-        StatsWindow::Week => "%a %H:%M",
+        StatsWindow::Week => "%a %d %b %H:%M",
         StatsWindow::Month => "%b %d",
     };
     stats
@@ -138,7 +138,7 @@ fn charts(stats: &JobStats, id: &str) -> Markup {
         .collect();
     html! {
         div.charts {
-            figure.chart-card {
+            figure.chart-card.wide {
                 figcaption id={ (id) "-series" } { "Runs per " (step) " (UTC), failed in red" }
                 (chart::counts(&format!("Runs per {step}"), &buckets(stats)))
             }
