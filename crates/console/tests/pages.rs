@@ -665,28 +665,13 @@ async fn seed_stats(console: &Console) {
             .await
             .unwrap();
     }
-    let ten = "2026-01-05T10:00:00Z";
-    add_rollup(
-        &console.app,
-        "steady",
-        ten,
-        &ended("Succeeded", 3, 5, 100, 20),
-    )
-    .await;
-    add_rollup(
-        &console.app,
-        "steady",
-        ten,
-        &ended("Terminated", 1, 20, 100, 20),
-    )
-    .await;
-    add_rollup(
-        &console.app,
-        "flaky",
-        ten,
-        &ended("Terminated", 2, 20, 9_000, 40),
-    )
-    .await;
+    for (job, runs) in [
+        ("steady", ended("Succeeded", 3, 5, 100, 20)),
+        ("steady", ended("Terminated", 1, 20, 100, 20)),
+        ("flaky", ended("Terminated", 2, 20, 9_000, 40)),
+    ] {
+        add_rollup(&console.app, job, "2026-01-05T10:00:00Z", &runs).await;
+    }
     let mut not_run = Rollup::not_run(NotRun::Missed, 2);
     not_run.skipped = 1;
     add_rollup(&console.app, "flaky", "2026-01-05T09:00:00Z", &not_run).await;
