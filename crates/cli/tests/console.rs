@@ -776,6 +776,114 @@ fn console_upcoming_shows_the_next_day_of_fires_across_jobs() {
 }
 
 #[test]
+fn console_dashboard_and_job_statistics_chart_the_runs_that_ended() {
+    let Some(browser) = browser() else { return };
+    let axe = axe_source();
+    let dir = TempDir::new("console-dashboard");
+    let target = Target::start();
+    let server = start(&dir, &[], &[]);
+    let base = format!("http://{}", server.addr);
+    // Three runs that succeed against the local target, two that fail (nothing listens on port
+    // 9, and no retry is allowed).
+    create(
+        &server,
+        &[],
+        "steady",
+        json!({"jobName": "Steady", "timer": {"period": "external"},
+               "request": [{"method": "POST", "url": format!("{}/steady", target.url())}]}),
+    );
+    create(
+        &server,
+        &[],
+        "broken",
+        json!({"jobName": "Broken", "timer": {"period": "external"}, "maxRetries": 0,
+               "request": [{"method": "GET", "url": "http://127.0.0.1:9/"}]}),
+    );
+    for (job, runs, state) in [("steady", 3, "Succeeded"), ("broken", 2, "Terminated")] {
+        for n in 0..runs {
+            let key = format!("{job}-{n}");
+            let reply = server.send(
+                "POST",
+                &format!("/jobs/{job}/trigger"),
+                &[("Idempotency-Key", key.as_str())],
+                Some(b"{}"),
+            );
+            assert_eq!(reply.status, 200, "{:?}", reply.body);
+            let id = reply.body["executionId"].as_str().unwrap().to_string();
+            assert_eq!(wait_final(&server, &id)["state"], state, "{job} run {n}");
+        }
+    }
+    let figures = |css: &str| {
+        browser.script(&format!(
+            "const e = document.querySelector({css:?}); return e ? Object.assign({{}}, e.dataset) : null"
+        ))
+    };
+    let bars_total = |attribute: &str| {
+        browser
+            .script(&format!(
+                "return [...document.querySelectorAll('section.stats svg.counts g.bar')]\
+                   .reduce((n, g) => n + Number(g.dataset.{attribute}), 0)"
+            ))
+            .as_u64()
+            .unwrap()
+    };
+
+    browser.go(&format!("{base}/"));
+    browser.click_and_load("header nav a[href='/ui/dashboard']");
+    assert!(
+        browser.url().ends_with("/ui/dashboard"),
+        "{}",
+        browser.url()
+    );
+    let chart = figures("section.stats svg.counts");
+    assert_eq!(
+        (chart["runs"].as_str(), chart["failed"].as_str()),
+        (Some("5"), Some("2")),
+        "{chart}"
+    );
+    assert_eq!((bars_total("runs"), bars_total("failed")), (5, 2));
+    assert_eq!(figures("section.stats")["window"], "24h");
+    let failing = figures("table.top-failing tbody tr");
+    assert_eq!(
+        (failing["job"].as_str(), failing["failed"].as_str()),
+        (Some("broken"), Some("2"))
+    );
+    let text = browser.text();
+    assert!(text.contains("Success rate\n60.0 %"), "{text}");
+    assert!(!text.contains("Debug mode is on"), "{text}");
+
+    // The last hour: a bar per minute, the same runs.
+    browser.click_and_load("nav.windows a[data-window='1h']");
+    assert!(
+        browser.url().ends_with("/ui/dashboard?window=1h"),
+        "{}",
+        browser.url()
+    );
+    let chart = figures("section.stats svg.counts");
+    assert_eq!(chart["buckets"], "61");
+    assert_eq!((bars_total("runs"), bars_total("failed")), (5, 2));
+    browser.screenshot_whole("dashboard");
+    browser.check_accessibility(axe.as_deref(), "the dashboard");
+
+    // From the top failing job to its page: its own runs, by state, in the window asked for.
+    browser.click_and_load("table.top-failing a[href='/ui/jobs/broken']");
+    let chart = figures("section.stats svg.counts");
+    assert_eq!(
+        (chart["runs"].as_str(), chart["failed"].as_str()),
+        (Some("2"), Some("2")),
+        "{chart}"
+    );
+    let terminated = figures("section.stats svg.values g.bar[data-name='Terminated']");
+    assert_eq!(terminated["value"], "2", "{terminated}");
+    browser.click_and_load("section.stats nav.windows a[data-window='7d']");
+    assert_eq!(figures("section.stats")["window"], "7d");
+    assert_eq!(figures("section.stats svg.counts")["buckets"], "169");
+    assert_eq!((bars_total("runs"), bars_total("failed")), (2, 2));
+    browser.screenshot_whole("job-statistics");
+    browser.check_accessibility(axe.as_deref(), "a job's statistics");
+}
+
+#[test]
 fn console_login_logout_expiry_and_csrf() {
     let Some(browser) = browser() else { return };
     let dir = TempDir::new("console-token");

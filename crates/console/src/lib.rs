@@ -13,14 +13,22 @@
 //! as `POST /jobs/{jobId}`, showing each of the use case's errors at the control its field came
 //! from.
 //!
+//! The dashboard (`/ui/dashboard`) and a job page's "Statistics" section show the figures of
+//! [`App::fleet_stats`] and [`App::job_stats`] (the same use cases as `GET /stats` and
+//! `GET /jobs/{jobId}/stats`) over the window in `?window=`, as charts drawn on the server by the
+//! `chart` module: inline SVG, pure functions of the figures, each bar's numbers in `data-*`
+//! attributes and a `<title>`, each chart an image with a summary in words for screen readers.
+//!
 //! Access (docs/deploy.md, "Operator console"): with no token configured the console is open, which
 //! `serve` allows on loopback only; with a token, a login page exchanges it for a session cookie
 //! (`HttpOnly`, `SameSite=Strict`, expiring). Either way every form that changes something carries
 //! a CSRF token bound to the session. The API Lambda does not mount the console: on AWS it is off.
 
 mod auth;
+mod chart;
 mod create;
 mod pages;
+mod stats;
 mod upcoming;
 mod view;
 
@@ -100,6 +108,7 @@ pub fn router<S: Store>(app: Arc<App<S>>, config: ConsoleConfig) -> Router {
         )
         .route("/ui/specs/preview", preview)
         .route("/ui/upcoming", get(upcoming::upcoming::<S>))
+        .route("/ui/dashboard", get(stats::dashboard::<S>))
         .route("/ui/jobs/{job_id}", get(pages::job::<S>))
         .route("/ui/jobs/{job_id}/pause", post(pages::pause::<S>))
         .route("/ui/jobs/{job_id}/unpause", post(pages::unpause::<S>))

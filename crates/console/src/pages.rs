@@ -16,6 +16,7 @@ use sundial_service::app::{parse_job_id, upcoming_fires};
 use sundial_service::ports::store::{JobFilter, JobOrder, PageRequest, Store};
 
 use crate::auth::Session;
+use crate::stats::{job_section, WindowQuery};
 use crate::view::{chip, job_url, layout, relative, seg, when};
 use crate::{ConsoleState, PageError};
 
@@ -331,10 +332,13 @@ pub(crate) async fn job<S: Store>(
     State(console): ConsoleState<S>,
     Extension(session): Extension<Session>,
     Path(job_id): Path<String>,
+    Query(window): Query<WindowQuery>,
 ) -> PageResult {
     let app = &console.app;
     let job_id = parse_job_id(&job_id)?;
+    let window = window.window()?;
     let job = app.get_job(&job_id).await?;
+    let stats = app.job_stats(&job_id, window).await?;
     let now = app.now();
     let zone = zone_of(&job);
     let fires: Vec<DateTime<Utc>> = upcoming_fires(&job, now, UPCOMING)
@@ -406,6 +410,7 @@ pub(crate) async fn job<S: Store>(
                 @if let Some(remaining) = state.remaining_actions { dt { "Remaining actions" } dd { (remaining) } }
             }
         }
+        (job_section(&stats, &base))
         section aria-labelledby="next" {
             h2 id="next" { "Next " (fires.len()) " fires" }
             @if fires.is_empty() {

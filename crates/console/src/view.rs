@@ -28,6 +28,7 @@ pub(crate) fn layout(title: &str, session: Option<&Session>, content: Markup) ->
                     nav aria-label="Main" {
                         a href="/" { "Jobs" }
                         a href="/ui/upcoming" { "Upcoming" }
+                        a href="/ui/dashboard" { "Dashboard" }
                     }
                     @if let Some(session) = session {
                         @if session.signed_in {

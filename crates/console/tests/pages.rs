@@ -13,7 +13,9 @@ use axum::Router;
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
 use sundial_console::{ConsoleAuth, ConsoleConfig};
+use sundial_core::stats::{NotRun, Rollup};
 use sundial_service::adapters::memory::{ManualClock, MemoryStore};
+use sundial_service::ports::store::{RollupRecord, Store, Write};
 use sundial_service::{App, AppConfig};
 use tower::ServiceExt;
 
@@ -710,4 +712,228 @@ async fn upcoming_of_a_fleet_reads_the_jobs_firing_soonest_and_stops_where_the_r
         "the bound is shown"
     );
     assert!(!page.html.contains("fleet-250"));
+}
+
+/// Ended runs of one state, all at `minute` of their hour, each lasting `duration_ms` and
+/// starting `lag_ms` after its due time: what the engine adds to a rollup for them.
+fn ended(state: &str, n: u64, minute: u32, duration_ms: u64, lag_ms: u64) -> Rollup {
+    let mut rollup = Rollup::default();
+    for _ in 0..n {
+        rollup.duration.record(duration_ms);
+        rollup.lag.record(lag_ms);
+    }
+    rollup.states.insert(state.to_owned(), n);
+    rollup.minutes.insert(minute, n);
+    if state == "Terminated" {
+        rollup.failed_minutes.insert(minute, n);
+    }
+    rollup
+}
+
+/// Adds `rollup` to `job`'s bucket of the hour `hour` (what the stats use cases read).
+async fn add_rollup(app: &App<MemoryStore>, job: &str, hour: &str, rollup: &Rollup) {
+    let record = RollupRecord {
+        job_id: job.to_owned(),
+        hour: hour.parse().unwrap(),
+        counters: rollup.to_counters(),
+    };
+    app.store()
+        .write_all(&[Write::AddRollup(&record)])
+        .await
+        .unwrap();
+}
+
+/// Two jobs' runs at 10:05 and 10:20 (now is 10:30), and fires missed and skipped the hour
+/// before.
+async fn seed_stats(console: &Console) {
+    console.clock.set("2026-01-05T10:30:00Z".parse().unwrap());
+    for id in ["steady", "flaky"] {
+        let body = json!({"jobName": id, "creator": "ops", "creatorName": "Ops",
+            "request": [{"url": "http://127.0.0.1:9/"}], "schedule": {"cron": ["0 * * * *"]}});
+        console
+            .app
+            .create_job(&id.parse().unwrap(), &body)
+            .await
+            .unwrap();
+    }
+    for (job, runs) in [
+        ("steady", ended("Succeeded", 3, 5, 100, 20)),
+        ("steady", ended("Terminated", 1, 20, 100, 20)),
+        ("flaky", ended("Terminated", 2, 20, 9_000, 40)),
+    ] {
+        add_rollup(&console.app, job, "2026-01-05T10:00:00Z", &runs).await;
+    }
+    let mut not_run = Rollup::not_run(NotRun::Missed, 2);
+    not_run.skipped = 1;
+    add_rollup(&console.app, "flaky", "2026-01-05T09:00:00Z", &not_run).await;
+}
+
+/// The `data-*` attributes of the chart bar at `at`, as written in the page.
+fn bar_at<'a>(html: &'a str, at: &str) -> &'a str {
+    let start = html
+        .find(&format!(r#"data-at="{at}""#))
+        .unwrap_or_else(|| panic!("no bar at {at} in\n{html}"));
+    &html[start..start + html[start..].find('>').unwrap()]
+}
+
+/// The text of the `dd` carrying `data-figure="{name}"`.
+fn figure<'a>(html: &'a str, name: &str) -> &'a str {
+    let marker = format!(r#"data-figure="{name}">"#);
+    let start = html
+        .find(&marker)
+        .unwrap_or_else(|| panic!("no figure {name} in\n{html}"))
+        + marker.len();
+    &html[start..start + html[start..].find('<').unwrap()]
+}
+
+#[tokio::test]
+async fn the_dashboard_charts_the_seeded_runs_and_names_the_failing_and_slow_jobs() {
+    let console = Console::open().await;
+    seed_stats(&console).await;
+
+    let page = console.get("/ui/dashboard?window=1h").await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.html);
+    let html = &page.html;
+    assert!(
+        html.contains(r#"<a href="/ui/dashboard">Dashboard</a>"#),
+        "in the header nav"
+    );
+    assert!(!html.contains("Debug mode is on"), "debug mode is off");
+    // The series: a bar per minute, 09:30 … 10:30, carrying the seeded runs.
+    assert!(
+        html.contains(r#"data-runs="6" data-failed="3" data-buckets="61""#),
+        "{html}"
+    );
+    assert_eq!(
+        bar_at(html, "2026-01-05T10:05:00+00:00"),
+        r#"data-at="2026-01-05T10:05:00+00:00" data-runs="3" data-failed="0""#
+    );
+    assert_eq!(
+        bar_at(html, "2026-01-05T10:20:00+00:00"),
+        r#"data-at="2026-01-05T10:20:00+00:00" data-runs="3" data-failed="3""#
+    );
+    assert!(html.contains("<title>10:20: 3 runs, 3 failed</title>"));
+    assert!(html.contains(
+        r#"aria-label="Runs per minute: 6 runs in all, 3 failed; most in one bucket 3 at 10:05""#
+    ), "{html}");
+    // Runs by state, as the use case counts them.
+    assert!(
+        html.contains(r#"data-name="Succeeded" data-value="3""#),
+        "{html}"
+    );
+    assert!(html.contains(r#"data-name="Terminated" data-value="3""#));
+    // The headline figures.
+    assert_eq!(figure(html, "runs"), "6");
+    assert_eq!(figure(html, "success-rate"), "50.0 %");
+    assert_eq!(figure(html, "failure-rate"), "50.0 %");
+    assert_eq!(figure(html, "missed"), "2", "the hour before is read too");
+    assert_eq!(figure(html, "skipped"), "1");
+    // Top failing: flaky (2 failed) before steady (1); slowest: flaky's 9 s first.
+    let top = html.split(r#"<table class="top-failing">"#).nth(1).unwrap();
+    let top = &top[..top.find("</table>").unwrap()];
+    let order: Vec<&str> = top
+        .split(r#"data-job=""#)
+        .skip(1)
+        .map(|r| &r[..r.find('"').unwrap()])
+        .collect();
+    assert_eq!(order, ["flaky", "steady"]);
+    assert!(top.contains(r#"data-job="flaky" data-failed="2""#));
+    assert!(top.contains(r#"<a href="/ui/jobs/flaky">flaky</a>"#));
+    let slow = html.split(r#"<table class="slowest">"#).nth(1).unwrap();
+    assert!(
+        slow.find("flaky").unwrap() < slow.find("steady").unwrap(),
+        "{slow}"
+    );
+
+    // The window switch: the week reads the same runs in hourly bars; the current one is marked.
+    let week = console.get("/ui/dashboard?window=7d").await;
+    assert!(week
+        .html
+        .contains(r#"<a href="/ui/dashboard?window=7d" aria-current="page" data-window="7d">"#));
+    assert!(week
+        .html
+        .contains(r#"data-runs="6" data-failed="3" data-buckets="169""#));
+    assert_eq!(
+        bar_at(&week.html, "2026-01-05T10:00:00+00:00"),
+        r#"data-at="2026-01-05T10:00:00+00:00" data-runs="6" data-failed="3""#
+    );
+    let default = console.get("/ui/dashboard").await;
+    assert!(default.html.contains(r#"data-window="24h""#));
+    let bad = console.get("/ui/dashboard?window=2h").await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    assert!(bad.html.contains("window"), "{}", bad.html);
+}
+
+#[tokio::test]
+async fn the_dashboard_says_loudly_when_debug_mode_is_on() {
+    let clock = Arc::new(ManualClock::new("2026-01-05T10:00:00Z".parse().unwrap()));
+    let mut config = AppConfig::new(b"console-test-signing-secret-0123456789".to_vec());
+    config.debug_mode = true;
+    let app = Arc::new(App::new(MemoryStore::new(), clock, config));
+    let router = support::open_router(app);
+    let response = router
+        .oneshot(Request::get("/ui/dashboard").body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let html = body_text(response.into_body()).await;
+    assert!(
+        html.contains(r#"<p class="banner" role="alert" data-debug-mode="on">"#),
+        "{html}"
+    );
+    assert!(html.contains("Debug mode is on"));
+    // No runs: the charts say so rather than draw nothing silently.
+    assert!(html.contains("Runs per hour: no runs"), "{html}");
+    assert!(html.contains("No job failed in this window."));
+}
+
+#[tokio::test]
+async fn a_jobs_page_charts_its_own_runs_over_the_window_it_is_asked_for() {
+    let console = Console::open().await;
+    seed_stats(&console).await;
+
+    let page = console.get("/ui/jobs/steady?window=1h").await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.html);
+    let html = &page.html;
+    let section = html.split(r#"<section class="stats""#).nth(1).unwrap();
+    assert!(
+        section.starts_with(r#" aria-labelledby="stats" data-window="1h""#),
+        "{section}"
+    );
+    // Only steady's runs: 3 at 10:05, 1 failed at 10:20.
+    assert!(
+        section.contains(r#"data-runs="4" data-failed="1" data-buckets="61""#),
+        "{section}"
+    );
+    assert_eq!(
+        bar_at(section, "2026-01-05T10:20:00+00:00"),
+        r#"data-at="2026-01-05T10:20:00+00:00" data-runs="1" data-failed="1""#
+    );
+    assert!(section.contains(r#"data-name="Succeeded" data-value="3""#));
+    assert!(section.contains(r#"data-name="Terminated" data-value="1""#));
+    assert_eq!(figure(section, "success-rate"), "75.0 %");
+    // Duration and fire-lag percentiles, 100 ms and 20 ms as the histograms keep them (within
+    // 5 %).
+    assert!(
+        section
+            .contains(r#"aria-label="Duration percentiles: p50 102 ms, p95 102 ms, p99 102 ms""#),
+        "{section}"
+    );
+    assert!(
+        section.contains("Fire-lag percentiles: p50 20 ms"),
+        "{section}"
+    );
+    assert!(
+        section.contains(r#"<a href="/ui/jobs/steady?window=24h#stats" data-window="24h">"#),
+        "{section}"
+    );
+
+    let day = console.get("/ui/jobs/steady").await;
+    assert!(day.html.contains(r#"data-window="24h""#));
+    assert!(day
+        .html
+        .contains(r#"data-runs="4" data-failed="1" data-buckets="25""#));
+    let bad = console.get("/ui/jobs/steady?window=soon").await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    assert!(bad.html.contains("window"));
 }
