@@ -228,9 +228,24 @@ pub(crate) enum JobCommand {
     Trigger(TriggerArgs),
     /// Run every fire time of a job's schedule in a past range
     Backfill(BackfillArgs),
+    /// List a job's changes, newest first: who, what, why, and an update's changed fields
+    History(HistoryArgs),
     /// A job's runs, success rate, duration and fire-lag percentiles over a window
     #[command(after_help = "Example:\n  sundial job stats report --window 24h")]
     Stats(JobStatsArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct HistoryArgs {
+    /// The job id (a deleted job's history stays until retention)
+    #[arg(value_name = "JOB_ID")]
+    pub job_id: String,
+    /// Entries per page, 1 to 1000
+    #[arg(long, default_value_t = 20)]
+    pub limit: u32,
+    /// Follow nextCursor and list every page
+    #[arg(long)]
+    pub all: bool,
 }
 
 /// `--window` of the statistics commands.

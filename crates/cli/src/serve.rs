@@ -1,8 +1,9 @@
 //! `sundial serve`: the whole of Sundial in one process on the embedded store.
 //!
-//! The API runs on the same router as the API Lambda. A bearer token (`SUNDIAL_API_TOKEN`) is
-//! required whenever the address is not loopback, and the server refuses to start on such an
-//! address without one: a scheduler that calls URLs on request is not something to expose openly.
+//! The API runs on the same router as the API Lambda. A bearer token (`SUNDIAL_API_TOKEN`, or the
+//! named tokens of `SUNDIAL_API_TOKENS`) is required whenever the address is not loopback, and the
+//! server refuses to start on such an address without one: a scheduler that calls URLs on request
+//! is not something to expose openly.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -16,6 +17,7 @@ use crate::cli::ServeArgs;
 use crate::http_server;
 use sundial_service::adapters::clock::SystemClock;
 use sundial_service::adapters::http::{AddressPolicy, ReqwestClient};
+use sundial_service::api::{ApiAuth, ApiToken};
 use sundial_service::cause::chain;
 use sundial_service::engine::runner::{self, RunnerOptions};
 use sundial_service::engine::{Engine, EngineConfig, QueueKind, LOCAL_ADMIT_AHEAD};
@@ -28,8 +30,13 @@ use sundial_service::{App, AppConfig};
 pub(crate) const ENVIRONMENT: &str = "\
 Environment:
   SUNDIAL_API_TOKEN       bearer token required on every route but /health, the feedback
-                          route, /openapi.json and /docs; mandatory when --addr is not a
-                          loopback address; at least 16 visible ASCII characters
+                          route, /openapi.json and /docs; mandatory (or SUNDIAL_API_TOKENS)
+                          when --addr is not a loopback address; at least 16 visible ASCII
+                          characters; its changes are recorded as the actor default
+  SUNDIAL_API_TOKENS      named tokens with a scope: name:scope:secret,… (scope read or
+                          write); the name is the actor the history records; read tokens
+                          change nothing (403); with SUNDIAL_API_TOKEN too, that one is
+                          one more token, default, of scope write
   SUNDIAL_CONSOLE_SESSION_SECONDS
                           how long a console login lasts (default 28800, 8 hours)
   SUNDIAL_DEBUG_MODE      1 for --debug-mode
@@ -55,11 +62,12 @@ pub(crate) struct ServeOptions {
     pub debug_mode: bool,
     /// Serve the API without running the engine.
     pub api_only: bool,
+    /// `SUNDIAL_API_TOKENS` and `SUNDIAL_API_TOKEN` (checked by [`settings::api_tokens`]); none:
+    /// an open API.
+    pub tokens: Vec<ApiToken>,
     /// Send jobs' `sqs` and `eventbridge` targets to AWS (`--aws-targets`, `SUNDIAL_AWS_TARGETS`);
     /// without it such jobs are refused.
     pub aws_targets: bool,
-    /// `SUNDIAL_API_TOKEN` (checked by [`settings::api_token`]).
-    pub token: Option<String>,
     /// `SUNDIAL_SIGNING_SECRET` (checked by [`settings::signing_secret`]); without it, a random
     /// one kept in the data directory.
     pub signing_secret: Option<Vec<u8>>,
@@ -82,6 +90,14 @@ pub(crate) fn options(
     let data = args.data.clone();
     let debug_mode = args.debug_mode || settings::flag(env("SUNDIAL_DEBUG_MODE").as_deref());
     let api_only = args.api_only;
+    let tokens = settings::api_tokens(
+        env("SUNDIAL_API_TOKENS")
+            .filter(|t| !t.is_empty())
+            .as_deref(),
+        env("SUNDIAL_API_TOKEN")
+            .filter(|t| !t.is_empty())
+            .as_deref(),
+    )?;
     let aws_targets = args.aws_targets || settings::flag(env("SUNDIAL_AWS_TARGETS").as_deref());
     if let Some(why) = aws_targets
         .then(crate::aws_targets::unavailable_in_this_build)
@@ -89,10 +105,6 @@ pub(crate) fn options(
     {
         return Err(why.to_string());
     }
-    let token = env("SUNDIAL_API_TOKEN")
-        .filter(|t| !t.is_empty())
-        .map(|t| settings::api_token(&t))
-        .transpose()?;
     let signing_secret = env("SUNDIAL_SIGNING_SECRET")
         .filter(|s| !s.is_empty())
         .map(|s| settings::signing_secret(&s))
@@ -110,9 +122,9 @@ pub(crate) fn options(
                 )
             })?,
     };
-    if !addr.ip().is_loopback() && token.is_none() {
+    if !addr.ip().is_loopback() && tokens.is_empty() {
         return Err(format!(
-            "--addr: {addr} is reachable from other machines; set SUNDIAL_API_TOKEN to require a bearer token"
+            "--addr: {addr} is reachable from other machines; set SUNDIAL_API_TOKEN (or SUNDIAL_API_TOKENS) to require a bearer token"
         ));
     }
     Ok(ServeOptions {
@@ -120,8 +132,8 @@ pub(crate) fn options(
         data,
         debug_mode,
         api_only,
+        tokens,
         aws_targets,
-        token,
         signing_secret,
         console_session,
     })
@@ -206,17 +218,19 @@ async fn serve(options: ServeOptions) -> Result<(), String> {
     };
     // The console beside the API: its own routes (`/`, `/ui/…`) and its own login; the same
     // token opens both (docs/deploy.md, "Operator console").
+    let auth = ApiAuth::tokens(options.tokens.clone());
     let console = ConsoleConfig {
-        auth: match &options.token {
-            Some(token) => ConsoleAuth::Token(token.clone()),
-            None => ConsoleAuth::Open,
+        auth: if auth.is_open() {
+            ConsoleAuth::Open
+        } else {
+            ConsoleAuth::Tokens(auth.clone())
         },
         session_lifetime: options.console_session,
     };
-    let router = sundial_service::api::router(Arc::clone(&app), options.token.clone())
+    let router = sundial_service::api::router(Arc::clone(&app), auth)
         .merge(sundial_console::router(app, console));
     let limits = http_server::Limits::from_open_files(open_files);
-    tracing::info!(addr = %local, data = %options.data.display(), debug_mode = options.debug_mode, auth = options.token.is_some(), open_files, max_connections = limits.max_connections, "sundial listening");
+    tracing::info!(addr = %local, data = %options.data.display(), debug_mode = options.debug_mode, tokens = options.tokens.len(), open_files, max_connections = limits.max_connections, "sundial listening");
     let shutdown = shutdown_signal()?;
     let signal_for_grace = shutdown_signal()?;
     // Tests and scripts read this line to learn the port when --addr ends in :0.
@@ -476,7 +490,17 @@ mod tests {
             (k == "SUNDIAL_API_TOKEN").then(|| "s3cret-token-0123".into())
         })
         .unwrap();
-        assert_eq!(o.token.as_deref(), Some("s3cret-token-0123"));
+        let names: Vec<_> = o
+            .tokens
+            .iter()
+            .map(|t| (t.name.as_str(), t.secret()))
+            .collect();
+        assert_eq!(names, [("default", "s3cret-token-0123")]);
+        let o = parse(&args(&["--addr", "0.0.0.0:8080"]), |k| {
+            (k == "SUNDIAL_API_TOKENS").then(|| "ci:read:s3cret-token-0123".into())
+        })
+        .unwrap();
+        assert_eq!(o.tokens.len(), 1, "named tokens are enough beyond loopback");
     }
 
     /// Weak credentials stop the start with a message naming the variable, on any address.

@@ -1130,3 +1130,68 @@ fn sigv4_with_container_credentials() {
         Some("container-token")
     );
 }
+
+/// `sundial serve` with two named tokens: the write token's changes are in the job's history
+/// under its name (`sundial job history`), the read token reads it and is refused every change,
+/// and a malformed entry stops the start naming it, never its secret.
+#[test]
+fn named_tokens_are_the_actors_of_the_history() {
+    let dir = TempDir::new("cli-named-tokens");
+    let (ops, viewer) = ("ops-secret-0123456789", "viewer-secret-0123456");
+    let tokens = format!("ops:write:{ops},viewer:read:{viewer}");
+    let server = start(&dir, &[], &[("SUNDIAL_API_TOKENS", tokens.as_str())]);
+    let create = [
+        "job",
+        "create",
+        "nightly",
+        "--cron",
+        "0 3 * * *",
+        "--url",
+        "http://127.0.0.1:9/run",
+    ];
+    let as_viewer = |args: &[&str]| {
+        let mut all = vec!["--token", viewer];
+        all.extend_from_slice(args);
+        cli(&server, &all)
+    };
+    let as_ops = |args: &[&str]| {
+        let mut all = vec!["--token", ops];
+        all.extend_from_slice(args);
+        cli(&server, &all)
+    };
+    as_viewer(&create).fails(4, "(HTTP 403)");
+    let created = as_ops(&create);
+    assert_eq!(created.code, 0, "{created:?}");
+    as_viewer(&["job", "pause", "nightly", "--notes", "nope"]).fails(4, "scope read");
+    let paused = as_ops(&["job", "pause", "nightly", "--notes", "maintenance"]);
+    assert_eq!(paused.code, 0, "{paused:?}");
+
+    let history = as_viewer(&["job", "history", "nightly", "-o", "json"]).json();
+    let entries: Vec<(&str, &str)> = history["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["action"].as_str().unwrap(), e["actor"].as_str().unwrap()))
+        .collect();
+    assert_eq!(entries, [("pause", "ops"), ("create", "ops")]);
+    assert_eq!(history["entries"][0]["reason"], "maintenance");
+    let table = as_viewer(&["job", "history", "nightly"]);
+    assert_eq!(table.code, 0, "{table:?}");
+    for needle in ["ACTOR", "ops", "pause", "maintenance", "create"] {
+        assert!(table.stdout.contains(needle), "{needle}: {}", table.stdout);
+    }
+    drop(server);
+
+    let secret = "hidden-secret-0123456";
+    let (code, _, stderr) = common::refused_start(
+        &TempDir::new("cli-bad-tokens"),
+        &[],
+        &[("SUNDIAL_API_TOKENS", &format!("ops:admin:{secret}"))],
+    );
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("SUNDIAL_API_TOKENS: entry 1 (\"ops\"): the scope must be read or write"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(secret), "{stderr}");
+}

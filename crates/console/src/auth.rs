@@ -20,7 +20,9 @@ use axum::{Extension, Form};
 use maud::html;
 use serde::Deserialize;
 use sundial_core::signing;
+use sundial_service::api::{Caller, Scope};
 use sundial_service::ports::store::Store;
+use sundial_service::{Actor, ChangeBy};
 
 use crate::{view, Console, ConsoleAuth, ConsoleState, PageError};
 
@@ -35,11 +37,21 @@ pub(crate) struct Session {
     pub csrf: String,
     /// Whether the reader logged in (token mode), so the page offers to log out.
     pub signed_in: bool,
+    /// The name of the token the reader logged in with (`anonymous` in open mode): the actor of
+    /// the session's changes.
+    pub actor: Actor,
+    /// What the token may do.
+    pub scope: Scope,
     nonce: String,
     expiry: i64,
 }
 
 impl Session {
+    /// A change by this session's reader.
+    pub(crate) fn change(&self) -> ChangeBy {
+        ChangeBy::new(self.actor.clone())
+    }
+
     /// Refuses a form whose CSRF token is not this session's.
     pub(crate) fn check_csrf(&self, token: &str) -> Result<(), PageError> {
         if constant_time_eq(token.as_bytes(), self.csrf.as_bytes()) {
@@ -62,7 +74,8 @@ impl<S: Store> Console<S> {
         self.app.signing_secret()
     }
 
-    fn new_session(&self) -> Result<(Session, String), PageError> {
+    /// A new session for the token named `actor` (`anonymous` in open mode).
+    fn new_session(&self, actor: &str) -> Result<(Session, String), PageError> {
         let mut nonce = [0u8; 16];
         std::fs::File::open("/dev/urandom")
             .and_then(|mut random| random.read_exact(&mut nonce))
@@ -75,29 +88,43 @@ impl<S: Store> Console<S> {
         let nonce: String = nonce.iter().map(|b| format!("{b:02x}")).collect();
         let lifetime = i64::try_from(self.config.session_lifetime.as_secs()).unwrap_or(i64::MAX);
         let expiry = self.app.now().timestamp().saturating_add(lifetime);
-        let payload = format!("{expiry}.{nonce}");
+        // Token names are `A–Z a–z 0–9 _ . @ -`: hex keeps the cookie's dots its own.
+        let name: String = actor.bytes().map(|b| format!("{b:02x}")).collect();
+        let payload = format!("{expiry}.{nonce}.{name}");
         let signature = signing::sign(
             self.secret(),
             format!("{SESSION_LABEL}{payload}").as_bytes(),
         );
         let cookie = format!("{payload}.{signature}");
-        Ok((self.session_of(&cookie, nonce, expiry), cookie))
+        let session = self
+            .session_of(&cookie, nonce, expiry, actor)
+            .ok_or_else(|| PageError::new(StatusCode::UNAUTHORIZED, "unknown token"))?;
+        Ok((session, cookie))
     }
 
-    fn session_of(&self, cookie: &str, nonce: String, expiry: i64) -> Session {
-        Session {
+    /// The session of a signed cookie for the token named `actor`; `None` once no token has
+    /// that name (a server restarted without it), so its sessions end with it.
+    fn session_of(&self, cookie: &str, nonce: String, expiry: i64, actor: &str) -> Option<Session> {
+        let (signed_in, scope) = match &self.config.auth {
+            ConsoleAuth::Open => (false, Scope::Write),
+            ConsoleAuth::Tokens(auth) => (true, auth.named(actor)?.scope),
+        };
+        Some(Session {
             csrf: signing::sign(self.secret(), format!("{CSRF_LABEL}{cookie}").as_bytes()),
-            signed_in: matches!(self.config.auth, ConsoleAuth::Token(_)),
+            signed_in,
+            actor: Actor::new(actor),
+            scope,
             nonce,
             expiry,
-        }
+        })
     }
 
     /// The session a cookie value names, if its signature holds and it has not expired or been
     /// signed out.
     fn verify(&self, cookie: &str) -> Option<Session> {
         let (payload, signature) = cookie.rsplit_once('.')?;
-        let (expiry, nonce) = payload.split_once('.')?;
+        let mut parts = payload.splitn(3, '.');
+        let (expiry, nonce, name) = (parts.next()?, parts.next()?, parts.next()?);
         let expiry: i64 = expiry.parse().ok()?;
         let signed = format!("{SESSION_LABEL}{payload}");
         if !signing::verify(self.secret(), signed.as_bytes(), signature) {
@@ -114,7 +141,8 @@ impl<S: Store> Console<S> {
         if revoked {
             return None;
         }
-        Some(self.session_of(cookie, nonce.to_string(), expiry))
+        let actor = unhex(name)?;
+        self.session_of(cookie, nonce.to_string(), expiry, &actor)
     }
 
     fn revoke(&self, session: &Session) {
@@ -132,6 +160,24 @@ impl<S: Store> Console<S> {
         ))
         .unwrap_or_else(|_| HeaderValue::from_static("sundial_session=; Path=/; Max-Age=0"))
     }
+}
+
+/// Text from the lower-case hex [`Console::new_session`] writes.
+fn unhex(text: &str) -> Option<String> {
+    if !text.len().is_multiple_of(2) {
+        return None;
+    }
+    let bytes = (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
+        .collect::<Option<Vec<u8>>>()?;
+    String::from_utf8(bytes).ok()
+}
+
+/// Whether a request to the console changes something: every form but the login and logout,
+/// and the schedule preview, which stores nothing.
+fn changes_something(method: &Method, path: &str) -> bool {
+    *method == Method::POST && !matches!(path, "/ui/login" | "/ui/logout" | "/ui/specs/preview")
 }
 
 fn cookie_of(headers: &HeaderMap) -> Option<&str> {
@@ -160,13 +206,28 @@ pub(crate) async fn require_session<S: Store>(
     }
     let cookie = cookie_of(request.headers());
     if let Some(session) = cookie.and_then(|c| console.verify(c)) {
+        if session.scope == Scope::Read && changes_something(request.method(), path) {
+            return PageError::new(
+                StatusCode::FORBIDDEN,
+                format!(
+                    "You are logged in with the token {}, of scope read: it shows every page and changes nothing. Log in with a token of scope write to do this.",
+                    session.actor
+                ),
+            )
+            .into_response();
+        }
+        // The API's handlers under the console (the schedule preview) see the same caller.
+        request.extensions_mut().insert(Caller {
+            actor: session.actor.clone(),
+            scope: session.scope,
+        });
         request.extensions_mut().insert(session);
         return next.run(request).await;
     }
     let had_cookie = cookie.is_some_and(|c| !c.is_empty());
     match (&console.config.auth, request.method() == Method::GET) {
         (ConsoleAuth::Open, true) => {
-            let (session, cookie) = match console.new_session() {
+            let (session, cookie) = match console.new_session(Actor::ANONYMOUS) {
                 Ok(new) => new,
                 Err(e) => return e.into_response(),
             };
@@ -182,7 +243,7 @@ pub(crate) async fn require_session<S: Store>(
             "This form's session has expired: reload the page and try again.",
         )
         .into_response(),
-        (ConsoleAuth::Token(_), _) => {
+        (ConsoleAuth::Tokens(_), _) => {
             let to = if had_cookie {
                 "/ui/login?expired=1"
             } else {
@@ -231,7 +292,7 @@ fn login_form(status: StatusCode, message: Option<&str>) -> impl IntoResponse {
             }
             form.card method="post" action="/ui/login" {
                 label for="token" { "Access token" }
-                p.hint id="token-hint" { "The server's SUNDIAL_API_TOKEN." }
+                p.hint id="token-hint" { "One of the server's API tokens (SUNDIAL_API_TOKENS or SUNDIAL_API_TOKEN). A token of scope read shows every page and changes nothing." }
                 input id="token" name="token" type="password" autocomplete="current-password"
                     aria-describedby="token-hint" required autofocus;
                 button type="submit" { "Log in" }
@@ -252,16 +313,16 @@ pub(crate) async fn login<S: Store>(
     State(console): ConsoleState<S>,
     Form(form): Form<LoginForm>,
 ) -> Response {
-    let ConsoleAuth::Token(token) = &console.config.auth else {
+    let ConsoleAuth::Tokens(auth) = &console.config.auth else {
         return Redirect::to("/").into_response();
     };
-    // Compared as MACs, so the comparison takes the same time whatever the input.
-    let expected = signing::sign(console.secret(), token.as_bytes());
-    if !signing::verify(console.secret(), form.token.as_bytes(), &expected) {
+    // Every token compared in constant time, as the API does.
+    let Some(token) = auth.find(&form.token) else {
         tracing::warn!("console login refused: wrong token");
         return login_form(StatusCode::UNAUTHORIZED, Some("Wrong token.")).into_response();
-    }
-    match console.new_session() {
+    };
+    tracing::info!(actor = %token.name, "console login");
+    match console.new_session(&token.name) {
         Ok((_, cookie)) => {
             let mut response = Redirect::to("/").into_response();
             response
@@ -289,7 +350,7 @@ pub(crate) async fn logout<S: Store>(
     console.revoke(&session);
     let to = match console.config.auth {
         ConsoleAuth::Open => "/",
-        ConsoleAuth::Token(_) => "/ui/login",
+        ConsoleAuth::Tokens(_) => "/ui/login",
     };
     let mut response = Redirect::to(to).into_response();
     response

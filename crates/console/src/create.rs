@@ -515,7 +515,10 @@ pub(crate) async fn create_job<S: Store>(
         }
         Err(e) => return Err(e.into()),
     };
-    match app.create_job(&job_id, &definition).await {
+    match app
+        .create_job_by(&session.change(), &job_id, &definition)
+        .await
+    {
         Ok(_) => Ok(Redirect::to(&job_url(job_id.as_str())).into_response()),
         Err(AppError::Invalid(e)) => refused(
             StatusCode::BAD_REQUEST,

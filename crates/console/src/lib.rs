@@ -33,16 +33,27 @@ use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
+use sundial_service::api::ApiAuth;
 use sundial_service::ports::store::Store;
 use sundial_service::{App, AppError};
 
 /// How people sign in to the console.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ConsoleAuth {
-    /// No sign-in: for `serve` on a loopback address with no `SUNDIAL_API_TOKEN`.
+    /// No sign-in: for `serve` on a loopback address with no `SUNDIAL_API_TOKEN`; the actor of
+    /// every change is `anonymous`.
     Open,
-    /// The login page asks for this token (the API's bearer token) and sets a session cookie.
-    Token(String),
+    /// The login page asks for one of the API's tokens and sets a session cookie naming it: the
+    /// session's changes are recorded as the token's name, and a token of scope read sees every
+    /// page while every form is refused (403).
+    Tokens(ApiAuth),
+}
+
+impl ConsoleAuth {
+    /// Sign-in with the one token `secret`, named `default` with scope write (`SUNDIAL_API_TOKEN`).
+    pub fn token(secret: impl Into<String>) -> Self {
+        ConsoleAuth::Tokens(ApiAuth::from(Some(secret.into())))
+    }
 }
 
 /// The console's settings.

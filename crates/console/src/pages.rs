@@ -618,7 +618,10 @@ pub(crate) async fn pause<S: Store>(
     let notes = Some(form.notes.trim().to_string())
         .filter(|n| !n.is_empty())
         .unwrap_or_else(|| "paused".to_string());
-    console.app.set_active(&id, false, Some(notes)).await?;
+    console
+        .app
+        .set_active_by(&session.change(), &id, false, Some(notes))
+        .await?;
     Ok(job_page(&job_id).into_response())
 }
 
@@ -632,7 +635,10 @@ pub(crate) async fn unpause<S: Store>(
     session.check_csrf(&form.csrf)?;
     let id = parse_job_id(&job_id)?;
     let notes = Some(form.notes.trim().to_string()).filter(|n| !n.is_empty());
-    console.app.set_active(&id, true, notes).await?;
+    console
+        .app
+        .set_active_by(&session.change(), &id, true, notes)
+        .await?;
     Ok(job_page(&job_id).into_response())
 }
 
@@ -666,7 +672,13 @@ pub(crate) async fn trigger<S: Store>(
     };
     let execution = console
         .app
-        .trigger(&id, arguments, None, TriggerOptions::default())
+        .trigger_by(
+            &session.change(),
+            &id,
+            arguments,
+            None,
+            TriggerOptions::default(),
+        )
         .await?;
     Ok(Redirect::to(&format!("/ui/executions/{}", seg(&execution.execution_id))).into_response())
 }
@@ -693,7 +705,10 @@ pub(crate) async fn delete<S: Store>(
             format!("confirm: type the job id {job_id:?} to delete the job"),
         ));
     }
-    console.app.delete_job(&parse_job_id(&job_id)?).await?;
+    console
+        .app
+        .delete_job_by(&session.change(), &parse_job_id(&job_id)?)
+        .await?;
     Ok(Redirect::to("/").into_response())
 }
 

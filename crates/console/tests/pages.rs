@@ -477,7 +477,7 @@ async fn with_a_token_the_preview_needs_a_session_and_only_that() {
     let router = sundial_console::router(
         app,
         ConsoleConfig {
-            auth: ConsoleAuth::Token(token.to_owned()),
+            auth: ConsoleAuth::token(token),
             session_lifetime: Duration::from_secs(3600),
         },
     );
@@ -510,6 +510,97 @@ async fn with_a_token_the_preview_needs_a_session_and_only_that() {
     let refused = preview(None).await.unwrap();
     assert_eq!(refused.status(), StatusCode::SEE_OTHER);
     assert_eq!(refused.headers()[header::LOCATION], "/ui/login");
+}
+
+/// With named tokens, a session acts as the token it logged in with: the job's history records
+/// its name, and a token of scope read sees every page while every form is refused.
+#[tokio::test]
+async fn a_session_acts_as_its_token_and_a_read_token_changes_nothing() {
+    use sundial_service::api::{ApiAuth, ApiToken, Scope};
+    let app = Arc::new(App::new(
+        MemoryStore::new(),
+        Arc::new(ManualClock::new("2026-01-05T10:00:00Z".parse().unwrap())),
+        AppConfig::new(b"console-test-signing-secret-0123456789".to_vec()),
+    ));
+    let (writer, reader) = ("console-writer-0123456789", "console-reader-0123456789");
+    let router = sundial_console::router(
+        Arc::clone(&app),
+        ConsoleConfig {
+            auth: ConsoleAuth::Tokens(ApiAuth::tokens(vec![
+                ApiToken::new("maria", Scope::Write, writer),
+                ApiToken::new("wallboard", Scope::Read, reader),
+            ])),
+            session_lifetime: Duration::from_secs(3600),
+        },
+    );
+    let id = sundial_service::app::parse_job_id("nightly").unwrap();
+    let job = json!({
+        "jobName": "nightly", "creator": "001", "creatorName": "tests",
+        "request": [{"url": "http://127.0.0.1:9/run", "method": "POST"}],
+        "timer": {"period": "external"},
+    });
+    app.create_job(&id, &job).await.unwrap();
+    let send = |request: Request<Body>| router.clone().oneshot(request);
+    // Logs in with `token`: the session cookie and the CSRF token of the job's page.
+    let login = |token: &'static str| async move {
+        let answer = send(
+            Request::post("/ui/login")
+                .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+                .body(Body::from(format!("token={token}")))
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(answer.status(), StatusCode::SEE_OTHER);
+        let cookie = support::session_cookie(&answer);
+        let page = send(
+            Request::get("/ui/jobs/nightly")
+                .header(header::COOKIE, &cookie)
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(page.status(), StatusCode::OK);
+        let html = body_text(page.into_body()).await;
+        let csrf = html
+            .split(r#"name="csrf" value=""#)
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .unwrap()
+            .to_owned();
+        (cookie, csrf)
+    };
+    let pause = |(cookie, csrf): (String, String)| {
+        send(
+            Request::post("/ui/jobs/nightly/pause")
+                .header(header::COOKIE, cookie)
+                .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+                .body(Body::from(format!("csrf={csrf}&notes=night+shift")))
+                .unwrap(),
+        )
+    };
+    let refused = pause(login(reader).await).await.unwrap();
+    assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+    let html = body_text(refused.into_body()).await;
+    assert!(html.contains("wallboard, of scope read"), "{html}");
+    assert_eq!(app.get_job(&id).await.unwrap().status(), "active");
+
+    let done = pause(login(writer).await).await.unwrap();
+    assert_eq!(done.status(), StatusCode::SEE_OTHER);
+    let history = app
+        .history(&id, &sundial_service::ports::store::PageRequest::first(10))
+        .await
+        .unwrap()
+        .items;
+    assert_eq!(
+        (
+            &history[0]["action"],
+            &history[0]["actor"],
+            &history[0]["reason"]
+        ),
+        (&json!("pause"), &json!("maria"), &json!("night shift"))
+    );
 }
 
 #[tokio::test]

@@ -119,7 +119,7 @@ impl FromSql for Unsigned {
 }
 
 /// Reads a millisecond column back into a time.
-struct Millis(DateTime<Utc>);
+pub(crate) struct Millis(pub(crate) DateTime<Utc>);
 
 impl FromSql for Millis {
     fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
@@ -131,7 +131,7 @@ impl FromSql for Millis {
 }
 
 /// Reads a JSON text column back into a document.
-struct Json(Value);
+pub(crate) struct Json(pub(crate) Value);
 
 impl FromSql for Json {
     fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {

@@ -38,6 +38,7 @@
 //! # Ok(()) }
 //! ```
 
+mod audit;
 mod checkpoint;
 mod codec;
 mod labels;
@@ -57,9 +58,10 @@ use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OpenFlags};
 use sundial_service::ports::clock::Clock;
 use sundial_service::ports::store::{
-    check_batch, CleanReport, ExecutionRecord, ExecutionStore, JobFilter, JobOrder, JobRecord,
-    JobStore, ManyRead, Page, PageRequest, RollupRecord, RollupStore, Store, StoreError,
-    StoreStats, WakeUp, WakeUpIndex, Write, WriteAllError,
+    check_batch, AuditCleanReport, AuditQuery, AuditRecord, AuditStore, CleanReport,
+    ExecutionRecord, ExecutionStore, JobFilter, JobOrder, JobRecord, JobStore, ManyRead, Page,
+    PageRequest, RollupRecord, RollupStore, Store, StoreError, StoreStats, WakeUp, WakeUpIndex,
+    Write, WriteAllError,
 };
 
 use crate::codec::{db, ExecutionRow, JobRow};
@@ -332,6 +334,28 @@ impl WakeUpIndex for SqliteStore {
         limit: usize,
     ) -> Result<Vec<WakeUp>, StoreError> {
         self.read(move |conn| ops::due_wakeups(conn, until, limit))
+            .await
+    }
+}
+
+impl AuditStore for SqliteStore {
+    async fn list_audit(
+        &self,
+        job_id: &str,
+        query: &AuditQuery,
+        page: &PageRequest,
+    ) -> Result<Page<AuditRecord>, StoreError> {
+        let (job_id, query, page) = (job_id.to_owned(), query.clone(), page.clone());
+        self.read(move |conn| audit::list(conn, &job_id, &query, &page))
+            .await
+    }
+
+    async fn clean_audit(
+        &self,
+        retain: usize,
+        purge_deleted_jobs: bool,
+    ) -> Result<AuditCleanReport, StoreError> {
+        self.run(move |conn| audit::clean(conn, retain, purge_deleted_jobs))
             .await
     }
 }

@@ -166,6 +166,27 @@ pub(crate) fn update_job(conn: &mut Connection, job: &JobRow) -> Result<u64, Sto
     Ok(version)
 }
 
+/// Deletes a job at `version` with its wake-up (`Write::DeleteJob`): `NotFound` if there is no
+/// job, `VersionConflict` if its version moved.
+fn delete_job_at(conn: &mut Connection, job_id: &str, version: u64) -> Result<(), StoreError> {
+    let expected = int(version)?;
+    let deleted = conn
+        .prepare_cached("DELETE FROM jobs WHERE job_id = ?1 AND version = ?2")
+        .and_then(|mut delete| delete.execute(params![job_id, expected]))
+        .map_err(db)?;
+    if deleted == 0 {
+        return Err(match get_job(conn, job_id)? {
+            Some(_) => StoreError::VersionConflict {
+                key: job_id.to_owned(),
+                expected: version,
+            },
+            None => StoreError::NotFound(job_id.to_owned()),
+        });
+    }
+    labels::remove(conn, job_id)?;
+    set_wakeup(conn, &format!("job:{job_id}"), None)
+}
+
 pub(crate) fn delete_job(conn: &mut Connection, job_id: &str) -> Result<bool, StoreError> {
     let deleted = conn
         .execute("DELETE FROM jobs WHERE job_id = ?1", [job_id])
@@ -542,6 +563,11 @@ pub(crate) fn write_all(conn: &mut Connection, writes: &[OwnedWrite]) -> Result<
                 update_execution(conn, execution).map_err(at)?;
             }
             OwnedWrite::SetWakeup(key, due) => set_wakeup(conn, key, *due).map_err(at)?,
+            OwnedWrite::CreateJob(job) => create_job(conn, job).map_err(at)?,
+            OwnedWrite::DeleteJob(job_id, version) => {
+                delete_job_at(conn, job_id, *version).map_err(at)?
+            }
+            OwnedWrite::AppendAudit(entry) => crate::audit::append(conn, entry).map_err(at)?,
             OwnedWrite::AddRollup(rollup) => crate::rollups::add(conn, rollup).map_err(at)?,
         }
     }
@@ -554,6 +580,9 @@ pub(crate) enum OwnedWrite {
     CreateExecution(ExecutionRow),
     UpdateExecution(ExecutionRow),
     SetWakeup(String, Option<chrono::DateTime<chrono::Utc>>),
+    CreateJob(JobRow),
+    DeleteJob(String, u64),
+    AppendAudit(crate::audit::AuditRow),
     AddRollup(sundial_service::ports::store::RollupRecord),
 }
 
@@ -566,6 +595,11 @@ impl TryFrom<&Write<'_>> for OwnedWrite {
             Write::CreateExecution(e) => OwnedWrite::CreateExecution(ExecutionRow::new(e)?),
             Write::UpdateExecution(e) => OwnedWrite::UpdateExecution(ExecutionRow::new(e)?),
             Write::SetWakeup(key, due) => OwnedWrite::SetWakeup(key.to_owned(), due),
+            Write::CreateJob(job) => OwnedWrite::CreateJob(JobRow::new(job)?),
+            Write::DeleteJob(job_id, version) => OwnedWrite::DeleteJob(job_id.to_owned(), version),
+            Write::AppendAudit(entry) => {
+                OwnedWrite::AppendAudit(crate::audit::AuditRow::new(entry)?)
+            }
             Write::AddRollup(rollup) => OwnedWrite::AddRollup(rollup.clone()),
         })
     }

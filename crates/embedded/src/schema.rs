@@ -169,6 +169,17 @@ const MIGRATIONS: &[&str] = &[
     CREATE UNIQUE INDEX rollups_by_job ON rollups (job_id, hour);
     CREATE INDEX rollups_by_hour ON rollups (hour, job_id);
     ",
+    // 6: the audit trail: one row per change of a job, kept after the job (no foreign key), a
+    // job's entries one range of the primary key, in time order (entry ids start with the time).
+    "
+    CREATE TABLE audit (
+        job_id   TEXT    NOT NULL,
+        entry_id TEXT    NOT NULL,
+        at       INTEGER NOT NULL,
+        document TEXT    NOT NULL,
+        PRIMARY KEY (job_id, entry_id)
+    ) WITHOUT ROWID;
+    ",
 ];
 
 /// The schema version this build writes.

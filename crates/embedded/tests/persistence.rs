@@ -146,8 +146,8 @@ fn file_store_uses_wal_and_records_its_schema_version() {
         .unwrap();
     assert_eq!(
         versions,
-        [5],
-        "store tables (1), queue tables (2), the jobs list's orders (3), labels (4), statistics rollups (5)"
+        [6],
+        "store tables (1), queue tables (2), the jobs list's orders (3), labels (4), statistics rollups (5), the audit trail (6)"
     );
     drop(raw);
     drop(SqliteStore::open(&file).expect("reopening an up-to-date file migrates nothing"));
@@ -259,8 +259,9 @@ async fn the_orders_of_an_older_file_are_filled_when_it_is_migrated() {
             store.create_execution(&run).await.unwrap();
         }
     }
-    // Back to version 2: steps 5, 4 and 3 undone, newest first.
+    // Back to version 2: steps 6, 5, 4 and 3 undone, newest first.
     let raw = rusqlite::Connection::open(&file).unwrap();
+    raw.execute_batch(support::UNDO_AUDIT).unwrap();
     raw.execute_batch(support::UNDO_ROLLUPS).unwrap();
     raw.execute_batch(support::UNDO_JOB_ORDERS).unwrap();
     raw.execute_batch("UPDATE schema_version SET version = 2;")
@@ -312,6 +313,45 @@ fn every_order_is_served_by_an_index() {
         assert!(plan.contains("INDEX job_orders_by_"), "{order}: {plan}");
         assert!(!plan.contains("TEMP B-TREE"), "{order} sorts: {plan}");
     }
+}
+
+/// A file written before the audit trail (schema version 5) gains its table, keeps its jobs, and
+/// records changes from then on.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_version_5_file_gains_the_audit_trail() {
+    use sundial_service::ports::store::audit::entry_id;
+    use sundial_service::ports::store::{AuditQuery, AuditRecord, AuditStore, Store, Write};
+    let dir = TempDir::new("embedded-migrate-audit");
+    let file = dir.path().join("sundial.db");
+    {
+        let store = SqliteStore::open(&file).expect("open");
+        store.create_job(&job()).await.unwrap();
+    }
+    let raw = rusqlite::Connection::open(&file).unwrap();
+    raw.execute_batch(support::UNDO_AUDIT).unwrap();
+    raw.execute_batch("UPDATE schema_version SET version = 5;")
+        .unwrap();
+    drop(raw);
+
+    let store = SqliteStore::open(&file).expect("migrate to version 6");
+    let job_id = job().job_id;
+    assert!(store.get_job(&job_id).await.unwrap().is_some());
+    let at = DateTime::from_timestamp_millis(1_700_000_000_000).unwrap();
+    let entry = AuditRecord {
+        job_id: job_id.clone(),
+        entry_id: entry_id(at, 2, 1),
+        at,
+        document: serde_json::json!({"action": "pause"}),
+    };
+    store
+        .write_all(&[Write::AppendAudit(&entry)])
+        .await
+        .unwrap();
+    let listed = store
+        .list_audit(&job_id, &AuditQuery::default(), &PageRequest::first(10))
+        .await
+        .unwrap();
+    assert_eq!(listed.items, vec![entry]);
 }
 
 /// A label filter reads the label index for the jobs it selects, not every job.

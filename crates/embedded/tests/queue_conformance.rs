@@ -205,8 +205,9 @@ async fn a_version_1_file_gains_the_queue_tables() {
     let file = dir.path().join("sundial.db");
     drop(SqliteStore::open(&file).unwrap());
     // Turn the file back into what a build before the queues wrote: schema version 1 (without
-    // step 3's jobs-list orders or step 4's rollups either).
+    // steps 3 to 6: jobs-list orders, labels, rollups and the audit trail, newest undone first).
     let raw = rusqlite::Connection::open(&file).unwrap();
+    raw.execute_batch(support::UNDO_AUDIT).unwrap();
     raw.execute_batch(support::UNDO_ROLLUPS).unwrap();
     raw.execute_batch(support::UNDO_JOB_ORDERS).unwrap();
     raw.execute_batch(

@@ -24,4 +24,4 @@ pub mod ports;
 pub mod records;
 pub mod settings;
 
-pub use app::{App, AppConfig, AppError};
+pub use app::{Actor, App, AppConfig, AppError, ChangeBy};

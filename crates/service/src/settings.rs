@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use sundial_core::expand::ENV_PREFIX;
 
 use crate::adapters::http::AddressPolicy;
+use crate::api::auth::{ApiToken, Scope};
 
 /// `SUNDIAL_SERVICES`: `name=url,name=url` → the service map for `service://name/…` URLs. Empty
 /// entries are ignored; an entry without `=` is an error naming it.
@@ -70,6 +71,76 @@ pub fn api_token(value: &str) -> Result<String, String> {
         ));
     }
     Ok(value.to_string())
+}
+
+/// The API's tokens from `SUNDIAL_API_TOKENS` (`name:scope:secret,…`, scope `read` or `write`)
+/// and `SUNDIAL_API_TOKEN` (one secret, the token [`ApiToken::DEFAULT_NAME`] with scope write).
+/// Both may be given: the single token is then one more, named `default`, so no named token may
+/// take that name. Names are 1–64 of `A–Z a–z 0–9 _ . @ -` and unique; every secret follows the
+/// rule of [`api_token`] (no commas, as they separate entries) and no two tokens share one, so a
+/// request's token names one actor. A malformed entry is refused naming its position and name;
+/// the message never repeats a secret.
+pub fn api_tokens(list: Option<&str>, single: Option<&str>) -> Result<Vec<ApiToken>, String> {
+    let mut tokens: Vec<ApiToken> = Vec::new();
+    let entries = list
+        .map(|list| list.split(',').collect::<Vec<_>>())
+        .unwrap_or_default();
+    for (i, entry) in entries.iter().enumerate() {
+        let at = format!("SUNDIAL_API_TOKENS: entry {}", i + 1);
+        let mut parts = entry.trim().splitn(3, ':');
+        let (Some(name), Some(scope), Some(secret)) = (parts.next(), parts.next(), parts.next())
+        else {
+            return Err(format!("{at}: expected name:scope:secret"));
+        };
+        let named = format!("{at} ({name:?})");
+        let name_ok = (1..=64).contains(&name.len())
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_.@-".contains(c));
+        if !name_ok {
+            return Err(format!(
+                "{at}: the name must be 1 to 64 characters of A-Z a-z 0-9 _ . @ -"
+            ));
+        }
+        let scope = Scope::parse(scope)
+            .ok_or_else(|| format!("{named}: the scope must be read or write"))?;
+        let secret = api_token(secret).map_err(|e| {
+            format!(
+                "{named}: {}",
+                e.trim_start_matches("SUNDIAL_API_TOKEN: ")
+                    .replace("the token", "the secret")
+            )
+        })?;
+        tokens.push(ApiToken::new(name, scope, secret));
+    }
+    if let Some(single) = single {
+        tokens.push(ApiToken::new(
+            ApiToken::DEFAULT_NAME,
+            Scope::Write,
+            api_token(single)?,
+        ));
+    }
+    for (i, token) in tokens.iter().enumerate() {
+        let earlier = &tokens[..i];
+        if earlier.iter().any(|t| t.name == token.name) {
+            return Err(format!(
+                "SUNDIAL_API_TOKENS: the name {:?} is given twice{}",
+                token.name,
+                if token.name == ApiToken::DEFAULT_NAME {
+                    " (\"default\" is the token of SUNDIAL_API_TOKEN)"
+                } else {
+                    ""
+                }
+            ));
+        }
+        if let Some(other) = earlier.iter().find(|t| t.secret() == token.secret()) {
+            return Err(format!(
+                "SUNDIAL_API_TOKENS: tokens {:?} and {:?} have the same secret; each needs its own",
+                other.name, token.name
+            ));
+        }
+    }
+    Ok(tokens)
 }
 
 /// `SUNDIAL_SIGNING_SECRET`: at least [`MIN_SIGNING_SECRET_BYTES`] bytes, taken as they are.
@@ -157,5 +228,61 @@ mod tests {
         assert!(flag(Some("TRUE")) && flag(Some("1")) && !flag(Some("no")) && !flag(None));
         let policy = allow_outbound(AddressPolicy::aws(), Some("10.0.0.0/8, ,api.internal"));
         assert_eq!(policy.allow_hosts, vec!["10.0.0.0/8", "api.internal"]);
+    }
+
+    #[test]
+    fn named_tokens_have_a_scope_and_refuse_malformed_entries_without_their_secret() {
+        let tokens = api_tokens(
+            Some("ci:read:read-secret-0123456, ops:write:write:secret-012345"),
+            Some("single-secret-0123456"),
+        )
+        .expect("valid");
+        let summary: Vec<(&str, Scope, &str)> = tokens
+            .iter()
+            .map(|t| (t.name.as_str(), t.scope, t.secret()))
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                ("ci", Scope::Read, "read-secret-0123456"),
+                ("ops", Scope::Write, "write:secret-012345"),
+                ("default", Scope::Write, "single-secret-0123456"),
+            ]
+        );
+        let secret = "hidden-secret-0123456";
+        for (list, expected) in [
+            (
+                format!("ci:admin:{secret}"),
+                "entry 1 (\"ci\"): the scope must be read or write",
+            ),
+            (
+                format!("a:read:{secret},b"),
+                "entry 2: expected name:scope:secret",
+            ),
+            (
+                format!("bad name:read:{secret}"),
+                "entry 1: the name must be",
+            ),
+            (
+                "ci:read:short".to_string(),
+                "entry 1 (\"ci\"): 5 characters are too few",
+            ),
+            (
+                format!("a:read:{secret},a:write:other-secret-01234"),
+                "the name \"a\" is given twice",
+            ),
+            (
+                format!("a:read:{secret},b:write:{secret}"),
+                "tokens \"a\" and \"b\" have the same secret",
+            ),
+            (
+                format!("default:read:{secret}"),
+                "\"default\" is the token of SUNDIAL_API_TOKEN",
+            ),
+        ] {
+            let error = api_tokens(Some(&list), Some("single-secret-0123456")).expect_err(&list);
+            assert!(error.contains(expected), "{list}: {error}");
+            assert!(!error.contains(secret), "{error}");
+        }
     }
 }

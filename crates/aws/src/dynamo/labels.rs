@@ -11,7 +11,10 @@
 //! that changes them fails that condition, learns the stored labels from the failure, and is made
 //! again as a transaction that also puts the new index items and deletes the old — the job and its
 //! index never disagree. `delete_job` reads the job's item collection (one `Query`) and deletes the
-//! job, its wake-up and its label items in one transaction.
+//! job, its wake-up and its label items in one transaction. In `write_all`, `Write::CreateJob` puts
+//! the label items beside the job, and `Write::DeleteJob` reads the collection first
+//! ([`DynamoStore::label_keys_of`]) and deletes them with the job (its version condition holds only
+//! if no write, so no relabel, came between).
 //!
 //! A listing by label queries the first label's partition (job ids in id order), reads those jobs
 //! with `BatchGetItem` (strongly consistent, so the index being a moment behind never shows a job
@@ -307,13 +310,7 @@ impl DynamoStore {
                     .map(String::as_str)
                     == Some(JOB_SK)
             });
-            let label_keys: Vec<Item> = labels
-                .iter()
-                .filter_map(|item| {
-                    let sk = item.get("sk")?.as_s().ok()?;
-                    Some(self.keys.label(job_id, sk.strip_prefix(LABEL_SK_PREFIX)?))
-                })
-                .collect();
+            let label_keys = self.label_keys(job_id, &labels);
             let Some(job) = jobs.first() else {
                 // No job; make sure nothing of it survives either.
                 self.delete_all(label_keys).await?;
@@ -356,6 +353,25 @@ impl DynamoStore {
             key: job_id.to_owned(),
             expected: 0,
         })
+    }
+
+    /// The keys of job `job_id`'s label items among `items` (of its collection).
+    fn label_keys(&self, job_id: &str, items: &[Item]) -> Vec<Item> {
+        items
+            .iter()
+            .filter_map(|item| {
+                let sk = item.get("sk")?.as_s().ok()?;
+                Some(self.keys.label(job_id, sk.strip_prefix(LABEL_SK_PREFIX)?))
+            })
+            .collect()
+    }
+
+    /// The keys of job `job_id`'s label items, as its collection holds them now (one strongly
+    /// consistent `Query`): what a `Write::DeleteJob` of `write_all` deletes with the job, whose
+    /// version condition makes sure they are still all of them (labels change only with it).
+    pub(super) async fn label_keys_of(&self, job_id: &str) -> Result<Vec<Item>, StoreError> {
+        let collection = self.job_collection(job_id).await?;
+        Ok(self.label_keys(job_id, &collection))
     }
 
     /// The items of job `job_id`'s collection: the job and its label items.

@@ -10,6 +10,7 @@
 //! Executions that are over get a TTL attribute (`expiresAt`) when a retention is configured.
 //! DynamoDB deletes expired items only eventually, so every read treats an expired item as gone.
 
+pub mod audit;
 pub mod item;
 pub mod keys;
 pub mod labels;
@@ -26,6 +27,7 @@ use aws_sdk_dynamodb::types::{
 use aws_sdk_dynamodb::Client;
 use chrono::{DateTime, Utc};
 use sundial_core::execution::ExecutionState;
+use sundial_service::ports::store::retention::past_retention;
 use sundial_service::ports::store::{
     check_batch, cursor, CleanReport, ExecutionRecord, ExecutionStore, JobFilter, JobOrder,
     JobRecord, JobStore, ManyRead, Page, PageRequest, Store, StoreError, StoreStats, WakeUp,
@@ -200,11 +202,96 @@ impl DynamoStore {
                 false => Err(StoreError::AlreadyExists(e.execution_id.clone())),
             },
             Write::SetWakeup(key, due) => self.set_wakeup(key, due).await,
+            Write::CreateJob(job) => self.create_job(job).await,
+            Write::AppendAudit(entry) => {
+                let item = audit::audit_item(&self.keys, entry, self.audit_expires_at())?;
+                match self
+                    .put_if(item, "attribute_not_exists(pk)", vec![])
+                    .await?
+                {
+                    None => Ok(()),
+                    Some(_) => Err(StoreError::AlreadyExists(write.key())),
+                }
+            }
+            // A job and its wake-up: always a transaction (see `write_all`).
+            Write::DeleteJob(..) => Err(StoreError::unavailable(
+                "a deletion is written in a transaction",
+            )),
             Write::AddRollup(rollup) => self.add_rollup(rollup).await,
         }
     }
 
-    /// A write as an item of `TransactWriteItems`, with the condition its own call would have.
+    /// A write as items of `TransactWriteItems`, with the condition its own call would have: one
+    /// item, but a job's creation also puts its label items, and its deletion also deletes its
+    /// wake-up and `labels` (the keys of its label items, read beforehand).
+    fn transact_items(
+        &self,
+        write: &Write<'_>,
+        labels: &[Item],
+    ) -> Result<Vec<TransactWriteItem>, StoreError> {
+        let built = |e: aws_sdk_dynamodb::error::BuildError| {
+            StoreError::unavailable_because("building a transaction", e)
+        };
+        let put_new = |item: Item| {
+            aws_sdk_dynamodb::types::Put::builder()
+                .table_name(&self.table)
+                .set_item(Some(item))
+                .condition_expression("attribute_not_exists(pk)")
+                .build()
+                .map(|put| TransactWriteItem::builder().put(put).build())
+                .map_err(built)
+        };
+        match *write {
+            Write::CreateJob(job) => {
+                let mut items = vec![put_new(job_item(&self.keys, job, job.version)?)?];
+                items.extend(labels::index_changes(
+                    &self.table,
+                    &self.keys,
+                    &job.job_id,
+                    &BTreeMap::new(),
+                    &job.labels(),
+                )?);
+                Ok(items)
+            }
+            Write::AppendAudit(entry) => Ok(vec![put_new(audit::audit_item(
+                &self.keys,
+                entry,
+                self.audit_expires_at(),
+            )?)?]),
+            Write::DeleteJob(job_id, version) => {
+                let job = Delete::builder()
+                    .table_name(&self.table)
+                    .set_key(Some(self.keys.job(job_id)))
+                    .condition_expression(VERSION_MATCHES)
+                    .expression_attribute_names("#version", "version")
+                    .expression_attribute_values(":v", AttributeValue::N(version.to_string()))
+                    .return_values_on_condition_check_failure(
+                        ReturnValuesOnConditionCheckFailure::AllOld,
+                    )
+                    .build()
+                    .map_err(built)?;
+                let delete = |key: Item| {
+                    Delete::builder()
+                        .table_name(&self.table)
+                        .set_key(Some(key))
+                        .build()
+                        .map(|delete| TransactWriteItem::builder().delete(delete).build())
+                        .map_err(built)
+                };
+                let mut items = vec![
+                    TransactWriteItem::builder().delete(job).build(),
+                    delete(self.keys.wakeup(&format!("job:{job_id}")))?,
+                ];
+                for key in labels {
+                    items.push(delete(key.clone())?);
+                }
+                Ok(items)
+            }
+            _ => Ok(vec![self.transact_item(write)?]),
+        }
+    }
+
+    /// A write of the original kinds as an item of `TransactWriteItems`.
     fn transact_item(&self, write: &Write<'_>) -> Result<TransactWriteItem, StoreError> {
         use aws_sdk_dynamodb::types::Put;
         let built = |e: aws_sdk_dynamodb::error::BuildError| {
@@ -256,6 +343,12 @@ impl DynamoStore {
                     .build()
                     .map_err(built)?;
                 return Ok(TransactWriteItem::builder().delete(delete).build());
+            }
+            Write::CreateJob(_) | Write::DeleteJob(..) | Write::AppendAudit(_) => {
+                return Err(StoreError::unavailable(format!(
+                    "{} is not a single put",
+                    write.key()
+                )))
             }
         };
         Ok(TransactWriteItem::builder().put(put).build())
@@ -435,6 +528,37 @@ impl DynamoStore {
             }
         }
         Ok(())
+    }
+}
+
+impl DynamoStore {
+    /// The ids of the jobs that exist, and the items of `kind` grouped by job id as `read` makes
+    /// them: what retention needs. Maintenance, not a hot path: one scan of the namespace's keys
+    /// and a few attributes (`attributes` beside `kind`, `jobId` and `expiresAt`).
+    async fn scan_by_job<T>(
+        &self,
+        kind: &str,
+        attributes: &[&str],
+        read: impl Fn(&Item) -> Result<T, StoreError>,
+    ) -> Result<(BTreeSet<String>, BTreeMap<String, Vec<T>>), StoreError> {
+        let mut projection = vec!["kind", "jobId", "expiresAt"];
+        projection.extend_from_slice(attributes);
+        let items = self.scan_all(&projection).await?;
+        let mut jobs = BTreeSet::new();
+        let mut groups: BTreeMap<String, Vec<T>> = BTreeMap::new();
+        for item in &items {
+            match item.get("kind").and_then(|v| v.as_s().ok()) {
+                Some(found) if found == KIND_JOB => {
+                    jobs.insert(string(item, "jobId")?);
+                }
+                Some(found) if found == kind => groups
+                    .entry(string(item, "jobId")?)
+                    .or_default()
+                    .push(read(item)?),
+                _ => {}
+            }
+        }
+        Ok((jobs, groups))
     }
 }
 
@@ -746,43 +870,26 @@ impl ExecutionStore for DynamoStore {
         retain: usize,
         purge_deleted_jobs: bool,
     ) -> Result<CleanReport, StoreError> {
-        // Maintenance, not a hot path: one scan of the namespace's keys and a few attributes.
-        let items = self
-            .scan_all(&["kind", "jobId", "executeNumber", "executionId", "expiresAt"])
+        let (jobs, runs) = self
+            .scan_by_job(KIND_EXECUTION, &["executeNumber", "executionId"], |item| {
+                Ok((
+                    number::<u64>(item, "executeNumber")?,
+                    string(item, "executionId")?,
+                ))
+            })
             .await?;
-        let mut jobs = BTreeSet::new();
-        let mut runs: BTreeMap<String, Vec<(u64, String)>> = BTreeMap::new();
-        for item in &items {
-            match item
-                .get("kind")
-                .and_then(|v| v.as_s().ok())
-                .map(String::as_str)
-            {
-                Some(KIND_JOB) => {
-                    jobs.insert(string(item, "jobId")?);
-                }
-                Some(KIND_EXECUTION) => runs
-                    .entry(string(item, "jobId")?)
-                    .or_default()
-                    .push((number(item, "executeNumber")?, string(item, "executionId")?)),
-                _ => {}
-            }
-        }
-        let mut report = CleanReport::default();
-        let mut doomed = Vec::new();
-        for (job_id, mut list) in runs {
-            let gone = purge_deleted_jobs && !jobs.contains(&job_id);
-            list.sort_by(|a, b| b.cmp(a));
-            let skip = if gone { 0 } else { retain };
-            let removed: Vec<_> = list.into_iter().skip(skip).collect();
-            if gone && !removed.is_empty() {
-                report.destroyed_jobs_cleaned += 1;
-            }
-            doomed.extend(removed.into_iter().map(|(_, id)| id));
-        }
-        report.executions_deleted = doomed.len() as u64;
-        self.delete_all(doomed.iter().map(|id| self.keys.execution(id)).collect())
-            .await?;
+        let past = past_retention(runs, |id| jobs.contains(id), retain, purge_deleted_jobs);
+        let report = CleanReport {
+            executions_deleted: past.removed.len() as u64,
+            destroyed_jobs_cleaned: past.purged_jobs,
+        };
+        self.delete_all(
+            past.removed
+                .iter()
+                .map(|(_, (_, id))| self.keys.execution(id))
+                .collect(),
+        )
+        .await?;
         Ok(report)
     }
 }
@@ -890,8 +997,9 @@ impl Store for DynamoStore {
         check_batch(writes)?;
         match writes {
             [] => return Ok(()),
-            // One write needs no transaction (which costs twice the capacity).
-            [only] => {
+            // One write needs no transaction (which costs twice the capacity); a deletion is two
+            // items.
+            [only] if !matches!(only, Write::DeleteJob(..)) => {
                 return self
                     .write_one(only)
                     .await
@@ -899,30 +1007,47 @@ impl Store for DynamoStore {
             }
             _ => {}
         }
+        // The label items of the jobs the batch deletes, by write: read once (each job's item
+        // collection, one `Query`) and deleted with their job (see `labels`).
+        let mut doomed: BTreeMap<usize, Vec<Item>> = BTreeMap::new();
+        for (index, write) in writes.iter().enumerate() {
+            if let Write::DeleteJob(job_id, _) = write {
+                let keys = self
+                    .label_keys_of(job_id)
+                    .await
+                    .map_err(|e| WriteAllError::at(index, e))?;
+                doomed.insert(index, keys);
+            }
+        }
         // The stored items of jobs whose labels the batch changes, by write: learnt from a
         // failed condition, then written with their index changes (see `labels`).
         let mut relabelled: BTreeMap<usize, Item> = BTreeMap::new();
         'round: for _ in 0..=writes.len() {
+            // Which write each transaction item comes from: a write's items are contiguous.
+            let mut owners = Vec::with_capacity(writes.len());
             let mut items = Vec::with_capacity(writes.len());
-            let mut index_changes = Vec::new();
-            for (i, write) in writes.iter().enumerate() {
-                match (write, relabelled.get(&i)) {
+            for (index, write) in writes.iter().enumerate() {
+                let made = match (write, relabelled.get(&index)) {
                     (Write::UpdateJob(job), Some(old)) => {
                         let (put, changes) =
                             self.relabel_items(job, old).map_err(WriteAllError::whole)?;
-                        items.push(put);
-                        index_changes.extend(changes);
+                        std::iter::once(put).chain(changes).collect()
                     }
-                    _ => items.push(self.transact_item(write).map_err(WriteAllError::whole)?),
-                }
+                    _ => self
+                        .transact_items(write, doomed.get(&index).map_or(&[][..], Vec::as_slice))
+                        .map_err(WriteAllError::whole)?,
+                };
+                owners.extend(std::iter::repeat_n(index, made.len()));
+                items.extend(made);
             }
-            items.extend(index_changes);
             if items.len() > MAX_WRITES {
                 return Err(WriteAllError::whole(StoreError::unavailable(format!(
                     "{} items with the label index changes; a transaction holds {MAX_WRITES}",
                     items.len()
                 ))));
             }
+            // The write of each item, for the reasons a cancelled transaction gives per item.
+            let item_writes: Vec<Write<'_>> = owners.iter().map(|&index| writes[index]).collect();
             let mut rollup_rounds = 0u32;
             let (error, reasons) = loop {
                 let error = match self.transact(items.clone()).await {
@@ -946,7 +1071,7 @@ impl Store for DynamoStore {
                 // instant: the writer's own items are not in question, so the transaction goes
                 // again (its conditions checked afresh) rather than failing the run or dropping
                 // its count.
-                if rollups::lost_only_on_rollups(&reasons, writes)
+                if rollups::lost_only_on_rollups(&reasons, &item_writes)
                     && rollup_rounds < ROLLUP_CONFLICT_RETRIES
                 {
                     rollup_rounds += 1;
@@ -957,7 +1082,10 @@ impl Store for DynamoStore {
                 }
                 break (error, reasons);
             };
-            for (index, reason) in reasons.iter().enumerate() {
+            for (item, reason) in reasons.iter().enumerate() {
+                let Some(&index) = owners.get(item) else {
+                    break;
+                };
                 let Some(write) = writes.get(index) else {
                     break;
                 };
@@ -987,13 +1115,20 @@ impl Store for DynamoStore {
                             "unexpected condition on {}",
                             rollup.key()
                         )),
+                        Write::CreateJob(job) => StoreError::AlreadyExists(job.job_id.clone()),
+                        Write::DeleteJob(job_id, version) => {
+                            conflict_or_missing(job_id, *version, reason.item().cloned())
+                        }
+                        Write::AppendAudit(_) => StoreError::AlreadyExists(write.key()),
                     },
                     // Another transaction held the item: as good as a lost race; re-read and retry.
                     Some("TransactionConflict") => match write {
-                        Write::UpdateJob(job) => StoreError::VersionConflict {
-                            key: job.job_id.clone(),
-                            expected: job.version,
-                        },
+                        Write::UpdateJob(job) | Write::CreateJob(job) => {
+                            StoreError::VersionConflict {
+                                key: job.job_id.clone(),
+                                expected: job.version,
+                            }
+                        }
                         Write::UpdateExecution(e) | Write::CreateExecution(e) => {
                             StoreError::VersionConflict {
                                 key: e.execution_id.clone(),
@@ -1006,6 +1141,14 @@ impl Store for DynamoStore {
                         },
                         Write::AddRollup(rollup) => StoreError::VersionConflict {
                             key: rollup.key(),
+                            expected: 0,
+                        },
+                        Write::DeleteJob(job_id, version) => StoreError::VersionConflict {
+                            key: (*job_id).to_owned(),
+                            expected: *version,
+                        },
+                        Write::AppendAudit(_) => StoreError::VersionConflict {
+                            key: write.key(),
                             expected: 0,
                         },
                     },

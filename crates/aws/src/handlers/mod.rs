@@ -29,6 +29,8 @@ use sundial_service::ports::http::HttpClient;
 use sundial_service::ports::queue::{Delivery, Queue};
 use sundial_service::ports::store::Store;
 
+pub mod identity;
+
 use crate::publisher::AwsPublisher;
 use crate::runtime::Sundial;
 
@@ -217,8 +219,10 @@ where
 }
 
 /// The HTTP API, as `sundial serve` serves it: the same router, without the bearer token (API
-/// Gateway authenticates with IAM or JWT). On AWS build its [`Sundial`] with
-/// [`Sundial::unbatched`]: a request's state changes are published before it answers.
+/// Gateway authenticates with IAM or JWT), behind [`identity::caller_from_context`], which makes
+/// the principal API Gateway authorized the actor of the request's changes. On AWS build its
+/// [`Sundial`] with [`Sundial::unbatched`]: a request's state changes are published before it
+/// answers.
 pub fn api_router<S, Q, H, P>(sundial: &Sundial<S, Q, H, P>) -> axum::Router
 where
     S: Store,
@@ -227,4 +231,5 @@ where
     P: EventPublisher,
 {
     sundial_service::api::router(Arc::clone(sundial.engine.app()), None)
+        .layer(axum::middleware::from_fn(identity::caller_from_context))
 }

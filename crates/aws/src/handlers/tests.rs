@@ -248,6 +248,52 @@ async fn the_fixtures_take_a_job_from_the_api_through_tick_and_dispatch_to_its_t
     assert!(failed_ids(&response).is_empty(), "{response:?}");
 }
 
+/// The identity API Gateway authorized is the actor of the request's changes: the IAM principal's
+/// ARN (the fixture signs with SigV4), or the JWT's subject under a JWT authorizer.
+#[tokio::test]
+async fn the_principal_or_the_jwt_subject_is_the_actor_in_the_history() {
+    let rig = memory_rig("2024-06-10T11:58:00Z", FIXTURE_SECRET);
+    let (status, body) = rig.api_event(&fixture("api-create-job.json")).await;
+    assert_eq!(status, 200, "{body}");
+
+    let mut event = fixture("api-create-job.json");
+    event["rawPath"] = json!("/jobs/sample-report/pause");
+    event["requestContext"]["http"]["path"] = json!("/jobs/sample-report/pause");
+    event["body"] = json!(json!({"notes": "by JWT"}).to_string());
+    event["requestContext"]["authorizer"] = json!({
+        "jwt": {"claims": {"sub": "user-42", "iss": "https://issuer.example"}, "scopes": null}
+    });
+    let (status, body) = rig.api_event(&event).await;
+    assert_eq!(status, 200, "{body}");
+
+    // No authorizer at all (an API deployed without one): anonymous.
+    event["rawPath"] = json!("/jobs/sample-report/unpause");
+    event["requestContext"]["http"]["path"] = json!("/jobs/sample-report/unpause");
+    event["requestContext"]
+        .as_object_mut()
+        .unwrap()
+        .remove("authorizer");
+    let (status, body) = rig.api_event(&event).await;
+    assert_eq!(status, 200, "{body}");
+
+    let (status, history) = rig.api("GET", "/jobs/sample-report/history", None).await;
+    assert_eq!(status, 200, "{history}");
+    let entries: Vec<(&str, &str)> = history["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["action"].as_str().unwrap(), e["actor"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        entries,
+        [
+            ("unpause", "anonymous"),
+            ("pause", "user-42"),
+            ("create", "arn:aws:iam::123456789012:user/ana"),
+        ]
+    );
+}
+
 /// The console is off on AWS (docs/deploy.md, "The operator console"): the API function's router
 /// answers the console's paths with the API's own 404 envelope, never a page or a login form.
 #[tokio::test]

@@ -99,6 +99,41 @@ async fn finished_executions_expire_and_reads_respect_it() {
     assert_eq!(stats.executions.get("Succeeded"), None);
 }
 
+/// A job's history is retained like its executions: with a retention, an entry expires (TTL)
+/// that long after it is written, and reads treat an expired entry as gone.
+#[tokio::test(flavor = "multi_thread")]
+async fn audit_entries_expire_with_the_retention() {
+    use sundial_service::ports::store::audit::entry_id;
+    use sundial_service::ports::store::{AuditQuery, AuditRecord, AuditStore, PageRequest, Write};
+    let _moto = need_moto!();
+    let Some(base) = store().await else { return };
+    let entry = |n: u64| AuditRecord {
+        job_id: "ttl-job".into(),
+        entry_id: entry_id(Utc::now(), n, n),
+        at: Utc::now(),
+        document: json!({"action": "pause", "version": n}),
+    };
+    let kept = base.clone();
+    kept.write_all(&[Write::AppendAudit(&entry(1))])
+        .await
+        .expect("append without retention");
+    let expiring = base.with_execution_retention(Duration::ZERO);
+    expiring
+        .write_all(&[Write::AppendAudit(&entry(2))])
+        .await
+        .expect("append with a zero retention");
+    let listed = kept
+        .list_audit("ttl-job", &AuditQuery::default(), &PageRequest::first(10))
+        .await
+        .expect("list");
+    let versions: Vec<_> = listed
+        .items
+        .iter()
+        .map(|e| e.document["version"].clone())
+        .collect();
+    assert_eq!(versions, [json!(1)], "the expired entry reads as gone");
+}
+
 fn labelled_job(id: &str, version: u64, labels: serde_json::Value) -> JobRecord {
     JobRecord {
         job_id: id.into(),

@@ -171,6 +171,24 @@ pub(super) async fn run(command: JobCommand, context: &Context) -> Result<(), Cl
                 )
             })
         }
+        JobCommand::History(args) => {
+            let query = vec![("limit", args.limit.to_string())];
+            let answer = pages(
+                context,
+                &["jobs", &args.job_id, "history"],
+                query,
+                "entries",
+                args.all,
+            )
+            .await?;
+            context.show(&answer, || {
+                let mut text = views::history(&answer, Utc::now(), context.style);
+                if answer["nextCursor"].is_string() {
+                    text.push_str("More entries: --all lists every page.\n");
+                }
+                text
+            })
+        }
         JobCommand::Backfill(args) => {
             let mut body = json!({"startTime": args.from, "endTime": args.to});
             if let Some(map) = body.as_object_mut() {

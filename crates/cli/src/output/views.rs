@@ -185,6 +185,50 @@ pub(crate) fn job_list(page: &Value, now: DateTime<Utc>, style: Style) -> String
     table.render(style)
 }
 
+/// `sundial job history`: a job's changes, newest first; an update lists the fields it changed.
+pub(crate) fn history(page: &Value, now: DateTime<Utc>, style: Style) -> String {
+    let entries = list(page, "entries");
+    if entries.is_empty() {
+        return "No changes recorded.\n".into();
+    }
+    let mut table = Table::new(&["WHEN", "ACTOR", "ACTION", "VERSION", "STATE", "DETAILS"])
+        .limit(1, 40)
+        .limit(5, 72);
+    for entry in &entries {
+        let at = entry
+            .get("at")
+            .and_then(Value::as_str)
+            .and_then(parse)
+            .map_or_else(String::new, |t| relative(t, now));
+        let changed: Vec<String> = list(entry, "changes")
+            .iter()
+            .map(|c| text(c, "path"))
+            .collect();
+        let details = [
+            text(entry, "reason"),
+            if changed.is_empty() {
+                String::new()
+            } else {
+                format!("changed {}", changed.join(", "))
+            },
+            text(entry, "executionId"),
+        ]
+        .into_iter()
+        .filter(|d| !d.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ");
+        table.row(vec![
+            at.into(),
+            text(entry, "actor").into(),
+            text(entry, "action").into(),
+            text(entry, "version").into(),
+            state_cell(text(entry, "state")),
+            details.into(),
+        ]);
+    }
+    table.render(style)
+}
+
 /// The fields of a job that matter at a glance, for `get` and `describe`.
 fn job_fields(job: &Value, zone: Tz, now: DateTime<Utc>) -> Vec<(&'static str, Cell)> {
     let mut rows: Vec<(&'static str, Cell)> = vec![

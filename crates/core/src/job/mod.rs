@@ -24,6 +24,7 @@
 //! ```
 
 mod definition;
+mod diff;
 mod fields;
 mod http;
 mod id;
@@ -38,6 +39,7 @@ mod tests;
 
 pub use crate::spec::SpecError as FieldError;
 pub use definition::{JobDefinition, When};
+pub use diff::{definition_changes, FieldChange};
 pub use http::{
     is_reserved_header, Action, HttpMethod, HttpTemplate, NotificationRule, RequestStep, Target,
     IDEMPOTENCY_KEY_HEADER, RESERVED_HEADERS,

@@ -18,3 +18,7 @@ pub(crate) const UNDO_JOB_ORDERS: &str = "
 /// Undoes schema step 5 (statistics rollups), for the same purpose; apply it before
 /// [`UNDO_JOB_ORDERS`] when going back further.
 pub(crate) const UNDO_ROLLUPS: &str = "DROP TABLE rollups;";
+
+/// Undoes schema step 6 (the audit trail's table); apply it before [`UNDO_ROLLUPS`] when going
+/// back further.
+pub(crate) const UNDO_AUDIT: &str = "DROP TABLE audit;";

@@ -12,7 +12,7 @@ use super::schema::{
     AffectedRun, Created, Envelope, ErrorEnvelope, FireTimesBeforeAfter, Job, JobDefinition,
     JobListQuery, JobPath, JobsPage, Notes, RunPlace, UpdateAnswer, UpdatePreview, Updated,
 };
-use super::{bool_param, page_of, ApiError, ApiResult, AppState};
+use super::{bool_param, page_of, ApiError, ApiResult, AppState, Caller};
 use crate::app::{job_filter, parse_job_id, AppError};
 use crate::ports::store::{JobFilter, JobOrder, LabelSelector, Store};
 
@@ -48,11 +48,12 @@ fn warnings_of(warnings: Vec<String>) -> Option<Vec<String>> {
 )]
 pub(super) async fn create_job<S: Store>(
     State(app): AppState<S>,
+    caller: Caller,
     PathParams(job_id): PathParams<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
     let job_id = parse_job_id(&job_id)?;
-    let job = app.create_job(&job_id, &body).await?;
+    let job = app.create_job_by(&caller.change(), &job_id, &body).await?;
     Ok(Json(Created {
         envelope: Envelope::ok(),
         warnings: warnings_of(app.warnings(&job)),
@@ -105,6 +106,7 @@ pub(super) async fn get_job<S: Store>(
 )]
 pub(super) async fn set_active<S: Store>(
     State(app): AppState<S>,
+    caller: Caller,
     PathParams(job_id): PathParams<String>,
     params: Params,
 ) -> ApiResult {
@@ -126,7 +128,8 @@ pub(super) async fn set_active<S: Store>(
             ))
         }
     };
-    app.set_active(&job_id, active, None).await?;
+    app.set_active_by(&caller.change(), &job_id, active, None)
+        .await?;
     Ok(Json(Envelope::ok()).into_response())
 }
 
@@ -146,9 +149,11 @@ pub(super) async fn set_active<S: Store>(
 )]
 pub(super) async fn delete_job<S: Store>(
     State(app): AppState<S>,
+    caller: Caller,
     PathParams(job_id): PathParams<String>,
 ) -> ApiResult {
-    app.delete_job(&parse_job_id(&job_id)?).await?;
+    app.delete_job_by(&caller.change(), &parse_job_id(&job_id)?)
+        .await?;
     Ok(Json(Envelope::ok()).into_response())
 }
 
@@ -167,9 +172,10 @@ pub(super) async fn delete_job<S: Store>(
 )]
 pub(super) async fn delete_job_seed002<S: Store>(
     state: AppState<S>,
+    caller: Caller,
     job_id: PathParams<String>,
 ) -> ApiResult {
-    delete_job(state, job_id).await
+    delete_job(state, caller, job_id).await
 }
 
 /// Replaces a job's definition, keeping its state, counters and history, then runs it once now
@@ -196,6 +202,7 @@ pub(super) async fn delete_job_seed002<S: Store>(
 )]
 pub(super) async fn update_job<S: Store>(
     State(app): AppState<S>,
+    caller: Caller,
     PathParams(job_id): PathParams<String>,
     params: Params,
     JsonBody(body): JsonBody,
@@ -233,7 +240,7 @@ pub(super) async fn update_job<S: Store>(
         })
         .into_response());
     }
-    let job = app.update_job(&job_id, &body).await?;
+    let job = app.update_job_by(&caller.change(), &job_id, &body).await?;
     let execution = app.run_now(&job_id).await?;
     Ok(Json(Updated {
         envelope: Envelope::ok(),
@@ -280,12 +287,14 @@ fn notes_of(body: &Value) -> Result<Option<String>, ApiError> {
 )]
 pub(super) async fn pause<S: Store>(
     State(app): AppState<S>,
+    caller: Caller,
     PathParams(job_id): PathParams<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
     let job_id = parse_job_id(&job_id)?;
     let notes = notes_of(&body)?.or_else(|| Some("paused".to_string()));
-    app.set_active(&job_id, false, notes).await?;
+    app.set_active_by(&caller.change(), &job_id, false, notes)
+        .await?;
     Ok(Json(Envelope::ok()).into_response())
 }
 
@@ -310,12 +319,14 @@ pub(super) async fn pause<S: Store>(
 )]
 pub(super) async fn unpause<S: Store>(
     State(app): AppState<S>,
+    caller: Caller,
     PathParams(job_id): PathParams<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
     let job_id = parse_job_id(&job_id)?;
     let notes = notes_of(&body)?;
-    app.set_active(&job_id, true, notes).await?;
+    app.set_active_by(&caller.change(), &job_id, true, notes)
+        .await?;
     Ok(Json(Envelope::ok()).into_response())
 }
 

@@ -12,9 +12,11 @@
 //! its own documentation names. A route cannot be served without being documented, nor documented
 //! without being served.
 
+pub mod auth;
 mod bulk;
 mod error;
 mod extract;
+mod history;
 mod jobs;
 pub mod openapi;
 mod ops;
@@ -26,16 +28,17 @@ pub mod stats;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use axum::extract::{Request, State};
-use axum::http::{header, StatusCode};
-use axum::middleware::{self, Next};
-use axum::response::{IntoResponse, Response};
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::middleware;
+use axum::response::Response;
 use axum::routing::{MethodFilter, MethodRouter};
 use axum::Router;
 
 use crate::app::{App, AppError};
 use crate::cause::chain;
 use crate::ports::store::{PageRequest, Store, MAX_PAGE};
+pub use auth::{ApiAuth, ApiToken, Caller, Scope};
 pub use error::ApiError;
 
 /// The largest request body accepted.
@@ -95,6 +98,7 @@ api_routes! {
         jobs::update_job,
         jobs::pause,
         jobs::unpause,
+        history::job_history,
         bulk::bulk_jobs,
         runs::trigger,
         runs::feedback,
@@ -148,20 +152,23 @@ fn mount_one<S: Store>(
     router
 }
 
-/// The API router over `app`. With `bearer_token`, every route but `/health`, the feedback route
-/// and the public documents (`/openapi.json`, `/docs`) requires `Authorization: Bearer <token>`.
-pub fn router<S: Store>(app: Arc<App<S>>, bearer_token: Option<String>) -> Router {
+/// The API router over `app`. With tokens (`Some(token)`, `SUNDIAL_API_TOKEN`, is one token named
+/// `default` with scope write; see [`ApiAuth`]), every route but `/health`, the feedback route and
+/// the public documents (`/openapi.json`, `/docs`) requires `Authorization: Bearer <secret>` of
+/// one of them, and a token of scope read is refused every change (403).
+pub fn router<S: Store>(app: Arc<App<S>>, auth: impl Into<ApiAuth>) -> Router {
+    let auth = auth.into();
     let routes = mount(openapi::document(), Router::new())
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(app);
-    match bearer_token {
-        Some(token) => routes.layer(middleware::from_fn_with_state(
-            Arc::<str>::from(token),
-            require_bearer,
-        )),
-        None => routes,
+    if auth.is_open() {
+        return routes;
     }
+    routes.layer(middleware::from_fn_with_state(
+        Arc::new(auth),
+        auth::require_token,
+    ))
 }
 
 /// `POST /specs/preview`'s own handler over `app`, to mount elsewhere: the operator console's
@@ -248,7 +255,7 @@ async fn method_not_allowed() -> ApiError {
 /// the feedback route (job services hold the execution's HMAC token in the URL Sundial gave them,
 /// not the API's bearer token), and the API's own description (`/openapi.json`, `/docs`), which
 /// is a public contract and holds no data.
-fn is_public_path(path: &str) -> bool {
+pub fn is_public_path(path: &str) -> bool {
     let is_feedback = path.starts_with("/jobs/") && path.split('/').nth(3) == Some("feedback");
     path == "/health"
         || is_feedback
@@ -257,37 +264,13 @@ fn is_public_path(path: &str) -> bool {
         || path.starts_with("/docs/")
 }
 
-async fn require_bearer(State(token): State<Arc<str>>, request: Request, next: Next) -> Response {
-    if is_public_path(request.uri().path()) {
-        return next.run(request).await;
-    }
-    let presented = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(bearer_credentials);
-    match presented {
-        Some(presented) if constant_time_eq(presented.as_bytes(), token.as_bytes()) => {
-            next.run(request).await
-        }
-        _ => {
-            ApiError::new(StatusCode::UNAUTHORIZED, "missing or wrong bearer token").into_response()
-        }
-    }
-}
-
 /// The credentials of an `Authorization: Bearer <token>` value. The scheme is case-insensitive
 /// (RFC 7235 §2.1: `bearer`, `BEARER`) and separated from the token by one or more spaces.
-fn bearer_credentials(value: &str) -> Option<&str> {
+pub fn bearer_credentials(value: &str) -> Option<&str> {
     let (scheme, credentials) = value.split_once(' ')?;
     scheme
         .eq_ignore_ascii_case("bearer")
         .then(|| credentials.trim_start_matches(' '))
-}
-
-/// Compares without an early exit, so response timing does not reveal how much of a token matched.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 impl From<AppError> for ApiError {

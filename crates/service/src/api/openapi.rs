@@ -14,7 +14,7 @@
 use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
 
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::MethodFilter;
 use utoipa::openapi::extensions::ExtensionsBuilder;
@@ -113,8 +113,9 @@ fn jwt_scheme() -> SecurityScheme {
 }
 
 /// Adds the answers shared by rule to one operation: 401 when it is protected (its own security
-/// is not the anonymous `[{}]`), 408 and 413 when it reads a body.
-fn add_shared_answers(operation: &mut Operation) {
+/// is not the anonymous `[{}]`), 403 when it is protected and changes something
+/// ([`super::auth::needs_write`]), 408 and 413 when it reads a body.
+fn add_shared_answers(path: &str, method: &Method, operation: &mut Operation) {
     let public = operation
         .security
         .as_ref()
@@ -137,6 +138,13 @@ fn add_shared_answers(operation: &mut Operation) {
         responses.entry("401".into()).or_insert_with(|| {
             RefOr::T(error(
                 "A bearer token is configured and the request has none, or the wrong one (on AWS, API Gateway answers for IAM and JWT).",
+            ))
+        });
+    }
+    if !public && super::auth::needs_write(method, path) {
+        responses.entry("403".into()).or_insert_with(|| {
+            RefOr::T(error(
+                "The bearer token has scope read (`SUNDIAL_API_TOKENS`); this route changes something and needs scope write.",
             ))
         });
     }
@@ -175,19 +183,19 @@ pub(crate) fn operations_of(item: &PathItem) -> Vec<(MethodFilter, &Operation)> 
     .collect()
 }
 
-fn operations_of_mut(item: &mut PathItem) -> impl Iterator<Item = &mut Operation> {
+fn operations_of_mut(item: &mut PathItem) -> impl Iterator<Item = (Method, &mut Operation)> {
     [
-        item.get.as_mut(),
-        item.put.as_mut(),
-        item.post.as_mut(),
-        item.delete.as_mut(),
-        item.patch.as_mut(),
-        item.head.as_mut(),
-        item.options.as_mut(),
-        item.trace.as_mut(),
+        (Method::GET, item.get.as_mut()),
+        (Method::PUT, item.put.as_mut()),
+        (Method::POST, item.post.as_mut()),
+        (Method::DELETE, item.delete.as_mut()),
+        (Method::PATCH, item.patch.as_mut()),
+        (Method::HEAD, item.head.as_mut()),
+        (Method::OPTIONS, item.options.as_mut()),
+        (Method::TRACE, item.trace.as_mut()),
     ]
     .into_iter()
-    .flatten()
+    .filter_map(|(method, operation)| operation.map(|o| (method, o)))
 }
 
 /// Says in the schemas of job definitions what derives cannot: a job has a `request` chain or a
@@ -226,8 +234,10 @@ fn require_request_or_target(openapi: &mut OpenApi) {
 /// shared answers.
 fn build() -> OpenApi {
     let mut document = Frame::openapi().merge_from(Operations::openapi());
-    for item in document.paths.paths.values_mut() {
-        operations_of_mut(item).for_each(add_shared_answers);
+    for (path, item) in document.paths.paths.iter_mut() {
+        for (method, operation) in operations_of_mut(item) {
+            add_shared_answers(path, &method, operation);
+        }
     }
     require_request_or_target(&mut document);
     document

@@ -138,10 +138,13 @@ pub(super) async fn preview<S: Store>(
 )]
 pub(super) async fn reconcile_timers<S: Store>(
     State(app): AppState<S>,
+    caller: super::Caller,
     PathParams(service_name): PathParams<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let report = app.reconcile_timers(&service_name, &body).await?;
+    let report = app
+        .reconcile_timers_by(&caller.change(), &service_name, &body)
+        .await?;
     Ok(Json(TimersReconciled {
         envelope: Envelope::ok(),
         created: report.created,

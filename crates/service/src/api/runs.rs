@@ -15,7 +15,7 @@ use super::schema::{
     FeedbackReport, JobPath, PageQuery, Reason, RecentAction, RunningExecution, StateChanged,
     TriggerArguments, Triggered,
 };
-use super::{count_param, page_of, ApiError, ApiResult, AppState};
+use super::{count_param, page_of, ApiError, ApiResult, AppState, Caller};
 use crate::app::{parse_job_id, AppError};
 use crate::ports::store::{Page, Store};
 
@@ -116,6 +116,7 @@ pub(super) fn execution_logs_page(page: Page<CoreExecution>) -> ExecutionLogsPag
 )]
 pub(super) async fn trigger<S: Store>(
     State(app): AppState<S>,
+    caller: Caller,
     PathParams(job_id): PathParams<String>,
     params: Params,
     headers: HeaderMap,
@@ -135,7 +136,9 @@ pub(super) async fn trigger<S: Store>(
         params.get("delay").map(String::as_str),
     )
     .map_err(AppError::from)?;
-    let execution = app.trigger(&job_id, arguments, key, options).await?;
+    let execution = app
+        .trigger_by(&caller.change(), &job_id, arguments, key, options)
+        .await?;
     Ok(Json(Triggered {
         envelope: Envelope::ok(),
         execution_id: execution.execution_id,
@@ -208,10 +211,13 @@ pub(super) async fn feedback<S: Store>(
 )]
 pub(super) async fn backfill<S: Store>(
     State(app): AppState<S>,
+    caller: Caller,
     PathParams(job_id): PathParams<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let report = app.backfill(&parse_job_id(&job_id)?, &body).await?;
+    let report = app
+        .backfill_by(&caller.change(), &parse_job_id(&job_id)?, &body)
+        .await?;
     Ok(Json(BackfillAccepted {
         envelope: Envelope::ok(),
         count: report.count as u64,

@@ -7,9 +7,9 @@
 //! `null`, which counts as absent; unknown fields are refused where the reader refuses them), and
 //! are never deserialised.
 //!
-//! Only four schemas are free-form JSON, each because the value belongs to the user, not to
-//! Sundial: [`TriggerArguments`], [`RunResult`], [`ReportedProgress`] and [`HttpBody`]. A test walks
-//! the document and refuses any other.
+//! Only five schemas are free-form JSON, each because the value belongs to the user, not to
+//! Sundial: [`TriggerArguments`], [`RunResult`], [`ReportedProgress`], [`HttpBody`] and
+//! [`DefinitionValue`]. A test walks the document and refuses any other.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -165,6 +165,12 @@ any_json! {
     /// The body of a call a job makes: any JSON, with `${…}` templates inside its strings (at
     /// most 64 KiB and 32 levels deep).
     HttpBody
+}
+
+any_json! {
+    /// A value of a job's definition as its owner wrote it (a secret header value as `"***"`):
+    /// what an update's change in `GET /jobs/{jobId}/history` shows before and after.
+    DefinitionValue
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -1293,6 +1299,8 @@ pub struct Cleaned {
     pub executions_deleted: u64,
     /// Deleted jobs whose executions were all removed.
     pub destroyed_jobs_cleaned: u64,
+    /// Entries of job histories removed by the same rule (`GET /jobs/{jobId}/history`).
+    pub audit_entries_deleted: u64,
 }
 
 /// The envelope of destroy-by-parent: the jobs deleted.

@@ -25,7 +25,7 @@ use crate::ports::store::Store;
     ),
     responses(
         (status = 200, description = "Cleaned: what was removed.", body = Cleaned,
-            example = json!({"resp_code": 200, "resp_msg": null, "executionsDeleted": 2, "destroyedJobsCleaned": 2})),
+            example = json!({"resp_code": 200, "resp_msg": null, "executionsDeleted": 2, "destroyedJobsCleaned": 2, "auditEntriesDeleted": 3})),
         (status = 400, description = "A parameter is invalid or given twice.", body = ErrorEnvelope),
         (status = 503, description = "The store failed; retry.", body = ErrorEnvelope),
     )
@@ -38,11 +38,12 @@ pub(super) async fn clean<S: Store>(State(app): AppState<S>, Params(params): Par
             usize::try_from(count_param(text, "retainExecutionCount")?).unwrap_or(usize::MAX)
         }
     };
-    let report = app.clean(purge, retain).await?;
+    let (report, audit) = app.clean(purge, retain).await?;
     Ok(Json(Cleaned {
         envelope: Envelope::ok(),
-        executions_deleted: report.executions_deleted as u64,
-        destroyed_jobs_cleaned: report.destroyed_jobs_cleaned as u64,
+        executions_deleted: report.executions_deleted,
+        destroyed_jobs_cleaned: report.destroyed_jobs_cleaned,
+        audit_entries_deleted: audit.entries_deleted,
     })
     .into_response())
 }
@@ -150,10 +151,11 @@ pub(super) async fn child_logs_by_execution<S: Store>(
 )]
 pub(super) async fn destroy_by_parent<S: Store>(
     State(app): AppState<S>,
+    caller: super::Caller,
     Params(params): Params,
 ) -> ApiResult {
     let parent = parse_job_id(required_param(&params, "parentJobId")?)?;
-    let deleted = app.destroy_by_parent(&parent).await?;
+    let deleted = app.destroy_by_parent_by(&caller.change(), &parent).await?;
     Ok(Json(Destroyed {
         envelope: Envelope::ok(),
         deleted,

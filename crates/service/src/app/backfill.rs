@@ -12,7 +12,7 @@ use sundial_core::execution::{execution_id_for_fire, execution_id_for_rerun, Exe
 use sundial_core::job::{BackfillMode, JobId, When};
 use sundial_core::plan::RunsOfTime;
 
-use super::{App, AppError};
+use super::{audit_record, App, AppError, ChangeBy, Entry};
 use crate::ports::store::Store;
 
 /// The most backfill ranges a job may have waiting.
@@ -37,7 +37,19 @@ impl<S: Store> App<S> {
     /// Records a backfill request (`POST /jobs/{jobId}/backfill`): the fire times of its ranges
     /// that its mode selects will run now, exempt from the catch-up window, oldest first or
     /// (`reverse`) newest first. With `dryRun` it only says which times, and writes nothing.
+    /// As an anonymous caller; see [`App::backfill_by`].
     pub async fn backfill(&self, job_id: &JobId, body: &Value) -> Result<BackfillReport, AppError> {
+        self.backfill_by(&ChangeBy::anonymous(), job_id, body).await
+    }
+
+    /// [`App::backfill`] by `by`, recorded in the job's audit trail with the request and how many
+    /// times it selected (a dry run records nothing).
+    pub async fn backfill_by(
+        &self,
+        by: &ChangeBy,
+        job_id: &JobId,
+        body: &Value,
+    ) -> Result<BackfillReport, AppError> {
         let request = BackfillRequest::parse(body)?;
         let stored = self.load(job_id).await?;
         let When::Scheduled(schedule) = stored.job.definition.when() else {
@@ -60,7 +72,7 @@ impl<S: Store> App<S> {
             });
         }
         let now = self.now();
-        self.modify(job_id, |stored| {
+        self.modify_recorded(None, job_id, |stored| {
             if !matches!(stored.job.definition.when(), When::Scheduled(_)) {
                 return Err(no_schedule(job_id));
             }
@@ -73,6 +85,11 @@ impl<S: Store> App<S> {
             }
             pending.extend(request.backfills(now));
             Ok(())
+        }, |_, after, version| {
+            let mut entry = Entry::new("backfill", Some(after), version);
+            entry.details.insert("request".into(), body.clone());
+            entry.details.insert("count".into(), count.into());
+            Some(audit_record(by, job_id, now, entry))
         })
         .await?;
         tracing::info!(job_id = %job_id, count, mode = %request.mode, "backfill recorded");

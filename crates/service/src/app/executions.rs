@@ -16,9 +16,9 @@ use sundial_core::job::JobId;
 use sundial_core::stats::StatsWindow;
 use sundial_core::trigger::TriggerOptions;
 
-use super::{field_error, App, AppError};
+use super::{audit_race, audit_record, field_error, App, AppError, ChangeBy, Entry};
 use crate::ports::store::{
-    CleanReport, ExecutionRecord, Page, PageRequest, Store, StoreError, Write, WriteAllError,
+    AuditCleanReport, CleanReport, ExecutionRecord, Page, PageRequest, Store, StoreError, Write,
 };
 use crate::records::{decode_execution, decode_job, encode_execution, encode_job, final_rollup};
 
@@ -27,8 +27,30 @@ impl<S: Store> App<S> {
     /// `options.delay` later. `trigger_id` (from an `Idempotency-Key` header) makes retries of the
     /// same request return the same execution. `options` override, for this run only, the nominal
     /// time it reports and the job's overlap policy; the execution's log records them.
+    ///
+    /// As an anonymous caller; see [`App::trigger_by`].
     pub async fn trigger(
         &self,
+        job_id: &JobId,
+        arguments: Value,
+        trigger_id: Option<&str>,
+        options: TriggerOptions,
+    ) -> Result<Execution, AppError> {
+        self.trigger_by(
+            &ChangeBy::anonymous(),
+            job_id,
+            arguments,
+            trigger_id,
+            options,
+        )
+        .await
+    }
+
+    /// [`App::trigger`] by `by`, recorded in the job's audit trail with the run's id (a retry
+    /// that finds the run it made records nothing more).
+    pub async fn trigger_by(
+        &self,
+        by: &ChangeBy,
         job_id: &JobId,
         arguments: Value,
         trigger_id: Option<&str>,
@@ -37,13 +59,13 @@ impl<S: Store> App<S> {
         if !arguments.is_object() {
             return Err(field_error("body", "expected a JSON object of arguments"));
         }
-        self.enqueue(job_id, Some(arguments), trigger_id, "trigger", options)
+        self.enqueue(job_id, Some(arguments), trigger_id, Some(by), options)
             .await
     }
 
     /// Runs a job now after an update (`POST /jobs/{jobId}/update`).
     pub async fn run_now(&self, job_id: &JobId) -> Result<Execution, AppError> {
-        self.enqueue(job_id, None, None, "update", TriggerOptions::default())
+        self.enqueue(job_id, None, None, None, TriggerOptions::default())
             .await
     }
 
@@ -52,9 +74,12 @@ impl<S: Store> App<S> {
         job_id: &JobId,
         arguments: Option<Value>,
         trigger_id: Option<&str>,
-        source: &str,
+        by: Option<&ChangeBy>,
         options: TriggerOptions,
     ) -> Result<Execution, AppError> {
+        // A run of `update and run` belongs to the update, whose entry records it; a trigger
+        // has its own.
+        let source = if by.is_some() { "trigger" } else { "update" };
         let now = self.now();
         // A delayed run waits `Scheduled` for its time, in line behind the runs due before it.
         let due = options.due(now);
@@ -132,7 +157,18 @@ impl<S: Store> App<S> {
             let run = encode_execution(&execution, 1)?;
             // The fallback wake-up: should this process die before the engine hears of the run, the
             // tick sends it once the grace has passed. A duplicate message is harmless.
-            let writes = [
+            let entry = by.map(|by| {
+                let mut entry = Entry::new(
+                    "trigger",
+                    Some(&stored.job),
+                    stored.version.saturating_add(1),
+                );
+                entry
+                    .details
+                    .insert("executionId".into(), Value::String(execution_id.clone()));
+                audit_record(by, job_id, now, entry)
+            });
+            let mut writes = vec![
                 Write::UpdateJob(&job),
                 Write::CreateExecution(&run),
                 Write::SetWakeup(
@@ -140,22 +176,21 @@ impl<S: Store> App<S> {
                     Some(due + crate::records::FALLBACK_WAKEUP_GRACE),
                 ),
             ];
-            match self.store.write_all(&writes).await {
+            writes.extend(entry.as_ref().map(Write::AppendAudit));
+            match self.store.write_all(&writes).await.map_err(audit_race) {
                 Ok(()) => {
                     created = Some(execution);
                     break;
                 }
                 // A concurrent request won: the job's number moved, or (same trigger id) the
                 // execution exists; the next round answers with it.
-                Err(WriteAllError {
-                    error: e @ (StoreError::VersionConflict { .. } | StoreError::AlreadyExists(_)),
-                    ..
-                }) => raced = Some(e.to_string()),
-                Err(WriteAllError {
-                    error: StoreError::NotFound(_),
-                    ..
-                }) => return Err(AppError::NotFound(format!("job {job_id}"))),
-                Err(e) => return Err(StoreError::from(e).into()),
+                Err(e @ (StoreError::VersionConflict { .. } | StoreError::AlreadyExists(_))) => {
+                    raced = Some(e.to_string())
+                }
+                Err(StoreError::NotFound(_)) => {
+                    return Err(AppError::NotFound(format!("job {job_id}")))
+                }
+                Err(e) => return Err(e.into()),
             }
         }
         let Some(execution) = created else {
@@ -271,21 +306,24 @@ impl<S: Store> App<S> {
         )))
     }
 
-    /// Retention (`DELETE /main/schedule/clean`).
+    /// Retention (`DELETE /main/schedule/clean`): executions, and the audit trail by the same
+    /// rule (the newest `retain` entries of every job, none of a deleted job's when
+    /// `purge_deleted_jobs`).
     pub async fn clean(
         &self,
         purge_deleted_jobs: bool,
         retain: usize,
-    ) -> Result<CleanReport, AppError> {
-        let report = self
+    ) -> Result<(CleanReport, AuditCleanReport), AppError> {
+        let executions = self
             .store
             .clean_executions(retain, purge_deleted_jobs)
             .await?;
+        let audit = self.clean_audit(retain, purge_deleted_jobs).await?;
         // Statistics are kept for the longest window (and the hour it starts in), whatever
         // `retain`: a count of runs says nothing about how far back the hours reach.
         let cutoff = sundial_core::stats::hour_of(self.now() - StatsWindow::LONGEST);
         self.store.clean_rollups(cutoff).await?;
-        Ok(report)
+        Ok((executions, audit))
     }
 
     /// Asynchronous progress reported by a job service (`POST /jobs/{jobId}/feedback/{n}`):

@@ -7,8 +7,12 @@ use sundial_core::change::{affected_runs, AffectedRun, RunPlace, UnstartedRun};
 use sundial_core::execution::incarnation_of_execution;
 use sundial_core::job::{Job, JobDefinition, JobId, JobState, LabelSelector, ServiceName};
 
-use super::{field_error, upcoming_fires, App, AppError};
-use crate::ports::store::{JobFilter, JobOrder, Page, PageRequest, Store, StoreError};
+use super::{
+    audit_race, audit_record, field_error, upcoming_fires, App, AppError, ChangeBy, Entry,
+};
+use crate::ports::store::{
+    JobFilter, JobOrder, Page, PageRequest, Store, StoreError, Write, WriteAllError,
+};
 use crate::records::{decode_execution, decode_job, encode_job};
 
 /// How many next fire times a preview of a change shows before and after (as `describe` shows).
@@ -74,13 +78,25 @@ pub fn job_filter(
 }
 
 impl<S: Store> App<S> {
-    /// Creates a job from a docs/api.md body (`POST /jobs/{jobId}`).
+    /// Creates a job from a docs/api.md body (`POST /jobs/{jobId}`), as an anonymous caller.
     pub async fn create_job(&self, job_id: &JobId, body: &Value) -> Result<Job, AppError> {
-        self.create_job_for(job_id, body, None).await
+        self.create_job_by(&ChangeBy::anonymous(), job_id, body)
+            .await
+    }
+
+    /// [`App::create_job`] by `by`, recorded in the job's audit trail with the definition.
+    pub async fn create_job_by(
+        &self,
+        by: &ChangeBy,
+        job_id: &JobId,
+        body: &Value,
+    ) -> Result<Job, AppError> {
+        self.create_job_for(by, job_id, body, None).await
     }
 
     async fn create_job_for(
         &self,
+        by: &ChangeBy,
         job_id: &JobId,
         body: &Value,
         service: Option<String>,
@@ -125,11 +141,20 @@ impl<S: Store> App<S> {
             created_at: now,
             updated_at: now,
         };
-        match self.store.create_job(&encode_job(&job, 1, service)).await {
-            Err(StoreError::AlreadyExists(_)) => {
+        let record = encode_job(&job, 1, service);
+        let entry = audit_record(by, job_id, now, Entry::new("create", Some(&job), 1));
+        match self
+            .store
+            .write_all(&[Write::CreateJob(&record), Write::AppendAudit(&entry)])
+            .await
+        {
+            Err(WriteAllError {
+                index: Some(0),
+                error: StoreError::AlreadyExists(_),
+            }) => {
                 return Err(AppError::Conflict(format!("job {job_id} already exists")));
             }
-            other => other?,
+            other => other.map_err(audit_race)?,
         }
         self.refresh_wakeup(&job).await?;
         self.plan_now(&job).await;
@@ -173,23 +198,47 @@ impl<S: Store> App<S> {
         Ok(self.load(job_id).await?.job)
     }
 
-    /// Pauses or resumes a job; `notes` say why (`PUT ?active=`, `/pause`, `/unpause`).
+    /// Pauses or resumes a job; `notes` say why (`PUT ?active=`, `/pause`, `/unpause`), as an
+    /// anonymous caller.
     pub async fn set_active(
         &self,
         job_id: &JobId,
         active: bool,
         notes: Option<String>,
     ) -> Result<Job, AppError> {
+        self.set_active_by(&ChangeBy::anonymous(), job_id, active, notes)
+            .await
+    }
+
+    /// [`App::set_active`] by `by`, recorded in the job's audit trail (`pause` or `unpause`,
+    /// the notes as the reason unless `by` gives one).
+    pub async fn set_active_by(
+        &self,
+        by: &ChangeBy,
+        job_id: &JobId,
+        active: bool,
+        notes: Option<String>,
+    ) -> Result<Job, AppError> {
         let now = self.now();
+        let action = if active { "unpause" } else { "pause" };
         let (stored, ()) = self
-            .modify(job_id, |stored| {
-                if active {
-                    stored.job.unpause(notes.clone(), now);
-                } else {
-                    stored.job.pause(notes.clone(), now);
-                }
-                Ok(())
-            })
+            .modify_recorded(
+                None,
+                job_id,
+                |stored| {
+                    if active {
+                        stored.job.unpause(notes.clone(), now);
+                    } else {
+                        stored.job.pause(notes.clone(), now);
+                    }
+                    Ok(())
+                },
+                |_, after, version| {
+                    let mut entry = Entry::new(action, Some(after), version);
+                    entry.notes = notes.as_deref();
+                    Some(audit_record(by, job_id, now, entry))
+                },
+            )
             .await?;
         if active {
             self.plan_now(&stored.job).await;
@@ -198,23 +247,45 @@ impl<S: Store> App<S> {
         Ok(stored.job)
     }
 
-    /// Replaces a job's definition, keeping its state and history (`POST /jobs/{jobId}/update`).
-    /// The caller runs it afterwards.
+    /// Replaces a job's definition, keeping its state and history (`POST /jobs/{jobId}/update`),
+    /// as an anonymous caller. The caller runs it afterwards.
     pub async fn update_job(&self, job_id: &JobId, body: &Value) -> Result<Job, AppError> {
+        self.update_job_by(&ChangeBy::anonymous(), job_id, body)
+            .await
+    }
+
+    /// [`App::update_job`] by `by`, recorded in the job's audit trail with the fields that
+    /// changed and the definition after.
+    pub async fn update_job_by(
+        &self,
+        by: &ChangeBy,
+        job_id: &JobId,
+        body: &Value,
+    ) -> Result<Job, AppError> {
+        let now = self.now();
         let (stored, ()) = self
-            .modify(job_id, |stored| {
-                // A header value a read showed as the redaction marker keeps the stored secret.
-                let definition = JobDefinition::parse_submitted(
-                    job_id,
-                    body,
-                    stored.job.created_at,
-                    Some(&stored.job.definition),
-                )?;
-                self.check_platform_limits(&definition)?;
-                // The body is the whole job (docs/api.md): its `active` decides.
-                stored.job.apply_definition(definition);
-                Ok(())
-            })
+            .modify_recorded(
+                None,
+                job_id,
+                |stored| {
+                    // A header value a read showed as the redaction marker keeps the stored secret.
+                    let definition = JobDefinition::parse_submitted(
+                        job_id,
+                        body,
+                        stored.job.created_at,
+                        Some(&stored.job.definition),
+                    )?;
+                    self.check_platform_limits(&definition)?;
+                    // The body is the whole job (docs/api.md): its `active` decides.
+                    stored.job.apply_definition(definition);
+                    Ok(())
+                },
+                |before, after, version| {
+                    let mut entry = Entry::new("update", Some(after), version);
+                    entry.before = Some(before);
+                    Some(audit_record(by, job_id, now, entry))
+                },
+            )
             .await?;
         self.plan_now(&stored.job).await;
         self.mark_parent(&stored.job).await?;
@@ -281,13 +352,57 @@ impl<S: Store> App<S> {
         })
     }
 
-    /// Deletes a job (`DELETE /job/{jobId}`); its executions stay until `clean`.
+    /// Deletes a job (`DELETE /job/{jobId}`), as an anonymous caller; its executions stay until
+    /// `clean`.
     pub async fn delete_job(&self, job_id: &JobId) -> Result<(), AppError> {
-        if !self.store.delete_job(job_id.as_str()).await? {
+        self.delete_job_by(&ChangeBy::anonymous(), job_id).await
+    }
+
+    /// [`App::delete_job`] by `by`, recorded in the job's audit trail, which outlives the job.
+    pub async fn delete_job_by(&self, by: &ChangeBy, job_id: &JobId) -> Result<(), AppError> {
+        if !self.delete_recorded(by, job_id.as_str()).await? {
             return Err(AppError::NotFound(format!("job {job_id}")));
         }
         tracing::info!(job_id = %job_id, "job deleted");
         Ok(())
+    }
+
+    /// Deletes the job `job_id` with its wake-up and the audit entry of the deletion, in one
+    /// batch at the version read; returns whether there was a job.
+    async fn delete_recorded(&self, by: &ChangeBy, job_id: &str) -> Result<bool, AppError> {
+        let id = JobId::parse(job_id)
+            .map_err(|e| AppError::corrupt(format!("stored job {job_id} has an invalid id"), e))?;
+        let mut last = None;
+        for round in 0..super::MAX_CONFLICT_RETRIES {
+            if round > 0 {
+                super::conflict_backoff(round).await;
+            }
+            let Some(record) = self.store.get_job(job_id).await? else {
+                return Ok(false);
+            };
+            let stored = decode_job(&record)?;
+            let entry = Entry::new("delete", None, stored.version.saturating_add(1));
+            let entry = audit_record(by, &id, self.now(), entry);
+            match self
+                .store
+                .write_all(&[
+                    Write::DeleteJob(job_id, stored.version),
+                    Write::AppendAudit(&entry),
+                ])
+                .await
+                .map_err(audit_race)
+            {
+                Ok(()) => return Ok(true),
+                Err(StoreError::NotFound(_)) => return Ok(false),
+                Err(StoreError::VersionConflict { key, .. }) => {
+                    last = Some(format!("job {key} was changed concurrently"));
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(AppError::Conflict(
+            last.unwrap_or_else(|| format!("job {job_id} is busy; retry")),
+        ))
     }
 
     /// Lists jobs (`GET /jobs`) in `order`; an order the store cannot serve without a scan is
@@ -311,8 +426,25 @@ impl<S: Store> App<S> {
     }
 
     /// Deletes every job whose parent is `parent`, their descendants, and the parent itself
-    /// (`DELETE /main/destroyByParentJob`). Returns the ids deleted.
+    /// (`DELETE /main/destroyByParentJob`), as an anonymous caller. Returns the ids deleted.
     pub async fn destroy_by_parent(&self, parent: &JobId) -> Result<Vec<String>, AppError> {
+        self.destroy_by_parent_by(&ChangeBy::anonymous(), parent)
+            .await
+    }
+
+    /// [`App::destroy_by_parent`] by `by`: each deletion is recorded in its job's audit trail,
+    /// for the reason `destroyByParentJob {parent}` unless `by` gives one.
+    pub async fn destroy_by_parent_by(
+        &self,
+        by: &ChangeBy,
+        parent: &JobId,
+    ) -> Result<Vec<String>, AppError> {
+        let by = match by.reason {
+            Some(_) => by.clone(),
+            None => by
+                .clone()
+                .with_reason(format!("destroyByParentJob {parent}")),
+        };
         let mut deleted = Vec::new();
         let mut pending = vec![parent.to_string()];
         // Breadth-first over the parent links; `seen` guards against cycles written by hand.
@@ -337,7 +469,7 @@ impl<S: Store> App<S> {
                     break;
                 }
             }
-            if self.store.delete_job(&current).await? {
+            if self.delete_recorded(&by, &current).await? {
                 deleted.push(current);
             }
         }
@@ -348,12 +480,26 @@ impl<S: Store> App<S> {
     }
 
     /// Reconciles the jobs a service declares (docs/api.md's timer list and its check-timers job):
-    /// creates the missing, updates the changed, removes the undeclared. Idempotent.
+    /// creates the missing, updates the changed, removes the undeclared. Idempotent. As an
+    /// anonymous caller.
     pub async fn reconcile_timers(
         &self,
         service: &str,
         timers: &Value,
     ) -> Result<TimersReport, AppError> {
+        self.reconcile_timers_by(&ChangeBy::anonymous(), service, timers)
+            .await
+    }
+
+    /// [`App::reconcile_timers`] by `by`: every job it creates, updates or removes gets an entry
+    /// `timers:create`, `timers:update` or `timers:delete` in its audit trail.
+    pub async fn reconcile_timers_by(
+        &self,
+        by: &ChangeBy,
+        service: &str,
+        timers: &Value,
+    ) -> Result<TimersReport, AppError> {
+        let by = &by.timers(service);
         let service = ServiceName::parse(service)?;
         let service = service.as_str();
         let list = match timers {
@@ -428,7 +574,7 @@ impl<S: Store> App<S> {
         for (id, (job_id, body)) in &declared {
             match existing_jobs.get(id) {
                 None => {
-                    self.create_job_for(job_id, body, Some(service.to_string()))
+                    self.create_job_for(by, job_id, body, Some(service.to_string()))
                         .await?;
                     report.created.push(id.clone());
                 }
@@ -436,7 +582,7 @@ impl<S: Store> App<S> {
                     if existing.job.definition.as_written() == &**body {
                         report.unchanged.push(id.clone());
                     } else {
-                        self.update_job(job_id, body).await?;
+                        self.update_job_by(by, job_id, body).await?;
                         report.updated.push(id.clone());
                     }
                 }
@@ -465,7 +611,7 @@ impl<S: Store> App<S> {
             }
         }
         for id in stale {
-            self.store.delete_job(&id).await?;
+            self.delete_recorded(by, &id).await?;
             report.removed.push(id);
         }
         tracing::info!(

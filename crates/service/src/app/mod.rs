@@ -5,6 +5,7 @@
 //! and retries the optimistic-concurrency conflicts that concurrent requests produce, so callers see
 //! either a clean result or a typed [`AppError`].
 
+mod audit;
 mod backfill;
 mod bulk;
 mod executions;
@@ -23,9 +24,11 @@ use sundial_core::job::{FieldError, Job, JobDefinition, JobId, Target};
 use crate::cause::Cause;
 use crate::ports::clock::Clock;
 use crate::ports::events::TargetSupport;
-use crate::ports::store::{JobStore, Store, StoreError};
+use crate::ports::store::{AuditRecord, JobStore, Store, StoreError, Write, WriteAllError};
 use crate::records::{decode_job, encode_job, job_wakeup_key, StoredJob};
 
+pub(crate) use audit::{audit_record, Entry};
+pub use audit::{Actor, ChangeBy};
 pub use backfill::BackfillReport;
 pub use bulk::{
     BulkAction, BulkDone, BulkOutcome, BulkReport, BulkRequest, BulkSelection, MAX_BULK_JOBS,
@@ -301,23 +304,29 @@ impl<S: JobStore> App<S> {
 }
 
 impl<S: Store> App<S> {
-    /// Applies `change` to a job, re-reading and retrying when a concurrent write wins the race.
-    pub(crate) async fn modify<T>(
-        &self,
-        job_id: &JobId,
-        change: impl FnMut(&mut StoredJob) -> Result<T, AppError>,
-    ) -> Result<(StoredJob, T), AppError> {
-        self.modify_from(None, job_id, change).await
-    }
-
-    /// As [`App::modify`], starting from `known` (a recent read of the job) instead of reading it
+    /// Applies `change` to a job, re-reading and retrying when a concurrent write wins the race,
+    /// starting from `known` (a recent read of the job) instead of reading it
     /// again: when nobody wrote the job since, that saves a read. Only changes that move the job's
     /// next fire rewrite its wake-up (an admission or a release does not).
     pub(crate) async fn modify_from<T>(
         &self,
+        known: Option<StoredJob>,
+        job_id: &JobId,
+        change: impl FnMut(&mut StoredJob) -> Result<T, AppError>,
+    ) -> Result<(StoredJob, T), AppError> {
+        self.modify_recorded(known, job_id, change, |_, _, _| None)
+            .await
+    }
+
+    /// As [`App::modify_from`], writing beside the job, in one atomic batch, the audit entry
+    /// `record` makes of the change (from the job before and after it, the latter at the version
+    /// the write leaves), if it makes one.
+    pub(crate) async fn modify_recorded<T>(
+        &self,
         mut known: Option<StoredJob>,
         job_id: &JobId,
         mut change: impl FnMut(&mut StoredJob) -> Result<T, AppError>,
+        record: impl Fn(&Job, &Job, u64) -> Option<AuditRecord>,
     ) -> Result<(StoredJob, T), AppError> {
         let mut last = None;
         for round in 0..MAX_CONFLICT_RETRIES {
@@ -328,11 +337,22 @@ impl<S: Store> App<S> {
                 Some(stored) => stored,
                 None => self.load(job_id).await?,
             };
+            let previous = stored.job.clone();
             let before = stored.job.next_fire();
             let out = change(&mut stored)?;
             stored.job.updated_at = self.now();
-            let record = encode_job(&stored.job, stored.version, stored.service.clone());
-            match self.store.update_job(&record).await {
+            let job = encode_job(&stored.job, stored.version, stored.service.clone());
+            let entry = record(&previous, &stored.job, stored.version.saturating_add(1));
+            let written = match &entry {
+                None => self.store.update_job(&job).await,
+                Some(entry) => self
+                    .store
+                    .write_all(&[Write::UpdateJob(&job), Write::AppendAudit(entry)])
+                    .await
+                    .map(|()| stored.version.saturating_add(1))
+                    .map_err(audit_race),
+            };
+            match written {
                 Ok(version) => {
                     stored.version = version;
                     if stored.job.next_fire() != before {
@@ -401,6 +421,18 @@ impl<S: Store> App<S> {
             .set_wakeup(&job_wakeup_key(job.definition.job_id()), due)
             .await?;
         Ok(())
+    }
+}
+
+/// The error of a batch that wrote a change with its audit entry. An entry id already taken
+/// (two entries of one job in one millisecond drawing the same nonce) is a lost race like any
+/// other: the change is made again with a fresh entry.
+pub(crate) fn audit_race(e: WriteAllError) -> StoreError {
+    match e.error {
+        StoreError::AlreadyExists(key) if key.starts_with("audit ") => {
+            StoreError::VersionConflict { key, expected: 0 }
+        }
+        other => other,
     }
 }
 

@@ -25,6 +25,7 @@ pub(crate) fn report(suite: &str, failures: &[String]) {
     }
 }
 
+pub mod audit;
 pub mod labels;
 pub mod queue;
 pub mod rollups;

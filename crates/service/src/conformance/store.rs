@@ -92,6 +92,7 @@ pub async fn run_all<S: Store, F: Fn() -> S>(make_store: F) {
         concurrent_job_updates,
         concurrent_execution_creates,
     );
+    super::audit::run_cases(&make_store, &mut failures).await;
     super::report("store", &failures);
 }
 
@@ -180,7 +181,7 @@ pub(super) fn job_with(
     }
 }
 
-fn execution(execution_id: &str, job_id: &str, execute_number: u64) -> ExecutionRecord {
+pub(super) fn execution(execution_id: &str, job_id: &str, execute_number: u64) -> ExecutionRecord {
     let offset = i64::try_from(execute_number).expect("small execute number") * 60_000;
     ExecutionRecord {
         execution_id: execution_id.to_owned(),

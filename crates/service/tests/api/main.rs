@@ -8,6 +8,7 @@ mod arbitrary_json;
 mod bulk;
 mod errors;
 mod executions;
+mod history;
 mod jobs;
 mod listings;
 mod main_routes;

@@ -24,7 +24,7 @@ async fn clean_keeps_the_newest_and_purges_deleted_jobs() {
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(
         body,
-        json!({"resp_code": 200, "resp_msg": null, "executionsDeleted": 4, "destroyedJobsCleaned": 0})
+        json!({"resp_code": 200, "resp_msg": null, "executionsDeleted": 4, "destroyedJobsCleaned": 0, "auditEntriesDeleted": 7})
     );
     let kept = api.get("/main/execution?jobId=kept").await.1;
     let numbers: Vec<_> = kept["executions"]

@@ -15,11 +15,12 @@ use crate::support::Api;
 /// The schemas that may accept any JSON object: the user's own data, which Sundial stores and
 /// hands on as given (trigger arguments, what a run produced, an async job's progress, the body
 /// of a call a job makes). Everything else the API takes or answers has a declared shape.
-const FREE_FORM: [&str; 4] = [
+const FREE_FORM: [&str; 5] = [
     "TriggerArguments",
     "RunResult",
     "ReportedProgress",
     "HttpBody",
+    "DefinitionValue",
 ];
 
 async fn document() -> Value {

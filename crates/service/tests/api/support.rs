@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
 use sundial_service::adapters::memory::{ManualClock, MemoryStore};
-use sundial_service::api::router;
+use sundial_service::api::{router, ApiAuth};
 use sundial_service::{App, AppConfig};
 use tower::ServiceExt;
 
@@ -31,20 +31,25 @@ impl Api {
     }
 
     pub(crate) fn with_token(token: Option<&str>) -> Api {
-        Api::with(AppConfig::new(TEST_SECRET.to_vec()), token)
+        Api::with_auth(ApiAuth::from(token.map(str::to_owned)))
+    }
+
+    /// The router behind `auth` (named tokens with scopes).
+    pub(crate) fn with_auth(auth: ApiAuth) -> Api {
+        Api::with(AppConfig::new(TEST_SECRET.to_vec()), auth)
     }
 
     /// The router on a control plane with `config`, at [`NOW`], with no token.
     pub(crate) fn with_config(config: AppConfig) -> Api {
-        Api::with(config, None)
+        Api::with(config, ApiAuth::from(None))
     }
 
-    fn with(config: AppConfig, token: Option<&str>) -> Api {
+    fn with(config: AppConfig, auth: ApiAuth) -> Api {
         let now: DateTime<Utc> = NOW.parse().unwrap();
         let clock = Arc::new(ManualClock::new(now));
         let app = Arc::new(App::new(MemoryStore::new(), clock, config));
         Api {
-            router: router(Arc::clone(&app), token.map(str::to_owned)),
+            router: router(Arc::clone(&app), auth),
             app,
         }
     }

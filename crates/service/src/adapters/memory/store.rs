@@ -7,15 +7,18 @@
 //! that passes here behaves the same on `sundial serve`.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
 
 use chrono::{DateTime, SubsecRound, Utc};
 
+use crate::ports::store::audit::in_range;
+use crate::ports::store::retention::past_retention;
 use crate::ports::store::{
-    check_batch, cursor, CleanReport, ExecutionRecord, ExecutionStore, JobFilter, JobOrder,
-    JobRecord, JobStore, Page, PageRequest, RollupRecord, RollupStore, Store, StoreError,
-    StoreStats, WakeUp, WakeUpIndex, Write, WriteAllError, MAX_PAGE,
+    check_batch, cursor, AuditCleanReport, AuditQuery, AuditRecord, AuditStore, CleanReport,
+    ExecutionRecord, ExecutionStore, JobFilter, JobOrder, JobRecord, JobStore, Page, PageRequest,
+    RollupRecord, RollupStore, Store, StoreError, StoreStats, WakeUp, WakeUpIndex, Write,
+    WriteAllError, MAX_PAGE,
 };
 
 /// An in-memory [`Store`]; each instance is a fresh, empty store.
@@ -29,6 +32,8 @@ struct Data {
     jobs: BTreeMap<String, JobRecord>,
     executions: BTreeMap<String, ExecutionRecord>,
     wakeups: BTreeMap<String, DateTime<Utc>>,
+    /// The audit trail by (job id, entry id): a job's entries in time order.
+    audit: BTreeMap<(String, String), AuditRecord>,
     /// Rollup buckets by (hour, job id): hour first, as the cross-job read goes by hour.
     rollups: BTreeMap<(DateTime<Utc>, String), BTreeMap<String, u64>>,
     /// Writes left before an injected failure ([`MemoryStore::fail_write`]).
@@ -107,7 +112,24 @@ impl Data {
             Write::CreateExecution(e) if self.executions.contains_key(&e.execution_id) => {
                 Err(StoreError::AlreadyExists(e.execution_id.clone()))
             }
-            Write::CreateExecution(_) | Write::SetWakeup(..) | Write::AddRollup(_) => Ok(()),
+            Write::CreateJob(job) if self.jobs.contains_key(&job.job_id) => {
+                Err(StoreError::AlreadyExists(job.job_id.clone()))
+            }
+            Write::DeleteJob(job_id, version) => {
+                versioned(job_id, self.jobs.get(*job_id).map(|j| j.version), *version)
+            }
+            Write::AppendAudit(entry)
+                if self
+                    .audit
+                    .contains_key(&(entry.job_id.clone(), entry.entry_id.clone())) =>
+            {
+                Err(StoreError::AlreadyExists(write.key()))
+            }
+            Write::CreateExecution(_)
+            | Write::SetWakeup(..)
+            | Write::CreateJob(_)
+            | Write::AppendAudit(_)
+            | Write::AddRollup(_) => Ok(()),
         }
     }
 
@@ -143,6 +165,29 @@ impl Data {
                     Some(due) => self.wakeups.insert(key.to_owned(), ms(due)),
                     None => self.wakeups.remove(key),
                 };
+                Ok(0)
+            }
+            Write::CreateJob(job) => {
+                let stored = JobRecord {
+                    created_at: ms(job.created_at),
+                    updated_at: ms(job.updated_at),
+                    ..job.clone()
+                };
+                self.jobs.insert(job.job_id.clone(), stored);
+                Ok(job.version)
+            }
+            Write::DeleteJob(job_id, _) => {
+                self.wakeups.remove(&format!("job:{job_id}"));
+                self.jobs.remove(job_id);
+                Ok(0)
+            }
+            Write::AppendAudit(entry) => {
+                let stored = AuditRecord {
+                    at: ms(entry.at),
+                    ..entry.clone()
+                };
+                self.audit
+                    .insert((entry.job_id.clone(), entry.entry_id.clone()), stored);
                 Ok(0)
             }
             Write::AddRollup(rollup) => {
@@ -240,17 +285,7 @@ fn count_by_state<'a>(states: impl Iterator<Item = &'a String>) -> BTreeMap<Stri
 
 impl JobStore for MemoryStore {
     async fn create_job(&self, job: &JobRecord) -> Result<(), StoreError> {
-        let mut data = self.lock_write()?;
-        if data.jobs.contains_key(&job.job_id) {
-            return Err(StoreError::AlreadyExists(job.job_id.clone()));
-        }
-        let stored = JobRecord {
-            created_at: ms(job.created_at),
-            updated_at: ms(job.updated_at),
-            ..job.clone()
-        };
-        data.jobs.insert(job.job_id.clone(), stored);
-        Ok(())
+        self.lock_write()?.write(Write::CreateJob(job)).map(drop)
     }
 
     async fn get_job(&self, job_id: &str) -> Result<Option<JobRecord>, StoreError> {
@@ -402,35 +437,88 @@ impl ExecutionStore for MemoryStore {
         let Data {
             jobs, executions, ..
         } = &mut *data;
-        let mut report = CleanReport::default();
-        if purge_deleted_jobs {
-            let gone: BTreeSet<String> = executions
-                .values()
-                .filter(|e| !jobs.contains_key(&e.job_id))
-                .map(|e| e.job_id.clone())
-                .collect();
-            let before = executions.len();
-            executions.retain(|_, e| !gone.contains(&e.job_id));
-            report.destroyed_jobs_cleaned = gone.len() as u64;
-            report.executions_deleted += (before - executions.len()) as u64;
-        }
-        let mut by_job: BTreeMap<&str, Vec<(u64, &str)>> = BTreeMap::new();
+        let mut by_job: BTreeMap<String, Vec<(u64, String)>> = BTreeMap::new();
         for e in executions.values() {
             by_job
-                .entry(&e.job_id)
+                .entry(e.job_id.clone())
                 .or_default()
-                .push((e.execute_number, &e.execution_id));
+                .push((e.execute_number, e.execution_id.clone()));
         }
-        let mut trimmed = Vec::new();
-        for runs in by_job.values_mut() {
-            runs.sort_by_key(|run| Reverse(*run));
-            trimmed.extend(runs.iter().skip(retain).map(|(_, id)| (*id).to_owned()));
-        }
-        for id in &trimmed {
+        let past = past_retention(
+            by_job,
+            |id| jobs.contains_key(id),
+            retain,
+            purge_deleted_jobs,
+        );
+        for (_, (_, id)) in &past.removed {
             executions.remove(id);
         }
-        report.executions_deleted += trimmed.len() as u64;
-        Ok(report)
+        Ok(CleanReport {
+            executions_deleted: past.removed.len() as u64,
+            destroyed_jobs_cleaned: past.purged_jobs,
+        })
+    }
+}
+
+impl AuditStore for MemoryStore {
+    async fn list_audit(
+        &self,
+        job_id: &str,
+        query: &AuditQuery,
+        request: &PageRequest,
+    ) -> Result<Page<AuditRecord>, StoreError> {
+        let after = request
+            .cursor
+            .as_deref()
+            .map(cursor::parse_audit)
+            .transpose()?;
+        let data = self.lock()?;
+        let of_job = data
+            .audit
+            .range((job_id.to_owned(), String::new())..)
+            .take_while(|((job, _), _)| job == job_id)
+            .map(|(_, entry)| entry)
+            .filter(|entry| in_range(query, entry.at));
+        let items: Vec<&AuditRecord> = if query.oldest_first {
+            of_job
+                .filter(|e| after.is_none_or(|after| e.entry_id.as_str() > after))
+                .collect()
+        } else {
+            let mut items: Vec<&AuditRecord> = of_job
+                .filter(|e| after.is_none_or(|after| e.entry_id.as_str() < after))
+                .collect();
+            items.reverse();
+            items
+        };
+        Ok(page(items, request.limit, |e| cursor::audit(&e.entry_id)))
+    }
+
+    async fn clean_audit(
+        &self,
+        retain: usize,
+        purge_deleted_jobs: bool,
+    ) -> Result<AuditCleanReport, StoreError> {
+        let mut data = self.lock_write()?;
+        let Data { jobs, audit, .. } = &mut *data;
+        let mut by_job: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for (job_id, entry_id) in audit.keys() {
+            by_job
+                .entry(job_id.clone())
+                .or_default()
+                .push(entry_id.clone());
+        }
+        let past = past_retention(
+            by_job,
+            |id| jobs.contains_key(id),
+            retain,
+            purge_deleted_jobs,
+        );
+        for key in &past.removed {
+            audit.remove(key);
+        }
+        Ok(AuditCleanReport {
+            entries_deleted: past.removed.len() as u64,
+        })
     }
 }
 

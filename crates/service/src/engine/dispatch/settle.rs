@@ -7,17 +7,17 @@ use std::time::Duration as StdDuration;
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 use sundial_core::execution::{Execution, ExecutionState};
-use sundial_core::job::JobId;
+use sundial_core::job::{Job, JobId};
 use sundial_core::plan;
 
 use super::{transition_error, Step};
-use crate::app::AppError;
+use crate::app::{audit_record, AppError, ChangeBy, Entry};
 use crate::engine::{Engine, EngineError, Loaded, Released, Written, MAX_STEP_RETRIES};
 use crate::ports::events::EventPublisher;
 use crate::ports::http::HttpClient;
 use crate::ports::queue::Queue;
 use crate::ports::store::{
-    JobFilter, JobOrder, PageRequest, Store, StoreError, Write, WriteAllError,
+    AuditRecord, JobFilter, JobOrder, PageRequest, Store, StoreError, Write, WriteAllError,
 };
 use crate::records::{decode_job, encode_job, job_wakeup_key, json_time, StoredJob};
 use sundial_core::settle::{self, AttemptEnd};
@@ -75,9 +75,11 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                 Vec::new()
             };
             let fallbacks = self.fallback_wakeups(&started);
+            let paused = self.pause_entry(&before, job);
             let also: Vec<Write<'_>> = fallbacks
                 .iter()
                 .map(|(key, due)| Write::SetWakeup(key, Some(*due)))
+                .chain(paused.as_ref().map(Write::AppendAudit))
                 .collect();
             let target = if separate { None } else { Some(&mut *job) };
             match self.write_step(loaded, target, &also).await? {
@@ -224,6 +226,23 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         started
     }
 
+    /// The audit entry of a pause on failure, when `apply_final` turned the job `before` into the
+    /// paused `after`: the policy's change of the job, recorded as the system's with its note, in
+    /// the write that makes it.
+    fn pause_entry(&self, before: &Job, after: &StoredJob) -> Option<AuditRecord> {
+        if !before.definition.active() || after.job.definition.active() {
+            return None;
+        }
+        let mut entry = Entry::new("pause", Some(&after.job), after.version.saturating_add(1));
+        entry.notes = after.job.state.paused_notes.as_deref();
+        Some(audit_record(
+            &ChangeBy::system(),
+            after.job.job_id(),
+            self.now(),
+            entry,
+        ))
+    }
+
     /// The follow-up of a finished execution, done on every delivery until acknowledged: its
     /// job's side ([`Engine::apply_final`]) written unless already there, then [`Engine::follow_up`].
     ///
@@ -316,7 +335,9 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             let record = encode_job(&stored.job, stored.version, stored.service.clone());
             let fallbacks = self.fallback_wakeups(&started.concat());
             let job_key = job_wakeup_key(stored.job.job_id());
+            let paused = self.pause_entry(&before, &stored);
             let mut writes = vec![Write::UpdateJob(&record)];
+            writes.extend(paused.as_ref().map(Write::AppendAudit));
             writes.extend(
                 fallbacks
                     .iter()

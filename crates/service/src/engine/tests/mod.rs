@@ -491,6 +491,27 @@ async fn async_runs_time_out_and_pause_on_failure() {
         .paused_notes
         .unwrap()
         .contains("silent~20240101T000100Z"));
+    // The policy's pause is in the job's history, as the system's, with its note.
+    let history = w
+        .app()
+        .history(
+            &JobId::parse("silent").unwrap(),
+            &crate::ports::store::PageRequest::first(10),
+        )
+        .await
+        .unwrap()
+        .items;
+    let newest = &history[0];
+    assert_eq!(
+        (&newest["actor"], &newest["action"], &newest["state"]),
+        (&json!("system"), &json!("pause"), &json!("paused")),
+        "{history:?}"
+    );
+    assert!(newest["reason"]
+        .as_str()
+        .unwrap()
+        .starts_with("paused on failure: execution silent~20240101T000100Z"));
+    assert_eq!(history.len(), 2, "the creation and the pause: {history:?}");
 }
 
 /// An async job that never finishes by itself, so runs overlap.

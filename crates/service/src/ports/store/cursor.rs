@@ -57,6 +57,19 @@ pub fn parse_child(cursor: &str) -> Result<(i64, String), StoreError> {
     numbered(cursor, "c1.")
 }
 
+/// The cursor after an audit entry in a job's history.
+pub fn audit(entry_id: &str) -> String {
+    format!("h1.{entry_id}")
+}
+
+/// The entry id an audit cursor continues after.
+pub fn parse_audit(cursor: &str) -> Result<&str, StoreError> {
+    cursor
+        .strip_prefix("h1.")
+        .filter(|id| !id.is_empty())
+        .ok_or(StoreError::InvalidCursor)
+}
+
 fn numbered<N: std::str::FromStr + ToString>(
     cursor: &str,
     prefix: &str,

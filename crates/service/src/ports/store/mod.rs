@@ -11,9 +11,13 @@
 //! succeeds only against the version it read. Creating an execution never overwrites one with the
 //! same id, which is what makes a duplicate fire harmless.
 
+pub mod audit;
 pub mod cursor;
 pub mod labels;
+pub mod retention;
 pub mod rollups;
+
+pub use audit::{AuditCleanReport, AuditQuery, AuditRecord, AuditStore};
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -157,6 +161,14 @@ pub enum Write<'a> {
     UpdateExecution(&'a ExecutionRecord),
     /// Sets (or with `None` removes) a wake-up, as [`WakeUpIndex::set_wakeup`].
     SetWakeup(&'a str, Option<DateTime<Utc>>),
+    /// Creates a job, as [`JobStore::create_job`]: `AlreadyExists` if the id is taken.
+    CreateJob(&'a JobRecord),
+    /// Deletes a job at `version` (`NotFound` if absent, `VersionConflict` if the version moved);
+    /// its wake-up (`job:{id}`) goes with it, as [`JobStore::delete_job`].
+    DeleteJob(&'a str, u64),
+    /// Appends an entry to a job's audit trail ([`AuditStore`]); the entry id must be free
+    /// (`AlreadyExists`). Written beside the change it records, so neither exists without the other.
+    AppendAudit(&'a AuditRecord),
     /// Adds counters to a job's hourly rollup bucket, creating it if absent ([`rollups`]).
     AddRollup(&'a RollupRecord),
 }
@@ -165,7 +177,9 @@ impl Write<'_> {
     /// The key the write is about, for error messages and duplicate checks.
     pub fn key(&self) -> String {
         match self {
-            Write::UpdateJob(job) => format!("job {}", job.job_id),
+            Write::UpdateJob(job) | Write::CreateJob(job) => format!("job {}", job.job_id),
+            Write::DeleteJob(job_id, _) => format!("job {job_id}"),
+            Write::AppendAudit(entry) => format!("audit {} {}", entry.job_id, entry.entry_id),
             Write::CreateExecution(e) | Write::UpdateExecution(e) => {
                 format!("execution {}", e.execution_id)
             }
@@ -473,15 +487,18 @@ pub trait WakeUpIndex: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Vec<WakeUp>, StoreError>> + Send;
 }
 
-/// The whole store: jobs, executions and the wake-up index, plus what spans them — atomic writes
+/// The whole store: jobs, executions, the wake-up index and the audit trail, plus what spans them — atomic writes
 /// across all three, reads of both kinds at once, and counts. The engine and the control plane
 /// need all of it; adapters implement each part.
-pub trait Store: JobStore + ExecutionStore + WakeUpIndex + RollupStore {
+pub trait Store: JobStore + ExecutionStore + WakeUpIndex + RollupStore + AuditStore {
     /// Makes every write of `writes` or none: the tick's job, fires and timer entry; a dispatch
     /// step's execution and the job slot it takes or frees. Each key appears at most once, and at
     /// most [`MAX_WRITES`] writes. When a write's condition fails nothing is written and the error
     /// names that write (`index`) with what [`JobStore::update_job`], [`ExecutionStore::create_execution`]
-    /// (`AlreadyExists`) or [`ExecutionStore::update_execution`] would have answered.
+    /// (`AlreadyExists`) or [`ExecutionStore::update_execution`] would have answered; for
+    /// [`Write::CreateJob`] and [`Write::AppendAudit`] `AlreadyExists`, for [`Write::DeleteJob`]
+    /// `NotFound` or `VersionConflict`. A [`Write::DeleteJob`] removes the job's wake-up itself:
+    /// the batch must not also write `job:{id}`.
     fn write_all(
         &self,
         writes: &[Write<'_>],

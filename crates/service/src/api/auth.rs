@@ -1,0 +1,268 @@
+//! Who calls the API and what they may do: named tokens with a scope locally, the identity API
+//! Gateway authorized on AWS, carried to handlers as one extension, [`Caller`].
+//!
+//! `sundial serve` checks `Authorization: Bearer <secret>` against its tokens (each compared in
+//! constant time, all of them every time, so timing tells nothing about which exists) and puts
+//! the matching token's name and scope on the request. A token of scope [`Scope::Read`] reads
+//! everything; every route that changes something ([`needs_write`]) answers it 403 with the
+//! error envelope naming the missing scope. On AWS, API Gateway has authorized the request (IAM
+//! or JWT) before the Lambda runs; the API function's layer (in `sundial-aws`) puts the principal
+//! on the request as a [`Caller`] of scope write. Without either (loopback, no tokens) the caller
+//! is [`Actor::ANONYMOUS`] with scope write.
+
+use std::sync::Arc;
+
+use axum::extract::{FromRequestParts, Request, State};
+use axum::http::request::Parts;
+use axum::http::{header, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use super::ApiError;
+use crate::app::{Actor, ChangeBy};
+
+/// What a token may do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scope {
+    /// Read everything, change nothing.
+    Read,
+    /// Everything.
+    Write,
+}
+
+impl Scope {
+    /// The scope's name in `SUNDIAL_API_TOKENS` and in error messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scope::Read => "read",
+            Scope::Write => "write",
+        }
+    }
+
+    /// The scope named `name`.
+    pub fn parse(name: &str) -> Option<Scope> {
+        match name {
+            "read" => Some(Scope::Read),
+            "write" => Some(Scope::Write),
+            _ => None,
+        }
+    }
+}
+
+/// A named API token (`SUNDIAL_API_TOKENS=name:scope:secret,…`).
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiToken {
+    /// The actor its requests are recorded as.
+    pub name: String,
+    /// What it may do.
+    pub scope: Scope,
+    secret: String,
+}
+
+impl ApiToken {
+    /// The name of the token `SUNDIAL_API_TOKEN` (the single, unnamed token) stands for.
+    pub const DEFAULT_NAME: &'static str = "default";
+
+    /// A token; the secret is checked by [`crate::settings::api_tokens`], not here.
+    pub fn new(name: impl Into<String>, scope: Scope, secret: impl Into<String>) -> Self {
+        ApiToken {
+            name: name.into(),
+            scope,
+            secret: secret.into(),
+        }
+    }
+
+    /// The secret, to compare with what a request presents.
+    pub fn secret(&self) -> &str {
+        &self.secret
+    }
+}
+
+/// Never shows the secret.
+impl std::fmt::Debug for ApiToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApiToken")
+            .field("name", &self.name)
+            .field("scope", &self.scope)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How the router authenticates: with no tokens every request is [`Actor::ANONYMOUS`] with
+/// scope write (or whatever [`Caller`] a layer in front put on it); with tokens every route but
+/// the public ones requires one of them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ApiAuth {
+    tokens: Vec<ApiToken>,
+}
+
+impl ApiAuth {
+    /// Authentication by `tokens` (none: open).
+    pub fn tokens(tokens: Vec<ApiToken>) -> Self {
+        ApiAuth { tokens }
+    }
+
+    /// Whether any token is required.
+    pub fn is_open(&self) -> bool {
+        self.tokens.is_empty()
+    }
+
+    /// The token named `name`.
+    pub fn named(&self, name: &str) -> Option<&ApiToken> {
+        self.tokens.iter().find(|t| t.name == name)
+    }
+
+    /// The token whose secret is `presented`, compared with every token in constant time.
+    pub fn find(&self, presented: &str) -> Option<&ApiToken> {
+        let mut found = None;
+        for token in &self.tokens {
+            if constant_time_eq(presented.as_bytes(), token.secret.as_bytes()) {
+                found = Some(token);
+            }
+        }
+        found
+    }
+}
+
+/// The single token of `SUNDIAL_API_TOKEN`, named [`ApiToken::DEFAULT_NAME`] with scope write;
+/// `None` is an open API.
+impl From<Option<String>> for ApiAuth {
+    fn from(token: Option<String>) -> Self {
+        ApiAuth::tokens(
+            token
+                .map(|secret| ApiToken::new(ApiToken::DEFAULT_NAME, Scope::Write, secret))
+                .into_iter()
+                .collect(),
+        )
+    }
+}
+
+/// Who makes a request and what they may do: the extension the auth layer (or the Lambda's
+/// layer) puts on every request, read by handlers as an extractor. A request without one (an
+/// open API) is [`Actor::ANONYMOUS`] with scope write.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Caller {
+    /// Who, as the audit trail records it.
+    pub actor: Actor,
+    /// What they may do.
+    pub scope: Scope,
+}
+
+impl Caller {
+    /// A caller with scope write.
+    pub fn writer(actor: Actor) -> Self {
+        Caller {
+            actor,
+            scope: Scope::Write,
+        }
+    }
+
+    /// Whether a change by this caller may be made: a 403 naming the missing scope if not.
+    pub fn require_write(&self) -> Result<(), ApiError> {
+        match self.scope {
+            Scope::Write => Ok(()),
+            Scope::Read => Err(forbidden(&self.actor)),
+        }
+    }
+
+    /// A change by this caller, for no stated reason.
+    pub fn change(&self) -> ChangeBy {
+        ChangeBy::new(self.actor.clone())
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Caller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        Ok(parts
+            .extensions
+            .get::<Caller>()
+            .cloned()
+            .unwrap_or_else(|| Caller::writer(Actor::anonymous())))
+    }
+}
+
+/// The 403 of a change asked with a read token.
+fn forbidden(actor: &Actor) -> ApiError {
+    ApiError::new(
+        StatusCode::FORBIDDEN,
+        format!("scope: this route needs scope write; token {actor} has scope read"),
+    )
+}
+
+/// Whether the route at `path` with `method` changes something, and so needs scope write: every
+/// method but GET, HEAD and OPTIONS, except `POST /specs/preview`, which computes fire times and
+/// stores nothing.
+pub fn needs_write(method: &Method, path: &str) -> bool {
+    let reads = matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS);
+    !reads && path != "/specs/preview"
+}
+
+/// The layer of an API with tokens: public paths pass; any other request needs one of the
+/// tokens, and a change needs scope write.
+pub(super) async fn require_token(
+    State(auth): State<Arc<ApiAuth>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    if super::is_public_path(request.uri().path()) {
+        return next.run(request).await;
+    }
+    let presented = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(super::bearer_credentials);
+    let Some(token) = presented.and_then(|presented| auth.find(presented)) else {
+        return ApiError::new(StatusCode::UNAUTHORIZED, "missing or wrong bearer token")
+            .into_response();
+    };
+    let caller = Caller {
+        actor: Actor::new(token.name.clone()),
+        scope: token.scope,
+    };
+    if needs_write(request.method(), request.uri().path()) {
+        if let Err(refused) = caller.require_write() {
+            return refused.into_response();
+        }
+    }
+    request.extensions_mut().insert(caller);
+    next.run(request).await
+}
+
+/// Compares without an early exit, so response timing does not reveal how much of a token matched.
+pub(super) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_token_found_is_the_one_whose_secret_matches() {
+        let auth = ApiAuth::tokens(vec![
+            ApiToken::new("ci", Scope::Read, "read-secret-0123456"),
+            ApiToken::new("ops", Scope::Write, "write-secret-012345"),
+        ]);
+        assert_eq!(
+            auth.find("write-secret-012345").map(|t| t.name.as_str()),
+            Some("ops")
+        );
+        assert_eq!(
+            auth.find("read-secret-0123456").map(|t| t.scope),
+            Some(Scope::Read)
+        );
+        assert!(auth.find("read-secret-012345").is_none());
+        assert!(!format!("{auth:?}").contains("secret-0"), "{auth:?}");
+    }
+
+    #[test]
+    fn only_reads_and_the_preview_need_no_write_scope() {
+        assert!(!needs_write(&Method::GET, "/jobs"));
+        assert!(!needs_write(&Method::POST, "/specs/preview"));
+        assert!(needs_write(&Method::POST, "/jobs/a"));
+        assert!(needs_write(&Method::DELETE, "/main/schedule/clean"));
+    }
+}
