@@ -21,6 +21,8 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::spec::Schedule;
+
 /// The most ranges a job keeps ([`crate::job::JobState::fire_ranges`]): past it the oldest go.
 /// A range is one outage or one burst of drops however long, so 100 cover months of incidents
 /// and cost a few kilobytes on the job's item.
@@ -289,6 +291,96 @@ fn fate(time: DateTime<Utc>, facts: &Facts, now: DateTime<Utc>) -> Fate {
     Fate::NoRecord
 }
 
+/// The most nominal times one ledger lists (`GET /jobs/{jobId}/occurrences`).
+pub const MAX_OCCURRENCES: usize = 10_000;
+
+/// How far [`nominal_times`] counts a range too large to list, to say how many it holds.
+pub const MAX_COUNTED: usize = 100_000;
+
+/// A range holding more than [`MAX_OCCURRENCES`] nominal times.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TooMany {
+    /// How many it holds, counted up to [`MAX_COUNTED`].
+    pub counted: usize,
+    /// Whether it holds more than `counted`.
+    pub more: bool,
+}
+
+/// The nominal times in `[from, to)` of a job whose definitions were in force as `versions`
+/// says: each `(since, schedule)` from `since` until the next one's `since` (the first also
+/// before its `since`: the times before the job was created are its first schedule's); `None`
+/// for a job only triggers run. At most [`MAX_OCCURRENCES`], oldest first.
+pub fn nominal_times(
+    versions: &[(DateTime<Utc>, Option<&Schedule>)],
+    job_id: &str,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> Result<Vec<DateTime<Utc>>, TooMany> {
+    let mut times = Vec::new();
+    let mut counted = 0usize;
+    for (i, (since, schedule)) in versions.iter().enumerate() {
+        let Some(schedule) = schedule else { continue };
+        let start = if i == 0 { from } else { from.max(*since) };
+        let end = versions.get(i + 1).map_or(to, |(next, _)| to.min(*next));
+        if start >= end {
+            continue;
+        }
+        // `fire_after` is strictly after a whole second: start a second early, keep from `start`.
+        let mut after = start - chrono::Duration::seconds(1);
+        while let Some(fire) = schedule.fire_after(after, job_id) {
+            if fire.nominal >= end {
+                break;
+            }
+            after = fire.nominal;
+            if fire.nominal < start {
+                continue;
+            }
+            counted += 1;
+            if counted > MAX_COUNTED {
+                return Err(TooMany {
+                    counted: MAX_COUNTED,
+                    more: true,
+                });
+            }
+            if counted <= MAX_OCCURRENCES {
+                times.push(fire.nominal);
+            }
+        }
+    }
+    if counted > MAX_OCCURRENCES {
+        return Err(TooMany {
+            counted,
+            more: false,
+        });
+    }
+    Ok(times)
+}
+
+/// The spans a job was paused, from its changes in order: `(at, paused after it, notes)`. A
+/// pause opens a span with its notes, an unpause closes it, a pause of a paused job (new notes)
+/// starts a new span.
+pub fn pause_spans(changes: &[(DateTime<Utc>, bool, Option<String>)]) -> Vec<Span> {
+    let mut spans: Vec<Span> = Vec::new();
+    let mut paused = false;
+    for (at, now_paused, notes) in changes {
+        let notes_changed = spans.last().is_some_and(|s| &s.notes != notes);
+        if paused && (!now_paused || notes_changed) {
+            if let Some(open) = spans.last_mut() {
+                open.to = Some(*at);
+            }
+        }
+        if *now_paused && (!paused || notes_changed) {
+            spans.push(Span {
+                from: *at,
+                to: None,
+                notes: notes.clone(),
+            });
+        }
+        paused = *now_paused;
+    }
+    spans
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -496,5 +588,87 @@ mod tests {
         );
         let back: FireRange = serde_json::from_value(stored).unwrap();
         assert_eq!(back, ranges[0]);
+    }
+
+    fn schedule(spec: serde_json::Value) -> Schedule {
+        let id = crate::job::JobId::parse("j").unwrap();
+        let body = serde_json::json!({
+            "jobName": "j", "creator": "c", "creatorName": "C",
+            "request": [{"method": "GET", "url": "http://127.0.0.1:1/x"}],
+            "schedule": spec,
+        });
+        crate::job::JobDefinition::parse(&id, &body, t(0))
+            .unwrap()
+            .schedule()
+            .cloned()
+            .unwrap()
+    }
+
+    #[test]
+    fn nominal_times_follow_the_definition_in_force() {
+        let every_10s = schedule(serde_json::json!({"intervals": ["10s"]}));
+        let every_30s = schedule(serde_json::json!({"intervals": ["30s"]}));
+        // Every 10 s, then every 30 s from t(60).
+        let versions = [(t(25), Some(&every_10s)), (t(60), Some(&every_30s))];
+        let times = nominal_times(&versions, "j", t(0), t(120)).unwrap();
+        let ten: Vec<_> = times.iter().filter(|x| **x < t(60)).collect();
+        let thirty: Vec<_> = times.iter().filter(|x| **x >= t(60)).collect();
+        // The first schedule also before its version (the times before creation).
+        assert_eq!(ten.len(), 6);
+        assert!(ten
+            .windows(2)
+            .all(|w| *w[1] - *w[0] == Duration::seconds(10)));
+        assert!(thirty
+            .windows(2)
+            .all(|w| *w[1] - *w[0] == Duration::seconds(30)));
+        assert!(!thirty.is_empty() && thirty.len() <= 2);
+        // A triggered-only version has no times.
+        assert_eq!(
+            nominal_times(&[(t(0), None)], "j", t(0), t(100)),
+            Ok(Vec::new())
+        );
+        let every_second = schedule(serde_json::json!({"intervals": ["1s"]}));
+        assert_eq!(
+            nominal_times(&[(t(0), Some(&every_second))], "j", t(0), t(10_000)).map(|v| v.len()),
+            Ok(10_000)
+        );
+        assert_eq!(
+            nominal_times(&[(t(0), Some(&every_second))], "j", t(0), t(12_000)),
+            Err(TooMany {
+                counted: 12_000,
+                more: false
+            })
+        );
+        assert_eq!(
+            nominal_times(&[(t(0), Some(&every_second))], "j", t(0), t(1_000_000)),
+            Err(TooMany {
+                counted: MAX_COUNTED,
+                more: true
+            })
+        );
+    }
+
+    #[test]
+    fn pauses_open_and_close_spans_with_their_notes() {
+        let spans = pause_spans(&[
+            (t(0), false, None),
+            (t(10), true, Some("deploy".into())),
+            (t(20), true, Some("still deploying".into())),
+            (t(30), false, Some("done".into())),
+            (t(40), true, None),
+        ]);
+        let span = |from, to: Option<i64>, notes: Option<&str>| Span {
+            from: t(from),
+            to: to.map(t),
+            notes: notes.map(Into::into),
+        };
+        assert_eq!(
+            spans,
+            vec![
+                span(10, Some(20), Some("deploy")),
+                span(20, Some(30), Some("still deploying")),
+                span(40, None, None),
+            ]
+        );
     }
 }
