@@ -1131,6 +1131,17 @@ fn sigv4_with_container_credentials() {
     );
 }
 
+/// `sundial job create` of a nightly job whose calls go to a closed port.
+const CREATE_NIGHTLY: [&str; 7] = [
+    "job",
+    "create",
+    "nightly",
+    "--cron",
+    "0 3 * * *",
+    "--url",
+    "http://127.0.0.1:9/run",
+];
+
 /// `sundial serve` with two named tokens: the write token's changes are in the job's history
 /// under its name (`sundial job history`), the read token reads it and is refused every change,
 /// and a malformed entry stops the start naming it, never its secret.
@@ -1140,15 +1151,7 @@ fn named_tokens_are_the_actors_of_the_history() {
     let (ops, viewer) = ("ops-secret-0123456789", "viewer-secret-0123456");
     let tokens = format!("ops:write:{ops},viewer:read:{viewer}");
     let server = start(&dir, &[], &[("SUNDIAL_API_TOKENS", tokens.as_str())]);
-    let create = [
-        "job",
-        "create",
-        "nightly",
-        "--cron",
-        "0 3 * * *",
-        "--url",
-        "http://127.0.0.1:9/run",
-    ];
+    let create = CREATE_NIGHTLY;
     let as_viewer = |args: &[&str]| {
         let mut all = vec!["--token", viewer];
         all.extend_from_slice(args);
@@ -1203,15 +1206,7 @@ fn named_tokens_are_the_actors_of_the_history() {
 fn occurrences_say_what_became_of_each_time() {
     let dir = TempDir::new("cli-occurrences");
     let server = start(&dir, &[], &[]);
-    let create = [
-        "job",
-        "create",
-        "nightly",
-        "--cron",
-        "0 3 * * *",
-        "--url",
-        "http://127.0.0.1:9/run",
-    ];
+    let create = CREATE_NIGHTLY;
     assert_eq!(cli(&server, &create).code, 0);
     let paused = cli(
         &server,

@@ -67,18 +67,25 @@ pub fn record(
     next_after: impl Fn(DateTime<Utc>) -> Option<DateTime<Utc>>,
 ) {
     for &time in times {
-        if let Some(last) = ranges.last_mut() {
-            if last.reason == reason && next_after(last.last) == Some(time) {
-                last.last = time;
-                last.count = last.count.saturating_add(1);
-                continue;
-            }
-        }
-        push(ranges, reason, time);
+        add(ranges, reason, time, |last| next_after(last) == Some(time));
     }
 }
 
-fn push(ranges: &mut Vec<FireRange>, reason: RangeReason, time: DateTime<Utc>) {
+/// Extends the last range with `time` when it has `reason` and `follows` its last time; starts a
+/// new range otherwise, dropping the oldest past [`MAX_FIRE_RANGES`].
+fn add(
+    ranges: &mut Vec<FireRange>,
+    reason: RangeReason,
+    time: DateTime<Utc>,
+    follows: impl FnOnce(DateTime<Utc>) -> bool,
+) {
+    if let Some(last) = ranges.last_mut() {
+        if last.reason == reason && follows(last.last) {
+            last.last = time;
+            last.count = last.count.saturating_add(1);
+            return;
+        }
+    }
     ranges.push(FireRange {
         reason,
         first: time,
@@ -100,14 +107,7 @@ pub fn record_after(
     time: DateTime<Utc>,
     previous: DateTime<Utc>,
 ) {
-    if let Some(last) = ranges.last_mut() {
-        if last.reason == reason && last.last == previous {
-            last.last = time;
-            last.count = last.count.saturating_add(1);
-            return;
-        }
-    }
-    push(ranges, reason, time);
+    add(ranges, reason, time, |last| last == previous);
 }
 
 /// The range holding `time`, if one does.
@@ -391,6 +391,13 @@ mod tests {
         DateTime::<Utc>::UNIX_EPOCH + Duration::seconds(1_700_000_000 + s)
     }
 
+    fn fates_of(times: &[DateTime<Utc>], facts: &Facts, now: DateTime<Utc>) -> Vec<Fate> {
+        ledger(times, facts, now)
+            .into_iter()
+            .map(|(_, f)| f)
+            .collect()
+    }
+
     fn every_second(after: DateTime<Utc>) -> Option<DateTime<Utc>> {
         Some(after + Duration::seconds(1))
     }
@@ -460,10 +467,7 @@ mod tests {
             planned_through: None,
         };
         let times: Vec<_> = [0, 10, 20, 30, 40, 50, 60, 70, 80, 100].map(t).to_vec();
-        let fates: Vec<Fate> = ledger(&times, &facts, t(75))
-            .into_iter()
-            .map(|(_, f)| f)
-            .collect();
+        let fates = fates_of(&times, &facts, t(75));
         assert_eq!(
             fates,
             vec![
@@ -492,10 +496,7 @@ mod tests {
         );
         let quiet = Facts::default();
         assert_eq!(
-            ledger(&[t(1), t(9)], &quiet, t(5))
-                .into_iter()
-                .map(|(_, f)| f)
-                .collect::<Vec<_>>(),
+            fates_of(&[t(1), t(9)], &quiet, t(5)),
             vec![Fate::NoRecord, Fate::Ahead]
         );
     }
@@ -526,10 +527,7 @@ mod tests {
             planned_through: Some(t(6)),
             ..Facts::default()
         };
-        let fates: Vec<Fate> = ledger(&[t(2), t(3), t(4), t(5), t(6), t(7)], &facts, t(100))
-            .into_iter()
-            .map(|(_, f)| f)
-            .collect();
+        let fates = fates_of(&[t(2), t(3), t(4), t(5), t(6), t(7)], &facts, t(100));
         assert_eq!(
             fates,
             vec![
