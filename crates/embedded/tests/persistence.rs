@@ -382,3 +382,30 @@ fn query_plan(raw: &rusqlite::Connection, select: &str) -> String {
         .unwrap();
     plan.join("; ")
 }
+
+/// A labelled job deleted through `write_all` (the API's deletion, beside its audit entry) leaves
+/// no row in the label index: reads never show such rows, so only the table tells.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_job_deleted_in_a_batch_leaves_no_label_rows() {
+    use sundial_service::ports::store::{Store, Write};
+    let dir = TempDir::new("embedded-delete-labels");
+    let file = dir.path().join("sundial.db");
+    let store = SqliteStore::open(&file).expect("open");
+    let mut labelled = job();
+    labelled.document["definition"]["labels"] = json!({"team": "payments", "tier": "1"});
+    store
+        .write_all(&[Write::CreateJob(&labelled)])
+        .await
+        .unwrap();
+    let rows = |raw: &rusqlite::Connection| -> i64 {
+        raw.query_row("SELECT COUNT(*) FROM job_labels", [], |row| row.get(0))
+            .unwrap()
+    };
+    let raw = rusqlite::Connection::open(&file).unwrap();
+    assert_eq!(rows(&raw), 2);
+    store
+        .write_all(&[Write::DeleteJob("nightly", 1)])
+        .await
+        .unwrap();
+    assert_eq!(rows(&raw), 0);
+}

@@ -13,7 +13,7 @@
 //! index never disagree. `delete_job` reads the job's item collection (one `Query`) and deletes the
 //! job, its wake-up and its label items in one transaction. In `write_all`, `Write::CreateJob` puts
 //! the label items beside the job, and `Write::DeleteJob` reads the collection first
-//! ([`DynamoStore::label_keys_of`]) and deletes them with the job (its version condition holds only
+//! (`DynamoStore::label_keys_of`) and deletes them with the job (its version condition holds only
 //! if no write, so no relabel, came between).
 //!
 //! A listing by label queries the first label's partition (job ids in id order), reads those jobs
@@ -252,12 +252,13 @@ impl DynamoStore {
         }
     }
 
-    /// Creates `job` (its item is `item`) and its label items in one transaction.
-    pub(super) async fn create_labelled_job(
+    /// The transaction items that create `job` (its item is `item`, put only if the id is free)
+    /// and its label items: `create_job` of a labelled job, and `Write::CreateJob` of `write_all`.
+    pub(super) fn create_items(
         &self,
         job: &JobRecord,
         item: Item,
-    ) -> Result<(), StoreError> {
+    ) -> Result<Vec<TransactWriteItem>, StoreError> {
         let put = Put::builder()
             .table_name(&self.table)
             .set_item(Some(item))
@@ -272,6 +273,16 @@ impl DynamoStore {
             &BTreeMap::new(),
             &job.labels(),
         )?);
+        Ok(items)
+    }
+
+    /// Creates `job` (its item is `item`) and its label items in one transaction.
+    pub(super) async fn create_labelled_job(
+        &self,
+        job: &JobRecord,
+        item: Item,
+    ) -> Result<(), StoreError> {
+        let items = self.create_items(job, item)?;
         match self.transact(items).await {
             Ok(_) => Ok(()),
             Err(e) => match cancelled_first(&e) {

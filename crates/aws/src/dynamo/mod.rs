@@ -243,15 +243,7 @@ impl DynamoStore {
         };
         match *write {
             Write::CreateJob(job) => {
-                let mut items = vec![put_new(job_item(&self.keys, job, job.version)?)?];
-                items.extend(labels::index_changes(
-                    &self.table,
-                    &self.keys,
-                    &job.job_id,
-                    &BTreeMap::new(),
-                    &job.labels(),
-                )?);
-                Ok(items)
+                self.create_items(job, job_item(&self.keys, job, job.version)?)
             }
             Write::AppendAudit(entry) => Ok(vec![put_new(audit::audit_item(
                 &self.keys,
@@ -1000,8 +992,7 @@ impl Store for DynamoStore {
             // One write needs no transaction (which costs twice the capacity); a deletion is two
             // items.
             [only] if !matches!(only, Write::DeleteJob(..)) => {
-                return self
-                    .write_one(only)
+                return Box::pin(self.write_one(only))
                     .await
                     .map_err(|e| WriteAllError::at(0, e))
             }
@@ -1012,8 +1003,7 @@ impl Store for DynamoStore {
         let mut doomed: BTreeMap<usize, Vec<Item>> = BTreeMap::new();
         for (index, write) in writes.iter().enumerate() {
             if let Write::DeleteJob(job_id, _) = write {
-                let keys = self
-                    .label_keys_of(job_id)
+                let keys = Box::pin(self.label_keys_of(job_id))
                     .await
                     .map_err(|e| WriteAllError::at(index, e))?;
                 doomed.insert(index, keys);
@@ -1050,7 +1040,9 @@ impl Store for DynamoStore {
             let item_writes: Vec<Write<'_>> = owners.iter().map(|&index| writes[index]).collect();
             let mut rollup_rounds = 0u32;
             let (error, reasons) = loop {
-                let error = match self.transact(items.clone()).await {
+                // Boxed, as the other SDK calls of this deep future: a settling dispatch step
+                // awaits it on a 2 MiB worker stack (debug builds keep every frame large).
+                let error = match Box::pin(self.transact(items.clone())).await {
                     Ok(()) => return Ok(()),
                     Err(e) => e,
                 };

@@ -6,8 +6,9 @@ use chrono::Utc;
 use serde_json::json;
 use sundial_aws::DynamoStore;
 use sundial_service::conformance::store as conformance;
+use sundial_service::ports::store::audit::entry_id;
 use sundial_service::ports::store::{
-    ExecutionRecord, ExecutionStore, JobRecord, JobStore, Store, WakeUpIndex, Write,
+    AuditRecord, ExecutionRecord, ExecutionStore, JobRecord, JobStore, Store, WakeUpIndex, Write,
 };
 
 use crate::need_moto;
@@ -207,6 +208,31 @@ async fn label_items_follow_their_job() {
     assert!(store.delete_job("m").await.expect("delete"));
     assert!(collection(&client, &store, "m").await.is_empty());
     assert!(!store.delete_job("m").await.expect("delete again"));
+
+    // The API's creation and deletion: write_all with the job's audit entry beside it.
+    let at = Utc::now();
+    let entry = |version: u64| AuditRecord {
+        job_id: "n".into(),
+        entry_id: entry_id(at, version, 1),
+        at,
+        document: json!({"version": version}),
+    };
+    store
+        .write_all(&[
+            Write::CreateJob(&labelled_job("n", 1, json!({"a": "1", "b": "2"}))),
+            Write::AppendAudit(&entry(1)),
+        ])
+        .await
+        .expect("CreateJob + AppendAudit");
+    assert_eq!(collection(&client, &store, "n").await, ["J", "L#a", "L#b"]);
+    store
+        .write_all(&[Write::DeleteJob("n", 1), Write::AppendAudit(&entry(2))])
+        .await
+        .expect("DeleteJob + AppendAudit");
+    assert!(
+        collection(&client, &store, "n").await.is_empty(),
+        "no label item outlives a job deleted through write_all"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

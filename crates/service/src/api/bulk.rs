@@ -12,13 +12,9 @@ use super::extract::{JsonBody, PathParams};
 use super::schema::{
     BackfillRequest, Envelope, ErrorEnvelope, JobStateName, Labels, TriggerArguments,
 };
-use super::{ApiError, ApiResult, AppState};
+use super::{ApiError, ApiResult, AppState, Caller};
 use crate::app::{BulkAction, BulkDone, BulkRequest};
 use crate::ports::store::Store;
-
-/// Who a change is recorded as until requests carry an identity (named tokens, IAM principal):
-/// every bulk change through the API is the API's.
-const API_ACTOR: &str = "api";
 
 /// The action in the path.
 #[derive(IntoParams)]
@@ -163,6 +159,7 @@ pub(crate) struct BulkAnswer {
 )]
 pub(super) async fn bulk_jobs<S: Store>(
     State(app): AppState<S>,
+    caller: Caller,
     PathParams(action): PathParams<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
@@ -172,7 +169,7 @@ pub(super) async fn bulk_jobs<S: Store>(
             format!("expected pause, unpause, trigger, delete or backfill, got {action:?}"),
         )
     })?;
-    let request = BulkRequest::parse(action, &body, API_ACTOR)?;
+    let request = BulkRequest::parse(action, &body, caller.actor)?;
     let report = app.bulk(&request).await?;
     let mut results = Vec::with_capacity(report.outcomes.len());
     let (mut succeeded, mut failed) = (0, 0);

@@ -17,7 +17,7 @@ use sundial_core::backfill::BackfillRequest;
 use sundial_core::job::{JobId, LabelSelector};
 use sundial_core::trigger::TriggerOptions;
 
-use super::{field_error, job_filter, App, AppError, BackfillReport};
+use super::{field_error, job_filter, Actor, App, AppError, BackfillReport, ChangeBy};
 use crate::ports::store::{JobFilter, JobOrder, PageRequest, Store};
 
 /// The most jobs one bulk request acts on; beyond, the answer's cursor goes on.
@@ -114,7 +114,7 @@ pub struct BulkRequest {
     /// Why: required, recorded with every change.
     pub reason: String,
     /// Who asked, recorded with every change.
-    pub actor: String,
+    pub actor: Actor,
     /// Only list what would be acted on.
     pub dry_run: bool,
     /// Pause and unpause notes (default: the reason).
@@ -141,7 +141,7 @@ const COMMON: [&str; 4] = ["jobIds", "reason", "dryRun", "cursor"];
 impl BulkRequest {
     /// Reads a bulk body for `action` on behalf of `actor`. Errors name the field: an unknown one,
     /// filters and `jobIds` both (or neither), a missing `reason`, a malformed parameter.
-    pub fn parse(action: BulkAction, body: &Value, actor: &str) -> Result<BulkRequest, AppError> {
+    pub fn parse(action: BulkAction, body: &Value, actor: Actor) -> Result<BulkRequest, AppError> {
         let Value::Object(obj) = body else {
             return Err(field_error("body", "expected a JSON object"));
         };
@@ -250,7 +250,7 @@ impl BulkRequest {
             action,
             selection,
             reason,
-            actor: actor.to_owned(),
+            actor,
             dry_run,
             notes,
             arguments,
@@ -458,7 +458,14 @@ impl<S: Store> App<S> {
         }
     }
 
+    /// One job's action through the single-job use case, recorded in the job's audit trail as
+    /// `bulk:{action}` by the request's actor for its reason.
     async fn bulk_act(&self, request: &BulkRequest, job_id: &JobId) -> Result<BulkDone, AppError> {
+        let by = &ChangeBy::bulk(
+            request.actor.clone(),
+            request.action.name(),
+            request.reason.clone(),
+        );
         let notes = || {
             Some(
                 request
@@ -469,15 +476,16 @@ impl<S: Store> App<S> {
         };
         match request.action {
             BulkAction::Pause => self
-                .set_active(job_id, false, notes())
+                .set_active_by(by, job_id, false, notes())
                 .await
                 .map(|_| BulkDone::Done),
             BulkAction::Unpause => self
-                .set_active(job_id, true, notes())
+                .set_active_by(by, job_id, true, notes())
                 .await
                 .map(|_| BulkDone::Done),
             BulkAction::Trigger => self
-                .trigger(
+                .trigger_by(
+                    by,
                     job_id,
                     request.arguments.clone(),
                     request.idempotency_key.as_deref(),
@@ -485,9 +493,12 @@ impl<S: Store> App<S> {
                 )
                 .await
                 .map(|execution| BulkDone::Triggered(execution.execution_id)),
-            BulkAction::Delete => self.delete_job(job_id).await.map(|()| BulkDone::Done),
+            BulkAction::Delete => self
+                .delete_job_by(by, job_id)
+                .await
+                .map(|()| BulkDone::Done),
             BulkAction::Backfill => self
-                .backfill(job_id, &request.backfill)
+                .backfill_by(by, job_id, &request.backfill)
                 .await
                 .map(|report: BackfillReport| BulkDone::Backfilled(report.count)),
         }

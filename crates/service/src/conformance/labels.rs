@@ -12,8 +12,9 @@ use serde_json::{json, Value};
 
 use super::report;
 use super::store::{create_jobs, job, job_with, walk, walk_order, Must};
+use crate::ports::store::audit::entry_id;
 use crate::ports::store::{
-    JobFilter, JobOrder, JobRecord, LabelSelector, PageRequest, Store, Write,
+    AuditRecord, JobFilter, JobOrder, JobRecord, LabelSelector, PageRequest, Store, Write,
 };
 
 /// Runs every label case against a fresh store from `make_store`; panics naming the failures.
@@ -26,6 +27,7 @@ pub async fn run_all<S: Store, F: Fn() -> S>(make_store: F) {
         labels_filter_pages,
         labels_follow_updates_and_deletes,
         labels_follow_write_all,
+        labels_follow_create_and_delete_in_a_batch,
         id_prefix_filter,
         labels_in_time_orders,
     );
@@ -361,6 +363,81 @@ async fn labels_follow_write_all<S: Store>(store: S) {
         .is_err());
     assert!(list_ids(&store, &by("team", "lost")).await.is_empty());
     assert_eq!(list_ids(&store, &by("team", "payments")).await, ["v"]);
+}
+
+/// A job created and deleted through `write_all` (as the API does, each beside its audit entry)
+/// is selected by its labels exactly while it exists; a batch that fails changes no selection.
+async fn labels_follow_create_and_delete_in_a_batch<S: Store>(store: S) {
+    let at = chrono::DateTime::from_timestamp_millis(1_700_000_000_000).unwrap();
+    let entry = |job_id: &str, version: u64, action: &str| AuditRecord {
+        job_id: job_id.to_owned(),
+        entry_id: entry_id(at, version, 1),
+        at,
+        document: json!({"action": action, "version": version}),
+    };
+    let c = with_labels(job("c"), &[("team", "payments"), ("tier", "1")]);
+    store
+        .write_all(&[
+            Write::CreateJob(&c),
+            Write::AppendAudit(&entry("c", 1, "create")),
+        ])
+        .await
+        .expect("CreateJob of a labelled job + its entry");
+    assert_eq!(list_ids(&store, &by("team", "payments")).await, ["c"]);
+    assert_eq!(list_ids(&store, &by("tier", "1")).await, ["c"]);
+
+    // A taken id, and a creation whose batch fails elsewhere: no label of theirs is selectable.
+    let taken = with_labels(job("c"), &[("team", "lost")]);
+    assert!(store
+        .write_all(&[
+            Write::CreateJob(&taken),
+            Write::AppendAudit(&entry("c", 7, "create")),
+        ])
+        .await
+        .is_err());
+    let d = with_labels(job("d"), &[("team", "lost")]);
+    let stale = JobRecord {
+        version: 9,
+        ..c.clone()
+    };
+    assert!(store
+        .write_all(&[Write::CreateJob(&d), Write::UpdateJob(&stale)])
+        .await
+        .is_err());
+    assert!(list_ids(&store, &by("team", "lost")).await.is_empty());
+    assert_eq!(store.get_job("d").await.expect("get_job(d)"), None);
+
+    // A deletion at a stale version deletes nothing; at the version read, the job and its labels.
+    assert!(store
+        .write_all(&[
+            Write::DeleteJob("c", 5),
+            Write::AppendAudit(&entry("c", 6, "delete")),
+        ])
+        .await
+        .is_err());
+    assert_eq!(list_ids(&store, &by("team", "payments")).await, ["c"]);
+    store
+        .write_all(&[
+            Write::DeleteJob("c", 1),
+            Write::AppendAudit(&entry("c", 2, "delete")),
+        ])
+        .await
+        .expect("DeleteJob of a labelled job + its entry");
+    assert_eq!(store.get_job("c").await.expect("get_job(c)"), None);
+    assert!(list_ids(&store, &by("team", "payments")).await.is_empty());
+    assert!(list_ids(&store, &by("tier", "1")).await.is_empty());
+
+    // The id is free again, its old labels gone with it.
+    let again = with_labels(job("c"), &[("team", "reports")]);
+    store
+        .write_all(&[
+            Write::CreateJob(&again),
+            Write::AppendAudit(&entry("c", 3, "create")),
+        ])
+        .await
+        .expect("CreateJob again");
+    assert!(list_ids(&store, &by("team", "payments")).await.is_empty());
+    assert_eq!(list_ids(&store, &by("team", "reports")).await, ["c"]);
 }
 
 async fn id_prefix_filter<S: Store>(store: S) {

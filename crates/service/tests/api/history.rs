@@ -182,6 +182,92 @@ async fn every_change_is_in_the_history_with_its_actor_reason_and_diff() {
     assert_error(&answer, 400, "limit:");
 }
 
+/// A bulk action records each job's change as `bulk:{action}`, by the token that asked, for the
+/// request's reason (the pause notes are the job's own), and only on the jobs it selected.
+#[tokio::test]
+async fn a_bulk_pause_by_label_is_in_each_jobs_history_with_actor_and_reason() {
+    let api = named_tokens();
+    for (id, team) in [
+        ("pay-1", "payments"),
+        ("pay-2", "payments"),
+        ("rep-1", "reports"),
+    ] {
+        let mut job = triggered_job("001");
+        job["labels"] = json!({"team": team});
+        let (status, body) = api
+            .as_token(WRITER, Method::POST, &format!("/jobs/{id}"), Some(&job))
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    let request = json!({"labels": {"team": "payments"}, "reason": "ledger migration",
+                         "notes": "back after 18:00"});
+    let refused = api
+        .as_token(READER, Method::POST, "/bulk/jobs/pause", Some(&request))
+        .await;
+    assert_error(
+        &refused,
+        403,
+        "scope: this route needs scope write; token dashboard has scope read",
+    );
+    let (status, body) = api
+        .as_token(WRITER, Method::POST, "/bulk/jobs/pause", Some(&request))
+        .await;
+    assert_eq!(
+        (status, &body["succeeded"]),
+        (StatusCode::OK, &json!(2)),
+        "{body}"
+    );
+    let (status, body) = api
+        .as_token(
+            WRITER,
+            Method::POST,
+            "/bulk/jobs/delete",
+            Some(&json!({"jobIds": ["pay-2"], "reason": "retired"})),
+        )
+        .await;
+    assert_eq!(
+        (status, &body["succeeded"]),
+        (StatusCode::OK, &json!(1)),
+        "{body}"
+    );
+
+    let pay_1 = api.history(READER, "pay-1").await;
+    let paused = &pay_1[0];
+    assert_eq!(
+        (
+            &paused["action"],
+            &paused["actor"],
+            &paused["reason"],
+            &paused["state"]
+        ),
+        (
+            &json!("bulk:pause"),
+            &json!("alice"),
+            &json!("ledger migration"),
+            &json!("paused")
+        ),
+        "{pay_1:?}"
+    );
+    let (_, job) = api.as_token(READER, Method::GET, "/jobs/pay-1", None).await;
+    assert_eq!(job["pausedNotes"], "back after 18:00", "{job}");
+    let pay_2 = api.history(READER, "pay-2").await;
+    let actions: Vec<&Value> = field(&pay_2, "action");
+    assert_eq!(
+        actions,
+        [
+            &json!("bulk:delete"),
+            &json!("bulk:pause"),
+            &json!("create")
+        ]
+    );
+    assert_eq!(
+        (&pay_2[0]["actor"], &pay_2[0]["reason"], &pay_2[0]["state"]),
+        (&json!("alice"), &json!("retired"), &json!("deleted"))
+    );
+    let rep_1 = api.history(READER, "rep-1").await;
+    assert_eq!(field(&rep_1, "action"), [&json!("create")], "not selected");
+}
+
 #[tokio::test]
 async fn a_read_token_is_refused_every_change_and_reads_everything() {
     let api = named_tokens();
@@ -201,7 +287,8 @@ async fn a_read_token_is_refused_every_change_and_reads_everything() {
             .replace("{id}", "kept~t~x")
             .replace("{serviceName}", "billing")
             .replace("{requestCounts}", "1")
-            .replace("{file}", "index.css");
+            .replace("{file}", "index.css")
+            .replace("{action}", "pause");
         for (method, operation) in [
             (Method::GET, &item.get),
             (Method::PUT, &item.put),

@@ -121,6 +121,10 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         Ok(Step::Done)
     }
 
+    /// One step of an execution in `state`. Each branch's use case is a boxed future: they are
+    /// deep (a settle awaits the store's atomic write, the audit entry and the rollup with it), and
+    /// inline they made this future's poll frame half a megabyte in a debug build, past a 2 MiB
+    /// worker stack on the AWS dispatch path.
     pub(super) async fn step(
         &self,
         loaded: &mut Loaded,
@@ -129,24 +133,23 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         let now = self.now();
         let state = loaded.execution.state();
         if state.is_final() {
-            self.after_final(&loaded.execution, job.as_ref()).await?;
+            Box::pin(self.after_final(&loaded.execution, job.as_ref())).await?;
             return Ok(Step::Done);
         }
         let Some(mut job) = job else {
             loaded.clear_fallback = !state.is_final();
-            return self
-                .finish(
-                    loaded,
-                    None,
-                    ExecutionState::Cancelled,
-                    "its job was deleted",
-                )
-                .await;
+            return Box::pin(self.finish(
+                loaded,
+                None,
+                ExecutionState::Cancelled,
+                "its job was deleted",
+            ))
+            .await;
         };
         let id = loaded.execution.execution_id.clone();
         if matches!(state, ExecutionState::Scheduled | ExecutionState::Enqueued) {
             if let Some(missed) = self.missed_catchup(&loaded.execution, &job) {
-                return self.skip_missed(loaded, job, missed).await;
+                return Box::pin(self.skip_missed(loaded, job, missed)).await;
             }
         }
         match state {
@@ -158,7 +161,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                     .unwrap_or(loaded.execution.scheduled_time);
                 if due > now {
                     if (due - now).to_std().unwrap_or_default() <= self.config.admit_ahead {
-                        return self.admit_ahead(loaded, job, due).await;
+                        return Box::pin(self.admit_ahead(loaded, job, due)).await;
                     }
                     return self.wait_for(&id, due).await;
                 }
@@ -170,20 +173,20 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                     .execution
                     .transition(ExecutionState::Enqueued, now, "due")
                     .map_err(transition_error)?;
-                self.admit(loaded, job).await
+                Box::pin(self.admit(loaded, job)).await
             }
-            ExecutionState::Enqueued => self.admit(loaded, job).await,
+            ExecutionState::Enqueued => Box::pin(self.admit(loaded, job)).await,
             ExecutionState::Failed => {
                 let at = loaded.execution.run.retry_at.unwrap_or(now);
                 if at > now {
                     return self.wait_for(&id, at).await;
                 }
                 let number = loaded.execution.attempts() + 1;
-                self.start_attempt(loaded, &mut job, &format!("retry: attempt {number}"), now)
-                    .await
+                let reason = format!("retry: attempt {number}");
+                Box::pin(self.start_attempt(loaded, &mut job, &reason, now)).await
             }
             ExecutionState::Processing if loaded.execution.run.awaiting_async => {
-                self.async_step(loaded, &mut job).await
+                Box::pin(self.async_step(loaded, &mut job)).await
             }
             ExecutionState::Processing => match loaded.execution.run.lease_until {
                 Some(lease) if lease > now && !self.holder_is_dead(&loaded.execution) => {
@@ -198,7 +201,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                     );
                     // A run admitted ahead of its fire time still calls at that time.
                     let at = loaded.execution.run.due.filter(|due| *due > now);
-                    self.run_attempt(loaded, &mut job, at.unwrap_or(now)).await
+                    Box::pin(self.run_attempt(loaded, &mut job, at.unwrap_or(now))).await
                 }
             },
             _ => Ok(Step::Done),
