@@ -233,6 +233,25 @@ pub(crate) enum JobCommand {
     /// A job's runs, success rate, duration and fire-lag percentiles over a window
     #[command(after_help = "Example:\n  sundial job stats report --window 24h")]
     Stats(JobStatsArgs),
+    /// What became of each nominal time of a job's schedule in a range: ran, skipped, dropped, missed, paused, …
+    #[command(
+        after_help = "Example:\n  sundial job occurrences report --from 2026-11-21T00:00:00Z --to 2026-11-22T00:00:00Z"
+    )]
+    Occurrences(OccurrencesArgs),
+}
+
+/// `sundial job occurrences`.
+#[derive(Debug, Args)]
+pub(crate) struct OccurrencesArgs {
+    /// The job id
+    #[arg(value_name = "JOB_ID")]
+    pub job_id: String,
+    /// Start of the range, inclusive (RFC 3339)
+    #[arg(long, value_name = "RFC3339")]
+    pub from: String,
+    /// End of the range, exclusive (RFC 3339); at most 10,000 nominal times
+    #[arg(long, value_name = "RFC3339")]
+    pub to: String,
 }
 
 #[derive(Debug, Args)]

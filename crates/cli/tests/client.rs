@@ -1131,6 +1131,17 @@ fn sigv4_with_container_credentials() {
     );
 }
 
+/// `sundial job create` of a nightly job whose calls go to a closed port.
+const CREATE_NIGHTLY: [&str; 7] = [
+    "job",
+    "create",
+    "nightly",
+    "--cron",
+    "0 3 * * *",
+    "--url",
+    "http://127.0.0.1:9/run",
+];
+
 /// `sundial serve` with two named tokens: the write token's changes are in the job's history
 /// under its name (`sundial job history`), the read token reads it and is refused every change,
 /// and a malformed entry stops the start naming it, never its secret.
@@ -1140,15 +1151,7 @@ fn named_tokens_are_the_actors_of_the_history() {
     let (ops, viewer) = ("ops-secret-0123456789", "viewer-secret-0123456");
     let tokens = format!("ops:write:{ops},viewer:read:{viewer}");
     let server = start(&dir, &[], &[("SUNDIAL_API_TOKENS", tokens.as_str())]);
-    let create = [
-        "job",
-        "create",
-        "nightly",
-        "--cron",
-        "0 3 * * *",
-        "--url",
-        "http://127.0.0.1:9/run",
-    ];
+    let create = CREATE_NIGHTLY;
     let as_viewer = |args: &[&str]| {
         let mut all = vec!["--token", viewer];
         all.extend_from_slice(args);
@@ -1194,4 +1197,58 @@ fn named_tokens_are_the_actors_of_the_history() {
         "{stderr}"
     );
     assert!(!stderr.contains(secret), "{stderr}");
+}
+
+/// `sundial job occurrences` against `sundial serve`: the times of a paused job's schedule say
+/// paused with the pause's notes, in the table and as JSON; a malformed range is exit status 4
+/// naming the field.
+#[test]
+fn occurrences_say_what_became_of_each_time() {
+    let dir = TempDir::new("cli-occurrences");
+    let server = start(&dir, &[], &[]);
+    let create = CREATE_NIGHTLY;
+    assert_eq!(cli(&server, &create).code, 0);
+    let paused = cli(
+        &server,
+        &["job", "pause", "nightly", "--notes", "maintenance"],
+    );
+    assert_eq!(paused.code, 0, "{paused:?}");
+    let from = chrono::Utc::now() + chrono::Duration::days(1);
+    let to = from + chrono::Duration::days(3);
+    let (from, to) = (from.to_rfc3339(), to.to_rfc3339());
+    let range = [
+        "job",
+        "occurrences",
+        "nightly",
+        "--from",
+        &from,
+        "--to",
+        &to,
+    ];
+    let mut json_args = range.to_vec();
+    json_args.extend_from_slice(&["-o", "json"]);
+    let answer = cli(&server, &json_args).json();
+    assert_eq!(answer["count"], 3, "{answer}");
+    for occurrence in answer["occurrences"].as_array().unwrap() {
+        assert_eq!(occurrence["status"], "paused", "{answer}");
+        assert_eq!(occurrence["notes"], "maintenance", "{answer}");
+    }
+    let table = cli(&server, &range);
+    assert_eq!(table.code, 0, "{table:?}");
+    for needle in ["TIME", "STATUS", "paused", "maintenance"] {
+        assert!(table.stdout.contains(needle), "{needle} in {table:?}");
+    }
+    cli(
+        &server,
+        &[
+            "job",
+            "occurrences",
+            "nightly",
+            "--from",
+            "yesterday",
+            "--to",
+            &to,
+        ],
+    )
+    .fails(4, "from:");
 }

@@ -23,6 +23,7 @@ use crate::execution::{
     ExecutionState,
 };
 use crate::job::{CatchupPolicy, Job, JobId, OverlapPolicy, PendingFire, When};
+use crate::ledger::{self, RangeReason};
 use crate::spec::FireTime;
 
 /// The most fires one tick plans for one job; the next tick continues where it stopped.
@@ -102,6 +103,10 @@ pub fn plan_tick(
     let mut after = state
         .last_scheduled_time
         .unwrap_or(job.created_at - Duration::seconds(1));
+    // The missed fires of a tick are the first of the times it walks (older than the window,
+    // then the oldest late ones the policy leaves out): each follows the one before, starting
+    // after the last time handled, so their ranges grow without evaluating the schedule again.
+    let mut missed_previous = after;
     // What this tick may plan: its limit, and no more than the remaining actions.
     let limit = MAX_FIRES_PER_TICK.min(
         state
@@ -132,8 +137,20 @@ pub fn plan_tick(
         after = fire.nominal;
         if fire.nominal < oldest_runnable {
             window_missed += 1;
+            ledger::record_after(
+                &mut state.fire_ranges,
+                RangeReason::Missed,
+                fire.nominal,
+                missed_previous,
+            );
+            missed_previous = fire.nominal;
             if window_missed >= MAX_MISSED_COUNTED {
                 after = after.max(oldest_runnable - Duration::seconds(1));
+                // The times jumped over are missed too, uncounted: the range reaches the jump.
+                if let Some(range) = state.fire_ranges.last_mut() {
+                    range.last = range.last.max(after);
+                    missed_previous = range.last;
+                }
             }
             continue;
         }
@@ -141,6 +158,15 @@ pub fn plan_tick(
         let Some(cap) = cap else { continue };
         while due.len() > cap && due.front().is_some_and(|f| f.nominal < late_before) {
             last_dropped = due.pop_front().map(|f| f.nominal);
+            if let Some(time) = last_dropped {
+                ledger::record_after(
+                    &mut state.fire_ranges,
+                    RangeReason::Missed,
+                    time,
+                    missed_previous,
+                );
+                missed_previous = time;
+            }
             policy_missed += 1;
         }
         if policy_missed >= MAX_MISSED_COUNTED {
@@ -179,6 +205,28 @@ pub fn plan_tick(
     }
     state.last_scheduled_time = Some(after);
     plan
+}
+
+/// Records in the job's ranges ([`crate::job::JobState::fire_ranges`]) a fire that reached the
+/// concurrency gate and did not run: dropped from a full buffer, or missed its chance
+/// ([`missed_at_admission`]). Only scheduled fires: a trigger's or a backfill's time is not one
+/// of the schedule's, and its skipped execution says what became of it.
+pub fn record_not_run(
+    job: &mut Job,
+    scheduled_by_id: &str,
+    nominal: DateTime<Utc>,
+    reason: RangeReason,
+) {
+    if scheduled_by_id != job.definition.job_id().as_str() {
+        return;
+    }
+    let When::Scheduled(schedule) = job.definition.when() else {
+        return;
+    };
+    let job_id = job.definition.job_id().as_str();
+    ledger::record(&mut job.state.fire_ranges, reason, &[nominal], |after| {
+        schedule.fire_after(after, job_id).map(|f| f.nominal)
+    });
 }
 
 /// Reserves an execute number (and a remaining action) for a scheduled fire and records it as
@@ -1027,6 +1075,80 @@ mod tests {
         // The window (1 minute) is still run: 60 fires plus the horizon's second.
         assert_eq!(plan.planned, 62);
         assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        // One range, reaching the jump: it covers every missed time, counting the first ones.
+        let ranges = &job.state.fire_ranges;
+        assert_eq!(ranges.len(), 1);
+        assert_eq!(ranges[0].first, at("2024-01-01T00:00:00Z"));
+        assert_eq!(ranges[0].last, at("2024-12-31T23:58:59Z"));
+        assert_eq!(ranges[0].count, MAX_MISSED_COUNTED);
+    }
+
+    #[test]
+    fn missed_fires_leave_one_range_across_ticks() {
+        use crate::ledger::{FireRange, RangeReason};
+        let mut job = job_with(
+            json!({"schedule": {"intervals": ["1s"]}}),
+            "2024-01-01T00:00:00Z",
+        );
+        // A day-long outage found by ticks that plan at most a thousand fires each: the window
+        // (one minute) still runs, what came before is one range.
+        let now = at("2024-01-02T00:00:00Z");
+        plan_tick(&mut job, now, now + Duration::seconds(1), false);
+        let range = |first: &str, last: &str, count: u64| FireRange {
+            reason: RangeReason::Missed,
+            first: at(first),
+            last: at(last),
+            count,
+        };
+        assert_eq!(
+            job.state.fire_ranges,
+            [range(
+                "2024-01-01T00:00:00Z",
+                "2024-01-01T23:58:59Z",
+                86_340
+            )]
+        );
+        // The policy's leftovers follow on in the same range; a later outage starts another.
+        let mut job = job_with(
+            json!({"schedule": {"cron": ["* * * * *"]}, "catchup": {"policy": "latest", "window": "5m"}}),
+            "2024-01-01T00:00:30Z",
+        );
+        let now = at("2024-01-01T00:10:30Z");
+        plan_tick(&mut job, now, now + Duration::seconds(2), false);
+        assert_eq!(
+            job.state.fire_ranges,
+            [range("2024-01-01T00:01:00Z", "2024-01-01T00:09:00Z", 9)]
+        );
+        job.state.pending_fires.clear();
+        let now = at("2024-01-01T00:20:30Z");
+        plan_tick(&mut job, now, now + Duration::seconds(2), false);
+        assert_eq!(
+            job.state.fire_ranges,
+            [
+                range("2024-01-01T00:01:00Z", "2024-01-01T00:09:00Z", 9),
+                range("2024-01-01T00:11:00Z", "2024-01-01T00:19:00Z", 9)
+            ]
+        );
+    }
+
+    #[test]
+    fn dropped_and_missed_at_the_gate_extend_their_ranges() {
+        use crate::ledger::RangeReason;
+        let mut job = every_minute();
+        let id = job.definition.job_id().to_string();
+        for minute in ["00:01", "00:02", "00:04"] {
+            let time = at(&format!("2024-01-01T{minute}:00Z"));
+            record_not_run(&mut job, &id, time, RangeReason::Dropped);
+        }
+        // A trigger's time is not the schedule's.
+        record_not_run(
+            &mut job,
+            "trigger:x",
+            at("2024-01-01T00:05:00Z"),
+            RangeReason::Dropped,
+        );
+        let counts: Vec<_> = job.state.fire_ranges.iter().map(|r| r.count).collect();
+        assert_eq!(counts, [2, 1]);
     }
 
     #[test]

@@ -94,6 +94,17 @@ pub(super) async fn run(command: JobCommand, context: &Context) -> Result<(), Cl
                 .await?;
             context.show(&answer, || views::window_figures(&answer, context.style))
         }
+        JobCommand::Occurrences(args) => {
+            let answer = context
+                .client
+                .call(
+                    Request::get(&["jobs", &args.job_id, "occurrences"])
+                        .query("from", Some(args.from))
+                        .query("to", Some(args.to)),
+                )
+                .await?;
+            context.show(&answer, || views::occurrences(&answer, context.style))
+        }
         JobCommand::Describe(args) => {
             let answer = client
                 .call(Request::get(&["jobs", &args.job_id, "describe"]))

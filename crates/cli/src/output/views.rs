@@ -229,6 +229,47 @@ pub(crate) fn history(page: &Value, now: DateTime<Utc>, style: Style) -> String 
     table.render(style)
 }
 
+/// `job occurrences`: each nominal time with its status and what explains it, then the job's
+/// missed and dropped ranges.
+pub(crate) fn occurrences(answer: &Value, style: Style) -> String {
+    let entries = list(answer, "occurrences");
+    if entries.is_empty() {
+        return "No nominal times in the range.\n".into();
+    }
+    let mut table = Table::new(&["TIME", "STATUS", "EXECUTION", "DETAILS"]).limit(3, 72);
+    for entry in &entries {
+        let details = [
+            text(entry, "state"),
+            match text(entry, "heldBy") {
+                held if held.is_empty() => held,
+                held => format!("slot held by {held}"),
+            },
+            text(entry, "notes"),
+        ]
+        .into_iter()
+        .filter(|d| !d.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ");
+        table.row(vec![
+            text(entry, "time").into(),
+            text(entry, "status").into(),
+            text(entry, "executionId").into(),
+            details.into(),
+        ]);
+    }
+    let mut out = table.render(style);
+    for range in &list(answer, "ranges") {
+        out.push_str(&format!(
+            "{} {} … {} ({} times)\n",
+            text(range, "kind"),
+            text(range, "from"),
+            text(range, "to"),
+            text(range, "count")
+        ));
+    }
+    out
+}
+
 /// The fields of a job that matter at a glance, for `get` and `describe`.
 fn job_fields(job: &Value, zone: Tz, now: DateTime<Utc>) -> Vec<(&'static str, Cell)> {
     let mut rows: Vec<(&'static str, Cell)> = vec![

@@ -97,6 +97,13 @@ pub struct JobState {
     /// `pending_fires` and count as waiting too.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub waiting: Vec<WaitingRun>,
+    /// Scheduled fires that did not run because they missed the catch-up window (or the
+    /// catch-up policy left them out) or were dropped from a full buffer, as ranges of
+    /// consecutive nominal times (a day-long outage of an every-second job is one range),
+    /// oldest first, the newest [`crate::ledger::MAX_FIRE_RANGES`] kept. Written with the write
+    /// that counts them (`missedCatchupWindow`, `bufferDropped`); the non-run ledger reads them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fire_ranges: Vec<crate::ledger::FireRange>,
 }
 
 /// An execution waiting for admission: see [`JobState::waiting`].
@@ -173,6 +180,7 @@ impl Default for JobState {
             has_children: false,
             incarnation: 0,
             waiting: Vec::new(),
+            fire_ranges: Vec::new(),
         }
     }
 }

@@ -18,6 +18,7 @@ mod error;
 mod extract;
 mod history;
 mod jobs;
+mod ledger;
 pub mod openapi;
 mod ops;
 mod runs;
@@ -109,6 +110,7 @@ api_routes! {
         runs::backfill,
         runs::describe,
         stats::job_stats,
+        ledger::job_occurrences,
         runs::job_executions,
         runs::get_execution,
         runs::cancel,

@@ -11,6 +11,7 @@ mod bulk;
 mod executions;
 mod hooks;
 mod jobs;
+mod ledger;
 mod liveness;
 mod stats;
 mod upcoming;
@@ -35,6 +36,7 @@ pub use bulk::{
 };
 pub use hooks::EngineHooks;
 pub use jobs::{job_filter, TimersReport, UpdatePreview};
+pub use ledger::Occurrences;
 pub use liveness::{EngineHealth, HealthReport, Liveness};
 pub use stats::{FleetStats, JobStats, TOP_JOBS};
 pub use upcoming::{Upcoming, UpcomingCut, UPCOMING_FIRES, UPCOMING_JOBS};

@@ -10,6 +10,7 @@ mod errors;
 mod executions;
 mod history;
 mod jobs;
+mod ledger;
 mod listings;
 mod main_routes;
 mod openapi;

@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sundial_core::execution::{Execution, ExecutionState};
 use sundial_core::job::OverlapPolicy;
+use sundial_core::ledger::RangeReason;
 use sundial_core::outcome::Outcome;
 use sundial_core::plan::{self, Admission, Missed};
 use sundial_core::retry;
@@ -170,6 +171,12 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         state
             .waiting
             .retain(|w| w.execution_id != loaded.execution.execution_id);
+        plan::record_not_run(
+            &mut after.job,
+            &loaded.execution.scheduled_by_id,
+            loaded.execution.scheduled_time,
+            RangeReason::Missed,
+        );
         after.job.updated_at = now;
         loaded.job_changed = true;
         loaded.clear_fallback = true;
@@ -233,6 +240,14 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
     ) -> (StoredJob, Admission) {
         let mut after = job.clone();
         let admission = plan::admit(&mut after.job, &loaded.execution.execution_id, policy);
+        if admission == Admission::Drop {
+            plan::record_not_run(
+                &mut after.job,
+                &loaded.execution.scheduled_by_id,
+                loaded.execution.scheduled_time,
+                RangeReason::Dropped,
+            );
+        }
         loaded.job_changed = after.job != job.job;
         if loaded.job_changed {
             after.job.updated_at = self.now();

@@ -1538,6 +1538,7 @@ async fn refused_addresses_fail_for_good_with_their_own_code() {
 
 mod backfills;
 mod catchup;
+mod ledger;
 mod messages;
 mod order;
 mod overrides;
