@@ -22,11 +22,11 @@ use crate::ports::store::Store;
 #[allow(dead_code)]
 pub(super) struct RangeQuery {
     /// The range's start, inclusive (RFC 3339).
-    #[param(example = "2026-11-21T00:00:00Z")]
+    #[param(example = "2026-11-21T00:00:00Z", format = DateTime)]
     from: String,
     /// The range's end, exclusive (RFC 3339): after `from`, and the range may hold at most
     /// 10,000 nominal times.
-    #[param(example = "2026-11-21T01:00:00Z")]
+    #[param(example = "2026-11-21T01:00:00Z", format = DateTime)]
     to: String,
 }
 
