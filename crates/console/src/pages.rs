@@ -17,7 +17,7 @@ use sundial_service::ports::store::{JobFilter, JobOrder, PageRequest, Store};
 
 use crate::auth::Session;
 use crate::stats::{job_section, WindowQuery};
-use crate::view::{chip, job_url, layout, relative, seg, when};
+use crate::view::{chip, filter_fields, job_url, layout, relative, seg, when};
 use crate::{ConsoleState, PageError};
 
 type PageResult = Result<Response, PageError>;
@@ -184,18 +184,7 @@ pub(crate) async fn jobs<S: Store>(
                     option value="paused" selected[state.as_deref() == Some("paused")] { "Paused" }
                 }
             }
-            div.field {
-                label for="f-creator" { "Creator" }
-                input id="f-creator" name="creator" type="text" value=[filter.creator.as_deref()];
-            }
-            div.field {
-                label for="f-service" { "Service" }
-                input id="f-service" name="service" type="text" value=[filter.service.as_deref()];
-            }
-            div.field {
-                label for="f-parent" { "Parent job" }
-                input id="f-parent" name="parent" type="text" value=[filter.parent_job.as_deref()];
-            }
+            (filter_fields("f", &filter))
             div.field {
                 label for="f-sort" { "Sort by" }
                 select id="f-sort" name="sort" {

@@ -17,7 +17,7 @@ use sundial_service::ports::store::{JobFilter, Store};
 
 use crate::auth::Session;
 use crate::pages::{non_empty, zone_of};
-use crate::view::{job_url, layout, when};
+use crate::view::{filter_fields, job_url, layout, when};
 use crate::{ConsoleState, PageError};
 
 /// How far the page looks ahead.
@@ -93,18 +93,7 @@ pub(crate) async fn upcoming<S: Store>(
             "Fires of active jobs in the next " (SPAN_HOURS) " hours, soonest first; times in each job's zone."
         }
         form.filters method="get" action="/ui/upcoming" role="search" aria-label="Filter jobs" {
-            div.field {
-                label for="u-creator" { "Creator" }
-                input id="u-creator" name="creator" type="text" value=[filter.creator.as_deref()];
-            }
-            div.field {
-                label for="u-service" { "Service" }
-                input id="u-service" name="service" type="text" value=[filter.service.as_deref()];
-            }
-            div.field {
-                label for="u-parent" { "Parent job" }
-                input id="u-parent" name="parent" type="text" value=[filter.parent_job.as_deref()];
-            }
+            (filter_fields("u", &filter))
             div.actions {
                 button type="submit" { "Apply" }
                 a href="/ui/upcoming" { "Clear" }

@@ -7,6 +7,7 @@ use chrono_tz::Tz;
 use maud::{html, Markup, DOCTYPE};
 
 use crate::auth::Session;
+use sundial_service::ports::store::JobFilter;
 
 /// The page around `content`: header with navigation and, when signed in, the logout button.
 pub(crate) fn layout(title: &str, session: Option<&Session>, content: Markup) -> Html<String> {
@@ -107,5 +108,23 @@ pub(crate) fn when(time: DateTime<Utc>, zone: Tz, now: DateTime<Utc>) -> Markup 
             " " span.muted { "(" (utc) ")" }
         }
         " " span.muted.relative { (relative(time, now)) }
+    }
+}
+
+/// The creator, service and parent-job fields of a filter form (the jobs list's, the upcoming
+/// page's), their ids prefixed with `prefix` so two forms never share one.
+pub(crate) fn filter_fields(prefix: &str, filter: &JobFilter) -> Markup {
+    html! {
+        @for (name, label, value) in [
+            ("creator", "Creator", filter.creator.as_deref()),
+            ("service", "Service", filter.service.as_deref()),
+            ("parent", "Parent job", filter.parent_job.as_deref()),
+        ] {
+            @let id = format!("{prefix}-{name}");
+            div.field {
+                label for=(id) { (label) }
+                input id=(id) name=(name) type="text" value=[value];
+            }
+        }
     }
 }
