@@ -1,4 +1,4 @@
-//! `sundial bulk ACTION`: `POST /bulk/jobs/{action}` with the filters, following the answer's
+//! `sundial bulk ACTION`: `POST /bulk/jobs/ACTION` (one route per action) with the filters, following the answer's
 //! cursor with `--all` (the server acts on at most 1,000 jobs per request).
 
 use serde_json::{json, Map, Value};

@@ -1,4 +1,4 @@
-//! Bulk actions by query, with a reason (`POST /bulk/jobs/{action}`): pause, unpause, trigger,
+//! Bulk actions by query, with a reason (`POST /bulk/jobs/pause`, `/unpause`, …): pause, unpause, trigger,
 //! delete or backfill every job a filter (or an explicit id list) selects.
 //!
 //! Each job's action is the single-job use case (`set_active`, `trigger`, `delete_job`,

@@ -1,4 +1,4 @@
-//! Labels on jobs and bulk actions by query (`POST /bulk/jobs/{action}`): selection by labels,
+//! Labels on jobs and bulk actions by query (`POST /bulk/jobs/{pause,unpause,trigger,delete,backfill}`): selection by labels,
 //! filters and id lists, partial failures, dry runs, and paging beyond the per-request bound.
 
 use axum::http::StatusCode;
