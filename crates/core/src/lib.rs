@@ -10,6 +10,7 @@ pub mod change;
 pub mod duration;
 pub mod execution;
 pub mod expand;
+pub mod fleet_hour;
 pub mod job;
 pub mod ledger;
 pub mod outcome;

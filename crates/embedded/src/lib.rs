@@ -59,9 +59,9 @@ use rusqlite::{Connection, OpenFlags};
 use sundial_service::ports::clock::Clock;
 use sundial_service::ports::store::{
     check_batch, AuditCleanReport, AuditQuery, AuditRecord, AuditStore, CleanReport,
-    ExecutionRecord, ExecutionStore, JobFilter, JobOrder, JobRecord, JobStore, ManyRead, Page,
-    PageRequest, RollupRecord, RollupStore, Store, StoreError, StoreStats, WakeUp, WakeUpIndex,
-    Write, WriteAllError,
+    ExecutionRecord, ExecutionStore, FleetHourRecord, JobFilter, JobOrder, JobRecord, JobStore,
+    ManyRead, Page, PageRequest, RollupRecord, RollupStore, Store, StoreError, StoreStats, WakeUp,
+    WakeUpIndex, Write, WriteAllError,
 };
 
 use crate::codec::{db, ExecutionRow, JobRow};
@@ -215,6 +215,21 @@ impl RollupStore for SqliteStore {
         to: DateTime<Utc>,
     ) -> Result<Vec<RollupRecord>, StoreError> {
         self.read(move |conn| rollups::all_rollups(conn, from, to))
+            .await
+    }
+
+    async fn fleet_hours(
+        &self,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> Result<Vec<FleetHourRecord>, StoreError> {
+        self.read(move |conn| rollups::fleet_hours(conn, from, to))
+            .await
+    }
+
+    async fn put_fleet_hours(&self, parts: &[FleetHourRecord]) -> Result<(), StoreError> {
+        let parts = parts.to_vec();
+        self.run(move |conn| rollups::put_fleet_hours(conn, &parts))
             .await
     }
 

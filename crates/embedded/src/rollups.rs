@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 use rusqlite::{params, Connection, OptionalExtension};
-use sundial_service::ports::store::{RollupRecord, StoreError};
+use sundial_service::ports::store::{FleetHourRecord, RollupRecord, StoreError};
 
 use crate::codec::{db, millis, time_from_millis};
 
@@ -121,8 +121,55 @@ pub(crate) fn all_rollups(
     collect(rows)
 }
 
-/// Removes the buckets of hours before `before`.
+/// Every part of the fleet summaries of hours in `from..=to`: a range of the primary key.
+pub(crate) fn fleet_hours(
+    conn: &mut Connection,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> Result<Vec<FleetHourRecord>, StoreError> {
+    let rows = conn
+        .prepare_cached("SELECT hour, part, body FROM fleet_hours WHERE hour BETWEEN ?1 AND ?2")
+        .and_then(|mut select| {
+            select
+                .query_map(params![millis(&from), millis(&to)], |row| {
+                    Ok((row.get::<_, i64>(0)?, row.get::<_, u32>(1)?, row.get(2)?))
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()
+        })
+        .map_err(db)?;
+    rows.into_iter()
+        .map(|(hour, part, body)| {
+            Ok(FleetHourRecord {
+                hour: time_from_millis(hour)?,
+                part,
+                body,
+            })
+        })
+        .collect()
+}
+
+/// Stores summary parts, each replacing the one of its hour and number (all or none: the writer
+/// runs it in a savepoint of its batch).
+pub(crate) fn put_fleet_hours(
+    conn: &mut Connection,
+    parts: &[FleetHourRecord],
+) -> Result<(), StoreError> {
+    for part in parts {
+        conn.prepare_cached(
+            "INSERT INTO fleet_hours (hour, part, body) VALUES (?1, ?2, ?3)
+             ON CONFLICT (hour, part) DO UPDATE SET body = excluded.body",
+        )
+        .and_then(|mut upsert| upsert.execute(params![millis(&part.hour), part.part, part.body]))
+        .map_err(db)?;
+    }
+    Ok(())
+}
+
+/// Removes the buckets and fleet summaries of hours before `before`; counts the buckets.
 pub(crate) fn clean(conn: &mut Connection, before: DateTime<Utc>) -> Result<u64, StoreError> {
+    conn.prepare_cached("DELETE FROM fleet_hours WHERE hour < ?1")
+        .and_then(|mut delete| delete.execute([millis(&before)]))
+        .map_err(db)?;
     conn.prepare_cached("DELETE FROM rollups WHERE hour < ?1")
         .and_then(|mut delete| delete.execute([millis(&before)]))
         .map(|n| n as u64)

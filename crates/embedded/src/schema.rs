@@ -180,6 +180,16 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (job_id, entry_id)
     ) WITHOUT ROWID;
     ",
+    // 7: sealed hours' summaries across all jobs (`RollupStore::fleet_hours`), one row per part,
+    // read by hour range for `GET /stats`; aged out with the rollups.
+    "
+    CREATE TABLE fleet_hours (
+        hour INTEGER NOT NULL,
+        part INTEGER NOT NULL,
+        body TEXT    NOT NULL,
+        PRIMARY KEY (hour, part)
+    );
+    ",
 ];
 
 /// The schema version this build writes.

@@ -146,8 +146,8 @@ fn file_store_uses_wal_and_records_its_schema_version() {
         .unwrap();
     assert_eq!(
         versions,
-        [6],
-        "store tables (1), queue tables (2), the jobs list's orders (3), labels (4), statistics rollups (5), the audit trail (6)"
+        [7],
+        "store tables (1), queue tables (2), the jobs list's orders (3), labels (4), statistics rollups (5), the audit trail (6), fleet summaries (7)"
     );
     drop(raw);
     drop(SqliteStore::open(&file).expect("reopening an up-to-date file migrates nothing"));
@@ -259,8 +259,9 @@ async fn the_orders_of_an_older_file_are_filled_when_it_is_migrated() {
             store.create_execution(&run).await.unwrap();
         }
     }
-    // Back to version 2: steps 6, 5, 4 and 3 undone, newest first.
+    // Back to version 2: steps 7, 6, 5, 4 and 3 undone, newest first.
     let raw = rusqlite::Connection::open(&file).unwrap();
+    raw.execute_batch(support::UNDO_FLEET_HOURS).unwrap();
     raw.execute_batch(support::UNDO_AUDIT).unwrap();
     raw.execute_batch(support::UNDO_ROLLUPS).unwrap();
     raw.execute_batch(support::UNDO_JOB_ORDERS).unwrap();
@@ -328,12 +329,13 @@ async fn a_version_5_file_gains_the_audit_trail() {
         store.create_job(&job()).await.unwrap();
     }
     let raw = rusqlite::Connection::open(&file).unwrap();
+    raw.execute_batch(support::UNDO_FLEET_HOURS).unwrap();
     raw.execute_batch(support::UNDO_AUDIT).unwrap();
     raw.execute_batch("UPDATE schema_version SET version = 5;")
         .unwrap();
     drop(raw);
 
-    let store = SqliteStore::open(&file).expect("migrate to version 6");
+    let store = SqliteStore::open(&file).expect("migrate to the current version");
     let job_id = job().job_id;
     assert!(store.get_job(&job_id).await.unwrap().is_some());
     let at = DateTime::from_timestamp_millis(1_700_000_000_000).unwrap();

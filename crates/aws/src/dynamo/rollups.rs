@@ -4,6 +4,7 @@
 //! | record | `pk`            | `sk`          | `gsi2pk` / `gsi2sk`                          |
 //! |--------|-----------------|---------------|----------------------------------------------|
 //! | rollup | `{ns}R#{jobId}` | `{hourMs:015}` | `{ns}RH{shard}` / `{hourMs:015}#{jobId}`     |
+//! | fleet hour | `{ns}FH`    | `{hourMs:015}#{part:05}` | —                                 |
 //!
 //! A run's rollup is an `Update` with `ADD` on each counter (`c_{name}`) inside the transaction of
 //! its final write, so it costs no request of its own and never reads the item: two runs of one job
@@ -15,13 +16,19 @@
 //! over [`ROLLUP_SHARDS`] by a hash of the job id (one query per shard, by hour range; never a
 //! scan). Items carry `expiresAt` an hour past the longest window, so DynamoDB's TTL ages them out
 //! where `DELETE /main/schedule/clean` does not run.
+//!
+//! A sealed hour's summary across all jobs ([`sundial_core::fleet_hour`]) is an item per part in
+//! one `FH` partition, written once by the first reader of the hour and read by hour range: a
+//! week is 169 items per part, however many jobs ran.
 
 use std::collections::{BTreeMap, HashMap};
 
 use aws_sdk_dynamodb::types::{AttributeValue, CancellationReason, TransactWriteItem, Update};
 use chrono::{DateTime, Duration, Utc};
 use sundial_core::stats::StatsWindow;
-use sundial_service::ports::store::{RollupRecord, RollupStore, StoreError, Write};
+use sundial_service::ports::store::{
+    FleetHourRecord, RollupRecord, RollupStore, StoreError, Write,
+};
 
 use super::item::{millis, string};
 use super::keys::{Item, GSI2};
@@ -176,6 +183,22 @@ impl DynamoStore {
         }
     }
 
+    fn fleet_hour_pk(&self) -> String {
+        format!("{}FH", self.keys.ns())
+    }
+
+    /// The fleet summary parts of the hours `from..=to`, as items.
+    async fn fleet_hour_items(
+        &self,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> Result<Vec<Item>, StoreError> {
+        // `#` sorts before `$`: every part of the last hour is below `{to}$`.
+        let range = ("sk", sort_of(from), format!("{}$", sort_of(to)));
+        self.query_range(None, ("pk", self.fleet_hour_pk()), range)
+            .await
+    }
+
     /// The rollups of the hours `from..=to` of every shard.
     async fn shard_rollups(
         &self,
@@ -267,6 +290,63 @@ impl RollupStore for DynamoStore {
         items.iter().map(rollup_record).collect()
     }
 
+    async fn fleet_hours(
+        &self,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> Result<Vec<FleetHourRecord>, StoreError> {
+        if from > to {
+            return Ok(Vec::new());
+        }
+        let items = self.fleet_hour_items(from, to).await?;
+        items
+            .iter()
+            .map(|item| {
+                let part = item
+                    .get("part")
+                    .and_then(|v| v.as_n().ok())
+                    .and_then(|n| n.parse::<u32>().ok())
+                    .ok_or_else(|| StoreError::corrupt("fleet hour part has no number", None))?;
+                Ok(FleetHourRecord {
+                    hour: millis(item, "hourMs")?,
+                    part,
+                    body: string(item, "body")?,
+                })
+            })
+            .collect()
+    }
+
+    async fn put_fleet_hours(&self, parts: &[FleetHourRecord]) -> Result<(), StoreError> {
+        for part in parts {
+            let expires = (part.hour + StatsWindow::LONGEST + Duration::hours(2)).timestamp();
+            let item = HashMap::from([
+                ("pk".to_owned(), AttributeValue::S(self.fleet_hour_pk())),
+                (
+                    "sk".to_owned(),
+                    AttributeValue::S(format!("{}#{:05}", sort_of(part.hour), part.part)),
+                ),
+                (
+                    "hourMs".to_owned(),
+                    AttributeValue::N(part.hour.timestamp_millis().to_string()),
+                ),
+                ("part".to_owned(), AttributeValue::N(part.part.to_string())),
+                ("body".to_owned(), AttributeValue::S(part.body.clone())),
+                (
+                    "expiresAt".to_owned(),
+                    AttributeValue::N(expires.to_string()),
+                ),
+            ]);
+            self.client
+                .put_item()
+                .table_name(&self.table)
+                .set_item(Some(item))
+                .send()
+                .await
+                .map_err(|e| unavailable("PutItem", e))?;
+        }
+        Ok(())
+    }
+
     async fn clean_rollups(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
         let Some(last) = before.checked_sub_signed(Duration::milliseconds(1)) else {
             return Ok(0);
@@ -275,16 +355,21 @@ impl RollupStore for DynamoStore {
         if last < epoch {
             return Ok(0);
         }
-        let items = self.shard_rollups(epoch, last).await?;
-        let keys: Vec<Item> = items
+        let key_of = |item: &Item| -> Option<Item> {
+            Some(HashMap::from([
+                ("pk".to_owned(), item.get("pk")?.clone()),
+                ("sk".to_owned(), item.get("sk")?.clone()),
+            ]))
+        };
+        let summaries: Vec<Item> = self
+            .fleet_hour_items(epoch, last)
+            .await?
             .iter()
-            .filter_map(|item| {
-                Some(HashMap::from([
-                    ("pk".to_owned(), item.get("pk")?.clone()),
-                    ("sk".to_owned(), item.get("sk")?.clone()),
-                ]))
-            })
+            .filter_map(key_of)
             .collect();
+        self.delete_all(summaries).await?;
+        let items = self.shard_rollups(epoch, last).await?;
+        let keys: Vec<Item> = items.iter().filter_map(key_of).collect();
         let removed = keys.len() as u64;
         self.delete_all(keys).await?;
         Ok(removed)

@@ -22,3 +22,7 @@ pub(crate) const UNDO_ROLLUPS: &str = "DROP TABLE rollups;";
 /// Undoes schema step 6 (the audit trail's table); apply it before [`UNDO_ROLLUPS`] when going
 /// back further.
 pub(crate) const UNDO_AUDIT: &str = "DROP TABLE audit;";
+
+/// Undoes schema step 7 (the sealed hours' fleet summaries); apply it before [`UNDO_AUDIT`] when
+/// going back further.
+pub(crate) const UNDO_FLEET_HOURS: &str = "DROP TABLE fleet_hours;";

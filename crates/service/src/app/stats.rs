@@ -2,20 +2,30 @@
 //!
 //! Both read only the hourly rollup buckets of the window (never executions) and merge them here,
 //! at read time: a job's hours into its figures, and every job's hours into the figures of all
-//! jobs, so no single stored item counts every run. What a bucket holds and how it merges is
+//! jobs, so no single stored item counts every run. Across jobs, an hour that can no longer
+//! change is merged once and kept as its summary ([`sundial_core::fleet_hour`]), so a week's
+//! figures read 169 summaries rather than a bucket per job and hour. What a bucket holds and how it merges is
 //! [`sundial_core::stats`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Duration, Utc};
+use sundial_core::fleet_hour::{is_sealed, FleetHour, WindowTotals};
 use sundial_core::job::JobId;
 use sundial_core::stats::{merge_all, series, top_jobs, Figures, Rollup, SeriesPoint, StatsWindow};
 
 use super::{App, AppError};
-use crate::ports::store::{RollupRecord, Store};
+use crate::cause::Cause;
+use crate::ports::store::{FleetHourRecord, RollupRecord, Store, StoreError};
 
 /// How many jobs `GET /stats` names as the top failing and as the slowest.
 pub const TOP_JOBS: usize = 10;
+
+/// Among how many jobs with the longest mean duration `GET /stats` picks the slowest by p95.
+pub(crate) const SLOWEST_CANDIDATES: usize = 3 * TOP_JOBS;
+
+/// The most hours of every job's buckets one read holds at once while summarizing.
+const SUMMARIZE_HOURS: i64 = 24;
 
 /// `GET /jobs/{jobId}/stats`.
 #[derive(Clone, Debug, PartialEq)]
@@ -80,32 +90,121 @@ impl<S: Store> App<S> {
     }
 
     /// All jobs' figures over `window`, and the top failing and slowest jobs (`GET /stats`).
+    ///
+    /// Sealed hours are read from their fleet summaries ([`sundial_core::fleet_hour`]), written
+    /// by the first read that needs them; the last hour or two from every job's bucket. The top
+    /// failing jobs are ranked exactly from the summaries' totals; the slowest by p95 among the
+    /// [`SLOWEST_CANDIDATES`] with the longest mean duration. The figures of every job named are
+    /// its own buckets', exactly as `GET /jobs/{jobId}/stats` gives them.
     pub async fn fleet_stats(&self, window: StatsWindow) -> Result<FleetStats, AppError> {
         let now = self.now();
         let (from, to) = window.hours(now);
-        let records = self.store.all_rollups(from, to).await?;
-        let hours = buckets(&records);
-        let mut per_job: BTreeMap<String, Rollup> = BTreeMap::new();
-        for (record, (_, rollup)) in records.iter().zip(&hours) {
-            per_job
-                .entry(record.job_id.clone())
-                .or_default()
-                .merge(rollup);
+        let totals = self.window_totals(from, to, now).await?;
+        let failing = totals.most_failing(TOP_JOBS);
+        let candidates = totals.longest_running(SLOWEST_CANDIDATES);
+        let mut figures: BTreeMap<String, Figures> = BTreeMap::new();
+        for id in failing.iter().chain(&candidates) {
+            if !figures.contains_key(id) {
+                let records = self.store.job_rollups(id, from, to).await?;
+                let merged = merge_all(buckets(&records).iter().map(|(_, r)| r));
+                figures.insert(id.clone(), Figures::of(&merged));
+            }
         }
-        let figures: BTreeMap<String, Figures> = per_job
-            .iter()
-            .map(|(id, rollup)| (id.clone(), Figures::of(rollup)))
-            .collect();
-        let (failing, slowest) = top_jobs(&figures, TOP_JOBS);
+        let (_, slowest) = top_jobs(&figures, TOP_JOBS);
         let named = |ids: Vec<String>| {
             ids.into_iter()
                 .filter_map(|id| figures.get(&id).map(|f| (id.clone(), f.clone())))
                 .collect()
         };
         Ok(FleetStats {
-            all: window_stats(window, now, &hours),
+            all: window_stats(window, now, &totals.fleet_buckets()),
             top_failing: named(failing),
             slowest: named(slowest),
         })
+    }
+
+    /// The fleet's hours `from..=to` at `now`: each sealed hour from its summary, or from every
+    /// job's bucket (then summarized and stored for the next read); the hours not yet sealed
+    /// from the buckets.
+    async fn window_totals(
+        &self,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> Result<WindowTotals, AppError> {
+        let mut totals = WindowTotals::default();
+        let stored = self.store.fleet_hours(from, to).await?;
+        let mut parts: BTreeMap<DateTime<Utc>, Vec<&str>> = BTreeMap::new();
+        for record in &stored {
+            parts
+                .entry(record.hour)
+                .or_default()
+                .push(record.body.as_str());
+        }
+        let mut summarized = BTreeSet::new();
+        for (hour, texts) in parts {
+            let added = is_sealed(hour, now)
+                && totals
+                    .add_summary(hour, &texts)
+                    .map_err(|e| StoreError::corrupt(e.to_string(), Some(Cause::new(e))))?;
+            if added {
+                summarized.insert(hour);
+            }
+        }
+        let mut unread: Vec<DateTime<Utc>> = Vec::new();
+        let mut hour = from;
+        while hour <= to {
+            if !summarized.contains(&hour) {
+                unread.push(hour);
+            }
+            hour += Duration::hours(1);
+        }
+        // Contiguous runs of unread hours, a day at most at once, so that summarizing a month
+        // for the first time never holds a month of every job's buckets.
+        let mut runs: Vec<(DateTime<Utc>, DateTime<Utc>)> = Vec::new();
+        for hour in unread {
+            match runs.last_mut() {
+                Some((first, last))
+                    if *last + Duration::hours(1) == hour
+                        && hour - *first < Duration::hours(SUMMARIZE_HOURS) =>
+                {
+                    *last = hour;
+                }
+                _ => runs.push((hour, hour)),
+            }
+        }
+        for (first, last) in runs {
+            let records = self.store.all_rollups(first, last).await?;
+            let mut by_hour: BTreeMap<DateTime<Utc>, Vec<(&str, Rollup)>> = BTreeMap::new();
+            for record in &records {
+                let rollup = Rollup::from_counters(&record.counters);
+                totals.add_bucket(record.hour, &record.job_id, &rollup);
+                by_hour
+                    .entry(record.hour)
+                    .or_default()
+                    .push((record.job_id.as_str(), rollup));
+            }
+            let mut sealed = Vec::new();
+            let mut hour = first;
+            while hour <= last && is_sealed(hour, now) {
+                let buckets = by_hour.get(&hour).map(Vec::as_slice).unwrap_or_default();
+                let summary = FleetHour::of(hour, buckets.iter().map(|(id, r)| (*id, r)));
+                for (part, body) in summary.encode().into_iter().enumerate() {
+                    sealed.push(FleetHourRecord {
+                        hour,
+                        part: u32::try_from(part).unwrap_or(u32::MAX),
+                        body,
+                    });
+                }
+                hour += Duration::hours(1);
+            }
+            if !sealed.is_empty() {
+                // A summary not stored costs the next read the buckets again, nothing more.
+                if let Err(e) = self.store.put_fleet_hours(&sealed).await {
+                    tracing::warn!(error = %e, "storing fleet hour summaries");
+                }
+            }
+        }
+        Ok(totals)
     }
 }

@@ -10,7 +10,9 @@ use std::sync::Arc;
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use serde_json::json;
 
-use crate::ports::store::{ExecutionRecord, RollupRecord, Store, StoreError, Write};
+use crate::ports::store::{
+    ExecutionRecord, FleetHourRecord, RollupRecord, Store, StoreError, Write,
+};
 
 /// Runs every rollup case, each on a fresh store from `make_store`; panics listing the failures.
 pub async fn run_all<S: Store, F: Fn() -> S>(make_store: F) {
@@ -23,6 +25,7 @@ pub async fn run_all<S: Store, F: Fn() -> S>(make_store: F) {
         rollup_add_is_all_or_nothing_with_its_batch,
         rollup_concurrent_adds_all_count,
         rollup_clean_removes_old_hours_only,
+        fleet_hours_read_by_range_replace_and_age_out,
     );
     super::report("rollup", &failures);
 }
@@ -228,4 +231,59 @@ async fn rollup_clean_removes_old_hours_only<S: Store>(store: S) {
         ],
         "buckets from the cut-off hour on stay"
     );
+}
+
+fn part(h: i64, part: u32, body: &str) -> FleetHourRecord {
+    FleetHourRecord {
+        hour: hour(h),
+        part,
+        body: body.to_owned(),
+    }
+}
+
+async fn fleet_hours_in<S: Store>(store: &S, from: i64, to: i64) -> Vec<FleetHourRecord> {
+    match store.fleet_hours(hour(from), hour(to)).await {
+        Ok(mut found) => {
+            found.sort_by_key(|p| (p.hour, p.part));
+            found
+        }
+        Err(e) => panic!("reading fleet hours: {e}"),
+    }
+}
+
+async fn fleet_hours_read_by_range_replace_and_age_out<S: Store>(store: S) {
+    // A part's text can be large (a thousand jobs' lines) and holds newlines.
+    let big = "sundial-fleet-hour 1 1 2\n".to_owned() + &"job-0001 1 2 3 4\n".repeat(4000);
+    let parts = [
+        part(0, 0, "h0"),
+        part(1, 0, "h1 first\nline"),
+        part(1, 1, &big),
+        part(3, 0, "h3"),
+    ];
+    if let Err(e) = store.put_fleet_hours(&parts).await {
+        panic!("storing fleet hours: {e}");
+    }
+    assert_eq!(fleet_hours_in(&store, 0, 3).await, parts.to_vec());
+    assert_eq!(
+        fleet_hours_in(&store, 1, 2).await,
+        parts[1..3].to_vec(),
+        "both parts of hour 1, nothing of hours 0 and 3"
+    );
+    assert!(fleet_hours_in(&store, 4, 9).await.is_empty());
+    assert!(
+        fleet_hours_in(&store, 3, 1).await.is_empty(),
+        "an empty range"
+    );
+    // Written again (two readers summarizing one hour): replaced, not doubled.
+    if let Err(e) = store.put_fleet_hours(&[part(1, 0, "h1 again")]).await {
+        panic!("storing fleet hours again: {e}");
+    }
+    let hour_1 = fleet_hours_in(&store, 1, 1).await;
+    assert_eq!(hour_1, vec![part(1, 0, "h1 again"), parts[2].clone()]);
+    // Aged out with the buckets.
+    add(&store, &rollup("a", 0, &[("retries", 1)])).await;
+    if let Err(e) = store.clean_rollups(hour(2)).await {
+        panic!("cleaning rollups: {e}");
+    }
+    assert_eq!(fleet_hours_in(&store, 0, 9).await, vec![parts[3].clone()]);
 }

@@ -191,3 +191,104 @@ async fn a_cancel_counts_in_the_jobs_stats() {
         "it never started"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sealed_hours_are_summarized_once_and_read_back_alike() {
+    use sundial_core::fleet_hour::FleetHour;
+    use sundial_service::ports::store::{FleetHourRecord, RollupStore};
+
+    let api = Api::new();
+    // Thirty jobs over the last two days: failures and durations that differ per job.
+    for k in 0..30u64 {
+        let job = format!("job-{k:02}");
+        for hours_ago in [0, 1, 5, 30] {
+            seed(
+                &api,
+                &job,
+                hours_ago,
+                runs("Succeeded", k % 4 + 1, 5, 10 * (k + 1)),
+            )
+            .await;
+        }
+        if k % 3 == 0 {
+            seed(
+                &api,
+                &job,
+                2,
+                runs("Terminated", k / 3 + 1, 7, 20_000 * (k + 1)),
+            )
+            .await;
+        }
+    }
+    let hour = sundial_core::stats::hour_of(now());
+    let store = api.app.store();
+    assert!(store
+        .fleet_hours(hour - Duration::days(8), hour)
+        .await
+        .unwrap()
+        .is_empty());
+
+    let first = api.get("/stats?window=7d").await;
+    assert_eq!(first.0, StatusCode::OK, "{first:?}");
+    // Every sealed hour of the window is summarized (empty ones too), the current one is not.
+    let stored = store
+        .fleet_hours(hour - Duration::days(8), hour)
+        .await
+        .unwrap();
+    let hours: std::collections::BTreeSet<_> = stored.iter().map(|p| p.hour).collect();
+    assert_eq!(hours.len(), 168, "7 days of sealed hours");
+    assert!(
+        !hours.contains(&hour),
+        "the current hour is read from its buckets"
+    );
+    let second = api.get("/stats?window=7d").await;
+    assert_eq!(
+        second, first,
+        "summaries read back as the buckets they replace"
+    );
+    assert_eq!(field(&second, "/runs"), json!(347));
+    assert_eq!(
+        field(&second, "/topFailing/0/jobId"),
+        json!("job-27"),
+        "10 failed runs"
+    );
+    assert_eq!(field(&second, "/topFailing/0/runs"), json!(26));
+    assert_eq!(field(&second, "/slowest/0/jobId"), json!("job-27"));
+    assert_eq!(field(&second, "/topFailing").as_array().unwrap().len(), 10);
+    let day = api.get("/stats?window=24h").await;
+    assert_eq!(
+        field(&day, "/runs"),
+        json!(347 - 73),
+        "the 30-hour-old runs are out"
+    );
+
+    // A later run of the current hour counts at once.
+    seed(&api, "job-00", 0, runs("Terminated", 100, 9, 5)).await;
+    let later = api.get("/stats?window=7d").await;
+    assert_eq!(field(&later, "/runs"), json!(447));
+    assert_eq!(field(&later, "/topFailing/0/jobId"), json!("job-00"));
+
+    // Read from the summary, not the buckets: a summary standing for other buckets is believed.
+    let two_hours_ago = hour - Duration::hours(2);
+    let mut other = runs("Succeeded", 1000, 0, 1);
+    other.minutes.clear();
+    let summary = FleetHour::of(two_hours_ago, [("ghost", &other)]);
+    let parts: Vec<FleetHourRecord> = summary
+        .encode()
+        .into_iter()
+        .enumerate()
+        .map(|(part, body)| FleetHourRecord {
+            hour: two_hours_ago,
+            part: part as u32,
+            body,
+        })
+        .collect();
+    store.put_fleet_hours(&parts).await.unwrap();
+    let replaced = api.get("/stats?window=7d").await;
+    // Hour −2 held the failed runs; now it holds 1,000 succeeded runs of a ghost job.
+    let failed_two_hours_ago: u64 = (0..30u64).filter(|k| k % 3 == 0).map(|k| k / 3 + 1).sum();
+    assert_eq!(
+        field(&replaced, "/runs").as_u64().unwrap(),
+        447 - failed_two_hours_ago + 1000
+    );
+}

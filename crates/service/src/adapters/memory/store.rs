@@ -16,9 +16,9 @@ use crate::ports::store::audit::in_range;
 use crate::ports::store::retention::past_retention;
 use crate::ports::store::{
     check_batch, cursor, AuditCleanReport, AuditQuery, AuditRecord, AuditStore, CleanReport,
-    ExecutionRecord, ExecutionStore, JobFilter, JobOrder, JobRecord, JobStore, Page, PageRequest,
-    RollupRecord, RollupStore, Store, StoreError, StoreStats, WakeUp, WakeUpIndex, Write,
-    WriteAllError, MAX_PAGE,
+    ExecutionRecord, ExecutionStore, FleetHourRecord, JobFilter, JobOrder, JobRecord, JobStore,
+    Page, PageRequest, RollupRecord, RollupStore, Store, StoreError, StoreStats, WakeUp,
+    WakeUpIndex, Write, WriteAllError, MAX_PAGE,
 };
 
 /// An in-memory [`Store`]; each instance is a fresh, empty store.
@@ -36,6 +36,7 @@ struct Data {
     audit: BTreeMap<(String, String), AuditRecord>,
     /// Rollup buckets by (hour, job id): hour first, as the cross-job read goes by hour.
     rollups: BTreeMap<(DateTime<Utc>, String), BTreeMap<String, u64>>,
+    fleet_hours: BTreeMap<(DateTime<Utc>, u32), String>,
     /// Writes left before an injected failure ([`MemoryStore::fail_write`]).
     fail_in: Option<usize>,
     /// Write operations asked for so far ([`MemoryStore::writes`]).
@@ -581,10 +582,40 @@ impl RollupStore for MemoryStore {
         Ok(self.lock()?.rollups_in(from, to, |_| true))
     }
 
+    async fn fleet_hours(
+        &self,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> Result<Vec<FleetHourRecord>, StoreError> {
+        if from > to {
+            return Ok(Vec::new());
+        }
+        Ok(self
+            .lock()?
+            .fleet_hours
+            .range((from, 0)..=(to, u32::MAX))
+            .map(|((hour, part), body)| FleetHourRecord {
+                hour: *hour,
+                part: *part,
+                body: body.clone(),
+            })
+            .collect())
+    }
+
+    async fn put_fleet_hours(&self, parts: &[FleetHourRecord]) -> Result<(), StoreError> {
+        let mut data = self.lock_write()?;
+        for part in parts {
+            data.fleet_hours
+                .insert((part.hour, part.part), part.body.clone());
+        }
+        Ok(())
+    }
+
     async fn clean_rollups(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
         let mut data = self.lock_write()?;
         let before_count = data.rollups.len();
         data.rollups.retain(|(hour, _), _| *hour >= before);
+        data.fleet_hours.retain(|(hour, _), _| *hour >= before);
         Ok((before_count - data.rollups.len()) as u64)
     }
 }

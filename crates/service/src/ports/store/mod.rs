@@ -27,7 +27,7 @@ use serde_json::Value;
 
 use crate::cause::Cause;
 pub use labels::{id_prefix_end, LabelSelector};
-pub use rollups::{RollupRecord, RollupStore};
+pub use rollups::{FleetHourRecord, RollupRecord, RollupStore};
 
 /// A job as stored.
 #[derive(Clone, Debug, PartialEq)]

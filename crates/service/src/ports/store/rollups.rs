@@ -33,6 +33,18 @@ impl RollupRecord {
     }
 }
 
+/// One part of a sealed hour's summary across all jobs ([`sundial_core::fleet_hour`]): text the
+/// core writes and reads, opaque to the store.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FleetHourRecord {
+    /// The start of the hour (whole hours, UTC).
+    pub hour: DateTime<Utc>,
+    /// The part's number, from 0.
+    pub part: u32,
+    /// The part's text (at most a few hundred kB).
+    pub body: String,
+}
+
 /// Reading and ageing out rollups; adding is [`Write::AddRollup`](super::Write::AddRollup).
 ///
 /// Implementations must be safe to call concurrently.
@@ -53,7 +65,24 @@ pub trait RollupStore: Send + Sync + 'static {
         to: DateTime<Utc>,
     ) -> impl Future<Output = Result<Vec<RollupRecord>, StoreError>> + Send;
 
-    /// Removes every bucket whose hour is before `before`; returns how many it removed.
+    /// Every part of the fleet summaries of hours in `from..=to`, in no particular order.
+    fn fleet_hours(
+        &self,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> impl Future<Output = Result<Vec<FleetHourRecord>, StoreError>> + Send;
+
+    /// Stores the parts of a sealed hour's fleet summary, each replacing the part of that hour
+    /// and number if there is one (readers that summarize the same hour at once write the same
+    /// text). Not atomic across parts: a reader takes an hour with a part missing as not
+    /// summarized.
+    fn put_fleet_hours(
+        &self,
+        parts: &[FleetHourRecord],
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Removes every bucket and fleet summary whose hour is before `before`; returns how many
+    /// buckets it removed.
     fn clean_rollups(
         &self,
         before: DateTime<Utc>,
