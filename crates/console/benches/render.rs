@@ -19,6 +19,9 @@
 //! samples) or `ci` (1,000 jobs, 20,000 executions, 20 samples); `SUNDIAL_RENDER_JOBS` and
 //! `SUNDIAL_RENDER_EXECUTIONS` override the counts. The goals, checked at every scale (the
 //! process exits 1 when one is missed): every page's p95 under 100 ms and its body under 200 kB.
+//! The week's dashboard is also timed once before anything else: its first read summarizes the
+//! week's sealed hours for every later read (printed apart, not held to the goal: a cost paid
+//! once per hour of the fleet's history, not per read).
 //!
 //! Run: `cargo bench -p sundial-console --bench render` (full scale, optimized), or
 //! `SUNDIAL_RENDER_SCALE=ci cargo test -p sundial-console --bench render` (what CI runs: the
@@ -57,11 +60,9 @@ use tower::ServiceExt;
 const GOAL: Duration = Duration::from_millis(100);
 const GOAL_BYTES: usize = 200_000;
 
-/// Pages measured but not held to [`GOAL`]'s time (their weight is): the week's dashboard reads
-/// every job's hourly rollup row of the week (`App::fleet_stats`: jobs × 169 rows, merged when
-/// read, since no stored item counts every job's runs), so its time grows with the fleet; its
-/// figures are in docs/performance.md ("Dashboard and charts").
-const TIME_NOT_HELD: [&str; 1] = ["dashboard, 7d"];
+/// The dashboard window whose first read is timed on its own: it summarizes the week's sealed
+/// hours (`sundial_core::fleet_hour`), once, before every later read reads the summaries.
+const FIRST_READ_WINDOW: &str = "7d";
 
 /// Writes in flight at once while seeding: enough for the writer to commit them in groups.
 const IN_FLIGHT: usize = 64;
@@ -414,6 +415,22 @@ async fn run(scale: &Scale) -> bool {
         .unwrap();
     let cookie = support::session_cookie(&first);
 
+    // The first read of the week's dashboard merges every job's buckets of each sealed hour and
+    // stores the hour's summary: a cost paid once per hour, not per read, so it is reported
+    // apart from the table (whose warm-up rounds come after it).
+    let started = Instant::now();
+    let (status, _) = fetch(
+        &router,
+        &format!("/ui/dashboard?window={FIRST_READ_WINDOW}"),
+        &cookie,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    println!(
+        "dashboard, {FIRST_READ_WINDOW}, first read (summarizes its sealed hours): {:.2} ms",
+        started.elapsed().as_secs_f64() * 1e3
+    );
+
     let mut pages = Vec::new();
     for order in JobOrder::ALL {
         let sort = match order {
@@ -458,9 +475,7 @@ async fn run(scale: &Scale) -> bool {
     );
     let mut missed = false;
     for m in measure(&router, &cookie, &pages, scale.samples).await {
-        let slow = m.p95 >= GOAL;
-        let not_held = slow && TIME_NOT_HELD.contains(&m.page.as_str());
-        let over = (slow && !not_held) || m.bytes >= GOAL_BYTES;
+        let over = m.p95 >= GOAL || m.bytes >= GOAL_BYTES;
         missed |= over;
         println!(
             "{:<28} {:>10.2} {:>10.2} {:>10}{}",
@@ -468,13 +483,7 @@ async fn run(scale: &Scale) -> bool {
             m.median.as_secs_f64() * 1e3,
             m.p95.as_secs_f64() * 1e3,
             m.bytes,
-            if over {
-                "  OVER THE GOAL"
-            } else if not_held {
-                "  over the time goal, not held (TIME_NOT_HELD)"
-            } else {
-                ""
-            }
+            if over { "  OVER THE GOAL" } else { "" }
         );
     }
     println!(

@@ -36,6 +36,8 @@ pub enum RangeReason {
     Missed,
     /// Dropped from a full overlap buffer.
     Dropped,
+    /// Due while debug mode was on (automatic runs stopped).
+    DebugMode,
 }
 
 /// Consecutive nominal times of one job that did not run for one reason, stored as
@@ -275,6 +277,7 @@ fn fate(time: DateTime<Utc>, facts: &Facts, now: DateTime<Utc>) -> Fate {
         return match range.reason {
             RangeReason::Missed => Fate::Missed { execution_id: None },
             RangeReason::Dropped => Fate::Dropped { execution_id: None },
+            RangeReason::DebugMode => Fate::DebugMode,
         };
     }
     if let Some(pause) = facts.paused.iter().find(|p| p.holds(time)) {

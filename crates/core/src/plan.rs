@@ -74,7 +74,8 @@ pub fn on_time_grace(look_ahead: Duration) -> Duration {
 /// Plans the scheduled fires of `job` whose nominal time is at or before `horizon`: every fire the
 /// tick must enqueue now so that it starts on time before the next tick. `now` decides what is
 /// missed. Paused jobs and debug mode plan nothing. Mutates the job's state: the last scheduled
-/// time, remaining actions, the missed counter, execute numbers and `pending_fires`.
+/// time, remaining actions, the missed counter, execute numbers and `pending_fires`. In debug mode
+/// the fires due by `now` are passed over and recorded as such ([`RangeReason::DebugMode`]).
 ///
 /// **Catch-up.** Of the fires already due at `now`, those older than the catch-up window are
 /// missed. The others run, except that when some are late (older than [`on_time_grace`] of the
@@ -89,13 +90,17 @@ pub fn plan_tick(
     debug_mode: bool,
 ) -> TickPlan {
     let mut plan = TickPlan::default();
-    if debug_mode || !job.definition.active() {
+    if !job.definition.active() {
         return plan;
     }
     let When::Scheduled(schedule) = job.definition.when() else {
         return plan;
     };
     let job_id = job.definition.job_id().clone();
+    if debug_mode {
+        pass_in_debug_mode(job, now);
+        return plan;
+    }
     let oldest_runnable = oldest_runnable(job, now);
     let late_before = now - on_time_grace(horizon - now);
     let cap = job.definition.catchup().cap();
@@ -205,6 +210,47 @@ pub fn plan_tick(
     }
     state.last_scheduled_time = Some(after);
     plan
+}
+
+/// Debug mode: the fires due by `now` do not run and are not run later (as a pause's are not);
+/// they are recorded as [`RangeReason::DebugMode`] ranges for the ledger, and the job's last
+/// scheduled time moves past them. Past [`MAX_MISSED_COUNTED`] at once the walk jumps to `now`,
+/// the range reaching the jump, as a long outage's missed fires do.
+fn pass_in_debug_mode(job: &mut Job, now: DateTime<Utc>) {
+    let When::Scheduled(schedule) = job.definition.when() else {
+        return;
+    };
+    let job_id = job.definition.job_id().as_str();
+    let state = &mut job.state;
+    let mut after = state
+        .last_scheduled_time
+        .unwrap_or(job.created_at - Duration::seconds(1));
+    let mut counted = 0u64;
+    let mut previous = after;
+    while let Some(fire) = schedule.fire_after(after, job_id) {
+        if fire.nominal > now {
+            break;
+        }
+        ledger::record_after(
+            &mut state.fire_ranges,
+            RangeReason::DebugMode,
+            fire.nominal,
+            previous,
+        );
+        previous = fire.nominal;
+        after = fire.nominal;
+        counted += 1;
+        if counted >= MAX_MISSED_COUNTED {
+            after = after.max(now);
+            if let Some(range) = state.fire_ranges.last_mut() {
+                range.last = range.last.max(after);
+            }
+            break;
+        }
+    }
+    if counted > 0 {
+        state.last_scheduled_time = Some(after);
+    }
 }
 
 /// Records in the job's ranges ([`crate::job::JobState::fire_ranges`]) a fire that reached the
@@ -1173,6 +1219,28 @@ mod tests {
         let now = at("2024-01-01T00:00:31Z");
         let horizon = at("2024-01-01T00:05:00Z");
         assert_eq!(plan_tick(&mut job, now, horizon, true).planned, 0);
+        // Created at 00:00:30, the job had no fire due by 00:00:31; by 00:03:31 three fell due in
+        // debug mode: one range of three, and none is planned later.
+        let debug_ranges = job.state.fire_ranges.clone();
+        let later = at("2024-01-01T00:03:31Z");
+        assert_eq!(
+            plan_tick(&mut job, later, later + Duration::minutes(4), true).planned,
+            0
+        );
+        assert!(debug_ranges.is_empty(), "{debug_ranges:?}");
+        assert_eq!(
+            job.state.fire_ranges,
+            [ledger::FireRange {
+                reason: RangeReason::DebugMode,
+                first: at("2024-01-01T00:01:00Z"),
+                last: at("2024-01-01T00:03:00Z"),
+                count: 3,
+            }]
+        );
+        assert_eq!(
+            job.state.last_scheduled_time,
+            Some(at("2024-01-01T00:03:00Z"))
+        );
         job.pause(None, now);
         assert_eq!(plan_tick(&mut job, now, horizon, false).planned, 0);
         // Unpausing resumes after the unpause time: the pause's fires are not replayed.

@@ -193,7 +193,9 @@ fn forbidden(actor: &Actor) -> ApiError {
 
 /// Whether the route at `path` with `method` changes something, and so needs scope write: every
 /// method but GET, HEAD and OPTIONS, except `POST /specs/preview`, which computes fire times and
-/// stores nothing.
+/// stores nothing. A dry run of such a route (`POST /jobs/{jobId}/update?dryRun=true`, and
+/// `"dryRun": true` to `POST /jobs/{jobId}/backfill` or `POST /bulk/jobs/{action}`) changes
+/// nothing either and is let through for a read token.
 pub fn needs_write(method: &Method, path: &str) -> bool {
     let reads = matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS);
     !reads && path != "/specs/preview"
@@ -224,11 +226,68 @@ pub(super) async fn require_token(
     };
     if needs_write(request.method(), request.uri().path()) {
         if let Err(refused) = caller.require_write() {
-            return refused.into_response();
+            // A dry run changes nothing: a read token may ask it.
+            let (is_dry_run, checked) = dry_run(request).await;
+            request = checked;
+            if !is_dry_run {
+                return refused.into_response();
+            }
         }
     }
     request.extensions_mut().insert(caller);
     next.run(request).await
+}
+
+/// Where a route that changes something says it is only a dry run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum DryRunFlag {
+    /// `?dryRun=true` (or `1`, or bare): `POST /jobs/{jobId}/update`.
+    InQuery,
+    /// `"dryRun": true` in the JSON body: `POST /jobs/{jobId}/backfill`, `POST /bulk/jobs/{action}`.
+    InBody,
+}
+
+/// The routes that take a dry run, and where they read it.
+fn dry_run_flag(method: &Method, path: &str) -> Option<DryRunFlag> {
+    if *method != Method::POST {
+        return None;
+    }
+    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    match segments.as_slice() {
+        ["jobs", _, "update"] => Some(DryRunFlag::InQuery),
+        ["jobs", _, "backfill"] | ["bulk", "jobs", _] => Some(DryRunFlag::InBody),
+        _ => None,
+    }
+}
+
+/// Whether `request` is a dry run of a route that takes one, and the request to pass on (its
+/// body read into memory when it had to be looked at; at most [`super::MAX_BODY_BYTES`], past
+/// which it is no dry run and the caller's refusal stands).
+async fn dry_run(request: Request) -> (bool, Request) {
+    match dry_run_flag(request.method(), request.uri().path()) {
+        None => (false, request),
+        Some(DryRunFlag::InQuery) => {
+            let asked = request.uri().query().unwrap_or("").split('&').any(|pair| {
+                let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+                name == "dryRun" && matches!(value, "" | "true" | "1")
+            });
+            (asked, request)
+        }
+        Some(DryRunFlag::InBody) => {
+            let (parts, body) = request.into_parts();
+            let Ok(bytes) = axum::body::to_bytes(body, super::MAX_BODY_BYTES).await else {
+                return (false, Request::from_parts(parts, axum::body::Body::empty()));
+            };
+            let asked = serde_json::from_slice::<serde_json::Value>(&bytes)
+                .ok()
+                .and_then(|body| body.get("dryRun")?.as_bool())
+                .unwrap_or(false);
+            (
+                asked,
+                Request::from_parts(parts, axum::body::Body::from(bytes)),
+            )
+        }
+    }
 }
 
 /// Compares without an early exit, so response timing does not reveal how much of a token matched.
@@ -264,5 +323,29 @@ mod tests {
         assert!(!needs_write(&Method::POST, "/specs/preview"));
         assert!(needs_write(&Method::POST, "/jobs/a"));
         assert!(needs_write(&Method::DELETE, "/main/schedule/clean"));
+        assert_eq!(
+            dry_run_flag(&Method::POST, "/jobs/a/update"),
+            Some(DryRunFlag::InQuery)
+        );
+        for path in [
+            "/jobs/bulk/backfill",
+            "/bulk/jobs/pause",
+            "/bulk/jobs/delete",
+        ] {
+            assert_eq!(
+                dry_run_flag(&Method::POST, path),
+                Some(DryRunFlag::InBody),
+                "{path}"
+            );
+        }
+        for (method, path) in [
+            (Method::POST, "/jobs/a"),
+            (Method::POST, "/jobs/a/trigger"),
+            (Method::DELETE, "/jobs/a/update"),
+            (Method::POST, "/bulk/jobs"),
+            (Method::POST, "/jobs/a/update/x"),
+        ] {
+            assert_eq!(dry_run_flag(&method, path), None, "{method} {path}");
+        }
     }
 }

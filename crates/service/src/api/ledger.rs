@@ -40,8 +40,9 @@ pub(super) struct Occurrence {
     /// `ran` (a run of it exists: `executionId`, `state`), `skipped` by the overlap policy
     /// (`heldBy`: the runs that held the slot), `dropped` from a full buffer, `missed` the
     /// catch-up window or left out by the catch-up policy, `paused` (`notes` of the pause in
-    /// force), `beforeCreated`, `ended` (remainingActions spent), `notYet` (after now, or not
-    /// planned yet), `noRecord` (nothing stored: its run was removed by retention).
+    /// force), `debugMode` (due while debug mode stopped automatic runs), `beforeCreated`,
+    /// `ended` (remainingActions spent, or the job deleted), `notYet` (after now, or not planned
+    /// yet), `noRecord` (nothing stored: its run was removed by retention).
     #[schema(
         pattern = "^(ran|skipped|dropped|missed|paused|debugMode|beforeCreated|ended|notYet|noRecord)$"
     )]
@@ -64,8 +65,8 @@ pub(super) struct Occurrence {
 #[derive(ToSchema, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct NonRunRange {
-    /// `missed` or `dropped`.
-    #[schema(pattern = "^(missed|dropped)$")]
+    /// `missed`, `dropped` or `debugMode` (due while debug mode stopped automatic runs).
+    #[schema(pattern = "^(missed|dropped|debugMode)$")]
     pub kind: &'static str,
     /// The first time.
     #[schema(format = DateTime)]
@@ -93,7 +94,8 @@ pub(super) struct OccurrencesBody {
     pub count: usize,
     /// Every nominal time of the range, oldest first.
     pub occurrences: Vec<Occurrence>,
-    /// The missed and dropped ranges the job keeps (its newest 100) that meet the range.
+    /// The missed, dropped and debug-mode ranges the job keeps (its newest 100) that meet the
+    /// range.
     pub ranges: Vec<NonRunRange>,
 }
 
@@ -115,6 +117,7 @@ fn kind(reason: RangeReason) -> &'static str {
     match reason {
         RangeReason::Missed => "missed",
         RangeReason::Dropped => "dropped",
+        RangeReason::DebugMode => "debugMode",
     }
 }
 

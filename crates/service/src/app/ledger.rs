@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 use serde_json::Value;
-use sundial_core::execution::execution_id_for_fire;
+use sundial_core::execution::{execution_id_for_fire, incarnation_of_execution};
 use sundial_core::job::{JobDefinition, JobId};
 use sundial_core::ledger::{self, Facts, Fate, FireRange, RunFact, TooMany, MAX_OCCURRENCES};
 
@@ -32,12 +32,31 @@ struct Change {
     definition: Option<JobDefinition>,
     paused: bool,
     notes: Option<String>,
+    /// The change created the job (this life of its id starts).
+    created: bool,
+    /// The change deleted the job.
+    deleted: bool,
+}
+
+/// One life of a job id, as the ledger reads it: what is stored about its fires.
+struct Life {
+    created_at: DateTime<Utc>,
+    /// When it was deleted or its schedule ended.
+    ended_at: Option<DateTime<Utc>>,
+    /// The incarnation its runs' ids carry.
+    incarnation: u32,
+    /// Its changes, oldest first; the first puts its first definition in force.
+    changes: Vec<Change>,
+    ranges: Vec<FireRange>,
+    planned_through: Option<DateTime<Utc>>,
 }
 
 impl<S: Store> App<S> {
     /// What became of every nominal time of `job_id` in `[from, to)` (`GET
     /// /jobs/{jobId}/occurrences`): `Invalid` naming `to` when the range is empty or reversed or
-    /// holds more than [`MAX_OCCURRENCES`] times, `NotFound` when the job does not exist.
+    /// holds more than [`MAX_OCCURRENCES`] times. A deleted job's last life is read from its
+    /// audit trail (its times after the deletion `ended`); `NotFound` when the job does not exist
+    /// and its trail holds no deletion.
     pub async fn occurrences(
         &self,
         job_id: &JobId,
@@ -54,67 +73,139 @@ impl<S: Store> App<S> {
                 ),
             ));
         }
-        let stored = self.load(job_id).await?;
-        let job = &stored.job;
         let now = self.now();
-        let changes = self.changes(job_id, job.created_at, to).await?;
-        // Without a trail (a job from before it), the definition now since its creation.
-        let mut versions: Vec<(DateTime<Utc>, &JobDefinition)> = changes
-            .iter()
-            .filter_map(|c| c.definition.as_ref().map(|d| (c.at, d)))
-            .collect();
-        if versions.is_empty() {
-            versions.push((job.created_at, &job.definition));
-        }
-        let schedules: Vec<_> = versions.iter().map(|(at, d)| (*at, d.schedule())).collect();
-        let times =
-            ledger::nominal_times(&schedules, job_id.as_str(), from, to).map_err(too_many)?;
-        let mut pauses: Vec<(DateTime<Utc>, bool, Option<String>)> = changes
-            .iter()
-            .map(|c| (c.at, c.paused, c.notes.clone()))
-            .collect();
-        if pauses.is_empty() && !job.definition.active() {
-            pauses.push((job.created_at, true, job.state.paused_notes.clone()));
-        }
+        let stored = match self.load(job_id).await {
+            Ok(stored) => stored,
+            Err(AppError::NotFound(what)) => {
+                return match self.deleted_life(job_id).await? {
+                    Some(life) => self.ledger_of(job_id, life, from, to, now).await,
+                    None => Err(AppError::NotFound(what)),
+                };
+            }
+            Err(e) => return Err(e),
+        };
+        let job = &stored.job;
         let state = &job.state;
         let first_pending = state.pending_fires.iter().map(|f| f.nominal).min();
-        let facts = Facts {
-            created_at: Some(job.created_at),
+        let mut changes = self.changes(job_id, Some(job.created_at), Some(to)).await?;
+        // Without a trail (a job from before it), the definition now since its creation, and
+        // with no change at all, its pause since then.
+        if !changes.iter().any(|c| c.definition.is_some()) {
+            let paused = changes.is_empty() && !job.definition.active();
+            changes.insert(
+                0,
+                Change {
+                    at: job.created_at,
+                    definition: Some(job.definition.clone()),
+                    paused,
+                    notes: paused.then(|| state.paused_notes.clone()).flatten(),
+                    created: true,
+                    deleted: false,
+                },
+            );
+        }
+        let life = Life {
+            created_at: job.created_at,
             ended_at: (state.remaining_actions == Some(0))
                 .then_some(state.last_scheduled_time)
                 .flatten()
                 .map(|last| last + chrono::Duration::nanoseconds(1)),
-            runs: self.runs(job_id, state.incarnation, &times).await?,
+            incarnation: state.incarnation,
+            changes,
             ranges: state.fire_ranges.clone(),
-            paused: ledger::pause_spans(&pauses),
-            debug: Vec::new(),
             planned_through: match first_pending {
                 Some(first) => Some(first - chrono::Duration::nanoseconds(1)),
                 None => state.last_scheduled_time,
             },
         };
+        self.ledger_of(job_id, life, from, to, now).await
+    }
+
+    /// The ledger of one life of `job_id` over `[from, to)` at `now`.
+    async fn ledger_of(
+        &self,
+        job_id: &JobId,
+        life: Life,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> Result<Occurrences, AppError> {
+        let versions: Vec<(DateTime<Utc>, &JobDefinition)> = life
+            .changes
+            .iter()
+            .filter_map(|c| c.definition.as_ref().map(|d| (c.at, d)))
+            .collect();
+        let schedules: Vec<_> = versions.iter().map(|(at, d)| (*at, d.schedule())).collect();
+        let times =
+            ledger::nominal_times(&schedules, job_id.as_str(), from, to).map_err(too_many)?;
+        let pauses: Vec<(DateTime<Utc>, bool, Option<String>)> = life
+            .changes
+            .iter()
+            .map(|c| (c.at, c.paused, c.notes.clone()))
+            .collect();
+        let facts = Facts {
+            created_at: Some(life.created_at),
+            ended_at: life.ended_at,
+            runs: self.runs(job_id, life.incarnation, &times).await?,
+            ranges: life.ranges.clone(),
+            paused: ledger::pause_spans(&pauses),
+            debug: Vec::new(),
+            planned_through: life.planned_through,
+        };
         Ok(Occurrences {
             entries: ledger::ledger(&times, &facts, now),
-            ranges: state
-                .fire_ranges
-                .iter()
+            ranges: life
+                .ranges
+                .into_iter()
                 .filter(|r| r.first < to && r.last >= from)
-                .cloned()
                 .collect(),
         })
     }
 
-    /// The job's changes since its creation (this life of its id) made before `to`, oldest
-    /// first, as the ledger reads them.
+    /// The last life of a deleted job, from its audit trail: from the creation before its
+    /// deletion to the deletion, with the definitions and pauses between, and its runs' ids read
+    /// from its last execution. `None` when the trail holds no deletion (the id never existed, or
+    /// retention has trimmed the trail). The missed and dropped ranges went with the job's state.
+    async fn deleted_life(&self, job_id: &JobId) -> Result<Option<Life>, AppError> {
+        let mut changes = self.changes(job_id, None, None).await?;
+        let Some(deleted) = changes.iter().rposition(|c| c.deleted) else {
+            return Ok(None);
+        };
+        let Some(created) = changes[..deleted].iter().rposition(|c| c.created) else {
+            return Ok(None);
+        };
+        let ended_at = changes[deleted].at;
+        changes.truncate(deleted);
+        changes.drain(..created);
+        let created_at = changes.first().map_or(ended_at, |c| c.at);
+        let incarnation = self
+            .store
+            .list_executions(job_id.as_str(), &PageRequest::first(1))
+            .await?
+            .items
+            .first()
+            .map_or(0, |last| incarnation_of_execution(&last.execution_id));
+        Ok(Some(Life {
+            created_at,
+            ended_at: Some(ended_at),
+            incarnation,
+            changes,
+            ranges: Vec::new(),
+            planned_through: Some(ended_at),
+        }))
+    }
+
+    /// The job's changes since `since` (its creation: this life of its id; `None`: every life)
+    /// made before `to` (`None`: all), oldest first, as the ledger reads them.
     async fn changes(
         &self,
         job_id: &JobId,
-        created_at: DateTime<Utc>,
-        to: DateTime<Utc>,
+        since: Option<DateTime<Utc>>,
+        to: Option<DateTime<Utc>>,
     ) -> Result<Vec<Change>, AppError> {
         let query = AuditQuery {
-            from: Some(created_at),
-            to: Some(to),
+            from: since,
+            to,
             oldest_first: true,
         };
         let mut page = PageRequest {
@@ -131,11 +222,15 @@ impl<S: Store> App<S> {
                 let doc = &record.document;
                 let definition = doc
                     .get("definition")
-                    .and_then(|body| JobDefinition::parse(job_id, body, created_at).ok());
+                    .and_then(|body| JobDefinition::parse(job_id, body, record.at).ok());
+                let action = doc.get("action").and_then(Value::as_str).unwrap_or("");
+                let state = doc.get("state").and_then(Value::as_str);
                 changes.push(Change {
                     at: record.at,
+                    created: action == "create" || action.ends_with(":create"),
+                    deleted: state == Some("deleted"),
                     definition,
-                    paused: doc.get("state").and_then(Value::as_str) == Some("paused"),
+                    paused: state == Some("paused"),
                     notes: doc.get("reason").and_then(Value::as_str).map(str::to_owned),
                 });
             }

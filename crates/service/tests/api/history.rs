@@ -535,3 +535,79 @@ async fn large_changes_keep_their_paths_only() {
     );
     assert_eq!(update["changes"][0]["new"], json!("small change"));
 }
+
+#[tokio::test]
+async fn a_read_token_may_ask_dry_runs_and_nothing_else_of_those_routes() {
+    let api = named_tokens();
+    let (status, body) = api
+        .as_token(
+            WRITER,
+            Method::POST,
+            "/jobs/hourly",
+            Some(&scheduled_job("h")),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let writes_before = api.app.store().writes();
+    let range = json!({"startTime": "2024-03-10T09:00:00Z", "endTime": "2024-03-10T11:00:00Z"});
+    let mut dry_backfill = range.clone();
+    dry_backfill["dryRun"] = json!(true);
+    let changed = json!({
+        "jobName": "h", "creator": "001", "creatorName": "tests",
+        "request": [{"url": "http://127.0.0.1:9/run", "method": "POST"}],
+        "schedule": {"cron": ["30 * * * *"]},
+    });
+    let bulk = json!({"jobIds": ["hourly"], "reason": "look", "dryRun": true});
+    for (uri, body) in [
+        ("/jobs/hourly/backfill", &dry_backfill),
+        ("/jobs/hourly/update?dryRun=true", &changed),
+        ("/jobs/hourly/update?dryRun", &changed),
+        ("/bulk/jobs/pause", &bulk),
+        ("/bulk/jobs/delete", &bulk),
+    ] {
+        let (status, answer) = api.as_token(READER, Method::POST, uri, Some(body)).await;
+        assert_eq!(status, StatusCode::OK, "{uri}: {answer}");
+    }
+    let (_, preview) = api
+        .as_token(
+            READER,
+            Method::POST,
+            "/jobs/hourly/backfill",
+            Some(&dry_backfill),
+        )
+        .await;
+    assert_eq!(
+        preview["times"].as_array().map(Vec::len),
+        Some(3),
+        "{preview}"
+    );
+    // The same routes for real, or with a dry run the handler would not read as one: refused.
+    let mut real_bulk = bulk.clone();
+    real_bulk["dryRun"] = json!(false);
+    let mut as_text = bulk.clone();
+    as_text["dryRun"] = json!("true");
+    for (uri, body) in [
+        ("/jobs/hourly/backfill", &range),
+        ("/jobs/hourly/update", &changed),
+        ("/jobs/hourly/update?dryRun=false", &changed),
+        ("/jobs/hourly/update?dryRun=yes", &changed),
+        ("/bulk/jobs/pause", &real_bulk),
+        ("/bulk/jobs/pause", &as_text),
+    ] {
+        let answer = api.as_token(READER, Method::POST, uri, Some(body)).await;
+        assert_error(
+            &answer,
+            403,
+            "scope: this route needs scope write; token dashboard has scope read",
+        );
+    }
+    assert_eq!(
+        api.app.store().writes(),
+        writes_before,
+        "nothing was written"
+    );
+    let (_, job) = api
+        .as_token(READER, Method::GET, "/jobs/hourly", None)
+        .await;
+    assert_eq!(job["schedule"]["cron"], json!(["0 * * * *"]), "{job}");
+}

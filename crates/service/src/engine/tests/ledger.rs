@@ -191,3 +191,100 @@ async fn a_reversed_or_too_large_range_names_to() {
         }
     }
 }
+
+#[tokio::test]
+async fn a_deleted_jobs_last_life_is_read_from_its_trail() {
+    let w = World::new("2024-01-01T00:00:30Z", |_, _| ok(json!({})));
+    w.create("gone", json!({"schedule": {"cron": ["* * * * *"]}}))
+        .await;
+    w.run_until("2024-01-01T00:02:30Z").await;
+    let id = JobId::parse("gone").unwrap();
+    w.app()
+        .set_active(&id, false, Some("incident 7".into()))
+        .await
+        .unwrap();
+    w.run_until("2024-01-01T00:03:30Z").await;
+    w.app().set_active(&id, true, None).await.unwrap();
+    w.run_until("2024-01-01T00:04:30Z").await;
+    w.app().delete_job(&id).await.unwrap();
+    w.run_until("2024-01-01T00:06:30Z").await;
+    let fates = ledger(&w, "gone", "2024-01-01T00:00:00Z", "2024-01-01T00:07:00Z").await;
+    let expected: Vec<(String, Fate)> = [
+        ("00:00", Fate::NotYetCreated),
+        ("00:01", ran("gone", "0001")),
+        ("00:02", ran("gone", "0002")),
+        (
+            "00:03",
+            Fate::Paused {
+                notes: Some("incident 7".into()),
+            },
+        ),
+        ("00:04", ran("gone", "0004")),
+        ("00:05", Fate::Ended),
+        ("00:06", Fate::Ended),
+    ]
+    .into_iter()
+    .map(|(m, f)| (m.to_owned(), f))
+    .collect();
+    assert_eq!(fates, expected);
+    // A range wholly before the deletion reads the same life.
+    let before = ledger(&w, "gone", "2024-01-01T00:01:00Z", "2024-01-01T00:02:00Z").await;
+    assert_eq!(before, vec![("00:01".to_owned(), ran("gone", "0001"))]);
+
+    // Created again under the same id: the ledger is the new life's, its runs a new incarnation.
+    w.create("gone", json!({"schedule": {"cron": ["* * * * *"]}}))
+        .await;
+    w.run_until("2024-01-01T00:08:30Z").await;
+    let again = ledger(&w, "gone", "2024-01-01T00:06:00Z", "2024-01-01T00:09:00Z").await;
+    assert_eq!(again[0], ("00:06".to_owned(), Fate::NotYetCreated));
+    assert!(
+        matches!(&again[2].1, Fate::Ran { execution_id, .. } if execution_id.contains("~i1")),
+        "{again:?}"
+    );
+    // An id that never existed is still not found.
+    let never = w
+        .app()
+        .occurrences(
+            &JobId::parse("never").unwrap(),
+            t("2024-01-01T00:00:00Z"),
+            t("2024-01-01T00:01:00Z"),
+        )
+        .await;
+    assert!(matches!(never, Err(AppError::NotFound(_))), "{never:?}");
+}
+
+#[tokio::test]
+async fn fires_due_in_debug_mode_say_so_and_are_not_run_later() {
+    let config = AppConfig {
+        debug_mode: true,
+        ..AppConfig::new(TEST_SECRET.to_vec())
+    };
+    let w = World::with_config("2024-01-01T00:00:30Z", config, |_, _| ok(json!({})));
+    w.create("quiet", json!({"schedule": {"cron": ["* * * * *"]}}))
+        .await;
+    w.run_until("2024-01-01T00:03:30Z").await;
+    assert!(w.calls().is_empty(), "debug mode runs nothing");
+    let fates = ledger(&w, "quiet", "2024-01-01T00:01:00Z", "2024-01-01T00:05:00Z").await;
+    let expected: Vec<(String, Fate)> = [
+        ("00:01", Fate::DebugMode),
+        ("00:02", Fate::DebugMode),
+        ("00:03", Fate::DebugMode),
+        ("00:04", Fate::Ahead),
+    ]
+    .into_iter()
+    .map(|(m, f)| (m.to_owned(), f))
+    .collect();
+    assert_eq!(fates, expected);
+    let occurrences = w
+        .app()
+        .occurrences(
+            &JobId::parse("quiet").unwrap(),
+            t("2024-01-01T00:00:00Z"),
+            t("2024-01-01T00:05:00Z"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(occurrences.ranges.len(), 1, "{:?}", occurrences.ranges);
+    assert_eq!(occurrences.ranges[0].reason, RangeReason::DebugMode);
+    assert_eq!(occurrences.ranges[0].count, 3);
+}
