@@ -937,3 +937,218 @@ async fn a_jobs_page_charts_its_own_runs_over_the_window_it_is_asked_for() {
     assert_eq!(bad.status, StatusCode::BAD_REQUEST);
     assert!(bad.html.contains("window"));
 }
+
+/// A minutely job `id` in `zone`, created through the use case.
+async fn minutely(console: &Console, id: &str, zone: &str) {
+    let job = json!({
+        "jobName": id, "creator": "ops", "creatorName": "Ops",
+        "request": [{"url": "http://127.0.0.1:9/run"}],
+        "schedule": {"cron": ["* * * * *"], "timeZone": zone},
+    });
+    console
+        .app
+        .create_job(&id.parse().unwrap(), &job)
+        .await
+        .unwrap();
+}
+
+impl Console {
+    /// Posts a form of `fields` (the session's CSRF token added) to `uri`.
+    async fn post(&self, uri: &str, fields: &[(&str, &str)]) -> Page {
+        let mut body = vec![format!("csrf={}", urlencode(&self.csrf))];
+        body.extend(fields.iter().map(|(k, v)| format!("{k}={}", urlencode(v))));
+        self.send(
+            Request::post(uri)
+                .header(header::COOKIE, &self.cookie)
+                .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+                .body(Body::from(body.join("&")))
+                .unwrap(),
+        )
+        .await
+    }
+}
+
+/// The ledger's rows as `(data-time, data-status, the row's text)`.
+fn ledger_rows(html: &str) -> Vec<(String, String, String)> {
+    html.split("<tr data-status=\"")
+        .skip(1)
+        .map(|row| {
+            let status = row.split('"').next().unwrap().to_owned();
+            let time = row
+                .split("data-time=\"")
+                .nth(1)
+                .and_then(|r| r.split('"').next())
+                .unwrap()
+                .to_owned();
+            let text = row.split("</tr>").next().unwrap().to_owned();
+            (time, status, text)
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn the_ledger_names_a_pause_and_its_notes_and_links_the_history_entry_that_explains_it() {
+    let console = Console::open().await;
+    // Created at 10:00 (the clock's start), paused at 10:02:30 with notes, resumed at 10:05:30.
+    minutely(&console, "billing", "UTC").await;
+    let at = |t: &str| console.clock.set(t.parse().unwrap());
+    at("2026-01-05T10:02:30Z");
+    let paused = console
+        .post("/ui/jobs/billing/pause", &[("notes", "deploy freeze")])
+        .await;
+    assert_eq!(paused.status, StatusCode::SEE_OTHER, "{}", paused.html);
+    at("2026-01-05T10:05:30Z");
+    console.post("/ui/jobs/billing/unpause", &[]).await;
+    at("2026-01-05T10:07:10Z");
+
+    let page = console
+        .get("/ui/jobs/billing/occurrences?from=2026-01-05T09:58&to=2026-01-05T10:09")
+        .await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.html);
+    let rows = ledger_rows(&page.html);
+    let statuses: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|(t, s, _)| (&t[11..16], s.as_str()))
+        .collect();
+    // Nothing ran in this test (no engine): the times before the pause have no record, and
+    // those after it were not planned yet.
+    assert_eq!(
+        statuses,
+        [
+            ("09:58", "beforeCreated"),
+            ("09:59", "beforeCreated"),
+            ("10:00", "noRecord"),
+            ("10:01", "noRecord"),
+            ("10:02", "noRecord"),
+            ("10:03", "paused"),
+            ("10:04", "paused"),
+            ("10:05", "paused"),
+            ("10:06", "notYet"),
+            ("10:07", "notYet"),
+            ("10:08", "notYet"),
+        ]
+    );
+    let pause_link = "/ui/jobs/billing/history?at=2026-01-05T10%3A02%3A30.000Z";
+    for (_, status, text) in &rows {
+        if status == "paused" {
+            assert!(text.contains("deploy freeze"), "{text}");
+            assert!(text.contains(pause_link), "{text}");
+        }
+    }
+    assert!(rows[0]
+        .2
+        .contains("/ui/jobs/billing/history?at=2026-01-05T10%3A00%3A00.000Z"));
+    assert!(
+        page.html.contains(r#"<li data-status="paused">"#),
+        "{}",
+        page.html
+    );
+
+    // The link opens the history at the pause: its entry first and marked, with its reason.
+    let history = console.get(pause_link).await;
+    assert_eq!(history.status, StatusCode::OK, "{}", history.html);
+    let first = history.html.split("<li class=\"entry").nth(1).unwrap();
+    assert!(first.contains(r#"aria-current="true""#), "{first}");
+    assert!(first.contains(r#"data-action="pause""#), "{first}");
+    assert!(
+        first.contains("deploy freeze") && first.contains("anonymous"),
+        "{first}"
+    );
+    assert_eq!(
+        history.html.matches("<li class=\"entry").count(),
+        2,
+        "create, pause"
+    );
+
+    // The job's page links both and shows the recent changes, newest first.
+    let job = console.get("/ui/jobs/billing").await;
+    assert!(job
+        .html
+        .contains(r#"action="/ui/jobs/billing/occurrences""#));
+    let changes = job.html.split(r#"id="changes""#).nth(1).unwrap();
+    let actions: Vec<&str> = changes
+        .split("data-action=\"")
+        .skip(1)
+        .map(|r| r.split('"').next().unwrap())
+        .collect();
+    assert_eq!(actions, ["unpause", "pause", "create"]);
+}
+
+#[tokio::test]
+async fn the_history_shows_an_updates_diff_and_the_ledger_folds_long_ranges() {
+    let console = Console::open().await;
+    let every_second = json!({
+        "jobName": "tick", "creator": "ops", "creatorName": "Ops",
+        "request": [{"url": "http://127.0.0.1:9/run"}],
+        "schedule": {"intervals": ["1s"]},
+    });
+    let id = "tick".parse().unwrap();
+    console.app.create_job(&id, &every_second).await.unwrap();
+    let mut changed = every_second.clone();
+    changed["schedule"] = json!({"intervals": ["2s"]});
+    console.app.update_job(&id, &changed).await.unwrap();
+
+    let history = console.get("/ui/jobs/tick/history").await;
+    assert_eq!(history.status, StatusCode::OK);
+    let diff = history.html.split("<table class=\"diff\"").nth(1).unwrap();
+    assert!(diff.contains("/schedule/intervals/0"), "{diff}");
+
+    // A day of an every-two-seconds job (43,200 times) is more than one ledger lists: the
+    // default range falls back to the last hour, folded into rows of one fate each.
+    console.clock.set("2026-01-05T11:00:30Z".parse().unwrap());
+    let page = console.get("/ui/jobs/tick/occurrences").await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.html);
+    assert!(page.html.contains("1800 nominal times"), "{}", page.html);
+    let rows = ledger_rows(&page.html);
+    assert!(rows.len() <= 3, "{rows:?}");
+    assert!(page.html.len() < 50_000, "{} bytes", page.html.len());
+
+    // A range with too many times, or a wall time the clocks skip, is an error at its field.
+    let too_many = console
+        .get("/ui/jobs/tick/occurrences?from=2026-01-01T00:00&to=2026-01-05T00:00")
+        .await;
+    assert_eq!(too_many.status, StatusCode::BAD_REQUEST);
+    assert!(element(&too_many.html, "l-to-error").contains("at most 10000"));
+    minutely(&console, "ny", "America/New_York").await;
+    let gap = console
+        .get("/ui/jobs/ny/occurrences?from=2026-03-08T02:30&to=2026-03-08T04:00")
+        .await;
+    assert_eq!(gap.status, StatusCode::BAD_REQUEST);
+    assert!(
+        element(&gap.html, "l-from-error").contains("does not exist in America/New_York"),
+        "{}",
+        gap.html
+    );
+    let half = console
+        .get("/ui/jobs/ny/occurrences?from=2026-03-08T03:30")
+        .await;
+    assert!(element(&half.html, "l-to-error").contains("is required with from"));
+}
+
+#[tokio::test]
+async fn the_ledger_marks_a_dst_gap_with_its_policy() {
+    let console = Console::open().await;
+    let job = json!({
+        "jobName": "ny", "creator": "ops", "creatorName": "Ops",
+        "request": [{"url": "http://127.0.0.1:9/run"}],
+        "schedule": {"cron": ["30 2 * * *"], "timeZone": "America/New_York", "dst": {"gap": "skip"}},
+    });
+    console
+        .app
+        .create_job(&"ny".parse().unwrap(), &job)
+        .await
+        .unwrap();
+    let page = console
+        .get("/ui/jobs/ny/occurrences?from=2026-03-07T00:00&to=2026-03-10T00:00")
+        .await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.html);
+    let gap = ledger_rows(&page.html)
+        .into_iter()
+        .find(|(_, status, _)| status == "dstGap")
+        .unwrap();
+    assert!(gap.0.starts_with("2026-03-08T07:00:00"), "{gap:?}");
+    assert!(
+        gap.2.contains("2026-03-08 02:30") && gap.2.contains("not run") && gap.2.contains("skip"),
+        "{gap:?}"
+    );
+}

@@ -246,6 +246,25 @@ pub enum Fate {
     NoRecord,
 }
 
+impl Fate {
+    /// Its name in answers and pages (`GET /jobs/{jobId}/occurrences`' `status`).
+    pub fn status(&self) -> &'static str {
+        match self {
+            Fate::NotYetCreated => "beforeCreated",
+            Fate::Ended => "ended",
+            Fate::Ran { .. } => "ran",
+            Fate::Skipped { .. } => "skipped",
+            Fate::Missed { .. } => "missed",
+            Fate::Dropped { .. } => "dropped",
+            Fate::Paused { .. } => "paused",
+            Fate::DebugMode => "debugMode",
+            Fate::DstGap(_) => "dstGap",
+            Fate::Ahead => "notYet",
+            Fate::NoRecord => "noRecord",
+        }
+    }
+}
+
 /// The fate of each of `times` (the job's nominal times in a range) at `now`, by the precedence
 /// of the module's rule.
 pub fn ledger(

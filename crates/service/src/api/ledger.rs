@@ -146,7 +146,7 @@ fn kind(reason: RangeReason) -> &'static str {
 fn occurrence(time: DateTime<Utc>, fate: Fate) -> Occurrence {
     let mut o = Occurrence {
         time: json_time(time),
-        status: "",
+        status: fate.status(),
         execution_id: None,
         state: None,
         held_by: None,
@@ -157,16 +157,13 @@ fn occurrence(time: DateTime<Utc>, fate: Fate) -> Occurrence {
         policy: None,
         moved_to: None,
     };
-    o.status = match fate {
-        Fate::NotYetCreated => "beforeCreated",
-        Fate::Ended => "ended",
+    match fate {
         Fate::Ran {
             execution_id,
             state,
         } => {
             o.execution_id = Some(execution_id);
             o.state = Some(state);
-            "ran"
         }
         Fate::Skipped {
             execution_id,
@@ -174,32 +171,22 @@ fn occurrence(time: DateTime<Utc>, fate: Fate) -> Occurrence {
         } => {
             o.execution_id = Some(execution_id);
             o.held_by = held_by;
-            "skipped"
         }
-        Fate::Missed { execution_id } => {
+        Fate::Missed { execution_id } | Fate::Dropped { execution_id } => {
             o.execution_id = execution_id;
-            "missed"
-        }
-        Fate::Dropped { execution_id } => {
-            o.execution_id = execution_id;
-            "dropped"
         }
         Fate::Paused { notes, since } => {
             o.notes = notes;
             o.paused_at = Some(json_time(since));
-            "paused"
         }
-        Fate::DebugMode => "debugMode",
         Fate::DstGap(gap) => {
             o.wall_time = Some(gap.wall_time.format("%Y-%m-%dT%H:%M:%S").to_string());
             o.count = Some(gap.count);
             o.policy = Some(gap.policy);
             o.moved_to = gap.moved_to.map(json_time);
-            "dstGap"
         }
-        Fate::Ahead => "notYet",
-        Fate::NoRecord => "noRecord",
-    };
+        Fate::NotYetCreated | Fate::Ended | Fate::DebugMode | Fate::Ahead | Fate::NoRecord => {}
+    }
     o
 }
 
