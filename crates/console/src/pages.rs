@@ -16,7 +16,7 @@ use sundial_service::app::{parse_job_id, upcoming_fires};
 use sundial_service::ports::store::{JobFilter, JobOrder, PageRequest, Store};
 
 use crate::auth::Session;
-use crate::ledger::{self, local_input};
+use crate::ledger;
 use crate::stats::{job_section, WindowQuery};
 use crate::view::{chip, filter_fields, job_url, layout, relative, seg, when};
 use crate::{ConsoleState, PageError};
@@ -450,15 +450,15 @@ pub(crate) async fn job<S: Store>(
         }
         section aria-labelledby="why" {
             h2 id="why" { "Why didn't it run?" }
-            p.hint { "What became of each fire time in a range: ran, skipped, missed, dropped, paused (with the pause's notes), …" }
+            p.hint { "What became of each fire time in a range: ran, skipped, missed, dropped, paused (with the pause's notes), … Leave both times empty for the last day (the last hour when a day holds more than 10,000 times)." }
             form.filters method="get" action={ (base) "/occurrences" } aria-label="Range of the ledger" {
                 div.field {
                     label for="why-from" { "From (" (zone) ")" }
-                    input id="why-from" name="from" type="datetime-local" step="1" value=(local_input(now - chrono::Duration::days(1), zone));
+                    input id="why-from" name="from" type="datetime-local" step="1";
                 }
                 div.field {
                     label for="why-to" { "To (" (zone) ")" }
-                    input id="why-to" name="to" type="datetime-local" step="1" value=(local_input(now + chrono::Duration::minutes(1), zone));
+                    input id="why-to" name="to" type="datetime-local" step="1";
                 }
                 div.actions { button type="submit" { "Show the ledger" } }
             }
