@@ -10,7 +10,9 @@
 //! job's hourly rollup (`Rollup::of_run`). Then each page is asked for through the console's
 //! router (`tower::ServiceExt::oneshot`, no socket), with a session cookie as a browser would
 //! send: the jobs list in each order (its first page and a page halfway down), a job with its
-//! executions and statistics (over a day and a week), an execution, the create page, the
+//! executions and statistics (over a day and a week), its non-run ledger (the last day, 200 days
+//! each on its own row, 9,000 days mostly folded) and its history (70 changes made through the
+//! use cases after seeding), an execution, the create page, the
 //! upcoming timeline and the dashboard over an hour, a day and a week. Each is
 //! rendered three times to warm up, then `samples` times, the pages taking turns; the time is
 //! from the request to the last byte of the body.
@@ -43,7 +45,7 @@ use chrono::{DateTime, Utc};
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
 use sundial_core::execution::{execution_id_for_fire, Execution, ExecutionState};
-use sundial_core::job::{Job, JobDefinition, JobId, JobState};
+use sundial_core::job::{Job, JobDefinition, JobId, JobState, When};
 use sundial_core::stats::Rollup;
 use sundial_embedded::SqliteStore;
 use sundial_service::adapters::clock::SystemClock;
@@ -431,6 +433,37 @@ async fn run(scale: &Scale) -> bool {
         started.elapsed().as_secs_f64() * 1e3
     );
 
+    // The shown job's history: 60 pauses and resumes with notes and 10 updates, through the use
+    // cases (the seeding wrote no audit entries).
+    let id = job.parse::<JobId>().unwrap();
+    for n in 0..30 {
+        let notes = format!("maintenance window {n}");
+        app.set_active(&id, false, Some(notes)).await.unwrap();
+        app.set_active(&id, true, None).await.unwrap();
+    }
+    let k: usize = job.trim_start_matches("job-").parse().unwrap();
+    for n in 0..10 {
+        let mut body = definition(k);
+        body["jobName"] = json!(format!("Nightly export {k}, revision {n}"));
+        body["timeoutSeconds"] = json!(30 + n);
+        app.update_job(&id, &body).await.unwrap();
+    }
+    // The ledger's ranges in the job's zone: a day (the default), 200 days (each time on its own
+    // row: the most the page lists unfolded) and 9,000 days (near the 10,000 times a ledger
+    // lists at most; mostly before the job was created, folded).
+    let zone = match app.get_job(&id).await.unwrap().definition.when() {
+        When::Scheduled(schedule) => schedule.time_zone(),
+        When::TriggeredOnly => chrono_tz::Tz::UTC,
+    };
+    let local = |t: DateTime<Utc>| t.with_timezone(&zone).format("%Y-%m-%dT%H:%M").to_string();
+    let ledger = |days: i64| {
+        format!(
+            "/ui/jobs/{job}/occurrences?from={}&to={}",
+            local(now - chrono::Duration::days(days)),
+            local(now)
+        )
+    };
+
     let mut pages = Vec::new();
     for order in JobOrder::ALL {
         let sort = match order {
@@ -456,6 +489,13 @@ async fn run(scale: &Scale) -> bool {
         "job, stats of 7 days".into(),
         format!("/ui/jobs/{job}?window=7d"),
     ));
+    pages.push((
+        "ledger, last day".into(),
+        format!("/ui/jobs/{job}/occurrences"),
+    ));
+    pages.push(("ledger, 200 days".into(), ledger(200)));
+    pages.push(("ledger, 9,000 days".into(), ledger(9_000)));
+    pages.push(("history".into(), format!("/ui/jobs/{job}/history")));
     pages.push(("execution".into(), format!("/ui/executions/{execution}")));
     pages.push(("create".into(), "/ui/jobs/new".into()));
     pages.push(("upcoming".into(), "/ui/upcoming".into()));

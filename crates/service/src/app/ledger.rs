@@ -144,10 +144,17 @@ impl<S: Store> App<S> {
             .iter()
             .map(|c| (c.at, c.paused, c.notes.clone()))
             .collect();
+        // Only the times of this life can have its runs: those before its creation or after its
+        // end are read from nothing (a long range of a young job reads a few ids, not 10,000).
+        let in_life: Vec<DateTime<Utc>> = times
+            .iter()
+            .copied()
+            .filter(|t| *t >= life.created_at && life.ended_at.is_none_or(|end| *t < end))
+            .collect();
         let facts = Facts {
             created_at: Some(life.created_at),
             ended_at: life.ended_at,
-            runs: self.runs(job_id, life.incarnation, &times).await?,
+            runs: self.runs(job_id, life.incarnation, &in_life).await?,
             ranges: life.ranges.clone(),
             paused: ledger::pause_spans(&pauses),
             debug: Vec::new(),

@@ -88,6 +88,7 @@ pub async fn run_all<S: Store, F: Fn() -> S>(make_store: F) {
         wakeup_cleared_only_if_unchanged,
         write_all_is_all_or_nothing,
         write_all_execution_and_job,
+        ledger_facts_round_trip,
         stats_count_by_state,
         concurrent_job_updates,
         concurrent_execution_creates,
@@ -1691,6 +1692,65 @@ async fn write_all_is_all_or_nothing<S: Store>(store: S) {
 
 /// The shape of a dispatch step: an execution's transition, the job slot it takes or frees and a
 /// wake-up removed, together or not at all; a lost race on either names it.
+/// The stored facts the non-run ledger reads (`App::occurrences`): the missed, dropped and
+/// debug-mode ranges kept in the job's state, written in the same `write_all` as the skipped run
+/// that counts them, and that run read back by id with the event that says why it was skipped.
+async fn ledger_facts_round_trip<S: Store>(store: S) {
+    use sundial_core::ledger::{FireRange, RangeReason, RunFact};
+    store.create_job(&job("quiet")).await.must("create");
+    let ranges = vec![
+        FireRange {
+            reason: RangeReason::Missed,
+            first: t(0),
+            last: t(86_399_000),
+            count: 86_400,
+        },
+        FireRange {
+            reason: RangeReason::Dropped,
+            first: t(90_000_000),
+            last: t(90_002_000),
+            count: 3,
+        },
+        FireRange {
+            reason: RangeReason::DebugMode,
+            first: t(95_000_000),
+            last: t(95_000_000),
+            count: 1,
+        },
+    ];
+    let mut counted = job("quiet");
+    counted.document["state"]["fireRanges"] = serde_json::to_value(&ranges).expect("ranges");
+    let mut skipped = execution("quiet~20240310T123500Z", "quiet", 1);
+    skipped.state = "Skipped".into();
+    skipped.document["events"] = json!([
+        {"at": "2024-03-10T12:35:00Z", "to": "Scheduled", "message": "due"},
+        {"at": "2024-03-10T12:36:10Z", "to": "Skipped", "message": "missed the catch-up window (1m)"},
+    ]);
+    store
+        .write_all(&[Write::UpdateJob(&counted), Write::CreateExecution(&skipped)])
+        .await
+        .expect("the job's ranges with the skipped run");
+
+    let stored = store.get_job("quiet").await.must("get").expect("job");
+    let read: Vec<FireRange> =
+        serde_json::from_value(stored.document["state"]["fireRanges"].clone()).expect("ranges");
+    assert_eq!(read, ranges, "the ranges come back exactly");
+    let many = store
+        .read_many(
+            &["quiet~20240310T123500Z".to_owned(), "quiet~gone".to_owned()],
+            &[],
+        )
+        .await
+        .must("read_many");
+    let Some(run) = &many.executions[0] else {
+        panic!("the skipped run by id: {many:?}")
+    };
+    assert_eq!(many.executions[1], None);
+    let reason = run.document["events"][1]["message"].as_str();
+    let fact = RunFact::of_execution(&run.execution_id, &run.state, reason);
+    assert_eq!(fact.not_run, Some(RangeReason::Missed), "{fact:?}");
+}
+
 async fn write_all_execution_and_job<S: Store>(store: S) {
     store.create_job(&job("slot")).await.expect("create");
     let run = execution("slot~1", "slot", 1);
