@@ -25,8 +25,10 @@
 //! a CSRF token bound to the session. The API Lambda does not mount the console: on AWS it is off.
 
 mod auth;
+mod bulk;
 mod chart;
 mod create;
+mod filter;
 mod pages;
 mod stats;
 mod upcoming;
@@ -114,6 +116,7 @@ pub fn router<S: Store>(app: Arc<App<S>>, config: ConsoleConfig) -> Router {
         .route("/ui/jobs/{job_id}/unpause", post(pages::unpause::<S>))
         .route("/ui/jobs/{job_id}/trigger", post(pages::trigger::<S>))
         .route("/ui/jobs/{job_id}/delete", post(pages::delete::<S>))
+        .route("/ui/bulk/jobs", post(bulk::bulk_jobs::<S>))
         .route("/ui/executions/{execution_id}", get(pages::execution::<S>))
         .route(
             "/ui/executions/{execution_id}/cancel",
