@@ -21,6 +21,7 @@ use sundial_service::ports::store::{JobFilter, Store};
 
 use crate::auth::Session;
 use crate::filter::{field, filter_of, filter_pairs};
+use crate::pages::{capitalized, query_string};
 use crate::view::{chip, job_url, layout, seg};
 use crate::{ConsoleState, PageError};
 
@@ -138,17 +139,36 @@ impl BulkForm {
         }
     }
 
-    /// The selection in words: "the 2 selected jobs", "all jobs with label team:payments".
+    /// The selection in words: "the selection", "the filter label team:payments".
     fn selection_words(&self) -> String {
         match self.scope {
-            Scope::Selected => "the jobs selected".to_string(),
+            Scope::Selected => "the selection".to_string(),
             Scope::Filter => {
                 let words: Vec<String> = filter_pairs(&self.filter)
                     .into_iter()
                     .map(|(name, value)| format!("{} {value}", filter_name(name)))
                     .collect();
-                format!("all jobs matching {}", words.join(", "))
+                format!("the filter {}", words.join(", "))
             }
+        }
+    }
+
+    /// What both pages state: the action, the reason, which jobs.
+    fn summary(&self) -> Markup {
+        html! {
+            dl.definition {
+                dt { "Action" } dd { (self.action.name()) }
+                dt { "Reason" } dd.reason { (self.reason) }
+                dt { "Jobs" } dd { (capitalized(&self.selection_words())) }
+            }
+        }
+    }
+
+    /// The jobs list under this form's filter (the whole list for a selection).
+    fn list_url(&self) -> String {
+        match self.scope {
+            Scope::Selected => "/".to_string(),
+            Scope::Filter => format!("/{}", query_string(&filter_pairs(&self.filter))),
         }
     }
 }
@@ -161,7 +181,7 @@ fn filter_name(name: &str) -> &str {
     }
 }
 
-fn capitalized(action: BulkAction) -> &'static str {
+fn verb(action: BulkAction) -> &'static str {
     match action {
         BulkAction::Pause => "Pause",
         BulkAction::Unpause => "Unpause",
@@ -197,7 +217,7 @@ pub(crate) fn bulk_form(session: &Session, filter: &JobFilter) -> Markup {
             div.field {
                 label for="bulk-action" { "Action" }
                 select id="bulk-action" name="action" {
-                    @for action in ACTIONS { option value=(action.name()) { (capitalized(action)) } }
+                    @for action in ACTIONS { option value=(action.name()) { (verb(action)) } }
                 }
             }
             div.field {
@@ -236,7 +256,7 @@ pub(crate) async fn bulk_jobs<S: Store>(
 /// The dry run's page: how many jobs match and which, and the button that acts on them.
 fn confirmation(session: &Session, form: &BulkForm, report: &BulkReport) -> (String, Markup) {
     let matched = report.outcomes.iter().filter(|o| o.result.is_ok()).count();
-    let verb = capitalized(form.action);
+    let verb = verb(form.action);
     let title = format!("{verb} {}?", jobs(matched));
     let content = html! {
         p.crumbs { a href="/" { "Jobs" } " / Act on several jobs" }
@@ -248,16 +268,13 @@ fn confirmation(session: &Session, form: &BulkForm, report: &BulkReport) -> (Str
                 (thousands(MAX_BULK_JOBS)) ", and its results page goes on with the next."
             }
         }
-        dl.definition {
-            dt { "Action" } dd { (form.action.name()) }
-            dt { "Reason" } dd.reason { (form.reason) }
-        }
+        (form.summary())
         @if matched > 0 {
             form.card.confirm.danger[form.action == BulkAction::Delete] method="post" action="/ui/bulk/jobs" {
                 (form.hidden(session, form.cursor.as_deref()))
                 input type="hidden" name="confirm" value="1";
                 button type="submit" { (verb) " " (jobs(matched)) }
-                a href="/" { "Cancel" }
+                a href=(form.list_url()) { "Cancel" }
             }
         }
         (outcome_table(form.action, report, "Jobs that match"))
@@ -269,11 +286,11 @@ fn confirmation(session: &Session, form: &BulkForm, report: &BulkReport) -> (Str
 fn results(session: &Session, form: &BulkForm, report: &BulkReport) -> (String, Markup) {
     let failed = report.outcomes.iter().filter(|o| o.result.is_err()).count();
     let done = report.outcomes.len() - failed;
-    let title = format!("{}: {done} done, {failed} failed", capitalized(form.action));
+    let title = format!("{}: {done} done, {failed} failed", verb(form.action));
     let content = html! {
         p.crumbs { a href="/" { "Jobs" } " / Act on several jobs" }
         h1 { (title) }
-        p role="status" { (form.action.name()) " of " (form.selection_words()) ", for: " span.reason { (form.reason) } }
+        (form.summary())
         (outcome_table(form.action, report, "Each job's outcome"))
         @if let Some(cursor) = &report.next_cursor {
             form.card method="post" action="/ui/bulk/jobs" {
@@ -282,7 +299,7 @@ fn results(session: &Session, form: &BulkForm, report: &BulkReport) -> (String, 
                 button type="submit" { "Continue with the next jobs" }
             }
         }
-        p { a href="/" { "Back to the jobs" } }
+        p { a href=(form.list_url()) { "Back to the jobs" } }
     };
     (title, content)
 }

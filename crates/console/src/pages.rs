@@ -72,7 +72,7 @@ pub(crate) fn non_empty(value: &Option<String>) -> Option<String> {
     value.as_ref().filter(|v| !v.trim().is_empty()).cloned()
 }
 
-fn query_string(pairs: &[(&str, String)]) -> String {
+pub(crate) fn query_string(pairs: &[(&str, String)]) -> String {
     let parts: Vec<String> = pairs
         .iter()
         .map(|(k, v)| format!("{k}={}", seg(v)))
@@ -219,7 +219,7 @@ fn sort_words(order: JobOrder) -> &'static str {
     }
 }
 
-fn capitalized(words: &str) -> String {
+pub(crate) fn capitalized(words: &str) -> String {
     let mut chars = words.chars();
     chars
         .next()

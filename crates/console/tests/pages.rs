@@ -1117,7 +1117,7 @@ async fn a_bulk_pause_by_label_counts_first_then_pauses_exactly_those_with_the_r
         page.html
     );
     assert!(page.html.contains(r#"data-matched="2""#));
-    assert!(page.html.contains("all jobs matching label team:payments"));
+    assert!(page.html.contains("match the filter label team:payments."));
     assert_eq!(job_rows(&page.html), ["pay-1", "pay-2"]);
     assert!(page
         .html
