@@ -8,7 +8,12 @@
 //! rule is never enforced twice or skipped here.
 //!
 //! The jobs list sorts by id, next fire or last run (the job orders of the store port, each
-//! keyset-paged); the create page
+//! keyset-paged), filters as `GET /jobs` does (labels and id prefix included, the `filter`
+//! module), and shows each job's success over the last 24 hours ([`App::day_success`], from the
+//! hourly rollups). Under it, the bulk form (the `bulk` module, `POST /ui/bulk/jobs`) acts on the
+//! rows ticked or on every job the filter selects through [`App::bulk`], the use case of
+//! `POST /bulk/jobs/{action}`: a dry run's count and ids first, then, confirmed, each job's
+//! outcome, every change recorded in its audit trail with the reason given. The create page
 //! (`/ui/jobs/new`) turns a form and a JSON editor into a job definition for the same use case
 //! as `POST /jobs/{jobId}`, showing each of the use case's errors at the control its field came
 //! from.

@@ -190,7 +190,7 @@ pub(crate) async fn jobs<S: Store>(
                         th scope="col" { "Schedule" }
                         (sort_header(SORTABLE[1], order, &list_url))
                         (sort_header(SORTABLE[2], order, &list_url))
-                        th scope="col" { "Success, 24 h" }
+                        th.success scope="col" { "Success, 24 h" }
                     } }
                     tbody {
                         @for (job, last, success) in &rows {
