@@ -383,6 +383,19 @@ fn create(server: &Server, headers: &[(&str, &str)], id: &str, mut job: Value) {
     assert_eq!(reply.status, 200, "create {id}: {:?}", reply.body);
 }
 
+/// Triggers `job` with the idempotency key `key` and waits for the run to end: the run.
+fn run_to_end(server: &Server, job: &str, key: &str) -> Value {
+    let reply = server.send(
+        "POST",
+        &format!("/jobs/{job}/trigger"),
+        &[("Idempotency-Key", key)],
+        Some(b"{}"),
+    );
+    assert_eq!(reply.status, 200, "{:?}", reply.body);
+    let id = reply.body["executionId"].as_str().unwrap().to_string();
+    wait_final(server, &id)
+}
+
 /// `2026-01-05T12:00:00+00:00` as the pages print it: `2026-01-05 12:00:00`.
 fn as_shown(rfc3339: &str) -> String {
     rfc3339.get(..19).unwrap_or_default().replace('T', " ")
@@ -801,16 +814,8 @@ fn console_dashboard_and_job_statistics_chart_the_runs_that_ended() {
     );
     for (job, runs, state) in [("steady", 3, "Succeeded"), ("broken", 2, "Terminated")] {
         for n in 0..runs {
-            let key = format!("{job}-{n}");
-            let reply = server.send(
-                "POST",
-                &format!("/jobs/{job}/trigger"),
-                &[("Idempotency-Key", key.as_str())],
-                Some(b"{}"),
-            );
-            assert_eq!(reply.status, 200, "{:?}", reply.body);
-            let id = reply.body["executionId"].as_str().unwrap().to_string();
-            assert_eq!(wait_final(&server, &id)["state"], state, "{job} run {n}");
+            let run = run_to_end(&server, job, &format!("{job}-{n}"));
+            assert_eq!(run["state"], state, "{job} run {n}");
         }
     }
     let figures = |css: &str| {
@@ -978,17 +983,7 @@ fn console_bulk_pauses_the_jobs_a_label_selects_and_triggers_the_rows_selected()
     }
     // Runs for the success column: two of pay-api's, one of search-index's.
     for (id, key) in [("pay-api", "a"), ("pay-api", "b"), ("search-index", "c")] {
-        let reply = server.send(
-            "POST",
-            &format!("/jobs/{id}/trigger"),
-            &[("Idempotency-Key", key)],
-            Some(b"{}"),
-        );
-        let run = reply.ok_envelope()["executionId"]
-            .as_str()
-            .unwrap()
-            .to_string();
-        assert_eq!(wait_final(&server, &run)["state"], "Succeeded");
+        assert_eq!(run_to_end(&server, id, key)["state"], "Succeeded");
     }
     let reason = "payments freeze for the migration";
 

@@ -1012,6 +1012,13 @@ impl Console {
     }
 }
 
+/// Two jobs of the payments team, one of search.
+const TEAMS: [(&str, &str); 3] = [
+    ("pay-1", "payments"),
+    ("pay-2", "payments"),
+    ("search-1", "search"),
+];
+
 /// The `data-job` ids of a page's rows (the list's, or a bulk page's outcomes).
 fn job_rows(html: &str) -> Vec<String> {
     html.split(r#"data-job=""#)
@@ -1023,13 +1030,7 @@ fn job_rows(html: &str) -> Vec<String> {
 #[tokio::test]
 async fn the_list_filters_by_label_and_id_prefix_and_shows_each_jobs_success_over_a_day() {
     let console = Console::open().await;
-    console
-        .labelled(&[
-            ("pay-1", "payments"),
-            ("pay-2", "payments"),
-            ("search-1", "search"),
-        ])
-        .await;
+    console.labelled(&TEAMS).await;
     let page = console.get("/?label=team:payments").await;
     assert_eq!(page.status, StatusCode::OK, "{}", page.html);
     assert_eq!(job_rows(&page.html), ["pay-1", "pay-2"]);
@@ -1087,13 +1088,7 @@ async fn the_list_filters_by_label_and_id_prefix_and_shows_each_jobs_success_ove
 #[tokio::test]
 async fn a_bulk_pause_by_label_counts_first_then_pauses_exactly_those_with_the_reason() {
     let console = Console::open().await;
-    console
-        .labelled(&[
-            ("pay-1", "payments"),
-            ("pay-2", "payments"),
-            ("search-1", "search"),
-        ])
-        .await;
+    console.labelled(&TEAMS).await;
     let form = |confirm: bool| {
         let mut fields = vec![
             ("csrf", console.csrf.as_str()),
