@@ -955,10 +955,10 @@ async fn a_jobs_page_charts_its_own_runs_over_the_window_it_is_asked_for() {
 
 impl Console {
     /// Posts a form of `fields` (names may repeat) to `path`.
-    async fn post(&self, path: &str, fields: &[(&str, &str)]) -> Page {
+    async fn post(&self, path: &str, fields: &[(impl AsRef<str>, impl AsRef<str>)]) -> Page {
         let body: Vec<String> = fields
             .iter()
-            .map(|(k, v)| format!("{k}={}", urlencode(v)))
+            .map(|(k, v)| format!("{}={}", k.as_ref(), urlencode(v.as_ref())))
             .collect();
         self.send(
             Request::post(path)
@@ -1254,4 +1254,76 @@ async fn a_bulk_form_without_its_csrf_token_or_a_reason_changes_nothing() {
         .await;
     assert_eq!(page.status, StatusCode::BAD_REQUEST, "{}", page.html);
     assert!(console.active("pay-1").await);
+}
+
+/// The hidden fields of the page's form whose submit button says `button`, unescaped, as a
+/// browser posts them.
+fn hidden_fields(html: &str, button: &str) -> Vec<(String, String)> {
+    let end = html
+        .find(&format!(">{button}</button>"))
+        .unwrap_or_else(|| panic!("no button {button:?} in\n{html}"));
+    let start = html[..end].rfind("<form").unwrap();
+    html[start..end]
+        .split("<input type=\"hidden\" name=\"")
+        .skip(1)
+        .map(|rest| {
+            let (name, rest) = rest.split_once("\" value=\"").unwrap();
+            let value = rest.split('"').next().unwrap();
+            let value = value
+                .replace("&quot;", "\"")
+                .replace("&lt;", "<")
+                .replace("&gt;", ">")
+                .replace("&amp;", "&");
+            (name.to_owned(), value)
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_bulk_action_over_more_than_a_thousand_jobs_goes_on_with_the_next() {
+    let console = Console::open().await;
+    let jobs: Vec<(String, &str)> = (0..1_001).map(|n| (format!("j{n:04}"), "many")).collect();
+    let jobs: Vec<(&str, &str)> = jobs.iter().map(|(id, t)| (id.as_str(), *t)).collect();
+    console.labelled(&jobs).await;
+    let form = [
+        ("csrf", console.csrf.as_str()),
+        ("scope", "filter"),
+        ("label", "team:many"),
+        ("action", "pause"),
+        ("reason", "winter freeze"),
+    ];
+    let post = |fields| console.post("/ui/bulk/jobs", fields);
+
+    let page = post(&form).await;
+    assert!(
+        page.html.contains("<h1>Pause 1000 jobs?</h1>"),
+        "{}",
+        page.html
+    );
+    assert!(page.html.contains("More than 1,000 match"), "{}", page.html);
+    let page = console
+        .post(
+            "/ui/bulk/jobs",
+            &hidden_fields(&page.html, "Pause 1000 jobs"),
+        )
+        .await;
+    assert!(page.html.contains("<h1>Pause: 1000 done, 0 failed</h1>"));
+    assert!(!console.active("j0999").await);
+    assert!(console.active("j1000").await);
+
+    // Going on: the next jobs' dry run, then the action on them.
+    let page = console
+        .post(
+            "/ui/bulk/jobs",
+            &hidden_fields(&page.html, "Continue with the next jobs"),
+        )
+        .await;
+    assert!(page.html.contains("<h1>Pause 1 job?</h1>"), "{}", page.html);
+    assert_eq!(job_rows(&page.html), ["j1000"]);
+    let page = console
+        .post("/ui/bulk/jobs", &hidden_fields(&page.html, "Pause 1 job"))
+        .await;
+    assert!(page.html.contains("<h1>Pause: 1 done, 0 failed</h1>"));
+    assert!(!page.html.contains("Continue with the next jobs"));
+    assert!(!console.active("j1000").await);
 }
