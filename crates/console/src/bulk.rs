@@ -316,7 +316,14 @@ fn outcome_table(action: BulkAction, report: &BulkReport, caption: &str) -> Mark
                     tbody {
                         @for outcome in &report.outcomes {
                             tr data-job=(outcome.job_id) data-outcome=(match &outcome.result { Ok(BulkDone::Matched) => "matched", Ok(_) => "done", Err(_) => "failed" }) {
-                                td { a href=(job_url(&outcome.job_id)) { (outcome.job_id) } }
+                                td {
+                                    // A deleted job's page is gone.
+                                    @if action == BulkAction::Delete && matches!(outcome.result, Ok(BulkDone::Done)) {
+                                        (outcome.job_id)
+                                    } @else {
+                                        a href=(job_url(&outcome.job_id)) { (outcome.job_id) }
+                                    }
+                                }
                                 td {
                                     @match &outcome.result {
                                         Ok(BulkDone::Matched) => (chip("matched")),

@@ -1327,3 +1327,51 @@ async fn a_bulk_action_over_more_than_a_thousand_jobs_goes_on_with_the_next() {
     assert!(!page.html.contains("Continue with the next jobs"));
     assert!(!console.active("j1000").await);
 }
+
+#[tokio::test]
+async fn a_bulk_delete_of_the_rows_selected_confirms_first_and_links_no_deleted_job() {
+    let console = Console::open().await;
+    console.labelled(&TEAMS).await;
+    let mut fields = vec![
+        ("csrf", console.csrf.as_str()),
+        ("scope", "selected"),
+        ("jobIds", "pay-2"),
+        ("jobIds", "search-1"),
+        ("action", "delete"),
+        ("reason", "decommissioned"),
+    ];
+    let page = console.post("/ui/bulk/jobs", &fields).await;
+    assert!(
+        page.html.contains("<h1>Delete 2 jobs?</h1>"),
+        "{}",
+        page.html
+    );
+    assert!(page
+        .html
+        .contains(r#"<form class="card confirm danger" method="post""#));
+    assert!(console.active("pay-2").await && console.active("search-1").await);
+    fields.push(("confirm", "1"));
+    let page = console.post("/ui/bulk/jobs", &fields).await;
+    assert!(
+        page.html.contains("<h1>Delete: 2 done, 0 failed</h1>"),
+        "{}",
+        page.html
+    );
+    assert!(
+        !page.html.contains(r#"href="/ui/jobs/pay-2""#),
+        "{}",
+        page.html
+    );
+    for id in ["pay-2", "search-1"] {
+        assert!(console.app.get_job(&id.parse().unwrap()).await.is_err());
+        assert_eq!(
+            console.last_change(id).await,
+            (
+                json!("bulk:delete"),
+                json!("anonymous"),
+                json!("decommissioned")
+            )
+        );
+    }
+    assert!(console.active("pay-1").await);
+}
