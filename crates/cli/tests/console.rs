@@ -383,6 +383,19 @@ fn create(server: &Server, headers: &[(&str, &str)], id: &str, mut job: Value) {
     assert_eq!(reply.status, 200, "create {id}: {:?}", reply.body);
 }
 
+/// Triggers `job` with the idempotency key `key` and waits for the run to end: the run.
+fn run_to_end(server: &Server, job: &str, key: &str) -> Value {
+    let reply = server.send(
+        "POST",
+        &format!("/jobs/{job}/trigger"),
+        &[("Idempotency-Key", key)],
+        Some(b"{}"),
+    );
+    assert_eq!(reply.status, 200, "{:?}", reply.body);
+    let id = reply.body["executionId"].as_str().unwrap().to_string();
+    wait_final(server, &id)
+}
+
 /// `2026-01-05T12:00:00+00:00` as the pages print it: `2026-01-05 12:00:00`.
 fn as_shown(rfc3339: &str) -> String {
     rfc3339.get(..19).unwrap_or_default().replace('T', " ")
@@ -801,16 +814,8 @@ fn console_dashboard_and_job_statistics_chart_the_runs_that_ended() {
     );
     for (job, runs, state) in [("steady", 3, "Succeeded"), ("broken", 2, "Terminated")] {
         for n in 0..runs {
-            let key = format!("{job}-{n}");
-            let reply = server.send(
-                "POST",
-                &format!("/jobs/{job}/trigger"),
-                &[("Idempotency-Key", key.as_str())],
-                Some(b"{}"),
-            );
-            assert_eq!(reply.status, 200, "{:?}", reply.body);
-            let id = reply.body["executionId"].as_str().unwrap().to_string();
-            assert_eq!(wait_final(&server, &id)["state"], state, "{job} run {n}");
+            let run = run_to_end(&server, job, &format!("{job}-{n}"));
+            assert_eq!(run["state"], state, "{job} run {n}");
         }
     }
     let figures = |css: &str| {
@@ -949,6 +954,140 @@ fn console_login_logout_expiry_and_csrf() {
     std::thread::sleep(Duration::from_secs(11).saturating_sub(logged_in.elapsed()));
     browser.go(&format!("{base}/ui/jobs/nightly"));
     assert!(browser.url().contains("/ui/login"), "{}", browser.url());
+}
+
+#[test]
+fn console_bulk_pauses_the_jobs_a_label_selects_and_triggers_the_rows_selected() {
+    let Some(browser) = browser() else { return };
+    let axe = axe_source();
+    let dir = TempDir::new("console-bulk");
+    let target = Target::start();
+    let server = start(&dir, &[], &[]);
+    let base = format!("http://{}", server.addr);
+    let teams = [
+        ("pay-api", "payments"),
+        ("pay-ledger", "payments"),
+        ("pay-refunds", "payments"),
+        ("search-crawl", "search"),
+        ("search-index", "search"),
+    ];
+    for (id, team) in teams {
+        create(
+            &server,
+            &[],
+            id,
+            json!({"jobName": format!("{team} {id}"), "labels": {"team": team},
+                   "request": [{"method": "POST", "url": format!("{}/{id}", target.url())}],
+                   "schedule": {"cron": ["0 3 * * *"]}}),
+        );
+    }
+    // Runs for the success column: two of pay-api's, one of search-index's.
+    for (id, key) in [("pay-api", "a"), ("pay-api", "b"), ("search-index", "c")] {
+        assert_eq!(run_to_end(&server, id, key)["state"], "Succeeded");
+    }
+    let reason = "payments freeze for the migration";
+
+    // The list filtered by label from its form: the payments jobs, each with its day's success.
+    browser.go(&format!("{base}/"));
+    browser.type_into("#f-label", "team:payments");
+    browser.click_and_load("form.filters button[type=submit]");
+    assert!(
+        browser.url().contains("label=team%3Apayments"),
+        "{}",
+        browser.url()
+    );
+    assert_eq!(browser.rows(), ["pay-api", "pay-ledger", "pay-refunds"]);
+    let text = browser.text();
+    assert!(text.contains("100 % of 2"), "{text}");
+    browser.check_accessibility(axe.as_deref(), "the jobs list with the bulk form");
+
+    // Every job matching the filter, paused with a reason: first the dry run's count.
+    browser.click("#bulk input[name=scope][value=filter]");
+    browser.click("#bulk-action option[value=pause]");
+    browser.type_into("#bulk-reason", reason);
+    browser.screenshot_whole("jobs-bulk");
+    browser.click_and_load("#bulk button[type=submit]");
+    let text = browser.text();
+    assert!(text.contains("Pause 3 jobs?"), "{text}");
+    assert!(
+        text.contains("3 jobs match the filter label team:payments."),
+        "{text}"
+    );
+    assert_eq!(browser.rows(), ["pay-api", "pay-ledger", "pay-refunds"]);
+    for (id, _) in teams {
+        let job = server.call("GET", &format!("/jobs/{id}"), None).body;
+        assert_eq!(job["active"], json!(1), "{id} changed by the dry run");
+    }
+    browser.screenshot_whole("bulk-confirm");
+    browser.check_accessibility(axe.as_deref(), "the bulk confirmation");
+
+    // Confirmed: each job's outcome.
+    browser.click_and_load("form.confirm button");
+    let text = browser.text();
+    assert!(text.contains("Pause: 3 done, 0 failed"), "{text}");
+    assert_eq!(
+        browser.count("table.outcomes tr[data-outcome=done]"),
+        3,
+        "{text}"
+    );
+    browser.screenshot_whole("bulk-results");
+    browser.check_accessibility(axe.as_deref(), "the bulk results");
+
+    // Through the API: exactly the payments jobs are paused, each history with the reason.
+    for (id, team) in teams {
+        let job = server.call("GET", &format!("/jobs/{id}"), None).body;
+        let history = server
+            .call("GET", &format!("/jobs/{id}/history"), None)
+            .body;
+        let bulk: Vec<&Value> = history["entries"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{id} history: {history}"))
+            .iter()
+            .filter(|e| e["action"] == "bulk:pause")
+            .collect();
+        if team == "payments" {
+            assert_eq!(job["active"], json!(0), "{id}: {job}");
+            assert_eq!(bulk.len(), 1, "{id}: {history}");
+            assert_eq!(bulk[0]["reason"], reason, "{id}: {history}");
+            assert_eq!(bulk[0]["actor"], "anonymous", "{id}: {history}");
+        } else {
+            assert_eq!(job["active"], json!(1), "{id}: {job}");
+            assert!(bulk.is_empty(), "{id}: {history}");
+        }
+    }
+
+    // The rows selected (every row of the page, by its box): both search jobs triggered, each
+    // with a link to its run.
+    browser.go(&format!("{base}/?label=team:search"));
+    assert_eq!(browser.rows(), ["search-crawl", "search-index"]);
+    browser.click("#select-all");
+    assert_eq!(browser.count("input[name=jobIds]:checked"), 2);
+    browser.click("#bulk-action option[value=trigger]");
+    browser.type_into("#bulk-reason", "rerun after the outage");
+    browser.click_and_load("#bulk button[type=submit]");
+    assert!(browser.text().contains("Trigger 2 jobs?"));
+    browser.click_and_load("form.confirm button");
+    let text = browser.text();
+    assert!(text.contains("Trigger: 2 done, 0 failed"), "{text}");
+    assert_eq!(
+        browser.count("table.outcomes a[href^='/ui/executions/']"),
+        2,
+        "{text}"
+    );
+    target.wait_for("/search-crawl", 1);
+    target.wait_for("/search-index", 2);
+    for id in ["search-crawl", "search-index"] {
+        let history = server
+            .call("GET", &format!("/jobs/{id}/history"), None)
+            .body;
+        assert_eq!(history["entries"][0]["action"], "bulk:trigger", "{history}");
+        assert_eq!(
+            history["entries"][0]["reason"], "rerun after the outage",
+            "{history}"
+        );
+    }
+    browser.click_and_load("table.outcomes a[href^='/ui/executions/']");
+    browser.wait_for_text("Execution #", Duration::from_secs(5));
 }
 
 /// "Why didn't it run?" in the browser: an every-second job runs, is paused from its page with

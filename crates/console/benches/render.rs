@@ -9,7 +9,9 @@
 //! result), encoded as every write of the engine encodes it, and what its final write adds to its
 //! job's hourly rollup (`Rollup::of_run`). Then each page is asked for through the console's
 //! router (`tower::ServiceExt::oneshot`, no socket), with a session cookie as a browser would
-//! send: the jobs list in each order (its first page and a page halfway down), a job with its
+//! send: the jobs list in each order (its first page and a page halfway down, each row with its
+//! day's success rate) and by a label, the bulk form's confirmation for one team's jobs (its dry
+//! run, posted), a job with its
 //! executions and statistics (over a day and a week), its non-run ledger (the last day, 200 days
 //! each on its own row, 9,000 days mostly folded) and its history (70 changes made through the
 //! use cases after seeding), an execution, the create page, the
@@ -113,7 +115,7 @@ fn job_id(k: usize) -> JobId {
 
 /// Job `k`'s definition: a mix of what users write. One in ten triggered only, one in ten an
 /// interval, one in ten a seed-002 timer, the rest cron strings in one of five zones; each with a
-/// templated request carrying a secret header.
+/// templated request carrying a secret header, and labelled with its team and region.
 fn definition(k: usize) -> Value {
     let zones = [
         "UTC",
@@ -127,6 +129,7 @@ fn definition(k: usize) -> Value {
         "jobDescription": "Exports the day's orders to the warehouse and tells the data team.",
         "creator": format!("team-{}", k % 20),
         "creatorName": format!("Team {}", k % 20),
+        "labels": {"team": format!("team-{}", k % 20), "region": format!("r{}", k % 40)},
         "request": [{
             "method": "POST",
             "url": format!("https://svc-{}.example.com/export/${{jobId}}?n=${{executeNumber}}", k % 50),
@@ -315,11 +318,23 @@ struct Measured {
     bytes: usize,
 }
 
-async fn fetch(router: &Router, uri: &str, cookie: &str) -> (StatusCode, usize) {
-    let request = Request::get(uri)
-        .header(header::COOKIE, cookie)
-        .body(Body::empty())
-        .unwrap();
+/// What a page is asked with: a link, or a form posted (`application/x-www-form-urlencoded`).
+enum Ask {
+    Get(String),
+    Post(String, String),
+}
+
+async fn fetch(router: &Router, ask: &Ask, cookie: &str) -> (StatusCode, usize) {
+    let request = match ask {
+        Ask::Get(uri) => Request::get(uri)
+            .header(header::COOKIE, cookie)
+            .body(Body::empty()),
+        Ask::Post(uri, form) => Request::post(uri)
+            .header(header::COOKIE, cookie)
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .body(Body::from(form.clone())),
+    }
+    .unwrap();
     let response = router.clone().oneshot(request).await.unwrap();
     let status = response.status();
     let body = response.into_body().collect().await.unwrap().to_bytes();
@@ -332,21 +347,21 @@ async fn fetch(router: &Router, uri: &str, cookie: &str) -> (StatusCode, usize) 
 async fn measure(
     router: &Router,
     cookie: &str,
-    pages: &[(String, String)],
+    pages: &[(String, Ask)],
     samples: usize,
 ) -> Vec<Measured> {
     for _ in 0..3 {
-        for (page, uri) in pages {
-            let (status, _) = fetch(router, uri, cookie).await;
-            assert_eq!(status, StatusCode::OK, "{page}: {uri}");
+        for (page, ask) in pages {
+            let (status, _) = fetch(router, ask, cookie).await;
+            assert_eq!(status, StatusCode::OK, "{page}");
         }
     }
     let mut times = vec![Vec::with_capacity(samples); pages.len()];
     let mut bytes = vec![0; pages.len()];
     for _ in 0..samples {
-        for (i, (_, uri)) in pages.iter().enumerate() {
+        for (i, (_, ask)) in pages.iter().enumerate() {
             let started = Instant::now();
-            let (_, size) = fetch(router, uri, cookie).await;
+            let (_, size) = fetch(router, ask, cookie).await;
             times[i].push(started.elapsed());
             bytes[i] = size;
         }
@@ -416,6 +431,13 @@ async fn run(scale: &Scale) -> bool {
         .await
         .unwrap();
     let cookie = support::session_cookie(&first);
+    let html = first.into_body().collect().await.unwrap().to_bytes();
+    let csrf = String::from_utf8_lossy(&html)
+        .split(r#"name="csrf" value=""#)
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap()
+        .to_owned();
 
     // The first read of the week's dashboard merges every job's buckets of each sealed hour and
     // stores the hour's summary: a cost paid once per hour, not per read, so it is reported
@@ -423,7 +445,7 @@ async fn run(scale: &Scale) -> bool {
     let started = Instant::now();
     let (status, _) = fetch(
         &router,
-        &format!("/ui/dashboard?window={FIRST_READ_WINDOW}"),
+        &Ask::Get(format!("/ui/dashboard?window={FIRST_READ_WINDOW}")),
         &cookie,
     )
     .await;
@@ -470,7 +492,10 @@ async fn run(scale: &Scale) -> bool {
             JobOrder::Id => String::new(),
             other => format!("sort={}&", other.name()),
         };
-        pages.push((format!("jobs by {}", order.name()), format!("/?{sort}")));
+        pages.push((
+            format!("jobs by {}", order.name()),
+            Ask::Get(format!("/?{sort}")),
+        ));
         // Halfway down: the cursor after the first half of the jobs.
         let half = PageRequest::first((scale.jobs / 2).min(1_000));
         let cursor = app
@@ -481,33 +506,55 @@ async fn run(scale: &Scale) -> bool {
             .unwrap();
         pages.push((
             format!("jobs by {}, page {}", order.name(), half.limit / 50 + 1),
-            format!("/?{sort}cursor={cursor}"),
+            Ask::Get(format!("/?{sort}cursor={cursor}")),
         ));
     }
-    pages.push(("job".into(), format!("/ui/jobs/{job}")));
+    pages.push((
+        "jobs by label".into(),
+        Ask::Get("/?label=team%3Ateam-3".into()),
+    ));
+    // The bulk form's first step for one team's jobs (a twentieth of the fleet): the dry run
+    // over the label index and the confirmation page listing them.
+    pages.push((
+        format!("bulk confirm, {} jobs", scale.jobs.div_ceil(20).min(1_000)),
+        Ask::Post(
+            "/ui/bulk/jobs".into(),
+            format!("csrf={csrf}&scope=filter&label=team%3Ateam-3&action=pause&reason=freeze"),
+        ),
+    ));
+    pages.push(("job".into(), Ask::Get(format!("/ui/jobs/{job}"))));
     pages.push((
         "job, stats of 7 days".into(),
-        format!("/ui/jobs/{job}?window=7d"),
+        Ask::Get(format!("/ui/jobs/{job}?window=7d")),
     ));
     pages.push((
         "ledger, last day".into(),
-        format!("/ui/jobs/{job}/occurrences"),
+        Ask::Get(format!("/ui/jobs/{job}/occurrences")),
     ));
-    pages.push(("ledger, 200 days".into(), ledger(200)));
-    pages.push(("ledger, 9,000 days".into(), ledger(9_000)));
-    pages.push(("history".into(), format!("/ui/jobs/{job}/history")));
-    pages.push(("execution".into(), format!("/ui/executions/{execution}")));
-    pages.push(("create".into(), "/ui/jobs/new".into()));
-    pages.push(("upcoming".into(), "/ui/upcoming".into()));
+    pages.push(("ledger, 200 days".into(), Ask::Get(ledger(200))));
+    pages.push(("ledger, 9,000 days".into(), Ask::Get(ledger(9_000))));
+    pages.push((
+        "history".into(),
+        Ask::Get(format!("/ui/jobs/{job}/history")),
+    ));
+    pages.push((
+        "execution".into(),
+        Ask::Get(format!("/ui/executions/{execution}")),
+    ));
+    pages.push(("create".into(), Ask::Get("/ui/jobs/new".into())));
+    pages.push(("upcoming".into(), Ask::Get("/ui/upcoming".into())));
     for window in ["1h", "24h", "7d"] {
         pages.push((
             format!("dashboard, {window}"),
-            format!("/ui/dashboard?window={window}"),
+            Ask::Get(format!("/ui/dashboard?window={window}")),
         ));
     }
     // What every page loads beside its HTML (cached for an hour).
-    pages.push(("stylesheet".into(), "/ui/assets/console.css".into()));
-    pages.push(("script".into(), "/ui/assets/console.js".into()));
+    pages.push((
+        "stylesheet".into(),
+        Ask::Get("/ui/assets/console.css".into()),
+    ));
+    pages.push(("script".into(), Ask::Get("/ui/assets/console.js".into())));
 
     println!(
         "{:<28} {:>10} {:>10} {:>10}",

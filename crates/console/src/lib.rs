@@ -8,7 +8,12 @@
 //! rule is never enforced twice or skipped here.
 //!
 //! The jobs list sorts by id, next fire or last run (the job orders of the store port, each
-//! keyset-paged); the create page
+//! keyset-paged), filters as `GET /jobs` does (labels and id prefix included, the `filter`
+//! module), and shows each job's success over the last 24 hours ([`App::day_success`], from the
+//! hourly rollups). Under it, the bulk form (the `bulk` module, `POST /ui/bulk/jobs`) acts on the
+//! rows ticked or on every job the filter selects through [`App::bulk`], the use case of
+//! `POST /bulk/jobs/{action}`: a dry run's count and ids first, then, confirmed, each job's
+//! outcome, every change recorded in its audit trail with the reason given. The create page
 //! (`/ui/jobs/new`) turns a form and a JSON editor into a job definition for the same use case
 //! as `POST /jobs/{jobId}`, showing each of the use case's errors at the control its field came
 //! from.
@@ -30,8 +35,10 @@
 //! a CSRF token bound to the session. The API Lambda does not mount the console: on AWS it is off.
 
 mod auth;
+mod bulk;
 mod chart;
 mod create;
+mod filter;
 mod ledger;
 mod pages;
 mod stats;
@@ -125,6 +132,7 @@ pub fn router<S: Store>(app: Arc<App<S>>, config: ConsoleConfig) -> Router {
         .route("/ui/jobs/{job_id}/unpause", post(pages::unpause::<S>))
         .route("/ui/jobs/{job_id}/trigger", post(pages::trigger::<S>))
         .route("/ui/jobs/{job_id}/delete", post(pages::delete::<S>))
+        .route("/ui/bulk/jobs", post(bulk::bulk_jobs::<S>))
         .route("/ui/executions/{execution_id}", get(pages::execution::<S>))
         .route(
             "/ui/executions/{execution_id}/cancel",

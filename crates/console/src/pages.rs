@@ -12,13 +12,15 @@ use serde_json::{json, Value};
 use sundial_core::execution::Execution;
 use sundial_core::job::{Job, When};
 use sundial_core::trigger::TriggerOptions;
-use sundial_service::app::{parse_job_id, upcoming_fires};
+use sundial_service::app::{parse_job_id, upcoming_fires, DaySuccess};
 use sundial_service::ports::store::{JobFilter, JobOrder, PageRequest, Store};
 
 use crate::auth::Session;
+use crate::bulk::bulk_form;
+use crate::filter::{field, filter_of, filter_pairs};
 use crate::ledger;
 use crate::stats::{job_section, WindowQuery};
-use crate::view::{chip, filter_fields, job_url, layout, relative, seg, when};
+use crate::view::{chip, filter_fields, job_url, label_fields, layout, relative, seg, when};
 use crate::{ConsoleState, PageError};
 
 type PageResult = Result<Response, PageError>;
@@ -67,32 +69,14 @@ fn truncated(text: String) -> String {
     format!("{}… ({} bytes in all)", &text[..end], text.len())
 }
 
-/// The list's filters, all in the query string so a URL can be shared.
-#[derive(Deserialize, Default)]
-pub(crate) struct JobsQuery {
-    #[serde(default)]
-    state: Option<String>,
-    #[serde(default)]
-    creator: Option<String>,
-    #[serde(default)]
-    service: Option<String>,
-    #[serde(default)]
-    parent: Option<String>,
-    /// `id` (the default), `nextFire` or `lastRun`: [`JobOrder`]'s names, as in `GET /jobs`.
-    #[serde(default)]
-    sort: Option<String>,
-    #[serde(default)]
-    cursor: Option<String>,
-}
-
 pub(crate) fn non_empty(value: &Option<String>) -> Option<String> {
     value.as_ref().filter(|v| !v.trim().is_empty()).cloned()
 }
 
-fn query_string(pairs: &[(&str, Option<String>)]) -> String {
+pub(crate) fn query_string(pairs: &[(&str, String)]) -> String {
     let parts: Vec<String> = pairs
         .iter()
-        .filter_map(|(k, v)| v.as_ref().map(|v| format!("{k}={}", seg(v))))
+        .map(|(k, v)| format!("{k}={}", seg(v)))
         .collect();
     if parts.is_empty() {
         String::new()
@@ -109,29 +93,22 @@ const SORTABLE: [(&str, JobOrder, &str); 3] = [
     ("Last run", JobOrder::LastRun, "descending"),
 ];
 
-/// `/` and `/ui/jobs`: the filterable, sortable, paginated jobs list. The order is the store's
-/// ([`JobOrder`]), so every page of every order is one keyset query; an unknown `sort` reads as
-/// the id order.
+/// `/` and `/ui/jobs`: the filterable, sortable, paginated jobs list, each row with its runs'
+/// success over the last 24 hours and a box that selects it for the bulk form under the list.
+/// The order is the store's ([`JobOrder`]), so every page of every order is one keyset query;
+/// an unknown `sort` reads as the id order. The filters are [`filter_of`]'s (`label` repeats).
 pub(crate) async fn jobs<S: Store>(
     State(console): ConsoleState<S>,
     Extension(session): Extension<Session>,
-    Query(query): Query<JobsQuery>,
+    Query(query): Query<Vec<(String, String)>>,
 ) -> PageResult {
     let app = &console.app;
-    let state = non_empty(&query.state).filter(|s| s == "active" || s == "paused");
-    let filter = JobFilter {
-        state: state.clone(),
-        creator: non_empty(&query.creator),
-        parent_job: non_empty(&query.parent),
-        service: non_empty(&query.service),
-        ..JobFilter::default()
-    };
-    let order = query
-        .sort
+    let filter = filter_of(&query)?;
+    let order = field(&query, "sort")
         .as_deref()
         .and_then(JobOrder::parse)
         .unwrap_or_default();
-    let cursor = non_empty(&query.cursor);
+    let cursor = field(&query, "cursor");
     let page = app
         .list_jobs(
             &filter,
@@ -143,32 +120,29 @@ pub(crate) async fn jobs<S: Store>(
         )
         .await?;
     let now = app.now();
+    let ids: Vec<_> = page.items.iter().map(|j| j.definition.job_id()).collect();
+    let success = app.day_success(&ids).await?;
     let mut rows = Vec::with_capacity(page.items.len());
-    for job in &page.items {
+    for (job, success) in page.items.iter().zip(success) {
         let last = app
             .list_executions(job.definition.job_id(), &PageRequest::first(1))
             .await?
             .items
             .into_iter()
             .next();
-        rows.push((job, last));
+        rows.push((job, last, success));
     }
+    let state = filter.state.clone();
     // The list's URL in `order` from its first page (`None`) or after `cursor`: filters kept.
     let list_url = |order: JobOrder, cursor: Option<&String>| {
-        format!(
-            "/{}",
-            query_string(&[
-                ("state", state.clone()),
-                ("creator", filter.creator.clone()),
-                ("service", filter.service.clone()),
-                ("parent", filter.parent_job.clone()),
-                (
-                    "sort",
-                    (order != JobOrder::Id).then(|| order.name().to_string())
-                ),
-                ("cursor", cursor.cloned()),
-            ])
-        )
+        let mut pairs = filter_pairs(&filter);
+        if order != JobOrder::Id {
+            pairs.push(("sort", order.name().to_string()));
+        }
+        if let Some(cursor) = cursor {
+            pairs.push(("cursor", cursor.clone()));
+        }
+        format!("/{}", query_string(&pairs))
     };
     let next = page.next_cursor.as_ref().map(|c| list_url(order, Some(c)));
     let content = html! {
@@ -186,6 +160,7 @@ pub(crate) async fn jobs<S: Store>(
                 }
             }
             (filter_fields("f", &filter))
+            (label_fields("f", &filter))
             div.field {
                 label for="f-sort" { "Sort by" }
                 select id="f-sort" name="sort" {
@@ -206,19 +181,26 @@ pub(crate) async fn jobs<S: Store>(
                 table.jobs {
                     caption.visually-hidden { "Jobs, sorted by " (sort_words(order)) }
                     thead { tr {
+                        th scope="col" {
+                            span.visually-hidden { "Select" }
+                            // Without the script it would do nothing: the script shows it.
+                            input type="checkbox" id="select-all" aria-label="Select every job on this page" hidden;
+                        }
                         (sort_header(SORTABLE[0], order, &list_url))
                         th scope="col" { "State" }
                         th scope="col" { "Schedule" }
                         (sort_header(SORTABLE[1], order, &list_url))
                         (sort_header(SORTABLE[2], order, &list_url))
+                        th.success scope="col" { "Success, 24 h" }
                     } }
                     tbody {
-                        @for (job, last) in &rows {
-                            (job_row(job, last.as_ref(), now))
+                        @for (job, last, success) in &rows {
+                            (job_row(job, last.as_ref(), *success, now))
                         }
                     }
                 }
             }
+            (bulk_form(&session, &filter))
         }
         @if next.is_some() || cursor.is_some() {
             nav.pager aria-label="Pages" {
@@ -238,7 +220,7 @@ fn sort_words(order: JobOrder) -> &'static str {
     }
 }
 
-fn capitalized(words: &str) -> String {
+pub(crate) fn capitalized(words: &str) -> String {
     let mut chars = words.chars();
     chars
         .next()
@@ -267,7 +249,7 @@ fn sort_header(
     }
 }
 
-fn job_row(job: &Job, last: Option<&Execution>, now: DateTime<Utc>) -> Markup {
+fn job_row(job: &Job, last: Option<&Execution>, success: DaySuccess, now: DateTime<Utc>) -> Markup {
     let id = job.definition.job_id().as_str();
     let zone = zone_of(job);
     let next = upcoming_fires(job, now, 1)
@@ -276,6 +258,9 @@ fn job_row(job: &Job, last: Option<&Execution>, now: DateTime<Utc>) -> Markup {
     let active = job.definition.active();
     html! {
         tr data-job=(id) {
+            td {
+                input type="checkbox" name="jobIds" value=(id) form="bulk" aria-label={ "Select " (id) };
+            }
             td {
                 a href=(job_url(id)) { (id) }
                 @let name = job.definition.job_name();
@@ -303,6 +288,12 @@ fn job_row(job: &Job, last: Option<&Execution>, now: DateTime<Utc>) -> Markup {
                         " " span.muted { (relative(e.finished_at().or(e.started_at()).unwrap_or(e.scheduled_time), now)) }
                     }
                     None => span.muted { "never" },
+                }
+            }
+            td.success data-ended=(success.ended) data-succeeded=(success.succeeded) {
+                @match success.rate() {
+                    Some(rate) => { (format!("{:.0} %", rate * 100.0)) " " span.muted { "of " (success.ended) } }
+                    None => span.muted { "—" },
                 }
             }
         }

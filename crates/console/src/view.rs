@@ -120,11 +120,37 @@ pub(crate) fn filter_fields(prefix: &str, filter: &JobFilter) -> Markup {
             ("service", "Service", filter.service.as_deref()),
             ("parent", "Parent job", filter.parent_job.as_deref()),
         ] {
-            @let id = format!("{prefix}-{name}");
-            div.field {
-                label for=(id) { (label) }
-                input id=(id) name=(name) type="text" value=[value];
-            }
+            (text_field(&format!("{prefix}-{name}"), name, label, value))
+        }
+    }
+}
+
+/// The id-prefix and label fields of the jobs list's filter form, beside [`filter_fields`]: one
+/// `label` field per label the filter has (every one must match), or one empty.
+pub(crate) fn label_fields(prefix: &str, filter: &JobFilter) -> Markup {
+    let mut labels: Vec<String> = filter
+        .labels
+        .iter()
+        .map(|l| format!("{}:{}", l.key, l.value))
+        .collect();
+    if labels.is_empty() {
+        labels.push(String::new());
+    }
+    html! {
+        (text_field(&format!("{prefix}-idPrefix"), "idPrefix", "Id starts with", filter.id_prefix.as_deref()))
+        @for (i, label) in labels.iter().enumerate() {
+            @let id = if i == 0 { format!("{prefix}-label") } else { format!("{prefix}-label-{}", i + 1) };
+            (text_field(&id, "label", "Label (key:value)", Some(label.as_str()).filter(|l| !l.is_empty())))
+        }
+    }
+}
+
+/// A labelled text field of a filter form.
+fn text_field(id: &str, name: &str, label: &str, value: Option<&str>) -> Markup {
+    html! {
+        div.field {
+            label for=(id) { (label) }
+            input id=(id) name=(name) type="text" value=[value];
         }
     }
 }

@@ -587,6 +587,21 @@ async fn a_session_acts_as_its_token_and_a_read_token_changes_nothing() {
     let html = body_text(refused.into_body()).await;
     assert!(html.contains("wallboard, of scope read"), "{html}");
     assert_eq!(app.get_job(&id).await.unwrap().status(), "active");
+    // The bulk form too, its dry run included.
+    let (cookie, csrf) = login(reader).await;
+    let refused = send(
+        Request::post("/ui/bulk/jobs")
+            .header(header::COOKIE, cookie)
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .body(Body::from(format!(
+                "csrf={csrf}&scope=selected&jobIds=nightly&action=pause&reason=freeze"
+            )))
+            .unwrap(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+    assert_eq!(app.get_job(&id).await.unwrap().status(), "active");
 
     let done = pause(login(writer).await).await.unwrap();
     assert_eq!(done.status(), StatusCode::SEE_OTHER);
@@ -938,6 +953,429 @@ async fn a_jobs_page_charts_its_own_runs_over_the_window_it_is_asked_for() {
     assert!(bad.html.contains("window"));
 }
 
+impl Console {
+    /// Posts a form of `fields` (names may repeat) to `path`.
+    async fn post(&self, path: &str, fields: &[(impl AsRef<str>, impl AsRef<str>)]) -> Page {
+        let body: Vec<String> = fields
+            .iter()
+            .map(|(k, v)| format!("{}={}", k.as_ref(), urlencode(v.as_ref())))
+            .collect();
+        self.send(
+            Request::post(path)
+                .header(header::COOKIE, &self.cookie)
+                .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+                .body(Body::from(body.join("&")))
+                .unwrap(),
+        )
+        .await
+    }
+
+    /// Creates jobs triggered only, each with the label `team`.
+    async fn labelled(&self, jobs: &[(&str, &str)]) {
+        for (id, team) in jobs {
+            let body = json!({"jobName": id, "creator": "ops", "creatorName": "Ops",
+                "request": [{"url": "http://127.0.0.1:9/"}], "timer": {"period": "external"},
+                "labels": {"team": team}});
+            self.app
+                .create_job(&id.parse().unwrap(), &body)
+                .await
+                .unwrap();
+        }
+    }
+
+    async fn active(&self, id: &str) -> bool {
+        self.app
+            .get_job(&id.parse().unwrap())
+            .await
+            .unwrap()
+            .status()
+            == "active"
+    }
+
+    /// The newest entry of a job's audit trail: action, actor, reason.
+    async fn last_change(&self, id: &str) -> (Value, Value, Value) {
+        let history = self
+            .app
+            .history(
+                &id.parse().unwrap(),
+                &sundial_service::ports::store::PageRequest::first(10),
+            )
+            .await
+            .unwrap()
+            .items;
+        let last = &history[0];
+        (
+            last["action"].clone(),
+            last["actor"].clone(),
+            last["reason"].clone(),
+        )
+    }
+}
+
+/// Two jobs of the payments team, one of search.
+const TEAMS: [(&str, &str); 3] = [
+    ("pay-1", "payments"),
+    ("pay-2", "payments"),
+    ("search-1", "search"),
+];
+
+/// The `data-job` ids of a page's rows (the list's, or a bulk page's outcomes).
+fn job_rows(html: &str) -> Vec<String> {
+    html.split(r#"data-job=""#)
+        .skip(1)
+        .map(|rest| rest.split('"').next().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn the_list_filters_by_label_and_id_prefix_and_shows_each_jobs_success_over_a_day() {
+    let console = Console::open().await;
+    console.labelled(&TEAMS).await;
+    let page = console.get("/?label=team:payments").await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.html);
+    assert_eq!(job_rows(&page.html), ["pay-1", "pay-2"]);
+    assert!(element(&page.html, "f-label").contains(r#"value="team:payments""#));
+    // The sort links and the bulk form keep the label.
+    assert!(
+        page.html
+            .contains(r#"href="/?label=team%3Apayments&amp;sort=nextFire""#),
+        "{}",
+        page.html
+    );
+    assert!(page
+        .html
+        .contains(r#"<input type="hidden" name="label" value="team:payments">"#));
+    // Each row's box, labelled, belongs to the bulk form.
+    assert!(page.html.contains(
+        r#"<input type="checkbox" name="jobIds" value="pay-1" form="bulk" aria-label="Select pay-1">"#
+    ));
+
+    let page = console.get("/?idPrefix=search").await;
+    assert_eq!(job_rows(&page.html), ["search-1"]);
+    assert!(element(&page.html, "f-idPrefix").contains(r#"value="search""#));
+    let page = console.get("/?label=team:search&label=team:payments").await;
+    assert_eq!(job_rows(&page.html), Vec::<String>::new());
+    let page = console.get("/?label=payments").await;
+    assert_eq!(page.status, StatusCode::BAD_REQUEST);
+    assert!(
+        page.html.contains("label: expected key:value"),
+        "{}",
+        page.html
+    );
+
+    // Runs of the last 24 hours only: 3 succeeded and 1 terminated in the hour before now
+    // (10:00), 5 terminated two days ago; pay-2 never ran.
+    let mut runs = ended("Succeeded", 3, 5, 100, 20);
+    runs.merge(&ended("Terminated", 1, 7, 100, 20));
+    add_rollup(&console.app, "pay-1", "2026-01-05T09:00:00Z", &runs).await;
+    let old = ended("Terminated", 5, 5, 100, 20);
+    add_rollup(&console.app, "pay-1", "2026-01-03T09:00:00Z", &old).await;
+    let page = console.get("/?label=team:payments").await;
+    let success = |id: &str| {
+        let row = &page.html[page.html.find(&format!(r#"data-job="{id}""#)).unwrap()..];
+        let cell = &row[row.find("td class=\"success\"").unwrap()..];
+        cell[..cell.find("</td>").unwrap()].to_owned()
+    };
+    let pay1 = success("pay-1");
+    assert!(
+        pay1.contains(r#"data-ended="4" data-succeeded="3""#)
+            && pay1.contains("75 % <span class=\"muted\">of 4</span>"),
+        "{pay1}"
+    );
+    assert!(success("pay-2").contains("—"), "{}", success("pay-2"));
+}
+
+#[tokio::test]
+async fn a_bulk_pause_by_label_counts_first_then_pauses_exactly_those_with_the_reason() {
+    let console = Console::open().await;
+    console.labelled(&TEAMS).await;
+    let form = |confirm: bool| {
+        let mut fields = vec![
+            ("csrf", console.csrf.as_str()),
+            ("scope", "filter"),
+            ("label", "team:payments"),
+            ("action", "pause"),
+            ("reason", "payments freeze for the migration"),
+        ];
+        if confirm {
+            fields.push(("confirm", "1"));
+        }
+        fields
+    };
+
+    // The dry run: how many and which, nothing changed.
+    let page = console.post("/ui/bulk/jobs", &form(false)).await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.html);
+    assert!(
+        page.html.contains("<h1>Pause 2 jobs?</h1>"),
+        "{}",
+        page.html
+    );
+    assert!(page.html.contains(r#"data-matched="2""#));
+    assert!(page.html.contains("match the filter label team:payments."));
+    assert_eq!(job_rows(&page.html), ["pay-1", "pay-2"]);
+    assert!(page
+        .html
+        .contains(r#"<input type="hidden" name="confirm" value="1">"#));
+    assert!(page
+        .html
+        .contains(r#"<input type="hidden" name="label" value="team:payments">"#));
+    for id in ["pay-1", "pay-2", "search-1"] {
+        assert!(console.active(id).await, "{id} changed by a dry run");
+    }
+
+    // Confirmed: exactly those, each with the reason in its audit trail.
+    let page = console.post("/ui/bulk/jobs", &form(true)).await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.html);
+    assert!(
+        page.html.contains("<h1>Pause: 2 done, 0 failed</h1>"),
+        "{}",
+        page.html
+    );
+    assert_eq!(job_rows(&page.html), ["pay-1", "pay-2"]);
+    assert_eq!(page.html.matches(r#"data-outcome="done""#).count(), 2);
+    for id in ["pay-1", "pay-2"] {
+        assert!(!console.active(id).await, "{id} not paused");
+        assert_eq!(
+            console.last_change(id).await,
+            (
+                json!("bulk:pause"),
+                json!("anonymous"),
+                json!("payments freeze for the migration")
+            )
+        );
+    }
+    assert!(console.active("search-1").await);
+    assert_eq!(console.last_change("search-1").await.0, json!("create"));
+}
+
+#[tokio::test]
+async fn bulk_outcomes_show_each_jobs_run_or_error() {
+    let console = Console::open().await;
+    console
+        .labelled(&[("pay-1", "payments"), ("pay-2", "payments")])
+        .await;
+    let fields = |confirm: &'static str| {
+        vec![
+            ("csrf", console.csrf.as_str()),
+            ("scope", "selected"),
+            ("jobIds", "pay-1"),
+            ("jobIds", "ghost"),
+            ("action", "trigger"),
+            ("reason", "rerun after the outage"),
+            ("confirm", confirm),
+        ]
+    };
+    // The dry run checks explicit ids: one matches, the missing one would fail.
+    let page = console.post("/ui/bulk/jobs", &fields("")).await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.html);
+    assert!(
+        page.html.contains("<h1>Trigger 1 job?</h1>"),
+        "{}",
+        page.html
+    );
+    assert!(page
+        .html
+        .contains(r#"data-job="ghost" data-outcome="failed""#));
+    assert!(page.html.contains("not found"), "{}", page.html);
+
+    let page = console.post("/ui/bulk/jobs", &fields("1")).await;
+    assert!(
+        page.html.contains("<h1>Trigger: 1 done, 1 failed</h1>"),
+        "{}",
+        page.html
+    );
+    let runs = console
+        .app
+        .list_executions(
+            &"pay-1".parse().unwrap(),
+            &sundial_service::ports::store::PageRequest::first(5),
+        )
+        .await
+        .unwrap()
+        .items;
+    assert_eq!(runs.len(), 1);
+    let link = format!(r#"href="/ui/executions/{}""#, runs[0].execution_id);
+    assert!(page.html.contains(&link), "{link} in {}", page.html);
+    assert!(page
+        .html
+        .contains(r#"data-job="ghost" data-outcome="failed""#));
+    assert_eq!(
+        console.last_change("pay-1").await,
+        (
+            json!("bulk:trigger"),
+            json!("anonymous"),
+            json!("rerun after the outage")
+        )
+    );
+    assert!(console
+        .app
+        .list_executions(
+            &"pay-2".parse().unwrap(),
+            &sundial_service::ports::store::PageRequest::first(5)
+        )
+        .await
+        .unwrap()
+        .items
+        .is_empty());
+}
+
+#[tokio::test]
+async fn a_bulk_form_without_its_csrf_token_or_a_reason_changes_nothing() {
+    let console = Console::open().await;
+    console.labelled(&[("pay-1", "payments")]).await;
+    let mut fields = vec![
+        ("scope", "filter"),
+        ("label", "team:payments"),
+        ("action", "delete"),
+        ("confirm", "1"),
+        ("reason", "cleanup"),
+    ];
+    let page = console.post("/ui/bulk/jobs", &fields).await;
+    assert_eq!(page.status, StatusCode::FORBIDDEN);
+    assert!(page.html.contains("CSRF"), "{}", page.html);
+    fields.push(("csrf", console.csrf.as_str()));
+    fields.retain(|(k, _)| *k != "reason");
+    let page = console.post("/ui/bulk/jobs", &fields).await;
+    assert_eq!(page.status, StatusCode::BAD_REQUEST);
+    assert!(page.html.contains("reason: is required"), "{}", page.html);
+    // A filter that selects nothing is not "every job".
+    let page = console
+        .post(
+            "/ui/bulk/jobs",
+            &[
+                ("csrf", console.csrf.as_str()),
+                ("scope", "filter"),
+                ("action", "delete"),
+                ("reason", "cleanup"),
+                ("confirm", "1"),
+            ],
+        )
+        .await;
+    assert_eq!(page.status, StatusCode::BAD_REQUEST, "{}", page.html);
+    assert!(console.active("pay-1").await);
+}
+
+/// The hidden fields of the page's form whose submit button says `button`, unescaped, as a
+/// browser posts them.
+fn hidden_fields(html: &str, button: &str) -> Vec<(String, String)> {
+    let end = html
+        .find(&format!(">{button}</button>"))
+        .unwrap_or_else(|| panic!("no button {button:?} in\n{html}"));
+    let start = html[..end].rfind("<form").unwrap();
+    html[start..end]
+        .split("<input type=\"hidden\" name=\"")
+        .skip(1)
+        .map(|rest| {
+            let (name, rest) = rest.split_once("\" value=\"").unwrap();
+            let value = rest.split('"').next().unwrap();
+            let value = value
+                .replace("&quot;", "\"")
+                .replace("&lt;", "<")
+                .replace("&gt;", ">")
+                .replace("&amp;", "&");
+            (name.to_owned(), value)
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_bulk_action_over_more_than_a_thousand_jobs_goes_on_with_the_next() {
+    let console = Console::open().await;
+    let jobs: Vec<(String, &str)> = (0..1_001).map(|n| (format!("j{n:04}"), "many")).collect();
+    let jobs: Vec<(&str, &str)> = jobs.iter().map(|(id, t)| (id.as_str(), *t)).collect();
+    console.labelled(&jobs).await;
+    let form = [
+        ("csrf", console.csrf.as_str()),
+        ("scope", "filter"),
+        ("label", "team:many"),
+        ("action", "pause"),
+        ("reason", "winter freeze"),
+    ];
+    let post = |fields| console.post("/ui/bulk/jobs", fields);
+
+    let page = post(&form).await;
+    assert!(
+        page.html.contains("<h1>Pause 1000 jobs?</h1>"),
+        "{}",
+        page.html
+    );
+    assert!(page.html.contains("More than 1,000 match"), "{}", page.html);
+    let page = console
+        .post(
+            "/ui/bulk/jobs",
+            &hidden_fields(&page.html, "Pause 1000 jobs"),
+        )
+        .await;
+    assert!(page.html.contains("<h1>Pause: 1000 done, 0 failed</h1>"));
+    assert!(!console.active("j0999").await);
+    assert!(console.active("j1000").await);
+
+    // Going on: the next jobs' dry run, then the action on them.
+    let page = console
+        .post(
+            "/ui/bulk/jobs",
+            &hidden_fields(&page.html, "Continue with the next jobs"),
+        )
+        .await;
+    assert!(page.html.contains("<h1>Pause 1 job?</h1>"), "{}", page.html);
+    assert_eq!(job_rows(&page.html), ["j1000"]);
+    let page = console
+        .post("/ui/bulk/jobs", &hidden_fields(&page.html, "Pause 1 job"))
+        .await;
+    assert!(page.html.contains("<h1>Pause: 1 done, 0 failed</h1>"));
+    assert!(!page.html.contains("Continue with the next jobs"));
+    assert!(!console.active("j1000").await);
+}
+
+#[tokio::test]
+async fn a_bulk_delete_of_the_rows_selected_confirms_first_and_links_no_deleted_job() {
+    let console = Console::open().await;
+    console.labelled(&TEAMS).await;
+    let mut fields = vec![
+        ("csrf", console.csrf.as_str()),
+        ("scope", "selected"),
+        ("jobIds", "pay-2"),
+        ("jobIds", "search-1"),
+        ("action", "delete"),
+        ("reason", "decommissioned"),
+    ];
+    let page = console.post("/ui/bulk/jobs", &fields).await;
+    assert!(
+        page.html.contains("<h1>Delete 2 jobs?</h1>"),
+        "{}",
+        page.html
+    );
+    assert!(page
+        .html
+        .contains(r#"<form class="card confirm danger" method="post""#));
+    assert!(console.active("pay-2").await && console.active("search-1").await);
+    fields.push(("confirm", "1"));
+    let page = console.post("/ui/bulk/jobs", &fields).await;
+    assert!(
+        page.html.contains("<h1>Delete: 2 done, 0 failed</h1>"),
+        "{}",
+        page.html
+    );
+    assert!(
+        !page.html.contains(r#"href="/ui/jobs/pay-2""#),
+        "{}",
+        page.html
+    );
+    for id in ["pay-2", "search-1"] {
+        assert!(console.app.get_job(&id.parse().unwrap()).await.is_err());
+        assert_eq!(
+            console.last_change(id).await,
+            (
+                json!("bulk:delete"),
+                json!("anonymous"),
+                json!("decommissioned")
+            )
+        );
+    }
+    assert!(console.active("pay-1").await);
+}
+
 /// A minutely job `id` in `zone`, created through the use case.
 async fn minutely(console: &Console, id: &str, zone: &str) {
     let job = json!({
@@ -950,22 +1388,6 @@ async fn minutely(console: &Console, id: &str, zone: &str) {
         .create_job(&id.parse().unwrap(), &job)
         .await
         .unwrap();
-}
-
-impl Console {
-    /// Posts a form of `fields` (the session's CSRF token added) to `uri`.
-    async fn post(&self, uri: &str, fields: &[(&str, &str)]) -> Page {
-        let mut body = vec![format!("csrf={}", urlencode(&self.csrf))];
-        body.extend(fields.iter().map(|(k, v)| format!("{k}={}", urlencode(v))));
-        self.send(
-            Request::post(uri)
-                .header(header::COOKIE, &self.cookie)
-                .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-                .body(Body::from(body.join("&")))
-                .unwrap(),
-        )
-        .await
-    }
 }
 
 /// The ledger's rows as `(data-time, data-status, the row's text)`.
@@ -994,11 +1416,19 @@ async fn the_ledger_names_a_pause_and_its_notes_and_links_the_history_entry_that
     let at = |t: &str| console.clock.set(t.parse().unwrap());
     at("2026-01-05T10:02:30Z");
     let paused = console
-        .post("/ui/jobs/billing/pause", &[("notes", "deploy freeze")])
+        .post(
+            "/ui/jobs/billing/pause",
+            &[("csrf", console.csrf.as_str()), ("notes", "deploy freeze")],
+        )
         .await;
     assert_eq!(paused.status, StatusCode::SEE_OTHER, "{}", paused.html);
     at("2026-01-05T10:05:30Z");
-    console.post("/ui/jobs/billing/unpause", &[]).await;
+    console
+        .post(
+            "/ui/jobs/billing/unpause",
+            &[("csrf", console.csrf.as_str())],
+        )
+        .await;
     at("2026-01-05T10:07:10Z");
 
     let page = console

@@ -317,10 +317,16 @@ impl Rollup {
     /// Succeeded over succeeded plus terminated (runs that ran to an end of their own; cancelled
     /// and skipped runs are left out); `None` when there are none.
     pub fn success_rate(&self) -> Option<f64> {
+        let (ok, ended) = self.success_counts();
+        (ended > 0).then(|| ok as f64 / ended as f64)
+    }
+
+    /// The two sides of [`Rollup::success_rate`]: runs that succeeded, and runs that ran to an
+    /// end of their own (succeeded or terminated).
+    pub fn success_counts(&self) -> (u64, u64) {
         let ok = self.runs_in(ExecutionState::Succeeded);
         let failed = self.runs_in(ExecutionState::Terminated);
-        let ended = ok.saturating_add(failed);
-        (ended > 0).then(|| ok as f64 / ended as f64)
+        (ok, ok.saturating_add(failed))
     }
 }
 

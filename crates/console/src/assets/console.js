@@ -28,6 +28,24 @@ document.addEventListener("DOMContentLoaded", () => {
     });
     args.addEventListener("input", () => args.setCustomValidity(""));
   }
+  // The jobs list: the box that selects every row of the page (hidden without the script), and
+  // ticking a row picks "the jobs selected" in the bulk form.
+  const all = document.getElementById("select-all");
+  if (all) {
+    const rows = [...document.querySelectorAll("input[name=jobIds][form=bulk]")];
+    const selected = document.querySelector("#bulk input[name=scope][value=selected]");
+    all.hidden = false;
+    all.addEventListener("change", () => {
+      for (const row of rows) row.checked = all.checked;
+      if (selected) selected.checked = true;
+    });
+    for (const row of rows) {
+      row.addEventListener("change", () => {
+        all.checked = rows.every((r) => r.checked);
+        if (selected && row.checked) selected.checked = true;
+      });
+    }
+  }
   // A form that came back with problems: their summary first.
   const problems = document.getElementById("problems");
   if (problems) problems.focus();

@@ -38,7 +38,7 @@ pub use hooks::EngineHooks;
 pub use jobs::{job_filter, TimersReport, UpdatePreview};
 pub use ledger::Occurrences;
 pub use liveness::{EngineHealth, HealthReport, Liveness};
-pub use stats::{FleetStats, JobStats, TOP_JOBS};
+pub use stats::{DaySuccess, FleetStats, JobStats, TOP_JOBS};
 pub use upcoming::{Upcoming, UpcomingCut, UPCOMING_FIRES, UPCOMING_JOBS};
 pub use views::{upcoming_fires, Describe, Stats};
 

@@ -42,6 +42,23 @@ pub struct JobStats {
     pub series: Vec<SeriesPoint>,
 }
 
+/// A job's runs over the last 24 hours as the jobs list shows them: how many ran to an end of
+/// their own and how many of those succeeded ([`Rollup::success_counts`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DaySuccess {
+    /// Runs that succeeded.
+    pub succeeded: u64,
+    /// Runs that succeeded or were terminated.
+    pub ended: u64,
+}
+
+impl DaySuccess {
+    /// `succeeded / ended`; `None` when no run ended.
+    pub fn rate(self) -> Option<f64> {
+        (self.ended > 0).then(|| self.succeeded as f64 / self.ended as f64)
+    }
+}
+
 /// The window figures of `GET /stats`: all jobs, and the jobs that stand out.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FleetStats {
@@ -87,6 +104,24 @@ impl<S: Store> App<S> {
         let (from, to) = window.hours(now);
         let records = self.store.job_rollups(job_id.as_str(), from, to).await?;
         Ok(window_stats(window, now, &buckets(&records)))
+    }
+
+    /// Each job's runs of the last 24 hours (the window `24h` of [`App::job_stats`]), in the
+    /// order of `job_ids`: the jobs list's column, read from the jobs' own hourly buckets (a
+    /// page of jobs, so a read per job, all at once) and never from executions. A job that does
+    /// not exist has no runs.
+    pub async fn day_success(&self, job_ids: &[&JobId]) -> Result<Vec<DaySuccess>, AppError> {
+        let (from, to) = StatsWindow::Day.hours(self.now());
+        let reads = job_ids
+            .iter()
+            .map(|id| self.store.job_rollups(id.as_str(), from, to));
+        let mut out = Vec::with_capacity(job_ids.len());
+        for records in futures_util::future::join_all(reads).await {
+            let merged = merge_all(buckets(&records?).iter().map(|(_, r)| r));
+            let (succeeded, ended) = merged.success_counts();
+            out.push(DaySuccess { succeeded, ended });
+        }
+        Ok(out)
     }
 
     /// All jobs' figures over `window`, and the top failing and slowest jobs (`GET /stats`).
