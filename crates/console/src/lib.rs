@@ -25,8 +25,11 @@
 //! a CSRF token bound to the session. The API Lambda does not mount the console: on AWS it is off.
 
 mod auth;
+mod backfill;
 mod chart;
 mod create;
+mod edit;
+mod form;
 mod pages;
 mod stats;
 mod upcoming;
@@ -114,6 +117,19 @@ pub fn router<S: Store>(app: Arc<App<S>>, config: ConsoleConfig) -> Router {
         .route("/ui/jobs/{job_id}/unpause", post(pages::unpause::<S>))
         .route("/ui/jobs/{job_id}/trigger", post(pages::trigger::<S>))
         .route("/ui/jobs/{job_id}/delete", post(pages::delete::<S>))
+        .route(
+            "/ui/jobs/{job_id}/backfill",
+            get(backfill::page::<S>).post(backfill::run::<S>),
+        )
+        .route(
+            "/ui/jobs/{job_id}/backfill/preview",
+            post(backfill::preview::<S>),
+        )
+        .route(
+            "/ui/jobs/{job_id}/edit",
+            get(edit::page::<S>).post(edit::save::<S>),
+        )
+        .route("/ui/jobs/{job_id}/edit/preview", post(edit::preview::<S>))
         .route("/ui/executions/{execution_id}", get(pages::execution::<S>))
         .route(
             "/ui/executions/{execution_id}/cancel",

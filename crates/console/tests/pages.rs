@@ -86,6 +86,22 @@ impl Console {
         .await
     }
 
+    /// Posts a form of `fields` to `uri`, with the session's cookie.
+    async fn post_form(&self, uri: &str, fields: &[(&str, &str)]) -> Page {
+        let body: Vec<String> = fields
+            .iter()
+            .map(|(k, v)| format!("{k}={}", urlencode(v)))
+            .collect();
+        self.send(
+            Request::post(uri)
+                .header(header::COOKIE, &self.cookie)
+                .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+                .body(Body::from(body.join("&")))
+                .unwrap(),
+        )
+        .await
+    }
+
     /// Posts the create form with `fields` over a blank form's defaults.
     async fn create(&self, fields: &[(&str, &str)]) -> Page {
         let mut form: Vec<(String, String)> = [
@@ -936,4 +952,552 @@ async fn a_jobs_page_charts_its_own_runs_over_the_window_it_is_asked_for() {
     let bad = console.get("/ui/jobs/steady?window=soon").await;
     assert_eq!(bad.status, StatusCode::BAD_REQUEST);
     assert!(bad.html.contains("window"));
+}
+
+/// A job firing every minute in London (GMT in January: the times read as UTC), with the runs
+/// of `ran` (minutes of 09:00) done, written as the engine writes a fire's run.
+async fn minutely(console: &Console, ran: &[u32]) -> sundial_core::job::JobId {
+    use sundial_core::execution::{execution_id_for_fire, Execution, ExecutionState};
+    let id: sundial_core::job::JobId = "minutely".parse().unwrap();
+    let body = json!({"jobName": "Minutely", "creator": "ops", "creatorName": "Ops",
+        "request": [{"url": "http://127.0.0.1:9/"}],
+        "schedule": {"cron": ["* * * * *"], "timeZone": "Europe/London"}});
+    console.app.create_job(&id, &body).await.unwrap();
+    for (n, minute) in ran.iter().enumerate() {
+        let at = format!("2026-01-05T09:{minute:02}:00Z").parse().unwrap();
+        let mut run = Execution::new(
+            execution_id_for_fire(&id, 0, at),
+            id.clone(),
+            n as u64 + 1,
+            ExecutionState::Scheduled,
+            at,
+            id.to_string(),
+            at,
+        )
+        .unwrap();
+        run.transition(ExecutionState::Enqueued, at, "due").unwrap();
+        run.transition(ExecutionState::Processing, at, "attempt 1")
+            .unwrap();
+        run.transition(ExecutionState::Succeeded, at, "HTTP 200")
+            .unwrap();
+        let record = sundial_service::records::encode_execution(&run, 1).unwrap();
+        console
+            .app
+            .store()
+            .write_all(&[Write::CreateExecution(&record)])
+            .await
+            .unwrap();
+    }
+    id
+}
+
+/// The `datetime` of every time a backfill preview lists, in order.
+fn previewed(html: &str) -> Vec<String> {
+    let Some(list) = html.split(r#"<ol class="fires backfill-times">"#).nth(1) else {
+        return Vec::new();
+    };
+    let list = list.split("</ol>").next().unwrap();
+    list.split(r#"<time datetime=""#)
+        .skip(1)
+        .map(|rest| rest.split('"').next().unwrap().to_owned())
+        .collect()
+}
+
+fn backfill_form<'a>(csrf: &'a str, mode: &'a str, order: &'a str) -> Vec<(&'a str, &'a str)> {
+    vec![
+        ("csrf", csrf),
+        ("start", "2026-01-05T09:50"),
+        ("end", "2026-01-05T09:55"),
+        ("mode", mode),
+        ("order", order),
+        ("overlap", ""),
+    ]
+}
+
+#[tokio::test]
+async fn a_backfill_preview_lists_the_times_missing_leaves_out_what_ran_and_run_records_it() {
+    let console = Console::open().await;
+    let id = minutely(&console, &[51, 53]).await;
+
+    // The page: a form over the last day, in the job's zone, linked from the job's page.
+    let job_page = console.get("/ui/jobs/minutely").await;
+    assert!(job_page
+        .html
+        .contains(r#"<a href="/ui/jobs/minutely/backfill">"#));
+    let page = console.get("/ui/jobs/minutely/backfill").await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(page.html.contains("Europe/London"), "{}", page.html);
+    assert!(element(&page.html, "b-start").contains(r#"value="2026-01-04T10:00""#));
+    assert!(element(&page.html, "b-end").contains(r#"value="2026-01-05T10:00""#));
+
+    let minutes = |list: &[u32]| -> Vec<String> {
+        list.iter()
+            .map(|m| format!("2026-01-05T09:{m:02}:00+00:00"))
+            .collect()
+    };
+    // All: every minute of the range, both ends included; the form keeps its values.
+    let all = console
+        .post_form(
+            "/ui/jobs/minutely/backfill/preview",
+            &backfill_form(&console.csrf, "all", "oldest"),
+        )
+        .await;
+    assert_eq!(all.status, StatusCode::OK, "{}", all.html);
+    assert_eq!(previewed(&all.html), minutes(&[50, 51, 52, 53, 54, 55]));
+    assert!(all.html.contains(r#"data-count="6""#));
+    assert!(element(&all.html, "b-start").contains(r#"value="2026-01-05T09:50""#));
+    // Missing: not the times that ran; newest first when asked.
+    let missing = console
+        .post_form(
+            "/ui/jobs/minutely/backfill/preview",
+            &backfill_form(&console.csrf, "missing", "oldest"),
+        )
+        .await;
+    assert_eq!(previewed(&missing.html), minutes(&[50, 52, 54, 55]));
+    let newest = console
+        .post_form(
+            "/ui/jobs/minutely/backfill/preview",
+            &backfill_form(&console.csrf, "missing", "newest"),
+        )
+        .await;
+    assert_eq!(previewed(&newest.html), minutes(&[55, 54, 52, 50]));
+    // Previews record nothing.
+    let job = console.app.get_job(&id).await.unwrap();
+    assert!(job.state.pending_backfills.is_empty());
+    let history = |console: &Console| {
+        let (app, id) = (Arc::clone(&console.app), id.clone());
+        async move {
+            app.history(&id, &sundial_service::ports::store::PageRequest::first(10))
+                .await
+                .unwrap()
+                .items
+        }
+    };
+    assert_eq!(history(&console).await.len(), 1, "only the creation");
+
+    // The Run button under the preview posts the previewed values: recorded, then the job's
+    // page says how many runs start.
+    assert!(missing
+        .html
+        .contains(r#"<form method="post" action="/ui/jobs/minutely/backfill">"#));
+    assert!(missing
+        .html
+        .contains(r#"<input type="hidden" name="mode" value="missing">"#));
+    let run = console
+        .post_form(
+            "/ui/jobs/minutely/backfill",
+            &backfill_form(&console.csrf, "missing", "oldest"),
+        )
+        .await;
+    assert_eq!(run.status, StatusCode::SEE_OTHER, "{}", run.html);
+    let to = run.location.unwrap();
+    assert_eq!(to, "/ui/jobs/minutely?backfilled=4");
+    assert!(console
+        .get(&to)
+        .await
+        .html
+        .contains("Backfill recorded: 4 runs start now."));
+    let job = console.app.get_job(&id).await.unwrap();
+    assert_eq!(job.state.pending_backfills.len(), 1);
+    let entries = history(&console).await;
+    assert_eq!(
+        (
+            &entries[0]["action"],
+            &entries[0]["count"],
+            &entries[0]["actor"]
+        ),
+        (&json!("backfill"), &json!(4), &json!("anonymous"))
+    );
+    assert_eq!(entries[0]["request"]["mode"], "missing");
+}
+
+#[tokio::test]
+async fn a_backfills_errors_are_shown_at_their_fields() {
+    let console = Console::open().await;
+    minutely(&console, &[]).await;
+    let console = &console;
+    let post = |fields: Vec<(&'static str, String)>| {
+        let mut form: Vec<(String, String)> = [
+            ("csrf", console.csrf.as_str()),
+            ("start", "2026-01-05T09:50"),
+            ("end", "2026-01-05T09:55"),
+            ("mode", "all"),
+            ("order", "oldest"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        for (key, value) in fields {
+            form.retain(|(k, _)| k != key);
+            form.push((key.to_string(), value));
+        }
+        async move {
+            let fields: Vec<(&str, &str)> =
+                form.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+            console
+                .post_form("/ui/jobs/minutely/backfill/preview", &fields)
+                .await
+        }
+    };
+    for (fields, control, says) in [
+        (
+            vec![("end", "2026-01-05T09:40".to_string())],
+            "b-end-error",
+            "endTime: is before startTime",
+        ),
+        (
+            // London's clocks go forward at 01:00 on 29 March 2026: 01:30 is not a time there.
+            vec![("start", "2026-03-29T01:30".to_string())],
+            "b-start-error",
+            "startTime: 2026-03-29 01:30:00 does not exist in Europe/London",
+        ),
+        (
+            // And back at 02:00 on 25 October: 01:30 comes twice.
+            vec![("end", "2026-10-25T01:30".to_string())],
+            "b-end-error",
+            "endTime: 2026-10-25 01:30:00 happens twice in Europe/London",
+        ),
+        (
+            vec![("start", "yesterday".to_string())],
+            "b-start-error",
+            "startTime: expected a date and time",
+        ),
+        (
+            vec![("mode", "sometimes".to_string())],
+            "b-mode-error",
+            "mode: expected all, missing or failed",
+        ),
+        (
+            vec![("overlap", "Never".to_string())],
+            "b-overlap-error",
+            "overlap: expected Skip",
+        ),
+    ] {
+        let page = post(fields.clone()).await;
+        assert_eq!(page.status, StatusCode::BAD_REQUEST, "{fields:?}");
+        let error = element(&page.html, control);
+        assert!(error.contains(says), "{fields:?}: {error}");
+        assert!(page.html.contains("The backfill was not recorded"));
+        assert!(previewed(&page.html).is_empty());
+        // The value typed is kept.
+        let (key, value) = &fields[0];
+        if *key == "start" || *key == "end" {
+            assert!(element(&page.html, &format!("b-{key}")).contains(value.as_str()));
+        }
+    }
+    // The same refusals from the Run button: nothing recorded.
+    let page = console
+        .post_form(
+            "/ui/jobs/minutely/backfill",
+            &[
+                ("csrf", &console.csrf),
+                ("start", "2026-03-29T01:30"),
+                ("end", "2026-03-29T03:00"),
+            ],
+        )
+        .await;
+    assert_eq!(page.status, StatusCode::BAD_REQUEST);
+    let job = console
+        .app
+        .get_job(&"minutely".parse().unwrap())
+        .await
+        .unwrap();
+    assert!(job.state.pending_backfills.is_empty());
+}
+
+/// The definition the edit page starts from, with its cron changed to `cron`.
+async fn edited(console: &Console, id: &str, cron: &str) -> String {
+    let page = console.get(&format!("/ui/jobs/{id}/edit")).await;
+    assert_eq!(page.status, StatusCode::OK);
+    let text = element(&page.html, "e-definition");
+    let text = text[text.find('>').unwrap() + 1..]
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&");
+    let mut definition: Value = serde_json::from_str(&text).unwrap();
+    for state in ["state", "pausedNotes", "createdAt", "updatedAt"] {
+        assert!(definition.get(state).is_none(), "{state} in {text}");
+    }
+    definition["schedule"]["cron"] = json!([cron]);
+    definition.to_string()
+}
+
+#[tokio::test]
+async fn an_edit_preview_shows_the_fire_times_before_and_after_and_saves_only_when_confirmed() {
+    let console = Console::open().await;
+    let id: sundial_core::job::JobId = "daily".parse().unwrap();
+    let body = json!({"jobName": "Daily", "creator": "ops", "creatorName": "Ops",
+        "request": [{"url": "http://127.0.0.1:9/", "headers": {"Authorization": "Bearer kept-secret"}}],
+        "schedule": {"cron": ["0 6 * * *"]}});
+    console.app.create_job(&id, &body).await.unwrap();
+    // A run waiting to start (a trigger): a change of its timeout applies to it.
+    let waiting = console
+        .app
+        .trigger(&id, json!({}), None, Default::default())
+        .await
+        .unwrap();
+    let before = console.app.get_job(&id).await.unwrap();
+    assert!(console
+        .get("/ui/jobs/daily")
+        .await
+        .html
+        .contains(r#"<a href="/ui/jobs/daily/edit">"#));
+
+    let mut definition: Value =
+        serde_json::from_str(&edited(&console, "daily", "30 7 * * *").await).unwrap();
+    assert_eq!(
+        definition["request"][0]["headers"]["Authorization"], "***",
+        "secrets stay redacted"
+    );
+    definition["timeoutSeconds"] = json!(30);
+    let text = definition.to_string();
+    let page = console
+        .post_form(
+            "/ui/jobs/daily/edit/preview",
+            &[("csrf", &console.csrf), ("definition", &text)],
+        )
+        .await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.html);
+    let html = &page.html;
+    // Side by side: now 06:00, with the change 07:30, each row marked changed.
+    let row = html.split(r#"<tr class="changed">"#).nth(1).unwrap();
+    assert!(
+        row.contains(r#"<td class="before"><time datetime="2026-01-06T06:00:00+00:00">2026-01-06 06:00:00 UTC+00:00</time>"#),
+        "{row}"
+    );
+    assert!(
+        row.contains(r#"<td class="after"><time datetime="2026-01-06T07:30:00+00:00">"#),
+        "{row}"
+    );
+    assert_eq!(html.matches(r#"<tr class="changed">"#).count(), 10);
+    // The waiting run, and what changes for it.
+    let affected = html.split(r#"<table class="affected">"#).nth(1).unwrap();
+    assert!(affected.contains(&waiting.execution_id), "{affected}");
+    assert!(affected.contains("timeoutSeconds"), "{affected}");
+    // Nothing saved.
+    let after_preview = console.app.get_job(&id).await.unwrap();
+    assert_eq!(after_preview.to_api_json(), before.to_api_json());
+    assert_eq!(after_preview.updated_at, before.updated_at);
+    // A post to the save route without the confirmation only previews too.
+    let unconfirmed = console
+        .post_form(
+            "/ui/jobs/daily/edit",
+            &[("csrf", &console.csrf), ("definition", &text)],
+        )
+        .await;
+    assert_eq!(unconfirmed.status, StatusCode::OK);
+    assert!(unconfirmed.html.contains(r#"id="edit-preview""#));
+    assert_eq!(
+        console.app.get_job(&id).await.unwrap().to_api_json(),
+        before.to_api_json()
+    );
+
+    // Save, from the form under the preview: the previewed text, confirmed.
+    assert!(html.contains(r#"<input type="hidden" name="confirm" value="yes">"#));
+    let saved = console
+        .post_form(
+            "/ui/jobs/daily/edit",
+            &[
+                ("csrf", &console.csrf),
+                ("definition", &text),
+                ("confirm", "yes"),
+            ],
+        )
+        .await;
+    assert_eq!(saved.status, StatusCode::SEE_OTHER, "{}", saved.html);
+    let to = saved.location.unwrap();
+    assert_eq!(to, "/ui/jobs/daily?updated=1");
+    assert!(console.get(&to).await.html.contains("Saved: the job"));
+    let job = console.app.get_job(&id).await.unwrap();
+    let shown = job.to_api_json();
+    assert_eq!(shown["schedule"]["cron"], json!(["30 7 * * *"]));
+    assert_eq!(shown["timeoutSeconds"], 30);
+    assert_eq!(
+        job.definition.as_written()["request"][0]["headers"]["Authorization"],
+        "Bearer kept-secret",
+        "the redacted secret kept its value"
+    );
+    let history = console
+        .app
+        .history(&id, &sundial_service::ports::store::PageRequest::first(10))
+        .await
+        .unwrap()
+        .items;
+    assert_eq!(history[0]["action"], "update");
+    assert_eq!(history[0]["actor"], "anonymous");
+    let changes = history[0]["changes"].as_array().unwrap();
+    assert!(
+        changes.contains(
+            &json!({"path": "/schedule/cron/0", "old": "0 6 * * *", "new": "30 7 * * *"})
+        ),
+        "{changes:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_edits_errors_are_shown_at_the_editor_and_nothing_is_saved() {
+    let console = Console::open().await;
+    let id: sundial_core::job::JobId = "daily".parse().unwrap();
+    let body = json!({"jobName": "Daily", "creator": "ops", "creatorName": "Ops",
+        "request": [{"url": "http://127.0.0.1:9/"}], "schedule": {"cron": ["0 6 * * *"]}});
+    console.app.create_job(&id, &body).await.unwrap();
+    let bad_cron = edited(&console, "daily", "61 * * * *").await;
+    for (text, says) in [
+        (bad_cron.as_str(), "schedule.cron[0]:"),
+        ("{\"jobName\": ", "invalid JSON:"),
+    ] {
+        for confirm in ["", "yes"] {
+            let page = console
+                .post_form(
+                    "/ui/jobs/daily/edit/preview",
+                    &[
+                        ("csrf", &console.csrf),
+                        ("definition", text),
+                        ("confirm", confirm),
+                    ],
+                )
+                .await;
+            assert_eq!(page.status, StatusCode::BAD_REQUEST);
+            let error = element(&page.html, "e-definition-error");
+            assert!(error.contains(says), "{error}");
+            assert!(element(&page.html, "e-definition").contains(r#"aria-invalid="true""#));
+            assert!(!page.html.contains(r#"id="edit-preview""#));
+        }
+    }
+    let job = console.app.get_job(&id).await.unwrap();
+    assert_eq!(job.to_api_json()["schedule"]["cron"], json!(["0 6 * * *"]));
+}
+
+#[tokio::test]
+async fn backfill_and_edit_forms_without_their_csrf_token_change_nothing() {
+    let console = Console::open().await;
+    let id = minutely(&console, &[]).await;
+    let before = console.app.get_job(&id).await.unwrap().to_api_json();
+    let definition = edited(&console, "minutely", "0 * * * *").await;
+    for (uri, fields) in [
+        (
+            "/ui/jobs/minutely/backfill",
+            backfill_form("forged", "all", "oldest"),
+        ),
+        (
+            "/ui/jobs/minutely/backfill/preview",
+            backfill_form("", "all", "oldest"),
+        ),
+        (
+            "/ui/jobs/minutely/edit",
+            vec![
+                ("csrf", "forged"),
+                ("definition", definition.as_str()),
+                ("confirm", "yes"),
+            ],
+        ),
+        (
+            "/ui/jobs/minutely/edit/preview",
+            vec![("definition", definition.as_str())],
+        ),
+    ] {
+        let page = console.post_form(uri, &fields).await;
+        assert_eq!(page.status, StatusCode::FORBIDDEN, "{uri}");
+        assert!(page.html.contains("CSRF"), "{uri}");
+    }
+    let job = console.app.get_job(&id).await.unwrap();
+    assert_eq!(job.to_api_json(), before);
+    assert!(job.state.pending_backfills.is_empty());
+}
+
+/// A read token's session may preview a backfill and an edit (dry runs, as the API lets it ask)
+/// but is refused the Run and Save posts, and is not offered their buttons.
+#[tokio::test]
+async fn a_read_token_previews_backfills_and_edits_but_runs_and_saves_nothing() {
+    use sundial_service::api::{ApiAuth, ApiToken, Scope};
+    let app = Arc::new(App::new(
+        MemoryStore::new(),
+        Arc::new(ManualClock::new("2026-01-05T10:00:00Z".parse().unwrap())),
+        AppConfig::new(b"console-test-signing-secret-0123456789".to_vec()),
+    ));
+    let reader = "console-reader-0123456789";
+    let router = sundial_console::router(
+        Arc::clone(&app),
+        ConsoleConfig {
+            auth: ConsoleAuth::Tokens(ApiAuth::tokens(vec![ApiToken::new(
+                "wallboard",
+                Scope::Read,
+                reader,
+            )])),
+            session_lifetime: Duration::from_secs(3600),
+        },
+    );
+    let id: sundial_core::job::JobId = "hourly".parse().unwrap();
+    let body = json!({"jobName": "Hourly", "creator": "ops", "creatorName": "Ops",
+        "request": [{"url": "http://127.0.0.1:9/"}], "schedule": {"cron": ["0 * * * *"]}});
+    app.create_job(&id, &body).await.unwrap();
+    let login = router
+        .clone()
+        .oneshot(
+            Request::post("/ui/login")
+                .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+                .body(Body::from(format!("token={reader}")))
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    let cookie = support::session_cookie(&login);
+    let send = |request: Request<Body>| {
+        let router = router.clone();
+        async move {
+            let response = router.oneshot(request).await.unwrap();
+            (response.status(), body_text(response.into_body()).await)
+        }
+    };
+    let get = |uri: &str| {
+        send(
+            Request::get(uri)
+                .header(header::COOKIE, &cookie)
+                .body(Body::empty())
+                .unwrap(),
+        )
+    };
+    let post = |uri: &str, form: String| {
+        send(
+            Request::post(uri)
+                .header(header::COOKIE, &cookie)
+                .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+                .body(Body::from(form))
+                .unwrap(),
+        )
+    };
+    let (status, html) = get("/ui/jobs/hourly/backfill").await;
+    assert_eq!(status, StatusCode::OK);
+    let csrf = html
+        .split(r#"name="csrf" value=""#)
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap()
+        .to_owned();
+    let range = format!("csrf={csrf}&start=2026-01-05T06%3A00&end=2026-01-05T08%3A00&mode=all");
+    let (status, html) = post("/ui/jobs/hourly/backfill/preview", range.clone()).await;
+    assert_eq!(status, StatusCode::OK, "{html}");
+    assert_eq!(previewed(&html).len(), 3);
+    assert!(html.contains("it may preview a backfill, not run one"));
+    assert!(!html.contains(r#"id="run-backfill""#));
+    let (status, _) = post("/ui/jobs/hourly/backfill", range).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+
+    let mut definition = app.get_job(&id).await.unwrap().to_api_json();
+    for state in ["state", "pausedNotes", "createdAt", "updatedAt"] {
+        definition.as_object_mut().unwrap().remove(state);
+    }
+    definition["schedule"]["cron"] = json!(["30 * * * *"]);
+    let form = format!(
+        "csrf={csrf}&definition={}&confirm=yes",
+        urlencode(&definition.to_string())
+    );
+    let (status, html) = post("/ui/jobs/hourly/edit/preview", form.clone()).await;
+    assert_eq!(status, StatusCode::OK, "{html}");
+    assert!(html.contains(r#"datetime="2026-01-05T10:30:00+00:00""#));
+    assert!(!html.contains(r#"id="save-edit""#));
+    let (status, _) = post("/ui/jobs/hourly/edit", form).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let job = app.get_job(&id).await.unwrap();
+    assert_eq!(job.to_api_json()["schedule"]["cron"], json!(["0 * * * *"]));
+    assert!(job.state.pending_backfills.is_empty());
 }
