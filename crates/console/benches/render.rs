@@ -11,7 +11,9 @@
 //! router (`tower::ServiceExt::oneshot`, no socket), with a session cookie as a browser would
 //! send: the jobs list in each order (its first page and a page halfway down), a job with its
 //! executions and statistics (over a day and a week), an execution, the create page, the
-//! upcoming timeline and the dashboard over an hour, a day and a week. Each is
+//! upcoming timeline, the dashboard over an hour, a day and a week, and the two previews posted
+//! as their buttons post them: a backfill of the last day of a job firing every minute (modes
+//! `all` and `missing`, which reads every time's runs) and an edit changing a job's cron. Each is
 //! rendered three times to warm up, then `samples` times, the pages taking turns; the time is
 //! from the request to the last byte of the body.
 //!
@@ -313,11 +315,25 @@ struct Measured {
     bytes: usize,
 }
 
-async fn fetch(router: &Router, uri: &str, cookie: &str) -> (StatusCode, usize) {
-    let request = Request::get(uri)
-        .header(header::COOKIE, cookie)
-        .body(Body::empty())
-        .unwrap();
+/// A page to time: its name, its URI, and the form it posts (a preview), if any.
+type Timed = (String, String, Option<String>);
+
+async fn fetch(
+    router: &Router,
+    uri: &str,
+    cookie: &str,
+    form: Option<&str>,
+) -> (StatusCode, usize) {
+    let request = match form {
+        None => Request::get(uri).body(Body::empty()),
+        Some(form) => Request::post(uri)
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .body(Body::from(form.to_owned())),
+    };
+    let mut request = request.unwrap();
+    request
+        .headers_mut()
+        .insert(header::COOKIE, cookie.parse().unwrap());
     let response = router.clone().oneshot(request).await.unwrap();
     let status = response.status();
     let body = response.into_body().collect().await.unwrap().to_bytes();
@@ -327,24 +343,19 @@ async fn fetch(router: &Router, uri: &str, cookie: &str) -> (StatusCode, usize) 
 /// Every page rendered `samples` times, in turns (page 1, page 2, …, page 1, …) after three
 /// warm-up rounds, so that a pause of the machine (another process, a checkpoint of the store's
 /// log) falls on all pages alike rather than on whichever page was being measured.
-async fn measure(
-    router: &Router,
-    cookie: &str,
-    pages: &[(String, String)],
-    samples: usize,
-) -> Vec<Measured> {
+async fn measure(router: &Router, cookie: &str, pages: &[Timed], samples: usize) -> Vec<Measured> {
     for _ in 0..3 {
-        for (page, uri) in pages {
-            let (status, _) = fetch(router, uri, cookie).await;
+        for (page, uri, form) in pages {
+            let (status, _) = fetch(router, uri, cookie, form.as_deref()).await;
             assert_eq!(status, StatusCode::OK, "{page}: {uri}");
         }
     }
     let mut times = vec![Vec::with_capacity(samples); pages.len()];
     let mut bytes = vec![0; pages.len()];
     for _ in 0..samples {
-        for (i, (_, uri)) in pages.iter().enumerate() {
+        for (i, (_, uri, form)) in pages.iter().enumerate() {
             let started = Instant::now();
-            let (_, size) = fetch(router, uri, cookie).await;
+            let (_, size) = fetch(router, uri, cookie, form.as_deref()).await;
             times[i].push(started.elapsed());
             bytes[i] = size;
         }
@@ -353,7 +364,7 @@ async fn measure(
         .iter()
         .zip(times)
         .zip(bytes)
-        .map(|(((page, _), mut times), bytes)| {
+        .map(|(((page, _, _), mut times), bytes)| {
             times.sort();
             // Nearest rank.
             let rank = |p: f64| times[((p * samples as f64).ceil() as usize).clamp(1, samples) - 1];
@@ -423,6 +434,7 @@ async fn run(scale: &Scale) -> bool {
         &router,
         &format!("/ui/dashboard?window={FIRST_READ_WINDOW}"),
         &cookie,
+        None,
     )
     .await;
     assert_eq!(status, StatusCode::OK);
@@ -437,7 +449,11 @@ async fn run(scale: &Scale) -> bool {
             JobOrder::Id => String::new(),
             other => format!("sort={}&", other.name()),
         };
-        pages.push((format!("jobs by {}", order.name()), format!("/?{sort}")));
+        pages.push((
+            format!("jobs by {}", order.name()),
+            format!("/?{sort}"),
+            None,
+        ));
         // Halfway down: the cursor after the first half of the jobs.
         let half = PageRequest::first((scale.jobs / 2).min(1_000));
         let cursor = app
@@ -449,25 +465,33 @@ async fn run(scale: &Scale) -> bool {
         pages.push((
             format!("jobs by {}, page {}", order.name(), half.limit / 50 + 1),
             format!("/?{sort}cursor={cursor}"),
+            None,
         ));
     }
-    pages.push(("job".into(), format!("/ui/jobs/{job}")));
+    pages.push(("job".into(), format!("/ui/jobs/{job}"), None));
     pages.push((
         "job, stats of 7 days".into(),
         format!("/ui/jobs/{job}?window=7d"),
+        None,
     ));
-    pages.push(("execution".into(), format!("/ui/executions/{execution}")));
-    pages.push(("create".into(), "/ui/jobs/new".into()));
-    pages.push(("upcoming".into(), "/ui/upcoming".into()));
+    pages.push((
+        "execution".into(),
+        format!("/ui/executions/{execution}"),
+        None,
+    ));
+    pages.push(("create".into(), "/ui/jobs/new".into(), None));
+    pages.push(("upcoming".into(), "/ui/upcoming".into(), None));
     for window in ["1h", "24h", "7d"] {
         pages.push((
             format!("dashboard, {window}"),
             format!("/ui/dashboard?window={window}"),
+            None,
         ));
     }
+    pages.extend(previews(&app, &router, &cookie, &job).await);
     // What every page loads beside its HTML (cached for an hour).
-    pages.push(("stylesheet".into(), "/ui/assets/console.css".into()));
-    pages.push(("script".into(), "/ui/assets/console.js".into()));
+    pages.push(("stylesheet".into(), "/ui/assets/console.css".into(), None));
+    pages.push(("script".into(), "/ui/assets/console.js".into(), None));
 
     println!(
         "{:<28} {:>10} {:>10} {:>10}",
@@ -493,4 +517,89 @@ async fn run(scale: &Scale) -> bool {
         if missed { "MISSED" } else { "met" }
     );
     missed
+}
+
+/// The preview pages, as their buttons post them: a backfill of the last day of a job firing
+/// every minute (1,441 times) in mode `all` and in mode `missing` (which reads each time's runs
+/// by id: 2,882 ids), and an edit of `job` that changes its cron.
+async fn previews(app: &App<SqliteStore>, router: &Router, cookie: &str, job: &str) -> Vec<Timed> {
+    let minutely: JobId = "every-minute".parse().unwrap();
+    let body = json!({"jobName": "Every minute", "creator": "bench", "creatorName": "Bench",
+        "request": [{"method": "POST", "url": "https://svc.example.com/tick"}],
+        "schedule": {"cron": ["* * * * *"], "timeZone": "Europe/London"}});
+    app.create_job(&minutely, &body).await.unwrap();
+    let page = router
+        .clone()
+        .oneshot(
+            Request::get("/ui/jobs/every-minute/backfill")
+                .header(header::COOKIE, cookie)
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    let html = String::from_utf8(
+        page.into_body()
+            .collect()
+            .await
+            .unwrap()
+            .to_bytes()
+            .to_vec(),
+    )
+    .unwrap();
+    let csrf = html
+        .split(r#"name="csrf" value=""#)
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap()
+        .to_owned();
+    let zone = chrono_tz::Europe::London;
+    let now = Utc::now();
+    let local = |t: DateTime<Utc>| t.with_timezone(&zone).format("%Y-%m-%dT%H:%M").to_string();
+    let backfill = |mode: &str| {
+        format!(
+            "csrf={csrf}&start={}&end={}&mode={mode}&order=oldest&overlap=",
+            encode(&local(now - chrono::Duration::days(1))),
+            encode(&local(now))
+        )
+    };
+    let mut definition = app
+        .get_job(&job.parse().unwrap())
+        .await
+        .unwrap()
+        .to_api_json();
+    for state in ["state", "pausedNotes", "createdAt", "updatedAt"] {
+        definition.as_object_mut().unwrap().remove(state);
+    }
+    definition["schedule"]["cron"] = json!(["15 7 * * MON-FRI"]);
+    let edit = format!("csrf={csrf}&definition={}", encode(&definition.to_string()));
+    vec![
+        (
+            "backfill preview, day, all".into(),
+            "/ui/jobs/every-minute/backfill/preview".into(),
+            Some(backfill("all")),
+        ),
+        (
+            "backfill preview, missing".into(),
+            "/ui/jobs/every-minute/backfill/preview".into(),
+            Some(backfill("missing")),
+        ),
+        (
+            "edit preview".into(),
+            format!("/ui/jobs/{job}/edit/preview"),
+            Some(edit),
+        ),
+    ]
+}
+
+/// Form-encoded text.
+fn encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                char::from(b).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }
