@@ -13,6 +13,13 @@
 //! as `POST /jobs/{jobId}`, showing each of the use case's errors at the control its field came
 //! from.
 //!
+//! A job's backfill page (`/ui/jobs/{jobId}/backfill`) and edit page (`/ui/jobs/{jobId}/edit`)
+//! show what they would do before they do it: a dry run of [`App::backfill_by`] lists the times
+//! a range would run, and [`App::preview_update`] the next fire times before and after a change
+//! and the runs waiting to start that it affects; a second button posts exactly what was
+//! previewed. The previews store nothing, so a read token's session may ask them (as the API lets
+//! it ask dry runs) while Run and Save are refused it.
+//!
 //! The dashboard (`/ui/dashboard`) and a job page's "Statistics" section show the figures of
 //! [`App::fleet_stats`] and [`App::job_stats`] (the same use cases as `GET /stats` and
 //! `GET /jobs/{jobId}/stats`) over the window in `?window=`, as charts drawn on the server by the
