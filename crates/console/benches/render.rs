@@ -547,20 +547,15 @@ async fn previews(app: &App<SqliteStore>, router: &Router, cookie: &str, job: &s
             .to_vec(),
     )
     .unwrap();
-    let csrf = html
-        .split(r#"name="csrf" value=""#)
-        .nth(1)
-        .and_then(|rest| rest.split('"').next())
-        .unwrap()
-        .to_owned();
+    let csrf = support::csrf_of(&html);
     let zone = chrono_tz::Europe::London;
     let now = Utc::now();
     let local = |t: DateTime<Utc>| t.with_timezone(&zone).format("%Y-%m-%dT%H:%M").to_string();
     let backfill = |mode: &str| {
         format!(
             "csrf={csrf}&start={}&end={}&mode={mode}&order=oldest&overlap=",
-            encode(&local(now - chrono::Duration::days(1))),
-            encode(&local(now))
+            support::urlencode(&local(now - chrono::Duration::days(1))),
+            support::urlencode(&local(now))
         )
     };
     let mut definition = app
@@ -572,7 +567,10 @@ async fn previews(app: &App<SqliteStore>, router: &Router, cookie: &str, job: &s
         definition.as_object_mut().unwrap().remove(state);
     }
     definition["schedule"]["cron"] = json!(["15 7 * * MON-FRI"]);
-    let edit = format!("csrf={csrf}&definition={}", encode(&definition.to_string()));
+    let edit = format!(
+        "csrf={csrf}&definition={}",
+        support::urlencode(&definition.to_string())
+    );
     vec![
         (
             "backfill preview, day, all".into(),
@@ -590,16 +588,4 @@ async fn previews(app: &App<SqliteStore>, router: &Router, cookie: &str, job: &s
             Some(edit),
         ),
     ]
-}
-
-/// Form-encoded text.
-fn encode(text: &str) -> String {
-    text.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                char::from(b).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }

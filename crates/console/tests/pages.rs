@@ -17,6 +17,7 @@ use sundial_core::stats::{NotRun, Rollup};
 use sundial_service::adapters::memory::{ManualClock, MemoryStore};
 use sundial_service::ports::store::{RollupRecord, Store, Write};
 use sundial_service::{App, AppConfig};
+use support::urlencode;
 use tower::ServiceExt;
 
 struct Console {
@@ -49,12 +50,7 @@ impl Console {
             .unwrap();
         let cookie = support::session_cookie(&first);
         let html = body_text(first.into_body()).await;
-        let csrf = html
-            .split(r#"name="csrf" value=""#)
-            .nth(1)
-            .and_then(|rest| rest.split('"').next())
-            .unwrap()
-            .to_owned();
+        let csrf = support::csrf_of(&html);
         Console {
             router,
             app,
@@ -104,7 +100,7 @@ impl Console {
 
     /// Posts the create form with `fields` over a blank form's defaults.
     async fn create(&self, fields: &[(&str, &str)]) -> Page {
-        let mut form: Vec<(String, String)> = [
+        let defaults = [
             ("csrf", self.csrf.as_str()),
             ("when", "cron"),
             ("timeZone", "UTC"),
@@ -114,42 +110,28 @@ impl Console {
             ("creatorName", "Operations"),
             ("jobName", "Report"),
             ("url", "http://127.0.0.1:9/run"),
-        ]
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
+        ];
+        self.post_over("/ui/jobs/new", &defaults, fields).await
+    }
+
+    /// Posts `fields` over `defaults` (a field of both: the one of `fields`) to `uri`.
+    async fn post_over(
+        &self,
+        uri: &str,
+        defaults: &[(&str, &str)],
+        fields: &[(&str, &str)],
+    ) -> Page {
+        let mut form = defaults.to_vec();
         for (key, value) in fields {
             form.retain(|(k, _)| k != key);
-            form.push((key.to_string(), value.to_string()));
+            form.push((key, value));
         }
-        let body: Vec<String> = form
-            .iter()
-            .map(|(k, v)| format!("{k}={}", urlencode(v)))
-            .collect();
-        self.send(
-            Request::post("/ui/jobs/new")
-                .header(header::COOKIE, &self.cookie)
-                .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-                .body(Body::from(body.join("&")))
-                .unwrap(),
-        )
-        .await
+        self.post_form(uri, &form).await
     }
 }
 
 async fn body_text(body: Body) -> String {
     String::from_utf8(body.collect().await.unwrap().to_bytes().to_vec()).unwrap()
-}
-
-fn urlencode(text: &str) -> String {
-    text.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                char::from(b).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }
 
 /// The text of the element with `id` (up to its closing tag), to check what a control shows.
@@ -581,12 +563,7 @@ async fn a_session_acts_as_its_token_and_a_read_token_changes_nothing() {
         .unwrap();
         assert_eq!(page.status(), StatusCode::OK);
         let html = body_text(page.into_body()).await;
-        let csrf = html
-            .split(r#"name="csrf" value=""#)
-            .nth(1)
-            .and_then(|rest| rest.split('"').next())
-            .unwrap()
-            .to_owned();
+        let csrf = support::csrf_of(&html);
         (cookie, csrf)
     };
     let pause = |(cookie, csrf): (String, String)| {
@@ -1115,74 +1092,59 @@ async fn a_backfill_preview_lists_the_times_missing_leaves_out_what_ran_and_run_
 async fn a_backfills_errors_are_shown_at_their_fields() {
     let console = Console::open().await;
     minutely(&console, &[]).await;
-    let console = &console;
-    let post = |fields: Vec<(&'static str, String)>| {
-        let mut form: Vec<(String, String)> = [
-            ("csrf", console.csrf.as_str()),
-            ("start", "2026-01-05T09:50"),
-            ("end", "2026-01-05T09:55"),
-            ("mode", "all"),
-            ("order", "oldest"),
-        ]
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-        for (key, value) in fields {
-            form.retain(|(k, _)| k != key);
-            form.push((key.to_string(), value));
-        }
-        async move {
-            let fields: Vec<(&str, &str)> =
-                form.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-            console
-                .post_form("/ui/jobs/minutely/backfill/preview", &fields)
-                .await
-        }
-    };
-    for (fields, control, says) in [
+    let defaults = [
+        ("csrf", console.csrf.as_str()),
+        ("start", "2026-01-05T09:50"),
+        ("end", "2026-01-05T09:55"),
+        ("mode", "all"),
+        ("order", "oldest"),
+    ];
+    for (field, control, says) in [
         (
-            vec![("end", "2026-01-05T09:40".to_string())],
+            ("end", "2026-01-05T09:40"),
             "b-end-error",
             "endTime: is before startTime",
         ),
         (
             // London's clocks go forward at 01:00 on 29 March 2026: 01:30 is not a time there.
-            vec![("start", "2026-03-29T01:30".to_string())],
+            ("start", "2026-03-29T01:30"),
             "b-start-error",
             "startTime: 2026-03-29 01:30:00 does not exist in Europe/London",
         ),
         (
             // And back at 02:00 on 25 October: 01:30 comes twice.
-            vec![("end", "2026-10-25T01:30".to_string())],
+            ("end", "2026-10-25T01:30"),
             "b-end-error",
             "endTime: 2026-10-25 01:30:00 happens twice in Europe/London",
         ),
         (
-            vec![("start", "yesterday".to_string())],
+            ("start", "yesterday"),
             "b-start-error",
             "startTime: expected a date and time",
         ),
         (
-            vec![("mode", "sometimes".to_string())],
+            ("mode", "sometimes"),
             "b-mode-error",
             "mode: expected all, missing or failed",
         ),
         (
-            vec![("overlap", "Never".to_string())],
+            ("overlap", "Never"),
             "b-overlap-error",
             "overlap: expected Skip",
         ),
     ] {
-        let page = post(fields.clone()).await;
-        assert_eq!(page.status, StatusCode::BAD_REQUEST, "{fields:?}");
+        let page = console
+            .post_over("/ui/jobs/minutely/backfill/preview", &defaults, &[field])
+            .await;
+        assert_eq!(page.status, StatusCode::BAD_REQUEST, "{field:?}");
         let error = element(&page.html, control);
-        assert!(error.contains(says), "{fields:?}: {error}");
+        assert!(error.contains(says), "{field:?}: {error}");
         assert!(page.html.contains("The backfill was not recorded"));
         assert!(previewed(&page.html).is_empty());
         // The value typed is kept.
-        let (key, value) = &fields[0];
-        if *key == "start" || *key == "end" {
-            assert!(element(&page.html, &format!("b-{key}")).contains(value.as_str()));
+        let (key, value) = field;
+        if key == "start" || key == "end" {
+            assert!(element(&page.html, &format!("b-{key}")).contains(value));
         }
     }
     // The same refusals from the Run button: nothing recorded.
@@ -1467,12 +1429,7 @@ async fn a_read_token_previews_backfills_and_edits_but_runs_and_saves_nothing() 
     };
     let (status, html) = get("/ui/jobs/hourly/backfill").await;
     assert_eq!(status, StatusCode::OK);
-    let csrf = html
-        .split(r#"name="csrf" value=""#)
-        .nth(1)
-        .and_then(|rest| rest.split('"').next())
-        .unwrap()
-        .to_owned();
+    let csrf = support::csrf_of(&html);
     let range = format!("csrf={csrf}&start=2026-01-05T06%3A00&end=2026-01-05T08%3A00&mode=all");
     let (status, html) = post("/ui/jobs/hourly/backfill/preview", range.clone()).await;
     assert_eq!(status, StatusCode::OK, "{html}");
