@@ -309,12 +309,12 @@ fn render(
     let content = html! {
         p.crumbs { a href="/" { "Jobs" } " / " a href=(base) { (id) } " / Backfill" }
         h1 { "Backfill " (id) }
+        (error_summary("The backfill was not recorded", problems))
         @if !scheduled {
             p { "This job runs only when triggered: it has no fire times to backfill." }
         } @else {
             p { "Runs the job's fire times in a range now, exempt from the catch-up window. Times are read and shown in "
                 strong { (zone) } ", the job's time zone. Preview first: nothing runs until you press Run backfill." }
-            (error_summary("The backfill was not recorded", problems))
             form.create method="post" action={ (base) "/backfill/preview" } novalidate {
                 input type="hidden" name="csrf" value=(session.csrf);
                 fieldset {

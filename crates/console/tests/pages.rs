@@ -1165,6 +1165,24 @@ async fn a_backfills_errors_are_shown_at_their_fields() {
         .await
         .unwrap();
     assert!(job.state.pending_backfills.is_empty());
+
+    // A job with no schedule has nothing to backfill: the page says so and offers no form, and a
+    // post gets the use case's refusal.
+    let hook = json!({"jobName": "Hook", "creator": "ops", "creatorName": "Ops",
+        "request": [{"url": "http://127.0.0.1:9/"}], "timer": {"period": "external"}});
+    console
+        .app
+        .create_job(&"hook".parse().unwrap(), &hook)
+        .await
+        .unwrap();
+    let page = console.get("/ui/jobs/hook/backfill").await;
+    assert!(page.html.contains("it has no fire times to backfill"));
+    assert!(!page.html.contains(r#"id="b-start""#));
+    let refused = console
+        .post_over("/ui/jobs/hook/backfill/preview", &defaults, &[])
+        .await;
+    assert_eq!(refused.status, StatusCode::CONFLICT);
+    assert!(refused.html.contains("has no schedule to backfill"));
 }
 
 /// The definition the edit page starts from, with its cron changed to `cron`.
