@@ -1032,7 +1032,7 @@ fn console_backfill_previews_the_times_a_missing_backfill_then_runs() {
         json!(local(end))
     ));
     browser.click("input[name=mode][value=missing]");
-    browser.click_and_load("form.create button[type=submit]");
+    browser.click_and_load("form.previewed button[type=submit]");
     let times = browser.script(
         "return [...document.querySelectorAll('ol.backfill-times time')].map((t) => t.getAttribute('datetime'))",
     );
@@ -1177,7 +1177,7 @@ fn console_edit_previews_old_and_new_times_and_saves_only_when_confirmed() {
         "const e = document.getElementById('e-definition'); const d = JSON.parse(e.value); \
          d.schedule.cron = ['30 7 * * MON-FRI']; e.value = JSON.stringify(d, null, 2);",
     );
-    browser.click_and_load("form.create button[type=submit]");
+    browser.click_and_load("form.previewed button[type=submit]");
     let column = |class: &str| -> Vec<String> {
         browser
             .script(&format!(

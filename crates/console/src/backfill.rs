@@ -315,7 +315,7 @@ fn render(
         } @else {
             p { "Runs the job's fire times in a range now, exempt from the catch-up window. Times are read and shown in "
                 strong { (zone) } ", the job's time zone. Preview first: nothing runs until you press Run backfill." }
-            form.create method="post" action={ (base) "/backfill/preview" } novalidate {
+            form.previewed method="post" action={ (base) "/backfill/preview" } novalidate {
                 input type="hidden" name="csrf" value=(session.csrf);
                 fieldset {
                     legend { "Range" }

@@ -170,7 +170,7 @@ fn render(
         h1 { "Edit " (job_id) }
         p { "Preview the change first: nothing is saved until you press Save under the preview." }
         (error_summary("The change was not previewed or saved", problems))
-        form.create method="post" action={ (base) "/edit/preview" } novalidate {
+        form.previewed method="post" action={ (base) "/edit/preview" } novalidate {
             input type="hidden" name="csrf" value=(session.csrf);
             (field(DEFINITION, Some(hint), error, html! {
                 textarea id=(DEFINITION.id) name="definition" rows="24" spellcheck="false"
