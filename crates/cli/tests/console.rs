@@ -951,6 +951,131 @@ fn console_login_logout_expiry_and_csrf() {
     assert!(browser.url().contains("/ui/login"), "{}", browser.url());
 }
 
+/// "Why didn't it run?" in the browser: an every-second job runs, is paused from its page with
+/// notes, and resumed; the ledger (opened from the job's page with its default range) names the
+/// paused stretch with those notes, and its link opens the history at the pause, with who and why.
+#[test]
+fn console_ledger_names_a_paused_stretch_and_links_the_pause_in_the_history() {
+    let Some(browser) = browser() else { return };
+    let axe = axe_source();
+    let dir = TempDir::new("console-ledger");
+    let target = Target::start();
+    let server = start(&dir, &[], &[]);
+    let base = format!("http://{}", server.addr);
+    create(
+        &server,
+        &[],
+        "pulse",
+        json!({"jobName": "Pulse", "schedule": {"intervals": ["1s"]},
+               "request": [{"method": "POST", "url": format!("{}/pulse", target.url())}]}),
+    );
+    let ran = |server: &Server| {
+        server
+            .call("GET", "/jobs/pulse/executions?limit=100", None)
+            .body["executions"]
+            .as_array()
+            .map_or(0, Vec::len)
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while ran(&server) < 2 {
+        assert!(Instant::now() < deadline, "pulse did not run twice in 20 s");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+
+    // Renamed (an update, whose diff the history shows), then paused from its page with notes
+    // for six seconds, then resumed. The runs of the next two
+    // seconds exist when it pauses (the engine creates them that far ahead) and keep running,
+    // and a resume takes up the second before it: about three fires fall in the pause.
+    let renamed = server.call(
+        "POST",
+        "/jobs/pulse/update",
+        Some(
+            &json!({"jobName": "Pulse, every second", "creator": "ops", "creatorName": "Operations",
+                     "schedule": {"intervals": ["1s"]},
+                     "request": [{"method": "POST", "url": format!("{}/pulse", target.url())}]}),
+        ),
+    );
+    renamed.ok_envelope();
+    browser.go(&format!("{base}/ui/jobs/pulse"));
+    browser.type_into("#pause-notes", "deploy freeze");
+    browser.click_and_load("form[action$='/pause'] button");
+    std::thread::sleep(Duration::from_secs(6));
+    browser.click_and_load("form[action$='/unpause'] button");
+    let resumed = ran(&server);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while ran(&server) < resumed + 2 {
+        assert!(Instant::now() < deadline, "pulse did not run again in 20 s");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+
+    // The ledger from the job's page, its range left empty: a day of an every-second job holds
+    // more than one ledger lists, so it shows the last hour, folded by fate.
+    browser.go(&format!("{base}/ui/jobs/pulse"));
+    browser.click_and_load("form[action$='/occurrences'] button");
+    let statuses = browser.script(
+        "return [...document.querySelectorAll('table.ledger tr[data-status]')].map((r) => r.dataset.status)",
+    );
+    let statuses: Vec<&str> = statuses
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    let paused_at = statuses
+        .iter()
+        .position(|s| *s == "paused")
+        .unwrap_or_else(|| panic!("no paused row: {statuses:?}\n{}", browser.text()));
+    assert!(
+        statuses[..paused_at].contains(&"ran") && statuses[paused_at..].contains(&"ran"),
+        "runs before and after the pause: {statuses:?}"
+    );
+    let paused_row = browser
+        .script("return document.querySelector('tr[data-status=paused]').innerText")
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(paused_row.contains("deploy freeze"), "{paused_row}");
+    let text = browser.text();
+    assert!(text.contains("3600 nominal times"), "{text}");
+    browser.screenshot_whole("ledger");
+    browser.check_accessibility(axe.as_deref(), "the ledger");
+
+    // Its link opens the history at the pause: first, marked, with the actor and the notes.
+    browser.click_and_load("tr[data-status=paused] a[href*='/history?at=']");
+    let marked = browser
+        .script("return document.querySelector('li.entry[aria-current=true]').innerText")
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        marked.contains("pause")
+            && marked.contains("deploy freeze")
+            && marked.contains("anonymous"),
+        "{marked}"
+    );
+    let history = server.call("GET", "/jobs/pulse/history", None).body;
+    let actions: Vec<&str> = history["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["action"].as_str())
+        .collect();
+    assert_eq!(actions, ["unpause", "pause", "update", "create"]);
+    // From the newest: every change, the update's diff among them.
+    browser.click_and_load("a[href$='/history']");
+    let diff = browser
+        .script("return document.querySelector('table.diff').innerText")
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        diff.contains("/jobName") && diff.contains("Pulse, every second"),
+        "{diff}"
+    );
+    browser.screenshot_whole("history");
+    browser.check_accessibility(axe.as_deref(), "the history");
+}
+
 /// An instant from the API's or a page's RFC 3339 text, to compare times written with different
 /// offsets or precision.
 fn instant(text: &str) -> chrono::DateTime<chrono::Utc> {

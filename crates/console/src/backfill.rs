@@ -16,7 +16,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::{Extension, Form};
-use chrono::{DateTime, LocalResult, NaiveDateTime, TimeZone, Utc};
+use chrono::{DateTime, LocalResult, TimeZone, Utc};
 use chrono_tz::Tz;
 use maud::html;
 use serde::Deserialize;
@@ -29,6 +29,7 @@ use sundial_service::AppError;
 
 use crate::auth::Session;
 use crate::form::{described_by, error_summary, field, invalid, Problem, Spot};
+use crate::ledger::{local_input, parse_local};
 use crate::pages::zone_of;
 use crate::view::{job_url, layout};
 use crate::{ConsoleState, PageError};
@@ -85,32 +86,23 @@ fn spot_of(path: &str) -> Option<Spot> {
     }
 }
 
-/// The instant a `datetime-local` value names in `zone`, or why it names none.
+/// The instant a `datetime-local` value names in `zone`, or why it names none: read as the
+/// ledger reads its range, except that a wall time the clocks repeat is refused rather than taken
+/// as its first instant, since a backfill runs what it names.
 fn local_time(text: &str, zone: Tz) -> Result<DateTime<Utc>, String> {
-    let text = text.trim();
-    if text.is_empty() {
+    if text.trim().is_empty() {
         return Err("required: a date and time".into());
     }
-    let naive = [
-        "%Y-%m-%dT%H:%M:%S%.f",
-        "%Y-%m-%dT%H:%M",
-        "%Y-%m-%d %H:%M:%S%.f",
-        "%Y-%m-%d %H:%M",
-    ]
-    .iter()
-    .find_map(|format| NaiveDateTime::parse_from_str(text, format).ok())
-    .ok_or_else(|| format!("expected a date and time like 2026-01-05T09:00, got {text:?}"))?;
-    let shown = naive.format("%Y-%m-%d %H:%M:%S");
-    match zone.from_local_datetime(&naive) {
-        LocalResult::Single(t) => Ok(t.with_timezone(&Utc)),
-        LocalResult::None => Err(format!(
-            "{shown} does not exist in {zone}: the clocks go forward over it; pick a time before or after the change"
-        )),
+    let instant = parse_local(text, zone)?;
+    let wall = instant.with_timezone(&zone).naive_local();
+    match zone.from_local_datetime(&wall) {
         LocalResult::Ambiguous(first, second) => Err(format!(
-            "{shown} happens twice in {zone}, the clocks going back: first at {} then at {}; pick a time outside the repeated hour",
+            "{} happens twice in {zone}, the clocks going back: first at {} then at {}; pick a time outside the repeated hour",
+            wall.format("%Y-%m-%d %H:%M:%S"),
             first.with_timezone(&Utc).format("%H:%M:%S UTC"),
             second.with_timezone(&Utc).format("%H:%M:%S UTC"),
         )),
+        _ => Ok(instant),
     }
 }
 
@@ -168,10 +160,9 @@ pub(crate) async fn page<S: Store>(
     let job = console.app.get_job(&parse_job_id(&job_id)?).await?;
     let zone = zone_of(&job);
     let now = console.app.now();
-    let local = |t: DateTime<Utc>| t.with_timezone(&zone).format("%Y-%m-%dT%H:%M").to_string();
     let form = BackfillForm {
-        start: local(now - chrono::Duration::days(1)),
-        end: local(now),
+        start: local_input(now - chrono::Duration::days(1), zone),
+        end: local_input(now, zone),
         mode: BackfillMode::All.name().into(),
         order: "oldest".into(),
         ..BackfillForm::default()

@@ -26,6 +26,11 @@
 //! `chart` module: inline SVG, pure functions of the figures, each bar's numbers in `data-*`
 //! attributes and a `<title>`, each chart an image with a summary in words for screen readers.
 //!
+//! A job's "Why didn't it run?" page (`/ui/jobs/{jobId}/occurrences`) shows [`App::occurrences`]
+//! (the use case of `GET /jobs/{jobId}/occurrences`) over a range picked in the job's zone, each
+//! nominal time linked to its execution or to the history entry that explains it; its history
+//! page (`/ui/jobs/{jobId}/history`) lists [`App::audit_entries`] with actors, reasons and diffs.
+//!
 //! Access (docs/deploy.md, "Operator console"): with no token configured the console is open, which
 //! `serve` allows on loopback only; with a token, a login page exchanges it for a session cookie
 //! (`HttpOnly`, `SameSite=Strict`, expiring). Either way every form that changes something carries
@@ -37,6 +42,7 @@ mod chart;
 mod create;
 mod edit;
 mod form;
+mod ledger;
 mod pages;
 mod stats;
 mod upcoming;
@@ -120,6 +126,11 @@ pub fn router<S: Store>(app: Arc<App<S>>, config: ConsoleConfig) -> Router {
         .route("/ui/upcoming", get(upcoming::upcoming::<S>))
         .route("/ui/dashboard", get(stats::dashboard::<S>))
         .route("/ui/jobs/{job_id}", get(pages::job::<S>))
+        .route(
+            "/ui/jobs/{job_id}/occurrences",
+            get(ledger::occurrences::<S>),
+        )
+        .route("/ui/jobs/{job_id}/history", get(ledger::history::<S>))
         .route("/ui/jobs/{job_id}/pause", post(pages::pause::<S>))
         .route("/ui/jobs/{job_id}/unpause", post(pages::unpause::<S>))
         .route("/ui/jobs/{job_id}/trigger", post(pages::trigger::<S>))

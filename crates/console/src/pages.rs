@@ -16,6 +16,7 @@ use sundial_service::app::{parse_job_id, upcoming_fires};
 use sundial_service::ports::store::{JobFilter, JobOrder, PageRequest, Store};
 
 use crate::auth::Session;
+use crate::ledger;
 use crate::stats::{job_section, WindowQuery};
 use crate::view::{chip, filter_fields, job_url, layout, relative, seg, when, JobNotice};
 use crate::{ConsoleState, PageError};
@@ -350,6 +351,10 @@ pub(crate) async fn job<S: Store>(
     } else {
         Vec::new()
     };
+    let changes = app
+        .history(&job_id, &PageRequest::first(ledger::RECENT_CHANGES))
+        .await?
+        .items;
     // The API's own JSON: sensitive header values are already redacted there.
     let shown = job.to_api_json();
     let id = job_id.as_str();
@@ -444,6 +449,26 @@ pub(crate) async fn job<S: Store>(
                 h2 id="children" { "Children" }
                 ul { @for child in &children { li { a href=(job_url(child.definition.job_id().as_str())) { (child.definition.job_id().as_str()) } } } }
             }
+        }
+        section aria-labelledby="why" {
+            h2 id="why" { "Why didn't it run?" }
+            p.hint { "What became of each fire time in a range: ran, skipped, missed, dropped, paused (with the pause's notes), … Leave both times empty for the last day (the last hour when a day holds more than 10,000 times)." }
+            form.filters method="get" action={ (base) "/occurrences" } aria-label="Range of the ledger" {
+                div.field {
+                    label for="why-from" { "From (" (zone) ")" }
+                    input id="why-from" name="from" type="datetime-local" step="1";
+                }
+                div.field {
+                    label for="why-to" { "To (" (zone) ")" }
+                    input id="why-to" name="to" type="datetime-local" step="1";
+                }
+                div.actions { button type="submit" { "Show the ledger" } }
+            }
+        }
+        section aria-labelledby="changes" {
+            h2 id="changes" { "Recent changes" }
+            (ledger::entries(&changes, zone, now, false))
+            p { a href={ (base) "/history" } { "Full history" } }
         }
         section.actions aria-labelledby="act" {
             h2 id="act" { "Actions" }

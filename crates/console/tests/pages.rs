@@ -931,15 +931,12 @@ async fn a_jobs_page_charts_its_own_runs_over_the_window_it_is_asked_for() {
     assert!(bad.html.contains("window"));
 }
 
-/// A job firing every minute in London (GMT in January: the times read as UTC), with the runs
-/// of `ran` (minutes of 09:00) done, written as the engine writes a fire's run.
-async fn minutely(console: &Console, ran: &[u32]) -> sundial_core::job::JobId {
+/// The job `minutely`, firing every minute in London (GMT in January: the times read as UTC),
+/// with the runs of `ran` (minutes of 09:00) done, written as the engine writes a fire's run.
+async fn minutely_that_ran(console: &Console, ran: &[u32]) -> sundial_core::job::JobId {
     use sundial_core::execution::{execution_id_for_fire, Execution, ExecutionState};
+    minutely(console, "minutely", "Europe/London").await;
     let id: sundial_core::job::JobId = "minutely".parse().unwrap();
-    let body = json!({"jobName": "Minutely", "creator": "ops", "creatorName": "Ops",
-        "request": [{"url": "http://127.0.0.1:9/"}],
-        "schedule": {"cron": ["* * * * *"], "timeZone": "Europe/London"}});
-    console.app.create_job(&id, &body).await.unwrap();
     for (n, minute) in ran.iter().enumerate() {
         let at = format!("2026-01-05T09:{minute:02}:00Z").parse().unwrap();
         let mut run = Execution::new(
@@ -994,7 +991,7 @@ fn backfill_form<'a>(csrf: &'a str, mode: &'a str, order: &'a str) -> Vec<(&'a s
 #[tokio::test]
 async fn a_backfill_preview_lists_the_times_missing_leaves_out_what_ran_and_run_records_it() {
     let console = Console::open().await;
-    let id = minutely(&console, &[51, 53]).await;
+    let id = minutely_that_ran(&console, &[51, 53]).await;
 
     // The page: a form over the last day, in the job's zone, linked from the job's page.
     let job_page = console.get("/ui/jobs/minutely").await;
@@ -1091,7 +1088,7 @@ async fn a_backfill_preview_lists_the_times_missing_leaves_out_what_ran_and_run_
 #[tokio::test]
 async fn a_backfills_errors_are_shown_at_their_fields() {
     let console = Console::open().await;
-    minutely(&console, &[]).await;
+    minutely_that_ran(&console, &[]).await;
     let defaults = [
         ("csrf", console.csrf.as_str()),
         ("start", "2026-01-05T09:50"),
@@ -1109,7 +1106,7 @@ async fn a_backfills_errors_are_shown_at_their_fields() {
             // London's clocks go forward at 01:00 on 29 March 2026: 01:30 is not a time there.
             ("start", "2026-03-29T01:30"),
             "b-start-error",
-            "startTime: 2026-03-29 01:30:00 does not exist in Europe/London",
+            "startTime: 2026-03-29T01:30 does not exist in Europe/London",
         ),
         (
             // And back at 02:00 on 25 October: 01:30 comes twice.
@@ -1120,7 +1117,7 @@ async fn a_backfills_errors_are_shown_at_their_fields() {
         (
             ("start", "yesterday"),
             "b-start-error",
-            "startTime: expected a date and time",
+            "is not a date and time",
         ),
         (
             ("mode", "sometimes"),
@@ -1350,7 +1347,7 @@ async fn an_edits_errors_are_shown_at_the_editor_and_nothing_is_saved() {
 #[tokio::test]
 async fn backfill_and_edit_forms_without_their_csrf_token_change_nothing() {
     let console = Console::open().await;
-    let id = minutely(&console, &[]).await;
+    let id = minutely_that_ran(&console, &[]).await;
     let before = console.app.get_job(&id).await.unwrap().to_api_json();
     let definition = edited(&console, "minutely", "0 * * * *").await;
     for (uri, fields) in [
@@ -1475,4 +1472,212 @@ async fn a_read_token_previews_backfills_and_edits_but_runs_and_saves_nothing() 
     let job = app.get_job(&id).await.unwrap();
     assert_eq!(job.to_api_json()["schedule"]["cron"], json!(["0 * * * *"]));
     assert!(job.state.pending_backfills.is_empty());
+}
+
+/// A minutely job `id` in `zone`, created through the use case.
+async fn minutely(console: &Console, id: &str, zone: &str) {
+    let job = json!({
+        "jobName": id, "creator": "ops", "creatorName": "Ops",
+        "request": [{"url": "http://127.0.0.1:9/run"}],
+        "schedule": {"cron": ["* * * * *"], "timeZone": zone},
+    });
+    console
+        .app
+        .create_job(&id.parse().unwrap(), &job)
+        .await
+        .unwrap();
+}
+
+impl Console {
+    /// Posts a form of `fields` (the session's CSRF token added) to `uri`.
+    async fn post(&self, uri: &str, fields: &[(&str, &str)]) -> Page {
+        let mut form = vec![("csrf", self.csrf.as_str())];
+        form.extend_from_slice(fields);
+        self.post_form(uri, &form).await
+    }
+}
+
+/// The ledger's rows as `(data-time, data-status, the row's text)`.
+fn ledger_rows(html: &str) -> Vec<(String, String, String)> {
+    html.split("<tr data-status=\"")
+        .skip(1)
+        .map(|row| {
+            let status = row.split('"').next().unwrap().to_owned();
+            let time = row
+                .split("data-time=\"")
+                .nth(1)
+                .and_then(|r| r.split('"').next())
+                .unwrap()
+                .to_owned();
+            let text = row.split("</tr>").next().unwrap().to_owned();
+            (time, status, text)
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn the_ledger_names_a_pause_and_its_notes_and_links_the_history_entry_that_explains_it() {
+    let console = Console::open().await;
+    // Created at 10:00 (the clock's start), paused at 10:02:30 with notes, resumed at 10:05:30.
+    minutely(&console, "billing", "UTC").await;
+    let at = |t: &str| console.clock.set(t.parse().unwrap());
+    at("2026-01-05T10:02:30Z");
+    let paused = console
+        .post("/ui/jobs/billing/pause", &[("notes", "deploy freeze")])
+        .await;
+    assert_eq!(paused.status, StatusCode::SEE_OTHER, "{}", paused.html);
+    at("2026-01-05T10:05:30Z");
+    console.post("/ui/jobs/billing/unpause", &[]).await;
+    at("2026-01-05T10:07:10Z");
+
+    let page = console
+        .get("/ui/jobs/billing/occurrences?from=2026-01-05T09:58&to=2026-01-05T10:09")
+        .await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.html);
+    let rows = ledger_rows(&page.html);
+    let statuses: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|(t, s, _)| (&t[11..16], s.as_str()))
+        .collect();
+    // Nothing ran in this test (no engine): the times before the pause have no record, and
+    // those after it were not planned yet.
+    assert_eq!(
+        statuses,
+        [
+            ("09:58", "beforeCreated"),
+            ("09:59", "beforeCreated"),
+            ("10:00", "noRecord"),
+            ("10:01", "noRecord"),
+            ("10:02", "noRecord"),
+            ("10:03", "paused"),
+            ("10:04", "paused"),
+            ("10:05", "paused"),
+            ("10:06", "notYet"),
+            ("10:07", "notYet"),
+            ("10:08", "notYet"),
+        ]
+    );
+    let pause_link = "/ui/jobs/billing/history?at=2026-01-05T10%3A02%3A30.000Z";
+    for (_, status, text) in &rows {
+        if status == "paused" {
+            assert!(text.contains("deploy freeze"), "{text}");
+            assert!(text.contains(pause_link), "{text}");
+        }
+    }
+    assert!(rows[0]
+        .2
+        .contains("/ui/jobs/billing/history?at=2026-01-05T10%3A00%3A00.000Z"));
+    assert!(
+        page.html.contains(r#"<li data-status="paused">"#),
+        "{}",
+        page.html
+    );
+
+    // The link opens the history at the pause: its entry first and marked, with its reason.
+    let history = console.get(pause_link).await;
+    assert_eq!(history.status, StatusCode::OK, "{}", history.html);
+    let first = history.html.split("<li class=\"entry").nth(1).unwrap();
+    assert!(first.contains(r#"aria-current="true""#), "{first}");
+    assert!(first.contains(r#"data-action="pause""#), "{first}");
+    assert!(
+        first.contains("deploy freeze") && first.contains("anonymous"),
+        "{first}"
+    );
+    assert_eq!(
+        history.html.matches("<li class=\"entry").count(),
+        2,
+        "create, pause"
+    );
+
+    // The job's page links both and shows the recent changes, newest first.
+    let job = console.get("/ui/jobs/billing").await;
+    assert!(job
+        .html
+        .contains(r#"action="/ui/jobs/billing/occurrences""#));
+    let changes = job.html.split(r#"id="changes""#).nth(1).unwrap();
+    let actions: Vec<&str> = changes
+        .split("data-action=\"")
+        .skip(1)
+        .map(|r| r.split('"').next().unwrap())
+        .collect();
+    assert_eq!(actions, ["unpause", "pause", "create"]);
+}
+
+#[tokio::test]
+async fn the_history_shows_an_updates_diff_and_the_ledger_folds_long_ranges() {
+    let console = Console::open().await;
+    let every_second = json!({
+        "jobName": "tick", "creator": "ops", "creatorName": "Ops",
+        "request": [{"url": "http://127.0.0.1:9/run"}],
+        "schedule": {"intervals": ["1s"]},
+    });
+    let id = "tick".parse().unwrap();
+    console.app.create_job(&id, &every_second).await.unwrap();
+    let mut changed = every_second.clone();
+    changed["schedule"] = json!({"intervals": ["2s"]});
+    console.app.update_job(&id, &changed).await.unwrap();
+
+    let history = console.get("/ui/jobs/tick/history").await;
+    assert_eq!(history.status, StatusCode::OK);
+    let diff = history.html.split("<table class=\"diff\"").nth(1).unwrap();
+    assert!(diff.contains("/schedule/intervals/0"), "{diff}");
+
+    // A day of an every-two-seconds job (43,200 times) is more than one ledger lists: the
+    // default range falls back to the last hour, folded into rows of one fate each.
+    console.clock.set("2026-01-05T11:00:30Z".parse().unwrap());
+    let page = console.get("/ui/jobs/tick/occurrences").await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.html);
+    assert!(page.html.contains("1800 nominal times"), "{}", page.html);
+    let rows = ledger_rows(&page.html);
+    assert!(rows.len() <= 3, "{rows:?}");
+    assert!(page.html.len() < 50_000, "{} bytes", page.html.len());
+
+    // A range with too many times, or a wall time the clocks skip, is an error at its field.
+    let too_many = console
+        .get("/ui/jobs/tick/occurrences?from=2026-01-01T00:00&to=2026-01-05T00:00")
+        .await;
+    assert_eq!(too_many.status, StatusCode::BAD_REQUEST);
+    assert!(element(&too_many.html, "l-to-error").contains("at most 10000"));
+    minutely(&console, "ny", "America/New_York").await;
+    let gap = console
+        .get("/ui/jobs/ny/occurrences?from=2026-03-08T02:30&to=2026-03-08T04:00")
+        .await;
+    assert_eq!(gap.status, StatusCode::BAD_REQUEST);
+    assert!(
+        element(&gap.html, "l-from-error").contains("does not exist in America/New_York"),
+        "{}",
+        gap.html
+    );
+    let half = console
+        .get("/ui/jobs/ny/occurrences?from=2026-03-08T03:30")
+        .await;
+    assert!(element(&half.html, "l-to-error").contains("is required with from"));
+}
+
+#[tokio::test]
+async fn the_ledger_marks_a_dst_gap_with_its_policy() {
+    let console = Console::open().await;
+    let job = json!({
+        "jobName": "ny", "creator": "ops", "creatorName": "Ops",
+        "request": [{"url": "http://127.0.0.1:9/run"}],
+        "schedule": {"cron": ["30 2 * * *"], "timeZone": "America/New_York", "dst": {"gap": "skip"}},
+    });
+    console
+        .app
+        .create_job(&"ny".parse().unwrap(), &job)
+        .await
+        .unwrap();
+    let page = console
+        .get("/ui/jobs/ny/occurrences?from=2026-03-07T00:00&to=2026-03-10T00:00")
+        .await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.html);
+    let gap = ledger_rows(&page.html)
+        .into_iter()
+        .find(|(_, status, _)| status == "dstGap")
+        .unwrap();
+    assert!(gap.0.starts_with("2026-03-08T07:00:00"), "{gap:?}");
+    assert!(
+        gap.2.contains("2026-03-08 02:30") && gap.2.contains("not run") && gap.2.contains("skip"),
+        "{gap:?}"
+    );
 }

@@ -13,15 +13,17 @@
 //! (after `now`, or after the last time the engine planned); a time with none of these has no
 //! record (its run was removed by retention, or the facts were kept from after it). Which
 //! definition was in force at each time is the caller's (the audit trail's versions give the
-//! nominal times). DST gaps are not reported: the spec engine moves a nonexistent wall-clock time
-//! by its `dst.gap` policy before it becomes a nominal time, so a gap leaves no time to list.
+//! nominal times). A DST gap leaves no nominal time of its own (the spec engine moves or drops a
+//! nonexistent wall-clock time by its `dst.gap` policy first), so [`gap_entries`] lists each gap
+//! that took times of the schedules in force, with the policy that decided, and [`with_gaps`]
+//! puts those entries among the nominal times.
 
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::spec::Schedule;
+use crate::spec::{GapTime, Schedule};
 
 /// The most ranges a job keeps ([`crate::job::JobState::fire_ranges`]): past it the oldest go.
 /// A range is one outage or one burst of drops however long, so 100 cover months of incidents
@@ -229,13 +231,38 @@ pub enum Fate {
     Paused {
         /// The pause's notes.
         notes: Option<String>,
+        /// When the pause with these notes began: the time of the change (an audit entry) that
+        /// paused the job or last changed its notes.
+        since: DateTime<Utc>,
     },
     /// Debug mode was on.
     DebugMode,
+    /// A DST gap took wall-clock times of the schedule (listed at the gap's transition, beside
+    /// the nominal times): which, and what its `dst.gap` policy did with them.
+    DstGap(GapTime),
     /// Still ahead of `now`, or not planned yet.
     Ahead,
     /// Nothing is stored about it.
     NoRecord,
+}
+
+impl Fate {
+    /// Its name in answers and pages (`GET /jobs/{jobId}/occurrences`' `status`).
+    pub fn status(&self) -> &'static str {
+        match self {
+            Fate::NotYetCreated => "beforeCreated",
+            Fate::Ended => "ended",
+            Fate::Ran { .. } => "ran",
+            Fate::Skipped { .. } => "skipped",
+            Fate::Missed { .. } => "missed",
+            Fate::Dropped { .. } => "dropped",
+            Fate::Paused { .. } => "paused",
+            Fate::DebugMode => "debugMode",
+            Fate::DstGap(_) => "dstGap",
+            Fate::Ahead => "notYet",
+            Fate::NoRecord => "noRecord",
+        }
+    }
 }
 
 /// The fate of each of `times` (the job's nominal times in a range) at `now`, by the precedence
@@ -283,6 +310,7 @@ fn fate(time: DateTime<Utc>, facts: &Facts, now: DateTime<Utc>) -> Fate {
     if let Some(pause) = facts.paused.iter().find(|p| p.holds(time)) {
         return Fate::Paused {
             notes: pause.notes.clone(),
+            since: pause.from,
         };
     }
     if facts.debug.iter().any(|d| d.holds(time)) {
@@ -292,6 +320,51 @@ fn fate(time: DateTime<Utc>, facts: &Facts, now: DateTime<Utc>) -> Fate {
         return Fate::Ahead;
     }
     Fate::NoRecord
+}
+
+/// The DST gaps in `[from, to)` that took wall-clock times of the schedules in force (`versions`
+/// as for [`nominal_times`]), as entries at their transitions.
+pub fn gap_entries(
+    versions: &[(DateTime<Utc>, Option<&Schedule>)],
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> Vec<(DateTime<Utc>, Fate)> {
+    let mut entries = Vec::new();
+    for (i, (since, schedule)) in versions.iter().enumerate() {
+        let Some(schedule) = schedule else { continue };
+        let start = if i == 0 { from } else { from.max(*since) };
+        let end = versions.get(i + 1).map_or(to, |(next, _)| to.min(*next));
+        if start < end {
+            entries.extend(
+                schedule
+                    .dst_gaps(start, end)
+                    .into_iter()
+                    .map(|gap| (gap.at, Fate::DstGap(gap))),
+            );
+        }
+    }
+    entries
+}
+
+/// `entries` (a ledger, in time order) with `gaps` ([`gap_entries`]) put in time order, a gap
+/// before a nominal time at the same instant (the time it moved to, under `transition`).
+pub fn with_gaps(
+    entries: Vec<(DateTime<Utc>, Fate)>,
+    gaps: Vec<(DateTime<Utc>, Fate)>,
+) -> Vec<(DateTime<Utc>, Fate)> {
+    if gaps.is_empty() {
+        return entries;
+    }
+    let mut merged = Vec::with_capacity(entries.len() + gaps.len());
+    let mut gaps = gaps.into_iter().peekable();
+    for entry in entries {
+        while let Some(gap) = gaps.next_if(|(at, _)| *at <= entry.0) {
+            merged.push(gap);
+        }
+        merged.push(entry);
+    }
+    merged.extend(gaps);
+    merged
 }
 
 /// The most nominal times one ledger lists (`GET /jobs/{jobId}/occurrences`).
@@ -405,6 +478,80 @@ mod tests {
         Some(after + Duration::seconds(1))
     }
 
+    fn utc(text: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(text)
+            .unwrap()
+            .with_timezone(&Utc)
+    }
+
+    /// A New York schedule at 02:30 every day, or every 20 minutes from 01:00 to 03:59, under
+    /// the `dst.gap` policy `gap`.
+    fn new_york(cron: &str, gap: &str) -> Schedule {
+        Schedule::from_json(&serde_json::json!({
+            "cron": [cron], "timeZone": "America/New_York", "dst": {"gap": gap}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_dst_gap_names_the_wall_times_it_took_and_the_policy() {
+        // 2024-03-10: New York's clocks jump from 02:00 EST to 03:00 EDT (07:00Z).
+        let (from, to) = (utc("2024-03-09T00:00:00Z"), utc("2024-03-12T00:00:00Z"));
+        let jump = utc("2024-03-10T07:00:00Z");
+        let wall =
+            |text: &str| chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S").unwrap();
+        for (gap, moved_to) in [
+            ("skip", None),
+            ("shift", Some(utc("2024-03-10T07:30:00Z"))),
+            ("transition", Some(jump)),
+        ] {
+            let schedule = new_york("30 2 * * *", gap);
+            let versions = [(from, Some(&schedule))];
+            let times = nominal_times(&versions, "j", from, to).unwrap();
+            let gaps = gap_entries(&versions, from, to);
+            assert_eq!(
+                gaps,
+                vec![(
+                    jump,
+                    Fate::DstGap(GapTime {
+                        at: jump,
+                        wall_time: wall("2024-03-10T02:30:00"),
+                        count: 1,
+                        policy: gap,
+                        moved_to,
+                    })
+                )],
+                "{gap}"
+            );
+            // Skip: two nominal times in three days; the others list the moved time too.
+            assert_eq!(times.len(), if gap == "skip" { 2 } else { 3 }, "{gap}");
+            let facts = Facts::default();
+            let listed = with_gaps(ledger(&times, &facts, to), gaps);
+            assert_eq!(listed.len(), times.len() + 1);
+            let first_from_jump = listed.iter().find(|(t, _)| *t >= jump).map(|(_, f)| f);
+            assert!(
+                matches!(first_from_jump, Some(Fate::DstGap(_))),
+                "{gap}: the gap comes first"
+            );
+        }
+        // Several times in one gap are one entry that counts them; outside the range, none.
+        let every_20 = new_york("*/20 1-3 * * *", "skip");
+        let gaps = gap_entries(&[(from, Some(&every_20))], from, to);
+        assert!(
+            matches!(&gaps[..], [(_, Fate::DstGap(g))] if g.count == 3),
+            "{gaps:?}"
+        );
+        let before = gap_entries(&[(from, Some(&every_20))], from, jump);
+        assert!(before.is_empty(), "the range ends at the jump (exclusive)");
+        // The November overlap takes nothing.
+        let fall = gap_entries(
+            &[(from, Some(&every_20))],
+            utc("2024-11-01T00:00:00Z"),
+            utc("2024-11-05T00:00:00Z"),
+        );
+        assert!(fall.is_empty());
+    }
+
     #[test]
     fn a_day_long_outage_of_an_every_second_job_is_one_record() {
         let mut ranges = Vec::new();
@@ -490,7 +637,8 @@ mod tests {
                 Fate::Dropped { execution_id: None },
                 Fate::Dropped { execution_id: None },
                 Fate::Paused {
-                    notes: Some("maintenance".into())
+                    notes: Some("maintenance".into()),
+                    since: t(55),
                 },
                 Fate::DebugMode,
                 Fate::DebugMode,

@@ -229,8 +229,37 @@ pub(crate) fn history(page: &Value, now: DateTime<Utc>, style: Style) -> String 
     table.render(style)
 }
 
+/// What a `dstGap` entry says in words: the wall time that did not exist and what its policy did.
+fn dst_gap_words(entry: &Value) -> String {
+    let wall = text(entry, "wallTime");
+    if wall.is_empty() {
+        return wall;
+    }
+    let count = text(entry, "count");
+    let times = if count == "1" {
+        String::new()
+    } else {
+        format!(
+            " (and {} more)",
+            count.parse::<u64>().unwrap_or(1).saturating_sub(1)
+        )
+    };
+    match text(entry, "movedTo") {
+        moved if moved.is_empty() => {
+            format!(
+                "{wall}{times} did not exist: not run (dst.gap {})",
+                text(entry, "policy")
+            )
+        }
+        moved => format!(
+            "{wall}{times} did not exist: moved to {moved} (dst.gap {})",
+            text(entry, "policy")
+        ),
+    }
+}
+
 /// `job occurrences`: each nominal time with its status and what explains it, then the job's
-/// missed and dropped ranges.
+/// missed, dropped and debug-mode ranges.
 pub(crate) fn occurrences(answer: &Value, style: Style) -> String {
     let entries = list(answer, "occurrences");
     if entries.is_empty() {
@@ -245,6 +274,11 @@ pub(crate) fn occurrences(answer: &Value, style: Style) -> String {
                 held => format!("slot held by {held}"),
             },
             text(entry, "notes"),
+            match text(entry, "pausedAt") {
+                since if since.is_empty() => since,
+                since => format!("paused since {since}"),
+            },
+            dst_gap_words(entry),
         ]
         .into_iter()
         .filter(|d| !d.is_empty())

@@ -276,3 +276,24 @@ fn backfill_and_update_previews() {
         update_preview("nightly-export", &nothing, plain()),
     ));
 }
+
+#[test]
+fn occurrences_with_a_pause_a_dst_gap_and_ranges() {
+    let answer = json!({
+        "jobId": "ny-nightly", "from": "2027-03-12T00:00:00Z", "to": "2027-03-16T00:00:00Z",
+        "count": 3,
+        "occurrences": [
+            {"time": "2027-03-12T07:30:00Z", "status": "ran",
+             "executionId": "ny-nightly~20270312T073000Z", "state": "Succeeded"},
+            {"time": "2027-03-13T07:30:00Z", "status": "paused", "notes": "warehouse move",
+             "pausedAt": "2027-03-12T18:04:11.5Z"},
+            {"time": "2027-03-14T07:00:00Z", "status": "dstGap", "wallTime": "2027-03-14T02:30:00",
+             "count": 1, "policy": "skip"},
+            {"time": "2027-03-14T07:00:00Z", "status": "dstGap", "wallTime": "2027-03-14T02:00:00",
+             "count": 4, "policy": "transition", "movedTo": "2027-03-14T07:00:00Z"},
+            {"time": "2027-03-15T06:30:00Z", "status": "missed"}
+        ],
+        "ranges": [{"kind": "missed", "from": "2027-03-15T06:30:00Z", "to": "2027-03-15T06:30:00Z", "count": 1}]
+    });
+    assert_snapshot!(occurrences(&answer, plain()));
+}

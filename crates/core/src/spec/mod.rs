@@ -116,6 +116,22 @@ pub struct FireTime {
     pub actual: DateTime<Utc>,
 }
 
+/// Wall-clock times of a schedule that one DST gap took away ([`Schedule::dst_gaps`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GapTime {
+    /// The gap's transition: the first instant of the later offset.
+    pub at: DateTime<Utc>,
+    /// The first of the wall-clock times that did not exist, in the schedule's zone.
+    pub wall_time: chrono::NaiveDateTime,
+    /// How many of the schedule's wall-clock times fell in the gap.
+    pub count: u32,
+    /// The `dst.gap` policy that decided: `skip` (they did not fire), `shift` (moved by the
+    /// gap's length), `transition` (moved to the gap's end).
+    pub policy: &'static str,
+    /// Where the first of them fired instead (`shift`, `transition`).
+    pub moved_to: Option<DateTime<Utc>>,
+}
+
 /// How many excluded candidates one query may step over before it gives up and reports no further
 /// fire time. Exclusions skip whole runs at a time, so only adversarial specs get near this.
 const MAX_EXCLUDED_STEPS: usize = 100_000;
@@ -294,6 +310,66 @@ impl Schedule {
             .tz
             .from_utc_datetime(&time.naive_utc())
             .to_rfc3339_opts(SecondsFormat::AutoSi, false)
+    }
+
+    /// The wall-clock times of this schedule's calendars that DST gaps in `[from, to)` took away
+    /// (the clock jumped over them), one [`GapTime`] per gap and resolved policy, oldest first:
+    /// what the non-run ledger reports, since a time that does not exist never becomes a nominal
+    /// time of its own. Intervals run on instants and lose nothing to a gap.
+    pub fn dst_gaps(&self, from: DateTime<Utc>, to: DateTime<Utc>) -> Vec<GapTime> {
+        let (from, to) = (from.timestamp(), to.timestamp());
+        let mut gaps: Vec<GapTime> = Vec::new();
+        for tr in self.zone.transitions.iter().filter(|tr| tr.is_gap()) {
+            if tr.at < from || tr.at >= to {
+                continue;
+            }
+            if self.start.is_some_and(|start| tr.at < start)
+                || self.end.is_some_and(|end| tr.at > end)
+            {
+                continue;
+            }
+            let (gap_start, gap_end) = (tr.at + i64::from(tr.before), tr.at + i64::from(tr.after));
+            for (calendar, policy) in self.calendars.iter().zip(&self.resolved) {
+                let Some(first) = calendar.next_match(gap_start, gap_end) else {
+                    continue;
+                };
+                let mut count = 0u32;
+                let mut wall = Some(first);
+                while let Some(w) = wall {
+                    count += 1;
+                    wall = calendar.next_match(w + 1, gap_end);
+                }
+                let moved_to = match policy.gap {
+                    DstGap::Shift => Some(first - i64::from(tr.before)),
+                    DstGap::Transition => Some(tr.at),
+                    _ => None,
+                };
+                let (Some(at), Some(wall_time)) = (
+                    DateTime::from_timestamp(tr.at, 0),
+                    DateTime::from_timestamp(first, 0).map(|t| t.naive_utc()),
+                ) else {
+                    continue;
+                };
+                let policy = policy.gap.name();
+                match gaps.iter_mut().find(|g| g.at == at && g.policy == policy) {
+                    Some(same) => {
+                        same.count += count;
+                        if wall_time < same.wall_time {
+                            same.wall_time = wall_time;
+                            same.moved_to = moved_to.and_then(|t| DateTime::from_timestamp(t, 0));
+                        }
+                    }
+                    None => gaps.push(GapTime {
+                        at,
+                        wall_time,
+                        count,
+                        policy,
+                        moved_to: moved_to.and_then(|t| DateTime::from_timestamp(t, 0)),
+                    }),
+                }
+            }
+        }
+        gaps
     }
 
     fn next_nominal(&self, after: i64) -> Option<i64> {

@@ -40,11 +40,13 @@ pub(super) struct Occurrence {
     /// `ran` (a run of it exists: `executionId`, `state`), `skipped` by the overlap policy
     /// (`heldBy`: the runs that held the slot), `dropped` from a full buffer, `missed` the
     /// catch-up window or left out by the catch-up policy, `paused` (`notes` of the pause in
-    /// force), `debugMode` (due while debug mode stopped automatic runs), `beforeCreated`,
+    /// force), `debugMode` (due while debug mode stopped automatic runs), `dstGap` (at a DST
+    /// gap's transition: `wallTime`s of the schedule that did not exist, and what `policy` did
+    /// with them), `beforeCreated`,
     /// `ended` (remainingActions spent, or the job deleted), `notYet` (after now, or not planned
     /// yet), `noRecord` (nothing stored: its run was removed by retention).
     #[schema(
-        pattern = "^(ran|skipped|dropped|missed|paused|debugMode|beforeCreated|ended|notYet|noRecord)$"
+        pattern = "^(ran|skipped|dropped|missed|paused|debugMode|dstGap|beforeCreated|ended|notYet|noRecord)$"
     )]
     pub status: &'static str,
     /// The run of this time (`ran`, `skipped`; `dropped` and `missed` when it reached the gate).
@@ -59,6 +61,26 @@ pub(super) struct Occurrence {
     /// The notes of the pause in force (`paused`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub notes: Option<String>,
+    /// When that pause began (`paused`): the time of its entry in the job's history.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(format = DateTime)]
+    pub paused_at: Option<String>,
+    /// The first wall-clock time of the schedule the gap took, in the job's zone (`dstGap`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(example = "2026-03-08T02:30:00")]
+    pub wall_time: Option<String>,
+    /// How many of the schedule's wall-clock times the gap took (`dstGap`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub count: Option<u32>,
+    /// The `dst.gap` policy that decided (`dstGap`): `skip` (they did not fire), `shift`
+    /// (moved by the gap's length), `transition` (moved to the gap's end).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(pattern = "^(skip|shift|transition)$")]
+    pub policy: Option<&'static str>,
+    /// Where the first of them fired instead (`dstGap` under `shift` or `transition`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(format = DateTime)]
+    pub moved_to: Option<String>,
 }
 
 /// A range of consecutive nominal times that did not run for one reason.
@@ -124,22 +146,24 @@ fn kind(reason: RangeReason) -> &'static str {
 fn occurrence(time: DateTime<Utc>, fate: Fate) -> Occurrence {
     let mut o = Occurrence {
         time: json_time(time),
-        status: "",
+        status: fate.status(),
         execution_id: None,
         state: None,
         held_by: None,
         notes: None,
+        paused_at: None,
+        wall_time: None,
+        count: None,
+        policy: None,
+        moved_to: None,
     };
-    o.status = match fate {
-        Fate::NotYetCreated => "beforeCreated",
-        Fate::Ended => "ended",
+    match fate {
         Fate::Ran {
             execution_id,
             state,
         } => {
             o.execution_id = Some(execution_id);
             o.state = Some(state);
-            "ran"
         }
         Fate::Skipped {
             execution_id,
@@ -147,24 +171,22 @@ fn occurrence(time: DateTime<Utc>, fate: Fate) -> Occurrence {
         } => {
             o.execution_id = Some(execution_id);
             o.held_by = held_by;
-            "skipped"
         }
-        Fate::Missed { execution_id } => {
+        Fate::Missed { execution_id } | Fate::Dropped { execution_id } => {
             o.execution_id = execution_id;
-            "missed"
         }
-        Fate::Dropped { execution_id } => {
-            o.execution_id = execution_id;
-            "dropped"
-        }
-        Fate::Paused { notes } => {
+        Fate::Paused { notes, since } => {
             o.notes = notes;
-            "paused"
+            o.paused_at = Some(json_time(since));
         }
-        Fate::DebugMode => "debugMode",
-        Fate::Ahead => "notYet",
-        Fate::NoRecord => "noRecord",
-    };
+        Fate::DstGap(gap) => {
+            o.wall_time = Some(gap.wall_time.format("%Y-%m-%dT%H:%M:%S").to_string());
+            o.count = Some(gap.count);
+            o.policy = Some(gap.policy);
+            o.moved_to = gap.moved_to.map(json_time);
+        }
+        Fate::NotYetCreated | Fate::Ended | Fate::DebugMode | Fate::Ahead | Fate::NoRecord => {}
+    }
     o
 }
 
@@ -214,7 +236,11 @@ pub(super) async fn job_occurrences<S: Store>(
         job_id: job_id.to_string(),
         from: json_time(from),
         to: json_time(to),
-        count: ledger.entries.len(),
+        count: ledger
+            .entries
+            .iter()
+            .filter(|(_, fate)| !matches!(fate, Fate::DstGap(_)))
+            .count(),
         occurrences: ledger
             .entries
             .into_iter()

@@ -20,7 +20,8 @@ const READ_BATCH: usize = 100;
 /// A job's ledger over a range.
 #[derive(Clone, Debug)]
 pub struct Occurrences {
-    /// Every nominal time of the range with its fate, oldest first.
+    /// Every nominal time of the range with its fate, oldest first, and at each DST gap that
+    /// took wall-clock times of the schedule, a [`Fate::DstGap`] entry.
     pub entries: Vec<(DateTime<Utc>, Fate)>,
     /// The missed and dropped ranges the job keeps that meet the range.
     pub ranges: Vec<FireRange>,
@@ -152,8 +153,9 @@ impl<S: Store> App<S> {
             debug: Vec::new(),
             planned_through: life.planned_through,
         };
+        let gaps = ledger::gap_entries(&schedules, from, to);
         Ok(Occurrences {
-            entries: ledger::ledger(&times, &facts, now),
+            entries: ledger::with_gaps(ledger::ledger(&times, &facts, now), gaps),
             ranges: life
                 .ranges
                 .into_iter()

@@ -42,7 +42,56 @@ async fn a_range_lists_each_nominal_time_with_its_status() {
         .await;
     assert_eq!(
         body["occurrences"],
-        json!([{"time": "2024-03-10T12:35:00Z", "status": "paused", "notes": "deploy"}])
+        json!([{
+            "time": "2024-03-10T12:35:00Z", "status": "paused", "notes": "deploy",
+            "pausedAt": "2024-03-10T12:34:56Z"
+        }])
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dst_gap_is_listed_at_its_transition_with_its_policy() {
+    let api = Api::new();
+    // 2024-03-10: New York's clocks jump from 02:00 EST to 03:00 EDT (07:00Z), so 02:30 does not
+    // exist that day.
+    for (id, gap) in [("ny-skip", "skip"), ("ny-shift", "shift")] {
+        let mut body = minutely(id);
+        body["schedule"] = json!({
+            "cron": ["30 2 * * *"], "timeZone": "America/New_York", "dst": {"gap": gap}
+        });
+        api.create(id, &body).await;
+    }
+    let (status, body) = api
+        .get("/jobs/ny-skip/occurrences?from=2024-03-09T00:00:00Z&to=2024-03-12T00:00:00Z")
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["count"], json!(2), "{body}");
+    assert_eq!(
+        body["occurrences"],
+        json!([
+            {"time": "2024-03-09T07:30:00Z", "status": "beforeCreated"},
+            {
+                "time": "2024-03-10T07:00:00Z", "status": "dstGap",
+                "wallTime": "2024-03-10T02:30:00", "count": 1, "policy": "skip"
+            },
+            {"time": "2024-03-11T06:30:00Z", "status": "notYet"}
+        ])
+    );
+    // Shift: the time moved by the gap's length is a nominal time of its own, after the gap.
+    let (_, body) = api
+        .get("/jobs/ny-shift/occurrences?from=2024-03-10T00:00:00Z&to=2024-03-11T00:00:00Z")
+        .await;
+    assert_eq!(
+        body["occurrences"],
+        json!([
+            {
+                "time": "2024-03-10T07:00:00Z", "status": "dstGap",
+                "wallTime": "2024-03-10T02:30:00", "count": 1, "policy": "shift",
+                "movedTo": "2024-03-10T07:30:00Z"
+            },
+            {"time": "2024-03-10T07:30:00Z", "status": "beforeCreated"}
+        ]),
+        "{body}"
     );
 }
 

@@ -44,6 +44,7 @@ async fn created_ran_paused_missed_and_not_yet() {
     let fates = ledger(&w, "j", "2023-12-31T23:59:00Z", "2024-01-01T00:12:00Z").await;
     let paused = Fate::Paused {
         notes: Some("deploy".into()),
+        since: t("2024-01-01T00:02:30Z"),
     };
     let missed = Fate::Missed { execution_id: None };
     let expected: Vec<(String, Fate)> = [
@@ -217,6 +218,7 @@ async fn a_deleted_jobs_last_life_is_read_from_its_trail() {
             "00:03",
             Fate::Paused {
                 notes: Some("incident 7".into()),
+                since: t("2024-01-01T00:02:30Z"),
             },
         ),
         ("00:04", ran("gone", "0004")),
