@@ -1214,3 +1214,289 @@ fn console_ledger_names_a_paused_stretch_and_links_the_pause_in_the_history() {
     browser.screenshot_whole("history");
     browser.check_accessibility(axe.as_deref(), "the history");
 }
+
+/// An instant from the API's or a page's RFC 3339 text, to compare times written with different
+/// offsets or precision.
+fn instant(text: &str) -> chrono::DateTime<chrono::Utc> {
+    chrono::DateTime::parse_from_rfc3339(text)
+        .unwrap_or_else(|e| panic!("{text:?}: {e}"))
+        .with_timezone(&chrono::Utc)
+}
+
+/// The job's executions (at most 100, newest first).
+fn executions_of(server: &Server, job: &str) -> Vec<Value> {
+    server
+        .call("GET", &format!("/jobs/{job}/executions?limit=100"), None)
+        .body["executions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
+#[test]
+fn console_backfill_previews_the_times_a_missing_backfill_then_runs() {
+    use chrono::{Duration as Span, SecondsFormat, TimeZone};
+    let Some(browser) = browser() else { return };
+    let axe = axe_source();
+    let dir = TempDir::new("console-backfill");
+    let target = Target::start();
+    let server = start(&dir, &[], &[]);
+    let base = format!("http://{}", server.addr);
+    // Every 5 seconds, in Tokyo (UTC+9, no clock changes): the form's times are Tokyo's.
+    create(
+        &server,
+        &[],
+        "pulse",
+        json!({"jobName": "Pulse", "request": [{"method": "POST", "url": format!("{}/pulse", target.url())}],
+               "schedule": {"cron": ["*/5 * * * * *"], "timeZone": "Asia/Tokyo"}}),
+    );
+    let created = instant(
+        server.call("GET", "/jobs/pulse", None).body["createdAt"]
+            .as_str()
+            .unwrap(),
+    );
+    // Two scheduled runs done: the range ends at the later one and starts 40 s before it, so
+    // its first times came before the job existed (never run) and its last ones ran.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let ran = loop {
+        let done: Vec<Value> = executions_of(&server, "pulse")
+            .into_iter()
+            .filter(|e| e["scheduledById"] == "pulse" && e["state"] == "Succeeded")
+            .collect();
+        if done.len() >= 2 {
+            break done;
+        }
+        assert!(Instant::now() < deadline, "no two runs of pulse in 30 s");
+        std::thread::sleep(Duration::from_millis(250));
+    };
+    let end = ran
+        .iter()
+        .map(|e| instant(e["scheduledTime"].as_str().unwrap()))
+        .max()
+        .unwrap();
+    let start_at = end - Span::seconds(40);
+    assert!(start_at < created, "the range reaches before the job");
+    let tokyo = chrono_tz::Asia::Tokyo;
+    let local = |t: chrono::DateTime<chrono::Utc>| {
+        tokyo
+            .from_utc_datetime(&t.naive_utc())
+            .format("%Y-%m-%dT%H:%M:%S")
+            .to_string()
+    };
+
+    // From the job's page to its backfill page.
+    browser.go(&format!("{base}/ui/jobs/pulse"));
+    browser.click_and_load("a[href='/ui/jobs/pulse/backfill']");
+    let text = browser.text();
+    assert!(text.contains("Asia/Tokyo"), "{text}");
+    browser.check_accessibility(axe.as_deref(), "the backfill page");
+    browser.script(&format!(
+        "document.getElementById('b-start').value = {}; document.getElementById('b-end').value = {};",
+        json!(local(start_at)),
+        json!(local(end))
+    ));
+    browser.click("input[name=mode][value=missing]");
+    browser.click_and_load("form.previewed button[type=submit]");
+    let times = browser.script(
+        "return [...document.querySelectorAll('ol.backfill-times time')].map((t) => t.getAttribute('datetime'))",
+    );
+    let previewed: Vec<chrono::DateTime<chrono::Utc>> = times
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| instant(t.as_str().unwrap()))
+        .collect();
+    // Exactly the range's times that have no run: all of them before the job, none that ran.
+    let ran_times: Vec<_> = executions_of(&server, "pulse")
+        .iter()
+        .map(|e| instant(e["scheduledTime"].as_str().unwrap()))
+        .collect();
+    assert!(!previewed.is_empty(), "{}", browser.text());
+    assert!(previewed.iter().all(|t| *t >= start_at && *t <= end));
+    assert!(
+        previewed.iter().all(|t| !ran_times.contains(t)),
+        "{previewed:?} {ran_times:?}"
+    );
+    let mut t = start_at;
+    while t < created - Span::seconds(1) {
+        assert!(previewed.contains(&t), "{t} before the job is missing");
+        t += Span::seconds(5);
+    }
+    let count = browser.script("return document.getElementById('backfill-preview').dataset.count");
+    assert_eq!(count, json!(previewed.len().to_string()));
+    // (A browser drops the seconds of a time when they are zero.)
+    let kept = browser.script("return document.getElementById('b-start').value");
+    assert!(
+        kept.as_str()
+            .is_some_and(|v| v.starts_with(&local(start_at)[..16])),
+        "the form keeps its values: {kept}"
+    );
+    browser.screenshot_whole("backfill-preview");
+    browser.check_accessibility(axe.as_deref(), "the backfill preview");
+
+    // Run: back on the job's page, which says so; the runs the engine makes are exactly the
+    // previewed times.
+    browser.click_and_load("#run-backfill");
+    assert!(
+        browser
+            .url()
+            .ends_with(&format!("/ui/jobs/pulse?backfilled={}", previewed.len())),
+        "{}",
+        browser.url()
+    );
+    assert!(browser.text().contains("Backfill recorded"));
+    browser.check_accessibility(axe.as_deref(), "a job after a backfill");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let backfilled = loop {
+        let runs: Vec<Value> = executions_of(&server, "pulse")
+            .into_iter()
+            .filter(|e| {
+                e["scheduledById"]
+                    .as_str()
+                    .is_some_and(|by| by.starts_with("backfill:"))
+            })
+            .collect();
+        if runs.len() >= previewed.len() && runs.iter().all(common::is_final) {
+            break runs;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the backfill's {} runs did not finish in 60 s: {runs:?}",
+            previewed.len()
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    };
+    let mut ran: Vec<_> = backfilled
+        .iter()
+        .map(|e| instant(e["scheduledTime"].as_str().unwrap()))
+        .collect();
+    ran.sort();
+    let mut expected = previewed.clone();
+    expected.sort();
+    assert_eq!(
+        ran.iter()
+            .map(|t| t.to_rfc3339_opts(SecondsFormat::Secs, true))
+            .collect::<Vec<_>>(),
+        expected
+            .iter()
+            .map(|t| t.to_rfc3339_opts(SecondsFormat::Secs, true))
+            .collect::<Vec<_>>()
+    );
+    assert!(backfilled.iter().all(|e| e["state"] == "Succeeded"));
+}
+
+#[test]
+fn console_edit_previews_old_and_new_times_and_saves_only_when_confirmed() {
+    let Some(browser) = browser() else { return };
+    let axe = axe_source();
+    let dir = TempDir::new("console-edit");
+    let server = start(&dir, &[], &[]);
+    let base = format!("http://{}", server.addr);
+    create(
+        &server,
+        &[],
+        "morning",
+        json!({"jobName": "Morning", "request": [{"method": "POST", "url": "http://127.0.0.1:9/",
+                 "headers": {"Authorization": "Bearer kept-secret"}}],
+               "schedule": {"cron": ["0 6 * * *"], "timeZone": "Europe/Paris"}}),
+    );
+    let before = server.call("GET", "/jobs/morning", None).body;
+    let describe = server.call("GET", "/jobs/morning/describe", None).body;
+    let old_times: Vec<String> = describe["info"]["futureActionTimes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap().to_string())
+        .collect();
+    let new_times: Vec<String> = server
+        .call(
+            "POST",
+            "/specs/preview",
+            Some(
+                &json!({"schedule": {"cron": ["30 7 * * MON-FRI"], "timeZone": "Europe/Paris"},
+                         "count": old_times.len(), "jobId": "morning"}),
+            ),
+        )
+        .body["times"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap().to_string())
+        .collect();
+
+    browser.go(&format!("{base}/ui/jobs/morning"));
+    browser.click_and_load("a[href='/ui/jobs/morning/edit']");
+    browser.check_accessibility(axe.as_deref(), "the edit page");
+    let shown: Value = serde_json::from_str(
+        browser
+            .script("return document.getElementById('e-definition').value")
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(shown["request"][0]["headers"]["Authorization"], "***");
+    assert!(shown.get("createdAt").is_none(), "{shown}");
+    // The cron changed in the editor, as a person would.
+    browser.script(
+        "const e = document.getElementById('e-definition'); const d = JSON.parse(e.value); \
+         d.schedule.cron = ['30 7 * * MON-FRI']; e.value = JSON.stringify(d, null, 2);",
+    );
+    browser.click_and_load("form.previewed button[type=submit]");
+    let column = |class: &str| -> Vec<String> {
+        browser
+            .script(&format!(
+                "return [...document.querySelectorAll('table.fire-changes td.{class} time')].map((t) => t.getAttribute('datetime'))"
+            ))
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap().to_string())
+            .collect()
+    };
+    let instants = |times: &[String]| -> Vec<_> { times.iter().map(|t| instant(t)).collect() };
+    assert_eq!(instants(&column("before")), instants(&old_times));
+    assert_eq!(instants(&column("after")), instants(&new_times));
+    let text = browser.text();
+    assert!(text.contains(&as_shown(&old_times[0])), "{text}");
+    assert!(text.contains(&as_shown(&new_times[0])), "{text}");
+    assert!(browser.count("table.fire-changes tr.changed") >= 1);
+    // Nothing saved by the preview.
+    let unchanged = server.call("GET", "/jobs/morning", None).body;
+    assert_eq!(unchanged, before);
+    let history = server.call("GET", "/jobs/morning/history", None).body;
+    assert_eq!(history["entries"].as_array().unwrap().len(), 1, "{history}");
+    browser.screenshot_whole("edit-preview");
+    browser.check_accessibility(axe.as_deref(), "the edit preview");
+
+    // Save: the job has the new cron, its secret kept, and its history the update.
+    browser.click_and_load("#save-edit");
+    assert!(
+        browser.url().ends_with("/ui/jobs/morning?updated=1"),
+        "{}",
+        browser.url()
+    );
+    assert!(browser.text().contains("Saved"));
+    let after = server.call("GET", "/jobs/morning", None).body;
+    assert_eq!(after["schedule"]["cron"], json!(["30 7 * * MON-FRI"]));
+    let describe = server.call("GET", "/jobs/morning/describe", None).body;
+    assert_eq!(
+        instants(
+            &describe["info"]["futureActionTimes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t.as_str().unwrap().to_string())
+                .collect::<Vec<_>>()
+        ),
+        instants(&new_times)
+    );
+    let history = server.call("GET", "/jobs/morning/history", None).body;
+    let entry = &history["entries"][0];
+    assert_eq!(entry["action"], "update", "{history}");
+    assert!(
+        entry["changes"].as_array().unwrap().contains(
+            &json!({"path": "/schedule/cron/0", "old": "0 6 * * *", "new": "30 7 * * MON-FRI"})
+        ),
+        "{entry}"
+    );
+}

@@ -15,7 +15,9 @@
 //! executions and statistics (over a day and a week), its non-run ledger (the last day, 200 days
 //! each on its own row, 9,000 days mostly folded) and its history (70 changes made through the
 //! use cases after seeding), an execution, the create page, the
-//! upcoming timeline and the dashboard over an hour, a day and a week. Each is
+//! upcoming timeline, the dashboard over an hour, a day and a week, and the two previews posted
+//! as their buttons post them: a backfill of the last day of a job firing every minute (modes
+//! `all` and `missing`, which reads every time's runs) and an edit changing a job's cron. Each is
 //! rendered three times to warm up, then `samples` times, the pages taking turns; the time is
 //! from the request to the last byte of the body.
 //!
@@ -370,7 +372,7 @@ async fn measure(
         .iter()
         .zip(times)
         .zip(bytes)
-        .map(|(((page, _), mut times), bytes)| {
+        .map(|(((page, _, _), mut times), bytes)| {
             times.sort();
             // Nearest rank.
             let rank = |p: f64| times[((p * samples as f64).ceil() as usize).clamp(1, samples) - 1];
@@ -447,6 +449,7 @@ async fn run(scale: &Scale) -> bool {
         &router,
         &Ask::Get(format!("/ui/dashboard?window={FIRST_READ_WINDOW}")),
         &cookie,
+        None,
     )
     .await;
     assert_eq!(status, StatusCode::OK);
@@ -549,6 +552,7 @@ async fn run(scale: &Scale) -> bool {
             Ask::Get(format!("/ui/dashboard?window={window}")),
         ));
     }
+    pages.extend(previews(&app, &router, &cookie, &job).await);
     // What every page loads beside its HTML (cached for an hour).
     pages.push((
         "stylesheet".into(),
@@ -580,4 +584,84 @@ async fn run(scale: &Scale) -> bool {
         if missed { "MISSED" } else { "met" }
     );
     missed
+}
+
+/// The preview pages, as their buttons post them: a backfill of the last day of a job firing
+/// every minute (1,441 times) in mode `all` and in mode `missing` (which reads each time's runs
+/// by id: 2,882 ids), and an edit of `job` that changes its cron.
+async fn previews(
+    app: &App<SqliteStore>,
+    router: &Router,
+    cookie: &str,
+    job: &str,
+) -> Vec<(String, Ask)> {
+    let minutely: JobId = "every-minute".parse().unwrap();
+    let body = json!({"jobName": "Every minute", "creator": "bench", "creatorName": "Bench",
+        "request": [{"method": "POST", "url": "https://svc.example.com/tick"}],
+        "schedule": {"cron": ["* * * * *"], "timeZone": "Europe/London"}});
+    app.create_job(&minutely, &body).await.unwrap();
+    let page = router
+        .clone()
+        .oneshot(
+            Request::get("/ui/jobs/every-minute/backfill")
+                .header(header::COOKIE, cookie)
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    let html = String::from_utf8(
+        page.into_body()
+            .collect()
+            .await
+            .unwrap()
+            .to_bytes()
+            .to_vec(),
+    )
+    .unwrap();
+    let csrf = support::csrf_of(&html);
+    let zone = chrono_tz::Europe::London;
+    let now = Utc::now();
+    let local = |t: DateTime<Utc>| t.with_timezone(&zone).format("%Y-%m-%dT%H:%M").to_string();
+    let backfill = |mode: &str| {
+        format!(
+            "csrf={csrf}&start={}&end={}&mode={mode}&order=oldest&overlap=",
+            support::urlencode(&local(now - chrono::Duration::days(1))),
+            support::urlencode(&local(now))
+        )
+    };
+    let mut definition = app
+        .get_job(&job.parse().unwrap())
+        .await
+        .unwrap()
+        .to_api_json();
+    for state in ["state", "pausedNotes", "createdAt", "updatedAt"] {
+        definition.as_object_mut().unwrap().remove(state);
+    }
+    definition["schedule"]["cron"] = json!(["15 7 * * MON-FRI"]);
+    let edit = format!(
+        "csrf={csrf}&definition={}",
+        support::urlencode(&definition.to_string())
+    );
+    let preview = |uri: String, form: String| Ask::Post(uri, form);
+    vec![
+        (
+            "backfill preview, day, all".into(),
+            preview(
+                "/ui/jobs/every-minute/backfill/preview".into(),
+                backfill("all"),
+            ),
+        ),
+        (
+            "backfill preview, missing".into(),
+            preview(
+                "/ui/jobs/every-minute/backfill/preview".into(),
+                backfill("missing"),
+            ),
+        ),
+        (
+            "edit preview".into(),
+            preview(format!("/ui/jobs/{job}/edit/preview"), edit),
+        ),
+    ]
 }

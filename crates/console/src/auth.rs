@@ -175,9 +175,22 @@ fn unhex(text: &str) -> Option<String> {
 }
 
 /// Whether a request to the console changes something: every form but the login and logout,
-/// and the schedule preview, which stores nothing.
+/// the schedule preview, and a job's backfill and edit previews (dry runs, which store nothing:
+/// a read token may ask them, as it may ask the API's).
 fn changes_something(method: &Method, path: &str) -> bool {
-    *method == Method::POST && !matches!(path, "/ui/login" | "/ui/logout" | "/ui/specs/preview")
+    *method == Method::POST
+        && !matches!(path, "/ui/login" | "/ui/logout" | "/ui/specs/preview")
+        && !is_job_preview(path)
+}
+
+/// `/ui/jobs/{jobId}/backfill/preview` or `/ui/jobs/{jobId}/edit/preview` (a job id is one path
+/// segment: its slashes come encoded).
+fn is_job_preview(path: &str) -> bool {
+    let segments: Vec<&str> = path.split('/').collect();
+    matches!(
+        segments.as_slice(),
+        ["", "ui", "jobs", id, "backfill" | "edit", "preview"] if !id.is_empty()
+    )
 }
 
 fn cookie_of(headers: &HeaderMap) -> Option<&str> {

@@ -26,6 +26,7 @@ use sundial_service::ports::store::Store;
 use sundial_service::AppError;
 
 use crate::auth::Session;
+use crate::form::{described_by, error_summary, field, invalid, Problem, Spot};
 use crate::view::{job_url, layout};
 use crate::{ConsoleState, PageError};
 
@@ -159,6 +160,14 @@ impl Control {
         }
     }
 
+    /// Where the form shows this control's problems.
+    fn spot(self) -> Spot {
+        Spot {
+            id: self.id(),
+            label: self.label(),
+        }
+    }
+
     /// The control a definition field came from, given the form that made the definition: the
     /// field's own control when the form set it (or must: the required fields), else the JSON
     /// editor when its object has the field's top-level key. `None`: only the summary.
@@ -217,22 +226,6 @@ impl Control {
     }
 }
 
-/// A problem to show: at a control, or only in the summary.
-#[derive(Clone, Debug)]
-struct Problem {
-    control: Option<Control>,
-    message: String,
-}
-
-impl Problem {
-    fn at(control: Control, message: impl Into<String>) -> Self {
-        Problem {
-            control: Some(control),
-            message: message.into(),
-        }
-    }
-}
-
 /// The definition the form says, and the JSON editor's own object (for [`Control::for_path`]);
 /// or what keeps the form from being one.
 fn definition(form: &JobForm) -> Result<(Value, Map<String, Value>), Vec<Problem>> {
@@ -242,11 +235,17 @@ fn definition(form: &JobForm) -> Result<(Value, Map<String, Value>), Vec<Problem
         text => match serde_json::from_str::<Value>(text) {
             Ok(Value::Object(map)) => map,
             Ok(_) => {
-                problems.push(Problem::at(Control::Extra, "expected a JSON object, {…}"));
+                problems.push(Problem::at(
+                    Control::Extra.spot(),
+                    "expected a JSON object, {…}",
+                ));
                 Map::new()
             }
             Err(e) => {
-                problems.push(Problem::at(Control::Extra, format!("invalid JSON: {e}")));
+                problems.push(Problem::at(
+                    Control::Extra.spot(),
+                    format!("invalid JSON: {e}"),
+                ));
                 Map::new()
             }
         },
@@ -310,7 +309,7 @@ fn when(form: &JobForm) -> Result<Option<(&'static str, Value)>, Problem> {
             let lines: Vec<&str> = form.cron.lines().filter_map(non_empty).collect();
             if lines.is_empty() {
                 return Err(Problem::at(
-                    Control::Cron,
+                    Control::Cron.spot(),
                     "enter a cron expression (one per line), or choose another kind",
                 ));
             }
@@ -321,7 +320,7 @@ fn when(form: &JobForm) -> Result<Option<(&'static str, Value)>, Problem> {
         "interval" => {
             let Some(every) = non_empty(&form.interval) else {
                 return Err(Problem::at(
-                    Control::Interval,
+                    Control::Interval.spot(),
                     "enter an interval such as 6h or 6h/5h, or choose another kind",
                 ));
             };
@@ -332,7 +331,7 @@ fn when(form: &JobForm) -> Result<Option<(&'static str, Value)>, Problem> {
         "calendars" => {
             if form.calendars.trim().is_empty() {
                 return Err(Problem::at(
-                    Control::Calendars,
+                    Control::Calendars.spot(),
                     "enter a calendar such as {\"hour\": \"9\"}, or choose another kind",
                 ));
             }
@@ -341,13 +340,13 @@ fn when(form: &JobForm) -> Result<Option<(&'static str, Value)>, Problem> {
                 Ok(Value::Object(one)) => json!([one]),
                 Ok(_) => {
                     return Err(Problem::at(
-                        Control::Calendars,
+                        Control::Calendars.spot(),
                         "expected a calendar object or a list of them",
                     ))
                 }
                 Err(e) => {
                     return Err(Problem::at(
-                        Control::Calendars,
+                        Control::Calendars.spot(),
                         format!("invalid JSON: {e}"),
                     ))
                 }
@@ -373,7 +372,7 @@ fn when(form: &JobForm) -> Result<Option<(&'static str, Value)>, Problem> {
         "json" => None,
         other => {
             return Err(Problem::at(
-                Control::When,
+                Control::When.spot(),
                 format!("unknown kind {other:?}"),
             ))
         }
@@ -387,7 +386,7 @@ fn request(form: &JobForm) -> Result<Option<Value>, Problem> {
     let Some(url) = non_empty(&form.url) else {
         if headers.is_some() || body.is_some() {
             return Err(Problem::at(
-                Control::Url,
+                Control::Url.spot(),
                 "a request needs a URL (or clear its headers and body and give the request below)",
             ));
         }
@@ -406,7 +405,7 @@ fn request(form: &JobForm) -> Result<Option<Value>, Problem> {
             };
             let Some((name, value)) = line.split_once(':') else {
                 return Err(Problem::at(
-                    Control::Headers,
+                    Control::Headers.spot(),
                     format!("line {}: expected Name: value", n + 1),
                 ));
             };
@@ -417,7 +416,7 @@ fn request(form: &JobForm) -> Result<Option<Value>, Problem> {
     if let Some(body) = body {
         let value = serde_json::from_str::<Value>(body).map_err(|e| {
             Problem::at(
-                Control::Body,
+                Control::Body.spot(),
                 format!("invalid JSON ({e}); write text in double quotes"),
             )
         })?;
@@ -454,7 +453,7 @@ fn merge(base: &mut Value, over: Value, path: &str, problems: &mut Vec<Problem>)
             }
         }
         _ => problems.push(Problem::at(
-            Control::Extra,
+            Control::Extra.spot(),
             format!("{path}: given both in the form above and here; keep one"),
         )),
     }
@@ -510,7 +509,7 @@ pub(crate) async fn create_job<S: Store>(
         Err(AppError::Invalid(e)) => {
             return refused(
                 StatusCode::BAD_REQUEST,
-                Problem::at(Control::JobId, e.to_string()),
+                Problem::at(Control::JobId.spot(), e.to_string()),
             )
         }
         Err(e) => return Err(e.into()),
@@ -523,13 +522,13 @@ pub(crate) async fn create_job<S: Store>(
         Err(AppError::Invalid(e)) => refused(
             StatusCode::BAD_REQUEST,
             Problem {
-                control: Control::for_path(&e.path, &form, &extra),
+                at: Control::for_path(&e.path, &form, &extra).map(Control::spot),
                 message: e.to_string(),
             },
         ),
         Err(AppError::Conflict(message)) => refused(
             StatusCode::CONFLICT,
-            Problem::at(Control::JobId, format!("jobId: {message}")),
+            Problem::at(Control::JobId.spot(), format!("jobId: {message}")),
         ),
         Err(e) => Err(e.into()),
     }
@@ -556,7 +555,7 @@ fn preview<S: Store>(
         Ok(preview) => Ok((None, PreviewShown::Times(preview.times))),
         Err(AppError::Invalid(e)) => {
             let problem = Problem {
-                control: Control::for_path(&e.path, form, extra),
+                at: Control::for_path(&e.path, form, extra).map(Control::spot),
                 message: e.to_string(),
             };
             let shown = PreviewShown::Problem(problem.message.clone());
@@ -596,37 +595,15 @@ fn page(
     problems: &[Problem],
     preview: Option<PreviewShown>,
 ) -> axum::response::Html<String> {
-    let problem_at = |control: Control| {
-        problems
-            .iter()
-            .find(|p| p.control == Some(control))
-            .map(|p| p.message.as_str())
-    };
+    let problem_at = |control: Control| Problem::message_at(problems, control.spot());
     // A text input or textarea with its label, hint and error, described by both.
     let field = |control: Control, hint: Option<&str>, input: Markup| {
-        let error = problem_at(control);
-        html! {
-            div.field.wide {
-                label for=(control.id()) { (control.label()) }
-                @if let Some(hint) = hint { p.hint id={ (control.id()) "-hint" } { (hint) } }
-                (input)
-                @if let Some(error) = error {
-                    p.field-error id={ (control.id()) "-error" } { (error) }
-                }
-            }
-        }
+        field(control.spot(), hint, problem_at(control), input)
     };
     let described = |control: Control, hint: bool| {
-        let mut ids = Vec::new();
-        if hint {
-            ids.push(format!("{}-hint", control.id()));
-        }
-        if problem_at(control).is_some() {
-            ids.push(format!("{}-error", control.id()));
-        }
-        (!ids.is_empty()).then(|| ids.join(" "))
+        described_by(control.id(), hint, problem_at(control).is_some())
     };
-    let invalid = |control: Control| problem_at(control).map(|_| "true");
+    let invalid = |control: Control| invalid(problem_at(control));
     let text_input = |control: Control, name: &str, value: &str, hint: Option<&str>| {
         field(
             control,
@@ -653,21 +630,7 @@ fn page(
     let content = html! {
         p.crumbs { a href="/" { "Jobs" } " / New job" }
         h1 { "New job" }
-        @if !problems.is_empty() {
-            div.error-summary id="problems" role="alert" tabindex="-1" aria-labelledby="problems-title" {
-                h2 id="problems-title" { "The job was not created" }
-                ul {
-                    @for problem in problems {
-                        li {
-                            @match problem.control {
-                                Some(control) => a href={ "#" (control.id()) } { (control.label()) ": " (problem.message) },
-                                None => (problem.message),
-                            }
-                        }
-                    }
-                }
-            }
-        }
+        (error_summary("The job was not created", problems))
         form.create method="post" action="/ui/jobs/new" novalidate {
             input type="hidden" name="csrf" value=(session.csrf);
             fieldset {

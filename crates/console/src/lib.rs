@@ -18,6 +18,13 @@
 //! as `POST /jobs/{jobId}`, showing each of the use case's errors at the control its field came
 //! from.
 //!
+//! A job's backfill page (`/ui/jobs/{jobId}/backfill`) and edit page (`/ui/jobs/{jobId}/edit`)
+//! show what they would do before they do it: a dry run of [`App::backfill_by`] lists the times
+//! a range would run, and [`App::preview_update`] the next fire times before and after a change
+//! and the runs waiting to start that it affects; a second button posts exactly what was
+//! previewed. The previews store nothing, so a read token's session may ask them (as the API lets
+//! it ask dry runs) while Run and Save are refused it.
+//!
 //! The dashboard (`/ui/dashboard`) and a job page's "Statistics" section show the figures of
 //! [`App::fleet_stats`] and [`App::job_stats`] (the same use cases as `GET /stats` and
 //! `GET /jobs/{jobId}/stats`) over the window in `?window=`, as charts drawn on the server by the
@@ -35,10 +42,13 @@
 //! a CSRF token bound to the session. The API Lambda does not mount the console: on AWS it is off.
 
 mod auth;
+mod backfill;
 mod bulk;
 mod chart;
 mod create;
+mod edit;
 mod filter;
+mod form;
 mod ledger;
 mod pages;
 mod stats;
@@ -133,6 +143,19 @@ pub fn router<S: Store>(app: Arc<App<S>>, config: ConsoleConfig) -> Router {
         .route("/ui/jobs/{job_id}/trigger", post(pages::trigger::<S>))
         .route("/ui/jobs/{job_id}/delete", post(pages::delete::<S>))
         .route("/ui/bulk/jobs", post(bulk::bulk_jobs::<S>))
+        .route(
+            "/ui/jobs/{job_id}/backfill",
+            get(backfill::page::<S>).post(backfill::run::<S>),
+        )
+        .route(
+            "/ui/jobs/{job_id}/backfill/preview",
+            post(backfill::preview::<S>),
+        )
+        .route(
+            "/ui/jobs/{job_id}/edit",
+            get(edit::page::<S>).post(edit::save::<S>),
+        )
+        .route("/ui/jobs/{job_id}/edit/preview", post(edit::preview::<S>))
         .route("/ui/executions/{execution_id}", get(pages::execution::<S>))
         .route(
             "/ui/executions/{execution_id}/cancel",

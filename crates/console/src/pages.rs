@@ -20,7 +20,9 @@ use crate::bulk::bulk_form;
 use crate::filter::{field, filter_of, filter_pairs};
 use crate::ledger;
 use crate::stats::{job_section, WindowQuery};
-use crate::view::{chip, filter_fields, job_url, label_fields, layout, relative, seg, when};
+use crate::view::{
+    chip, filter_fields, job_url, label_fields, layout, relative, seg, when, JobNotice,
+};
 use crate::{ConsoleState, PageError};
 
 type PageResult = Result<Response, PageError>;
@@ -314,6 +316,7 @@ pub(crate) async fn job<S: Store>(
     Extension(session): Extension<Session>,
     Path(job_id): Path<String>,
     Query(window): Query<WindowQuery>,
+    Query(notice): Query<JobNotice>,
 ) -> PageResult {
     let app = &console.app;
     let job_id = parse_job_id(&job_id)?;
@@ -353,6 +356,7 @@ pub(crate) async fn job<S: Store>(
     let content = html! {
         p.crumbs { a href="/" { "Jobs" } " / " (id) }
         h1 { (id) " " @if job.definition.active() { (chip("active")) } @else { (chip("paused")) } }
+        (notice.render())
         @if let Some(notes) = &state.paused_notes { p.notes { "Notes: " (notes) } }
         section aria-labelledby="def" {
             h2 id="def" { "Definition" }
@@ -475,6 +479,11 @@ pub(crate) async fn job<S: Store>(
                     input id="unpause-notes" name="notes" type="text";
                     button type="submit" { "Unpause" }
                 }
+            }
+            div.card {
+                a href={ (base) "/edit" } { "Edit the definition" } " · "
+                a href={ (base) "/backfill" } { "Backfill" }
+                p.hint { "Each shows what it would do before it does it." }
             }
             form.card method="post" action={ (base) "/trigger" } {
                 input type="hidden" name="csrf" value=(session.csrf);

@@ -154,3 +154,33 @@ fn text_field(id: &str, name: &str, label: &str, value: Option<&str>) -> Markup 
         }
     }
 }
+
+/// What a job's page says when a form sent the reader back to it: `?backfilled=N` after a
+/// backfill was recorded, `?updated=1` after an edit was saved. Only these words are shown,
+/// never text from the URL.
+#[derive(Debug, Default, serde::Deserialize)]
+pub(crate) struct JobNotice {
+    #[serde(default)]
+    backfilled: Option<String>,
+    #[serde(default)]
+    updated: Option<String>,
+}
+
+impl JobNotice {
+    pub(crate) fn render(&self) -> Markup {
+        let backfilled = self
+            .backfilled
+            .as_deref()
+            .and_then(|n| n.parse::<u64>().ok());
+        html! {
+            @if let Some(count) = backfilled {
+                p.notice role="status" {
+                    "Backfill recorded: " (count) @if count == 1 { " run starts" } @else { " runs start" } " now."
+                }
+            }
+            @if self.updated.is_some() {
+                p.notice role="status" { "Saved: the job's definition is changed." }
+            }
+        }
+    }
+}

@@ -17,6 +17,7 @@ use sundial_core::stats::{NotRun, Rollup};
 use sundial_service::adapters::memory::{ManualClock, MemoryStore};
 use sundial_service::ports::store::{RollupRecord, Store, Write};
 use sundial_service::{App, AppConfig};
+use support::urlencode;
 use tower::ServiceExt;
 
 struct Console {
@@ -49,12 +50,7 @@ impl Console {
             .unwrap();
         let cookie = support::session_cookie(&first);
         let html = body_text(first.into_body()).await;
-        let csrf = html
-            .split(r#"name="csrf" value=""#)
-            .nth(1)
-            .and_then(|rest| rest.split('"').next())
-            .unwrap()
-            .to_owned();
+        let csrf = support::csrf_of(&html);
         Console {
             router,
             app,
@@ -86,9 +82,25 @@ impl Console {
         .await
     }
 
+    /// Posts a form of `fields` to `uri`, with the session's cookie.
+    async fn post_form(&self, uri: &str, fields: &[(&str, &str)]) -> Page {
+        let body: Vec<String> = fields
+            .iter()
+            .map(|(k, v)| format!("{k}={}", urlencode(v)))
+            .collect();
+        self.send(
+            Request::post(uri)
+                .header(header::COOKIE, &self.cookie)
+                .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+                .body(Body::from(body.join("&")))
+                .unwrap(),
+        )
+        .await
+    }
+
     /// Posts the create form with `fields` over a blank form's defaults.
     async fn create(&self, fields: &[(&str, &str)]) -> Page {
-        let mut form: Vec<(String, String)> = [
+        let defaults = [
             ("csrf", self.csrf.as_str()),
             ("when", "cron"),
             ("timeZone", "UTC"),
@@ -98,42 +110,28 @@ impl Console {
             ("creatorName", "Operations"),
             ("jobName", "Report"),
             ("url", "http://127.0.0.1:9/run"),
-        ]
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
+        ];
+        self.post_over("/ui/jobs/new", &defaults, fields).await
+    }
+
+    /// Posts `fields` over `defaults` (a field of both: the one of `fields`) to `uri`.
+    async fn post_over(
+        &self,
+        uri: &str,
+        defaults: &[(&str, &str)],
+        fields: &[(&str, &str)],
+    ) -> Page {
+        let mut form = defaults.to_vec();
         for (key, value) in fields {
             form.retain(|(k, _)| k != key);
-            form.push((key.to_string(), value.to_string()));
+            form.push((key, value));
         }
-        let body: Vec<String> = form
-            .iter()
-            .map(|(k, v)| format!("{k}={}", urlencode(v)))
-            .collect();
-        self.send(
-            Request::post("/ui/jobs/new")
-                .header(header::COOKIE, &self.cookie)
-                .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-                .body(Body::from(body.join("&")))
-                .unwrap(),
-        )
-        .await
+        self.post_form(uri, &form).await
     }
 }
 
 async fn body_text(body: Body) -> String {
     String::from_utf8(body.collect().await.unwrap().to_bytes().to_vec()).unwrap()
-}
-
-fn urlencode(text: &str) -> String {
-    text.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                char::from(b).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }
 
 /// The text of the element with `id` (up to its closing tag), to check what a control shows.
@@ -565,12 +563,7 @@ async fn a_session_acts_as_its_token_and_a_read_token_changes_nothing() {
         .unwrap();
         assert_eq!(page.status(), StatusCode::OK);
         let html = body_text(page.into_body()).await;
-        let csrf = html
-            .split(r#"name="csrf" value=""#)
-            .nth(1)
-            .and_then(|rest| rest.split('"').next())
-            .unwrap()
-            .to_owned();
+        let csrf = support::csrf_of(&html);
         (cookie, csrf)
     };
     let pause = |(cookie, csrf): (String, String)| {
@@ -953,427 +946,547 @@ async fn a_jobs_page_charts_its_own_runs_over_the_window_it_is_asked_for() {
     assert!(bad.html.contains("window"));
 }
 
-impl Console {
-    /// Posts a form of `fields` (names may repeat) to `path`.
-    async fn post(&self, path: &str, fields: &[(impl AsRef<str>, impl AsRef<str>)]) -> Page {
-        let body: Vec<String> = fields
-            .iter()
-            .map(|(k, v)| format!("{}={}", k.as_ref(), urlencode(v.as_ref())))
-            .collect();
-        self.send(
-            Request::post(path)
-                .header(header::COOKIE, &self.cookie)
-                .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-                .body(Body::from(body.join("&")))
-                .unwrap(),
+/// The job `minutely`, firing every minute in London (GMT in January: the times read as UTC),
+/// with the runs of `ran` (minutes of 09:00) done, written as the engine writes a fire's run.
+async fn minutely_that_ran(console: &Console, ran: &[u32]) -> sundial_core::job::JobId {
+    use sundial_core::execution::{execution_id_for_fire, Execution, ExecutionState};
+    minutely(console, "minutely", "Europe/London").await;
+    let id: sundial_core::job::JobId = "minutely".parse().unwrap();
+    for (n, minute) in ran.iter().enumerate() {
+        let at = format!("2026-01-05T09:{minute:02}:00Z").parse().unwrap();
+        let mut run = Execution::new(
+            execution_id_for_fire(&id, 0, at),
+            id.clone(),
+            n as u64 + 1,
+            ExecutionState::Scheduled,
+            at,
+            id.to_string(),
+            at,
         )
-        .await
-    }
-
-    /// Creates jobs triggered only, each with the label `team`.
-    async fn labelled(&self, jobs: &[(&str, &str)]) {
-        for (id, team) in jobs {
-            let body = json!({"jobName": id, "creator": "ops", "creatorName": "Ops",
-                "request": [{"url": "http://127.0.0.1:9/"}], "timer": {"period": "external"},
-                "labels": {"team": team}});
-            self.app
-                .create_job(&id.parse().unwrap(), &body)
-                .await
-                .unwrap();
-        }
-    }
-
-    async fn active(&self, id: &str) -> bool {
-        self.app
-            .get_job(&id.parse().unwrap())
-            .await
-            .unwrap()
-            .status()
-            == "active"
-    }
-
-    /// The newest entry of a job's audit trail: action, actor, reason.
-    async fn last_change(&self, id: &str) -> (Value, Value, Value) {
-        let history = self
+        .unwrap();
+        run.transition(ExecutionState::Enqueued, at, "due").unwrap();
+        run.transition(ExecutionState::Processing, at, "attempt 1")
+            .unwrap();
+        run.transition(ExecutionState::Succeeded, at, "HTTP 200")
+            .unwrap();
+        let record = sundial_service::records::encode_execution(&run, 1).unwrap();
+        console
             .app
-            .history(
-                &id.parse().unwrap(),
-                &sundial_service::ports::store::PageRequest::first(10),
-            )
+            .store()
+            .write_all(&[Write::CreateExecution(&record)])
             .await
-            .unwrap()
-            .items;
-        let last = &history[0];
-        (
-            last["action"].clone(),
-            last["actor"].clone(),
-            last["reason"].clone(),
-        )
+            .unwrap();
     }
+    id
 }
 
-/// Two jobs of the payments team, one of search.
-const TEAMS: [(&str, &str); 3] = [
-    ("pay-1", "payments"),
-    ("pay-2", "payments"),
-    ("search-1", "search"),
-];
-
-/// The `data-job` ids of a page's rows (the list's, or a bulk page's outcomes).
-fn job_rows(html: &str) -> Vec<String> {
-    html.split(r#"data-job=""#)
+/// The `datetime` of every time a backfill preview lists, in order.
+fn previewed(html: &str) -> Vec<String> {
+    let Some(list) = html.split(r#"<ol class="fires backfill-times">"#).nth(1) else {
+        return Vec::new();
+    };
+    let list = list.split("</ol>").next().unwrap();
+    list.split(r#"<time datetime=""#)
         .skip(1)
         .map(|rest| rest.split('"').next().unwrap().to_owned())
         .collect()
 }
 
-#[tokio::test]
-async fn the_list_filters_by_label_and_id_prefix_and_shows_each_jobs_success_over_a_day() {
-    let console = Console::open().await;
-    console.labelled(&TEAMS).await;
-    let page = console.get("/?label=team:payments").await;
-    assert_eq!(page.status, StatusCode::OK, "{}", page.html);
-    assert_eq!(job_rows(&page.html), ["pay-1", "pay-2"]);
-    assert!(element(&page.html, "f-label").contains(r#"value="team:payments""#));
-    // The sort links and the bulk form keep the label.
-    assert!(
-        page.html
-            .contains(r#"href="/?label=team%3Apayments&amp;sort=nextFire""#),
-        "{}",
-        page.html
-    );
-    assert!(page
-        .html
-        .contains(r#"<input type="hidden" name="label" value="team:payments">"#));
-    // Each row's box, labelled, belongs to the bulk form.
-    assert!(page.html.contains(
-        r#"<input type="checkbox" name="jobIds" value="pay-1" form="bulk" aria-label="Select pay-1">"#
-    ));
-
-    let page = console.get("/?idPrefix=search").await;
-    assert_eq!(job_rows(&page.html), ["search-1"]);
-    assert!(element(&page.html, "f-idPrefix").contains(r#"value="search""#));
-    let page = console.get("/?label=team:search&label=team:payments").await;
-    assert_eq!(job_rows(&page.html), Vec::<String>::new());
-    let page = console.get("/?label=payments").await;
-    assert_eq!(page.status, StatusCode::BAD_REQUEST);
-    assert!(
-        page.html.contains("label: expected key:value"),
-        "{}",
-        page.html
-    );
-
-    // Runs of the last 24 hours only: 3 succeeded and 1 terminated in the hour before now
-    // (10:00), 5 terminated two days ago; pay-2 never ran.
-    let mut runs = ended("Succeeded", 3, 5, 100, 20);
-    runs.merge(&ended("Terminated", 1, 7, 100, 20));
-    add_rollup(&console.app, "pay-1", "2026-01-05T09:00:00Z", &runs).await;
-    let old = ended("Terminated", 5, 5, 100, 20);
-    add_rollup(&console.app, "pay-1", "2026-01-03T09:00:00Z", &old).await;
-    let page = console.get("/?label=team:payments").await;
-    let success = |id: &str| {
-        let row = &page.html[page.html.find(&format!(r#"data-job="{id}""#)).unwrap()..];
-        let cell = &row[row.find("td class=\"success\"").unwrap()..];
-        cell[..cell.find("</td>").unwrap()].to_owned()
-    };
-    let pay1 = success("pay-1");
-    assert!(
-        pay1.contains(r#"data-ended="4" data-succeeded="3""#)
-            && pay1.contains("75 % <span class=\"muted\">of 4</span>"),
-        "{pay1}"
-    );
-    assert!(success("pay-2").contains("—"), "{}", success("pay-2"));
+fn backfill_form<'a>(csrf: &'a str, mode: &'a str, order: &'a str) -> Vec<(&'a str, &'a str)> {
+    vec![
+        ("csrf", csrf),
+        ("start", "2026-01-05T09:50"),
+        ("end", "2026-01-05T09:55"),
+        ("mode", mode),
+        ("order", order),
+        ("overlap", ""),
+    ]
 }
 
 #[tokio::test]
-async fn a_bulk_pause_by_label_counts_first_then_pauses_exactly_those_with_the_reason() {
+async fn a_backfill_preview_lists_the_times_missing_leaves_out_what_ran_and_run_records_it() {
     let console = Console::open().await;
-    console.labelled(&TEAMS).await;
-    let form = |confirm: bool| {
-        let mut fields = vec![
-            ("csrf", console.csrf.as_str()),
-            ("scope", "filter"),
-            ("label", "team:payments"),
-            ("action", "pause"),
-            ("reason", "payments freeze for the migration"),
-        ];
-        if confirm {
-            fields.push(("confirm", "1"));
-        }
-        fields
+    let id = minutely_that_ran(&console, &[51, 53]).await;
+
+    // The page: a form over the last day, in the job's zone, linked from the job's page.
+    let job_page = console.get("/ui/jobs/minutely").await;
+    assert!(job_page
+        .html
+        .contains(r#"<a href="/ui/jobs/minutely/backfill">"#));
+    let page = console.get("/ui/jobs/minutely/backfill").await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(page.html.contains("Europe/London"), "{}", page.html);
+    assert!(element(&page.html, "b-start").contains(r#"value="2026-01-04T10:00""#));
+    assert!(element(&page.html, "b-end").contains(r#"value="2026-01-05T10:00""#));
+
+    let minutes = |list: &[u32]| -> Vec<String> {
+        list.iter()
+            .map(|m| format!("2026-01-05T09:{m:02}:00+00:00"))
+            .collect()
     };
-
-    // The dry run: how many and which, nothing changed.
-    let page = console.post("/ui/bulk/jobs", &form(false)).await;
-    assert_eq!(page.status, StatusCode::OK, "{}", page.html);
-    assert!(
-        page.html.contains("<h1>Pause 2 jobs?</h1>"),
-        "{}",
-        page.html
-    );
-    assert!(page.html.contains(r#"data-matched="2""#));
-    assert!(page.html.contains("match the filter label team:payments."));
-    assert_eq!(job_rows(&page.html), ["pay-1", "pay-2"]);
-    assert!(page
-        .html
-        .contains(r#"<input type="hidden" name="confirm" value="1">"#));
-    assert!(page
-        .html
-        .contains(r#"<input type="hidden" name="label" value="team:payments">"#));
-    for id in ["pay-1", "pay-2", "search-1"] {
-        assert!(console.active(id).await, "{id} changed by a dry run");
-    }
-
-    // Confirmed: exactly those, each with the reason in its audit trail.
-    let page = console.post("/ui/bulk/jobs", &form(true)).await;
-    assert_eq!(page.status, StatusCode::OK, "{}", page.html);
-    assert!(
-        page.html.contains("<h1>Pause: 2 done, 0 failed</h1>"),
-        "{}",
-        page.html
-    );
-    assert_eq!(job_rows(&page.html), ["pay-1", "pay-2"]);
-    assert_eq!(page.html.matches(r#"data-outcome="done""#).count(), 2);
-    for id in ["pay-1", "pay-2"] {
-        assert!(!console.active(id).await, "{id} not paused");
-        assert_eq!(
-            console.last_change(id).await,
-            (
-                json!("bulk:pause"),
-                json!("anonymous"),
-                json!("payments freeze for the migration")
-            )
-        );
-    }
-    assert!(console.active("search-1").await);
-    assert_eq!(console.last_change("search-1").await.0, json!("create"));
-}
-
-#[tokio::test]
-async fn bulk_outcomes_show_each_jobs_run_or_error() {
-    let console = Console::open().await;
-    console
-        .labelled(&[("pay-1", "payments"), ("pay-2", "payments")])
+    // All: every minute of the range, both ends included; the form keeps its values.
+    let all = console
+        .post_form(
+            "/ui/jobs/minutely/backfill/preview",
+            &backfill_form(&console.csrf, "all", "oldest"),
+        )
         .await;
-    let fields = |confirm: &'static str| {
-        vec![
-            ("csrf", console.csrf.as_str()),
-            ("scope", "selected"),
-            ("jobIds", "pay-1"),
-            ("jobIds", "ghost"),
-            ("action", "trigger"),
-            ("reason", "rerun after the outage"),
-            ("confirm", confirm),
-        ]
+    assert_eq!(all.status, StatusCode::OK, "{}", all.html);
+    assert_eq!(previewed(&all.html), minutes(&[50, 51, 52, 53, 54, 55]));
+    assert!(all.html.contains(r#"data-count="6""#));
+    assert!(element(&all.html, "b-start").contains(r#"value="2026-01-05T09:50""#));
+    // Missing: not the times that ran; newest first when asked.
+    let missing = console
+        .post_form(
+            "/ui/jobs/minutely/backfill/preview",
+            &backfill_form(&console.csrf, "missing", "oldest"),
+        )
+        .await;
+    assert_eq!(previewed(&missing.html), minutes(&[50, 52, 54, 55]));
+    let newest = console
+        .post_form(
+            "/ui/jobs/minutely/backfill/preview",
+            &backfill_form(&console.csrf, "missing", "newest"),
+        )
+        .await;
+    assert_eq!(previewed(&newest.html), minutes(&[55, 54, 52, 50]));
+    // Previews record nothing.
+    let job = console.app.get_job(&id).await.unwrap();
+    assert!(job.state.pending_backfills.is_empty());
+    let history = |console: &Console| {
+        let (app, id) = (Arc::clone(&console.app), id.clone());
+        async move {
+            app.history(&id, &sundial_service::ports::store::PageRequest::first(10))
+                .await
+                .unwrap()
+                .items
+        }
     };
-    // The dry run checks explicit ids: one matches, the missing one would fail.
-    let page = console.post("/ui/bulk/jobs", &fields("")).await;
-    assert_eq!(page.status, StatusCode::OK, "{}", page.html);
-    assert!(
-        page.html.contains("<h1>Trigger 1 job?</h1>"),
-        "{}",
-        page.html
-    );
-    assert!(page
-        .html
-        .contains(r#"data-job="ghost" data-outcome="failed""#));
-    assert!(page.html.contains("not found"), "{}", page.html);
+    assert_eq!(history(&console).await.len(), 1, "only the creation");
 
-    let page = console.post("/ui/bulk/jobs", &fields("1")).await;
-    assert!(
-        page.html.contains("<h1>Trigger: 1 done, 1 failed</h1>"),
-        "{}",
-        page.html
-    );
-    let runs = console
-        .app
-        .list_executions(
-            &"pay-1".parse().unwrap(),
-            &sundial_service::ports::store::PageRequest::first(5),
-        )
-        .await
-        .unwrap()
-        .items;
-    assert_eq!(runs.len(), 1);
-    let link = format!(r#"href="/ui/executions/{}""#, runs[0].execution_id);
-    assert!(page.html.contains(&link), "{link} in {}", page.html);
-    assert!(page
+    // The Run button under the preview posts the previewed values: recorded, then the job's
+    // page says how many runs start.
+    assert!(missing
         .html
-        .contains(r#"data-job="ghost" data-outcome="failed""#));
-    assert_eq!(
-        console.last_change("pay-1").await,
-        (
-            json!("bulk:trigger"),
-            json!("anonymous"),
-            json!("rerun after the outage")
+        .contains(r#"<form method="post" action="/ui/jobs/minutely/backfill">"#));
+    assert!(missing
+        .html
+        .contains(r#"<input type="hidden" name="mode" value="missing">"#));
+    let run = console
+        .post_form(
+            "/ui/jobs/minutely/backfill",
+            &backfill_form(&console.csrf, "missing", "oldest"),
         )
-    );
+        .await;
+    assert_eq!(run.status, StatusCode::SEE_OTHER, "{}", run.html);
+    let to = run.location.unwrap();
+    assert_eq!(to, "/ui/jobs/minutely?backfilled=4");
     assert!(console
-        .app
-        .list_executions(
-            &"pay-2".parse().unwrap(),
-            &sundial_service::ports::store::PageRequest::first(5)
-        )
+        .get(&to)
         .await
-        .unwrap()
-        .items
-        .is_empty());
+        .html
+        .contains("Backfill recorded: 4 runs start now."));
+    let job = console.app.get_job(&id).await.unwrap();
+    assert_eq!(job.state.pending_backfills.len(), 1);
+    let entries = history(&console).await;
+    assert_eq!(
+        (
+            &entries[0]["action"],
+            &entries[0]["count"],
+            &entries[0]["actor"]
+        ),
+        (&json!("backfill"), &json!(4), &json!("anonymous"))
+    );
+    assert_eq!(entries[0]["request"]["mode"], "missing");
 }
 
 #[tokio::test]
-async fn a_bulk_form_without_its_csrf_token_or_a_reason_changes_nothing() {
+async fn a_backfills_errors_are_shown_at_their_fields() {
     let console = Console::open().await;
-    console.labelled(&[("pay-1", "payments")]).await;
-    let mut fields = vec![
-        ("scope", "filter"),
-        ("label", "team:payments"),
-        ("action", "delete"),
-        ("confirm", "1"),
-        ("reason", "cleanup"),
+    minutely_that_ran(&console, &[]).await;
+    let defaults = [
+        ("csrf", console.csrf.as_str()),
+        ("start", "2026-01-05T09:50"),
+        ("end", "2026-01-05T09:55"),
+        ("mode", "all"),
+        ("order", "oldest"),
     ];
-    let page = console.post("/ui/bulk/jobs", &fields).await;
-    assert_eq!(page.status, StatusCode::FORBIDDEN);
-    assert!(page.html.contains("CSRF"), "{}", page.html);
-    fields.push(("csrf", console.csrf.as_str()));
-    fields.retain(|(k, _)| *k != "reason");
-    let page = console.post("/ui/bulk/jobs", &fields).await;
-    assert_eq!(page.status, StatusCode::BAD_REQUEST);
-    assert!(page.html.contains("reason: is required"), "{}", page.html);
-    // A filter that selects nothing is not "every job".
+    for (field, control, says) in [
+        (
+            ("end", "2026-01-05T09:40"),
+            "b-end-error",
+            "endTime: is before startTime",
+        ),
+        (
+            // London's clocks go forward at 01:00 on 29 March 2026: 01:30 is not a time there.
+            ("start", "2026-03-29T01:30"),
+            "b-start-error",
+            "startTime: 2026-03-29T01:30 does not exist in Europe/London",
+        ),
+        (
+            // And back at 02:00 on 25 October: 01:30 comes twice.
+            ("end", "2026-10-25T01:30"),
+            "b-end-error",
+            "endTime: 2026-10-25 01:30:00 happens twice in Europe/London",
+        ),
+        (
+            ("start", "yesterday"),
+            "b-start-error",
+            "is not a date and time",
+        ),
+        (
+            ("mode", "sometimes"),
+            "b-mode-error",
+            "mode: expected all, missing or failed",
+        ),
+        (
+            ("overlap", "Never"),
+            "b-overlap-error",
+            "overlap: expected Skip",
+        ),
+    ] {
+        let page = console
+            .post_over("/ui/jobs/minutely/backfill/preview", &defaults, &[field])
+            .await;
+        assert_eq!(page.status, StatusCode::BAD_REQUEST, "{field:?}");
+        let error = element(&page.html, control);
+        assert!(error.contains(says), "{field:?}: {error}");
+        assert!(page.html.contains("The backfill was not recorded"));
+        assert!(previewed(&page.html).is_empty());
+        // The value typed is kept.
+        let (key, value) = field;
+        if key == "start" || key == "end" {
+            assert!(element(&page.html, &format!("b-{key}")).contains(value));
+        }
+    }
+    // The same refusals from the Run button: nothing recorded.
     let page = console
-        .post(
-            "/ui/bulk/jobs",
+        .post_form(
+            "/ui/jobs/minutely/backfill",
             &[
-                ("csrf", console.csrf.as_str()),
-                ("scope", "filter"),
-                ("action", "delete"),
-                ("reason", "cleanup"),
-                ("confirm", "1"),
+                ("csrf", &console.csrf),
+                ("start", "2026-03-29T01:30"),
+                ("end", "2026-03-29T03:00"),
             ],
         )
         .await;
-    assert_eq!(page.status, StatusCode::BAD_REQUEST, "{}", page.html);
-    assert!(console.active("pay-1").await);
+    assert_eq!(page.status, StatusCode::BAD_REQUEST);
+    let job = console
+        .app
+        .get_job(&"minutely".parse().unwrap())
+        .await
+        .unwrap();
+    assert!(job.state.pending_backfills.is_empty());
+
+    // A job with no schedule has nothing to backfill: the page says so and offers no form, and a
+    // post gets the use case's refusal.
+    let hook = json!({"jobName": "Hook", "creator": "ops", "creatorName": "Ops",
+        "request": [{"url": "http://127.0.0.1:9/"}], "timer": {"period": "external"}});
+    console
+        .app
+        .create_job(&"hook".parse().unwrap(), &hook)
+        .await
+        .unwrap();
+    let page = console.get("/ui/jobs/hook/backfill").await;
+    assert!(page.html.contains("it has no fire times to backfill"));
+    assert!(!page.html.contains(r#"id="b-start""#));
+    let refused = console
+        .post_over("/ui/jobs/hook/backfill/preview", &defaults, &[])
+        .await;
+    assert_eq!(refused.status, StatusCode::CONFLICT);
+    assert!(refused.html.contains("has no schedule to backfill"));
 }
 
-/// The hidden fields of the page's form whose submit button says `button`, unescaped, as a
-/// browser posts them.
-fn hidden_fields(html: &str, button: &str) -> Vec<(String, String)> {
-    let end = html
-        .find(&format!(">{button}</button>"))
-        .unwrap_or_else(|| panic!("no button {button:?} in\n{html}"));
-    let start = html[..end].rfind("<form").unwrap();
-    html[start..end]
-        .split("<input type=\"hidden\" name=\"")
-        .skip(1)
-        .map(|rest| {
-            let (name, rest) = rest.split_once("\" value=\"").unwrap();
-            let value = rest.split('"').next().unwrap();
-            let value = value
-                .replace("&quot;", "\"")
-                .replace("&lt;", "<")
-                .replace("&gt;", ">")
-                .replace("&amp;", "&");
-            (name.to_owned(), value)
-        })
-        .collect()
-}
-
-#[tokio::test]
-async fn a_bulk_action_over_more_than_a_thousand_jobs_goes_on_with_the_next() {
-    let console = Console::open().await;
-    let jobs: Vec<(String, &str)> = (0..1_001).map(|n| (format!("j{n:04}"), "many")).collect();
-    let jobs: Vec<(&str, &str)> = jobs.iter().map(|(id, t)| (id.as_str(), *t)).collect();
-    console.labelled(&jobs).await;
-    let form = [
-        ("csrf", console.csrf.as_str()),
-        ("scope", "filter"),
-        ("label", "team:many"),
-        ("action", "pause"),
-        ("reason", "winter freeze"),
-    ];
-    let post = |fields| console.post("/ui/bulk/jobs", fields);
-
-    let page = post(&form).await;
-    assert!(
-        page.html.contains("<h1>Pause 1000 jobs?</h1>"),
-        "{}",
-        page.html
-    );
-    assert!(page.html.contains("More than 1,000 match"), "{}", page.html);
-    let page = console
-        .post(
-            "/ui/bulk/jobs",
-            &hidden_fields(&page.html, "Pause 1000 jobs"),
-        )
-        .await;
-    assert!(page.html.contains("<h1>Pause: 1000 done, 0 failed</h1>"));
-    assert!(!console.active("j0999").await);
-    assert!(console.active("j1000").await);
-
-    // Going on: the next jobs' dry run, then the action on them.
-    let page = console
-        .post(
-            "/ui/bulk/jobs",
-            &hidden_fields(&page.html, "Continue with the next jobs"),
-        )
-        .await;
-    assert!(page.html.contains("<h1>Pause 1 job?</h1>"), "{}", page.html);
-    assert_eq!(job_rows(&page.html), ["j1000"]);
-    let page = console
-        .post("/ui/bulk/jobs", &hidden_fields(&page.html, "Pause 1 job"))
-        .await;
-    assert!(page.html.contains("<h1>Pause: 1 done, 0 failed</h1>"));
-    assert!(!page.html.contains("Continue with the next jobs"));
-    assert!(!console.active("j1000").await);
-}
-
-#[tokio::test]
-async fn a_bulk_delete_of_the_rows_selected_confirms_first_and_links_no_deleted_job() {
-    let console = Console::open().await;
-    console.labelled(&TEAMS).await;
-    let mut fields = vec![
-        ("csrf", console.csrf.as_str()),
-        ("scope", "selected"),
-        ("jobIds", "pay-2"),
-        ("jobIds", "search-1"),
-        ("action", "delete"),
-        ("reason", "decommissioned"),
-    ];
-    let page = console.post("/ui/bulk/jobs", &fields).await;
-    assert!(
-        page.html.contains("<h1>Delete 2 jobs?</h1>"),
-        "{}",
-        page.html
-    );
-    assert!(page
-        .html
-        .contains(r#"<form class="card confirm danger" method="post""#));
-    assert!(console.active("pay-2").await && console.active("search-1").await);
-    fields.push(("confirm", "1"));
-    let page = console.post("/ui/bulk/jobs", &fields).await;
-    assert!(
-        page.html.contains("<h1>Delete: 2 done, 0 failed</h1>"),
-        "{}",
-        page.html
-    );
-    assert!(
-        !page.html.contains(r#"href="/ui/jobs/pay-2""#),
-        "{}",
-        page.html
-    );
-    for id in ["pay-2", "search-1"] {
-        assert!(console.app.get_job(&id.parse().unwrap()).await.is_err());
-        assert_eq!(
-            console.last_change(id).await,
-            (
-                json!("bulk:delete"),
-                json!("anonymous"),
-                json!("decommissioned")
-            )
-        );
+/// The definition the edit page starts from, with its cron changed to `cron`.
+async fn edited(console: &Console, id: &str, cron: &str) -> String {
+    let page = console.get(&format!("/ui/jobs/{id}/edit")).await;
+    assert_eq!(page.status, StatusCode::OK);
+    let text = element(&page.html, "e-definition");
+    let text = text[text.find('>').unwrap() + 1..]
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&");
+    let mut definition: Value = serde_json::from_str(&text).unwrap();
+    for state in ["state", "pausedNotes", "createdAt", "updatedAt"] {
+        assert!(definition.get(state).is_none(), "{state} in {text}");
     }
-    assert!(console.active("pay-1").await);
+    definition["schedule"]["cron"] = json!([cron]);
+    definition.to_string()
+}
+
+#[tokio::test]
+async fn an_edit_preview_shows_the_fire_times_before_and_after_and_saves_only_when_confirmed() {
+    let console = Console::open().await;
+    let id: sundial_core::job::JobId = "daily".parse().unwrap();
+    let body = json!({"jobName": "Daily", "creator": "ops", "creatorName": "Ops",
+        "request": [{"url": "http://127.0.0.1:9/", "headers": {"Authorization": "Bearer kept-secret"}}],
+        "schedule": {"cron": ["0 6 * * *"]}});
+    console.app.create_job(&id, &body).await.unwrap();
+    // A run waiting to start (a trigger): a change of its timeout applies to it.
+    let waiting = console
+        .app
+        .trigger(&id, json!({}), None, Default::default())
+        .await
+        .unwrap();
+    let before = console.app.get_job(&id).await.unwrap();
+    assert!(console
+        .get("/ui/jobs/daily")
+        .await
+        .html
+        .contains(r#"<a href="/ui/jobs/daily/edit">"#));
+
+    let mut definition: Value =
+        serde_json::from_str(&edited(&console, "daily", "30 7 * * *").await).unwrap();
+    assert_eq!(
+        definition["request"][0]["headers"]["Authorization"], "***",
+        "secrets stay redacted"
+    );
+    definition["timeoutSeconds"] = json!(30);
+    let text = definition.to_string();
+    let page = console
+        .post_form(
+            "/ui/jobs/daily/edit/preview",
+            &[("csrf", &console.csrf), ("definition", &text)],
+        )
+        .await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.html);
+    let html = &page.html;
+    // Side by side: now 06:00, with the change 07:30, each row marked changed.
+    let row = html.split(r#"<tr class="changed">"#).nth(1).unwrap();
+    assert!(
+        row.contains(r#"<td class="before"><time datetime="2026-01-06T06:00:00+00:00">2026-01-06 06:00:00 UTC+00:00</time>"#),
+        "{row}"
+    );
+    assert!(
+        row.contains(r#"<td class="after"><time datetime="2026-01-06T07:30:00+00:00">"#),
+        "{row}"
+    );
+    assert_eq!(html.matches(r#"<tr class="changed">"#).count(), 10);
+    // The waiting run, and what changes for it.
+    let affected = html.split(r#"<table class="affected">"#).nth(1).unwrap();
+    assert!(affected.contains(&waiting.execution_id), "{affected}");
+    assert!(affected.contains("timeoutSeconds"), "{affected}");
+    // Nothing saved.
+    let after_preview = console.app.get_job(&id).await.unwrap();
+    assert_eq!(after_preview.to_api_json(), before.to_api_json());
+    assert_eq!(after_preview.updated_at, before.updated_at);
+    // A post to the save route without the confirmation only previews too.
+    let unconfirmed = console
+        .post_form(
+            "/ui/jobs/daily/edit",
+            &[("csrf", &console.csrf), ("definition", &text)],
+        )
+        .await;
+    assert_eq!(unconfirmed.status, StatusCode::OK);
+    assert!(unconfirmed.html.contains(r#"id="edit-preview""#));
+    assert_eq!(
+        console.app.get_job(&id).await.unwrap().to_api_json(),
+        before.to_api_json()
+    );
+
+    // Save, from the form under the preview: the previewed text, confirmed.
+    assert!(html.contains(r#"<input type="hidden" name="confirm" value="yes">"#));
+    let saved = console
+        .post_form(
+            "/ui/jobs/daily/edit",
+            &[
+                ("csrf", &console.csrf),
+                ("definition", &text),
+                ("confirm", "yes"),
+            ],
+        )
+        .await;
+    assert_eq!(saved.status, StatusCode::SEE_OTHER, "{}", saved.html);
+    let to = saved.location.unwrap();
+    assert_eq!(to, "/ui/jobs/daily?updated=1");
+    assert!(console.get(&to).await.html.contains("Saved: the job"));
+    let job = console.app.get_job(&id).await.unwrap();
+    let shown = job.to_api_json();
+    assert_eq!(shown["schedule"]["cron"], json!(["30 7 * * *"]));
+    assert_eq!(shown["timeoutSeconds"], 30);
+    assert_eq!(
+        job.definition.as_written()["request"][0]["headers"]["Authorization"],
+        "Bearer kept-secret",
+        "the redacted secret kept its value"
+    );
+    let history = console
+        .app
+        .history(&id, &sundial_service::ports::store::PageRequest::first(10))
+        .await
+        .unwrap()
+        .items;
+    assert_eq!(history[0]["action"], "update");
+    assert_eq!(history[0]["actor"], "anonymous");
+    let changes = history[0]["changes"].as_array().unwrap();
+    assert!(
+        changes.contains(
+            &json!({"path": "/schedule/cron/0", "old": "0 6 * * *", "new": "30 7 * * *"})
+        ),
+        "{changes:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_edits_errors_are_shown_at_the_editor_and_nothing_is_saved() {
+    let console = Console::open().await;
+    let id: sundial_core::job::JobId = "daily".parse().unwrap();
+    let body = json!({"jobName": "Daily", "creator": "ops", "creatorName": "Ops",
+        "request": [{"url": "http://127.0.0.1:9/"}], "schedule": {"cron": ["0 6 * * *"]}});
+    console.app.create_job(&id, &body).await.unwrap();
+    let bad_cron = edited(&console, "daily", "61 * * * *").await;
+    for (text, says) in [
+        (bad_cron.as_str(), "schedule.cron[0]:"),
+        ("{\"jobName\": ", "invalid JSON:"),
+    ] {
+        for confirm in ["", "yes"] {
+            let page = console
+                .post_form(
+                    "/ui/jobs/daily/edit/preview",
+                    &[
+                        ("csrf", &console.csrf),
+                        ("definition", text),
+                        ("confirm", confirm),
+                    ],
+                )
+                .await;
+            assert_eq!(page.status, StatusCode::BAD_REQUEST);
+            let error = element(&page.html, "e-definition-error");
+            assert!(error.contains(says), "{error}");
+            assert!(element(&page.html, "e-definition").contains(r#"aria-invalid="true""#));
+            assert!(!page.html.contains(r#"id="edit-preview""#));
+        }
+    }
+    let job = console.app.get_job(&id).await.unwrap();
+    assert_eq!(job.to_api_json()["schedule"]["cron"], json!(["0 6 * * *"]));
+}
+
+#[tokio::test]
+async fn backfill_and_edit_forms_without_their_csrf_token_change_nothing() {
+    let console = Console::open().await;
+    let id = minutely_that_ran(&console, &[]).await;
+    let before = console.app.get_job(&id).await.unwrap().to_api_json();
+    let definition = edited(&console, "minutely", "0 * * * *").await;
+    for (uri, fields) in [
+        (
+            "/ui/jobs/minutely/backfill",
+            backfill_form("forged", "all", "oldest"),
+        ),
+        (
+            "/ui/jobs/minutely/backfill/preview",
+            backfill_form("", "all", "oldest"),
+        ),
+        (
+            "/ui/jobs/minutely/edit",
+            vec![
+                ("csrf", "forged"),
+                ("definition", definition.as_str()),
+                ("confirm", "yes"),
+            ],
+        ),
+        (
+            "/ui/jobs/minutely/edit/preview",
+            vec![("definition", definition.as_str())],
+        ),
+    ] {
+        let page = console.post_form(uri, &fields).await;
+        assert_eq!(page.status, StatusCode::FORBIDDEN, "{uri}");
+        assert!(page.html.contains("CSRF"), "{uri}");
+    }
+    let job = console.app.get_job(&id).await.unwrap();
+    assert_eq!(job.to_api_json(), before);
+    assert!(job.state.pending_backfills.is_empty());
+}
+
+/// A read token's session may preview a backfill and an edit (dry runs, as the API lets it ask)
+/// but is refused the Run and Save posts, and is not offered their buttons.
+#[tokio::test]
+async fn a_read_token_previews_backfills_and_edits_but_runs_and_saves_nothing() {
+    use sundial_service::api::{ApiAuth, ApiToken, Scope};
+    let app = Arc::new(App::new(
+        MemoryStore::new(),
+        Arc::new(ManualClock::new("2026-01-05T10:00:00Z".parse().unwrap())),
+        AppConfig::new(b"console-test-signing-secret-0123456789".to_vec()),
+    ));
+    let reader = "console-reader-0123456789";
+    let router = sundial_console::router(
+        Arc::clone(&app),
+        ConsoleConfig {
+            auth: ConsoleAuth::Tokens(ApiAuth::tokens(vec![ApiToken::new(
+                "wallboard",
+                Scope::Read,
+                reader,
+            )])),
+            session_lifetime: Duration::from_secs(3600),
+        },
+    );
+    let id: sundial_core::job::JobId = "hourly".parse().unwrap();
+    let body = json!({"jobName": "Hourly", "creator": "ops", "creatorName": "Ops",
+        "request": [{"url": "http://127.0.0.1:9/"}], "schedule": {"cron": ["0 * * * *"]}});
+    app.create_job(&id, &body).await.unwrap();
+    let login = router
+        .clone()
+        .oneshot(
+            Request::post("/ui/login")
+                .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+                .body(Body::from(format!("token={reader}")))
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    let cookie = support::session_cookie(&login);
+    let send = |request: Request<Body>| {
+        let router = router.clone();
+        async move {
+            let response = router.oneshot(request).await.unwrap();
+            (response.status(), body_text(response.into_body()).await)
+        }
+    };
+    let get = |uri: &str| {
+        send(
+            Request::get(uri)
+                .header(header::COOKIE, &cookie)
+                .body(Body::empty())
+                .unwrap(),
+        )
+    };
+    let post = |uri: &str, form: String| {
+        send(
+            Request::post(uri)
+                .header(header::COOKIE, &cookie)
+                .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+                .body(Body::from(form))
+                .unwrap(),
+        )
+    };
+    let (status, html) = get("/ui/jobs/hourly/backfill").await;
+    assert_eq!(status, StatusCode::OK);
+    let csrf = support::csrf_of(&html);
+    let range = format!("csrf={csrf}&start=2026-01-05T06%3A00&end=2026-01-05T08%3A00&mode=all");
+    let (status, html) = post("/ui/jobs/hourly/backfill/preview", range.clone()).await;
+    assert_eq!(status, StatusCode::OK, "{html}");
+    assert_eq!(previewed(&html).len(), 3);
+    assert!(html.contains("it may preview a backfill, not run one"));
+    assert!(!html.contains(r#"id="run-backfill""#));
+    let (status, _) = post("/ui/jobs/hourly/backfill", range).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+
+    let mut definition = app.get_job(&id).await.unwrap().to_api_json();
+    for state in ["state", "pausedNotes", "createdAt", "updatedAt"] {
+        definition.as_object_mut().unwrap().remove(state);
+    }
+    definition["schedule"]["cron"] = json!(["30 * * * *"]);
+    let form = format!(
+        "csrf={csrf}&definition={}&confirm=yes",
+        urlencode(&definition.to_string())
+    );
+    let (status, html) = post("/ui/jobs/hourly/edit/preview", form.clone()).await;
+    assert_eq!(status, StatusCode::OK, "{html}");
+    assert!(html.contains(r#"datetime="2026-01-05T10:30:00+00:00""#));
+    assert!(!html.contains(r#"id="save-edit""#));
+    let (status, _) = post("/ui/jobs/hourly/edit", form).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let job = app.get_job(&id).await.unwrap();
+    assert_eq!(job.to_api_json()["schedule"]["cron"], json!(["0 * * * *"]));
+    assert!(job.state.pending_backfills.is_empty());
 }
 
 /// A minutely job `id` in `zone`, created through the use case.
@@ -1388,6 +1501,15 @@ async fn minutely(console: &Console, id: &str, zone: &str) {
         .create_job(&id.parse().unwrap(), &job)
         .await
         .unwrap();
+}
+
+impl Console {
+    /// Posts a form of `fields` (the session's CSRF token added) to `uri`.
+    async fn post(&self, uri: &str, fields: &[(&str, &str)]) -> Page {
+        let mut form = vec![("csrf", self.csrf.as_str())];
+        form.extend_from_slice(fields);
+        self.post_form(uri, &form).await
+    }
 }
 
 /// The ledger's rows as `(data-time, data-status, the row's text)`.
@@ -1416,19 +1538,11 @@ async fn the_ledger_names_a_pause_and_its_notes_and_links_the_history_entry_that
     let at = |t: &str| console.clock.set(t.parse().unwrap());
     at("2026-01-05T10:02:30Z");
     let paused = console
-        .post(
-            "/ui/jobs/billing/pause",
-            &[("csrf", console.csrf.as_str()), ("notes", "deploy freeze")],
-        )
+        .post("/ui/jobs/billing/pause", &[("notes", "deploy freeze")])
         .await;
     assert_eq!(paused.status, StatusCode::SEE_OTHER, "{}", paused.html);
     at("2026-01-05T10:05:30Z");
-    console
-        .post(
-            "/ui/jobs/billing/unpause",
-            &[("csrf", console.csrf.as_str())],
-        )
-        .await;
+    console.post("/ui/jobs/billing/unpause", &[]).await;
     at("2026-01-05T10:07:10Z");
 
     let page = console
@@ -1581,4 +1695,427 @@ async fn the_ledger_marks_a_dst_gap_with_its_policy() {
         gap.2.contains("2026-03-08 02:30") && gap.2.contains("not run") && gap.2.contains("skip"),
         "{gap:?}"
     );
+}
+
+impl Console {
+    /// Posts a form of `fields` (names may repeat) to `path`.
+    async fn post_fields(&self, path: &str, fields: &[(impl AsRef<str>, impl AsRef<str>)]) -> Page {
+        let body: Vec<String> = fields
+            .iter()
+            .map(|(k, v)| format!("{}={}", k.as_ref(), urlencode(v.as_ref())))
+            .collect();
+        self.send(
+            Request::post(path)
+                .header(header::COOKIE, &self.cookie)
+                .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+                .body(Body::from(body.join("&")))
+                .unwrap(),
+        )
+        .await
+    }
+
+    /// Creates jobs triggered only, each with the label `team`.
+    async fn labelled(&self, jobs: &[(&str, &str)]) {
+        for (id, team) in jobs {
+            let body = json!({"jobName": id, "creator": "ops", "creatorName": "Ops",
+                "request": [{"url": "http://127.0.0.1:9/"}], "timer": {"period": "external"},
+                "labels": {"team": team}});
+            self.app
+                .create_job(&id.parse().unwrap(), &body)
+                .await
+                .unwrap();
+        }
+    }
+
+    async fn active(&self, id: &str) -> bool {
+        self.app
+            .get_job(&id.parse().unwrap())
+            .await
+            .unwrap()
+            .status()
+            == "active"
+    }
+
+    /// The newest entry of a job's audit trail: action, actor, reason.
+    async fn last_change(&self, id: &str) -> (Value, Value, Value) {
+        let history = self
+            .app
+            .history(
+                &id.parse().unwrap(),
+                &sundial_service::ports::store::PageRequest::first(10),
+            )
+            .await
+            .unwrap()
+            .items;
+        let last = &history[0];
+        (
+            last["action"].clone(),
+            last["actor"].clone(),
+            last["reason"].clone(),
+        )
+    }
+}
+
+/// Two jobs of the payments team, one of search.
+const TEAMS: [(&str, &str); 3] = [
+    ("pay-1", "payments"),
+    ("pay-2", "payments"),
+    ("search-1", "search"),
+];
+
+/// The `data-job` ids of a page's rows (the list's, or a bulk page's outcomes).
+fn job_rows(html: &str) -> Vec<String> {
+    html.split(r#"data-job=""#)
+        .skip(1)
+        .map(|rest| rest.split('"').next().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn the_list_filters_by_label_and_id_prefix_and_shows_each_jobs_success_over_a_day() {
+    let console = Console::open().await;
+    console.labelled(&TEAMS).await;
+    let page = console.get("/?label=team:payments").await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.html);
+    assert_eq!(job_rows(&page.html), ["pay-1", "pay-2"]);
+    assert!(element(&page.html, "f-label").contains(r#"value="team:payments""#));
+    // The sort links and the bulk form keep the label.
+    assert!(
+        page.html
+            .contains(r#"href="/?label=team%3Apayments&amp;sort=nextFire""#),
+        "{}",
+        page.html
+    );
+    assert!(page
+        .html
+        .contains(r#"<input type="hidden" name="label" value="team:payments">"#));
+    // Each row's box, labelled, belongs to the bulk form.
+    assert!(page.html.contains(
+        r#"<input type="checkbox" name="jobIds" value="pay-1" form="bulk" aria-label="Select pay-1">"#
+    ));
+
+    let page = console.get("/?idPrefix=search").await;
+    assert_eq!(job_rows(&page.html), ["search-1"]);
+    assert!(element(&page.html, "f-idPrefix").contains(r#"value="search""#));
+    let page = console.get("/?label=team:search&label=team:payments").await;
+    assert_eq!(job_rows(&page.html), Vec::<String>::new());
+    let page = console.get("/?label=payments").await;
+    assert_eq!(page.status, StatusCode::BAD_REQUEST);
+    assert!(
+        page.html.contains("label: expected key:value"),
+        "{}",
+        page.html
+    );
+
+    // Runs of the last 24 hours only: 3 succeeded and 1 terminated in the hour before now
+    // (10:00), 5 terminated two days ago; pay-2 never ran.
+    let mut runs = ended("Succeeded", 3, 5, 100, 20);
+    runs.merge(&ended("Terminated", 1, 7, 100, 20));
+    add_rollup(&console.app, "pay-1", "2026-01-05T09:00:00Z", &runs).await;
+    let old = ended("Terminated", 5, 5, 100, 20);
+    add_rollup(&console.app, "pay-1", "2026-01-03T09:00:00Z", &old).await;
+    let page = console.get("/?label=team:payments").await;
+    let success = |id: &str| {
+        let row = &page.html[page.html.find(&format!(r#"data-job="{id}""#)).unwrap()..];
+        let cell = &row[row.find("td class=\"success\"").unwrap()..];
+        cell[..cell.find("</td>").unwrap()].to_owned()
+    };
+    let pay1 = success("pay-1");
+    assert!(
+        pay1.contains(r#"data-ended="4" data-succeeded="3""#)
+            && pay1.contains("75 % <span class=\"muted\">of 4</span>"),
+        "{pay1}"
+    );
+    assert!(success("pay-2").contains("—"), "{}", success("pay-2"));
+}
+
+#[tokio::test]
+async fn a_bulk_pause_by_label_counts_first_then_pauses_exactly_those_with_the_reason() {
+    let console = Console::open().await;
+    console.labelled(&TEAMS).await;
+    let form = |confirm: bool| {
+        let mut fields = vec![
+            ("csrf", console.csrf.as_str()),
+            ("scope", "filter"),
+            ("label", "team:payments"),
+            ("action", "pause"),
+            ("reason", "payments freeze for the migration"),
+        ];
+        if confirm {
+            fields.push(("confirm", "1"));
+        }
+        fields
+    };
+
+    // The dry run: how many and which, nothing changed.
+    let page = console.post_fields("/ui/bulk/jobs", &form(false)).await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.html);
+    assert!(
+        page.html.contains("<h1>Pause 2 jobs?</h1>"),
+        "{}",
+        page.html
+    );
+    assert!(page.html.contains(r#"data-matched="2""#));
+    assert!(page.html.contains("match the filter label team:payments."));
+    assert_eq!(job_rows(&page.html), ["pay-1", "pay-2"]);
+    assert!(page
+        .html
+        .contains(r#"<input type="hidden" name="confirm" value="1">"#));
+    assert!(page
+        .html
+        .contains(r#"<input type="hidden" name="label" value="team:payments">"#));
+    for id in ["pay-1", "pay-2", "search-1"] {
+        assert!(console.active(id).await, "{id} changed by a dry run");
+    }
+
+    // Confirmed: exactly those, each with the reason in its audit trail.
+    let page = console.post_fields("/ui/bulk/jobs", &form(true)).await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.html);
+    assert!(
+        page.html.contains("<h1>Pause: 2 done, 0 failed</h1>"),
+        "{}",
+        page.html
+    );
+    assert_eq!(job_rows(&page.html), ["pay-1", "pay-2"]);
+    assert_eq!(page.html.matches(r#"data-outcome="done""#).count(), 2);
+    for id in ["pay-1", "pay-2"] {
+        assert!(!console.active(id).await, "{id} not paused");
+        assert_eq!(
+            console.last_change(id).await,
+            (
+                json!("bulk:pause"),
+                json!("anonymous"),
+                json!("payments freeze for the migration")
+            )
+        );
+    }
+    assert!(console.active("search-1").await);
+    assert_eq!(console.last_change("search-1").await.0, json!("create"));
+}
+
+#[tokio::test]
+async fn bulk_outcomes_show_each_jobs_run_or_error() {
+    let console = Console::open().await;
+    console
+        .labelled(&[("pay-1", "payments"), ("pay-2", "payments")])
+        .await;
+    let fields = |confirm: &'static str| {
+        vec![
+            ("csrf", console.csrf.as_str()),
+            ("scope", "selected"),
+            ("jobIds", "pay-1"),
+            ("jobIds", "ghost"),
+            ("action", "trigger"),
+            ("reason", "rerun after the outage"),
+            ("confirm", confirm),
+        ]
+    };
+    // The dry run checks explicit ids: one matches, the missing one would fail.
+    let page = console.post_fields("/ui/bulk/jobs", &fields("")).await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.html);
+    assert!(
+        page.html.contains("<h1>Trigger 1 job?</h1>"),
+        "{}",
+        page.html
+    );
+    assert!(page
+        .html
+        .contains(r#"data-job="ghost" data-outcome="failed""#));
+    assert!(page.html.contains("not found"), "{}", page.html);
+
+    let page = console.post_fields("/ui/bulk/jobs", &fields("1")).await;
+    assert!(
+        page.html.contains("<h1>Trigger: 1 done, 1 failed</h1>"),
+        "{}",
+        page.html
+    );
+    let runs = console
+        .app
+        .list_executions(
+            &"pay-1".parse().unwrap(),
+            &sundial_service::ports::store::PageRequest::first(5),
+        )
+        .await
+        .unwrap()
+        .items;
+    assert_eq!(runs.len(), 1);
+    let link = format!(r#"href="/ui/executions/{}""#, runs[0].execution_id);
+    assert!(page.html.contains(&link), "{link} in {}", page.html);
+    assert!(page
+        .html
+        .contains(r#"data-job="ghost" data-outcome="failed""#));
+    assert_eq!(
+        console.last_change("pay-1").await,
+        (
+            json!("bulk:trigger"),
+            json!("anonymous"),
+            json!("rerun after the outage")
+        )
+    );
+    assert!(console
+        .app
+        .list_executions(
+            &"pay-2".parse().unwrap(),
+            &sundial_service::ports::store::PageRequest::first(5)
+        )
+        .await
+        .unwrap()
+        .items
+        .is_empty());
+}
+
+#[tokio::test]
+async fn a_bulk_form_without_its_csrf_token_or_a_reason_changes_nothing() {
+    let console = Console::open().await;
+    console.labelled(&[("pay-1", "payments")]).await;
+    let mut fields = vec![
+        ("scope", "filter"),
+        ("label", "team:payments"),
+        ("action", "delete"),
+        ("confirm", "1"),
+        ("reason", "cleanup"),
+    ];
+    let page = console.post_fields("/ui/bulk/jobs", &fields).await;
+    assert_eq!(page.status, StatusCode::FORBIDDEN);
+    assert!(page.html.contains("CSRF"), "{}", page.html);
+    fields.push(("csrf", console.csrf.as_str()));
+    fields.retain(|(k, _)| *k != "reason");
+    let page = console.post_fields("/ui/bulk/jobs", &fields).await;
+    assert_eq!(page.status, StatusCode::BAD_REQUEST);
+    assert!(page.html.contains("reason: is required"), "{}", page.html);
+    // A filter that selects nothing is not "every job".
+    let page = console
+        .post_fields(
+            "/ui/bulk/jobs",
+            &[
+                ("csrf", console.csrf.as_str()),
+                ("scope", "filter"),
+                ("action", "delete"),
+                ("reason", "cleanup"),
+                ("confirm", "1"),
+            ],
+        )
+        .await;
+    assert_eq!(page.status, StatusCode::BAD_REQUEST, "{}", page.html);
+    assert!(console.active("pay-1").await);
+}
+
+/// The hidden fields of the page's form whose submit button says `button`, unescaped, as a
+/// browser posts them.
+fn hidden_fields(html: &str, button: &str) -> Vec<(String, String)> {
+    let end = html
+        .find(&format!(">{button}</button>"))
+        .unwrap_or_else(|| panic!("no button {button:?} in\n{html}"));
+    let start = html[..end].rfind("<form").unwrap();
+    html[start..end]
+        .split("<input type=\"hidden\" name=\"")
+        .skip(1)
+        .map(|rest| {
+            let (name, rest) = rest.split_once("\" value=\"").unwrap();
+            let value = rest.split('"').next().unwrap();
+            let value = value
+                .replace("&quot;", "\"")
+                .replace("&lt;", "<")
+                .replace("&gt;", ">")
+                .replace("&amp;", "&");
+            (name.to_owned(), value)
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_bulk_action_over_more_than_a_thousand_jobs_goes_on_with_the_next() {
+    let console = Console::open().await;
+    let jobs: Vec<(String, &str)> = (0..1_001).map(|n| (format!("j{n:04}"), "many")).collect();
+    let jobs: Vec<(&str, &str)> = jobs.iter().map(|(id, t)| (id.as_str(), *t)).collect();
+    console.labelled(&jobs).await;
+    let form = [
+        ("csrf", console.csrf.as_str()),
+        ("scope", "filter"),
+        ("label", "team:many"),
+        ("action", "pause"),
+        ("reason", "winter freeze"),
+    ];
+    let post = |fields| console.post_fields("/ui/bulk/jobs", fields);
+
+    let page = post(&form).await;
+    assert!(
+        page.html.contains("<h1>Pause 1000 jobs?</h1>"),
+        "{}",
+        page.html
+    );
+    assert!(page.html.contains("More than 1,000 match"), "{}", page.html);
+    let page = console
+        .post_fields(
+            "/ui/bulk/jobs",
+            &hidden_fields(&page.html, "Pause 1000 jobs"),
+        )
+        .await;
+    assert!(page.html.contains("<h1>Pause: 1000 done, 0 failed</h1>"));
+    assert!(!console.active("j0999").await);
+    assert!(console.active("j1000").await);
+
+    // Going on: the next jobs' dry run, then the action on them.
+    let page = console
+        .post_fields(
+            "/ui/bulk/jobs",
+            &hidden_fields(&page.html, "Continue with the next jobs"),
+        )
+        .await;
+    assert!(page.html.contains("<h1>Pause 1 job?</h1>"), "{}", page.html);
+    assert_eq!(job_rows(&page.html), ["j1000"]);
+    let page = console
+        .post_fields("/ui/bulk/jobs", &hidden_fields(&page.html, "Pause 1 job"))
+        .await;
+    assert!(page.html.contains("<h1>Pause: 1 done, 0 failed</h1>"));
+    assert!(!page.html.contains("Continue with the next jobs"));
+    assert!(!console.active("j1000").await);
+}
+
+#[tokio::test]
+async fn a_bulk_delete_of_the_rows_selected_confirms_first_and_links_no_deleted_job() {
+    let console = Console::open().await;
+    console.labelled(&TEAMS).await;
+    let mut fields = vec![
+        ("csrf", console.csrf.as_str()),
+        ("scope", "selected"),
+        ("jobIds", "pay-2"),
+        ("jobIds", "search-1"),
+        ("action", "delete"),
+        ("reason", "decommissioned"),
+    ];
+    let page = console.post_fields("/ui/bulk/jobs", &fields).await;
+    assert!(
+        page.html.contains("<h1>Delete 2 jobs?</h1>"),
+        "{}",
+        page.html
+    );
+    assert!(page
+        .html
+        .contains(r#"<form class="card confirm danger" method="post""#));
+    assert!(console.active("pay-2").await && console.active("search-1").await);
+    fields.push(("confirm", "1"));
+    let page = console.post_fields("/ui/bulk/jobs", &fields).await;
+    assert!(
+        page.html.contains("<h1>Delete: 2 done, 0 failed</h1>"),
+        "{}",
+        page.html
+    );
+    assert!(
+        !page.html.contains(r#"href="/ui/jobs/pay-2""#),
+        "{}",
+        page.html
+    );
+    for id in ["pay-2", "search-1"] {
+        assert!(console.app.get_job(&id.parse().unwrap()).await.is_err());
+        assert_eq!(
+            console.last_change(id).await,
+            (
+                json!("bulk:delete"),
+                json!("anonymous"),
+                json!("decommissioned")
+            )
+        );
+    }
+    assert!(console.active("pay-1").await);
 }

@@ -1,5 +1,5 @@
 //! What the console's router tests and its render bench share: the router as `sundial serve`
-//! mounts it with no token, and the session cookie a page sets.
+//! mounts it with no token, the session cookie and CSRF token a page gives, and form encoding.
 #![allow(dead_code, clippy::unwrap_used)]
 
 use std::sync::Arc;
@@ -32,4 +32,25 @@ pub(crate) fn session_cookie(response: &Response<Body>) -> String {
         .next()
         .unwrap()
         .to_owned()
+}
+
+/// The CSRF token a page's forms carry.
+pub(crate) fn csrf_of(html: &str) -> String {
+    html.split(r#"name="csrf" value=""#)
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap()
+        .to_owned()
+}
+
+/// `text` form-encoded (every byte but the unreserved ones as `%XX`).
+pub(crate) fn urlencode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                char::from(b).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }
