@@ -72,6 +72,12 @@ pub(crate) struct BackfillForm {
     order: String,
     /// An overlap policy's name, or empty for the backfill default.
     overlap: String,
+    /// The instants the preview read `start` and `end` as (RFC 3339), which the Run button
+    /// posts, so that the run's range is the previewed one even if the job's zone changed.
+    #[serde(rename = "startTime")]
+    start_time: String,
+    #[serde(rename = "endTime")]
+    end_time: String,
 }
 
 /// The spot of a request field the use case names.
@@ -111,10 +117,15 @@ fn local_time(text: &str, zone: Tz) -> Result<DateTime<Utc>, String> {
 fn request(form: &BackfillForm, zone: Tz) -> Result<Value, Vec<Problem>> {
     let mut problems = Vec::new();
     let mut body = Map::new();
-    for (spot, key, text) in [
-        (START, "startTime", &form.start),
-        (END, "endTime", &form.end),
+    for (spot, key, text, instant) in [
+        (START, "startTime", &form.start, &form.start_time),
+        (END, "endTime", &form.end, &form.end_time),
     ] {
+        if !instant.is_empty() {
+            // The previewed instant, as the preview resolved it; the use case checks it.
+            body.insert(key.into(), json!(instant));
+            continue;
+        }
         match local_time(text, zone) {
             Ok(t) => {
                 body.insert(key.into(), json!(t.to_rfc3339()));
@@ -353,7 +364,12 @@ fn render(
                                 (hidden("mode", &form.mode))
                                 (hidden("order", &form.order))
                                 (hidden("overlap", &form.overlap))
-                                p.hint { "Runs exactly what is previewed here; change the form above and preview again for anything else." }
+                                @if let Ok(Value::Object(resolved)) = request(form, zone) {
+                                    @for key in ["startTime", "endTime"] {
+                                        @if let Some(instant) = resolved.get(key).and_then(Value::as_str) { (hidden(key, instant)) }
+                                    }
+                                }
+                                p.hint { "Runs the range and mode previewed here: these times, unless runs of them end before you press it. Change the form above and preview again for anything else." }
                                 button type="submit" id="run-backfill" { "Run backfill (" (report.count) ")" }
                             }
                         } @else {

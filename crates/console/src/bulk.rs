@@ -67,6 +67,22 @@ impl BulkForm {
             Some("filter") => Scope::Filter,
             _ => Scope::Selected,
         };
+        let filter = filter_of(pairs)?;
+        // A bulk body selects one value per label key (`labels` is an object): a key given twice
+        // would act on the last value's jobs while the list shows those matching both.
+        if scope == Scope::Filter {
+            for (i, label) in filter.labels.iter().enumerate() {
+                if filter.labels[..i].iter().any(|l| l.key == label.key) {
+                    return Err(PageError::new(
+                        StatusCode::BAD_REQUEST,
+                        format!(
+                            "label: the key {:?} is given twice; a bulk action selects one value per label key",
+                            label.key
+                        ),
+                    ));
+                }
+            }
+        }
         Ok(BulkForm {
             action,
             reason: field(pairs, "reason").unwrap_or_default(),
@@ -76,7 +92,7 @@ impl BulkForm {
                 .filter(|(k, _)| k == "jobIds")
                 .map(|(_, v)| v.clone())
                 .collect(),
-            filter: filter_of(pairs)?,
+            filter,
             cursor: field(pairs, "cursor"),
         })
     }
@@ -135,6 +151,20 @@ impl BulkForm {
                     }
                     @if let Some(cursor) = cursor { input type="hidden" name="cursor" value=(cursor); }
                 }
+            }
+        }
+    }
+
+    /// The hidden fields that post the jobs `report` matched, by id, with this form's action and
+    /// reason.
+    fn exactly(&self, session: &Session, report: &BulkReport) -> Markup {
+        html! {
+            input type="hidden" name="csrf" value=(session.csrf);
+            input type="hidden" name="action" value=(self.action.name());
+            input type="hidden" name="reason" value=(self.reason);
+            input type="hidden" name="scope" value="selected";
+            @for outcome in report.outcomes.iter().filter(|o| o.result.is_ok()) {
+                input type="hidden" name="jobIds" value=(outcome.job_id);
             }
         }
     }
@@ -271,7 +301,13 @@ fn confirmation(session: &Session, form: &BulkForm, report: &BulkReport) -> (Str
         (form.summary())
         @if matched > 0 {
             form.card.confirm.danger[form.action == BulkAction::Delete] method="post" action="/ui/bulk/jobs" {
-                (form.hidden(session, form.cursor.as_deref()))
+                @if report.next_cursor.is_none() {
+                    // Every match fits in one request: confirm acts on exactly the jobs listed,
+                    // not on what the filter selects by the time the button is pressed.
+                    (form.exactly(session, report))
+                } @else {
+                    (form.hidden(session, form.cursor.as_deref()))
+                }
                 input type="hidden" name="confirm" value="1";
                 button type="submit" { (verb) " " (jobs(matched)) }
                 a href=(form.list_url()) { "Cancel" }

@@ -48,10 +48,11 @@ pub(crate) struct RangeQuery {
     to: Option<String>,
 }
 
-/// The value of a `datetime-local` field for `time` in `zone`.
+/// The value of a `datetime-local` field for `time` in `zone`, to the second (so a range read
+/// back from its fields is the range shown).
 pub(crate) fn local_input(time: DateTime<Utc>, zone: Tz) -> String {
     zone.from_utc_datetime(&time.naive_utc())
-        .format("%Y-%m-%dT%H:%M")
+        .format("%Y-%m-%dT%H:%M:%S")
         .to_string()
 }
 
@@ -430,12 +431,12 @@ pub(crate) async fn history<S: Store>(
 ) -> Result<Response, PageError> {
     let app = &console.app;
     let id = parse_job_id(&job_id)?;
-    let zone = app
-        .get_job(&id)
-        .await
-        .ok()
-        .as_ref()
-        .map_or(Tz::UTC, zone_of);
+    // A deleted job keeps its history, shown in UTC.
+    let zone = match app.get_job(&id).await {
+        Ok(job) => zone_of(&job),
+        Err(AppError::NotFound(_)) => Tz::UTC,
+        Err(e) => return Err(e.into()),
+    };
     let at = match query.at.as_deref().filter(|t| !t.is_empty()) {
         None => None,
         Some(text) => Some(

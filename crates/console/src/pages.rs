@@ -294,7 +294,7 @@ fn job_row(job: &Job, last: Option<&Execution>, success: DaySuccess, now: DateTi
             }
             td.success data-ended=(success.ended) data-succeeded=(success.succeeded) {
                 @match success.rate() {
-                    Some(rate) => { (format!("{:.0} %", rate * 100.0)) " " span.muted { "of " (success.ended) } }
+                    Some(rate) => { (percent_down(rate)) " " span.muted { "of " (success.ended) } }
                     None => span.muted { "—" },
                 }
             }
@@ -775,4 +775,9 @@ pub(crate) async fn terminate<S: Store>(
         .terminate_execution(&execution_id, &reason)
         .await?;
     Ok(Redirect::to(&format!("/ui/executions/{}", seg(&execution_id))).into_response())
+}
+
+/// A success rate in whole percent, rounded down: "100 %" only when every run succeeded.
+fn percent_down(rate: f64) -> String {
+    format!("{} %", (rate * 100.0).floor())
 }

@@ -30,7 +30,13 @@ fn console_reaches_the_store_only_through_app_use_cases() {
         }
         // `Store` appears only as the bound of the generic `App<S>`, and the store module only
         // for that bound and the use cases' request types.
-        const ALLOWED: [&str; 5] = ["AuditQuery", "JobFilter", "JobOrder", "PageRequest", "Store"];
+        const ALLOWED: [&str; 5] = [
+            "AuditQuery",
+            "JobFilter",
+            "JobOrder",
+            "PageRequest",
+            "Store",
+        ];
         for line in text.lines().filter(|l| l.contains("ports::store")) {
             let names = line
                 .trim()

@@ -60,8 +60,8 @@ use sundial_service::ports::clock::Clock;
 use sundial_service::ports::store::{
     check_batch, AuditCleanReport, AuditQuery, AuditRecord, AuditStore, CleanReport,
     ExecutionRecord, ExecutionStore, FleetHourRecord, JobFilter, JobOrder, JobRecord, JobStore,
-    ManyRead, Page, PageRequest, RollupRecord, RollupStore, Store, StoreError, StoreStats, WakeUp,
-    WakeUpIndex, Write, WriteAllError,
+    ManyRead, Page, PageRequest, RollupRecord, RollupStore, StateRead, Store, StoreError,
+    StoreStats, WakeUp, WakeUpIndex, Write, WriteAllError,
 };
 
 use crate::codec::{db, ExecutionRow, JobRow};
@@ -393,6 +393,20 @@ impl Store for SqliteStore {
                     .map(|id| ops::get_job(conn, id))
                     .collect::<Result<_, _>>()?,
             })
+        })
+        .await
+    }
+
+    async fn read_states(
+        &self,
+        execution_ids: &[String],
+    ) -> Result<Vec<Option<StateRead>>, StoreError> {
+        let execution_ids = execution_ids.to_vec();
+        self.read(move |conn| {
+            execution_ids
+                .iter()
+                .map(|id| ops::get_state(conn, id))
+                .collect()
         })
         .await
     }

@@ -11,15 +11,15 @@ use std::collections::BTreeMap;
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 use sundial_service::ports::store::{
-    CleanReport, ExecutionRecord, JobFilter, JobOrder, JobRecord, Page, PageRequest, StoreError,
-    StoreStats, WakeUp, Write, WriteAllError, MAX_PAGE,
+    CleanReport, ExecutionRecord, JobFilter, JobOrder, JobRecord, Page, PageRequest, StateRead,
+    StoreError, StoreStats, WakeUp, Write, WriteAllError, MAX_PAGE,
 };
 
 use crate::codec::{
     child_cursor, db, execution_cursor, execution_from_row, int, job_cursor, job_from_row, millis,
     ordered_job_cursor, parse_child_cursor, parse_execution_cursor, parse_job_cursor,
-    parse_ordered_job_cursor, time_from_millis, ExecutionRow, JobRow, Unsigned, EXECUTION_COLUMNS,
-    JOB_COLUMNS,
+    parse_ordered_job_cursor, time_from_millis, ExecutionRow, JobRow, Json, Unsigned,
+    EXECUTION_COLUMNS, JOB_COLUMNS,
 };
 use crate::labels;
 
@@ -410,6 +410,30 @@ pub(crate) fn get_execution(
     .and_then(|mut select| {
         select
             .query_row([execution_id], execution_from_row)
+            .optional()
+    })
+    .map_err(db)
+}
+
+/// An execution's state, with its document only when it is `Skipped` (SQLite leaves the other
+/// documents unread and undecoded).
+pub(crate) fn get_state(
+    conn: &mut Connection,
+    execution_id: &str,
+) -> Result<Option<StateRead>, StoreError> {
+    conn.prepare_cached(
+        "SELECT execution_id, state, CASE WHEN state = 'Skipped' THEN document END \
+         FROM executions WHERE execution_id = ?1",
+    )
+    .and_then(|mut select| {
+        select
+            .query_row([execution_id], |row| {
+                Ok(StateRead {
+                    execution_id: row.get(0)?,
+                    state: row.get(1)?,
+                    skipped_document: row.get::<_, Option<Json>>(2)?.map(|json| json.0),
+                })
+            })
             .optional()
     })
     .map_err(db)

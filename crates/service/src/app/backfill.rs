@@ -18,9 +18,6 @@ use crate::ports::store::Store;
 /// The most backfill ranges a job may have waiting.
 const MAX_PENDING_BACKFILLS: usize = 100;
 
-/// How many executions one read asks for (a DynamoDB `BatchGetItem` takes 100 keys).
-const READ_CHUNK: usize = 100;
-
 /// What a backfill request did, or with `dryRun` would do.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BackfillReport {
@@ -122,10 +119,7 @@ impl<S: Store> App<S> {
                     k => execution_id_for_rerun(job_id, incarnation, *t, *k),
                 })
                 .collect();
-            let mut records = Vec::with_capacity(ids.len());
-            for chunk in ids.chunks(READ_CHUNK) {
-                records.extend(self.store.read_many(chunk, &[]).await?.executions);
-            }
+            let records = self.executions_by_id(&ids).await?;
             let mut next = Vec::new();
             for ((t, k), record) in probes.into_iter().zip(records) {
                 let Some(record) = record else { continue };

@@ -332,10 +332,7 @@ impl<S: Store> App<S> {
             )
             .collect();
         let ids: Vec<String> = places.iter().map(|(id, _)| id.clone()).collect();
-        let mut records = Vec::with_capacity(ids.len());
-        for chunk in ids.chunks(100) {
-            records.extend(self.store.read_many(chunk, &[]).await?.executions);
-        }
+        let records = self.executions_by_id(&ids).await?;
         for ((_, place), record) in places.into_iter().zip(records) {
             // A line entry a crash left behind has no run to affect.
             if let Some(record) = record {

@@ -14,9 +14,6 @@ use sundial_core::ledger::{self, Facts, Fate, FireRange, RunFact, TooMany, MAX_O
 use super::{field_error, App, AppError};
 use crate::ports::store::{AuditQuery, PageRequest, Store, MAX_PAGE};
 
-/// How many executions one [`Store::read_many`] call asks for.
-const READ_BATCH: usize = 100;
-
 /// A job's ledger over a range.
 #[derive(Clone, Debug)]
 pub struct Occurrences {
@@ -257,21 +254,18 @@ impl<S: Store> App<S> {
         incarnation: u32,
         times: &[DateTime<Utc>],
     ) -> Result<BTreeMap<DateTime<Utc>, RunFact>, AppError> {
+        let ids: Vec<String> = times
+            .iter()
+            .map(|time| execution_id_for_fire(job_id, incarnation, *time))
+            .collect();
         let mut runs = BTreeMap::new();
-        for chunk in times.chunks(READ_BATCH) {
-            let ids: Vec<String> = chunk
-                .iter()
-                .map(|time| execution_id_for_fire(job_id, incarnation, *time))
-                .collect();
-            let read = self.store.read_many(&ids, &[]).await?;
-            for (time, record) in chunk.iter().zip(read.executions) {
-                let Some(record) = record else { continue };
-                let reason = skip_reason(&record.document);
-                runs.insert(
-                    *time,
-                    RunFact::of_execution(&record.execution_id, &record.state, reason),
-                );
-            }
+        for (time, read) in times.iter().zip(self.states_by_id(&ids).await?) {
+            let Some(read) = read else { continue };
+            let reason = read.skipped_document.as_ref().and_then(skip_reason);
+            runs.insert(
+                *time,
+                RunFact::of_execution(&read.execution_id, &read.state, reason),
+            );
         }
         Ok(runs)
     }

@@ -17,6 +17,7 @@ mod stats;
 mod upcoming;
 mod views;
 
+use std::future::Future;
 use std::sync::{Arc, OnceLock, Weak};
 
 use chrono::{DateTime, Utc};
@@ -25,7 +26,9 @@ use sundial_core::job::{FieldError, Job, JobDefinition, JobId, Target};
 use crate::cause::Cause;
 use crate::ports::clock::Clock;
 use crate::ports::events::TargetSupport;
-use crate::ports::store::{AuditRecord, JobStore, Store, StoreError, Write, WriteAllError};
+use crate::ports::store::{
+    AuditRecord, ExecutionRecord, JobStore, StateRead, Store, StoreError, Write, WriteAllError,
+};
 use crate::records::{decode_job, encode_job, job_wakeup_key, StoredJob};
 
 pub(crate) use audit::{audit_record, Entry};
@@ -284,6 +287,59 @@ impl<S> App<S> {
     pub fn debug_mode(&self) -> bool {
         self.config.debug_mode
     }
+}
+
+/// How many ids one [`Store::read_many`] request asks for (a DynamoDB `BatchGetItem` takes 100
+/// keys).
+const READ_CHUNK: usize = 100;
+
+/// How many of those requests are in flight at once when a use case reads executions by id.
+const READS_IN_FLIGHT: usize = 4;
+
+impl<S: Store> App<S> {
+    /// The executions of `ids`, in the order asked (`None` for one that does not exist): a
+    /// hundred ids per store request, [`READS_IN_FLIGHT`] requests at a time. What the ledger,
+    /// a backfill's `missing` and `failed` modes and an update's preview read, never a listing.
+    pub(crate) async fn executions_by_id(
+        &self,
+        ids: &[String],
+    ) -> Result<Vec<Option<ExecutionRecord>>, AppError> {
+        by_id_in_chunks(ids, |chunk| async move {
+            Ok(self.store.read_many(chunk, &[]).await?.executions)
+        })
+        .await
+    }
+
+    /// The states of the executions of `ids` ([`Store::read_states`]), read as
+    /// [`App::executions_by_id`] reads whole records: what the non-run ledger needs of each run.
+    pub(crate) async fn states_by_id(
+        &self,
+        ids: &[String],
+    ) -> Result<Vec<Option<StateRead>>, AppError> {
+        by_id_in_chunks(ids, |chunk| self.store.read_states(chunk)).await
+    }
+}
+
+/// `read` over `ids` a hundred at a time, [`READS_IN_FLIGHT`] reads at once, the answers in the
+/// order of `ids`.
+async fn by_id_in_chunks<'a, T, Read, Fut>(
+    ids: &'a [String],
+    read: Read,
+) -> Result<Vec<T>, AppError>
+where
+    Read: Fn(&'a [String]) -> Fut,
+    Fut: Future<Output = Result<Vec<T>, StoreError>> + 'a,
+{
+    let chunks: Vec<&'a [String]> = ids.chunks(READ_CHUNK).collect();
+    let mut answers = Vec::with_capacity(ids.len());
+    for group in chunks.chunks(READS_IN_FLIGHT) {
+        // Boxed: a store's batch read is a deep future, and several are held at once.
+        let reads: Vec<_> = group.iter().map(|chunk| Box::pin(read(chunk))).collect();
+        for read in futures_util::future::try_join_all(reads).await? {
+            answers.extend(read);
+        }
+    }
+    Ok(answers)
 }
 
 /// Reading and writing one job: the job store alone.

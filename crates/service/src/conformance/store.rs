@@ -39,8 +39,8 @@ use serde_json::{json, Value};
 use tokio::sync::Barrier;
 
 use crate::ports::store::{
-    ExecutionRecord, JobFilter, JobOrder, JobRecord, Page, PageRequest, Store, StoreError, WakeUp,
-    Write, WriteAllError,
+    ExecutionRecord, JobFilter, JobOrder, JobRecord, Page, PageRequest, StateRead, Store,
+    StoreError, WakeUp, Write, WriteAllError,
 };
 
 /// Runs every case of the suite, each against a fresh store from `make_store`, and panics naming
@@ -1749,6 +1749,30 @@ async fn ledger_facts_round_trip<S: Store>(store: S) {
     let reason = run.document["events"][1]["message"].as_str();
     let fact = RunFact::of_execution(&run.execution_id, &run.state, reason);
     assert_eq!(fact.not_run, Some(RangeReason::Missed), "{fact:?}");
+
+    // What the ledger reads of many runs: each state, the document only of a skipped one.
+    let ran = execution("quiet~20240310T123400Z", "quiet", 2);
+    assert!(store.create_execution(&ran).await.must("create"));
+    let states = store
+        .read_states(&[
+            "quiet~20240310T123500Z".to_owned(),
+            "quiet~gone".to_owned(),
+            "quiet~20240310T123400Z".to_owned(),
+        ])
+        .await
+        .must("read_states");
+    assert_eq!(
+        states,
+        vec![
+            Some(StateRead::of_record(run.clone())),
+            None,
+            Some(StateRead {
+                execution_id: "quiet~20240310T123400Z".into(),
+                state: "Enqueued".into(),
+                skipped_document: None,
+            }),
+        ]
+    );
 }
 
 async fn write_all_execution_and_job<S: Store>(store: S) {

@@ -524,6 +524,49 @@ pub trait Store: JobStore + ExecutionStore + WakeUpIndex + RollupStore + AuditSt
         }
     }
 
+    /// The state of each execution asked for, in the order asked (`None` for a missing one),
+    /// with its document only when it is `Skipped` (its events say why): what the non-run ledger
+    /// reads of up to 10,000 runs. The default reads whole records through
+    /// [`Store::read_many`]; an adapter that can leave the other documents unread (the embedded
+    /// store) does, since decoding them is most of the cost.
+    fn read_states(
+        &self,
+        execution_ids: &[String],
+    ) -> impl Future<Output = Result<Vec<Option<StateRead>>, StoreError>> + Send {
+        async move {
+            Ok(self
+                .read_many(execution_ids, &[])
+                .await?
+                .executions
+                .into_iter()
+                .map(|record| record.map(StateRead::of_record))
+                .collect())
+        }
+    }
+
     /// Counts by state.
     fn stats(&self) -> impl Future<Output = Result<StoreStats, StoreError>> + Send;
+}
+
+/// An execution's state as [`Store::read_states`] reads it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StateRead {
+    /// The execution.
+    pub execution_id: String,
+    /// Its state (`ExecutionRecord::state`).
+    pub state: String,
+    /// Its document when its state is `Skipped`; `None` otherwise.
+    pub skipped_document: Option<Value>,
+}
+
+impl StateRead {
+    /// What `read_states` answers for `record`.
+    pub fn of_record(record: ExecutionRecord) -> StateRead {
+        let skipped_document = (record.state == "Skipped").then_some(record.document);
+        StateRead {
+            execution_id: record.execution_id,
+            state: record.state,
+            skipped_document,
+        }
+    }
 }
