@@ -1016,8 +1016,8 @@ async fn a_backfill_preview_lists_the_times_missing_leaves_out_what_ran_and_run_
     let page = console.get("/ui/jobs/minutely/backfill").await;
     assert_eq!(page.status, StatusCode::OK);
     assert!(page.html.contains("Europe/London"), "{}", page.html);
-    assert!(element(&page.html, "b-start").contains(r#"value="2026-01-04T10:00""#));
-    assert!(element(&page.html, "b-end").contains(r#"value="2026-01-05T10:00""#));
+    assert!(element(&page.html, "b-start").contains(r#"value="2026-01-04T10:00:00""#));
+    assert!(element(&page.html, "b-end").contains(r#"value="2026-01-05T10:00:00""#));
 
     let minutes = |list: &[u32]| -> Vec<String> {
         list.iter()
@@ -1861,15 +1861,21 @@ async fn a_bulk_pause_by_label_counts_first_then_pauses_exactly_those_with_the_r
     assert!(page
         .html
         .contains(r#"<input type="hidden" name="confirm" value="1">"#));
-    assert!(page
-        .html
-        .contains(r#"<input type="hidden" name="label" value="team:payments">"#));
+    // Confirm names the jobs listed, not the filter: a job labelled after the dry run is left.
+    let confirm = hidden_fields(&page.html, "Pause 2 jobs");
+    let named: Vec<&str> = confirm
+        .iter()
+        .filter(|(k, _)| k == "jobIds")
+        .map(|(_, v)| v.as_str())
+        .collect();
+    assert_eq!(named, ["pay-1", "pay-2"]);
     for id in ["pay-1", "pay-2", "search-1"] {
         assert!(console.active(id).await, "{id} changed by a dry run");
     }
+    console.labelled(&[("pay-3", "payments")]).await;
 
     // Confirmed: exactly those, each with the reason in its audit trail.
-    let page = console.post_fields("/ui/bulk/jobs", &form(true)).await;
+    let page = console.post_fields("/ui/bulk/jobs", &confirm).await;
     assert_eq!(page.status, StatusCode::OK, "{}", page.html);
     assert!(
         page.html.contains("<h1>Pause: 2 done, 0 failed</h1>"),
@@ -1891,6 +1897,14 @@ async fn a_bulk_pause_by_label_counts_first_then_pauses_exactly_those_with_the_r
     }
     assert!(console.active("search-1").await);
     assert_eq!(console.last_change("search-1").await.0, json!("create"));
+    assert!(console.active("pay-3").await, "labelled after the dry run");
+
+    // By filter, a label key given twice is refused: a bulk body holds one value per key.
+    let mut twice = form(false);
+    twice.push(("label", "team:search"));
+    let page = console.post_fields("/ui/bulk/jobs", &twice).await;
+    assert_eq!(page.status, StatusCode::BAD_REQUEST, "{}", page.html);
+    assert!(page.html.contains("is given twice"), "{}", page.html);
 }
 
 #[tokio::test]
