@@ -47,6 +47,9 @@ pub(crate) struct EditForm {
     definition: String,
     /// `yes` from the Save button under a preview; anything else only previews.
     confirm: String,
+    /// The definition the preview was made against (`UpdatePreview::definition_tag`), which
+    /// Save posts so that a change made since is not overwritten.
+    previewed: String,
 }
 
 /// The definition as the edit page starts it.
@@ -71,6 +74,7 @@ fn body(form: &EditForm) -> Result<Value, Problem> {
 fn refusal(error: AppError) -> Result<Problem, PageError> {
     match error {
         AppError::Invalid(e) => Ok(Problem::at(DEFINITION, e.to_string())),
+        AppError::Conflict(message) => Ok(Problem::at(DEFINITION, message)),
         other => Err(other.into()),
     }
 }
@@ -128,22 +132,33 @@ pub(crate) async fn save<S: Store>(
     }
     session.check_csrf(&form.csrf)?;
     let id = parse_job_id(&job_id)?;
+    let mut status = StatusCode::BAD_REQUEST;
     let problem = match body(&form) {
         Ok(body) => match console
             .app
-            .update_job_by(&session.change(), &id, &body)
+            .update_job_if_by(
+                &session.change(),
+                &id,
+                &body,
+                Some(form.previewed.as_str()).filter(|tag| !tag.is_empty()),
+            )
             .await
         {
             Ok(_) => {
                 let to = format!("{}?updated=1", job_url(&job_id));
                 return Ok(Redirect::to(&to).into_response());
             }
-            Err(e) => refusal(e)?,
+            Err(e) => {
+                if matches!(e, AppError::Conflict(_)) {
+                    status = StatusCode::CONFLICT;
+                }
+                refusal(e)?
+            }
         },
         Err(problem) => problem,
     };
     let page = render(&session, &job_id, &form, &[problem], None);
-    Ok((StatusCode::BAD_REQUEST, page).into_response())
+    Ok((status, page).into_response())
 }
 
 /// A time of the preview (RFC 3339 with its schedule's offset), as written there.
@@ -238,6 +253,7 @@ fn render(
                         input type="hidden" name="csrf" value=(session.csrf);
                         input type="hidden" name="definition" value=(form.definition);
                         input type="hidden" name="confirm" value="yes";
+                        input type="hidden" name="previewed" value=(preview.definition_tag);
                         p.hint { "Saves exactly what is previewed here; change the definition above and preview again for anything else. Saving does not run the job." }
                         button type="submit" id="save-edit" { "Save" }
                     }

@@ -1283,6 +1283,39 @@ async fn an_edit_preview_shows_the_fire_times_before_and_after_and_saves_only_wh
         before.to_api_json()
     );
 
+    // Paused since the preview: its Save (carrying the previewed definition's tag) is refused,
+    // and the pause stands.
+    let tag = html
+        .split(r#"name="previewed" value=""#)
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap()
+        .to_owned();
+    console
+        .app
+        .set_active(&id, false, Some("hold".into()))
+        .await
+        .unwrap();
+    let stale = console
+        .post_form(
+            "/ui/jobs/daily/edit",
+            &[
+                ("csrf", &console.csrf),
+                ("definition", &text),
+                ("confirm", "yes"),
+                ("previewed", &tag),
+            ],
+        )
+        .await;
+    assert_eq!(stale.status, StatusCode::CONFLICT, "{}", stale.html);
+    assert!(
+        stale.html.contains("preview the change again"),
+        "{}",
+        stale.html
+    );
+    assert_eq!(console.app.get_job(&id).await.unwrap().status(), "paused");
+    console.app.set_active(&id, true, None).await.unwrap();
+
     // Save, from the form under the preview: the previewed text, confirmed.
     assert!(html.contains(r#"<input type="hidden" name="confirm" value="yes">"#));
     let saved = console

@@ -29,6 +29,19 @@ pub struct UpdatePreview {
     pub affected: Vec<AffectedRun>,
     /// What an update with this body would warn about.
     pub warnings: Vec<String>,
+    /// The definition the preview was made against (a hash of it as written): an update given it
+    /// ([`App::update_job_if_by`]) is refused if the definition changed since.
+    pub definition_tag: String,
+}
+
+/// A short tag of `job`'s definition as written (pausing and resuming change it; the engine's
+/// records of fires do not), so that a change previewed against one definition is not saved
+/// over another (the console's edit page).
+pub(crate) fn definition_tag(job: &Job) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    job.definition.as_written().to_string().hash(&mut hasher);
+    format!("{:016x}", hasher.finish())
 }
 
 /// What `PUT /services/{name}/timers` changed.
@@ -262,12 +275,30 @@ impl<S: Store> App<S> {
         job_id: &JobId,
         body: &Value,
     ) -> Result<Job, AppError> {
+        self.update_job_if_by(by, job_id, body, None).await
+    }
+
+    /// [`App::update_job_by`], refused (`Conflict`) when `previewed` is given and the job's
+    /// definition is no longer the one it tags ([`UpdatePreview::definition_tag`]): someone
+    /// changed, paused or resumed the job since the preview.
+    pub async fn update_job_if_by(
+        &self,
+        by: &ChangeBy,
+        job_id: &JobId,
+        body: &Value,
+        previewed: Option<&str>,
+    ) -> Result<Job, AppError> {
         let now = self.now();
         let (stored, ()) = self
             .modify_recorded(
                 None,
                 job_id,
                 |stored| {
+                    if previewed.is_some_and(|tag| tag != definition_tag(&stored.job)) {
+                        return Err(AppError::Conflict(format!(
+                            "job {job_id} was changed, paused or resumed since the preview: preview the change again"
+                        )));
+                    }
                     // A header value a read showed as the redaction marker keeps the stored secret.
                     let definition = JobDefinition::parse_submitted(
                         job_id,
@@ -346,6 +377,7 @@ impl<S: Store> App<S> {
             after: upcoming_fires(&after, now, PREVIEW_FIRES),
             affected: affected_runs(before, &after, &runs),
             warnings: after.definition.warnings(now),
+            definition_tag: definition_tag(before),
         })
     }
 

@@ -129,7 +129,7 @@ impl<S: Store> App<S> {
     /// Sealed hours are read from their fleet summaries ([`sundial_core::fleet_hour`]), written
     /// by the first read that needs them; the last hour or two from every job's bucket. The top
     /// failing jobs are ranked exactly from the summaries' totals; the slowest by p95 among the
-    /// [`SLOWEST_CANDIDATES`] with the longest mean duration. The figures of every job named are
+    /// `SLOWEST_CANDIDATES` with the longest mean duration. The figures of every job named are
     /// its own buckets', exactly as `GET /jobs/{jobId}/stats` gives them.
     pub async fn fleet_stats(&self, window: StatsWindow) -> Result<FleetStats, AppError> {
         let now = self.now();
