@@ -6,7 +6,7 @@
 
 use serde_json::{json, Value};
 
-use super::calendar::LOCAL_LIMIT;
+use super::calendar::{FireFields, LOCAL_LIMIT};
 use crate::duration::Duration;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,6 +48,21 @@ impl Interval {
             .transpose()?
             .unwrap_or(Duration::ZERO);
         Interval::new(every, offset)
+    }
+
+    /// The wall-clock fields this interval's fires can take in a zone whose offsets are all whole
+    /// minutes (`whole_minute_offsets`): a whole number of minutes apart, they all fall on the
+    /// second of their offset, so an exclusion that covers that second skips them a minute (or
+    /// more) at a time instead of fire by fire. Any other interval may fire at any second.
+    pub(crate) fn fire_fields(self, whole_minute_offsets: bool) -> FireFields {
+        if whole_minute_offsets && self.every.is_multiple_of(60) {
+            FireFields {
+                second: 1 << (self.offset % 60),
+                ..FireFields::ANY
+            }
+        } else {
+            FireFields::ANY
+        }
     }
 
     /// The first fire strictly after `t`, within the evaluated span (until the end of 2100 UTC).

@@ -440,9 +440,15 @@ impl Schedule {
 
     /// The fields source `i` fires in; an interval fires at any time of day.
     fn source_fields(&self, i: usize) -> calendar::FireFields {
-        self.calendars
-            .get(i)
-            .map_or(calendar::FireFields::ANY, |c| c.fire_fields())
+        match self.calendars.get(i) {
+            Some(calendar) => calendar.fire_fields(),
+            None => self
+                .intervals
+                .get(i - self.calendars.len())
+                .map_or(calendar::FireFields::ANY, |interval| {
+                    interval.fire_fields(self.zone.whole_minute_offsets())
+                }),
+        }
     }
 
     /// The canonical JSON form: calendars with range arrays, intervals, resolved DST policy.

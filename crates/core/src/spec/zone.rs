@@ -44,6 +44,8 @@ pub(crate) struct ZoneRules {
     initial_offset: i32,
     pub min_offset: i32,
     pub max_offset: i32,
+    /// Every offset over the span is a whole number of minutes.
+    whole_minutes: bool,
 }
 
 /// A stretch of time with one offset: `[start, end)` in Unix seconds.
@@ -116,14 +118,22 @@ impl ZoneRules {
             .map(|tr| tr.after)
             .chain([initial_offset]);
         let min_offset = offsets.clone().min().unwrap_or(initial_offset);
-        let max_offset = offsets.max().unwrap_or(initial_offset);
+        let max_offset = offsets.clone().max().unwrap_or(initial_offset);
+        let whole_minutes = offsets.into_iter().all(|offset| offset % 60 == 0);
         ZoneRules {
             tz,
             transitions,
             initial_offset,
             min_offset,
             max_offset,
+            whole_minutes,
         }
+    }
+
+    /// Whether every offset of the zone over the evaluated span is a whole number of minutes
+    /// (all of today's are; some zones' local mean times before 2000 were not).
+    pub(crate) fn whole_minute_offsets(&self) -> bool {
+        self.whole_minutes
     }
 
     /// The index of the segment containing instant `t`.
