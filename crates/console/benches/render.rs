@@ -520,7 +520,7 @@ async fn run(scale: &Scale) -> bool {
     pages.push((
         format!("bulk confirm, {} jobs", scale.jobs.div_ceil(20).min(1_000)),
         Ask::Post(
-            "/ui/bulk/jobs".into(),
+            "/ui/bulk/jobs/preview".into(),
             format!("csrf={csrf}&scope=filter&label=team%3Ateam-3&action=pause&reason=freeze"),
         ),
     ));

@@ -175,11 +175,14 @@ fn unhex(text: &str) -> Option<String> {
 }
 
 /// Whether a request to the console changes something: every form but the login and logout,
-/// the schedule preview, and a job's backfill and edit previews (dry runs, which store nothing:
-/// a read token may ask them, as it may ask the API's).
+/// the schedule preview, a bulk action's dry run, and a job's backfill and edit previews (dry
+/// runs, which store nothing: a read token may ask them, as it may ask the API's).
 fn changes_something(method: &Method, path: &str) -> bool {
     *method == Method::POST
-        && !matches!(path, "/ui/login" | "/ui/logout" | "/ui/specs/preview")
+        && !matches!(
+            path,
+            "/ui/login" | "/ui/logout" | "/ui/specs/preview" | "/ui/bulk/jobs/preview"
+        )
         && !is_job_preview(path)
 }
 

@@ -1,10 +1,12 @@
 //! Bulk actions from the jobs list: pause, unpause, trigger or delete the rows selected, or every
 //! job matching the list's filter (labels included), with a required reason.
 //!
-//! One route, `POST /ui/bulk/jobs`, in two steps, each a plain form post: without `confirm` it
-//! asks [`App::bulk`](sundial_service::App::bulk) for a dry run and shows how many jobs match and
-//! which, with a button that posts the same selection again with `confirm=1`; with it, the same
-//! use case acts and the page shows each job's outcome. Both are the API's
+//! Two steps, each a plain form post: `POST /ui/bulk/jobs/preview` asks
+//! [`App::bulk`](sundial_service::App::bulk) for a dry run and shows how many jobs match and
+//! which (a read session may ask it, as the API's `dryRun`), with a button that posts to
+//! `POST /ui/bulk/jobs` with `confirm=1` the jobs listed (by id, when they all fit in one
+//! request, so a job that matches only later is left alone) or, past 1,000, the same selection;
+//! there the same use case acts and the page shows each job's outcome. Both are the API's
 //! `POST /bulk/jobs/{action}`: the body is built here from the form and read by
 //! [`BulkRequest::parse`], so the reason's rules, the 1,000-job bound and the cursor that goes on
 //! past it are the use case's. Each change is recorded in the job's audit trail as
@@ -16,6 +18,7 @@ use axum::response::{IntoResponse, Response};
 use axum::{Extension, Form};
 use maud::{html, Markup};
 use serde_json::{json, Map, Value};
+use sundial_service::api::Scope as TokenScope;
 use sundial_service::app::{BulkAction, BulkDone, BulkReport, BulkRequest, MAX_BULK_JOBS};
 use sundial_service::ports::store::{JobFilter, Store};
 
@@ -233,7 +236,7 @@ fn jobs(n: usize) -> String {
 /// carries the list's filter for "all jobs matching this filter".
 pub(crate) fn bulk_form(session: &Session, filter: &JobFilter) -> Markup {
     html! {
-        form.card.bulk id="bulk" method="post" action="/ui/bulk/jobs" aria-labelledby="bulk-title" {
+        form.card.bulk id="bulk" method="post" action="/ui/bulk/jobs/preview" aria-labelledby="bulk-title" {
             h2 id="bulk-title" { "Act on several jobs" }
             input type="hidden" name="csrf" value=(session.csrf);
             @for (name, value) in filter_pairs(filter) {
@@ -263,8 +266,19 @@ pub(crate) fn bulk_form(session: &Session, filter: &JobFilter) -> Markup {
     }
 }
 
-/// `POST /ui/bulk/jobs`: the dry run and its confirmation page, or with `confirm=1` the action
-/// and each job's outcome (see the module's doc).
+/// `POST /ui/bulk/jobs/preview`: the dry run and its confirmation page. It changes nothing, so a
+/// session of scope read may ask it (as the API's `dryRun`), and sees no confirm button.
+pub(crate) async fn preview<S: Store>(
+    console: ConsoleState<S>,
+    session: Extension<Session>,
+    Form(mut pairs): Form<Vec<(String, String)>>,
+) -> Result<Response, PageError> {
+    pairs.retain(|(name, _)| name != "confirm");
+    bulk_jobs(console, session, Form(pairs)).await
+}
+
+/// `POST /ui/bulk/jobs`: with `confirm=1` the action and each job's outcome, else the dry run
+/// and its confirmation page (see the module's doc).
 pub(crate) async fn bulk_jobs<S: Store>(
     State(console): ConsoleState<S>,
     Extension(session): Extension<Session>,
@@ -299,7 +313,9 @@ fn confirmation(session: &Session, form: &BulkForm, report: &BulkReport) -> (Str
             }
         }
         (form.summary())
-        @if matched > 0 {
+        @if matched > 0 && session.scope != TokenScope::Write {
+            p.muted { "Your token is of scope read: it may see which jobs match, not act on them." }
+        } @else if matched > 0 {
             form.card.confirm.danger[form.action == BulkAction::Delete] method="post" action="/ui/bulk/jobs" {
                 @if report.next_cursor.is_none() {
                     // Every match fits in one request: confirm acts on exactly the jobs listed,
@@ -329,7 +345,7 @@ fn results(session: &Session, form: &BulkForm, report: &BulkReport) -> (String, 
         (form.summary())
         (outcome_table(form.action, report, "Each job's outcome"))
         @if let Some(cursor) = &report.next_cursor {
-            form.card method="post" action="/ui/bulk/jobs" {
+            form.card method="post" action="/ui/bulk/jobs/preview" {
                 p { "More jobs match than one request acts on (" (thousands(MAX_BULK_JOBS)) ")." }
                 (form.hidden(session, Some(cursor)))
                 button type="submit" { "Continue with the next jobs" }

@@ -10,7 +10,8 @@
 //! The jobs list sorts by id, next fire or last run (the job orders of the store port, each
 //! keyset-paged), filters as `GET /jobs` does (labels and id prefix included, the `filter`
 //! module), and shows each job's success over the last 24 hours ([`App::day_success`], from the
-//! hourly rollups). Under it, the bulk form (the `bulk` module, `POST /ui/bulk/jobs`) acts on the
+//! hourly rollups). Under it, the bulk form (the `bulk` module, `POST /ui/bulk/jobs/preview`, then
+//! `POST /ui/bulk/jobs`) acts on the
 //! rows ticked or on every job the filter selects through [`App::bulk`], the use case of
 //! `POST /bulk/jobs/{action}`: a dry run's count and ids first, then, confirmed, each job's
 //! outcome, every change recorded in its audit trail with the reason given. The create page
@@ -143,6 +144,7 @@ pub fn router<S: Store>(app: Arc<App<S>>, config: ConsoleConfig) -> Router {
         .route("/ui/jobs/{job_id}/trigger", post(pages::trigger::<S>))
         .route("/ui/jobs/{job_id}/delete", post(pages::delete::<S>))
         .route("/ui/bulk/jobs", post(bulk::bulk_jobs::<S>))
+        .route("/ui/bulk/jobs/preview", post(bulk::preview::<S>))
         .route(
             "/ui/jobs/{job_id}/backfill",
             get(backfill::page::<S>).post(backfill::run::<S>),

@@ -595,6 +595,28 @@ async fn a_session_acts_as_its_token_and_a_read_token_changes_nothing() {
     .unwrap();
     assert_eq!(refused.status(), StatusCode::FORBIDDEN);
     assert_eq!(app.get_job(&id).await.unwrap().status(), "active");
+    // Its dry run changes nothing: a read session may ask it, and is offered no confirm button.
+    let (cookie, csrf) = login(reader).await;
+    let dry_run = send(
+        Request::post("/ui/bulk/jobs/preview")
+            .header(header::COOKIE, cookie)
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .body(Body::from(format!(
+                "csrf={csrf}&scope=selected&jobIds=nightly&action=pause&reason=freeze&confirm=1"
+            )))
+            .unwrap(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(dry_run.status(), StatusCode::OK);
+    let html = body_text(dry_run.into_body()).await;
+    assert!(html.contains("<h1>Pause 1 job?</h1>"), "{html}");
+    assert!(
+        html.contains("scope read: it may see which jobs match"),
+        "{html}"
+    );
+    assert!(!html.contains(r#"name="confirm""#), "{html}");
+    assert_eq!(app.get_job(&id).await.unwrap().status(), "active");
 
     let done = pause(login(writer).await).await.unwrap();
     assert_eq!(done.status(), StatusCode::SEE_OTHER);
@@ -1881,7 +1903,14 @@ async fn a_bulk_pause_by_label_counts_first_then_pauses_exactly_those_with_the_r
     };
 
     // The dry run: how many and which, nothing changed.
-    let page = console.post_fields("/ui/bulk/jobs", &form(false)).await;
+    assert!(console
+        .get("/?label=team%3Apayments")
+        .await
+        .html
+        .contains(r#"action="/ui/bulk/jobs/preview""#));
+    let page = console
+        .post_fields("/ui/bulk/jobs/preview", &form(false))
+        .await;
     assert_eq!(page.status, StatusCode::OK, "{}", page.html);
     assert!(
         page.html.contains("<h1>Pause 2 jobs?</h1>"),
