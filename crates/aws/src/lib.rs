@@ -1,6 +1,6 @@
-//! Sundial on AWS: the DynamoDB [`Store`](sundial_service::ports::store::Store), the SQS
-//! [`Queue`](sundial_service::ports::queue::Queue), the EventBridge/SQS
-//! [`EventPublisher`](sundial_service::ports::events::EventPublisher), and what the four Lambda functions
+//! Sundial on AWS: the DynamoDB [`Store`](sundial_ports::store::Store), the SQS
+//! [`Queue`](sundial_ports::queue::Queue), the EventBridge/SQS
+//! [`EventPublisher`](sundial_ports::events::EventPublisher), and what the four Lambda functions
 //! do with their events ([`handlers`]).
 //!
 //! The functions in `functions/` are a few lines each: read [`Settings`] once per cold start, build

@@ -13,8 +13,8 @@ use std::sync::{Arc, Mutex};
 
 use aws_sdk_eventbridge::types::PutEventsRequestEntry;
 use aws_sdk_sqs::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
-use sundial_service::cause::Cause;
-use sundial_service::ports::events::{BusEvent, EventPublisher, PublishError, TargetSupport};
+use sundial_ports::cause::Cause;
+use sundial_ports::events::{BusEvent, EventPublisher, PublishError, TargetSupport};
 
 use crate::metrics::Metrics;
 

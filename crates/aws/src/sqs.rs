@@ -18,7 +18,7 @@ use aws_sdk_sqs::types::{
     MessageAttributeValue, MessageSystemAttributeName, SendMessageBatchRequestEntry,
 };
 use aws_sdk_sqs::Client;
-use sundial_service::ports::queue::{Delivery, Queue, QueueError, DEFAULT_MAX_RECEIVES, MAX_DELAY};
+use sundial_ports::queue::{Delivery, Queue, QueueError, DEFAULT_MAX_RECEIVES, MAX_DELAY};
 
 /// SQS caps one receive at ten messages.
 const MAX_BATCH: usize = 10;

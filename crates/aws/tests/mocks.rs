@@ -24,9 +24,9 @@ use aws_smithy_mocks::{mock, mock_client, RuleMode};
 use chrono::{TimeZone, Utc};
 use serde_json::json;
 use sundial_aws::{AwsPublisher, DynamoStore, SqsQueue};
-use sundial_service::ports::events::{BusEvent, EventPublisher, PublishError};
-use sundial_service::ports::queue::{Queue, QueueError};
-use sundial_service::ports::store::{
+use sundial_ports::events::{BusEvent, EventPublisher, PublishError};
+use sundial_ports::queue::{Queue, QueueError};
+use sundial_ports::store::{
     ExecutionRecord, ExecutionStore, JobFilter, JobOrder, JobRecord, JobStore, PageRequest, Store,
     StoreError, WakeUpIndex, Write, WriteAllError,
 };
@@ -249,7 +249,7 @@ async fn throttling_is_retried_by_the_sdk_then_reported_as_unavailable() {
     match store(client).create_job(&job(1)).await {
         Err(error @ StoreError::Unavailable { .. }) => {
             // The operation in the message, DynamoDB's own error kept as the source.
-            let logged = sundial_service::cause::chain(&error).to_string();
+            let logged = sundial_ports::cause::chain(&error).to_string();
             assert!(
                 logged.starts_with("store unavailable: PutItem: "),
                 "{logged}"

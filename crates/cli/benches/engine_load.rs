@@ -64,13 +64,13 @@ use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 use sundial_core::job::JobId;
 use sundial_embedded::{SqliteQueue, SqliteStore};
-use sundial_service::adapters::clock::SystemClock;
+use sundial_ports::clock::Clock;
+use sundial_ports::clock::SystemClock;
+use sundial_ports::memory::RecordingPublisher;
+use sundial_ports::store::{Store, WakeUpIndex};
 use sundial_service::adapters::http::{AddressPolicy, ReqwestClient};
-use sundial_service::adapters::memory::RecordingPublisher;
 use sundial_service::engine::runner::{self, RunnerOptions};
 use sundial_service::engine::{Engine, EngineConfig, LOCAL_ADMIT_AHEAD};
-use sundial_service::ports::clock::Clock;
-use sundial_service::ports::store::{Store, WakeUpIndex};
 use sundial_service::{App, AppConfig};
 use tokio::sync::oneshot;
 
@@ -525,7 +525,7 @@ async fn fire_lag(dir: &Path) -> Result<(), String> {
 /// `rounds` seconds are measured. Lag = arrival − that second. Whatever the engine adds to its
 /// fire lag is on top of this.
 async fn http_floor(base: &str, seen: &Seen, jobs: usize, rounds: usize) {
-    use sundial_service::ports::http::{HttpClient, HttpRequest};
+    use sundial_ports::http::{HttpClient, HttpRequest};
     let client = match ReqwestClient::new(AddressPolicy::local()) {
         Ok(client) => Arc::new(client),
         Err(e) => {

@@ -13,8 +13,8 @@
 //! without the cargo feature `aws-targets` (off by default: the AWS SDK would lengthen the quick
 //! start's build far beyond its 10 % budget, docs/performance.md) targets are always refused.
 
-use sundial_service::adapters::memory::RecordingPublisher;
-use sundial_service::ports::events::{BusEvent, EventPublisher, PublishError, TargetSupport};
+use sundial_ports::events::{BusEvent, EventPublisher, PublishError, TargetSupport};
+use sundial_ports::memory::RecordingPublisher;
 
 /// What a refused target job is told to do, in a build with the feature.
 #[cfg(feature = "aws-targets")]
@@ -81,7 +81,7 @@ impl LocalPublisher {
 #[cfg(feature = "aws-targets")]
 async fn aws() -> Result<LocalPublisher, String> {
     use aws_credential_types::provider::ProvideCredentials;
-    use sundial_service::cause::chain;
+    use sundial_ports::cause::chain;
 
     let sdk = sundial_aws::sdk_config().await;
     let region = sdk.region().filter(|r| !r.as_ref().is_empty()).ok_or(

@@ -15,14 +15,14 @@ use sundial_embedded::{SqliteQueue, SqliteStore};
 use crate::aws_targets::LocalPublisher;
 use crate::cli::ServeArgs;
 use crate::http_server;
-use sundial_service::adapters::clock::SystemClock;
+use sundial_ports::cause::chain;
+use sundial_ports::clock::Clock;
+use sundial_ports::clock::SystemClock;
+use sundial_ports::events::EventPublisher;
 use sundial_service::adapters::http::{AddressPolicy, ReqwestClient};
-use sundial_service::api::{ApiAuth, ApiToken};
-use sundial_service::cause::chain;
+use sundial_service::app::{ApiAuth, ApiToken};
 use sundial_service::engine::runner::{self, RunnerOptions};
 use sundial_service::engine::{Engine, EngineConfig, QueueKind, LOCAL_ADMIT_AHEAD};
-use sundial_service::ports::clock::Clock;
-use sundial_service::ports::events::EventPublisher;
 use sundial_service::settings;
 use sundial_service::{App, AppConfig};
 
@@ -227,8 +227,8 @@ async fn serve(options: ServeOptions) -> Result<(), String> {
         },
         session_lifetime: options.console_session,
     };
-    let router = sundial_service::api::router(Arc::clone(&app), auth)
-        .merge(sundial_console::router(app, console));
+    let router =
+        sundial_api::router(Arc::clone(&app), auth).merge(sundial_console::router(app, console));
     let limits = http_server::Limits::from_open_files(open_files);
     tracing::info!(addr = %local, data = %options.data.display(), debug_mode = options.debug_mode, tokens = options.tokens.len(), open_files, max_connections = limits.max_connections, "sundial listening");
     let shutdown = shutdown_signal()?;

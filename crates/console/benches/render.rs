@@ -52,8 +52,8 @@ use sundial_core::execution::{execution_id_for_fire, Execution, ExecutionState};
 use sundial_core::job::{Job, JobDefinition, JobId, JobState, When};
 use sundial_core::stats::Rollup;
 use sundial_embedded::SqliteStore;
-use sundial_service::adapters::clock::SystemClock;
-use sundial_service::ports::store::{
+use sundial_ports::clock::SystemClock;
+use sundial_ports::store::{
     JobFilter, JobOrder, JobStore, PageRequest, RollupRecord, Store, StoreError, Write, MAX_WRITES,
 };
 use sundial_service::records::{encode_execution, encode_job, job_wakeup_key};

@@ -20,8 +20,8 @@ use axum::{Extension, Form};
 use maud::html;
 use serde::Deserialize;
 use sundial_core::signing;
-use sundial_service::api::{Caller, Scope};
-use sundial_service::ports::store::Store;
+use sundial_ports::store::Store;
+use sundial_service::app::auth::{constant_time_eq, Caller, Scope};
 use sundial_service::{Actor, ChangeBy};
 
 use crate::{view, Console, ConsoleAuth, ConsoleState, PageError};
@@ -63,10 +63,6 @@ impl Session {
             ))
         }
     }
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 impl<S: Store> Console<S> {

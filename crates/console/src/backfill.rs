@@ -22,9 +22,9 @@ use maud::html;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use sundial_core::job::{BackfillMode, Job, OverlapPolicy, When};
-use sundial_service::api::Scope;
+use sundial_ports::store::Store;
+use sundial_service::app::Scope;
 use sundial_service::app::{parse_job_id, BackfillReport};
-use sundial_service::ports::store::Store;
 use sundial_service::AppError;
 
 use crate::auth::Session;

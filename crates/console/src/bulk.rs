@@ -18,9 +18,9 @@ use axum::response::{IntoResponse, Response};
 use axum::{Extension, Form};
 use maud::{html, Markup};
 use serde_json::{json, Map, Value};
-use sundial_service::api::Scope as TokenScope;
+use sundial_ports::store::{JobFilter, Store};
+use sundial_service::app::Scope as TokenScope;
 use sundial_service::app::{BulkAction, BulkDone, BulkReport, BulkRequest, MAX_BULK_JOBS};
-use sundial_service::ports::store::{JobFilter, Store};
 
 use crate::auth::Session;
 use crate::filter::{field, filter_of, filter_pairs};

@@ -21,8 +21,8 @@ use maud::{html, Markup};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use sundial_core::job::OverlapPolicy;
+use sundial_ports::store::Store;
 use sundial_service::app::parse_job_id;
-use sundial_service::ports::store::Store;
 use sundial_service::AppError;
 
 use crate::auth::Session;

@@ -20,9 +20,9 @@ use maud::html;
 use serde::Deserialize;
 use serde_json::Value;
 use sundial_core::job::Job;
-use sundial_service::api::Scope;
+use sundial_ports::store::Store;
+use sundial_service::app::Scope;
 use sundial_service::app::{parse_job_id, UpdatePreview};
-use sundial_service::ports::store::Store;
 use sundial_service::AppError;
 
 use crate::auth::Session;

@@ -6,8 +6,8 @@
 //! that is not `key:value` or an `idPrefix` no id could start with is a 400 naming the field.
 
 use sundial_core::job::LabelSelector;
+use sundial_ports::store::JobFilter;
 use sundial_service::app::job_filter;
-use sundial_service::ports::store::JobFilter;
 use sundial_service::AppError;
 
 use crate::PageError;

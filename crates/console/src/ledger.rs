@@ -20,8 +20,8 @@ use maud::{html, Markup};
 use serde::Deserialize;
 use serde_json::Value;
 use sundial_core::ledger::{Fate, FireRange, RangeReason};
+use sundial_ports::store::{AuditQuery, PageRequest, Store};
 use sundial_service::app::parse_job_id;
-use sundial_service::ports::store::{AuditQuery, PageRequest, Store};
 use sundial_service::AppError;
 
 use crate::auth::Session;

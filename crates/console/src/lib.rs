@@ -65,8 +65,8 @@ use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
-use sundial_service::api::ApiAuth;
-use sundial_service::ports::store::Store;
+use sundial_ports::store::Store;
+use sundial_service::app::ApiAuth;
 use sundial_service::{App, AppError};
 
 /// How people sign in to the console.
@@ -117,7 +117,7 @@ type ConsoleState<S> = axum::extract::State<Arc<Console<S>>>;
 pub fn router<S: Store>(app: Arc<App<S>>, config: ConsoleConfig) -> Router {
     // The create page's live preview: the API's own `POST /specs/preview` handler, here behind
     // the console's session (in token mode the page has a session cookie, never the API token).
-    let preview = sundial_service::api::spec_preview_route(Arc::clone(&app));
+    let preview = sundial_api::spec_preview_route(Arc::clone(&app));
     let state = Arc::new(Console {
         app,
         config,

@@ -12,8 +12,8 @@ use serde_json::{json, Value};
 use sundial_core::execution::Execution;
 use sundial_core::job::{Job, When};
 use sundial_core::trigger::TriggerOptions;
+use sundial_ports::store::{JobFilter, JobOrder, PageRequest, Store};
 use sundial_service::app::{parse_job_id, upcoming_fires, DaySuccess};
-use sundial_service::ports::store::{JobFilter, JobOrder, PageRequest, Store};
 
 use crate::auth::Session;
 use crate::bulk::bulk_form;

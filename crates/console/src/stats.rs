@@ -10,8 +10,8 @@ use axum::Extension;
 use maud::{html, Markup};
 use serde::Deserialize;
 use sundial_core::stats::{Figures, StatsWindow};
+use sundial_ports::store::Store;
 use sundial_service::app::JobStats;
-use sundial_service::ports::store::Store;
 use sundial_service::AppError;
 
 use crate::auth::Session;

@@ -12,8 +12,8 @@ use chrono::{DateTime, DurationRound, Utc};
 use maud::{html, Markup};
 use serde::Deserialize;
 use sundial_core::upcoming::TimelineFire;
+use sundial_ports::store::{JobFilter, Store};
 use sundial_service::app::{UpcomingCut, UPCOMING_FIRES, UPCOMING_JOBS};
-use sundial_service::ports::store::{JobFilter, Store};
 
 use crate::auth::Session;
 use crate::pages::{non_empty, zone_of};

@@ -7,7 +7,7 @@ use chrono_tz::Tz;
 use maud::{html, Markup, DOCTYPE};
 
 use crate::auth::Session;
-use sundial_service::ports::store::JobFilter;
+use sundial_ports::store::JobFilter;
 
 /// The page around `content`: header with navigation and, when signed in, the logout button.
 pub(crate) fn layout(title: &str, session: Option<&Session>, content: Markup) -> Html<String> {

@@ -14,8 +14,8 @@ use http_body_util::BodyExt;
 use serde_json::{json, Value};
 use sundial_console::{ConsoleAuth, ConsoleConfig};
 use sundial_core::stats::{NotRun, Rollup};
-use sundial_service::adapters::memory::{ManualClock, MemoryStore};
-use sundial_service::ports::store::{RollupRecord, Store, Write};
+use sundial_ports::memory::{ManualClock, MemoryStore};
+use sundial_ports::store::{RollupRecord, Store, Write};
 use sundial_service::{App, AppConfig};
 use support::urlencode;
 use tower::ServiceExt;
@@ -516,7 +516,7 @@ async fn with_a_token_the_preview_needs_a_session_and_only_that() {
 /// its name, and a token of scope read sees every page while every form is refused.
 #[tokio::test]
 async fn a_session_acts_as_its_token_and_a_read_token_changes_nothing() {
-    use sundial_service::api::{ApiAuth, ApiToken, Scope};
+    use sundial_api::{ApiAuth, ApiToken, Scope};
     let app = Arc::new(App::new(
         MemoryStore::new(),
         Arc::new(ManualClock::new("2026-01-05T10:00:00Z".parse().unwrap())),
@@ -621,7 +621,7 @@ async fn a_session_acts_as_its_token_and_a_read_token_changes_nothing() {
     let done = pause(login(writer).await).await.unwrap();
     assert_eq!(done.status(), StatusCode::SEE_OTHER);
     let history = app
-        .history(&id, &sundial_service::ports::store::PageRequest::first(10))
+        .history(&id, &sundial_ports::store::PageRequest::first(10))
         .await
         .unwrap()
         .items;
@@ -1078,7 +1078,7 @@ async fn a_backfill_preview_lists_the_times_missing_leaves_out_what_ran_and_run_
     let history = |console: &Console| {
         let (app, id) = (Arc::clone(&console.app), id.clone());
         async move {
-            app.history(&id, &sundial_service::ports::store::PageRequest::first(10))
+            app.history(&id, &sundial_ports::store::PageRequest::first(10))
                 .await
                 .unwrap()
                 .items
@@ -1365,7 +1365,7 @@ async fn an_edit_preview_shows_the_fire_times_before_and_after_and_saves_only_wh
     );
     let history = console
         .app
-        .history(&id, &sundial_service::ports::store::PageRequest::first(10))
+        .history(&id, &sundial_ports::store::PageRequest::first(10))
         .await
         .unwrap()
         .items;
@@ -1455,7 +1455,7 @@ async fn backfill_and_edit_forms_without_their_csrf_token_change_nothing() {
 /// but is refused the Run and Save posts, and is not offered their buttons.
 #[tokio::test]
 async fn a_read_token_previews_backfills_and_edits_but_runs_and_saves_nothing() {
-    use sundial_service::api::{ApiAuth, ApiToken, Scope};
+    use sundial_api::{ApiAuth, ApiToken, Scope};
     let app = Arc::new(App::new(
         MemoryStore::new(),
         Arc::new(ManualClock::new("2026-01-05T10:00:00Z".parse().unwrap())),
@@ -1797,7 +1797,7 @@ impl Console {
             .app
             .history(
                 &id.parse().unwrap(),
-                &sundial_service::ports::store::PageRequest::first(10),
+                &sundial_ports::store::PageRequest::first(10),
             )
             .await
             .unwrap()
@@ -2009,7 +2009,7 @@ async fn bulk_outcomes_show_each_jobs_run_or_error() {
         .app
         .list_executions(
             &"pay-1".parse().unwrap(),
-            &sundial_service::ports::store::PageRequest::first(5),
+            &sundial_ports::store::PageRequest::first(5),
         )
         .await
         .unwrap()
@@ -2032,7 +2032,7 @@ async fn bulk_outcomes_show_each_jobs_run_or_error() {
         .app
         .list_executions(
             &"pay-2".parse().unwrap(),
-            &sundial_service::ports::store::PageRequest::first(5)
+            &sundial_ports::store::PageRequest::first(5)
         )
         .await
         .unwrap()

@@ -40,7 +40,7 @@ fn console_reaches_the_store_only_through_app_use_cases() {
         for line in text.lines().filter(|l| l.contains("ports::store")) {
             let names = line
                 .trim()
-                .strip_prefix("use sundial_service::ports::store::")
+                .strip_prefix("use sundial_ports::store::")
                 .and_then(|rest| rest.strip_suffix(';'))
                 .map(|rest| rest.trim_start_matches('{').trim_end_matches('}'));
             let allowed = names

@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use serde_json::json;
 use sundial_embedded::SqliteStore;
-use sundial_service::ports::store::audit::entry_id;
-use sundial_service::ports::store::{
+use sundial_ports::store::audit::entry_id;
+use sundial_ports::store::{
     AuditQuery, AuditRecord, AuditStore, JobRecord, JobStore, PageRequest, Store, Write,
 };
 use sundial_testkit::TempDir;

@@ -17,8 +17,8 @@ use sundial_core::execution::execution_id_for_fire;
 use sundial_core::job::JobId;
 use sundial_core::ledger::Fate;
 use sundial_embedded::SqliteStore;
-use sundial_service::adapters::memory::ManualClock;
-use sundial_service::ports::store::{ExecutionRecord, Store, Write};
+use sundial_ports::memory::ManualClock;
+use sundial_ports::store::{ExecutionRecord, Store, Write};
 use sundial_service::{App, AppConfig};
 
 const TIMES: i64 = 10_000;

@@ -26,8 +26,8 @@ use serde_json::json;
 use sundial_core::job::JobId;
 use sundial_core::stats::{hour_of, LogHistogram, Rollup, StatsWindow};
 use sundial_embedded::SqliteStore;
-use sundial_service::adapters::memory::ManualClock;
-use sundial_service::ports::store::{
+use sundial_ports::memory::ManualClock;
+use sundial_ports::store::{
     ExecutionRecord, ExecutionStore, PageRequest, RollupRecord, RollupStore, Store, Write,
 };
 use sundial_service::{App, AppConfig};

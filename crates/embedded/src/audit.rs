@@ -4,8 +4,8 @@
 
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, params_from_iter, Connection};
-use sundial_service::ports::store::audit::entry_id_floor;
-use sundial_service::ports::store::{
+use sundial_ports::store::audit::entry_id_floor;
+use sundial_ports::store::{
     cursor, AuditCleanReport, AuditQuery, AuditRecord, Page, PageRequest, StoreError, MAX_PAGE,
 };
 

@@ -11,8 +11,8 @@ use chrono::{DateTime, Utc};
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ValueRef};
 use rusqlite::Row;
 use serde_json::Value;
-use sundial_service::cause::Cause;
-use sundial_service::ports::store::{ExecutionRecord, JobOrder, JobRecord, StoreError};
+use sundial_ports::cause::Cause;
+use sundial_ports::store::{ExecutionRecord, JobOrder, JobRecord, StoreError};
 
 /// A SQLite failure. A row whose column does not convert (a malformed document, a time out of
 /// range) is corrupt data, which no retry will read; anything else may be retried, nothing was

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, Connection};
-use sundial_service::ports::store::{id_prefix_end, JobFilter, JobRecord, StoreError};
+use sundial_ports::store::{id_prefix_end, JobFilter, JobRecord, StoreError};
 
 use crate::codec::db;
 

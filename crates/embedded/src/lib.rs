@@ -1,5 +1,5 @@
 //! Sundial's embedded backend: the [`Store`] port on one SQLite file, for `sundial serve`, and the
-//! [`Queue`](sundial_service::ports::queue::Queue) port in the same file ([`SqliteStore::queue`],
+//! [`Queue`](sundial_ports::queue::Queue) port in the same file ([`SqliteStore::queue`],
 //! [`SqliteQueue`]), so one process needs one database and nothing else.
 //!
 //! **One connection, one writer thread, group commit.** SQLite allows one writer at a time anyway.
@@ -30,9 +30,9 @@
 //!
 //! ```no_run
 //! use sundial_embedded::SqliteStore;
-//! use sundial_service::ports::store::{Store, ExecutionStore, JobStore, WakeUpIndex};
+//! use sundial_ports::store::{Store, ExecutionStore, JobStore, WakeUpIndex};
 //!
-//! # async fn demo() -> Result<(), sundial_service::ports::store::StoreError> {
+//! # async fn demo() -> Result<(), sundial_ports::store::StoreError> {
 //! let store = SqliteStore::open(std::path::Path::new("/var/lib/sundial/sundial.db"))?;
 //! let _job = store.get_job("nightly-report").await?;
 //! # Ok(()) }
@@ -56,8 +56,8 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OpenFlags};
-use sundial_service::ports::clock::Clock;
-use sundial_service::ports::store::{
+use sundial_ports::clock::Clock;
+use sundial_ports::store::{
     check_batch, AuditCleanReport, AuditQuery, AuditRecord, AuditStore, CleanReport,
     ExecutionRecord, ExecutionStore, FleetHourRecord, JobFilter, JobOrder, JobRecord, JobStore,
     ManyRead, Page, PageRequest, RollupRecord, RollupStore, StateRead, Store, StoreError,
@@ -191,7 +191,7 @@ impl SqliteStore {
     ///
     /// Queues of different names share one table but nothing else: a message, a receipt or a dead
     /// letter of one is invisible to the others. `clock` decides when delays and visibility
-    /// timeouts end; the queue starts with [`DEFAULT_MAX_RECEIVES`](sundial_service::ports::queue::DEFAULT_MAX_RECEIVES).
+    /// timeouts end; the queue starts with [`DEFAULT_MAX_RECEIVES`](sundial_ports::queue::DEFAULT_MAX_RECEIVES).
     pub fn queue(&self, name: &str, clock: Arc<dyn Clock>) -> SqliteQueue {
         SqliteQueue::new(self.db.clone(), name, clock)
     }

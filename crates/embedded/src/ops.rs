@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
-use sundial_service::ports::store::{
+use sundial_ports::store::{
     CleanReport, ExecutionRecord, JobFilter, JobOrder, JobRecord, Page, PageRequest, StateRead,
     StoreError, StoreStats, WakeUp, Write, WriteAllError, MAX_PAGE,
 };
@@ -607,7 +607,7 @@ pub(crate) enum OwnedWrite {
     CreateJob(JobRow),
     DeleteJob(String, u64),
     AppendAudit(crate::audit::AuditRow),
-    AddRollup(sundial_service::ports::store::RollupRecord),
+    AddRollup(sundial_ports::store::RollupRecord),
 }
 
 impl TryFrom<&Write<'_>> for OwnedWrite {

@@ -33,8 +33,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rusqlite::{params, Connection};
-use sundial_service::ports::clock::Clock;
-use sundial_service::ports::queue::{Delivery, Queue, QueueError, DEFAULT_MAX_RECEIVES, MAX_DELAY};
+use sundial_ports::clock::Clock;
+use sundial_ports::queue::{Delivery, Queue, QueueError, DEFAULT_MAX_RECEIVES, MAX_DELAY};
 
 use crate::writer::Db;
 

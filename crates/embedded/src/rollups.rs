@@ -1,4 +1,4 @@
-//! Rollups ([`RollupStore`](sundial_service::ports::store::RollupStore)) on SQLite: one row per
+//! Rollups ([`RollupStore`](sundial_ports::store::RollupStore)) on SQLite: one row per
 //! job and hour holding its counters as a JSON list of `[name, count]` pairs.
 //!
 //! One row per bucket rather than one per counter: a 30-day window of a job is 720 rows however
@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 use rusqlite::{params, Connection, OptionalExtension};
-use sundial_service::ports::store::{FleetHourRecord, RollupRecord, StoreError};
+use sundial_ports::store::{FleetHourRecord, RollupRecord, StoreError};
 
 use crate::codec::{db, millis, time_from_millis};
 
@@ -28,7 +28,7 @@ fn decode(job_id: &str, hour: i64, text: &str) -> Result<BTreeMap<String, u64>, 
     let pairs: Vec<(String, u64)> = serde_json::from_str(text).map_err(|e| {
         StoreError::corrupt(
             format!("rollup {job_id}@{hour} is unreadable"),
-            Some(sundial_service::cause::Cause::new(e)),
+            Some(sundial_ports::cause::Cause::new(e)),
         )
     })?;
     Ok(pairs.into_iter().collect())

@@ -11,7 +11,7 @@
 //! columns of their own.
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
-use sundial_service::ports::store::StoreError;
+use sundial_ports::store::StoreError;
 
 use crate::codec::db;
 

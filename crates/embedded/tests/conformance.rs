@@ -6,7 +6,7 @@ use sundial_testkit::TempDir;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sqlite_store_conforms() {
-    sundial_service::conformance::store::run_all(|| {
+    sundial_ports::conformance::store::run_all(|| {
         SqliteStore::in_memory().expect("in-memory SQLite store")
     })
     .await;
@@ -18,7 +18,7 @@ async fn sqlite_store_conforms() {
 async fn sqlite_file_store_conforms() {
     let dir = TempDir::new("embedded-conformance");
     let next = std::sync::atomic::AtomicU32::new(0);
-    sundial_service::conformance::store::run_all(|| {
+    sundial_ports::conformance::store::run_all(|| {
         let n = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         SqliteStore::open(&dir.join(format!("case-{n}.db"))).expect("file SQLite store")
     })
@@ -27,7 +27,7 @@ async fn sqlite_file_store_conforms() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sqlite_store_conforms_on_labels() {
-    sundial_service::conformance::labels::run_all(|| {
+    sundial_ports::conformance::labels::run_all(|| {
         SqliteStore::in_memory().expect("in-memory SQLite store")
     })
     .await;
@@ -35,7 +35,7 @@ async fn sqlite_store_conforms_on_labels() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sqlite_store_rollups_conform() {
-    sundial_service::conformance::rollups::run_all(|| {
+    sundial_ports::conformance::rollups::run_all(|| {
         SqliteStore::in_memory().expect("in-memory SQLite store")
     })
     .await;
@@ -45,7 +45,7 @@ async fn sqlite_store_rollups_conform() {
 async fn sqlite_file_store_rollups_conform() {
     let dir = TempDir::new("embedded-rollups");
     let next = std::sync::atomic::AtomicU32::new(0);
-    sundial_service::conformance::rollups::run_all(|| {
+    sundial_ports::conformance::rollups::run_all(|| {
         let n = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         SqliteStore::open(&dir.join(format!("case-{n}.db"))).expect("file SQLite store")
     })

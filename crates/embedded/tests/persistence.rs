@@ -6,7 +6,7 @@ mod support;
 use chrono::DateTime;
 use serde_json::json;
 use sundial_embedded::SqliteStore;
-use sundial_service::ports::store::{
+use sundial_ports::store::{
     ExecutionRecord, ExecutionStore, JobFilter, JobOrder, JobRecord, JobStore, PageRequest,
     StoreError, WakeUpIndex,
 };
@@ -91,9 +91,9 @@ async fn data_survives_reopening() {
 async fn messages_a_dead_process_received_come_back_at_once() {
     use std::sync::Arc;
     use std::time::Duration;
-    use sundial_service::adapters::memory::ManualClock;
-    use sundial_service::ports::clock::Clock;
-    use sundial_service::ports::queue::Queue;
+    use sundial_ports::clock::Clock;
+    use sundial_ports::memory::ManualClock;
+    use sundial_ports::queue::Queue;
 
     let dir = TempDir::new("embedded-release");
     let file = dir.path().join("sundial.db");
@@ -270,7 +270,7 @@ async fn the_orders_of_an_older_file_are_filled_when_it_is_migrated() {
     drop(raw);
 
     let store = SqliteStore::open(&file).expect("migrate to version 3");
-    let ids = |page: sundial_service::ports::store::Page<JobRecord>| {
+    let ids = |page: sundial_ports::store::Page<JobRecord>| {
         page.items.into_iter().map(|j| j.job_id).collect::<Vec<_>>()
     };
     let everyone = JobFilter::default();
@@ -320,8 +320,8 @@ fn every_order_is_served_by_an_index() {
 /// records changes from then on.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_version_5_file_gains_the_audit_trail() {
-    use sundial_service::ports::store::audit::entry_id;
-    use sundial_service::ports::store::{AuditQuery, AuditRecord, AuditStore, Store, Write};
+    use sundial_ports::store::audit::entry_id;
+    use sundial_ports::store::{AuditQuery, AuditRecord, AuditStore, Store, Write};
     let dir = TempDir::new("embedded-migrate-audit");
     let file = dir.path().join("sundial.db");
     {
@@ -389,7 +389,7 @@ fn query_plan(raw: &rusqlite::Connection, select: &str) -> String {
 /// no row in the label index: reads never show such rows, so only the table tells.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_job_deleted_in_a_batch_leaves_no_label_rows() {
-    use sundial_service::ports::store::{Store, Write};
+    use sundial_ports::store::{Store, Write};
     let dir = TempDir::new("embedded-delete-labels");
     let file = dir.path().join("sundial.db");
     let store = SqliteStore::open(&file).expect("open");

@@ -9,10 +9,10 @@ use std::time::Duration;
 
 use chrono::DateTime;
 use sundial_embedded::SqliteStore;
-use sundial_service::adapters::memory::ManualClock;
-use sundial_service::conformance::queue::{run_all, MIN_MAX_RECEIVES};
-use sundial_service::ports::queue::{Queue, QueueError};
-use sundial_service::ports::store::WakeUpIndex;
+use sundial_ports::conformance::queue::{run_all, MIN_MAX_RECEIVES};
+use sundial_ports::memory::ManualClock;
+use sundial_ports::queue::{Queue, QueueError};
+use sundial_ports::store::WakeUpIndex;
 use sundial_testkit::TempDir;
 
 fn clock() -> Arc<ManualClock> {

@@ -1,26 +1,21 @@
-//! Sundial's application layer, laid out as a hexagon (docs/architecture.md):
+//! Sundial's use cases, written over the ports of `sundial-ports` (docs/architecture.md):
 //!
-//! - [`ports`]: the traits the use cases need from the world (store, queue, clock, HTTP, events);
-//! - [`app`]: the control plane's use cases over the ports (jobs, executions, views, health);
+//! - [`app`]: the control plane's use cases (jobs, executions, views, health, bulk actions), the
+//!   audit trail's actors and the auth types the inbound adapters share ([`app::auth`]);
 //! - [`engine`]: the execution engine's use cases (tick, dispatch, notify) and the in-process
 //!   runner `sundial serve` uses;
-//! - [`api`]: the HTTP router both the API Lambda and `sundial serve` run, translating only;
-//! - [`adapters`]: the adapters that belong to no platform (in memory, the real HTTP client);
 //! - [`records`]: how jobs and executions are stored, shared by `app` and `engine`;
-//! - [`cause`]: the library error an adapter keeps below its own, and how logs print the chain;
-//! - `conformance` (feature `conformance`): the ports' contracts as executable suites.
+//! - [`adapters`]: the real outbound HTTP client with its address policy;
+//! - [`settings`]: the environment every entrypoint reads.
 //!
-//! The SQLite adapters live in `sundial-embedded`, the AWS ones in `sundial-aws`; the domain
-//! (specs, policies, planner, retry, templating) in `sundial-core`.
+//! The inbound adapters are crates of their own: the HTTP API (`sundial-api`) and the console
+//! (`sundial-console`). The ports, their in-memory adapters and conformance suites are
+//! `sundial-ports`; the SQLite adapters `sundial-embedded`, the AWS ones `sundial-aws`; the domain
+//! (specs, policies, planner, retry, templating) `sundial-core`.
 
 pub mod adapters;
-pub mod api;
 pub mod app;
-pub mod cause;
-#[cfg(any(test, feature = "conformance"))]
-pub mod conformance;
 pub mod engine;
-pub mod ports;
 pub mod records;
 pub mod settings;
 

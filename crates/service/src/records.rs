@@ -9,7 +9,7 @@ use sundial_core::job::{FieldError, Job, JobId};
 use sundial_core::stats::{hour_of, NotRun, Rollup};
 
 use crate::app::AppError;
-use crate::ports::store::{ExecutionRecord, JobRecord, RollupRecord};
+use sundial_ports::store::{ExecutionRecord, JobRecord, RollupRecord};
 
 /// How long after a run is due its fallback wake-up (`exec:{id}`) brings it to dispatch
 /// through the tick, should its message have been lost with the process that was to send it.

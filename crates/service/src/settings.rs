@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use sundial_core::expand::ENV_PREFIX;
 
 use crate::adapters::http::AddressPolicy;
-use crate::api::auth::{ApiToken, Scope};
+use crate::app::auth::{ApiToken, Scope};
 
 /// `SUNDIAL_SERVICES`: `name=url,name=url` → the service map for `service://name/…` URLs. Empty
 /// entries are ignored; an entry without `=` is an error naming it.

@@ -14,10 +14,8 @@ use axum::response::{IntoResponse, Redirect};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use http_body_util::{BodyExt, Full};
+use sundial_ports::http::{HttpClient, HttpError, HttpRequest, HttpResponse, MAX_RESPONSE_BYTES};
 use sundial_service::adapters::http::{AddressPolicy, ReqwestClient, USER_AGENT};
-use sundial_service::ports::http::{
-    HttpClient, HttpError, HttpRequest, HttpResponse, MAX_RESPONSE_BYTES,
-};
 
 /// A body of `len` bytes sent chunked, with no `Content-Length`, so the client cannot refuse it
 /// up front and must count while reading.

@@ -7,9 +7,9 @@
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::Utc;
-use sundial_service::ports::store::audit::entry_id_floor as time_bound;
-use sundial_service::ports::store::retention::past_retention;
-use sundial_service::ports::store::{
+use sundial_ports::store::audit::entry_id_floor as time_bound;
+use sundial_ports::store::retention::past_retention;
+use sundial_ports::store::{
     cursor, AuditCleanReport, AuditQuery, AuditRecord, AuditStore, Page, PageRequest, StoreError,
     MAX_PAGE,
 };
@@ -66,7 +66,7 @@ fn audit_record(item: &Item) -> Result<AuditRecord, StoreError> {
         document: serde_json::from_str(&text).map_err(|e| {
             StoreError::corrupt(
                 "stored audit entry has a bad `doc`: not JSON",
-                Some(sundial_service::cause::Cause::new(e)),
+                Some(sundial_ports::cause::Cause::new(e)),
             )
         })?,
     })

@@ -8,8 +8,8 @@
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, TimeZone, Utc};
 use serde_json::Value;
-use sundial_service::cause::Cause;
-use sundial_service::ports::store::{ExecutionRecord, JobRecord, StoreError};
+use sundial_ports::cause::Cause;
+use sundial_ports::store::{ExecutionRecord, JobRecord, StoreError};
 
 use super::keys::{child_sort, execution_sort, Item, Keys};
 

@@ -16,7 +16,7 @@
 //! carry `tshard`) and write-sharded: a wake-up's shard is a hash of its key, so a million jobs due
 //! in the same minute spread their index writes over `shards` partitions instead of one.
 //!
-//! Cursors are the memory store's ([`sundial_service::ports::store::cursor`]): the last item returned,
+//! Cursors are the memory store's ([`sundial_ports::store::cursor`]): the last item returned,
 //! from which the exclusive start key is rebuilt, so a cursor carries no table internals and stays
 //! valid across adapter restarts.
 

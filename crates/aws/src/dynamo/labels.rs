@@ -28,7 +28,7 @@ use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{
     AttributeValue, Delete, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
 };
-use sundial_service::ports::store::{cursor, JobFilter, JobRecord, Page, StoreError};
+use sundial_ports::store::{cursor, JobFilter, JobRecord, Page, StoreError};
 
 use super::item::{job_item, job_record};
 use super::keys::{start_key, Item, Keys, GSI1, GSI2, JOB_SK, LABEL_SK_PREFIX};

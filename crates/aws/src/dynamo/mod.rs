@@ -27,8 +27,8 @@ use aws_sdk_dynamodb::types::{
 use aws_sdk_dynamodb::Client;
 use chrono::{DateTime, Utc};
 use sundial_core::execution::ExecutionState;
-use sundial_service::ports::store::retention::past_retention;
-use sundial_service::ports::store::{
+use sundial_ports::store::retention::past_retention;
+use sundial_ports::store::{
     check_batch, cursor, CleanReport, ExecutionRecord, ExecutionStore, JobFilter, JobOrder,
     JobRecord, JobStore, ManyRead, Page, PageRequest, Store, StoreError, StoreStats, WakeUp,
     WakeUpIndex, Write, WriteAllError, MAX_PAGE, MAX_WRITES,

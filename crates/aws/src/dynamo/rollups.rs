@@ -26,9 +26,7 @@ use std::collections::{BTreeMap, HashMap};
 use aws_sdk_dynamodb::types::{AttributeValue, CancellationReason, TransactWriteItem, Update};
 use chrono::{DateTime, Duration, Utc};
 use sundial_core::stats::StatsWindow;
-use sundial_service::ports::store::{
-    FleetHourRecord, RollupRecord, RollupStore, StoreError, Write,
-};
+use sundial_ports::store::{FleetHourRecord, RollupRecord, RollupStore, StoreError, Write};
 
 use super::item::{millis, string};
 use super::keys::{Item, GSI2};
@@ -115,7 +113,7 @@ impl DynamoStore {
         (key, expression, names, values)
     }
 
-    /// [`Write::AddRollup`](sundial_service::ports::store::Write::AddRollup) as an item of
+    /// [`Write::AddRollup`](sundial_ports::store::Write::AddRollup) as an item of
     /// `TransactWriteItems`.
     pub(super) fn rollup_transact_item(
         &self,
@@ -133,7 +131,7 @@ impl DynamoStore {
         Ok(TransactWriteItem::builder().update(update).build())
     }
 
-    /// [`Write::AddRollup`](sundial_service::ports::store::Write::AddRollup) alone: one `UpdateItem`.
+    /// [`Write::AddRollup`](sundial_ports::store::Write::AddRollup) alone: one `UpdateItem`.
     pub(super) async fn add_rollup(&self, rollup: &RollupRecord) -> Result<(), StoreError> {
         let (key, expression, names, values) = self.rollup_update(rollup);
         self.client
@@ -386,7 +384,7 @@ mod tests {
 
     #[test]
     fn only_a_conflict_on_a_rollup_sends_the_transaction_again() {
-        let job = sundial_service::ports::store::JobRecord {
+        let job = sundial_ports::store::JobRecord {
             job_id: "j".into(),
             version: 1,
             creator: "c".into(),

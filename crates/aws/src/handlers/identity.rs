@@ -7,7 +7,7 @@ use axum::extract::Request;
 use axum::middleware::Next;
 use axum::response::Response;
 use lambda_http::request::RequestContext;
-use sundial_service::api::Caller;
+use sundial_service::app::Caller;
 use sundial_service::Actor;
 
 /// The actor of an API Gateway request context: the JWT's `sub` claim (JWT authorizer), else the

@@ -21,13 +21,13 @@ use std::sync::Arc;
 use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent, SqsMessage};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
-use sundial_service::adapters::memory::RecordingPublisher;
-use sundial_service::cause::chain;
+use sundial_ports::cause::chain;
+use sundial_ports::events::EventPublisher;
+use sundial_ports::http::HttpClient;
+use sundial_ports::memory::RecordingPublisher;
+use sundial_ports::queue::{Delivery, Queue};
+use sundial_ports::store::Store;
 use sundial_service::engine::{EngineError, Handled};
-use sundial_service::ports::events::EventPublisher;
-use sundial_service::ports::http::HttpClient;
-use sundial_service::ports::queue::{Delivery, Queue};
-use sundial_service::ports::store::Store;
 
 pub mod identity;
 
@@ -230,6 +230,6 @@ where
     H: HttpClient,
     P: EventPublisher,
 {
-    sundial_service::api::router(Arc::clone(sundial.engine.app()), None)
+    sundial_api::router(Arc::clone(sundial.engine.app()), None)
         .layer(axum::middleware::from_fn(identity::caller_from_context))
 }

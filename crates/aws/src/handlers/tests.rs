@@ -12,12 +12,10 @@ use chrono::{DateTime, Utc};
 use http_body_util::BodyExt;
 use lambda_http::tower::ServiceExt;
 use serde_json::{json, Value};
-use sundial_service::adapters::memory::{
-    ManualClock, MemoryQueue, MemoryStore, RecordingPublisher,
-};
+use sundial_ports::http::{HttpError, HttpRequest, HttpResponse};
+use sundial_ports::memory::{ManualClock, MemoryQueue, MemoryStore, RecordingPublisher};
+use sundial_ports::store::{ExecutionRecord, ExecutionStore};
 use sundial_service::engine::retry_backoff;
-use sundial_service::ports::http::{HttpError, HttpRequest, HttpResponse};
-use sundial_service::ports::store::{ExecutionRecord, ExecutionStore};
 
 use super::*;
 use crate::metrics::Metrics;

@@ -15,8 +15,8 @@ use lambda_http::tower::ServiceExt;
 use serde_json::{json, Value};
 use sundial_aws::handlers::{self, QueueKind};
 use sundial_aws::{Settings, SqsQueue, Sundial};
-use sundial_service::adapters::memory::ManualClock;
-use sundial_service::ports::queue::Queue;
+use sundial_ports::memory::ManualClock;
+use sundial_ports::queue::Queue;
 use sundial_testkit::{Received, Target};
 
 use crate::need_moto;

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use sundial_aws::sqs::DEAD_LETTER_REASON;
 use sundial_aws::SqsQueue;
-use sundial_service::ports::queue::{Queue, QueueError, MAX_DELAY};
+use sundial_ports::queue::{Queue, QueueError, MAX_DELAY};
 
 use crate::need_moto;
 

@@ -232,7 +232,7 @@ async fn aws_requests_per_execution() {
         None,
         "the rollup joins the final TransactWriteItems"
     );
-    use sundial_service::ports::store::RollupStore;
+    use sundial_ports::store::RollupStore;
     let rollups = rig
         .sundial
         .engine

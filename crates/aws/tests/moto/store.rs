@@ -5,9 +5,9 @@ use std::time::Duration;
 use chrono::Utc;
 use serde_json::json;
 use sundial_aws::DynamoStore;
-use sundial_service::conformance::store as conformance;
-use sundial_service::ports::store::audit::entry_id;
-use sundial_service::ports::store::{
+use sundial_ports::conformance::store as conformance;
+use sundial_ports::store::audit::entry_id;
+use sundial_ports::store::{
     AuditRecord, ExecutionRecord, ExecutionStore, JobRecord, JobStore, Store, WakeUpIndex, Write,
 };
 
@@ -30,8 +30,7 @@ async fn dynamodb_store_conforms() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn dynamodb_store_conforms_on_labels() {
     let Some(base) = store().await else { return };
-    sundial_service::conformance::labels::run_all(|| base.clone().with_namespace(namespace()))
-        .await;
+    sundial_ports::conformance::labels::run_all(|| base.clone().with_namespace(namespace())).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -84,10 +83,7 @@ async fn finished_executions_expire_and_reads_respect_it() {
     assert!(store.get_execution("running").await.expect("get").is_some());
     assert_eq!(store.get_execution("done").await.expect("get"), None);
     let listed = store
-        .list_executions(
-            "ttl-job",
-            &sundial_service::ports::store::PageRequest::first(10),
-        )
+        .list_executions("ttl-job", &sundial_ports::store::PageRequest::first(10))
         .await
         .expect("list");
     let ids: Vec<_> = listed
@@ -104,8 +100,8 @@ async fn finished_executions_expire_and_reads_respect_it() {
 /// that long after it is written, and reads treat an expired entry as gone.
 #[tokio::test(flavor = "multi_thread")]
 async fn audit_entries_expire_with_the_retention() {
-    use sundial_service::ports::store::audit::entry_id;
-    use sundial_service::ports::store::{AuditQuery, AuditRecord, AuditStore, PageRequest, Write};
+    use sundial_ports::store::audit::entry_id;
+    use sundial_ports::store::{AuditQuery, AuditRecord, AuditStore, PageRequest, Write};
     let _moto = need_moto!();
     let Some(base) = store().await else { return };
     let entry = |n: u64| AuditRecord {
@@ -238,6 +234,5 @@ async fn label_items_follow_their_job() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn dynamodb_store_rollups_conform() {
     let Some(base) = store().await else { return };
-    sundial_service::conformance::rollups::run_all(|| base.clone().with_namespace(namespace()))
-        .await;
+    sundial_ports::conformance::rollups::run_all(|| base.clone().with_namespace(namespace())).await;
 }

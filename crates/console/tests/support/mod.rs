@@ -9,7 +9,7 @@ use axum::body::Body;
 use axum::http::{header, Response};
 use axum::Router;
 use sundial_console::{ConsoleAuth, ConsoleConfig};
-use sundial_service::ports::store::Store;
+use sundial_ports::store::Store;
 use sundial_service::App;
 
 /// The console over `app`, open (no token), sessions lasting an hour.

@@ -1,8 +1,5 @@
-//! Adapters that belong to no platform: the in-memory ports for tests and simulations
-//! ([`memory`]), the real HTTP client with its outbound address policy ([`http`]) and the
-//! system clock ([`clock`]). The SQLite adapters are in `sundial-embedded`, the AWS ones in
-//! `sundial-aws`.
+//! The outbound adapter that belongs to no platform: the real HTTP client with its outbound
+//! address policy ([`http`]). The in-memory ports and the system clock are in `sundial-ports`,
+//! the SQLite adapters in `sundial-embedded`, the AWS ones in `sundial-aws`.
 
-pub mod clock;
 pub mod http;
-pub mod memory;

@@ -14,9 +14,9 @@ use serde_json::{json, Map, Value};
 use sundial_core::job::{definition_changes, Job, JobId};
 
 use super::{App, AppError};
-use crate::ports::store::audit::entry_id;
-use crate::ports::store::{AuditCleanReport, AuditQuery, AuditRecord, Page, PageRequest, Store};
 use crate::records::json_time;
+use sundial_ports::store::audit::entry_id;
+use sundial_ports::store::{AuditCleanReport, AuditQuery, AuditRecord, Page, PageRequest, Store};
 
 /// The most bytes of an update's `changes` kept with their values: beyond, only the paths are
 /// kept (`changesTruncated`). The definition itself is at most a request body (256 KiB), so an

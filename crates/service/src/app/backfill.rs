@@ -13,7 +13,7 @@ use sundial_core::job::{BackfillMode, JobId, When};
 use sundial_core::plan::RunsOfTime;
 
 use super::{audit_record, App, AppError, ChangeBy, Entry};
-use crate::ports::store::Store;
+use sundial_ports::store::Store;
 
 /// The most backfill ranges a job may have waiting.
 const MAX_PENDING_BACKFILLS: usize = 100;

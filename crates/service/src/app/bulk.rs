@@ -7,7 +7,7 @@
 //! request acts on at most [`MAX_BULK_JOBS`] jobs, read from the store in pages of
 //! [`READ_PAGE`] by id; when more match, the answer carries the store's cursor after the last job
 //! acted on, which the client passes back as `cursor` to go on. Selecting by labels reads the
-//! label index (see [`crate::ports::store::labels`]), never a scan.
+//! label index (see [`sundial_ports::store::labels`]), never a scan.
 //!
 //! Every change carries who asked (`actor`) and why (`reason`) down to each job's action: the
 //! audit trail records them as `bulk:{action}`.
@@ -18,7 +18,7 @@ use sundial_core::job::{JobId, LabelSelector};
 use sundial_core::trigger::TriggerOptions;
 
 use super::{field_error, job_filter, Actor, App, AppError, BackfillReport, ChangeBy};
-use crate::ports::store::{JobFilter, JobOrder, PageRequest, Store};
+use sundial_ports::store::{JobFilter, JobOrder, PageRequest, Store};
 
 /// The most jobs one bulk request acts on; beyond, the answer's cursor goes on.
 pub const MAX_BULK_JOBS: usize = 1000;

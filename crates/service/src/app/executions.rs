@@ -17,10 +17,10 @@ use sundial_core::stats::StatsWindow;
 use sundial_core::trigger::TriggerOptions;
 
 use super::{audit_race, audit_record, field_error, App, AppError, ChangeBy, Entry};
-use crate::ports::store::{
+use crate::records::{decode_execution, decode_job, encode_execution, encode_job, final_rollup};
+use sundial_ports::store::{
     AuditCleanReport, CleanReport, ExecutionRecord, Page, PageRequest, Store, StoreError, Write,
 };
-use crate::records::{decode_execution, decode_job, encode_execution, encode_job, final_rollup};
 
 impl<S: Store> App<S> {
     /// Starts one run of a job with `arguments` (`POST /jobs/{jobId}/trigger`): now, or

@@ -10,10 +10,10 @@ use sundial_core::job::{Job, JobDefinition, JobId, JobState, LabelSelector, Serv
 use super::{
     audit_race, audit_record, field_error, upcoming_fires, App, AppError, ChangeBy, Entry,
 };
-use crate::ports::store::{
+use crate::records::{decode_execution, decode_job, encode_job};
+use sundial_ports::store::{
     JobFilter, JobOrder, Page, PageRequest, Store, StoreError, Write, WriteAllError,
 };
-use crate::records::{decode_execution, decode_job, encode_job};
 
 /// How many next fire times a preview of a change shows before and after (as `describe` shows).
 const PREVIEW_FIRES: usize = 10;

@@ -12,7 +12,7 @@ use sundial_core::job::{JobDefinition, JobId};
 use sundial_core::ledger::{self, Facts, Fate, FireRange, RunFact, TooMany, MAX_OCCURRENCES};
 
 use super::{field_error, App, AppError};
-use crate::ports::store::{AuditQuery, PageRequest, Store, MAX_PAGE};
+use sundial_ports::store::{AuditQuery, PageRequest, Store, MAX_PAGE};
 
 /// A job's ledger over a range.
 #[derive(Clone, Debug)]

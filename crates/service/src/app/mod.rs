@@ -6,6 +6,7 @@
 //! either a clean result or a typed [`AppError`].
 
 mod audit;
+pub mod auth;
 mod backfill;
 mod bulk;
 mod executions;
@@ -23,16 +24,17 @@ use std::sync::{Arc, OnceLock, Weak};
 use chrono::{DateTime, Utc};
 use sundial_core::job::{FieldError, Job, JobDefinition, JobId, Target};
 
-use crate::cause::Cause;
-use crate::ports::clock::Clock;
-use crate::ports::events::TargetSupport;
-use crate::ports::store::{
+use crate::records::{decode_job, encode_job, job_wakeup_key, StoredJob};
+use sundial_ports::cause::Cause;
+use sundial_ports::clock::Clock;
+use sundial_ports::events::TargetSupport;
+use sundial_ports::store::{
     AuditRecord, ExecutionRecord, JobStore, StateRead, Store, StoreError, Write, WriteAllError,
 };
-use crate::records::{decode_job, encode_job, job_wakeup_key, StoredJob};
 
 pub(crate) use audit::{audit_record, Entry};
 pub use audit::{Actor, ChangeBy};
+pub use auth::{ApiAuth, ApiToken, Caller, Scope};
 pub use backfill::BackfillReport;
 pub use bulk::{
     BulkAction, BulkDone, BulkOutcome, BulkReport, BulkRequest, BulkSelection, MAX_BULK_JOBS,
@@ -78,7 +80,7 @@ pub struct AppConfig {
     /// across invocations and are not limited.
     pub max_sync_attempt: Option<std::time::Duration>,
     /// Whether jobs' `sqs` and `eventbridge` targets are delivered here: the engine's publisher's
-    /// [`EventPublisher::target_support`](crate::ports::events::EventPublisher::target_support).
+    /// [`EventPublisher::target_support`](sundial_ports::events::EventPublisher::target_support).
     /// Where they are not, a job with a target is refused, naming the field.
     pub targets: TargetSupport,
 }
@@ -509,7 +511,7 @@ pub(crate) fn field_error(path: &str, message: impl Into<String>) -> AppError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ports::store::JobOrder;
+    use sundial_ports::store::JobOrder;
 
     #[test]
     fn an_order_the_store_refuses_is_a_400_naming_sort() {

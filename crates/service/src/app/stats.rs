@@ -15,8 +15,8 @@ use sundial_core::job::JobId;
 use sundial_core::stats::{merge_all, series, top_jobs, Figures, Rollup, SeriesPoint, StatsWindow};
 
 use super::{App, AppError};
-use crate::cause::Cause;
-use crate::ports::store::{FleetHourRecord, RollupRecord, Store, StoreError};
+use sundial_ports::cause::Cause;
+use sundial_ports::store::{FleetHourRecord, RollupRecord, Store, StoreError};
 
 /// How many jobs `GET /stats` names as the top failing and as the slowest.
 pub const TOP_JOBS: usize = 10;

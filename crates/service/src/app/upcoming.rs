@@ -11,8 +11,8 @@ use sundial_core::job::Job;
 use sundial_core::upcoming::{self, Timeline};
 
 use super::{App, AppError};
-use crate::ports::store::{JobFilter, JobOrder, PageRequest, Store};
 use crate::records::job_wakeup_key;
+use sundial_ports::store::{JobFilter, JobOrder, PageRequest, Store};
 
 /// The most jobs one timeline reads.
 pub const UPCOMING_JOBS: usize = 250;

@@ -7,7 +7,7 @@ use sundial_core::execution::{Execution, ExecutionState};
 use sundial_core::job::{Job, JobId, When};
 
 use super::{App, AppError};
-use crate::ports::store::{PageRequest, Store};
+use sundial_ports::store::{PageRequest, Store};
 
 /// How many future fire times and recent actions `describe` shows (Temporal's describe shows 10).
 const DESCRIBE_COUNT: usize = 10;

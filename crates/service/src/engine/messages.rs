@@ -18,11 +18,11 @@ use std::panic::AssertUnwindSafe;
 use futures_util::FutureExt;
 
 use super::{retry_backoff, DispatchMessage, Engine, EngineError, NotifyMessage, Run};
-use crate::cause::chain;
-use crate::ports::events::EventPublisher;
-use crate::ports::http::HttpClient;
-use crate::ports::queue::{Delivery, Queue};
-use crate::ports::store::Store;
+use sundial_ports::cause::chain;
+use sundial_ports::events::EventPublisher;
+use sundial_ports::http::HttpClient;
+use sundial_ports::queue::{Delivery, Queue};
+use sundial_ports::store::Store;
 
 /// Which of the engine's two queues a message came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

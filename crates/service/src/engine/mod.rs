@@ -44,15 +44,15 @@ use sundial_core::job::JobId;
 use tokio::sync::Notify;
 
 use crate::app::{App, AppError, EngineHooks};
-use crate::cause::chain;
-use crate::ports::events::{BusEvent, EventPublisher};
-use crate::ports::http::HttpClient;
-use crate::ports::queue::{Queue, QueueError, MAX_DELAY};
-use crate::ports::store::{ExecutionRecord, Store, StoreError, Write, WriteAllError};
 use crate::records::{
     decode_execution, decode_job, encode_execution, encode_job, execution_wakeup_key, final_rollup,
     StoredJob,
 };
+use sundial_ports::cause::chain;
+use sundial_ports::events::{BusEvent, EventPublisher};
+use sundial_ports::http::HttpClient;
+use sundial_ports::queue::{Queue, QueueError, MAX_DELAY};
+use sundial_ports::store::{ExecutionRecord, Store, StoreError, Write, WriteAllError};
 
 pub use messages::{Handled, Prefetched, QueueKind};
 pub use notify::NotifyMessage;
@@ -173,7 +173,7 @@ impl From<StoreError> for EngineError {
 /// busy job, a throttled request); the doubling spreads out messages that fail together, and the
 /// cap means a run held back by an outage resumes within a minute of the backend's return. With
 /// the queues' ten deliveries before a message becomes a dead letter
-/// ([`DEFAULT_MAX_RECEIVES`](crate::ports::queue::DEFAULT_MAX_RECEIVES), SQS `maxReceiveCount`),
+/// ([`DEFAULT_MAX_RECEIVES`](sundial_ports::queue::DEFAULT_MAX_RECEIVES), SQS `maxReceiveCount`),
 /// a message rides out about four minutes of failures. The local runner and the Lambda handlers
 /// both use this rule.
 pub fn retry_backoff(receive_count: u32) -> StdDuration {

@@ -18,11 +18,11 @@ use sundial_core::signing;
 
 use super::{Engine, EngineError, MAX_STEP_RETRIES};
 use crate::app::AppError;
-use crate::ports::events::EventPublisher;
-use crate::ports::http::HttpClient;
-use crate::ports::queue::Queue;
-use crate::ports::store::Store;
 use crate::records::StoredJob;
+use sundial_ports::events::EventPublisher;
+use sundial_ports::http::HttpClient;
+use sundial_ports::queue::Queue;
+use sundial_ports::store::Store;
 
 /// docs/api.md: a notification is retried 3 times…
 const NOTIFY_RETRIES: u32 = 3;

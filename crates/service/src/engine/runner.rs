@@ -16,11 +16,11 @@ use tokio::sync::{watch, Semaphore};
 use tokio::task::JoinSet;
 
 use super::{Engine, Handled, QueueKind, Run};
-use crate::cause::chain;
-use crate::ports::events::EventPublisher;
-use crate::ports::http::HttpClient;
-use crate::ports::queue::{Delivery, Queue};
-use crate::ports::store::Store;
+use sundial_ports::cause::chain;
+use sundial_ports::events::EventPublisher;
+use sundial_ports::http::HttpClient;
+use sundial_ports::queue::{Delivery, Queue};
+use sundial_ports::store::Store;
 
 /// Settings of the local loops.
 #[derive(Clone, Debug)]

@@ -17,17 +17,17 @@ use sundial_core::plan;
 use std::collections::HashMap;
 
 use super::{Engine, EngineError, MAX_STEP_RETRIES};
-use crate::ports::events::EventPublisher;
-use crate::ports::http::HttpClient;
-use crate::ports::queue::Queue;
-use crate::ports::store::{
-    JobRecord, RollupRecord, Store, StoreError, WakeUp, Write, WriteAllError, MAX_WRITES,
-};
 use crate::records::{
     decode_job, encode_execution, encode_job, execution_wakeup_key, job_wakeup_key, not_run_rollup,
     StoredJob, FALLBACK_WAKEUP_GRACE,
 };
 use sundial_core::stats::NotRun;
+use sundial_ports::events::EventPublisher;
+use sundial_ports::http::HttpClient;
+use sundial_ports::queue::Queue;
+use sundial_ports::store::{
+    JobRecord, RollupRecord, Store, StoreError, WakeUp, Write, WriteAllError, MAX_WRITES,
+};
 
 /// The most fires one atomic commit creates: each is an execution and its fallback wake-up,
 /// next to the job, its timer entry and the statistics of fires it found missed.

@@ -30,7 +30,7 @@ use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use reqwest::{Method, Url};
 use sundial_core::address::{self, Class};
 
-use crate::ports::http::{HttpClient, HttpError, HttpRequest, HttpResponse, MAX_RESPONSE_BYTES};
+use sundial_ports::http::{HttpClient, HttpError, HttpRequest, HttpResponse, MAX_RESPONSE_BYTES};
 
 /// The `User-Agent` of every outbound call (a request may still set its own).
 pub const USER_AGENT: &str = concat!("sundial/", env!("CARGO_PKG_VERSION"));

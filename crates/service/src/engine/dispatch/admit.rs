@@ -17,12 +17,12 @@ use sundial_core::stats::NotRun;
 use super::{transition_error, Step};
 use crate::app::AppError;
 use crate::engine::{Engine, EngineError, Loaded, Written};
-use crate::ports::events::EventPublisher;
-use crate::ports::http::HttpClient;
-use crate::ports::queue::Queue;
-use crate::ports::store::Store;
 use crate::records::StoredJob;
 use sundial_core::settle::AttemptEnd;
+use sundial_ports::events::EventPublisher;
+use sundial_ports::http::HttpClient;
+use sundial_ports::queue::Queue;
+use sundial_ports::store::Store;
 
 /// How soon a run waiting behind an earlier run of its job looks again, should nothing send it
 /// sooner (see [`Engine::send_next_in_line`]).

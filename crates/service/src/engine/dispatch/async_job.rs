@@ -11,12 +11,12 @@ use super::call::response_value;
 use super::Step;
 use crate::app::AppError;
 use crate::engine::{Engine, EngineError, Loaded, MAX_STEP_RETRIES};
-use crate::ports::events::EventPublisher;
-use crate::ports::http::HttpClient;
-use crate::ports::queue::Queue;
-use crate::ports::store::Store;
 use crate::records::StoredJob;
 use sundial_core::settle::{self, AttemptEnd};
+use sundial_ports::events::EventPublisher;
+use sundial_ports::http::HttpClient;
+use sundial_ports::queue::Queue;
+use sundial_ports::store::Store;
 
 impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
     /// One step of a run waiting for an async job: time out, poll `checkUrl`, or wait.

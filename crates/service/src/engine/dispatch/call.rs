@@ -13,14 +13,14 @@ use sundial_core::retry;
 
 use super::admit::HELD_RECHECK;
 use super::{Step, LEASE_MARGIN};
-use crate::cause::chain;
 use crate::engine::{Engine, EngineError, Loaded, Written};
-use crate::ports::events::{BusEvent, EventPublisher, TargetSupport};
-use crate::ports::http::{HttpClient, HttpError, HttpRequest, DEFAULT_CALL_TIMEOUT};
-use crate::ports::queue::Queue;
-use crate::ports::store::Store;
 use crate::records::{json_time, StoredJob};
 use sundial_core::settle::AttemptEnd;
+use sundial_ports::cause::chain;
+use sundial_ports::events::{BusEvent, EventPublisher, TargetSupport};
+use sundial_ports::http::{HttpClient, HttpError, HttpRequest, DEFAULT_CALL_TIMEOUT};
+use sundial_ports::queue::Queue;
+use sundial_ports::store::Store;
 
 /// The most bytes of one response body kept in the execution for later templates and the result.
 pub(super) const MAX_KEPT_RESPONSE_BYTES: usize = 64 * 1024;
@@ -151,7 +151,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         job: &StoredJob,
         deadline: DateTime<Utc>,
         idempotency_key: &str,
-    ) -> Result<crate::ports::http::HttpResponse, AttemptEnd> {
+    ) -> Result<sundial_ports::http::HttpResponse, AttemptEnd> {
         let request = self
             .build_request(http, vars, job, deadline)
             .map_err(|detail| AttemptEnd::Failed {

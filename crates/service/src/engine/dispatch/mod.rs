@@ -19,11 +19,11 @@ use std::collections::HashMap;
 
 use super::{Engine, EngineError, Loaded, Run, MAX_STEP_RETRIES};
 use crate::app::AppError;
-use crate::ports::events::EventPublisher;
-use crate::ports::http::HttpClient;
-use crate::ports::queue::Queue;
-use crate::ports::store::Store;
 use crate::records::StoredJob;
+use sundial_ports::events::EventPublisher;
+use sundial_ports::http::HttpClient;
+use sundial_ports::queue::Queue;
+use sundial_ports::store::Store;
 
 /// How long past its attempt deadline a worker's lease on a running chain lasts; after it another
 /// worker presumes the first one dead and runs the attempt again.

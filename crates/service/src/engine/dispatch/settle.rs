@@ -13,14 +13,14 @@ use sundial_core::plan;
 use super::{transition_error, Step};
 use crate::app::{audit_record, AppError, ChangeBy, Entry};
 use crate::engine::{Engine, EngineError, Loaded, Released, Written, MAX_STEP_RETRIES};
-use crate::ports::events::EventPublisher;
-use crate::ports::http::HttpClient;
-use crate::ports::queue::Queue;
-use crate::ports::store::{
-    AuditRecord, JobFilter, JobOrder, PageRequest, Store, StoreError, Write, WriteAllError,
-};
 use crate::records::{decode_job, encode_job, job_wakeup_key, json_time, StoredJob};
 use sundial_core::settle::{self, AttemptEnd};
+use sundial_ports::events::EventPublisher;
+use sundial_ports::http::HttpClient;
+use sundial_ports::queue::Queue;
+use sundial_ports::store::{
+    AuditRecord, JobFilter, JobOrder, PageRequest, Store, StoreError, Write, WriteAllError,
+};
 
 impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
     /// Records how an attempt ended: success, waiting for an async job, a retry, or the end.

@@ -3,8 +3,8 @@
 
 use super::*;
 use crate::engine::runner::{self, RunnerOptions};
-use crate::ports::queue::{Delivery, DEFAULT_MAX_RECEIVES};
-use crate::ports::store::ExecutionRecord;
+use sundial_ports::queue::{Delivery, DEFAULT_MAX_RECEIVES};
+use sundial_ports::store::ExecutionRecord;
 
 #[test]
 fn retry_backoff_doubles_from_a_second_to_a_minute() {

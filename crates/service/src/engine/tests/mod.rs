@@ -13,11 +13,11 @@ use sundial_core::execution::{Execution, ExecutionState};
 use sundial_core::job::JobId;
 
 use super::*;
-use crate::adapters::memory::{ManualClock, MemoryQueue, MemoryStore, RecordingPublisher};
-use crate::ports::clock::Clock;
-use crate::ports::http::{HttpError, HttpRequest, HttpResponse};
-use crate::ports::store::{ExecutionStore, JobStore, PageRequest};
 use crate::AppConfig;
+use sundial_ports::clock::Clock;
+use sundial_ports::http::{HttpError, HttpRequest, HttpResponse};
+use sundial_ports::memory::{ManualClock, MemoryQueue, MemoryStore, RecordingPublisher};
+use sundial_ports::store::{ExecutionStore, JobStore, PageRequest};
 
 /// The signing secret of every test engine.
 pub(super) const TEST_SECRET: &[u8] = b"engine-test-signing-secret-0123456789";
@@ -31,7 +31,7 @@ struct ScriptedHttp {
     respond: Responder,
 }
 
-impl HttpClient for Arc<ScriptedHttp> {
+impl HttpClient for ScriptedHttp {
     async fn send(&self, request: HttpRequest) -> Result<HttpResponse, HttpError> {
         let n = {
             let mut calls = self.calls.lock().unwrap();
@@ -496,7 +496,7 @@ async fn async_runs_time_out_and_pause_on_failure() {
         .app()
         .history(
             &JobId::parse("silent").unwrap(),
-            &crate::ports::store::PageRequest::first(10),
+            &sundial_ports::store::PageRequest::first(10),
         )
         .await
         .unwrap()

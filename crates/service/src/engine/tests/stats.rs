@@ -5,7 +5,7 @@
 use sundial_core::stats::{LogHistogram, Rollup, StatsWindow};
 
 use super::*;
-use crate::ports::store::RollupStore;
+use sundial_ports::store::RollupStore;
 
 /// The job's one bucket for hour `hour` (RFC 3339), as stored.
 async fn bucket(w: &World, job: &str, hour: &str) -> Rollup {

@@ -44,7 +44,7 @@ async fn a_target_run_fails_where_targets_are_not_delivered() {
             .publisher()
             .sent()
             .iter()
-            .any(|p| matches!(p, crate::adapters::memory::Published::QueueMessage { .. })),
+            .any(|p| matches!(p, sundial_ports::memory::Published::QueueMessage { .. })),
         "nothing was sent"
     );
 }

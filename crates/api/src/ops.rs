@@ -1,0 +1,156 @@
+//! Operations and tools: health, stats, spec preview, declarative timers.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+
+use super::extract::{JsonBody, Params, PathParams};
+use super::schema::{
+    EngineHealth, Envelope, ErrorEnvelope, Health, HealthStatus, Preview, PreviewRequest, Stats,
+    TimerList, TimersReconciled,
+};
+use super::{ApiResult, AppState};
+use sundial_ports::store::Store;
+
+/// 200 while the process serves requests and its engine (if it runs one) ticks; 503 with
+/// `"status": "stalled"` when the tick is late. Always open: no token needed.
+#[utoipa::path(
+    get,
+    path = "/health",
+    tag = "operations",
+    security(()),
+    responses(
+        (status = 200, description = "Serving, and the tick (if any) is on time.", body = Health,
+            example = json!({"status": "ok", "engine": {"lastTick": "2026-11-21T19:13:04.001Z", "lastDispatch": "2026-11-21T19:13:04.312Z", "tickLateAfterSeconds": 10}})),
+        (status = 503, description = "The engine's tick is late: restart or drain the process.", body = Health),
+    )
+)]
+pub(super) async fn health<S: Store>(State(app): AppState<S>) -> Response {
+    let report = app.health();
+    let status = if report.is_stalled() {
+        StatusCode::SERVICE_UNAVAILABLE
+    } else {
+        StatusCode::OK
+    };
+    let body = Health {
+        status: if report.is_stalled() {
+            HealthStatus::Stalled
+        } else {
+            HealthStatus::Ok
+        },
+        engine: report.engine.map(|engine| EngineHealth {
+            last_tick: engine.last_tick,
+            last_dispatch: engine.last_dispatch,
+            tick_late_after_seconds: engine.tick_late_after_seconds,
+        }),
+    };
+    (status, Json(body)).into_response()
+}
+
+/// Jobs by state, executions by state, and whether debug mode is on; and over a window (from
+/// rollups, as `GET /jobs/{jobId}/stats`), the figures of all jobs, the top failing jobs and the
+/// slowest jobs (at most 10 each, with their figures).
+#[utoipa::path(
+    get,
+    path = "/stats",
+    tag = "operations",
+    params(super::stats::WindowQuery),
+    responses(
+        (status = 200, description = "The counts and the window's figures.", body = Stats,
+            example = json!({"jobs": {"active": 3}, "executions": {"Cancelled": 1, "Enqueued": 4}, "debugMode": false,
+                "window": "24h", "from": "2026-11-20T19:00:00Z", "to": "2026-11-21T19:13:04Z",
+                "runs": 2, "byState": {"Succeeded": 1, "Terminated": 1}, "successRate": 0.5,
+                "durationMs": {"p50": 95, "p95": 2950, "p99": 2950}, "lagMs": {"p50": 3, "p95": 12, "p99": 12},
+                "retries": 1, "skipped": 0, "missed": 4, "dropped": 0,
+                "series": [{"at": "2026-11-21T18:00:00Z", "runs": 2, "failed": 1, "durationP95Ms": 2950}],
+                "topFailing": [{"jobId": "daily-report", "runs": 1, "byState": {"Terminated": 1}, "successRate": 0.0,
+                    "durationMs": {"p50": 2950, "p95": 2950, "p99": 2950}, "lagMs": {"p50": 12, "p95": 12, "p99": 12},
+                    "retries": 1, "skipped": 0, "missed": 0, "dropped": 0}],
+                "slowest": [{"jobId": "daily-report", "runs": 1, "byState": {"Terminated": 1}, "successRate": 0.0,
+                    "durationMs": {"p50": 2950, "p95": 2950, "p99": 2950}, "lagMs": {"p50": 12, "p95": 12, "p99": 12},
+                    "retries": 1, "skipped": 0, "missed": 0, "dropped": 0}]})),
+        (status = 400, description = "`window` is malformed, or another parameter was given.", body = ErrorEnvelope),
+        (status = 503, description = "The store failed; retry.", body = ErrorEnvelope),
+    )
+)]
+pub(super) async fn stats<S: Store>(State(app): AppState<S>, params: Params) -> ApiResult {
+    let window = super::stats::window_of(params)?;
+    let stats = app.stats().await?;
+    let (figures, top_failing, slowest) = super::stats::fleet(&app, window).await?;
+    Ok(Json(Stats {
+        jobs: stats.jobs,
+        executions: stats.executions,
+        debug_mode: stats.debug_mode,
+        window: figures,
+        top_failing,
+        slowest,
+    })
+    .into_response())
+}
+
+/// Evaluates a `schedule` spec or a docs/api.md `timer` without creating a job, as
+/// `sundial spec preview` does: times strictly after `from` (a timer is read as if created at
+/// `from`, so its first run may fall on `from`'s own second), and the canonical spec.
+#[utoipa::path(
+    post,
+    path = "/specs/preview",
+    tag = "operations",
+    request_body(content = PreviewRequest),
+    responses(
+        (status = 200, description = "The times and the canonical spec; `warnings` when no time is ahead.", body = Preview),
+        (status = 400, description = "The spec is invalid (the message names the field: cron syntax, calendar ranges, durations, zones are checked beyond the schema), neither `schedule` nor `timer` is given, `from` or `count` is invalid, a field is unknown, or the body is not JSON.", body = ErrorEnvelope),
+    )
+)]
+pub(super) async fn preview<S: Store>(
+    State(app): AppState<S>,
+    JsonBody(body): JsonBody,
+) -> ApiResult {
+    let preview = app.preview_spec(&body)?;
+    Ok(Json(Preview {
+        triggered_only: preview.schedule.is_none().then_some(true),
+        times: preview.times,
+        schedule: preview.schedule,
+        warnings: (!preview.warnings.is_empty()).then_some(preview.warnings),
+    })
+    .into_response())
+}
+
+/// Reconciles the jobs a service declares (docs/api.md's timer list): the missing are created, the
+/// changed updated (state and history kept), the identical left alone, and jobs the service
+/// declared before but no longer lists removed. The whole list is checked first, so a bad entry
+/// or a job owned by someone else changes nothing. Idempotent.
+#[utoipa::path(
+    put,
+    path = "/services/{serviceName}/timers",
+    tag = "jobs",
+    params(
+        ("serviceName" = String, Path, description = "The service: 1–128 characters of `A–Z a–z 0–9 _ . -`, not `.` or `..`.", pattern = r"^(?:[A-Za-z0-9_-][A-Za-z0-9_.-]*|\.[A-Za-z0-9_-][A-Za-z0-9_.-]*|\.\.[A-Za-z0-9_.-]+)$", max_length = 128),
+    ),
+    request_body(content = TimerList, description = "The service's whole list of jobs."),
+    responses(
+        (status = 200, description = "Reconciled: what changed.", body = TimersReconciled,
+            example = json!({"resp_code": 200, "resp_msg": null, "created": ["billing-nightly"], "updated": [], "unchanged": [], "removed": []})),
+        (status = 400, description = "An entry is invalid (the message names `timer[i].field`), an id is declared twice, the list is not an array, the body is not JSON, or `serviceName` is malformed.", body = ErrorEnvelope),
+        (status = 409, description = "A declared job exists and belongs to no or another service, or a job is busy.", body = ErrorEnvelope),
+        (status = 503, description = "The store failed; retry.", body = ErrorEnvelope),
+    )
+)]
+pub(super) async fn reconcile_timers<S: Store>(
+    State(app): AppState<S>,
+    super::auth::Authenticated(caller): super::auth::Authenticated,
+    PathParams(service_name): PathParams<String>,
+    JsonBody(body): JsonBody,
+) -> ApiResult {
+    let report = app
+        .reconcile_timers_by(&caller.change(), &service_name, &body)
+        .await?;
+    Ok(Json(TimersReconciled {
+        envelope: Envelope::ok(),
+        created: report.created,
+        updated: report.updated,
+        unchanged: report.unchanged,
+        removed: report.removed,
+    })
+    .into_response())
+}
