@@ -1,4 +1,4 @@
-//! Next-fire-time benchmark: Sundial's spec engine against croner 3.0.1 (README.md).
+//! Next-fire-time benchmark: Sundial's spec engine against croner 3.0.1 (docs/performance.md).
 //!
 //! * `shared/{sundial,croner}/<spec>_<zone>`: one next-fire computation for the same cron string in
 //!   both engines, in UTC and America/New_York. Parsing happens once, outside the timed loop. Each

@@ -1,5 +1,5 @@
-//! Tick-planning benchmark: how many jobs per second the pure planner handles (README.md, goal
-//! ≥ 1M jobs/s per core).
+//! Tick-planning benchmark: how many jobs per second the pure planner handles
+//! (docs/performance.md, goal ≥ 1M jobs/s per core).
 //!
 //! One iteration is what a tick does for one due job: [`plan_tick`] over a one-minute horizon (the
 //! AWS tick period), on a copy of the job made outside the timed part. Three job shapes: a fire
