@@ -6,12 +6,11 @@ use axum::Json;
 use serde_json::Value;
 
 use super::extract::{JsonBody, LabelledParams, Params, PathParams};
-use sundial_core::change::RunPlace as CorePlace;
 
 use super::auth::Authenticated;
 use super::schema::{
     AffectedRun, Created, Envelope, ErrorEnvelope, FireTimesBeforeAfter, Job, JobDefinition,
-    JobListQuery, JobPath, JobsPage, Notes, RunPlace, UpdateAnswer, UpdatePreview, Updated,
+    JobListQuery, JobPath, JobsPage, Notes, UpdateAnswer, UpdatePreview, Updated,
 };
 use super::{bool_param, page_of, ApiError, ApiResult, AppState};
 use sundial_ports::store::{JobFilter, JobOrder, LabelSelector, Store};
@@ -224,12 +223,8 @@ pub(super) async fn update_job<S: Store>(
                 .into_iter()
                 .map(|affected| AffectedRun {
                     execution_id: affected.run.execution_id,
-                    place: match affected.run.place {
-                        CorePlace::Planned => RunPlace::Planned,
-                        CorePlace::Waiting => RunPlace::Waiting,
-                        CorePlace::Buffered => RunPlace::Buffered,
-                    },
-                    state: affected.run.state.map(Into::into),
+                    place: affected.run.place.name(),
+                    state: affected.run.state,
                     scheduled_time: affected
                         .run
                         .scheduled_time

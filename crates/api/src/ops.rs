@@ -7,9 +7,10 @@ use axum::Json;
 
 use super::extract::{JsonBody, Params, PathParams};
 use super::schema::{
-    EngineHealth, Envelope, ErrorEnvelope, Health, HealthStatus, Preview, PreviewRequest, Stats,
+    EngineHealth, Envelope, ErrorEnvelope, Health, HealthStatus, Preview, PreviewRequest,
     TimerList, TimersReconciled,
 };
+use super::stats::Stats;
 use super::{ApiResult, AppState};
 use sundial_ports::store::Store;
 

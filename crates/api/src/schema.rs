@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 use serde_json::Value;
+use sundial_core::vocabulary::Vocabulary;
 use utoipa::openapi::schema::{
     AdditionalProperties, ArrayBuilder, ObjectBuilder, OneOfBuilder, Schema, SchemaType, Type,
 };
@@ -121,6 +122,16 @@ fn text(pattern: Option<&str>, max_length: Option<usize>) -> RefOr<Schema> {
         .into()
 }
 
+/// A string enum of a core vocabulary's names ([`Vocabulary`]), described: the list is core's, so
+/// no value can be served without being documented.
+fn names_of<V: Vocabulary>(description: &str) -> RefOr<Schema> {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .enum_values(Some(V::wire_names()))
+        .description(Some(description))
+        .into()
+}
+
 /// A reference to a named schema.
 fn reference<T: ToSchema>() -> RefOr<Schema> {
     RefOr::Ref(Ref::from_schema_name(T::name()))
@@ -182,79 +193,20 @@ any_json! {
 #[schema(example = "5m")]
 pub struct Duration(#[allow(dead_code)] String);
 
-/// What happens when a fire comes while an earlier run of the job is still going (docs/engine.md). The
-/// names are read ignoring case.
-#[derive(ToSchema, Serialize, Clone, Copy)]
-pub enum OverlapPolicy {
-    /// Don't start the new run; count it as skipped (the default).
-    Skip,
-    /// Keep one run waiting; later fires are dropped.
-    BufferOne,
-    /// Keep every run waiting and start them in order.
-    BufferAll,
-    /// Cancel the running execution, then start the new one.
-    CancelOther,
-    /// Terminate the running execution, then start the new one.
-    TerminateOther,
-    /// Start the new run alongside the old ones.
-    AllowAll,
+built_schema! {
+    /// What happens when a fire comes while an earlier run of the job is still going (docs/engine.md). The
+    /// names are read ignoring case.
+    OverlapPolicy, refs: [], names_of::<sundial_core::job::OverlapPolicy>
 }
 
-/// Where an execution is in its life (docs/api.md).
-#[derive(ToSchema, Serialize, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ExecutionState {
-    /// Delayed: waiting for its time.
-    Scheduled,
-    /// In the queue, waiting to be picked up.
-    Enqueued,
-    /// Running: the request chain, or waiting for an async job's feedback.
-    Processing,
-    /// Finished successfully.
-    Succeeded,
-    /// The last attempt failed; waiting for a retry.
-    Failed,
-    /// Ended for good: retries exhausted, timed out, or terminated.
-    Terminated,
-    /// Cancelled by a user, a policy such as `CancelOther`, or its parent.
-    Cancelled,
-    /// Not run because of the overlap or concurrency policy.
-    Skipped,
+built_schema! {
+    /// Where an execution is in its life (docs/api.md).
+    ExecutionState, refs: [], names_of::<sundial_core::execution::ExecutionState>
 }
 
-impl From<sundial_core::execution::ExecutionState> for ExecutionState {
-    fn from(state: sundial_core::execution::ExecutionState) -> Self {
-        use sundial_core::execution::ExecutionState as Core;
-        match state {
-            Core::Scheduled => ExecutionState::Scheduled,
-            Core::Enqueued => ExecutionState::Enqueued,
-            Core::Processing => ExecutionState::Processing,
-            Core::Succeeded => ExecutionState::Succeeded,
-            Core::Failed => ExecutionState::Failed,
-            Core::Terminated => ExecutionState::Terminated,
-            Core::Cancelled => ExecutionState::Cancelled,
-            Core::Skipped => ExecutionState::Skipped,
-        }
-    }
-}
-
-/// An HTTP method a job may use (any case).
-#[derive(ToSchema)]
-#[allow(clippy::upper_case_acronyms)]
-pub enum HttpMethod {
-    /// `GET`
-    GET,
-    /// `HEAD`
-    HEAD,
-    /// `POST`
-    POST,
-    /// `PUT`
-    PUT,
-    /// `PATCH`
-    PATCH,
-    /// `DELETE`
-    DELETE,
-    /// `OPTIONS`
-    OPTIONS,
+built_schema! {
+    /// An HTTP method a job may use (any case).
+    HttpMethod, refs: [], names_of::<sundial_core::job::HttpMethod>
 }
 
 /// Header values by header name (at most 50; hop-by-hop, framing and Sundial's own headers are
@@ -475,49 +427,19 @@ built_schema! {
     ])
 }
 
-/// How a spec reads cron strings, so specs can be pasted verbatim from its peers.
-#[derive(ToSchema, Serialize)]
-#[serde(rename_all = "lowercase")]
-#[allow(dead_code)]
-pub enum Dialect {
-    /// Vixie cron and its extensions (the default).
-    Standard,
-    /// Temporal: the 6th field is the year, day of month AND day of week.
-    Temporal,
-    /// Quartz: seconds first, weekdays 1–7 with 1 = Sunday, `?` rules.
-    Quartz,
-    /// EventBridge: `min hour dom mon dow year`, 1 = Sunday, `?` rules.
-    Eventbridge,
+built_schema! {
+    /// How a spec reads cron strings, so specs can be pasted verbatim from its peers.
+    Dialect, refs: [], names_of::<sundial_core::spec::Dialect>
 }
 
-/// What a wall-clock time that does not exist (spring forward) means.
-#[derive(ToSchema, Serialize)]
-#[serde(rename_all = "lowercase")]
-#[allow(dead_code)]
-pub enum DstGap {
-    /// The time is skipped.
-    Skip,
-    /// The time moves by the gap's length (02:30 → 03:30).
-    Shift,
-    /// The first instant after the gap.
-    Transition,
-    /// cronie and croner 11: fixed-time specs fire at the transition, others skip.
-    Auto,
+built_schema! {
+    /// What a wall-clock time that does not exist (spring forward) means.
+    DstGap, refs: [], names_of::<sundial_core::spec::DstGap>
 }
 
-/// What a wall-clock time that occurs twice (fall back) means.
-#[derive(ToSchema, Serialize)]
-#[serde(rename_all = "lowercase")]
-#[allow(dead_code)]
-pub enum DstOverlap {
-    /// Both occurrences fire.
-    Both,
-    /// Only the first.
-    First,
-    /// Only the second.
-    Second,
-    /// cronie and croner 11: fixed-time specs fire once, at the first; others at both.
-    Auto,
+built_schema! {
+    /// What a wall-clock time that occurs twice (fall back) means.
+    DstOverlap, refs: [], names_of::<sundial_core::spec::DstOverlap>
 }
 
 /// The DST policy of a spec; defaults by dialect.
@@ -671,18 +593,10 @@ pub struct Target {
     eventbridge: Option<EventBridgeTarget>,
 }
 
-/// Which of the fires an engine reaches late still run (docs/engine.md, "Catch-up"); read
-/// ignoring case.
-#[derive(ToSchema, Serialize)]
-#[serde(rename_all = "lowercase")]
-#[allow(dead_code)]
-pub enum CatchupPolicy {
-    /// None of the late fires.
-    Skip,
-    /// Only the newest fire due (Kubernetes CronJob's behaviour).
-    Latest,
-    /// Every fire in the window, or the newest `maxRuns` (the default).
-    All,
+built_schema! {
+    /// Which of the fires an engine reaches late still run (docs/engine.md, "Catch-up"); read
+    /// ignoring case.
+    CatchupPolicy, refs: [], names_of::<sundial_core::job::CatchupPolicy>
 }
 
 /// How a job catches up on fires its engine reached late (after an outage): which run, how late
@@ -703,17 +617,9 @@ pub struct Catchup {
     max_runs: Option<u32>,
 }
 
-/// What a parent's close does to a child's runs.
-#[derive(ToSchema)]
-#[serde(rename_all = "lowercase")]
-#[allow(dead_code)]
-pub enum ParentClosePolicy {
-    /// Leave them (the default).
-    Abandon,
-    /// Cancel them.
-    Cancel,
-    /// Terminate them.
-    Terminate,
+built_schema! {
+    /// What a parent's close does to a child's runs.
+    ParentClosePolicy, refs: [], names_of::<sundial_core::job::ParentClosePolicy>
 }
 
 built_schema! {
@@ -966,17 +872,9 @@ pub struct Reason {
     reason: Option<String>,
 }
 
-/// Which fire times of a backfill's ranges run (read ignoring case).
-#[derive(ToSchema, Serialize)]
-#[serde(rename_all = "lowercase")]
-#[allow(dead_code)]
-pub enum BackfillMode {
-    /// Every one (the default).
-    All,
-    /// Those with no run at all.
-    Missing,
-    /// Those whose latest run ended `Terminated` (failed for good or timed out).
-    Failed,
+built_schema! {
+    /// Which fire times of a backfill's ranges run (read ignoring case).
+    BackfillMode, refs: [], names_of::<sundial_core::job::BackfillMode>
 }
 
 /// One range of a backfill: its fire times from `startTime` to `endTime`, inclusive.
@@ -1158,16 +1056,9 @@ pub struct Updated {
     pub warnings: Option<Vec<String>>,
 }
 
-/// Where a run not yet started is.
-#[derive(ToSchema, Serialize, Clone, Copy)]
-#[serde(rename_all = "lowercase")]
-pub enum RunPlace {
-    /// Planned by the tick; its execution is not created yet.
-    Planned,
-    /// Created, waiting in line for the overlap gate.
-    Waiting,
-    /// In the buffer, waiting for a slot.
-    Buffered,
+built_schema! {
+    /// Where a run not yet started is.
+    RunPlace, refs: [], names_of::<sundial_core::change::RunPlace>
 }
 
 /// A run not yet started that a change would affect.
@@ -1177,9 +1068,11 @@ pub struct AffectedRun {
     /// The run.
     pub execution_id: String,
     /// Where it is.
-    pub place: RunPlace,
+    #[schema(value_type = RunPlace)]
+    pub place: &'static str,
     /// Its state; null while only planned.
-    pub state: Option<ExecutionState>,
+    #[schema(value_type = Option<ExecutionState>)]
+    pub state: Option<sundial_core::execution::ExecutionState>,
     /// The nominal time it reports.
     #[schema(format = DateTime)]
     pub scheduled_time: String,
@@ -1269,7 +1162,8 @@ pub struct StateChanged {
     #[serde(flatten)]
     pub envelope: Envelope,
     /// `Cancelled` or `Terminated`.
-    pub state: ExecutionState,
+    #[schema(value_type = ExecutionState)]
+    pub state: sundial_core::execution::ExecutionState,
 }
 
 /// The envelope of a timer reconcile: what changed.
@@ -1331,9 +1225,11 @@ pub struct ExecutionEvent {
     #[schema(format = DateTime)]
     pub at: String,
     /// The state before; null for the creation event.
-    pub from: Option<ExecutionState>,
+    #[schema(value_type = Option<ExecutionState>)]
+    pub from: Option<sundial_core::execution::ExecutionState>,
     /// The state after.
-    pub to: ExecutionState,
+    #[schema(value_type = ExecutionState)]
+    pub to: sundial_core::execution::ExecutionState,
     /// What happened, for people.
     pub message: String,
 }
@@ -1349,7 +1245,8 @@ pub struct ExecutionSummary {
     /// 1, 2, 3… per job.
     pub execute_number: u64,
     /// Where it is.
-    pub state: ExecutionState,
+    #[schema(value_type = ExecutionState)]
+    pub state: sundial_core::execution::ExecutionState,
     /// The nominal time, before jitter (the trigger time for triggers).
     #[schema(format = DateTime)]
     pub scheduled_time: String,
@@ -1426,7 +1323,8 @@ pub struct RecentAction {
     /// The run.
     pub execution_id: String,
     /// Where it is.
-    pub state: ExecutionState,
+    #[schema(value_type = ExecutionState)]
+    pub state: sundial_core::execution::ExecutionState,
 }
 
 /// A run not finished yet, in `describe`.
@@ -1436,7 +1334,8 @@ pub struct RunningExecution {
     /// The run.
     pub execution_id: String,
     /// `Enqueued` or `Processing`.
-    pub state: ExecutionState,
+    #[schema(value_type = ExecutionState)]
+    pub state: sundial_core::execution::ExecutionState,
     /// When it started, if it has.
     #[schema(format = DateTime)]
     pub started_at: Option<String>,
@@ -1519,7 +1418,7 @@ pub struct CanonicalInterval {
 }
 
 /// The DST policy, resolved.
-#[derive(ToSchema, Serialize)]
+#[derive(ToSchema)]
 #[allow(dead_code)]
 pub struct CanonicalDst {
     /// Missing times.
@@ -1530,7 +1429,7 @@ pub struct CanonicalDst {
 
 /// A spec in the one canonical form every input compiles to (what `describe` and the stored job
 /// use).
-#[derive(ToSchema, Serialize)]
+#[derive(ToSchema)]
 #[serde(rename_all = "camelCase")]
 #[allow(dead_code)]
 pub struct CanonicalSchedule {
@@ -1577,26 +1476,6 @@ pub struct Preview {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub warnings: Option<Vec<String>>,
-}
-
-/// Counts of jobs and executions by state, and the figures of a window.
-#[derive(ToSchema, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Stats {
-    /// Jobs by state (`active`, `paused`); states with none are absent.
-    pub jobs: BTreeMap<String, u64>,
-    /// Executions by state (`Enqueued`, `Succeeded`, …); states with none are absent.
-    pub executions: BTreeMap<String, u64>,
-    /// Whether automatic runs are stopped (docs/api.md debug mode).
-    pub debug_mode: bool,
-    /// All jobs' figures over the window (`GET /jobs/{jobId}/stats`'s fields).
-    #[serde(flatten)]
-    pub window: super::stats::WindowStats,
-    /// The jobs with the most runs ended `Terminated` in the window (then the lowest success
-    /// rate), at most 10, only jobs with a failure.
-    pub top_failing: Vec<super::stats::JobFigures>,
-    /// The jobs with the highest p95 duration in the window, at most 10.
-    pub slowest: Vec<super::stats::JobFigures>,
 }
 
 /// Whether the process serves requests and its engine ticks.

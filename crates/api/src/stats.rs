@@ -128,6 +128,26 @@ impl From<&SeriesPoint> for SeriesPointBody {
     }
 }
 
+/// Counts of jobs and executions by state, and the figures of a window.
+#[derive(ToSchema, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Stats {
+    /// Jobs by state (`active`, `paused`); states with none are absent.
+    pub jobs: BTreeMap<String, u64>,
+    /// Executions by state (`Enqueued`, `Succeeded`, …); states with none are absent.
+    pub executions: BTreeMap<String, u64>,
+    /// Whether automatic runs are stopped (docs/api.md debug mode).
+    pub debug_mode: bool,
+    /// All jobs' figures over the window (`GET /jobs/{jobId}/stats`'s fields).
+    #[serde(flatten)]
+    pub window: WindowStats,
+    /// The jobs with the most runs ended `Terminated` in the window (then the lowest success
+    /// rate), at most 10, only jobs with a failure.
+    pub top_failing: Vec<JobFigures>,
+    /// The jobs with the highest p95 duration in the window, at most 10.
+    pub slowest: Vec<JobFigures>,
+}
+
 /// A window's figures and series.
 #[derive(ToSchema, Serialize, Clone, Debug)]
 #[serde(rename_all = "camelCase")]

@@ -24,7 +24,7 @@ use sundial_service::app::{BulkAction, BulkDone, BulkReport, BulkRequest, MAX_BU
 
 use crate::auth::Session;
 use crate::filter::{field, filter_of, filter_pairs};
-use crate::pages::{capitalized, query_string};
+use crate::view::{capitalized, query_string};
 use crate::view::{chip, job_url, layout, seg};
 use crate::{ConsoleState, PageError};
 

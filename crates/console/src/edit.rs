@@ -35,9 +35,6 @@ const DEFINITION: Spot = Spot {
     label: "Definition (JSON)",
 };
 
-/// Fields of the API's job that are its state, not its definition: an update does not take them.
-const STATE_FIELDS: [&str; 4] = ["state", "pausedNotes", "createdAt", "updatedAt"];
-
 /// The form as posted.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(default)]
@@ -54,13 +51,7 @@ pub(crate) struct EditForm {
 
 /// The definition as the edit page starts it.
 fn editable(job: &Job) -> String {
-    let mut shown = job.to_api_json();
-    if let Value::Object(map) = &mut shown {
-        for key in STATE_FIELDS {
-            map.remove(key);
-        }
-    }
-    serde_json::to_string_pretty(&shown).unwrap_or_default()
+    serde_json::to_string_pretty(&job.to_editable_json()).unwrap_or_default()
 }
 
 /// The posted text as JSON, or the problem with it.

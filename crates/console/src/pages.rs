@@ -21,7 +21,8 @@ use crate::filter::{field, filter_of, filter_pairs};
 use crate::ledger;
 use crate::stats::{job_section, WindowQuery};
 use crate::view::{
-    chip, filter_fields, job_url, label_fields, layout, relative, seg, when, JobNotice,
+    capitalized, chip, filter_fields, job_url, label_fields, layout, query_string, relative, seg,
+    when, JobNotice,
 };
 use crate::{ConsoleState, PageError};
 
@@ -73,18 +74,6 @@ fn truncated(text: String) -> String {
 
 pub(crate) fn non_empty(value: &Option<String>) -> Option<String> {
     value.as_ref().filter(|v| !v.trim().is_empty()).cloned()
-}
-
-pub(crate) fn query_string(pairs: &[(&str, String)]) -> String {
-    let parts: Vec<String> = pairs
-        .iter()
-        .map(|(k, v)| format!("{k}={}", seg(v)))
-        .collect();
-    if parts.is_empty() {
-        String::new()
-    } else {
-        format!("?{}", parts.join("&"))
-    }
 }
 
 /// The column headers that sort the list, with the order each one sorts by and its direction
@@ -220,14 +209,6 @@ fn sort_words(order: JobOrder) -> &'static str {
         JobOrder::NextFire => "next fire, soonest first",
         JobOrder::LastRun => "last run, latest first",
     }
-}
-
-pub(crate) fn capitalized(words: &str) -> String {
-    let mut chars = words.chars();
-    chars
-        .next()
-        .map(|first| first.to_uppercase().chain(chars).collect())
-        .unwrap_or_default()
 }
 
 /// A column header that sorts the list by its column: a link to the first page in that order,

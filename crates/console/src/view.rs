@@ -184,3 +184,24 @@ impl JobNotice {
         }
     }
 }
+
+/// `?k=v&…` of `pairs`, each value percent-encoded; empty without pairs.
+pub(crate) fn query_string(pairs: &[(&str, String)]) -> String {
+    let parts: Vec<String> = pairs
+        .iter()
+        .map(|(k, v)| format!("{k}={}", seg(v)))
+        .collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("?{}", parts.join("&"))
+    }
+}
+
+pub(crate) fn capitalized(words: &str) -> String {
+    let mut chars = words.chars();
+    chars
+        .next()
+        .map(|first| first.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}

@@ -164,7 +164,7 @@ impl BackfillRequest {
             .filter(|t| {
                 let stored = runs.get(t).copied().unwrap_or_default();
                 let of_time = with_planned(&job.state, job.job_id(), *t, stored);
-                self.mode.selects(&of_time)
+                of_time.selected_by(self.mode)
             })
             .collect()
     }

@@ -9,35 +9,9 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use crate::execution::{Execution, ExecutionState};
+use crate::job::document::{ReadByRuns, JOB_FIELDS};
 use crate::job::{Job, OverlapPolicy, PendingFire};
 use crate::plan::concurrency_limit;
-
-/// Definition fields a run reads when it starts and runs, compared as written: a change to one
-/// of them changes the run. (Timing fields — `timer`, `schedule`, `active`, `remainingActions` —
-/// decide which fires are planned, not how a planned one runs; `overlap` and `maxConcurrency` are
-/// shown with their values.)
-const RUN_FIELDS: &[&str] = &[
-    "request",
-    "target",
-    "async",
-    "checkUrl",
-    "checkRateSeconds",
-    "timeoutSeconds",
-    "retry",
-    "maxRetries",
-    "retryPolicy",
-    "timeouts",
-    "notification",
-    "qos",
-    "pauseOnFailure",
-    "parentClosePolicy",
-    "sensitiveHeaders",
-    "catchupWindow",
-    "catchup",
-];
-
-/// The fields of [`RUN_FIELDS`] only scheduled fires read.
-const CATCHUP_FIELDS: &[&str] = &["catchupWindow", "catchup"];
 
 /// Where a run not yet started is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -143,8 +117,8 @@ pub fn affected_runs(before: &Job, after: &Job, runs: &[UnstartedRun]) -> Vec<Af
             // Triggers and backfills are exempt from catch-up: its fields concern fires only.
             let fields: Vec<&str> = fields
                 .iter()
-                .copied()
-                .filter(|f| run.scheduled || !CATCHUP_FIELDS.contains(f))
+                .filter(|(_, read)| run.scheduled || *read != ReadByRuns::Scheduled)
+                .map(|(name, _)| *name)
                 .collect();
             if !fields.is_empty() {
                 changes.push(format!(
@@ -160,16 +134,20 @@ pub fn affected_runs(before: &Job, after: &Job, runs: &[UnstartedRun]) -> Vec<Af
         .collect()
 }
 
-/// The fields of [`RUN_FIELDS`] whose written value differs.
-fn changed_fields(before: &Job, after: &Job) -> Vec<&'static str> {
+/// The definition fields a run reads when it starts and runs ([`ReadByRuns`] in the document's
+/// table) whose written value differs, with which runs read each. Timing fields — `timer`,
+/// `schedule`, `active`, `remainingActions` — decide which fires are planned, not how a planned
+/// one runs; `overlap` and `maxConcurrency` are shown with their values.
+fn changed_fields(before: &Job, after: &Job) -> Vec<(&'static str, ReadByRuns)> {
     let (old, new) = (
         before.definition.as_written(),
         after.definition.as_written(),
     );
-    RUN_FIELDS
+    JOB_FIELDS
         .iter()
-        .copied()
-        .filter(|field| present(old, field) != present(new, field))
+        .filter(|field| field.read_by_runs != ReadByRuns::No)
+        .filter(|field| present(old, field.name) != present(new, field.name))
+        .map(|field| (field.name, field.read_by_runs))
         .collect()
 }
 

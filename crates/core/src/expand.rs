@@ -32,6 +32,7 @@ use serde_json::{json, Map, Value};
 
 use crate::execution::Execution;
 use crate::job::JobState;
+use crate::json_path::{describe, is_json_path, parse_path, quote, BadPath, Step};
 use crate::signing;
 use crate::template::{Part, Template};
 
@@ -73,6 +74,15 @@ pub enum ExpandError {
     /// stored job was changed behind the parser's back).
     #[error("invalid template: {0}")]
     Parse(String),
+}
+
+impl From<BadPath> for ExpandError {
+    fn from(bad: BadPath) -> Self {
+        ExpandError::BadPath {
+            expr: bad.expr,
+            reason: bad.reason,
+        }
+    }
 }
 
 fn too_large() -> ExpandError {
@@ -228,21 +238,6 @@ pub fn expand_body(body: &Value, vars: &Variables) -> Result<Value, ExpandError>
 pub fn json_path(root: &Value, path: &str) -> Result<Value, ExpandError> {
     let steps = parse_path(path)?;
     Ok(select(Node::Value(root), &steps, path)?.to_value())
-}
-
-/// True when a placeholder expression is read as a JSONPath rather than as a name.
-fn is_json_path(expr: &str) -> bool {
-    expr.starts_with('$') || expr.starts_with("responses[")
-}
-
-/// Checks a placeholder expression without evaluating it, with the parser expansion uses: a
-/// JSONPath must be well-formed and inside the supported subset. [`crate::template::Template::parse`]
-/// calls this, so a path that could never work is refused when the job is created.
-pub(crate) fn check_expression(expr: &str) -> Result<(), ExpandError> {
-    if is_json_path(expr) {
-        parse_path(expr)?;
-    }
-    Ok(())
 }
 
 /// What is left of the byte limit of a body being expanded.
@@ -560,14 +555,6 @@ impl Serialize for Found<'_> {
     }
 }
 
-/// One step of a JSONPath.
-#[derive(Clone, Debug, PartialEq)]
-enum Step {
-    Key(String),
-    Index(i64),
-    Wildcard,
-}
-
 /// Follows `steps` from `start`. Without a wildcard every step must succeed and the error says which
 /// failed; after one, the path selects a set, and steps that match nothing simply drop out of it, as
 /// in any JSONPath.
@@ -601,150 +588,6 @@ fn select_many<'a>(start: Node<'a>, steps: &[Step]) -> Vec<Node<'a>> {
         current = next;
     }
     current
-}
-
-/// The path so far, in canonical form, for error messages.
-fn describe(steps: &[Step]) -> String {
-    let mut out = String::from("$");
-    for step in steps {
-        match step {
-            Step::Key(key) if is_plain_key(key) => {
-                out.push('.');
-                out.push_str(key);
-            }
-            Step::Key(key) => {
-                out.push('[');
-                out.push_str(&quote(key));
-                out.push(']');
-            }
-            Step::Index(index) => out.push_str(&format!("[{index}]")),
-            Step::Wildcard => out.push_str("[*]"),
-        }
-    }
-    out
-}
-
-fn quote(text: &str) -> String {
-    Value::from(text).to_string()
-}
-
-/// Characters a `.name` step may not contain: they belong to bracket notation or to JSONPath
-/// features that are not supported, so a key holding them has to be written as `['…']`.
-fn is_plain_key(key: &str) -> bool {
-    !key.is_empty()
-        && key != "*"
-        && !key
-            .chars()
-            .any(|c| c.is_whitespace() || ".[]'\"()?@,:*$".contains(c))
-}
-
-/// Parses the supported JSONPath subset. A leading `$` is optional; without it the path starts with a
-/// bare name (`responses[0].x`) or a bracket.
-fn parse_path(expr: &str) -> Result<Vec<Step>, ExpandError> {
-    let bad = |reason: String| ExpandError::BadPath {
-        expr: expr.to_string(),
-        reason,
-    };
-    let mut steps = Vec::new();
-    let mut rest = match expr.strip_prefix('$') {
-        Some(rest) => rest,
-        None if expr.is_empty() => return Err(bad("empty path".into())),
-        None if expr.starts_with('[') || expr.starts_with('.') => expr,
-        None => {
-            let end = expr.find(['.', '[']).unwrap_or(expr.len());
-            steps.push(Step::Key(dot_name(&expr[..end]).map_err(&bad)?));
-            &expr[end..]
-        }
-    };
-    while !rest.is_empty() {
-        let at = expr.len() - rest.len();
-        if let Some(after) = rest.strip_prefix('.') {
-            if after.starts_with('.') {
-                return Err(bad(format!(
-                    "recursive descent \"..\" at byte {at} is not supported"
-                )));
-            }
-            let end = after.find(['.', '[']).unwrap_or(after.len());
-            let name = &after[..end];
-            steps.push(if name == "*" {
-                Step::Wildcard
-            } else {
-                Step::Key(dot_name(name).map_err(&bad)?)
-            });
-            rest = &after[end..];
-        } else if let Some(after) = rest.strip_prefix('[') {
-            let (step, tail) =
-                bracket(after).map_err(|reason| bad(format!("{reason} at byte {at}")))?;
-            steps.push(step);
-            rest = tail;
-        } else {
-            return Err(bad(format!(
-                "expected \".\" or \"[\" at byte {at}, found {}",
-                quote(&rest[..rest.chars().next().map_or(0, char::len_utf8)])
-            )));
-        }
-    }
-    Ok(steps)
-}
-
-fn dot_name(name: &str) -> Result<String, String> {
-    if name.is_empty() {
-        return Err("empty name after \".\"".into());
-    }
-    if !is_plain_key(name) {
-        return Err(format!(
-            "unsupported name {}: write keys with special characters as ['…']",
-            quote(name)
-        ));
-    }
-    Ok(name.to_string())
-}
-
-/// Parses what follows a `[`, up to and including its `]`.
-fn bracket(text: &str) -> Result<(Step, &str), String> {
-    let inner = text.trim_start();
-    if let Some(quote_char) = inner.chars().next().filter(|c| *c == '\'' || *c == '"') {
-        let mut key = String::new();
-        let mut chars = inner[1..].char_indices();
-        while let Some((i, c)) = chars.next() {
-            match c {
-                '\\' => match chars.next() {
-                    Some((_, escaped)) => key.push(escaped),
-                    None => break,
-                },
-                c if c == quote_char => {
-                    let tail = inner[1 + i + 1..].trim_start();
-                    return match tail.strip_prefix(']') {
-                        Some(tail) => Ok((Step::Key(key), tail)),
-                        None => Err(
-                            "expected \"]\" after a quoted key (unions are not supported)".into(),
-                        ),
-                    };
-                }
-                c => key.push(c),
-            }
-        }
-        return Err(format!("unclosed {quote_char} in brackets"));
-    }
-    let end = inner.find(']').ok_or("unclosed \"[\"")?;
-    let content = inner[..end].trim();
-    let tail = &inner[end + 1..];
-    if content == "*" {
-        return Ok((Step::Wildcard, tail));
-    }
-    if content.starts_with('?') {
-        return Err("filters \"[?…]\" are not supported".into());
-    }
-    let digits = content.strip_prefix('-').unwrap_or(content);
-    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
-        return content
-            .parse::<i64>()
-            .map(|index| (Step::Index(index), tail))
-            .map_err(|_| format!("index {content} is too large"));
-    }
-    Err(format!(
-        "unsupported selector [{content}]: expected ['name'], [n], [-n] or [*]"
-    ))
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ use crate::execution::{
     execution_id_for_fire, execution_id_for_rerun, nominal_of_fire_id, run_of_fire_id,
     ExecutionState,
 };
-use crate::job::{CatchupPolicy, Job, JobId, OverlapPolicy, PendingFire, When};
+use crate::job::{BackfillMode, CatchupPolicy, Job, JobId, OverlapPolicy, PendingFire, When};
 use crate::ledger::{self, RangeReason};
 use crate::spec::FireTime;
 
@@ -409,6 +409,17 @@ pub struct RunsOfTime {
     pub latest: Option<ExecutionState>,
 }
 
+impl RunsOfTime {
+    /// Whether a time whose runs are these is run again by a backfill in `mode`.
+    pub fn selected_by(&self, mode: BackfillMode) -> bool {
+        match mode {
+            BackfillMode::All => true,
+            BackfillMode::Missing => self.latest.is_none(),
+            BackfillMode::Failed => self.latest == Some(ExecutionState::Terminated),
+        }
+    }
+}
+
 /// What [`plan_backfills`] did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct BackfillPlan {
@@ -461,7 +472,7 @@ pub fn plan_backfills(
             .to_string();
         for nominal in times {
             let of_time = with_planned(state, &job_id, nominal, runs(nominal).unwrap_or_default());
-            if !backfill.mode.selects(&of_time) {
+            if !of_time.selected_by(backfill.mode) {
                 continue;
             }
             let execute_number = state.next_execute_number;

@@ -74,7 +74,7 @@ impl Template {
                     "placeholder at byte {offset} is longer than {MAX_EXPR_BYTES} bytes"
                 ));
             }
-            crate::expand::check_expression(expr)
+            crate::json_path::check_expression(expr)
                 .map_err(|e| format!("placeholder at byte {offset}: {e}"))?;
             let mut next = &after[end + 1..];
             let json = match next.strip_prefix(JSON_SUFFIX) {

@@ -5,6 +5,7 @@
 //! break the format. A cursor is validated before use: anything this store did not hand out,
 //! including a cursor of another listing, is `InvalidCursor`.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use chrono::{DateTime, Utc};
@@ -51,7 +52,7 @@ pub(crate) struct JobRow {
     pub(crate) created_at: i64,
     pub(crate) updated_at: i64,
     pub(crate) document: String,
-    pub(crate) labels: crate::labels::LabelRows,
+    pub(crate) labels: LabelRows,
 }
 
 impl JobRow {
@@ -66,7 +67,7 @@ impl JobRow {
             created_at: millis(&job.created_at),
             updated_at: millis(&job.updated_at),
             document: json_text(&job.document)?,
-            labels: crate::labels::LabelRows::of(job)?,
+            labels: LabelRows::of(job)?,
         })
     }
 }
@@ -362,5 +363,31 @@ mod tests {
                 "{cursor:?}"
             );
         }
+    }
+}
+
+/// The labels of a job as the writer binds them.
+pub(crate) struct LabelRows {
+    /// `(key, value)`, by key.
+    pub(crate) rows: Vec<(String, String)>,
+    /// The canonical JSON of the map, `None` when there are none: the `jobs.labels` column.
+    pub(crate) text: Option<String>,
+}
+
+impl LabelRows {
+    pub(crate) fn of(job: &JobRecord) -> Result<LabelRows, StoreError> {
+        let labels: BTreeMap<String, String> = job.labels();
+        let text = if labels.is_empty() {
+            None
+        } else {
+            Some(
+                serde_json::to_string(&labels)
+                    .map_err(|e| StoreError::unavailable_because("labels not serialisable", e))?,
+            )
+        };
+        Ok(LabelRows {
+            rows: labels.into_iter().collect(),
+            text,
+        })
     }
 }

@@ -4,39 +4,11 @@
 //! an update whose labels are unchanged (every engine write) matches it and leaves the index
 //! alone; one that changes them rewrites the job's rows in the same savepoint as the job.
 
-use std::collections::BTreeMap;
-
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, Connection};
-use sundial_ports::store::{id_prefix_end, JobFilter, JobRecord, StoreError};
+use sundial_ports::store::{id_prefix_end, JobFilter, StoreError};
 
-use crate::codec::db;
-
-/// The labels of a job as the writer binds them.
-pub(crate) struct LabelRows {
-    /// `(key, value)`, by key.
-    pub(crate) rows: Vec<(String, String)>,
-    /// The canonical JSON of the map, `None` when there are none: the `jobs.labels` column.
-    pub(crate) text: Option<String>,
-}
-
-impl LabelRows {
-    pub(crate) fn of(job: &JobRecord) -> Result<LabelRows, StoreError> {
-        let labels: BTreeMap<String, String> = job.labels();
-        let text = if labels.is_empty() {
-            None
-        } else {
-            Some(
-                serde_json::to_string(&labels)
-                    .map_err(|e| StoreError::unavailable_because("labels not serialisable", e))?,
-            )
-        };
-        Ok(LabelRows {
-            rows: labels.into_iter().collect(),
-            text,
-        })
-    }
-}
+use crate::codec::{db, LabelRows};
 
 /// Replaces the index rows of `job_id` by `labels`.
 pub(crate) fn write(conn: &Connection, job_id: &str, labels: &LabelRows) -> Result<(), StoreError> {

@@ -8,8 +8,32 @@ use sundial_core::execution::{Execution, ExecutionState};
 use sundial_core::job::{FieldError, Job, JobId};
 use sundial_core::stats::{hour_of, NotRun, Rollup};
 
-use crate::app::AppError;
+use sundial_ports::cause::Cause;
 use sundial_ports::store::{ExecutionRecord, JobRecord, RollupRecord};
+
+/// A record that cannot be read or written: the use cases answer it as
+/// `AppError::Corrupt` (unreadable) or `AppError::Unavailable` (unencodable).
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    /// Stored data this build cannot decode; the message names the record.
+    #[error("{message}")]
+    Unreadable {
+        /// Which record, and that it is unreadable.
+        message: String,
+        /// The decoder's error.
+        #[source]
+        source: Cause,
+    },
+    /// A value that could not be encoded for the store.
+    #[error("{message}")]
+    Unencodable {
+        /// What was being encoded.
+        message: String,
+        /// The encoder's error.
+        #[source]
+        source: Cause,
+    },
+}
 
 /// How long after a run is due its fallback wake-up (`exec:{id}`) brings it to dispatch
 /// through the tick, should its message have been lost with the process that was to send it.
@@ -46,10 +70,12 @@ pub fn encode_job(job: &Job, version: u64, service: Option<String>) -> JobRecord
     }
 }
 
-/// A job record read back; unreadable data is [`AppError::Corrupt`], naming the job.
-pub(crate) fn decode_job(record: &JobRecord) -> Result<StoredJob, AppError> {
-    let unreadable =
-        |e: FieldError| AppError::corrupt(format!("stored job {} is unreadable", record.job_id), e);
+/// A job record read back; unreadable data is [`RecordError::Unreadable`], naming the job.
+pub(crate) fn decode_job(record: &JobRecord) -> Result<StoredJob, RecordError> {
+    let unreadable = |e: FieldError| RecordError::Unreadable {
+        message: format!("stored job {} is unreadable", record.job_id),
+        source: Cause::new(e),
+    };
     let job_id = JobId::parse(&record.job_id).map_err(unreadable)?;
     let job = Job::from_document(
         &job_id,
@@ -71,9 +97,13 @@ pub fn execution_wakeup_key(execution_id: &str) -> String {
 }
 
 /// An execution as its store record, at `version` (also for seeding a store in a bench).
-pub fn encode_execution(execution: &Execution, version: u64) -> Result<ExecutionRecord, AppError> {
-    let document = serde_json::to_value(execution).map_err(|e| {
-        AppError::unavailable_because(format!("encoding execution {}", execution.execution_id), e)
+pub fn encode_execution(
+    execution: &Execution,
+    version: u64,
+) -> Result<ExecutionRecord, RecordError> {
+    let document = serde_json::to_value(execution).map_err(|e| RecordError::Unencodable {
+        message: format!("encoding execution {}", execution.execution_id),
+        source: Cause::new(e),
     })?;
     Ok(ExecutionRecord {
         execution_id: execution.execution_id.clone(),
@@ -91,13 +121,12 @@ pub fn encode_execution(execution: &Execution, version: u64) -> Result<Execution
     })
 }
 
-/// An execution record read back; unreadable data is [`AppError::Corrupt`], naming the execution.
-pub(crate) fn decode_execution(record: &ExecutionRecord) -> Result<Execution, AppError> {
-    serde_json::from_value(record.document.clone()).map_err(|e| {
-        AppError::corrupt(
-            format!("stored execution {} is unreadable", record.execution_id),
-            e,
-        )
+/// An execution record read back; unreadable data is [`RecordError::Unreadable`], naming the
+/// execution.
+pub(crate) fn decode_execution(record: &ExecutionRecord) -> Result<Execution, RecordError> {
+    serde_json::from_value(record.document.clone()).map_err(|e| RecordError::Unreadable {
+        message: format!("stored execution {} is unreadable", record.execution_id),
+        source: Cause::new(e),
     })
 }
 

@@ -115,7 +115,10 @@ fn module_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
             .iter()
             .map(|part| part.to_string_lossy().trim_end_matches(".rs").to_string())
             .collect();
-        if matches!(module.last().map(String::as_str), Some("mod" | "lib" | "main")) {
+        if matches!(
+            module.last().map(String::as_str),
+            Some("mod" | "lib" | "main")
+        ) {
             module.pop();
         }
         if module.iter().any(|part| part == "tests") {

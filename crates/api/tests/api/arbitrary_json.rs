@@ -25,35 +25,10 @@ impl Rng {
     }
 }
 
-const KEYS: &[&str] = &[
-    "jobId",
-    "jobName",
-    "jobDescription",
-    "creator",
-    "creatorName",
-    "notification",
-    "active",
-    "timer",
-    "request",
-    "async",
-    "checkUrl",
-    "checkRateSeconds",
-    "timeoutSeconds",
-    "retry",
-    "maxRetries",
-    "qos",
-    "parentJob",
-    "parentJobExecution",
-    "schedule",
-    "overlap",
-    "maxConcurrency",
-    "catchupWindow",
-    "pauseOnFailure",
-    "remainingActions",
-    "retryPolicy",
-    "timeouts",
-    "parentClosePolicy",
-    "target",
+/// Keys of nested objects (targets, requests, timers, specs, rules); the top-level fields come
+/// from core's table of the job document ([`sundial_core::job::document::JOB_FIELDS`]), so a
+/// new field is sent here as soon as it exists.
+const NESTED_KEYS: &[&str] = &[
     "sqs",
     "queueUrl",
     "eventbridge",
@@ -93,6 +68,16 @@ const KEYS: &[&str] = &[
     "initialInterval",
     "",
 ];
+
+/// Every key the generator picks from: the job document's fields, then the nested ones.
+fn all_keys() -> &'static [&'static str] {
+    static KEYS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    KEYS.get_or_init(|| {
+        sundial_core::job::document::field_names()
+            .chain(NESTED_KEYS.iter().copied())
+            .collect()
+    })
+}
 
 const STRINGS: &[&str] = &[
     "",
@@ -193,7 +178,12 @@ fn random_value(rng: &mut Rng, depth: usize) -> Value {
             .collect(),
         _ => Value::Object(
             (0..rng.below(5))
-                .map(|_| ((*rng.pick(KEYS)).to_owned(), random_value(rng, depth + 1)))
+                .map(|_| {
+                    (
+                        (*rng.pick(all_keys())).to_owned(),
+                        random_value(rng, depth + 1),
+                    )
+                })
                 .collect(),
         ),
     }
@@ -212,7 +202,9 @@ fn mutate(rng: &mut Rng, value: &mut Value, depth: usize) {
                 match rng.below(3) {
                     0 => drop(obj.remove(&key)),
                     1 => drop(obj.insert(key, random_value(rng, depth))),
-                    _ => drop(obj.insert((*rng.pick(KEYS)).to_owned(), random_value(rng, depth))),
+                    _ => drop(
+                        obj.insert((*rng.pick(all_keys())).to_owned(), random_value(rng, depth)),
+                    ),
                 }
             }
         }

@@ -13,6 +13,7 @@ mod jobs;
 mod ledger;
 mod listings;
 mod main_routes;
+mod mirrors;
 mod openapi;
 mod policies;
 mod preview;

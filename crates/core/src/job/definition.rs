@@ -22,54 +22,14 @@ use crate::duration::Duration;
 use crate::spec::Schedule;
 use crate::timer::{compile_timer, TimerPlan};
 
-/// Every top-level field a job may have: the create table of docs/api.md, then its extensions.
-const FIELDS: &[&str] = &[
-    "jobId",
-    "jobName",
-    "jobDescription",
-    "creator",
-    "creatorName",
-    "notification",
-    "active",
-    "timer",
-    "request",
-    "async",
-    "checkUrl",
-    "checkRateSeconds",
-    "timeoutSeconds",
-    "retry",
-    "maxRetries",
-    "qos",
-    "parentJob",
-    "parentJobExecution",
-    "schedule",
-    "overlap",
-    "maxConcurrency",
-    "catchupWindow",
-    "catchup",
-    "pauseOnFailure",
-    "remainingActions",
-    "retryPolicy",
-    "timeouts",
-    "parentClosePolicy",
-    "target",
-    "sensitiveHeaders",
-    "labels",
-];
-
 /// Default `checkRateSeconds`.
 const DEFAULT_CHECK_RATE_SECONDS: u32 = 1;
 /// Default `timeoutSeconds`.
 const DEFAULT_TIMEOUT_SECONDS: u32 = 60;
 /// Default `maxRetries`.
 const DEFAULT_MAX_RETRIES: u32 = 5;
-/// Largest `maxConcurrency`.
-const MAX_CONCURRENCY: u32 = 10_000;
 /// Default `catchupWindow` in seconds (Temporal's default).
 const DEFAULT_CATCHUP_WINDOW_SECS: u64 = 60;
-/// Largest count a job takes (`remainingActions`, `parentJobExecution`): a signed 64-bit integer,
-/// the OpenAPI document's `int64`, which every JSON client and store can hold.
-const MAX_COUNT: u64 = i64::MAX as u64;
 /// Shortest `catchupWindow` in seconds (Temporal's minimum).
 const MIN_CATCHUP_WINDOW_SECS: u64 = 10;
 
@@ -127,7 +87,8 @@ impl JobDefinition {
         body: &Value,
         created_at: DateTime<Utc>,
     ) -> Result<JobDefinition, FieldError> {
-        let obj = Obj::new(body, "", FIELDS)?;
+        let names: Vec<&str> = super::document::field_names().collect();
+        let obj = Obj::new(body, "", &names)?;
 
         if let Some(written_id) = obj.get("jobId") {
             if written_id.as_str() != Some(job_id.as_str()) {
@@ -203,10 +164,10 @@ impl JobDefinition {
             .map(|v| parse_check_url("checkUrl", v))
             .transpose()?;
         let check_rate_seconds = obj
-            .uint32("checkRateSeconds", 1, 3600)?
+            .field_uint32("checkRateSeconds")?
             .unwrap_or(DEFAULT_CHECK_RATE_SECONDS);
         let timeout_seconds = obj
-            .uint32("timeoutSeconds", 1, 86_400)?
+            .field_uint32("timeoutSeconds")?
             .unwrap_or(DEFAULT_TIMEOUT_SECONDS);
 
         let retry = obj
@@ -217,9 +178,9 @@ impl JobDefinition {
             .map(|(i, v)| parse_retry_rule(&index("retry", i), v))
             .collect::<Result<Vec<_>, _>>()?;
         let max_retries = obj
-            .uint32("maxRetries", 0, 100)?
+            .field_uint32("maxRetries")?
             .unwrap_or(DEFAULT_MAX_RETRIES);
-        let qos = match obj.uint("qos", 0, 1)? {
+        let qos = match obj.field_uint("qos")? {
             Some(1) => Qos::Reliable,
             _ => Qos::Normal,
         };
@@ -231,7 +192,7 @@ impl JobDefinition {
         if parent_job.as_ref() == Some(job_id) {
             return Err(err("parentJob", "a job cannot be its own parent"));
         }
-        let parent_job_execution = obj.uint("parentJobExecution", 1, MAX_COUNT)?;
+        let parent_job_execution = obj.field_uint("parentJobExecution")?;
         if parent_job_execution.is_some() && parent_job.is_none() {
             return Err(err("parentJobExecution", "is only allowed with parentJob"));
         }
@@ -248,14 +209,14 @@ impl JobDefinition {
                 )
             })?,
         };
-        let max_concurrency = match obj.uint32("maxConcurrency", 1, MAX_CONCURRENCY)? {
+        let max_concurrency = match obj.field_uint32("maxConcurrency")? {
             Some(n) => Some(n),
             None if overlap == OverlapPolicy::AllowAll => None,
             None => Some(1),
         };
         let catchup = parse_catchup(&obj)?;
         let pause_on_failure = obj.bool("pauseOnFailure")?.unwrap_or(false);
-        let remaining_actions = obj.uint("remainingActions", 0, MAX_COUNT)?;
+        let remaining_actions = obj.field_uint("remainingActions")?;
         let retry_policy = obj
             .get("retryPolicy")
             .map(|v| parse_retry_policy("retryPolicy", v))

@@ -177,6 +177,20 @@ impl<'a> Obj<'a> {
         }
     }
 
+    /// [`Obj::uint`] for a top-level field of the job document, in the range its row of
+    /// [`super::document::JOB_FIELDS`] gives.
+    pub(super) fn field_uint(&self, key: &'static str) -> Result<Option<u64>, FieldError> {
+        let (min, max) = super::document::range_of(key);
+        self.uint(key, min, max)
+    }
+
+    /// [`Obj::field_uint`] for fields whose range fits a `u32`.
+    pub(super) fn field_uint32(&self, key: &'static str) -> Result<Option<u32>, FieldError> {
+        Ok(self
+            .field_uint(key)?
+            .map(|n| u32::try_from(n).unwrap_or(u32::MAX)))
+    }
+
     /// [`Obj::uint`] for fields that fit a `u32` (`max` must).
     pub(super) fn uint32(&self, key: &str, min: u32, max: u32) -> Result<Option<u32>, FieldError> {
         Ok(self

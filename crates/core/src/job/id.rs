@@ -8,7 +8,7 @@ use super::fields::quote;
 use super::FieldError;
 
 /// The longest job id.
-const MAX_LEN: usize = 128;
+const MAX_LEN: usize = super::document::MAX_JOB_ID_CHARS;
 
 /// A job's id: 1–128 characters of `A–Z a–z 0–9 _ . -`.
 ///

@@ -25,6 +25,7 @@
 
 mod definition;
 mod diff;
+pub mod document;
 mod fields;
 mod http;
 mod id;

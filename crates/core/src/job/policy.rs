@@ -289,17 +289,6 @@ impl BackfillMode {
             .find(|m| m.name().eq_ignore_ascii_case(text.trim()))
     }
 
-    /// Whether a time whose runs are `runs` is run again in this mode.
-    pub fn selects(self, runs: &crate::plan::RunsOfTime) -> bool {
-        match self {
-            BackfillMode::All => true,
-            BackfillMode::Missing => runs.latest.is_none(),
-            BackfillMode::Failed => {
-                runs.latest == Some(crate::execution::ExecutionState::Terminated)
-            }
-        }
-    }
-
     fn is_all(&self) -> bool {
         *self == BackfillMode::All
     }

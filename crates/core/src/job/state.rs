@@ -334,22 +334,32 @@ impl Job {
     /// and `active` (1 or 0) always present, plus `state` (`active`/`paused`), `pausedNotes`,
     /// `createdAt` and `updatedAt`.
     pub fn to_api_json(&self) -> Value {
+        let mut shown = self.to_editable_json();
+        if let Value::Object(map) = &mut shown {
+            map.insert("state".into(), json!(self.status()));
+            map.insert("pausedNotes".into(), json!(self.state.paused_notes));
+            map.insert(
+                "createdAt".into(),
+                json!(time_serde::format(&self.created_at)),
+            );
+            map.insert(
+                "updatedAt".into(),
+                json!(time_serde::format(&self.updated_at)),
+            );
+        }
+        shown
+    }
+
+    /// The job as a person edits it: the definition as shown (secret header values `"***"`),
+    /// with its `jobId` and its current `active`. It is [`Job::to_api_json`] without the state
+    /// fields, and what posting back to update takes.
+    pub fn to_editable_json(&self) -> Value {
         let mut map = match self.definition.as_shown() {
             Value::Object(map) => map,
             _ => serde_json::Map::new(),
         };
         map.insert("jobId".into(), json!(self.job_id().as_str()));
         map.insert("active".into(), json!(u8::from(self.definition.active())));
-        map.insert("state".into(), json!(self.status()));
-        map.insert("pausedNotes".into(), json!(self.state.paused_notes));
-        map.insert(
-            "createdAt".into(),
-            json!(time_serde::format(&self.created_at)),
-        );
-        map.insert(
-            "updatedAt".into(),
-            json!(time_serde::format(&self.updated_at)),
-        );
         Value::Object(map)
     }
 }

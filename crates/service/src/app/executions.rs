@@ -126,7 +126,7 @@ impl<S: Store> App<S> {
                 }
             }
             if let Some(existing) = executions.next() {
-                return decode_execution(&existing);
+                return Ok(decode_execution(&existing)?);
             }
             let mut stored = stored.ok_or_else(|| AppError::NotFound(format!("job {job_id}")))?;
             let number = stored.job.state.next_execute_number;
@@ -212,7 +212,7 @@ impl<S: Store> App<S> {
             .get_execution(execution_id)
             .await?
             .ok_or_else(|| AppError::NotFound(format!("execution {execution_id}")))?;
-        decode_execution(&record)
+        Ok(decode_execution(&record)?)
     }
 
     /// A job's executions, newest first (`GET /jobs/{jobId}/executions`, `GET /main/execution`).

@@ -24,7 +24,7 @@ use std::sync::{Arc, OnceLock, Weak};
 use chrono::{DateTime, Utc};
 use sundial_core::job::{FieldError, Job, JobDefinition, JobId, Target};
 
-use crate::records::{decode_job, encode_job, job_wakeup_key, StoredJob};
+use crate::records::{decode_job, encode_job, job_wakeup_key, RecordError, StoredJob};
 use sundial_ports::cause::Cause;
 use sundial_ports::clock::Clock;
 use sundial_ports::events::TargetSupport;
@@ -192,6 +192,21 @@ impl AppError {
     }
 }
 
+impl From<RecordError> for AppError {
+    fn from(e: RecordError) -> Self {
+        match e {
+            RecordError::Unreadable { message, source } => AppError::Corrupt {
+                message,
+                source: Some(source),
+            },
+            RecordError::Unencodable { message, source } => AppError::Unavailable {
+                message,
+                source: Some(source),
+            },
+        }
+    }
+}
+
 impl From<StoreError> for AppError {
     fn from(e: StoreError) -> Self {
         // The store's message is kept as it reads ("store unavailable: …"), its cause as ours.
@@ -352,7 +367,7 @@ impl<S: JobStore> App<S> {
             .get_job(job_id.as_str())
             .await?
             .ok_or_else(|| AppError::NotFound(format!("job {job_id}")))?;
-        decode_job(&record)
+        Ok(decode_job(&record)?)
     }
 
     /// Writes a job back against the version it was read at and leaves its wake-up as

@@ -46,7 +46,7 @@ use tokio::sync::Notify;
 use crate::app::{App, AppError, EngineHooks};
 use crate::records::{
     decode_execution, decode_job, encode_execution, encode_job, execution_wakeup_key, final_rollup,
-    StoredJob,
+    RecordError, StoredJob,
 };
 use sundial_ports::cause::chain;
 use sundial_ports::events::{BusEvent, EventPublisher};
@@ -161,6 +161,12 @@ impl EngineError {
 
 impl From<StoreError> for EngineError {
     fn from(e: StoreError) -> Self {
+        EngineError::App(e.into())
+    }
+}
+
+impl From<RecordError> for EngineError {
+    fn from(e: RecordError) -> Self {
         EngineError::App(e.into())
     }
 }
