@@ -17,9 +17,12 @@ use std::sync::{Arc, OnceLock};
 use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::MethodFilter;
+use sundial_core::job::document::{Bound, FieldKind, JobField, JOB_FIELDS, MAX_COUNT};
 use utoipa::openapi::extensions::ExtensionsBuilder;
 use utoipa::openapi::path::{Operation, PathItem};
-use utoipa::openapi::schema::{AllOfBuilder, AnyOfBuilder, ObjectBuilder, Schema, SchemaType};
+use utoipa::openapi::schema::{
+    AllOfBuilder, AnyOfBuilder, KnownFormat, ObjectBuilder, Schema, SchemaFormat, SchemaType, Type,
+};
 use utoipa::openapi::security::{
     ApiKey, ApiKeyValue, Http, HttpAuthScheme, SecurityRequirement, SecurityScheme,
 };
@@ -230,6 +233,53 @@ fn require_request_or_target(openapi: &mut OpenApi) {
     }
 }
 
+/// Adds to the schemas of a job the fields of core's table of the job document whose JSON type
+/// is plain (boolean, integer), described and bounded by the table alone: such a field is added
+/// to the core and the docs, never here. Fields of other kinds have their shape in
+/// `schema.rs`'s `job_schema!` (`tests/api/mirrors.rs` checks that none is missing).
+fn add_table_fields(openapi: &mut OpenApi) {
+    let Some(components) = openapi.components.as_mut() else {
+        return;
+    };
+    for name in ["JobDefinition", "DeclaredJob", "Job"] {
+        let Some(RefOr::T(Schema::Object(object))) = components.schemas.get_mut(name) else {
+            continue;
+        };
+        for field in JOB_FIELDS {
+            if object.properties.contains_key(field.name) {
+                continue;
+            }
+            if let Some(schema) = plain_field(field) {
+                object.properties.insert(field.name.to_string(), schema);
+            }
+        }
+    }
+}
+
+/// The schema of a field of plain type, as nullable as every optional field: `None` for a
+/// field whose shape `schema.rs` describes.
+fn plain_field(field: &JobField) -> Option<RefOr<Schema>> {
+    let of = |kind: Type| SchemaType::from_iter([kind, Type::Null]);
+    let schema = match (field.kind, field.bound) {
+        (FieldKind::Boolean, _) => ObjectBuilder::new().schema_type(of(Type::Boolean)),
+        (FieldKind::Integer, Bound::Range { min, max }) => {
+            let wide = max > u64::from(u32::MAX);
+            ObjectBuilder::new()
+                .schema_type(of(Type::Integer))
+                .format(Some(SchemaFormat::KnownFormat(if wide {
+                    KnownFormat::Int64
+                } else {
+                    KnownFormat::Int32
+                })))
+                .minimum(Some(min))
+                // The greatest int64 is the format's own bound, not stated again.
+                .maximum((max < MAX_COUNT).then_some(max))
+        }
+        _ => return None,
+    };
+    Some(schema.description(Some(field.description)).into())
+}
+
 /// Builds the document: the frame, the route table's operations and their schemas, and the
 /// shared answers.
 fn build() -> OpenApi {
@@ -239,6 +289,7 @@ fn build() -> OpenApi {
             add_shared_answers(path, &method, operation);
         }
     }
+    add_table_fields(&mut document);
     require_request_or_target(&mut document);
     document
 }

@@ -630,8 +630,12 @@ built_schema! {
     ])
 }
 
-/// Defines a job schema: the definition fields of docs/api.md and docs/api.md, plus `$extra` fields.
-/// One list, so the create body, a declared timer and a read job cannot drift apart.
+/// Defines a job schema: the fields of the job document whose shape the core cannot describe,
+/// plus `$extra` fields. The fields of kind boolean and integer in core's table
+/// (`sundial_core::job::document::JOB_FIELDS`) are added to each from the table itself
+/// ([`crate::openapi`]); `tests/api/mirrors.rs` checks that every field of the table is in each
+/// schema with the table's bounds. One list, so the create body, a declared timer and a read job
+/// cannot drift apart.
 macro_rules! job_schema {
     (
         $(#[$meta:meta])*
@@ -665,48 +669,22 @@ macro_rules! job_schema {
             timer: Option<TimerField>,
             /// When the job runs (docs/spec.md); not with `timer`.
             schedule: Option<Schedule>,
-            /// After the chain, wait for feedback or poll `checkUrl` (default false).
-            #[serde(rename = "async")]
-            is_async: Option<bool>,
             /// Polled every `checkRateSeconds` until the async job reports an end.
             check_url: Option<CheckUrl>,
-            /// Seconds between checks (default 1).
-            #[schema(minimum = 1, maximum = 3600)]
-            check_rate_seconds: Option<u32>,
-            /// One attempt's limit, async checks included (default 60).
-            #[schema(minimum = 1, maximum = 86400)]
-            timeout_seconds: Option<u32>,
             /// docs/api.md retry rules (at most 20).
             #[schema(max_items = 20)]
             retry: Option<Vec<RetryRule>>,
-            /// The cap on retries across all rules (default 5).
-            #[schema(minimum = 0, maximum = 100)]
-            max_retries: Option<u32>,
-            /// 1 keeps undelivered notifications and keeps retrying them (default 0).
-            #[schema(minimum = 0, maximum = 1)]
-            qos: Option<u8>,
             /// The parent job's id (docs/api.md).
             #[schema(pattern = r"^(?:[A-Za-z0-9_-][A-Za-z0-9_.-]*|\.[A-Za-z0-9_-][A-Za-z0-9_.-]*|\.\.[A-Za-z0-9_.-]+)$", max_length = 128)]
             parent_job: Option<String>,
-            /// The parent's execute number; only with `parentJob`.
-            #[schema(minimum = 1)]
-            parent_job_execution: Option<u64>,
             /// Overlap policy (default `Skip`).
             overlap: Option<OverlapPolicy>,
-            /// Most runs at once (default 1; unbounded by default with `AllowAll`).
-            #[schema(minimum = 1, maximum = 10000)]
-            max_concurrency: Option<u32>,
             /// Fires older than this after downtime are counted as missed (default 1m, at least 10s).
             /// The same as `catchup.window`.
             #[schema(value_type = Option<Duration>)]
             catchup_window: Option<String>,
             /// How late fires are caught up: `{policy, window, maxRuns}`.
             catchup: Option<Catchup>,
-            /// Pause after a run ends failed or timed out.
-            pause_on_failure: Option<bool>,
-            /// Scheduled runs left; triggers and backfills don't count.
-            #[schema(minimum = 0)]
-            remaining_actions: Option<u64>,
             /// Temporal retry policy.
             retry_policy: Option<RetryPolicy>,
             /// Timeouts beyond `timeoutSeconds`.

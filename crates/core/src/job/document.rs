@@ -75,6 +75,18 @@ pub enum Bound {
     MaxItems(usize),
 }
 
+/// The JSON type of a field's value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldKind {
+    /// `true` or `false`.
+    Boolean,
+    /// A whole number in the field's [`Bound::Range`].
+    Integer,
+    /// Anything more: a string with a syntax, an object, a list. The HTTP API describes its
+    /// shape (`sundial-api`'s `schema`); every other kind it builds from this table alone.
+    Shaped,
+}
+
 /// One top-level field of the job document.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct JobField {
@@ -86,6 +98,10 @@ pub struct JobField {
     pub read_by_runs: ReadByRuns,
     /// Its bounds.
     pub bound: Bound,
+    /// The JSON type of its value.
+    pub kind: FieldKind,
+    /// What it means, in one sentence with its default: the OpenAPI document's description.
+    pub description: &'static str,
 }
 
 const fn field(
@@ -93,37 +109,94 @@ const fn field(
     part: FieldPart,
     read_by_runs: ReadByRuns,
     bound: Bound,
+    kind: FieldKind,
+    description: &'static str,
 ) -> JobField {
     JobField {
         name,
         part,
         read_by_runs,
         bound,
+        kind,
+        description,
     }
 }
 
 use Bound::{MaxItems, MaxLength, Range};
+use FieldKind::{Boolean, Integer, Shaped};
 use FieldPart::{Action, Identity, Lineage, Notifications, Policies, Retries, When};
 use ReadByRuns::{Every, No, Scheduled};
 
 /// Every top-level field a job may have: docs/api.md's create table, then its extensions.
 pub const JOB_FIELDS: &[JobField] = &[
-    field("jobId", Identity, No, MaxLength(MAX_JOB_ID_CHARS)),
-    field("jobName", Identity, No, MaxLength(MAX_JOB_NAME_BYTES)),
-    field("jobDescription", Identity, No, MaxLength(MAX_STRING_BYTES)),
-    field("creator", Identity, No, MaxLength(MAX_CREATOR_BYTES)),
-    field("creatorName", Identity, No, MaxLength(MAX_STRING_BYTES)),
+    field(
+        "jobId",
+        Identity, No, MaxLength(MAX_JOB_ID_CHARS),
+        Shaped,
+        "The job's id.",
+    ),
+    field(
+        "jobName",
+        Identity, No, MaxLength(MAX_JOB_NAME_BYTES),
+        Shaped,
+        "docs/api.md's name of the job (at most 256 bytes, not blank, no control characters).",
+    ),
+    field(
+        "jobDescription",
+        Identity, No, MaxLength(MAX_STRING_BYTES),
+        Shaped,
+        "What it is for (no control characters but tab and line breaks).",
+    ),
+    field(
+        "creator",
+        Identity, No, MaxLength(MAX_CREATOR_BYTES),
+        Shaped,
+        "The owner's id (at most 256 bytes, not blank, no control characters); `GET /jobs?creator=` filters by it.",
+    ),
+    field(
+        "creatorName",
+        Identity, No, MaxLength(MAX_STRING_BYTES),
+        Shaped,
+        "The owner's name (not blank, no control characters).",
+    ),
     field(
         "notification",
         Notifications,
         Every,
         MaxItems(MAX_NOTIFICATIONS),
+        Shaped,
+        "Notification rules (at most 20).",
     ),
-    field("active", When, No, Bound::None),
-    field("timer", When, No, Bound::None),
-    field("request", Action, Every, MaxItems(MAX_REQUESTS)),
-    field("async", Action, Every, Bound::None),
-    field("checkUrl", Action, Every, Bound::None),
+    field(
+        "active",
+        When, No, Bound::None,
+        Shaped,
+        "1 (scheduled, the default) or 0 (paused).",
+    ),
+    field(
+        "timer",
+        When, No, Bound::None,
+        Shaped,
+        "When the job runs (docs/api.md); not with `schedule`.",
+    ),
+    field(
+        "request",
+        Action, Every, MaxItems(MAX_REQUESTS),
+        Shaped,
+        "docs/api.md's request chain, called in order (1–20 calls). Required unless `target` is given; never with it.",
+    ),
+    field(
+        "async",
+        Action, Every, Bound::None,
+        Boolean,
+        "After the chain, wait for feedback or poll `checkUrl` (default false).",
+    ),
+    field(
+        "checkUrl",
+        Action, Every, Bound::None,
+        Shaped,
+        "Polled every `checkRateSeconds` until the async job reports an end.",
+    ),
     field(
         "checkRateSeconds",
         Action,
@@ -132,6 +205,8 @@ pub const JOB_FIELDS: &[JobField] = &[
             min: 1,
             max: MAX_CHECK_RATE_SECONDS,
         },
+        Integer,
+        "Seconds between checks (default 1).",
     ),
     field(
         "timeoutSeconds",
@@ -141,8 +216,15 @@ pub const JOB_FIELDS: &[JobField] = &[
             min: 1,
             max: MAX_TIMEOUT_SECONDS,
         },
+        Integer,
+        "One attempt's limit, async checks included (default 60).",
     ),
-    field("retry", Retries, Every, MaxItems(MAX_RETRY_RULES)),
+    field(
+        "retry",
+        Retries, Every, MaxItems(MAX_RETRY_RULES),
+        Shaped,
+        "docs/api.md retry rules (at most 20).",
+    ),
     field(
         "maxRetries",
         Retries,
@@ -151,9 +233,21 @@ pub const JOB_FIELDS: &[JobField] = &[
             min: 0,
             max: MAX_MAX_RETRIES,
         },
+        Integer,
+        "The cap on retries across all rules (default 5).",
     ),
-    field("qos", Notifications, Every, Range { min: 0, max: 1 }),
-    field("parentJob", Lineage, No, MaxLength(MAX_JOB_ID_CHARS)),
+    field(
+        "qos",
+        Notifications, Every, Range { min: 0, max: 1 },
+        Integer,
+        "1 keeps undelivered notifications and keeps retrying them (default 0).",
+    ),
+    field(
+        "parentJob",
+        Lineage, No, MaxLength(MAX_JOB_ID_CHARS),
+        Shaped,
+        "The parent job's id (docs/api.md).",
+    ),
     field(
         "parentJobExecution",
         Lineage,
@@ -162,9 +256,21 @@ pub const JOB_FIELDS: &[JobField] = &[
             min: 1,
             max: MAX_COUNT,
         },
+        Integer,
+        "The parent's execute number; only with `parentJob`.",
     ),
-    field("schedule", When, No, Bound::None),
-    field("overlap", Policies, No, Bound::None),
+    field(
+        "schedule",
+        When, No, Bound::None,
+        Shaped,
+        "When the job runs (docs/spec.md); not with `timer`.",
+    ),
+    field(
+        "overlap",
+        Policies, No, Bound::None,
+        Shaped,
+        "Overlap policy (default `Skip`).",
+    ),
     field(
         "maxConcurrency",
         Policies,
@@ -173,10 +279,27 @@ pub const JOB_FIELDS: &[JobField] = &[
             min: 1,
             max: MAX_CONCURRENCY,
         },
+        Integer,
+        "Most runs at once (default 1; unbounded by default with `AllowAll`).",
     ),
-    field("catchupWindow", Policies, Scheduled, Bound::None),
-    field("catchup", Policies, Scheduled, Bound::None),
-    field("pauseOnFailure", Policies, Every, Bound::None),
+    field(
+        "catchupWindow",
+        Policies, Scheduled, Bound::None,
+        Shaped,
+        "Fires older than this after downtime are counted as missed (default 1m, at least 10s). The same as `catchup.window`.",
+    ),
+    field(
+        "catchup",
+        Policies, Scheduled, Bound::None,
+        Shaped,
+        "How late fires are caught up: `{policy, window, maxRuns}`.",
+    ),
+    field(
+        "pauseOnFailure",
+        Policies, Every, Bound::None,
+        Boolean,
+        "Pause after a run ends failed or timed out.",
+    ),
     field(
         "remainingActions",
         Policies,
@@ -185,18 +308,47 @@ pub const JOB_FIELDS: &[JobField] = &[
             min: 0,
             max: MAX_COUNT,
         },
+        Integer,
+        "Scheduled runs left; triggers and backfills don't count.",
     ),
-    field("retryPolicy", Retries, Every, Bound::None),
-    field("timeouts", Retries, Every, Bound::None),
-    field("parentClosePolicy", Policies, Every, Bound::None),
-    field("target", Action, Every, Bound::None),
+    field(
+        "retryPolicy",
+        Retries, Every, Bound::None,
+        Shaped,
+        "Temporal retry policy.",
+    ),
+    field(
+        "timeouts",
+        Retries, Every, Bound::None,
+        Shaped,
+        "Timeouts beyond `timeoutSeconds`.",
+    ),
+    field(
+        "parentClosePolicy",
+        Policies, Every, Bound::None,
+        Shaped,
+        "What the end of a parent run does to this job's runs (default `abandon`).",
+    ),
+    field(
+        "target",
+        Action, Every, Bound::None,
+        Shaped,
+        "A queue or bus instead of `request`.",
+    ),
     field(
         "sensitiveHeaders",
         Action,
         Every,
         MaxItems(MAX_SENSITIVE_HEADERS),
+        Shaped,
+        "Header names, beyond the built-in rule, whose values are never shown (at most 100).",
     ),
-    field("labels", Identity, No, MaxItems(MAX_LABELS)),
+    field(
+        "labels",
+        Identity, No, MaxItems(MAX_LABELS),
+        Shaped,
+        "What the job is, for `GET /jobs?label=key:value` and bulk actions.",
+    ),
 ];
 
 /// The names of [`JOB_FIELDS`], in its order.
