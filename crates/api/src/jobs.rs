@@ -161,7 +161,7 @@ pub(super) async fn delete_job<S: Store>(
 #[utoipa::path(
     delete,
     path = "/job/{jobId}",
-    tag = "docs/api.md",
+    tag = "job-centre",
     params(JobPath),
     responses(
         (status = 200, description = "Deleted.", body = Envelope),
@@ -170,7 +170,7 @@ pub(super) async fn delete_job<S: Store>(
         (status = 503, description = "The store failed; retry.", body = ErrorEnvelope),
     )
 )]
-pub(super) async fn delete_job_seed002<S: Store>(
+pub(super) async fn delete_job_centre<S: Store>(
     state: AppState<S>,
     caller: Authenticated,
     job_id: PathParams<String>,

@@ -205,7 +205,7 @@ fn range(r: &FireRange) -> NonRunRange {
 #[utoipa::path(
     get,
     path = "/jobs/{jobId}/occurrences",
-    tag = "runs",
+    tag = "executions",
     params(JobPath, RangeQuery),
     responses(
         (status = 200, description = "What became of each nominal time of the range.", body = OccurrencesBody,

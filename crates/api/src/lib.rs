@@ -15,15 +15,15 @@
 pub mod auth;
 mod bulk;
 mod error;
+mod executions;
 mod extract;
 mod history;
+mod job_centre;
 mod jobs;
 mod ledger;
 pub mod openapi;
 mod ops;
-mod runs;
 pub mod schema;
-mod seed002;
 pub mod stats;
 
 use std::collections::HashMap;
@@ -95,7 +95,7 @@ api_routes! {
         jobs::get_job,
         jobs::set_active,
         jobs::delete_job,
-        jobs::delete_job_seed002,
+        jobs::delete_job_centre,
         jobs::update_job,
         jobs::pause,
         jobs::unpause,
@@ -105,23 +105,23 @@ api_routes! {
         bulk::bulk_trigger,
         bulk::bulk_delete,
         bulk::bulk_backfill,
-        runs::trigger,
-        runs::feedback,
-        runs::backfill,
-        runs::describe,
+        executions::trigger,
+        executions::feedback,
+        executions::backfill,
+        executions::describe,
         stats::job_stats,
         ledger::job_occurrences,
-        runs::job_executions,
-        runs::get_execution,
-        runs::cancel,
-        runs::terminate,
+        executions::job_executions,
+        executions::get_execution,
+        executions::cancel,
+        executions::terminate,
         ops::preview,
-        ops::reconcile_timers,
-        seed002::clean,
-        seed002::main_execution,
-        seed002::child_logs,
-        seed002::child_logs_by_execution,
-        seed002::destroy_by_parent,
+        ops::reconcile_declared_jobs,
+        job_centre::clean,
+        job_centre::main_execution,
+        job_centre::child_logs,
+        job_centre::child_logs_by_execution,
+        job_centre::destroy_by_parent,
     ],
     stateless: [
         openapi::openapi_json,

@@ -43,8 +43,8 @@ use super::{ApiError, Operations};
     ),
     tags(
         (name = "jobs", description = "Jobs: create, read, pause and resume, update and run, delete, list, declarative timers."),
-        (name = "runs", description = "Executions: trigger, backfill, describe, list, read, cancel, terminate, async feedback."),
-        (name = "docs/api.md", description = "docs/api.md's `/main/…` routes and `DELETE /job/{jobId}`."),
+        (name = "executions", description = "Executions: trigger, backfill, describe, list, read, cancel, terminate, async feedback."),
+        (name = "job-centre", description = "The job-scheduling centre's own routes (docs/api.md): `/main/…` and `DELETE /job/{jobId}`."),
         (name = "operations", description = "Health, stats, spec preview."),
         (name = "documents", description = "This document and its reference page."),
     ),

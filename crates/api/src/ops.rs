@@ -137,14 +137,14 @@ pub(super) async fn preview<S: Store>(
         (status = 503, description = "The store failed; retry.", body = ErrorEnvelope),
     )
 )]
-pub(super) async fn reconcile_timers<S: Store>(
+pub(super) async fn reconcile_declared_jobs<S: Store>(
     State(app): AppState<S>,
     super::auth::Authenticated(caller): super::auth::Authenticated,
     PathParams(service_name): PathParams<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
     let report = app
-        .reconcile_timers_by(&caller.change(), &service_name, &body)
+        .reconcile_declared_jobs_by(&caller.change(), &service_name, &body)
         .await?;
     Ok(Json(TimersReconciled {
         envelope: Envelope::ok(),

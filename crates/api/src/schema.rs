@@ -803,15 +803,9 @@ job_schema! {
     }
 }
 
-/// Whether scheduled runs happen.
-#[derive(ToSchema, Serialize)]
-#[serde(rename_all = "lowercase")]
-#[allow(dead_code)]
-pub enum JobStateName {
-    /// Scheduled runs happen.
-    Active,
-    /// Paused.
-    Paused,
+built_schema! {
+    /// Whether scheduled runs happen: `active` or `paused`.
+    JobStateName, refs: [], names_of::<sundial_core::job::JobStatus>
 }
 
 /// The order of `GET /jobs` ([`JobOrder`](sundial_ports::store::JobOrder)).

@@ -213,7 +213,7 @@ fn json_time(time: chrono::DateTime<chrono::Utc>) -> String {
 #[utoipa::path(
     get,
     path = "/jobs/{jobId}/stats",
-    tag = "runs",
+    tag = "executions",
     params(JobPath, WindowQuery),
     responses(
         (status = 200, description = "The job's figures over the window.", body = JobStatsBody,

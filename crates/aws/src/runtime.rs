@@ -17,7 +17,7 @@ use sundial_service::adapters::http::{AddressPolicy, ReqwestClient};
 use sundial_service::engine::{Engine, EngineConfig};
 use sundial_service::{settings, App, AppConfig};
 
-use crate::dynamo::{DynamoStore, DEFAULT_TIMER_SHARDS};
+use crate::dynamo::{DynamoStore, DEFAULT_WAKEUP_SHARDS};
 use crate::metrics::Metrics;
 use crate::publisher::AwsPublisher;
 use crate::sqs::SqsQueue;
@@ -50,7 +50,7 @@ pub struct Settings {
     /// `SUNDIAL_SIGNING_SECRET`: at least 32 bytes.
     pub signing_secret: Vec<u8>,
     /// `SUNDIAL_TIMER_SHARDS` (default 8).
-    pub timer_shards: u32,
+    pub wakeup_shards: u32,
     /// `SUNDIAL_EXECUTION_RETENTION_DAYS` (default 30; 0 keeps executions forever).
     pub retention_days: u64,
     /// `SUNDIAL_DEBUG_MODE`.
@@ -101,8 +101,8 @@ impl Settings {
         };
         let signing_secret =
             settings::signing_secret(&required("SUNDIAL_SIGNING_SECRET")?).map_err(ConfigError)?;
-        let timer_shards = number("SUNDIAL_TIMER_SHARDS", u64::from(DEFAULT_TIMER_SHARDS))?;
-        let timer_shards = u32::try_from(timer_shards)
+        let wakeup_shards = number("SUNDIAL_TIMER_SHARDS", u64::from(DEFAULT_WAKEUP_SHARDS))?;
+        let wakeup_shards = u32::try_from(wakeup_shards)
             .ok()
             .filter(|n| (1..=1000).contains(n))
             .ok_or_else(|| ConfigError("SUNDIAL_TIMER_SHARDS: expected 1 to 1000".into()))?;
@@ -117,7 +117,7 @@ impl Settings {
             event_bus: get("SUNDIAL_EVENT_BUS"),
             public_url: get("SUNDIAL_PUBLIC_URL").unwrap_or_else(|| "http://localhost".into()),
             signing_secret,
-            timer_shards,
+            wakeup_shards,
             retention_days: number("SUNDIAL_EXECUTION_RETENTION_DAYS", 30)?,
             debug_mode: settings::flag(get("SUNDIAL_DEBUG_MODE").as_deref()),
             services: settings::parse_services(&get("SUNDIAL_SERVICES").unwrap_or_default())
@@ -240,7 +240,7 @@ impl Sundial {
         let sqs = aws_sdk_sqs::Client::new(sdk);
         let events = aws_sdk_eventbridge::Client::new(sdk);
         let mut store =
-            DynamoStore::new(dynamo, &settings.table).with_timer_shards(settings.timer_shards);
+            DynamoStore::new(dynamo, &settings.table).with_wakeup_shards(settings.wakeup_shards);
         if settings.retention_days > 0 {
             store = store.with_execution_retention(Duration::from_secs(
                 settings.retention_days.saturating_mul(86_400),
@@ -311,7 +311,7 @@ mod tests {
         let settings = Settings::from_vars(vars(&[])).map_err(|e| e.to_string());
         let settings = settings
             .as_ref()
-            .map(|s| (s.timer_shards, s.retention_days, s.debug_mode));
+            .map(|s| (s.wakeup_shards, s.retention_days, s.debug_mode));
         assert_eq!(settings, Ok((8, 30, false)));
     }
 

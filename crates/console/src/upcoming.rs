@@ -70,9 +70,9 @@ pub(crate) async fn upcoming<S: Store>(
     for fire in counted {
         let minute = fire
             .time
-            .actual
+            .due
             .duration_trunc(chrono::Duration::minutes(1))
-            .unwrap_or(fire.time.actual);
+            .unwrap_or(fire.time.due);
         let entry = minutes.entry(minute).or_default();
         entry.fires += 1;
         entry.jobs.insert(fire.job);
@@ -121,7 +121,7 @@ pub(crate) async fn upcoming<S: Store>(
                             @let id = job_id(fire.job);
                             @let zone = upcoming.jobs.get(fire.job).map_or(chrono_tz::Tz::UTC, zone_of);
                             tr {
-                                td { (when(fire.time.actual, zone, now)) }
+                                td { (when(fire.time.due, zone, now)) }
                                 td { a href=(job_url(id)) { (id) } }
                                 td { @if let Some(note) = clock_change(fire) { span.dst { (note) } } }
                             }

@@ -579,7 +579,7 @@ async fn a_session_acts_as_its_token_and_a_read_token_changes_nothing() {
     assert_eq!(refused.status(), StatusCode::FORBIDDEN);
     let html = body_text(refused.into_body()).await;
     assert!(html.contains("wallboard, of scope read"), "{html}");
-    assert_eq!(app.get_job(&id).await.unwrap().status(), "active");
+    assert_eq!(app.get_job(&id).await.unwrap().status().name(), "active");
     // The bulk form too, its dry run included.
     let (cookie, csrf) = login(reader).await;
     let refused = send(
@@ -594,7 +594,7 @@ async fn a_session_acts_as_its_token_and_a_read_token_changes_nothing() {
     .await
     .unwrap();
     assert_eq!(refused.status(), StatusCode::FORBIDDEN);
-    assert_eq!(app.get_job(&id).await.unwrap().status(), "active");
+    assert_eq!(app.get_job(&id).await.unwrap().status().name(), "active");
     // Its dry run changes nothing: a read session may ask it, and is offered no confirm button.
     let (cookie, csrf) = login(reader).await;
     let dry_run = send(
@@ -616,7 +616,7 @@ async fn a_session_acts_as_its_token_and_a_read_token_changes_nothing() {
         "{html}"
     );
     assert!(!html.contains(r#"name="confirm""#), "{html}");
-    assert_eq!(app.get_job(&id).await.unwrap().status(), "active");
+    assert_eq!(app.get_job(&id).await.unwrap().status().name(), "active");
 
     let done = pause(login(writer).await).await.unwrap();
     assert_eq!(done.status(), StatusCode::SEE_OTHER);
@@ -1335,7 +1335,10 @@ async fn an_edit_preview_shows_the_fire_times_before_and_after_and_saves_only_wh
         "{}",
         stale.html
     );
-    assert_eq!(console.app.get_job(&id).await.unwrap().status(), "paused");
+    assert_eq!(
+        console.app.get_job(&id).await.unwrap().status().name(),
+        "paused"
+    );
     console.app.set_active(&id, true, None).await.unwrap();
 
     // Save, from the form under the preview: the previewed text, confirmed.
@@ -1788,7 +1791,7 @@ impl Console {
             .await
             .unwrap()
             .status()
-            == "active"
+            == sundial_core::job::JobStatus::Active
     }
 
     /// The newest entry of a job's audit trail: action, actor, reason.

@@ -286,7 +286,7 @@ fn push_fire(state: &mut crate::job::JobState, job_id: &JobId, fire: &FireTime) 
     state.pending_fires.push(PendingFire {
         execution_id: execution_id_for_fire(job_id, state.incarnation, fire.nominal),
         nominal: fire.nominal,
-        due: fire.actual,
+        due: fire.due,
         execute_number,
         scheduled_by_id: job_id.to_string(),
         overlap: None,

@@ -118,7 +118,7 @@ pub fn preview(
                 let Some(fire) = schedule.fire_after(after, job_id) else {
                     break;
                 };
-                times.push(fire.actual);
+                times.push(fire.due);
                 after = fire.nominal;
             }
             times

@@ -105,7 +105,7 @@ pub fn timeline(jobs: &[Job], now: DateTime<Utc>, until: DateTime<Utc>, budget: 
     let mut heap = BinaryHeap::new();
     for (index, (fires, _, _)) in sources.iter_mut().enumerate() {
         if let Some(fire) = fires.next() {
-            heap.push(Reverse((fire.actual, index, fire.nominal)));
+            heap.push(Reverse((fire.due, index, fire.nominal)));
         }
     }
     let mut listed = Vec::new();
@@ -127,11 +127,14 @@ pub fn timeline(jobs: &[Job], now: DateTime<Utc>, until: DateTime<Utc>, budget: 
         *previous = offset;
         listed.push(TimelineFire {
             job: index,
-            time: FireTime { nominal, actual },
+            time: FireTime {
+                nominal,
+                due: actual,
+            },
             offset_change,
         });
         if let Some(fire) = fires.next() {
-            heap.push(Reverse((fire.actual, index, fire.nominal)));
+            heap.push(Reverse((fire.due, index, fire.nominal)));
         }
     }
     Timeline {
@@ -178,7 +181,7 @@ mod tests {
         let got: Vec<(usize, String)> = line
             .fires
             .iter()
-            .map(|f| (f.job, f.time.actual.format("%H:%M").to_string()))
+            .map(|f| (f.job, f.time.due.format("%H:%M").to_string()))
             .collect();
         // Intervals count from the epoch; the horizon (01:00) is not included.
         let want: Vec<(usize, String)> = [(1, "00:15"), (0, "00:20"), (0, "00:40")]
@@ -201,13 +204,10 @@ mod tests {
         let line = timeline(&jobs, now, at("2026-01-02T00:00:00Z"), 10);
         assert_eq!(line.fires.len(), 10);
         assert!(line.cut_by_budget);
-        assert!(line
-            .fires
-            .iter()
-            .all(|f| f.time.actual < line.complete_until));
+        assert!(line.fires.iter().all(|f| f.time.due < line.complete_until));
         assert_eq!(
             line.complete_until,
-            line.fires[9].time.actual + chrono::Duration::seconds(1)
+            line.fires[9].time.due + chrono::Duration::seconds(1)
         );
     }
 

@@ -8,7 +8,9 @@
 
 use crate::change::RunPlace;
 use crate::execution::ExecutionState;
-use crate::job::{BackfillMode, CatchupPolicy, HttpMethod, OverlapPolicy, ParentClosePolicy};
+use crate::job::{
+    BackfillMode, CatchupPolicy, HttpMethod, JobStatus, OverlapPolicy, ParentClosePolicy,
+};
 use crate::spec::{Dialect, DstGap, DstOverlap};
 
 /// A closed set of names: every value of the type and each one's name on the wire.
@@ -72,6 +74,7 @@ vocabulary!(CatchupPolicy, name, [Skip, Latest, All]);
 vocabulary!(ParentClosePolicy, name, [Abandon, Cancel, Terminate]);
 vocabulary!(BackfillMode, name, [All, Missing, Failed]);
 vocabulary!(RunPlace, name, [Planned, Waiting, Buffered]);
+vocabulary!(JobStatus, name, [Active, Paused]);
 
 #[cfg(test)]
 mod tests {
@@ -97,6 +100,7 @@ mod tests {
         assert!(distinct::<ParentClosePolicy>());
         assert!(distinct::<BackfillMode>());
         assert!(distinct::<RunPlace>());
+        assert!(distinct::<JobStatus>());
     }
 
     #[test]

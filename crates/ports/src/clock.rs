@@ -19,6 +19,14 @@ pub trait Clock: Send + Sync + 'static {
         let wait = (at - self.now()).to_std().unwrap_or_default();
         Box::pin(tokio::time::sleep(wait))
     }
+
+    /// Waits `wait` before trying a write again that lost a race: a pause of milliseconds that
+    /// no schedule depends on. The default sleeps on the runtime's timer (virtual under tokio's
+    /// paused time); a clock that moves only when told to yields instead, so racing writers in a
+    /// simulation take turns without anyone moving the clock.
+    fn back_off(&self, wait: std::time::Duration) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
+        Box::pin(tokio::time::sleep(wait))
+    }
 }
 
 /// The system's wall clock.

@@ -117,7 +117,7 @@ async fn every_enum_of_the_document_lists_the_cores_names() {
     use sundial_core::change::RunPlace;
     use sundial_core::execution::ExecutionState;
     use sundial_core::job::{
-        BackfillMode, CatchupPolicy, HttpMethod, OverlapPolicy, ParentClosePolicy,
+        BackfillMode, CatchupPolicy, HttpMethod, JobStatus, OverlapPolicy, ParentClosePolicy,
     };
     use sundial_core::spec::{Dialect, DstGap, DstOverlap};
     let schemas = schemas().await;
@@ -132,6 +132,7 @@ async fn every_enum_of_the_document_lists_the_cores_names() {
         ("ParentClosePolicy", core_names::<ParentClosePolicy>()),
         ("BackfillMode", core_names::<BackfillMode>()),
         ("RunPlace", core_names::<RunPlace>()),
+        ("JobStateName", core_names::<JobStatus>()),
     ];
     for (schema, names) in pairs {
         assert_eq!(enum_names(&schemas, schema), names, "{schema}");

@@ -32,7 +32,7 @@ pub const GSI1: &str = "gsi1";
 /// The children index.
 pub const GSI2: &str = "gsi2";
 /// The wake-up index.
-pub const TIMERS: &str = "timers";
+pub const WAKEUPS: &str = "timers";
 
 /// Sort keys of the three record kinds.
 pub const JOB_SK: &str = "J";

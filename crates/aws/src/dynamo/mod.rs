@@ -38,7 +38,7 @@ use item::{
     execution_item, execution_record, expired, job_item, job_record, number, string, wakeup_item,
     KIND_EXECUTION, KIND_JOB,
 };
-use keys::{Item, Keys, GSI1, GSI2, TIMERS};
+use keys::{Item, Keys, GSI1, GSI2, WAKEUPS};
 use labels::{labels_text, prefix_condition, JobPartition, LABELS};
 
 /// The condition of every update: the item exists at the version the writer read.
@@ -48,7 +48,7 @@ const VERSION_MATCHES: &str = "attribute_exists(pk) AND #version = :v";
 const ROLLUP_CONFLICT_RETRIES: u32 = 8;
 
 /// How many wake-up index shards a store uses unless told otherwise.
-pub const DEFAULT_TIMER_SHARDS: u32 = 8;
+pub const DEFAULT_WAKEUP_SHARDS: u32 = 8;
 
 /// The DynamoDB store.
 #[derive(Clone, Debug)]
@@ -65,14 +65,14 @@ impl DynamoStore {
         DynamoStore {
             client,
             table: table.into(),
-            keys: Keys::new("", DEFAULT_TIMER_SHARDS),
+            keys: Keys::new("", DEFAULT_WAKEUP_SHARDS),
             retention: None,
         }
     }
 
     /// Spreads the wake-up index over `shards` partitions (at least 1). Changing it on a live table
     /// orphans the entries of shards no longer read, so it is fixed per deployment.
-    pub fn with_timer_shards(mut self, shards: u32) -> Self {
+    pub fn with_wakeup_shards(mut self, shards: u32) -> Self {
         self.keys = Keys::new(self.keys.ns().to_owned(), shards);
         self
     }
@@ -957,7 +957,7 @@ impl WakeUpIndex for DynamoStore {
         for shard in 0..self.keys.shards() {
             let store = self.clone();
             let query = IndexQuery {
-                index: TIMERS,
+                index: WAKEUPS,
                 pk_name: "tshard",
                 pk_value: self.keys.shard_name(shard),
                 sort_condition: Some(("tdue <= :until", ":until", until_ms.clone())),

@@ -36,7 +36,7 @@ async fn dynamodb_store_conforms_on_labels() {
 #[tokio::test(flavor = "multi_thread")]
 async fn conforms_with_one_timer_shard_too() {
     let Some(base) = store().await else { return };
-    let one = base.with_timer_shards(1);
+    let one = base.with_wakeup_shards(1);
     let now = Utc::now();
     for (key, offset) in [("job:a", 3), ("job:b", 1), ("exec:c", 2)] {
         one.set_wakeup(key, Some(now + chrono::Duration::seconds(offset)))

@@ -225,12 +225,12 @@ impl Job {
         self.definition.job_id()
     }
 
-    /// `active` or `paused`.
-    pub fn status(&self) -> &'static str {
+    /// Whether its scheduled runs happen.
+    pub fn status(&self) -> JobStatus {
         if self.definition.active() {
-            "active"
+            JobStatus::Active
         } else {
-            "paused"
+            JobStatus::Paused
         }
     }
 
@@ -336,7 +336,7 @@ impl Job {
     pub fn to_api_json(&self) -> Value {
         let mut shown = self.to_editable_json();
         if let Value::Object(map) = &mut shown {
-            map.insert("state".into(), json!(self.status()));
+            map.insert("state".into(), json!(self.status().name()));
             map.insert("pausedNotes".into(), json!(self.state.paused_notes));
             map.insert(
                 "createdAt".into(),
@@ -361,5 +361,40 @@ impl Job {
         map.insert("jobId".into(), json!(self.job_id().as_str()));
         map.insert("active".into(), json!(u8::from(self.definition.active())));
         Value::Object(map)
+    }
+}
+
+/// Whether a job's scheduled runs happen: the `state` of a read job and of the list filter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum JobStatus {
+    /// Scheduled runs happen.
+    Active,
+    /// Paused: only manual triggers and backfills run.
+    Paused,
+}
+
+impl JobStatus {
+    /// Both, in the documentation's order.
+    pub const ALL: [JobStatus; 2] = [JobStatus::Active, JobStatus::Paused];
+
+    /// The name in JSON, in the store and in filters: `active` or `paused`.
+    pub fn name(self) -> &'static str {
+        match self {
+            JobStatus::Active => "active",
+            JobStatus::Paused => "paused",
+        }
+    }
+
+    /// The status named `name` (exactly).
+    pub fn parse(name: &str) -> Option<JobStatus> {
+        JobStatus::ALL
+            .into_iter()
+            .find(|status| status.name() == name)
+    }
+}
+
+impl std::fmt::Display for JobStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }

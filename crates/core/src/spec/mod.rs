@@ -107,13 +107,13 @@ impl Dialect {
     }
 }
 
-/// A fire time: the nominal time the spec names and the actual time after jitter.
+/// A fire time: the nominal time the spec names and the due time, after jitter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FireTime {
     /// The time the spec computes, before jitter; executions are keyed by it.
     pub nominal: DateTime<Utc>,
     /// When to start: nominal plus the job's deterministic jitter.
-    pub actual: DateTime<Utc>,
+    pub due: DateTime<Utc>,
 }
 
 /// Wall-clock times of a schedule that one DST gap took away ([`Schedule::dst_gaps`]).
@@ -261,10 +261,10 @@ impl Schedule {
         }
         let delay = jitter::jitter_millis(job_id, nominal, max_millis);
         let nominal_time = DateTime::from_timestamp(nominal, 0)?;
-        let actual = nominal_time + chrono::Duration::milliseconds(i64::try_from(delay).ok()?);
+        let due = nominal_time + chrono::Duration::milliseconds(i64::try_from(delay).ok()?);
         Some(FireTime {
             nominal: nominal_time,
-            actual,
+            due,
         })
     }
 

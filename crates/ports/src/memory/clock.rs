@@ -45,6 +45,15 @@ impl Clock for ManualClock {
         *self.now.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Yields to the other tasks: the clock does not move by itself, so a real wait would last
+    /// until a test moved it.
+    fn back_off(
+        &self,
+        _wait: std::time::Duration,
+    ) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
+        Box::pin(tokio::task::yield_now())
+    }
+
     fn sleep_until(&self, at: DateTime<Utc>) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
         Box::pin(async move {
             loop {

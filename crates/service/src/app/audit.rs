@@ -116,7 +116,7 @@ impl ChangeBy {
 
     /// A change of `PUT /services/{service}/timers`: actions `timers:create`, `timers:update`,
     /// `timers:delete`.
-    pub(crate) fn timers(&self, service: &str) -> Self {
+    pub(crate) fn declaration(&self, service: &str) -> Self {
         ChangeBy {
             actor: self.actor.clone(),
             reason: Some(
@@ -196,7 +196,7 @@ pub(crate) fn audit_record(
         document.insert("reason".into(), json!(reason));
     }
     document.insert("version".into(), json!(entry.version));
-    let state = entry.after.map_or("deleted", |job| job.status());
+    let state = entry.after.map_or("deleted", |job| job.status().name());
     document.insert("state".into(), json!(state));
     let sets_definition = entry.action == "create" || entry.action == "update";
     if let (Some(after), true) = (entry.after, sets_definition) {
@@ -289,7 +289,7 @@ mod tests {
     fn actions_take_their_origin() {
         let by = ChangeBy::new(Actor::new("alice"));
         assert_eq!(by.action("pause"), "pause");
-        assert_eq!(by.timers("billing").action("create"), "timers:create");
+        assert_eq!(by.declaration("billing").action("create"), "timers:create");
         assert_eq!(
             ChangeBy::bulk(Actor::new("bob"), "pause", "maintenance").action("pause"),
             "bulk:pause"

@@ -100,12 +100,9 @@ impl<S: Store> App<S> {
         let mut execution_id = String::new();
         // The execute number, the execution and its fallback wake-up in one atomic write: a crash
         // leaves all of them or none, so numbers never skip.
-        let mut raced = None;
+        let mut retry = super::ConflictRetry::new(&*self.clock);
         let mut created = None;
-        for round in 0..super::MAX_CONFLICT_RETRIES {
-            if raced.is_some() {
-                super::conflict_backoff(round).await;
-            }
+        while retry.next_round().await {
             execution_id = execution_id_for_trigger(job_id, incarnation, &trigger_id)
                 .map_err(|e| AppError::Invalid(e.under("Idempotency-Key")))?;
             let fallback_key = crate::records::execution_wakeup_key(&execution_id);
@@ -185,7 +182,7 @@ impl<S: Store> App<S> {
                 // A concurrent request won: the job's number moved, or (same trigger id) the
                 // execution exists; the next round answers with it.
                 Err(e @ (StoreError::VersionConflict { .. } | StoreError::AlreadyExists(_))) => {
-                    raced = Some(e.to_string())
+                    retry.lost(e.to_string())
                 }
                 Err(StoreError::NotFound(_)) => {
                     return Err(AppError::NotFound(format!("job {job_id}")))
@@ -194,9 +191,7 @@ impl<S: Store> App<S> {
             }
         }
         let Some(execution) = created else {
-            return Err(AppError::Conflict(
-                raced.unwrap_or_else(|| format!("job {job_id} is busy; retry")),
-            ));
+            return Err(retry.exhausted(|| format!("job {job_id} is busy; retry")));
         };
         tracing::info!(job_id = %job_id, execution_id, source, "execution enqueued");
         if let Some(engine) = self.engine() {
@@ -265,7 +260,8 @@ impl<S: Store> App<S> {
         to: ExecutionState,
         reason: &str,
     ) -> Result<Execution, AppError> {
-        for _ in 0..super::MAX_CONFLICT_RETRIES {
+        let mut retry = super::ConflictRetry::new(&*self.clock);
+        while retry.next_round().await {
             let record = self
                 .store
                 .get_execution(execution_id)
@@ -297,13 +293,13 @@ impl<S: Store> App<S> {
                     }
                     return Ok(execution);
                 }
-                Err(StoreError::VersionConflict { .. }) => continue,
+                Err(StoreError::VersionConflict { .. }) => {
+                    retry.lost(format!("execution {execution_id} is busy; retry"));
+                }
                 Err(e) => return Err(e.into()),
             }
         }
-        Err(AppError::Conflict(format!(
-            "execution {execution_id} is busy; retry"
-        )))
+        Err(retry.exhausted(|| format!("execution {execution_id} is busy; retry")))
     }
 
     /// Retention (`DELETE /main/schedule/clean`): executions, and the audit trail by the same

@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 use sundial_core::change::{affected_runs, AffectedRun, RunPlace, UnstartedRun};
 use sundial_core::execution::incarnation_of_execution;
-use sundial_core::job::{Job, JobDefinition, JobId, JobState, LabelSelector, ServiceName};
+use sundial_core::job::{
+    Job, JobDefinition, JobId, JobState, JobStatus, LabelSelector, ServiceName,
+};
 
 use super::{
     audit_race, audit_record, field_error, upcoming_fires, App, AppError, ChangeBy, Entry,
@@ -47,7 +49,7 @@ pub(crate) fn definition_tag(job: &Job) -> String {
 /// What `PUT /services/{name}/timers` changed.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct TimersReport {
+pub struct DeclarationReport {
     /// Jobs created.
     pub created: Vec<String>,
     /// Jobs whose definition changed.
@@ -69,7 +71,7 @@ pub fn job_filter(
     labels: Vec<LabelSelector>,
 ) -> Result<JobFilter, AppError> {
     if let Some(state) = &state {
-        if state != "active" && state != "paused" {
+        if JobStatus::parse(state).is_none() {
             return Err(field_error(
                 "state",
                 format!("expected active or paused, got {state:?}"),
@@ -401,11 +403,8 @@ impl<S: Store> App<S> {
     async fn delete_recorded(&self, by: &ChangeBy, job_id: &str) -> Result<bool, AppError> {
         let id = JobId::parse(job_id)
             .map_err(|e| AppError::corrupt(format!("stored job {job_id} has an invalid id"), e))?;
-        let mut last = None;
-        for round in 0..super::MAX_CONFLICT_RETRIES {
-            if round > 0 {
-                super::conflict_backoff(round).await;
-            }
+        let mut retry = super::ConflictRetry::new(&*self.clock);
+        while retry.next_round().await {
             let Some(record) = self.store.get_job(job_id).await? else {
                 return Ok(false);
             };
@@ -424,14 +423,12 @@ impl<S: Store> App<S> {
                 Ok(()) => return Ok(true),
                 Err(StoreError::NotFound(_)) => return Ok(false),
                 Err(StoreError::VersionConflict { key, .. }) => {
-                    last = Some(format!("job {key} was changed concurrently"));
+                    retry.lost(format!("job {key} was changed concurrently"));
                 }
                 Err(e) => return Err(e.into()),
             }
         }
-        Err(AppError::Conflict(
-            last.unwrap_or_else(|| format!("job {job_id} is busy; retry")),
-        ))
+        Err(retry.exhausted(|| format!("job {job_id} is busy; retry")))
     }
 
     /// Lists jobs (`GET /jobs`) in `order`; an order the store cannot serve without a scan is
@@ -511,24 +508,24 @@ impl<S: Store> App<S> {
     /// Reconciles the jobs a service declares (docs/api.md's timer list and its check-timers job):
     /// creates the missing, updates the changed, removes the undeclared. Idempotent. As an
     /// anonymous caller.
-    pub async fn reconcile_timers(
+    pub async fn reconcile_declared_jobs(
         &self,
         service: &str,
         timers: &Value,
-    ) -> Result<TimersReport, AppError> {
-        self.reconcile_timers_by(&ChangeBy::anonymous(), service, timers)
+    ) -> Result<DeclarationReport, AppError> {
+        self.reconcile_declared_jobs_by(&ChangeBy::anonymous(), service, timers)
             .await
     }
 
-    /// [`App::reconcile_timers`] by `by`: every job it creates, updates or removes gets an entry
+    /// [`App::reconcile_declared_jobs`] by `by`: every job it creates, updates or removes gets an entry
     /// `timers:create`, `timers:update` or `timers:delete` in its audit trail.
-    pub async fn reconcile_timers_by(
+    pub async fn reconcile_declared_jobs_by(
         &self,
         by: &ChangeBy,
         service: &str,
         timers: &Value,
-    ) -> Result<TimersReport, AppError> {
-        let by = &by.timers(service);
+    ) -> Result<DeclarationReport, AppError> {
+        let by = &by.declaration(service);
         let service = ServiceName::parse(service)?;
         let service = service.as_str();
         let list = match timers {
@@ -599,7 +596,7 @@ impl<S: Store> App<S> {
                 existing_jobs.insert(id.clone(), existing);
             }
         }
-        let mut report = TimersReport::default();
+        let mut report = DeclarationReport::default();
         for (id, (job_id, body)) in &declared {
             match existing_jobs.get(id) {
                 None => {

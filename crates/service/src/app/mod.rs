@@ -40,7 +40,7 @@ pub use bulk::{
     BulkAction, BulkDone, BulkOutcome, BulkReport, BulkRequest, BulkSelection, MAX_BULK_JOBS,
 };
 pub use hooks::EngineHooks;
-pub use jobs::{job_filter, TimersReport, UpdatePreview};
+pub use jobs::{job_filter, DeclarationReport, UpdatePreview};
 pub use ledger::Occurrences;
 pub use liveness::{EngineHealth, HealthReport, Liveness};
 pub use stats::{DaySuccess, FleetStats, JobStats, TOP_JOBS};
@@ -54,17 +54,68 @@ pub use views::{upcoming_fires, Describe, Stats};
 /// all) before the request gives up with 409.
 const MAX_CONFLICT_RETRIES: usize = 40;
 
-/// Waits before round `round` (from 1) of a read-modify-write that lost a race: a random time up
-/// to 2^min(round, 6) ms, so that racing writers spread out instead of colliding again.
-pub(crate) async fn conflict_backoff(round: usize) {
+/// How long to wait before round `round` (from 1) of a read-modify-write that lost a race: a
+/// pseudo-random time up to 2^min(round, 6) ms, so that racing writers spread out instead of
+/// colliding again. The noise comes from the clock's sub-second digits, not a wall clock read.
+fn conflict_backoff(clock: &dyn Clock, round: usize) -> std::time::Duration {
     let cap_micros = 1000u64 << round.min(6);
-    let noise = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| u64::from(d.subsec_nanos()))
+    let noise = u64::from(clock.now().timestamp_subsec_nanos())
+        .wrapping_add(round as u64)
         .wrapping_mul(0x9E37_79B9_7F4A_7C15)
         .rotate_left(17);
-    let wait = std::time::Duration::from_micros(noise % cap_micros);
-    tokio::time::sleep(wait).await;
+    std::time::Duration::from_micros(noise % cap_micros)
+}
+
+/// The rounds of one read-modify-write that may lose races to concurrent writers: at most
+/// [`MAX_CONFLICT_RETRIES`], spaced by [`conflict_backoff`] through the [`Clock`] (never a wall
+/// clock sleep), remembering why the last round was lost for the 409 if all are.
+///
+/// ```text
+/// let mut retry = ConflictRetry::new(clock);
+/// while retry.next_round().await {
+///     read; change; write → return on success, or retry.lost(why) on a version conflict
+/// }
+/// Err(retry.exhausted(|| "job … is busy; retry".into()))
+/// ```
+pub(crate) struct ConflictRetry<'c> {
+    clock: &'c dyn Clock,
+    round: usize,
+    last: Option<String>,
+}
+
+impl<'c> ConflictRetry<'c> {
+    /// The first round of a read-modify-write timed by `clock`.
+    pub(crate) fn new(clock: &'c dyn Clock) -> Self {
+        ConflictRetry {
+            clock,
+            round: 0,
+            last: None,
+        }
+    }
+
+    /// Whether another round may run: at once the first time, after a back-off later, and
+    /// `false` once every round is spent.
+    pub(crate) async fn next_round(&mut self) -> bool {
+        if self.round >= MAX_CONFLICT_RETRIES {
+            return false;
+        }
+        if self.round > 0 {
+            let wait = conflict_backoff(self.clock, self.round);
+            self.clock.back_off(wait).await;
+        }
+        self.round += 1;
+        true
+    }
+
+    /// This round lost to a concurrent writer, for the reason `why`.
+    pub(crate) fn lost(&mut self, why: String) {
+        self.last = Some(why);
+    }
+
+    /// The 409 after every round was lost: the last reason, or `busy`'s.
+    pub(crate) fn exhausted(self, busy: impl FnOnce() -> String) -> AppError {
+        AppError::Conflict(self.last.unwrap_or_else(busy))
+    }
 }
 
 /// Settings of the control plane.
@@ -403,11 +454,8 @@ impl<S: Store> App<S> {
         mut change: impl FnMut(&mut StoredJob) -> Result<T, AppError>,
         record: impl Fn(&Job, &Job, u64) -> Option<AuditRecord>,
     ) -> Result<(StoredJob, T), AppError> {
-        let mut last = None;
-        for round in 0..MAX_CONFLICT_RETRIES {
-            if round > 0 {
-                conflict_backoff(round).await;
-            }
+        let mut retry = ConflictRetry::new(&*self.clock);
+        while retry.next_round().await {
             let mut stored = match known.take() {
                 Some(stored) => stored,
                 None => self.load(job_id).await?,
@@ -436,14 +484,12 @@ impl<S: Store> App<S> {
                     return Ok((stored, out));
                 }
                 Err(StoreError::VersionConflict { key, .. }) => {
-                    last = Some(format!("job {key} was changed concurrently"));
+                    retry.lost(format!("job {key} was changed concurrently"));
                 }
                 Err(other) => return Err(other.into()),
             }
         }
-        Err(AppError::Conflict(
-            last.unwrap_or_else(|| format!("job {job_id} is busy; retry")),
-        ))
+        Err(retry.exhausted(|| format!("job {job_id} is busy; retry")))
     }
 
     /// Refuses a definition this platform cannot run: a target it does not deliver

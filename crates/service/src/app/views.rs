@@ -150,6 +150,6 @@ pub fn upcoming_fires(job: &Job, now: chrono::DateTime<chrono::Utc>, count: usiz
     };
     sundial_core::upcoming::coming_fires(job, now)
         .take(count)
-        .map(|fire| schedule.format_time(fire.actual))
+        .map(|fire| schedule.format_time(fire.due))
         .collect()
 }

@@ -237,7 +237,7 @@ fn api_json() {
     assert_eq!(api["active"], 0);
     assert_eq!(api["state"], "paused");
     assert_eq!(api["pausedNotes"], "why");
-    assert_eq!(job.status(), "paused");
+    assert_eq!(job.status().name(), "paused");
     job.unpause(None, at("2023-09-30T03:00:00Z"));
     assert_eq!(job.to_api_json()["state"], "active");
 }

@@ -485,7 +485,7 @@ async fn async_runs_time_out_and_pause_on_failure() {
         .get_job(&JobId::parse("silent").unwrap())
         .await
         .unwrap();
-    assert_eq!(job.status(), "paused");
+    assert_eq!(job.status().name(), "paused");
     assert!(job
         .state
         .paused_notes

@@ -1,11 +1,11 @@
-//! docs/api.md's `/main/…` routes: retention, executions of a job, child job logs, destroy by parent.
+//! The job-scheduling centre's own routes (docs/api.md): retention, executions of a job, child job logs, destroy by parent.
 
 use axum::extract::State;
 use axum::response::IntoResponse;
 use axum::Json;
 
+use super::executions::{execution_logs_page, executions_page};
 use super::extract::Params;
-use super::runs::{execution_logs_page, executions_page};
 use super::schema::{
     Cleaned, Destroyed, Envelope, ErrorEnvelope, ExecutionLogsPage, ExecutionsPage, PageQuery,
 };
@@ -18,7 +18,7 @@ use sundial_service::app::parse_job_id;
 #[utoipa::path(
     delete,
     path = "/main/schedule/clean",
-    tag = "docs/api.md",
+    tag = "job-centre",
     params(
         ("cleanDestroyJob" = Option<String>, Query, description = "`true`/`false`/`1`/`0`, or bare for true (default true): remove all executions of deleted jobs.", pattern = "^(|true|false|1|0)$"),
         ("retainExecutionCount" = Option<u64>, Query, description = "Newest executions kept per job (default 10)."),
@@ -53,7 +53,7 @@ pub(super) async fn clean<S: Store>(State(app): AppState<S>, Params(params): Par
 #[utoipa::path(
     get,
     path = "/main/execution",
-    tag = "docs/api.md",
+    tag = "job-centre",
     params(
         ("jobId" = String, Query, description = "The job.", pattern = r"^(?:[A-Za-z0-9_-][A-Za-z0-9_.-]*|\.[A-Za-z0-9_-][A-Za-z0-9_.-]*|\.\.[A-Za-z0-9_.-]+)$", max_length = 128),
         PageQuery,
@@ -77,7 +77,7 @@ pub(super) async fn main_execution<S: Store>(
 #[utoipa::path(
     get,
     path = "/main/getChildJobLogs",
-    tag = "docs/api.md",
+    tag = "job-centre",
     params(
         ("parentJobId" = String, Query, description = "The parent job.", pattern = r"^(?:[A-Za-z0-9_-][A-Za-z0-9_.-]*|\.[A-Za-z0-9_-][A-Za-z0-9_.-]*|\.\.[A-Za-z0-9_.-]+)$", max_length = 128),
         ("execution" = u64, Query, description = "The parent run's execute number."),
@@ -105,7 +105,7 @@ pub(super) async fn child_logs<S: Store>(
 #[utoipa::path(
     get,
     path = "/main/getChildJobLogsByExecutionId",
-    tag = "docs/api.md",
+    tag = "job-centre",
     params(
         ("executionId" = String, Query, description = "The parent execution."),
         PageQuery,
@@ -137,7 +137,7 @@ pub(super) async fn child_logs_by_execution<S: Store>(
 #[utoipa::path(
     delete,
     path = "/main/destroyByParentJob",
-    tag = "docs/api.md",
+    tag = "job-centre",
     params(
         ("parentJobId" = String, Query, description = "The parent job.", pattern = r"^(?:[A-Za-z0-9_-][A-Za-z0-9_.-]*|\.[A-Za-z0-9_-][A-Za-z0-9_.-]*|\.\.[A-Za-z0-9_.-]+)$", max_length = 128),
     ),

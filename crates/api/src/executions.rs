@@ -1,4 +1,4 @@
-//! Run routes: trigger, feedback, backfill, describe, executions, cancel and terminate.
+//! Execution routes: trigger, feedback, backfill, describe, executions, cancel and terminate.
 
 use axum::extract::State;
 use axum::http::HeaderMap;
@@ -91,7 +91,7 @@ pub(super) fn execution_logs_page(page: Page<CoreExecution>) -> ExecutionLogsPag
 #[utoipa::path(
     post,
     path = "/jobs/{jobId}/trigger",
-    tag = "runs",
+    tag = "executions",
     params(
         JobPath,
         ("overlap" = Option<super::schema::OverlapPolicy>, Query, description = "Overrides the job's overlap policy for this run (any case)."),
@@ -155,7 +155,7 @@ pub(super) async fn trigger<S: Store>(
 #[utoipa::path(
     post,
     path = "/jobs/{jobId}/feedback/{requestCounts}",
-    tag = "runs",
+    tag = "executions",
     security(()),
     params(
         JobPath,
@@ -199,7 +199,7 @@ pub(super) async fn feedback<S: Store>(
 #[utoipa::path(
     post,
     path = "/jobs/{jobId}/backfill",
-    tag = "runs",
+    tag = "executions",
     params(JobPath),
     request_body(content = BackfillRequest),
     responses(
@@ -232,7 +232,7 @@ pub(super) async fn backfill<S: Store>(
 #[utoipa::path(
     get,
     path = "/jobs/{jobId}/describe",
-    tag = "runs",
+    tag = "executions",
     params(JobPath),
     responses(
         (status = 200, description = "The job and what it will do and has done.", body = Described,
@@ -292,7 +292,7 @@ pub(super) async fn describe<S: Store>(
 #[utoipa::path(
     get,
     path = "/jobs/{jobId}/executions",
-    tag = "runs",
+    tag = "executions",
     params(JobPath, PageQuery),
     responses(
         (status = 200, description = "A page of executions.", body = ExecutionsPage,
@@ -319,7 +319,7 @@ pub(super) async fn job_executions<S: Store>(
 #[utoipa::path(
     get,
     path = "/executions/{id}",
-    tag = "runs",
+    tag = "executions",
     params(ExecutionPath),
     responses(
         (status = 200, description = "The execution.", body = Execution),
@@ -350,7 +350,7 @@ fn reason_of(body: &Value, default: &str) -> Result<String, ApiError> {
 #[utoipa::path(
     post,
     path = "/executions/{id}/cancel",
-    tag = "runs",
+    tag = "executions",
     params(ExecutionPath),
     request_body(content = Option<Reason>, description = "Optional; goes into the event log."),
     responses(
@@ -379,7 +379,7 @@ pub(super) async fn cancel<S: Store>(
 #[utoipa::path(
     post,
     path = "/executions/{id}/terminate",
-    tag = "runs",
+    tag = "executions",
     params(ExecutionPath),
     request_body(content = Option<Reason>, description = "Optional; goes into the event log."),
     responses(
