@@ -45,38 +45,83 @@ pub enum When {
 
 /// A parsed job definition. Construct it with [`JobDefinition::parse`]; a value that exists is valid.
 /// The body it came from is kept as written ([`JobDefinition::as_written`]).
+///
+/// It is made of parts, one per [`FieldPart`](super::document::FieldPart) of the job document's
+/// table, each parsing its own fields and naming them in its errors.
 #[derive(Clone, Debug, PartialEq)]
 pub struct JobDefinition {
     job_id: JobId,
+    identity: Identity,
+    timing: Timing,
+    action: ActionSpec,
+    retries: RetrySpec,
+    notifications: NotificationSpec,
+    policies: Policies,
+    lineage: Lineage,
+    created_at: DateTime<Utc>,
+    written: Value,
+}
+
+/// Who the job is: its names, its owner and its labels.
+#[derive(Clone, Debug, PartialEq)]
+struct Identity {
     job_name: String,
     job_description: Option<String>,
     creator: String,
     creator_name: String,
-    notifications: Vec<NotificationRule>,
+    labels: Labels,
+}
+
+/// When it runs by itself: `active`, and the `timer` or `schedule`.
+#[derive(Clone, Debug, PartialEq)]
+struct Timing {
     active: bool,
     when: When,
+}
+
+/// What a run does: the request chain or target, async completion, the headers kept secret.
+#[derive(Clone, Debug, PartialEq)]
+struct ActionSpec {
     action: Action,
     is_async: bool,
     check_url: Option<HttpTemplate>,
     check_rate_seconds: u32,
+    sensitive_headers: Vec<String>,
+}
+
+/// How a failed or slow attempt is retried and timed out.
+#[derive(Clone, Debug, PartialEq)]
+struct RetrySpec {
     timeout_seconds: u32,
     retry: Vec<RetryRule>,
     max_retries: u32,
+    retry_policy: Option<RetryPolicy>,
+    timeouts: Timeouts,
+}
+
+/// Who is told how a run ended, and how insistently.
+#[derive(Clone, Debug, PartialEq)]
+struct NotificationSpec {
+    rules: Vec<NotificationRule>,
     qos: Qos,
-    parent_job: Option<JobId>,
-    parent_job_execution: Option<u64>,
+}
+
+/// How fires and runs are admitted.
+#[derive(Clone, Debug, PartialEq)]
+struct Policies {
     overlap: OverlapPolicy,
     max_concurrency: Option<u32>,
     catchup: Catchup,
     pause_on_failure: bool,
     remaining_actions: Option<u64>,
-    retry_policy: Option<RetryPolicy>,
-    timeouts: Timeouts,
     parent_close_policy: ParentClosePolicy,
-    sensitive_headers: Vec<String>,
-    labels: Labels,
-    created_at: DateTime<Utc>,
-    written: Value,
+}
+
+/// The parent job this one was started by.
+#[derive(Clone, Debug, PartialEq)]
+struct Lineage {
+    parent_job: Option<JobId>,
+    parent_job_execution: Option<u64>,
 }
 
 impl JobDefinition {
@@ -102,144 +147,13 @@ impl JobDefinition {
                 ));
             }
         }
-        let job_name = obj.name("jobName", MAX_JOB_NAME_BYTES)?.to_string();
-        let job_description = obj.string("jobDescription", STRING)?;
-        if let Some(text) = job_description {
-            obj.no_control("jobDescription", text, true)?;
-        }
-        let job_description = job_description.map(str::to_string);
-        let creator = obj.name("creator", MAX_CREATOR_BYTES)?.to_string();
-        let creator_name = obj.name("creatorName", STRING)?.to_string();
-
-        let notifications = obj
-            .array("notification", MAX_NOTIFICATIONS)?
-            .unwrap_or_default()
-            .iter()
-            .enumerate()
-            .map(|(i, v)| parse_notification(&index("notification", i), v))
-            .collect::<Result<Vec<_>, _>>()?;
-
-        let active = match obj.get("active") {
-            None => true,
-            Some(Value::Bool(b)) => *b,
-            Some(v) if v.as_u64() == Some(1) => true,
-            Some(v) if v.as_u64() == Some(0) => false,
-            Some(v) => {
-                return Err(err(
-                    "active",
-                    format!(
-                        "expected 1 (scheduled) or 0 (paused), got {}",
-                        super::fields::describe(v)
-                    ),
-                ))
-            }
-        };
-
-        let when = parse_when(&obj, created_at)?;
-
-        let action = match (obj.get("request"), obj.get("target")) {
-            (Some(_), Some(_)) => {
-                return Err(err("target", "give either request or target, not both"))
-            }
-            (None, Some(target)) => Action::Target(parse_target("target", target)?),
-            (_, None) => {
-                let items = obj
-                    .array("request", MAX_REQUESTS)?
-                    .ok_or_else(|| err("request", "is required (or give a target)"))?;
-                if items.is_empty() {
-                    return Err(err("request", "needs at least one request"));
-                }
-                let steps = items
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| parse_request(&index("request", i), v))
-                    .collect::<Result<Vec<RequestStep>, _>>()?;
-                Action::Requests(steps)
-            }
-        };
-
-        let is_async = obj.bool("async")?.unwrap_or(false);
-        let check_url = obj
-            .get("checkUrl")
-            .map(|v| parse_check_url("checkUrl", v))
-            .transpose()?;
-        let check_rate_seconds = obj
-            .field_uint32("checkRateSeconds")?
-            .unwrap_or(DEFAULT_CHECK_RATE_SECONDS);
-        let timeout_seconds = obj
-            .field_uint32("timeoutSeconds")?
-            .unwrap_or(DEFAULT_TIMEOUT_SECONDS);
-
-        let retry = obj
-            .array("retry", MAX_RETRY_RULES)?
-            .unwrap_or_default()
-            .iter()
-            .enumerate()
-            .map(|(i, v)| parse_retry_rule(&index("retry", i), v))
-            .collect::<Result<Vec<_>, _>>()?;
-        let max_retries = obj
-            .field_uint32("maxRetries")?
-            .unwrap_or(DEFAULT_MAX_RETRIES);
-        let qos = match obj.field_uint("qos")? {
-            Some(1) => Qos::Reliable,
-            _ => Qos::Normal,
-        };
-
-        let parent_job = obj
-            .string("parentJob", STRING)?
-            .map(|text| JobId::parse(text).map_err(|e| err("parentJob", e.message)))
-            .transpose()?;
-        if parent_job.as_ref() == Some(job_id) {
-            return Err(err("parentJob", "a job cannot be its own parent"));
-        }
-        let parent_job_execution = obj.field_uint("parentJobExecution")?;
-        if parent_job_execution.is_some() && parent_job.is_none() {
-            return Err(err("parentJobExecution", "is only allowed with parentJob"));
-        }
-
-        let overlap = match obj.string("overlap", 64)? {
-            None => OverlapPolicy::default(),
-            Some(text) => OverlapPolicy::parse(text).ok_or_else(|| {
-                err(
-                    "overlap",
-                    format!(
-                        "expected Skip, BufferOne, BufferAll, CancelOther, TerminateOther or AllowAll, got {}",
-                        quote(text)
-                    ),
-                )
-            })?,
-        };
-        let max_concurrency = match obj.field_uint32("maxConcurrency")? {
-            Some(n) => Some(n),
-            None if overlap == OverlapPolicy::AllowAll => None,
-            None => Some(1),
-        };
-        let catchup = parse_catchup(&obj)?;
-        let pause_on_failure = obj.bool("pauseOnFailure")?.unwrap_or(false);
-        let remaining_actions = obj.field_uint("remainingActions")?;
-        let retry_policy = obj
-            .get("retryPolicy")
-            .map(|v| parse_retry_policy("retryPolicy", v))
-            .transpose()?;
-        let timeouts = match obj.get("timeouts") {
-            None => Timeouts::default(),
-            Some(v) => parse_timeouts("timeouts", v)?,
-        };
-        let parent_close_policy = match obj.string("parentClosePolicy", 64)? {
-            None => ParentClosePolicy::default(),
-            Some(text) => ParentClosePolicy::parse(text).ok_or_else(|| {
-                err(
-                    "parentClosePolicy",
-                    format!("expected abandon, cancel or terminate, got {}", quote(text)),
-                )
-            })?,
-        };
-
-        let sensitive_headers = parse_sensitive_headers(&obj)?;
-        let labels = match obj.get("labels") {
-            None => Labels::default(),
-            Some(value) => Labels::parse("labels", value)?,
-        };
+        let identity = Identity::parse(&obj)?;
+        let notifications = NotificationSpec::parse(&obj)?;
+        let timing = Timing::parse(&obj, created_at)?;
+        let action = ActionSpec::parse(&obj)?;
+        let retries = RetrySpec::parse(&obj)?;
+        let lineage = Lineage::parse(&obj, job_id)?;
+        let policies = Policies::parse(&obj)?;
 
         // Every value has been read with bounded depth, so serialising it is safe; the bound keeps a
         // job, with its state, inside one DynamoDB item.
@@ -255,33 +169,13 @@ impl JobDefinition {
 
         Ok(JobDefinition {
             job_id: job_id.clone(),
-            job_name,
-            job_description,
-            creator,
-            creator_name,
-            notifications,
-            active,
-            when,
+            identity,
+            timing,
             action,
-            is_async,
-            check_url,
-            check_rate_seconds,
-            timeout_seconds,
-            retry,
-            max_retries,
-            qos,
-            parent_job,
-            parent_job_execution,
-            overlap,
-            max_concurrency,
-            catchup,
-            pause_on_failure,
-            remaining_actions,
-            retry_policy,
-            timeouts,
-            parent_close_policy,
-            sensitive_headers,
-            labels,
+            retries,
+            notifications,
+            policies,
+            lineage,
             created_at,
             written: body.clone(),
         })
@@ -311,42 +205,42 @@ impl JobDefinition {
 
     /// `jobName`.
     pub fn job_name(&self) -> &str {
-        &self.job_name
+        &self.identity.job_name
     }
 
     /// `jobDescription`.
     pub fn job_description(&self) -> Option<&str> {
-        self.job_description.as_deref()
+        self.identity.job_description.as_deref()
     }
 
     /// `creator`: the caller's id.
     pub fn creator(&self) -> &str {
-        &self.creator
+        &self.identity.creator
     }
 
     /// `labels`: what the job is, for filters and bulk actions.
     pub fn labels(&self) -> &Labels {
-        &self.labels
+        &self.identity.labels
     }
 
     /// `creatorName`.
     pub fn creator_name(&self) -> &str {
-        &self.creator_name
+        &self.identity.creator_name
     }
 
     /// `notification` rules, in order.
     pub fn notifications(&self) -> &[NotificationRule] {
-        &self.notifications
+        &self.notifications.rules
     }
 
     /// `active`: true when scheduled runs happen, false when paused.
     pub fn active(&self) -> bool {
-        self.active
+        self.timing.active
     }
 
     /// Pauses (`false`) or resumes (`true`) the job; the written body's `active` follows (1 or 0).
     pub fn set_active(&mut self, active: bool) {
-        self.active = active;
+        self.timing.active = active;
         if let Value::Object(map) = &mut self.written {
             map.insert("active".into(), json!(u8::from(active)));
         }
@@ -354,12 +248,12 @@ impl JobDefinition {
 
     /// When the job runs by itself.
     pub fn when(&self) -> &When {
-        &self.when
+        &self.timing.when
     }
 
     /// The schedule, unless the job only runs when triggered.
     pub fn schedule(&self) -> Option<&Schedule> {
-        match &self.when {
+        match &self.timing.when {
             When::Scheduled(schedule) => Some(schedule),
             When::TriggeredOnly => None,
         }
@@ -367,12 +261,12 @@ impl JobDefinition {
 
     /// What the job runs.
     pub fn action(&self) -> &Action {
-        &self.action
+        &self.action.action
     }
 
     /// The `request` chain; empty when the job has a target.
     pub fn requests(&self) -> &[RequestStep] {
-        match &self.action {
+        match &self.action.action {
             Action::Requests(steps) => steps,
             Action::Target(_) => &[],
         }
@@ -380,7 +274,7 @@ impl JobDefinition {
 
     /// The queue or bus target, if the job has one instead of requests.
     pub fn target(&self) -> Option<&Target> {
-        match &self.action {
+        match &self.action.action {
             Action::Target(target) => Some(target),
             Action::Requests(_) => None,
         }
@@ -388,98 +282,98 @@ impl JobDefinition {
 
     /// `async`: after the chain, wait for feedback or poll `checkUrl`.
     pub fn is_async(&self) -> bool {
-        self.is_async
+        self.action.is_async
     }
 
     /// `checkUrl`, always a GET.
     pub fn check_url(&self) -> Option<&HttpTemplate> {
-        self.check_url.as_ref()
+        self.action.check_url.as_ref()
     }
 
     /// `checkRateSeconds` (default 1).
     pub fn check_rate_seconds(&self) -> u32 {
-        self.check_rate_seconds
+        self.action.check_rate_seconds
     }
 
     /// `timeoutSeconds` (default 60): one attempt, async checks included.
     pub fn timeout_seconds(&self) -> u32 {
-        self.timeout_seconds
+        self.retries.timeout_seconds
     }
 
     /// docs/api.md `retry` rules, in order.
     pub fn retry_rules(&self) -> &[RetryRule] {
-        &self.retry
+        &self.retries.retry
     }
 
     /// `maxRetries` (default 5): the cap on retries across all rules.
     pub fn max_retries(&self) -> u32 {
-        self.max_retries
+        self.retries.max_retries
     }
 
     /// `qos`.
     pub fn qos(&self) -> Qos {
-        self.qos
+        self.notifications.qos
     }
 
     /// `parentJob`.
     pub fn parent_job(&self) -> Option<&JobId> {
-        self.parent_job.as_ref()
+        self.lineage.parent_job.as_ref()
     }
 
     /// `parentJobExecution`: the parent's execute number.
     pub fn parent_job_execution(&self) -> Option<u64> {
-        self.parent_job_execution
+        self.lineage.parent_job_execution
     }
 
     /// `overlap` (default `Skip`).
     pub fn overlap(&self) -> OverlapPolicy {
-        self.overlap
+        self.policies.overlap
     }
 
     /// `maxConcurrency`: default 1, `None` (unbounded) by default with `AllowAll`.
     pub fn max_concurrency(&self) -> Option<u32> {
-        self.max_concurrency
+        self.policies.max_concurrency
     }
 
     /// `catchup.window`, or `catchupWindow` (default 1 minute, at least 10 s).
     pub fn catchup_window(&self) -> Duration {
-        self.catchup.window
+        self.policies.catchup.window
     }
 
     /// `catchup`: the catch-up policy, window and cap (docs/engine.md, "Catch-up").
     pub fn catchup(&self) -> &Catchup {
-        &self.catchup
+        &self.policies.catchup
     }
 
     /// `pauseOnFailure`.
     pub fn pause_on_failure(&self) -> bool {
-        self.pause_on_failure
+        self.policies.pause_on_failure
     }
 
     /// `remainingActions` as written: the initial limit on scheduled runs.
     pub fn remaining_actions(&self) -> Option<u64> {
-        self.remaining_actions
+        self.policies.remaining_actions
     }
 
     /// `retryPolicy`.
     pub fn retry_policy(&self) -> Option<&RetryPolicy> {
-        self.retry_policy.as_ref()
+        self.retries.retry_policy.as_ref()
     }
 
     /// `timeouts`.
     pub fn timeouts(&self) -> &Timeouts {
-        &self.timeouts
+        &self.retries.timeouts
     }
 
     /// `parentClosePolicy` (default `abandon`).
     pub fn parent_close_policy(&self) -> ParentClosePolicy {
-        self.parent_close_policy
+        self.policies.parent_close_policy
     }
 
     /// `sensitiveHeaders`: header names, beyond the default rule ([`super::is_sensitive_header`]),
     /// whose values are never shown.
     pub fn sensitive_headers(&self) -> &[String] {
-        &self.sensitive_headers
+        &self.action.sensitive_headers
     }
 
     /// The body as a reader may see it: as written, with the value of every sensitive header
@@ -518,6 +412,213 @@ impl JobDefinition {
     /// The body as written (with `active` updated by [`JobDefinition::set_active`]).
     pub fn as_written(&self) -> &Value {
         &self.written
+    }
+}
+
+impl Identity {
+    /// `jobName`, `jobDescription`, `creator`, `creatorName`, `labels`.
+    fn parse(obj: &Obj<'_>) -> Result<Identity, FieldError> {
+        let job_name = obj.name("jobName", MAX_JOB_NAME_BYTES)?.to_string();
+        let job_description = obj.string("jobDescription", STRING)?;
+        if let Some(text) = job_description {
+            obj.no_control("jobDescription", text, true)?;
+        }
+        let job_description = job_description.map(str::to_string);
+        let creator = obj.name("creator", MAX_CREATOR_BYTES)?.to_string();
+        let creator_name = obj.name("creatorName", STRING)?.to_string();
+        let labels = match obj.get("labels") {
+            None => Labels::default(),
+            Some(value) => Labels::parse("labels", value)?,
+        };
+        Ok(Identity {
+            job_name,
+            job_description,
+            creator,
+            creator_name,
+            labels,
+        })
+    }
+}
+
+impl NotificationSpec {
+    /// `notification` and `qos`.
+    fn parse(obj: &Obj<'_>) -> Result<NotificationSpec, FieldError> {
+        let rules = obj
+            .array("notification", MAX_NOTIFICATIONS)?
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+            .map(|(i, v)| parse_notification(&index("notification", i), v))
+            .collect::<Result<Vec<_>, _>>()?;
+        let qos = match obj.field_uint("qos")? {
+            Some(1) => Qos::Reliable,
+            _ => Qos::Normal,
+        };
+        Ok(NotificationSpec { rules, qos })
+    }
+}
+
+impl Timing {
+    /// `active`, and `timer` or `schedule` (relative times anchored at `created_at`).
+    fn parse(obj: &Obj<'_>, created_at: DateTime<Utc>) -> Result<Timing, FieldError> {
+        let active = match obj.get("active") {
+            None => true,
+            Some(Value::Bool(b)) => *b,
+            Some(v) if v.as_u64() == Some(1) => true,
+            Some(v) if v.as_u64() == Some(0) => false,
+            Some(v) => {
+                return Err(err(
+                    "active",
+                    format!(
+                        "expected 1 (scheduled) or 0 (paused), got {}",
+                        super::fields::describe(v)
+                    ),
+                ))
+            }
+        };
+        let when = parse_when(obj, created_at)?;
+        Ok(Timing { active, when })
+    }
+}
+
+impl ActionSpec {
+    /// `request` or `target`, `async`, `checkUrl`, `checkRateSeconds`, `sensitiveHeaders`.
+    fn parse(obj: &Obj<'_>) -> Result<ActionSpec, FieldError> {
+        let action = match (obj.get("request"), obj.get("target")) {
+            (Some(_), Some(_)) => {
+                return Err(err("target", "give either request or target, not both"))
+            }
+            (None, Some(target)) => Action::Target(parse_target("target", target)?),
+            (_, None) => {
+                let items = obj
+                    .array("request", MAX_REQUESTS)?
+                    .ok_or_else(|| err("request", "is required (or give a target)"))?;
+                if items.is_empty() {
+                    return Err(err("request", "needs at least one request"));
+                }
+                let steps = items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| parse_request(&index("request", i), v))
+                    .collect::<Result<Vec<RequestStep>, _>>()?;
+                Action::Requests(steps)
+            }
+        };
+        let is_async = obj.bool("async")?.unwrap_or(false);
+        let check_url = obj
+            .get("checkUrl")
+            .map(|v| parse_check_url("checkUrl", v))
+            .transpose()?;
+        let check_rate_seconds = obj
+            .field_uint32("checkRateSeconds")?
+            .unwrap_or(DEFAULT_CHECK_RATE_SECONDS);
+        let sensitive_headers = parse_sensitive_headers(obj)?;
+        Ok(ActionSpec {
+            action,
+            is_async,
+            check_url,
+            check_rate_seconds,
+            sensitive_headers,
+        })
+    }
+}
+
+impl RetrySpec {
+    /// `timeoutSeconds`, `retry`, `maxRetries`, `retryPolicy`, `timeouts`.
+    fn parse(obj: &Obj<'_>) -> Result<RetrySpec, FieldError> {
+        let timeout_seconds = obj
+            .field_uint32("timeoutSeconds")?
+            .unwrap_or(DEFAULT_TIMEOUT_SECONDS);
+        let retry = obj
+            .array("retry", MAX_RETRY_RULES)?
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+            .map(|(i, v)| parse_retry_rule(&index("retry", i), v))
+            .collect::<Result<Vec<_>, _>>()?;
+        let max_retries = obj
+            .field_uint32("maxRetries")?
+            .unwrap_or(DEFAULT_MAX_RETRIES);
+        let retry_policy = obj
+            .get("retryPolicy")
+            .map(|v| parse_retry_policy("retryPolicy", v))
+            .transpose()?;
+        let timeouts = match obj.get("timeouts") {
+            None => Timeouts::default(),
+            Some(v) => parse_timeouts("timeouts", v)?,
+        };
+        Ok(RetrySpec {
+            timeout_seconds,
+            retry,
+            max_retries,
+            retry_policy,
+            timeouts,
+        })
+    }
+}
+
+impl Lineage {
+    /// `parentJob` (never the job `job_id` itself) and `parentJobExecution`.
+    fn parse(obj: &Obj<'_>, job_id: &JobId) -> Result<Lineage, FieldError> {
+        let parent_job = obj
+            .string("parentJob", STRING)?
+            .map(|text| JobId::parse(text).map_err(|e| err("parentJob", e.message)))
+            .transpose()?;
+        if parent_job.as_ref() == Some(job_id) {
+            return Err(err("parentJob", "a job cannot be its own parent"));
+        }
+        let parent_job_execution = obj.field_uint("parentJobExecution")?;
+        if parent_job_execution.is_some() && parent_job.is_none() {
+            return Err(err("parentJobExecution", "is only allowed with parentJob"));
+        }
+        Ok(Lineage {
+            parent_job,
+            parent_job_execution,
+        })
+    }
+}
+
+impl Policies {
+    /// `overlap`, `maxConcurrency`, `catchupWindow` and `catchup`, `pauseOnFailure`,
+    /// `remainingActions`, `parentClosePolicy`.
+    fn parse(obj: &Obj<'_>) -> Result<Policies, FieldError> {
+        let overlap = match obj.string("overlap", 64)? {
+            None => OverlapPolicy::default(),
+            Some(text) => OverlapPolicy::parse(text).ok_or_else(|| {
+                err(
+                    "overlap",
+                    format!(
+                        "expected Skip, BufferOne, BufferAll, CancelOther, TerminateOther or AllowAll, got {}",
+                        quote(text)
+                    ),
+                )
+            })?,
+        };
+        let max_concurrency = match obj.field_uint32("maxConcurrency")? {
+            Some(n) => Some(n),
+            None if overlap == OverlapPolicy::AllowAll => None,
+            None => Some(1),
+        };
+        let catchup = parse_catchup(obj)?;
+        let pause_on_failure = obj.bool("pauseOnFailure")?.unwrap_or(false);
+        let remaining_actions = obj.field_uint("remainingActions")?;
+        let parent_close_policy = match obj.string("parentClosePolicy", 64)? {
+            None => ParentClosePolicy::default(),
+            Some(text) => ParentClosePolicy::parse(text).ok_or_else(|| {
+                err(
+                    "parentClosePolicy",
+                    format!("expected abandon, cancel or terminate, got {}", quote(text)),
+                )
+            })?,
+        };
+        Ok(Policies {
+            overlap,
+            max_concurrency,
+            catchup,
+            pause_on_failure,
+            remaining_actions,
+            parent_close_policy,
+        })
     }
 }
 
