@@ -236,8 +236,9 @@ pub(super) async fn update_job<S: Store>(
         })
         .into_response());
     }
-    let job = app.update_job_by(&caller.change(), &job_id, &body).await?;
-    let execution = app.run_now(&job_id).await?;
+    let (job, execution) = app
+        .update_and_run_by(&caller.change(), &job_id, &body)
+        .await?;
     Ok(Json(Updated {
         envelope: Envelope::ok(),
         execution_id: execution.execution_id,

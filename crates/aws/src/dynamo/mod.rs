@@ -11,6 +11,7 @@
 //! DynamoDB deletes expired items only eventually, so every read treats an expired item as gone.
 
 pub mod audit;
+mod cancellation;
 pub mod item;
 pub mod keys;
 pub mod labels;
@@ -34,6 +35,7 @@ use sundial_ports::store::{
     WakeUpIndex, Write, WriteAllError, MAX_PAGE, MAX_WRITES,
 };
 
+use cancellation::Cancellation;
 use item::{
     execution_item, execution_record, expired, job_item, job_record, number, string, wakeup_item,
     KIND_EXECUTION, KIND_JOB,
@@ -983,6 +985,43 @@ impl WakeUpIndex for DynamoStore {
     }
 }
 
+impl DynamoStore {
+    /// The items of one transaction for `writes`, with the write each item comes from (a
+    /// write's items are contiguous): the label items of jobs it deletes (`doomed`, by write)
+    /// deleted with them, and the jobs whose stored labels differ (`relabelled`, by write, with
+    /// the stored item) written with their label index changes.
+    fn build_transaction(
+        &self,
+        writes: &[Write<'_>],
+        doomed: &BTreeMap<usize, Vec<Item>>,
+        relabelled: &BTreeMap<usize, Item>,
+    ) -> Result<(Vec<usize>, Vec<TransactWriteItem>), WriteAllError> {
+        let mut owners = Vec::with_capacity(writes.len());
+        let mut items = Vec::with_capacity(writes.len());
+        for (index, write) in writes.iter().enumerate() {
+            let made = match (write, relabelled.get(&index)) {
+                (Write::UpdateJob(job), Some(old)) => {
+                    let (put, changes) =
+                        self.relabel_items(job, old).map_err(WriteAllError::whole)?;
+                    std::iter::once(put).chain(changes).collect()
+                }
+                _ => self
+                    .transact_items(write, doomed.get(&index).map_or(&[][..], Vec::as_slice))
+                    .map_err(WriteAllError::whole)?,
+            };
+            owners.extend(std::iter::repeat_n(index, made.len()));
+            items.extend(made);
+        }
+        if items.len() > MAX_WRITES {
+            return Err(WriteAllError::whole(StoreError::unavailable(format!(
+                "{} items with the label index changes; a transaction holds {MAX_WRITES}",
+                items.len()
+            ))));
+        }
+        Ok((owners, items))
+    }
+}
+
 impl Store for DynamoStore {
     async fn write_all(&self, writes: &[Write<'_>]) -> Result<(), WriteAllError> {
         use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
@@ -1013,29 +1052,7 @@ impl Store for DynamoStore {
         // failed condition, then written with their index changes (see `labels`).
         let mut relabelled: BTreeMap<usize, Item> = BTreeMap::new();
         'round: for _ in 0..=writes.len() {
-            // Which write each transaction item comes from: a write's items are contiguous.
-            let mut owners = Vec::with_capacity(writes.len());
-            let mut items = Vec::with_capacity(writes.len());
-            for (index, write) in writes.iter().enumerate() {
-                let made = match (write, relabelled.get(&index)) {
-                    (Write::UpdateJob(job), Some(old)) => {
-                        let (put, changes) =
-                            self.relabel_items(job, old).map_err(WriteAllError::whole)?;
-                        std::iter::once(put).chain(changes).collect()
-                    }
-                    _ => self
-                        .transact_items(write, doomed.get(&index).map_or(&[][..], Vec::as_slice))
-                        .map_err(WriteAllError::whole)?,
-                };
-                owners.extend(std::iter::repeat_n(index, made.len()));
-                items.extend(made);
-            }
-            if items.len() > MAX_WRITES {
-                return Err(WriteAllError::whole(StoreError::unavailable(format!(
-                    "{} items with the label index changes; a transaction holds {MAX_WRITES}",
-                    items.len()
-                ))));
-            }
+            let (owners, items) = self.build_transaction(writes, &doomed, &relabelled)?;
             // The write of each item, for the reasons a cancelled transaction gives per item.
             let item_writes: Vec<Write<'_>> = owners.iter().map(|&index| writes[index]).collect();
             let mut rollup_rounds = 0u32;
@@ -1081,72 +1098,15 @@ impl Store for DynamoStore {
                 let Some(write) = writes.get(index) else {
                     break;
                 };
-                let error = match reason.code() {
-                    Some("ConditionalCheckFailed") => match write {
-                        Write::CreateExecution(e) => {
-                            StoreError::AlreadyExists(e.execution_id.clone())
-                        }
-                        Write::UpdateJob(job) => match reason.item() {
-                            // At the version read, with other labels: again, relabelling it.
-                            Some(old)
-                                if version_of(old) == Some(job.version)
-                                    && !relabelled.contains_key(&index) =>
-                            {
-                                relabelled.insert(index, old.clone());
-                                continue 'round;
-                            }
-                            old => conflict_or_missing(&job.job_id, job.version, old.cloned()),
-                        },
-                        Write::UpdateExecution(e) => {
-                            conflict_or_missing(&e.execution_id, e.version, reason.item().cloned())
-                        }
-                        Write::SetWakeup(key, _) => {
-                            StoreError::unavailable(format!("unexpected condition on wakeup {key}"))
-                        }
-                        Write::AddRollup(rollup) => StoreError::unavailable(format!(
-                            "unexpected condition on {}",
-                            rollup.key()
-                        )),
-                        Write::CreateJob(job) => StoreError::AlreadyExists(job.job_id.clone()),
-                        Write::DeleteJob(job_id, version) => {
-                            conflict_or_missing(job_id, *version, reason.item().cloned())
-                        }
-                        Write::AppendAudit(_) => StoreError::AlreadyExists(write.key()),
-                    },
-                    // Another transaction held the item: as good as a lost race; re-read and retry.
-                    Some("TransactionConflict") => match write {
-                        Write::UpdateJob(job) | Write::CreateJob(job) => {
-                            StoreError::VersionConflict {
-                                key: job.job_id.clone(),
-                                expected: job.version,
-                            }
-                        }
-                        Write::UpdateExecution(e) | Write::CreateExecution(e) => {
-                            StoreError::VersionConflict {
-                                key: e.execution_id.clone(),
-                                expected: e.version,
-                            }
-                        }
-                        Write::SetWakeup(key, _) => StoreError::VersionConflict {
-                            key: (*key).to_owned(),
-                            expected: 0,
-                        },
-                        Write::AddRollup(rollup) => StoreError::VersionConflict {
-                            key: rollup.key(),
-                            expected: 0,
-                        },
-                        Write::DeleteJob(job_id, version) => StoreError::VersionConflict {
-                            key: (*job_id).to_owned(),
-                            expected: *version,
-                        },
-                        Write::AppendAudit(_) => StoreError::VersionConflict {
-                            key: write.key(),
-                            expected: 0,
-                        },
-                    },
-                    _ => continue,
-                };
-                return Err(WriteAllError::at(index, error));
+                let again = relabelled.contains_key(&index);
+                match cancellation::classify(write, reason.code(), reason.item(), again) {
+                    Cancellation::NotThis => continue,
+                    Cancellation::Relabel(old) => {
+                        relabelled.insert(index, old);
+                        continue 'round;
+                    }
+                    Cancellation::Failed(error) => return Err(WriteAllError::at(index, error)),
+                }
             }
             return Err(WriteAllError::whole(unavailable(
                 "TransactWriteItems",

@@ -12,7 +12,7 @@ use serde_json::Value;
 use sundial_core::execution::{
     execution_id_for_trigger, validate_trigger_id, Execution, ExecutionState,
 };
-use sundial_core::job::JobId;
+use sundial_core::job::{Job, JobId};
 use sundial_core::stats::StatsWindow;
 use sundial_core::trigger::TriggerOptions;
 
@@ -63,10 +63,20 @@ impl<S: Store> App<S> {
             .await
     }
 
-    /// Runs a job now after an update (`POST /jobs/{jobId}/update`).
-    pub async fn run_now(&self, job_id: &JobId) -> Result<Execution, AppError> {
-        self.enqueue(job_id, None, None, None, TriggerOptions::default())
-            .await
+    /// Updates a job and runs it at once (`POST /jobs/{jobId}/update`): the update by `by` with
+    /// its audit entry, then a run of the new definition, which that entry stands for. Returns
+    /// the job as updated and the run.
+    pub async fn update_and_run_by(
+        &self,
+        by: &ChangeBy,
+        job_id: &JobId,
+        body: &Value,
+    ) -> Result<(Job, Execution), AppError> {
+        let job = self.update_job_by(by, job_id, body).await?;
+        let run = self
+            .enqueue(job_id, None, None, None, TriggerOptions::default())
+            .await?;
+        Ok((job, run))
     }
 
     async fn enqueue(
