@@ -7,7 +7,8 @@
 use chrono::{DateTime, SecondsFormat, Utc};
 
 use crate::duration::Duration;
-use crate::job::{quote, FieldError, OverlapPolicy};
+use crate::execution::{Execution, ExecutionState, TransitionError};
+use crate::job::{quote, FieldError, Job, OverlapPolicy};
 
 /// The overrides of one trigger: `?scheduledTime=&overlap=&delay=`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -99,6 +100,62 @@ impl TriggerOptions {
     }
 }
 
+/// What a manual run is asked with: how (`trigger`, or `update` for update and run), its
+/// idempotency id, its arguments and its overrides.
+#[derive(Clone, Debug)]
+pub struct ManualRun<'a> {
+    /// `trigger` or `update`: the first part of the run's `scheduledById`.
+    pub source: &'a str,
+    /// The idempotency id (`Idempotency-Key`, or one made up): the rest of `scheduledById`.
+    pub trigger_id: &'a str,
+    /// The trigger's arguments, if any.
+    pub arguments: Option<serde_json::Value>,
+    /// Its delay, time and overlap overrides.
+    pub options: &'a TriggerOptions,
+}
+
+/// Plans the manual run `execution_id` of `job` at `now`: takes the job's next execute number,
+/// puts the run in line for admission behind every run of the job due before it, and builds the
+/// execution (`Scheduled` when it waits for a later time, else `Enqueued`) with its overrides
+/// recorded and its parent copied from the definition. Pure: the caller writes the job as
+/// changed here and the execution in one atomic batch, so numbers never skip.
+pub fn plan_manual_run(
+    job: &mut Job,
+    execution_id: String,
+    run: ManualRun<'_>,
+    now: DateTime<Utc>,
+) -> Result<Execution, TransitionError> {
+    let due = run.options.due(now);
+    let initial = if due > now {
+        ExecutionState::Scheduled
+    } else {
+        ExecutionState::Enqueued
+    };
+    let number = job.state.next_execute_number;
+    job.state.next_execute_number += 1;
+    job.state.wait_in_line(&execution_id, due);
+    job.updated_at = now;
+    let definition = &job.definition;
+    let mut execution = Execution::new(
+        execution_id,
+        definition.job_id().clone(),
+        number,
+        initial,
+        run.options.scheduled_time(now),
+        format!("{}:{}", run.source, run.trigger_id),
+        now,
+    )?;
+    if let Some(overrides) = run.options.describe(now) {
+        execution.record(now, overrides);
+    }
+    execution.arguments = run.arguments;
+    execution.parent_job = definition.parent_job().cloned();
+    execution.parent_job_execution = definition.parent_job_execution();
+    execution.run.due = Some(due);
+    execution.run.overlap = run.options.overlap;
+    Ok(execution)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,5 +199,57 @@ mod tests {
             let e = TriggerOptions::parse(scheduled, overlap, delay).unwrap_err();
             assert_eq!(e.path, path, "{e}");
         }
+    }
+
+    fn triggered_job(now: DateTime<Utc>) -> Job {
+        let id = crate::job::JobId::parse("report").unwrap();
+        let body = serde_json::json!({
+            "jobName": "r", "creator": "c", "creatorName": "n", "parentJob": "daily",
+            "parentJobExecution": 4,
+            "request": [{"url": "http://127.0.0.1:9/"}], "timer": {"period": "external"}
+        });
+        Job::new(crate::job::JobDefinition::parse(&id, &body, now).unwrap())
+    }
+
+    #[test]
+    fn a_manual_run_takes_the_next_number_and_its_place_in_line() {
+        let now = at("2024-06-01T12:00:00Z");
+        let mut job = triggered_job(now);
+        let first_number = job.state.next_execute_number;
+        let now_run = TriggerOptions::default();
+        let run = ManualRun {
+            source: "trigger",
+            trigger_id: "abc",
+            arguments: Some(serde_json::json!({"region": "emea"})),
+            options: &now_run,
+        };
+        let later = now + chrono::Duration::seconds(5);
+        let execution = plan_manual_run(&mut job, "report~t~abc".into(), run, later).unwrap();
+        assert_eq!(execution.execute_number, first_number);
+        assert_eq!(job.state.next_execute_number, first_number + 1);
+        assert_eq!(execution.state(), ExecutionState::Enqueued);
+        assert_eq!(execution.scheduled_by_id, "trigger:abc");
+        assert_eq!(execution.run.due, Some(later));
+        assert_eq!(
+            execution.parent_job.as_ref().map(|p| p.as_str()),
+            Some("daily")
+        );
+        assert_eq!(execution.parent_job_execution, Some(4));
+        assert_eq!(job.updated_at, later);
+
+        // Delayed: it waits Scheduled, due at its time, and says why in its log.
+        let delayed = TriggerOptions::parse(None, Some("bufferall"), Some("5m")).unwrap();
+        let run = ManualRun {
+            source: "update",
+            trigger_id: "def",
+            arguments: None,
+            options: &delayed,
+        };
+        let execution = plan_manual_run(&mut job, "report~t~def".into(), run, now).unwrap();
+        assert_eq!(execution.execute_number, first_number + 1);
+        assert_eq!(execution.state(), ExecutionState::Scheduled);
+        assert_eq!(execution.run.due, Some(at("2024-06-01T12:05:00Z")));
+        assert_eq!(execution.run.overlap, Some(OverlapPolicy::BufferAll));
+        assert!(execution.events().len() >= 2, "{:?}", execution.events());
     }
 }

@@ -14,7 +14,7 @@ use sundial_core::execution::{
 };
 use sundial_core::job::{Job, JobId};
 use sundial_core::stats::StatsWindow;
-use sundial_core::trigger::TriggerOptions;
+use sundial_core::trigger::{plan_manual_run, ManualRun, TriggerOptions};
 
 use super::{audit_race, audit_record, field_error, App, AppError, ChangeBy, Entry};
 use crate::records::{decode_execution, decode_job, encode_execution, encode_job, final_rollup};
@@ -93,11 +93,6 @@ impl<S: Store> App<S> {
         let now = self.now();
         // A delayed run waits `Scheduled` for its time, in line behind the runs due before it.
         let due = options.due(now);
-        let initial = if due > now {
-            ExecutionState::Scheduled
-        } else {
-            ExecutionState::Enqueued
-        };
         let trigger_id = match trigger_id {
             Some(id) => id.to_string(),
             None => fresh_trigger_id(now),
@@ -136,30 +131,16 @@ impl<S: Store> App<S> {
                 return Ok(decode_execution(&existing)?);
             }
             let mut stored = stored.ok_or_else(|| AppError::NotFound(format!("job {job_id}")))?;
-            let number = stored.job.state.next_execute_number;
-            stored.job.state.next_execute_number += 1;
-            // In line for admission behind every run of the job due before it.
-            stored.job.state.wait_in_line(&execution_id, due);
-            stored.job.updated_at = now;
-            let definition = &stored.job.definition;
-            let mut execution = Execution::new(
-                execution_id.clone(),
-                job_id.clone(),
-                number,
-                initial,
-                options.scheduled_time(now),
-                format!("{source}:{trigger_id}"),
-                now,
-            )
-            .map_err(|e| AppError::unavailable_because("creating the triggered execution", e))?;
-            if let Some(overrides) = options.describe(now) {
-                execution.record(now, overrides);
-            }
-            execution.arguments = arguments.clone();
-            execution.parent_job = definition.parent_job().cloned();
-            execution.parent_job_execution = definition.parent_job_execution();
-            execution.run.due = Some(due);
-            execution.run.overlap = options.overlap;
+            let run = ManualRun {
+                source,
+                trigger_id: &trigger_id,
+                arguments: arguments.clone(),
+                options: &options,
+            };
+            let execution = plan_manual_run(&mut stored.job, execution_id.clone(), run, now)
+                .map_err(|e| {
+                    AppError::unavailable_because("creating the triggered execution", e)
+                })?;
             let job = encode_job(&stored.job, stored.version, stored.service.clone());
             let run = encode_execution(&execution, 1)?;
             // The fallback wake-up: should this process die before the engine hears of the run, the
