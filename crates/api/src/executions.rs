@@ -32,7 +32,7 @@ impl From<&CoreExecution> for ExecutionSummary {
             execution_id: execution.execution_id.clone(),
             job_id: execution.job_id.to_string(),
             execute_number: execution.execute_number,
-            state: execution.state().into(),
+            state: execution.state(),
             scheduled_time: json_time(execution.scheduled_time),
             scheduled_by_id: execution.scheduled_by_id.clone(),
             started_at: execution.started_at().map(json_time),
@@ -60,8 +60,8 @@ impl From<&CoreExecution> for Execution {
                 .iter()
                 .map(|event| ExecutionEvent {
                     at: json_time(event.at),
-                    from: event.from.map(Into::into),
-                    to: event.to.into(),
+                    from: event.from,
+                    to: event.to,
                     message: event.message.clone(),
                 })
                 .collect(),
@@ -260,7 +260,7 @@ pub(super) async fn describe<S: Store>(
                 scheduled_time: json_time(e.scheduled_time),
                 actual_time: e.started_at().map(json_time),
                 execution_id: e.execution_id.clone(),
-                state: e.state().into(),
+                state: e.state(),
             })
             .collect(),
         running_executions: described
@@ -268,7 +268,7 @@ pub(super) async fn describe<S: Store>(
             .iter()
             .map(|e| RunningExecution {
                 execution_id: e.execution_id.clone(),
-                state: e.state().into(),
+                state: e.state(),
                 started_at: e.started_at().map(json_time),
             })
             .collect(),
@@ -370,7 +370,7 @@ pub(super) async fn cancel<S: Store>(
     let execution = app.cancel_execution(&execution_id, &reason).await?;
     Ok(Json(StateChanged {
         envelope: Envelope::ok(),
-        state: execution.state().into(),
+        state: execution.state(),
     })
     .into_response())
 }
@@ -399,7 +399,7 @@ pub(super) async fn terminate<S: Store>(
     let execution = app.terminate_execution(&execution_id, &reason).await?;
     Ok(Json(StateChanged {
         envelope: Envelope::ok(),
-        state: execution.state().into(),
+        state: execution.state(),
     })
     .into_response())
 }

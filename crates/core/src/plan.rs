@@ -437,7 +437,7 @@ pub struct BackfillPlan {
 /// and goes on at a later tick (or when its runs finish: [`backfill_has_room`]).
 ///
 /// Each time of a window runs as its time's next re-run, `{fire id}~r{k}`, and only when the
-/// backfill's mode selects it ([`BackfillMode::selects`](crate::job::BackfillMode::selects)): `runs` says what ran of a time (runs
+/// backfill's mode selects it ([`RunsOfTime::selected_by`]): `runs` says what ran of a time (runs
 /// planned and not yet created count too). The planner stops at the first window with a time
 /// `runs` does not know and returns those times; what it planned before stands.
 pub fn plan_backfills(

@@ -4,7 +4,7 @@
 //! is documented without a second list to keep in step.
 //!
 //! Each list is checked by the compiler against its enum: a variant added to the enum and not
-//! to its list here is a compile error (the exhaustive `match` each [`vocabulary!`] writes).
+//! to its list here is a compile error (the exhaustive `match` each use of the `vocabulary!` macro writes).
 
 use crate::change::RunPlace;
 use crate::execution::ExecutionState;

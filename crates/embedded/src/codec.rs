@@ -298,6 +298,32 @@ fn unhex(text: &str) -> Option<String> {
     String::from_utf8(bytes).ok()
 }
 
+/// The labels of a job as the writer binds them.
+pub(crate) struct LabelRows {
+    /// `(key, value)`, by key.
+    pub(crate) rows: Vec<(String, String)>,
+    /// The canonical JSON of the map, `None` when there are none: the `jobs.labels` column.
+    pub(crate) text: Option<String>,
+}
+
+impl LabelRows {
+    pub(crate) fn of(job: &JobRecord) -> Result<LabelRows, StoreError> {
+        let labels: BTreeMap<String, String> = job.labels();
+        let text = if labels.is_empty() {
+            None
+        } else {
+            Some(
+                serde_json::to_string(&labels)
+                    .map_err(|e| StoreError::unavailable_because("labels not serialisable", e))?,
+            )
+        };
+        Ok(LabelRows {
+            rows: labels.into_iter().collect(),
+            text,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -363,31 +389,5 @@ mod tests {
                 "{cursor:?}"
             );
         }
-    }
-}
-
-/// The labels of a job as the writer binds them.
-pub(crate) struct LabelRows {
-    /// `(key, value)`, by key.
-    pub(crate) rows: Vec<(String, String)>,
-    /// The canonical JSON of the map, `None` when there are none: the `jobs.labels` column.
-    pub(crate) text: Option<String>,
-}
-
-impl LabelRows {
-    pub(crate) fn of(job: &JobRecord) -> Result<LabelRows, StoreError> {
-        let labels: BTreeMap<String, String> = job.labels();
-        let text = if labels.is_empty() {
-            None
-        } else {
-            Some(
-                serde_json::to_string(&labels)
-                    .map_err(|e| StoreError::unavailable_because("labels not serialisable", e))?,
-            )
-        };
-        Ok(LabelRows {
-            rows: labels.into_iter().collect(),
-            text,
-        })
     }
 }

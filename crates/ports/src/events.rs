@@ -7,7 +7,7 @@
 //!
 //! Not every publisher can deliver targets: `sundial serve` without AWS configured has nowhere to
 //! send them. Such a publisher says so through [`EventPublisher::target_support`], and the control
-//! plane refuses jobs with a target there ([`AppConfig::targets`](crate::AppConfig::targets))
+//! plane refuses jobs with a target there (`AppConfig::targets` in `sundial-service`)
 //! instead of reporting runs `Succeeded` that delivered nothing.
 
 use std::future::Future;
