@@ -50,6 +50,7 @@ mod create;
 mod edit;
 mod filter;
 mod form;
+pub mod job_page;
 mod ledger;
 mod pages;
 mod stats;
