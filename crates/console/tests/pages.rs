@@ -12,8 +12,10 @@ use axum::http::{header, Request, StatusCode};
 use axum::Router;
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
+use sundial_console::job_page::{JobPage, ShownRequest};
 use sundial_console::{ConsoleAuth, ConsoleConfig};
-use sundial_core::stats::{NotRun, Rollup};
+use sundial_core::job::{HttpMethod, JobId, OverlapPolicy};
+use sundial_core::stats::{NotRun, Rollup, StatsWindow};
 use sundial_ports::memory::{ManualClock, MemoryStore};
 use sundial_ports::store::{RollupRecord, Store, Write};
 use sundial_service::{App, AppConfig};
@@ -295,8 +297,11 @@ async fn a_job_is_created_from_the_form_and_its_fields_errors_are_shown_at_their
         timer.to_api_json()["timer"],
         json!({"dueTime": "10m", "period": "1h"})
     );
-    let page = console.get("/ui/jobs/x").await;
-    assert!(page.html.contains("Triggered only"), "{}", page.html);
+    let page = JobPage::load(&console.app, &"x".parse().unwrap(), StatsWindow::Day)
+        .await
+        .unwrap();
+    assert_eq!(page.definition.schedule, "Triggered only");
+    assert!(page.fires.is_empty());
 }
 
 #[tokio::test]
@@ -958,11 +963,13 @@ async fn a_jobs_page_charts_its_own_runs_over_the_window_it_is_asked_for() {
         "{section}"
     );
 
-    let day = console.get("/ui/jobs/steady").await;
-    assert!(day.html.contains(r#"data-window="24h""#));
-    assert!(day
-        .html
-        .contains(r#"data-runs="4" data-failed="1" data-buckets="25""#));
+    let steady = "steady".parse().unwrap();
+    let day = JobPage::load(&console.app, &steady, StatsWindow::Day)
+        .await
+        .unwrap();
+    assert_eq!(day.stats.window, StatsWindow::Day);
+    assert_eq!(day.stats.figures.runs, 4);
+    assert_eq!(day.stats.series.len(), 25);
     let bad = console.get("/ui/jobs/steady?window=soon").await;
     assert_eq!(bad.status, StatusCode::BAD_REQUEST);
     assert!(bad.html.contains("window"));
@@ -2197,4 +2204,124 @@ async fn a_bulk_delete_of_the_rows_selected_confirms_first_and_links_no_deleted_
         );
     }
     assert!(console.active("pay-1").await);
+}
+
+/// A weekly job at noon in London with a secret header, and a child of it.
+async fn weekly_with_a_child(console: &Console) -> JobId {
+    let weekly = json!({
+        "jobName": "Weekly", "creator": "ops", "creatorName": "Ops", "overlap": "BufferOne",
+        "request": [{"method": "POST", "url": "http://127.0.0.1:9/run",
+                     "headers": {"Authorization": "Bearer s3cret", "X-Team": "data"}}],
+        "schedule": {"cron": ["0 12 * * MON"], "timeZone": "Europe/London"},
+    });
+    let child = json!({
+        "jobName": "Child", "creator": "ops", "creatorName": "Ops", "parentJob": "weekly",
+        "request": [{"url": "http://127.0.0.1:9/child"}],
+    });
+    let id: JobId = "weekly".parse().unwrap();
+    console.app.create_job(&id, &weekly).await.unwrap();
+    let child_id = "weekly-child".parse().unwrap();
+    console.app.create_job(&child_id, &child).await.unwrap();
+    id
+}
+
+#[tokio::test]
+async fn a_jobs_page_holds_its_definition_with_secrets_hidden_its_fires_and_children() {
+    let console = Console::open().await;
+    let id = weekly_with_a_child(&console).await;
+
+    let page = JobPage::load(&console.app, &id, StatsWindow::Day)
+        .await
+        .unwrap();
+    let definition = &page.definition;
+    assert_eq!(definition.name, "Weekly");
+    assert_eq!(definition.creator.as_deref(), Some("ops"));
+    assert_eq!(definition.creator_name.as_deref(), Some("Ops"));
+    assert_eq!(definition.description, None);
+    assert_eq!(definition.parent_job, None);
+    assert_eq!(definition.overlap, OverlapPolicy::BufferOne);
+    let header = |name: &str, value: &str| (name.to_string(), value.to_string());
+    assert_eq!(
+        definition.requests,
+        [ShownRequest {
+            method: HttpMethod::Post,
+            url: "http://127.0.0.1:9/run".into(),
+            headers: vec![header("Authorization", "***"), header("X-Team", "data")],
+        }]
+    );
+    assert_eq!(
+        definition.as_json["request"][0]["headers"]["Authorization"],
+        "***"
+    );
+    assert_eq!(page.zone, chrono_tz::Europe::London);
+    // Twenty Mondays at noon from today (Monday 5 January), GMT until the clocks go forward on
+    // 29 March: the fire after it is at 11:00 UTC and says so.
+    assert_eq!(page.fires.len(), 20);
+    assert_eq!(page.fires[0].at, at("2026-01-05T12:00:00Z"));
+    let changes: Vec<_> = (page.fires.iter())
+        .filter_map(|f| Some((f.at, f.clock_change.clone()?)))
+        .collect();
+    assert_eq!(
+        changes,
+        [(
+            at("2026-03-30T11:00:00Z"),
+            "clocks change before this: UTC+00:00 → UTC+01:00".to_string()
+        )]
+    );
+    assert_eq!(page.children, ["weekly-child".parse::<JobId>().unwrap()]);
+    assert!(page.executions.is_empty());
+    assert_eq!(page.job.state.action_count, 0);
+
+    // The child's page names its parent and has no children.
+    let child = "weekly-child".parse().unwrap();
+    let page = JobPage::load(&console.app, &child, StatsWindow::Day)
+        .await
+        .unwrap();
+    assert_eq!(page.definition.parent_job, Some(id));
+    assert!(page.children.is_empty());
+}
+
+fn at(text: &str) -> chrono::DateTime<chrono::Utc> {
+    text.parse().unwrap()
+}
+
+#[tokio::test]
+async fn a_jobs_page_lists_its_executions_newest_first_and_a_missing_job_is_not_found() {
+    let console = Console::open().await;
+    let id = minutely_that_ran(&console, &[51, 53]).await;
+
+    let page = JobPage::load(&console.app, &id, StatsWindow::Day)
+        .await
+        .unwrap();
+    let numbers: Vec<u64> = page.executions.iter().map(|e| e.execute_number).collect();
+    assert_eq!(numbers, [2, 1]);
+    assert_eq!(
+        page.executions[0].scheduled_time,
+        at("2026-01-05T09:53:00Z")
+    );
+    assert_eq!(page.changes.len(), 1, "the creation");
+
+    let missing = "nobody".parse().unwrap();
+    let error = JobPage::load(&console.app, &missing, StatsWindow::Day).await;
+    assert!(matches!(error, Err(sundial_service::AppError::NotFound(_))));
+}
+
+#[tokio::test]
+async fn a_jobs_page_has_its_sections_in_order_and_the_forms_of_its_state() {
+    let console = Console::open().await;
+    weekly_with_a_child(&console).await;
+
+    let page = console.get("/ui/jobs/weekly").await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.html);
+    let sections: Vec<&str> = (page.html.split("<section").skip(1))
+        .filter_map(|s| s.split("aria-labelledby=\"").nth(1)?.split('"').next())
+        .collect();
+    assert_eq!(
+        sections,
+        ["def", "counters", "stats", "next", "runs", "children", "why", "changes", "act"]
+    );
+    assert_eq!(page.html.matches("<ol class=\"fires\">").count(), 1);
+    assert!(!page.html.contains("s3cret"));
+    assert!(element(&page.html, "pause-notes").contains("why it is paused"));
+    assert!(!page.html.contains("unpause-notes"));
 }
