@@ -48,6 +48,7 @@ mod bulk;
 mod chart;
 mod create;
 mod edit;
+pub mod execution_page;
 mod filter;
 mod form;
 pub mod job_page;

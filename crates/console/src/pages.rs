@@ -17,6 +17,7 @@ use sundial_service::app::{parse_job_id, upcoming_fires, DaySuccess};
 
 use crate::auth::Session;
 use crate::bulk::bulk_form;
+use crate::execution_page::ExecutionPage;
 use crate::filter::{field, filter_of, filter_pairs};
 use crate::job_page::JobPage;
 use crate::stats::WindowQuery;
@@ -30,8 +31,6 @@ type PageResult = Result<Response, PageError>;
 
 /// Jobs per page of the list.
 const JOBS_PER_PAGE: usize = 50;
-/// How much of a result or response body an execution page shows.
-const BODY_LIMIT: usize = 2_000;
 
 pub(crate) fn zone_of(job: &Job) -> Tz {
     match job.definition.when() {
@@ -55,17 +54,6 @@ fn parse_time(text: &str) -> Option<DateTime<Utc>> {
 
 pub(crate) fn pretty(value: &Value) -> String {
     serde_json::to_string_pretty(value).unwrap_or_default()
-}
-
-fn truncated(text: String) -> String {
-    if text.len() <= BODY_LIMIT {
-        return text;
-    }
-    let mut end = BODY_LIMIT;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}… ({} bytes in all)", &text[..end], text.len())
 }
 
 pub(crate) fn non_empty(value: &Option<String>) -> Option<String> {
@@ -295,114 +283,16 @@ pub(crate) async fn job<S: Store>(
 }
 
 /// `/ui/executions/{executionId}`: the event log, attempts, retries, progress; cancel and
-/// terminate. It reloads itself every 2 s while the run is not finished (no script needed).
+/// terminate ([`ExecutionPage`]). It reloads itself every 2 s while the run is not finished (no
+/// script needed).
 pub(crate) async fn execution<S: Store>(
     State(console): ConsoleState<S>,
     Extension(session): Extension<Session>,
     Path(execution_id): Path<String>,
 ) -> PageResult {
-    let app = &console.app;
-    let execution = app.get_execution(&execution_id).await?;
-    let job = app.get_job(&execution.job_id).await.ok();
-    let zone = job.as_ref().map_or(Tz::UTC, zone_of);
-    let now = app.now();
-    let requests: Vec<Value> = job
-        .as_ref()
-        .and_then(|j| {
-            j.to_api_json()
-                .get("request")
-                .and_then(Value::as_array)
-                .cloned()
-        })
-        .unwrap_or_default();
-    let finished = execution.is_finished();
-    let id = execution.execution_id.as_str();
-    let job_id = execution.job_id.as_str();
-    let base = format!("/ui/executions/{}", seg(id));
-    let retries = &execution.run.retries;
-    let content = html! {
-        @if !finished { meta http-equiv="refresh" content="2"; }
-        p.crumbs { a href="/" { "Jobs" } " / " a href=(job_url(job_id)) { (job_id) } " / #" (execution.execute_number) }
-        h1 { "Execution #" (execution.execute_number) " " (chip(&execution.state().to_string())) }
-        @if !finished { p.live role="status" { "Running: this page refreshes every 2 seconds." } }
-        dl.definition {
-            dt { "Execution id" } dd { code { (id) } }
-            dt { "Scheduled" } dd { (when(execution.scheduled_time, zone, now)) }
-            dt { "Scheduled by" } dd { (execution.scheduled_by_id) }
-            @if let Some(t) = execution.started_at() { dt { "Started" } dd { (when(t, zone, now)) } }
-            @if let Some(t) = execution.finished_at() { dt { "Finished" } dd { (when(t, zone, now)) } }
-            dt { "Attempts" } dd { (execution.attempts()) }
-            @if retries.retries > 0 {
-                dt { "Retries" }
-                dd { (retries.retries) " (" @for (i, (code, n)) in retries.retries_by_code.iter().enumerate() { @if i > 0 { ", " } (n) " after " (code) } ")" }
-            }
-            @if let Some(t) = execution.run.retry_at { dt { "Next attempt" } dd { (when(t, zone, now)) } }
-            @if let Some(error) = &execution.error { dt { "Error" } dd.error { (error) } }
-            @if let Some(arguments) = &execution.arguments { dt { "Arguments" } dd { pre.json { (truncated(pretty(arguments))) } } }
-            @if let Some(progress) = &execution.progress { dt { "Progress" } dd { pre.json { (truncated(pretty(progress))) } } }
-            @if let Some(result) = &execution.result { dt { "Result" } dd { pre.json { (truncated(pretty(result))) } } }
-        }
-        section aria-labelledby="log" {
-            h2 id="log" { "Event log" }
-            @if execution.dropped_events() > 0 { p.muted { (execution.dropped_events()) " older events dropped (the log is capped)." } }
-            ol.timeline {
-                @for event in execution.events() {
-                    li {
-                        (when(event.at, zone, now))
-                        " "
-                        @if let Some(from) = event.from { (chip(&from.to_string())) " → " }
-                        (chip(&event.to.to_string()))
-                        @if !event.message.is_empty() { " " span.message { (event.message) } }
-                    }
-                }
-            }
-        }
-        @if !requests.is_empty() {
-            section aria-labelledby="req" {
-                h2 id="req" { "Requests" }
-                p.hint { "As the job defines them; sensitive header values are shown as ***. Each attempt's call carries Idempotency-Key EXECUTION:ATTEMPT:STEP." }
-                @for (i, request) in requests.iter().enumerate() {
-                    div.card {
-                        p { code { (request.get("method").and_then(Value::as_str).unwrap_or("GET")) " " (request.get("url").and_then(Value::as_str).unwrap_or("")) } }
-                        ul.headers {
-                            @if let Some(headers) = request.get("headers").and_then(Value::as_object) {
-                                @for (name, value) in headers {
-                                    li { code { (name) ": " (value.as_str().map_or_else(|| value.to_string(), str::to_string)) } }
-                                }
-                            }
-                            li { code { "Idempotency-Key: " (id) ":" (execution.attempts().max(1)) ":" (i) } }
-                        }
-                        @if let Some(response) = execution.run.responses.get(i) {
-                            p { "Response:" }
-                            pre.json { (truncated(pretty(response))) }
-                        }
-                    }
-                }
-            }
-        }
-        @if !finished {
-            section.actions aria-labelledby="act" {
-                h2 id="act" { "Actions" }
-                form.card method="post" action={ (base) "/cancel" } {
-                    input type="hidden" name="csrf" value=(session.csrf);
-                    label for="cancel-reason" { "Reason" }
-                    input id="cancel-reason" name="reason" type="text" placeholder="cancelled by a user";
-                    button type="submit" { "Cancel" }
-                }
-                form.card.danger method="post" action={ (base) "/terminate" } data-confirm="Terminate this execution?" {
-                    input type="hidden" name="csrf" value=(session.csrf);
-                    input type="hidden" name="reason" value="terminated by a user";
-                    button type="submit" { "Terminate" }
-                }
-            }
-        }
-    };
-    Ok(layout(
-        &format!("Execution #{}", execution.execute_number),
-        Some(&session),
-        content,
-    )
-    .into_response())
+    let page = ExecutionPage::load(&console.app, &execution_id).await?;
+    let page = page.for_session(&session.csrf);
+    Ok(layout(&page.title(), Some(&session), page.render()).into_response())
 }
 
 /// The notes forms.
