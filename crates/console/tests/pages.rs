@@ -12,6 +12,7 @@ use axum::http::{header, Request, StatusCode};
 use axum::Router;
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
+use sundial_console::execution_page::ExecutionPage;
 use sundial_console::job_page::{JobPage, ShownRequest};
 use sundial_console::{ConsoleAuth, ConsoleConfig};
 use sundial_core::job::{HttpMethod, JobId, OverlapPolicy};
@@ -2324,4 +2325,82 @@ async fn a_jobs_page_has_its_sections_in_order_and_the_forms_of_its_state() {
     assert!(!page.html.contains("s3cret"));
     assert!(element(&page.html, "pause-notes").contains("why it is paused"));
     assert!(!page.html.contains("unpause-notes"));
+}
+
+/// Writes run 1 of job `id`, due at `at`, up to `Processing` (attempt 1), as the engine does.
+async fn processing(console: &Console, id: &JobId, at: chrono::DateTime<chrono::Utc>) -> String {
+    use sundial_core::execution::{execution_id_for_fire, Execution, ExecutionState};
+    let mut run = Execution::new(
+        execution_id_for_fire(id, 0, at),
+        id.clone(),
+        1,
+        ExecutionState::Scheduled,
+        at,
+        id.to_string(),
+        at,
+    )
+    .unwrap();
+    run.transition(ExecutionState::Enqueued, at, "due").unwrap();
+    run.transition(ExecutionState::Processing, at, "attempt 1")
+        .unwrap();
+    let record = sundial_service::records::encode_execution(&run, 1).unwrap();
+    let write = Write::CreateExecution(&record);
+    console.app.store().write_all(&[write]).await.unwrap();
+    run.execution_id
+}
+
+#[tokio::test]
+async fn an_execution_page_holds_the_run_its_zone_and_its_jobs_requests_with_secrets_hidden() {
+    let console = Console::open().await;
+    let id = weekly_with_a_child(&console).await;
+    let run = processing(&console, &id, at("2026-01-05T09:00:00Z")).await;
+
+    let page = ExecutionPage::load(&console.app, &run).await.unwrap();
+    assert_eq!(page.execution.execute_number, 1);
+    assert!(!page.execution.is_finished());
+    assert_eq!(page.execution.events().len(), 3);
+    assert_eq!(page.zone, chrono_tz::Europe::London);
+    assert_eq!(page.requests.len(), 1);
+    assert_eq!(page.requests[0].headers[0].1, "***");
+
+    // Deleted since, the job leaves the run's page in UTC and without requests.
+    console.app.delete_job(&id).await.unwrap();
+    let page = ExecutionPage::load(&console.app, &run).await.unwrap();
+    assert_eq!(page.zone, chrono_tz::UTC);
+    assert!(page.requests.is_empty());
+
+    let missing = ExecutionPage::load(&console.app, "nothing").await;
+    assert!(matches!(
+        missing,
+        Err(sundial_service::AppError::NotFound(_))
+    ));
+}
+
+#[tokio::test]
+async fn an_execution_page_refreshes_and_offers_cancel_only_while_the_run_is_not_finished() {
+    let console = Console::open().await;
+    let id = weekly_with_a_child(&console).await;
+    let run = processing(&console, &id, at("2026-01-05T09:00:00Z")).await;
+
+    let page = console.get(&format!("/ui/executions/{run}")).await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.html);
+    assert!(page
+        .html
+        .contains(r#"<meta http-equiv="refresh" content="2">"#));
+    assert!(page.html.contains(&format!("Idempotency-Key: {run}:1:0")));
+    assert!(!page.html.contains("s3cret"));
+    assert!(element(&page.html, "cancel-reason").contains("cancelled by a user"));
+
+    let done = minutely_that_ran(&console, &[51]).await;
+    let runs = console
+        .app
+        .list_executions(&done, &sundial_ports::store::PageRequest::first(1))
+        .await
+        .unwrap()
+        .items;
+    let page = console
+        .get(&format!("/ui/executions/{}", runs[0].execution_id))
+        .await;
+    assert!(!page.html.contains("http-equiv"));
+    assert!(!page.html.contains(r#"id="act""#));
 }
