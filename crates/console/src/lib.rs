@@ -53,6 +53,7 @@ mod filter;
 mod form;
 pub mod job_page;
 mod ledger;
+pub mod ledger_page;
 mod pages;
 mod stats;
 mod upcoming;
