@@ -14,6 +14,7 @@ use http_body_util::BodyExt;
 use serde_json::{json, Value};
 use sundial_console::execution_page::ExecutionPage;
 use sundial_console::job_page::{JobPage, ShownRequest};
+use sundial_console::ledger_page::{LedgerPage, RangeQuery};
 use sundial_console::{ConsoleAuth, ConsoleConfig};
 use sundial_core::job::{HttpMethod, JobId, OverlapPolicy};
 use sundial_core::stats::{NotRun, Rollup, StatsWindow};
@@ -1706,29 +1707,52 @@ async fn the_history_shows_an_updates_diff_and_the_ledger_folds_long_ranges() {
     // A day of an every-two-seconds job (43,200 times) is more than one ledger lists: the
     // default range falls back to the last hour, folded into rows of one fate each.
     console.clock.set("2026-01-05T11:00:30Z".parse().unwrap());
+    let ledger = LedgerPage::load(&console.app, &id, &RangeQuery::default())
+        .await
+        .unwrap();
+    let shown = ledger.shown.as_ref().unwrap();
+    assert_eq!(
+        (shown.from, shown.to),
+        (at("2026-01-05T10:01:00Z"), at("2026-01-05T11:01:00Z"))
+    );
+    assert_eq!(shown.ledger.entries.len(), 1800);
+    assert_eq!(
+        ledger.inputs,
+        ["2026-01-05T10:01:00", "2026-01-05T11:01:00"]
+    );
     let page = console.get("/ui/jobs/tick/occurrences").await;
     assert_eq!(page.status, StatusCode::OK, "{}", page.html);
-    assert!(page.html.contains("1800 nominal times"), "{}", page.html);
     let rows = ledger_rows(&page.html);
     assert!(rows.len() <= 3, "{rows:?}");
     assert!(page.html.len() < 50_000, "{} bytes", page.html.len());
 
     // A range with too many times, or a wall time the clocks skip, is an error at its field.
-    let too_many = console
-        .get("/ui/jobs/tick/occurrences?from=2026-01-01T00:00&to=2026-01-05T00:00")
-        .await;
-    assert_eq!(too_many.status, StatusCode::BAD_REQUEST);
-    assert!(element(&too_many.html, "l-to-error").contains("at most 10000"));
+    let range = |from: &str, to: &str| RangeQuery {
+        from: Some(from.into()),
+        to: Some(to.into()),
+    };
+    let too_many = range("2026-01-01T00:00", "2026-01-05T00:00");
+    let too_many = LedgerPage::load(&console.app, &id, &too_many)
+        .await
+        .unwrap();
+    assert_eq!(too_many.status(), StatusCode::BAD_REQUEST);
+    let error = too_many.error.unwrap();
+    assert_eq!(error.field, "to");
+    assert!(error.message.contains("at most 10000"), "{}", error.message);
+    assert!(too_many.shown.is_none());
+    assert_eq!(too_many.inputs, ["2026-01-01T00:00", "2026-01-05T00:00"]);
     minutely(&console, "ny", "America/New_York").await;
-    let gap = console
-        .get("/ui/jobs/ny/occurrences?from=2026-03-08T02:30&to=2026-03-08T04:00")
-        .await;
-    assert_eq!(gap.status, StatusCode::BAD_REQUEST);
+    let ny = "ny".parse().unwrap();
+    let gap = range("2026-03-08T02:30", "2026-03-08T04:00");
+    let gap = LedgerPage::load(&console.app, &ny, &gap).await.unwrap();
+    let error = gap.error.unwrap();
+    assert_eq!(error.field, "from");
     assert!(
-        element(&gap.html, "l-from-error").contains("does not exist in America/New_York"),
+        error.message.contains("does not exist in America/New_York"),
         "{}",
-        gap.html
+        error.message
     );
+    // The error at its field, in the HTML.
     let half = console
         .get("/ui/jobs/ny/occurrences?from=2026-03-08T03:30")
         .await;
@@ -2403,4 +2427,41 @@ async fn an_execution_page_refreshes_and_offers_cancel_only_while_the_run_is_not
         .await;
     assert!(!page.html.contains("http-equiv"));
     assert!(!page.html.contains(r#"id="act""#));
+}
+
+#[tokio::test]
+async fn a_ledger_page_holds_the_fates_of_a_pause_and_a_deleted_job_keeps_its_ledger_in_utc() {
+    let console = Console::open().await;
+    minutely(&console, "billing", "Europe/London").await;
+    let id: JobId = "billing".parse().unwrap();
+    console.clock.set(at("2026-01-05T10:02:30Z"));
+    let notes = Some("deploy freeze".to_string());
+    console.app.set_active(&id, false, notes).await.unwrap();
+    console.clock.set(at("2026-01-05T10:04:10Z"));
+
+    let range = RangeQuery {
+        from: Some("2026-01-05T10:02".into()),
+        to: Some("2026-01-05T10:04".into()),
+    };
+    let page = LedgerPage::load(&console.app, &id, &range).await.unwrap();
+    assert_eq!(page.status(), StatusCode::OK);
+    assert_eq!(page.zone, chrono_tz::Europe::London);
+    let shown = page.shown.unwrap();
+    let fates: Vec<_> = (shown.ledger.entries.iter())
+        .map(|(t, fate)| (*t, fate.status()))
+        .collect();
+    assert_eq!(
+        fates,
+        [
+            (at("2026-01-05T10:02:00Z"), "noRecord"),
+            (at("2026-01-05T10:03:00Z"), "paused")
+        ]
+    );
+    assert_eq!(page.inputs, ["2026-01-05T10:02:00", "2026-01-05T10:04:00"]);
+
+    console.app.delete_job(&id).await.unwrap();
+    let page = LedgerPage::load(&console.app, &id, &range).await.unwrap();
+    assert!(page.job.is_none());
+    assert_eq!(page.zone, chrono_tz::UTC);
+    assert!(page.shown.is_some());
 }
