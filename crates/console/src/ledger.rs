@@ -14,39 +14,31 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Extension;
-use chrono::{DateTime, Duration, DurationRound, NaiveDateTime, TimeZone, Utc};
+use chrono::{DateTime, Duration, NaiveDateTime, TimeZone, Utc};
 use chrono_tz::Tz;
-use maud::{html, Markup};
+use maud::{html, Markup, Render};
 use serde::Deserialize;
 use serde_json::Value;
-use sundial_core::ledger::{Fate, FireRange, RangeReason};
+use sundial_core::ledger::{Fate, RangeReason};
 use sundial_ports::store::{AuditQuery, PageRequest, Store};
 use sundial_service::app::parse_job_id;
 use sundial_service::AppError;
 
 use crate::auth::Session;
+use crate::ledger_page::{LedgerPage, RangeQuery};
 use crate::pages::zone_of;
 use crate::view::{chip, job_url, layout, seg, when};
 use crate::{ConsoleState, PageError};
 
 /// Up to this many times the ledger shows every time on its own row; past it, consecutive
 /// times with the same fate share one.
-const EACH_ON_ITS_OWN: usize = 200;
+pub(crate) const EACH_ON_ITS_OWN: usize = 200;
 /// The most rows the ledger shows; past it, it says how many more and asks for a narrower range.
-const MAX_ROWS: usize = 500;
+pub(crate) const MAX_ROWS: usize = 500;
 /// History entries per page.
 const HISTORY_PAGE: usize = 50;
 /// History entries on a job's page.
 pub(crate) const RECENT_CHANGES: usize = 5;
-
-/// The ledger's range as the form sends it: local times in the job's zone.
-#[derive(Debug, Default, Deserialize)]
-pub(crate) struct RangeQuery {
-    #[serde(default)]
-    from: Option<String>,
-    #[serde(default)]
-    to: Option<String>,
-}
 
 /// The value of a `datetime-local` field for `time` in `zone`, to the second (so a range read
 /// back from its fields is the range shown).
@@ -70,46 +62,12 @@ pub(crate) fn parse_local(text: &str, zone: Tz) -> Result<DateTime<Utc>, String>
         .ok_or_else(|| format!("{text} does not exist in {zone}: the clocks skip it"))
 }
 
-/// A field's error, shown at the field.
-struct FieldError {
-    field: &'static str,
-    message: String,
-}
-
-/// The range asked for, or the default: the day before now (the hour before now when a day holds
-/// more times than one ledger lists, as an every-second job's does).
-enum Range {
-    Asked(DateTime<Utc>, DateTime<Utc>),
-    Default,
-}
-
-fn asked_range(query: &RangeQuery, zone: Tz) -> Result<Range, FieldError> {
-    let read = |field: &'static str, text: &Option<String>| {
-        text.as_deref()
-            .filter(|t| !t.trim().is_empty())
-            .map(|t| parse_local(t, zone).map_err(|message| FieldError { field, message }))
-            .transpose()
-    };
-    match (read("from", &query.from)?, read("to", &query.to)?) {
-        (None, None) => Ok(Range::Default),
-        (Some(from), Some(to)) => Ok(Range::Asked(from, to)),
-        (None, Some(_)) => Err(FieldError {
-            field: "from",
-            message: "is required with to".into(),
-        }),
-        (Some(_), None) => Err(FieldError {
-            field: "to",
-            message: "is required with from".into(),
-        }),
-    }
-}
-
 /// One row of the ledger: a time, or a run of consecutive times with the same fate.
-struct Row<'a> {
-    first: DateTime<Utc>,
-    last: DateTime<Utc>,
-    count: usize,
-    fate: &'a Fate,
+pub(crate) struct Row<'a> {
+    pub(crate) first: DateTime<Utc>,
+    pub(crate) last: DateTime<Utc>,
+    pub(crate) count: usize,
+    pub(crate) fate: &'a Fate,
     /// The last time's fate when the row holds several (its execution, for a run of `ran`).
     last_fate: &'a Fate,
 }
@@ -128,7 +86,7 @@ fn same_reason(a: &Fate, b: &Fate) -> bool {
 }
 
 /// The rows of `entries`: each on its own up to [`EACH_ON_ITS_OWN`], else folded by reason.
-fn rows(entries: &[(DateTime<Utc>, Fate)]) -> Vec<Row<'_>> {
+pub(crate) fn rows(entries: &[(DateTime<Utc>, Fate)]) -> Vec<Row<'_>> {
     let fold = entries.len() > EACH_ON_ITS_OWN;
     let mut rows: Vec<Row<'_>> = Vec::new();
     for (time, fate) in entries {
@@ -170,7 +128,7 @@ fn status_words(fate: &Fate) -> &'static str {
 }
 
 /// A fate's chip, styled by its status (`chip-ran`, `chip-paused`, …), in words.
-fn status_chip(fate: &Fate) -> Markup {
+pub(crate) fn status_chip(fate: &Fate) -> Markup {
     let class = format!("chip chip-{}", fate.status().to_ascii_lowercase());
     html! { span class=(class) { (status_words(fate)) } }
 }
@@ -189,7 +147,7 @@ fn history_at(job_id: &str, at: DateTime<Utc>) -> String {
 }
 
 /// How many times of each status `entries` hold, in the order the statuses first appear.
-fn counts(entries: &[(DateTime<Utc>, Fate)]) -> Vec<(&Fate, usize)> {
+pub(crate) fn counts(entries: &[(DateTime<Utc>, Fate)]) -> Vec<(&Fate, usize)> {
     let mut counts: Vec<(&Fate, usize)> = Vec::new();
     for (_, fate) in entries {
         match counts.iter_mut().find(|(f, _)| f.status() == fate.status()) {
@@ -201,7 +159,12 @@ fn counts(entries: &[(DateTime<Utc>, Fate)]) -> Vec<(&Fate, usize)> {
 }
 
 /// What explains a fate, with its links.
-fn explanation(job_id: &str, row: &Row<'_>, zone: Tz, created_at: Option<DateTime<Utc>>) -> Markup {
+pub(crate) fn explanation(
+    job_id: &str,
+    row: &Row<'_>,
+    zone: Tz,
+    created_at: Option<DateTime<Utc>>,
+) -> Markup {
     let folded = row.count > 1;
     html! {
         @match row.fate {
@@ -262,7 +225,7 @@ fn explanation(job_id: &str, row: &Row<'_>, zone: Tz, created_at: Option<DateTim
     }
 }
 
-fn range_kind(reason: RangeReason) -> &'static str {
+pub(crate) fn range_kind(reason: RangeReason) -> &'static str {
     match reason {
         RangeReason::Missed => "missed",
         RangeReason::Dropped => "dropped",
@@ -270,146 +233,18 @@ fn range_kind(reason: RangeReason) -> &'static str {
     }
 }
 
-/// `/ui/jobs/{jobId}/occurrences?from=&to=`: the ledger over a range in the job's zone.
+/// `/ui/jobs/{jobId}/occurrences?from=&to=`: the ledger over a range in the job's zone
+/// ([`LedgerPage`]).
 pub(crate) async fn occurrences<S: Store>(
     State(console): ConsoleState<S>,
     Extension(session): Extension<Session>,
     Path(job_id): Path<String>,
-    Query(query): Query<RangeQuery>,
+    Query(range): Query<RangeQuery>,
 ) -> Result<Response, PageError> {
-    let app = &console.app;
     let id = parse_job_id(&job_id)?;
-    // A deleted job keeps its ledger (read from its history), shown in UTC.
-    let job = match app.get_job(&id).await {
-        Ok(job) => Some(job),
-        Err(AppError::NotFound(_)) => None,
-        Err(e) => return Err(e.into()),
-    };
-    let zone = job.as_ref().map_or(Tz::UTC, zone_of);
-    let now = app.now();
-    let mut error = None;
-    let mut shown = None;
-    // The default range ends at the next whole minute, so "now" is in it.
-    let end = now.duration_trunc(Duration::minutes(1)).unwrap_or(now) + Duration::minutes(1);
-    match asked_range(&query, zone) {
-        Err(e) => error = Some(e),
-        Ok(Range::Asked(from, to)) => match app.occurrences(&id, from, to).await {
-            Ok(ledger) => shown = Some((from, to, ledger)),
-            Err(AppError::Invalid(e)) => {
-                error = Some(FieldError {
-                    field: if e.path == "from" { "from" } else { "to" },
-                    message: e.message,
-                });
-            }
-            Err(e) => return Err(e.into()),
-        },
-        Ok(Range::Default) => {
-            for span in [Duration::days(1), Duration::hours(1)] {
-                match app.occurrences(&id, end - span, end).await {
-                    Ok(ledger) => {
-                        shown = Some((end - span, end, ledger));
-                        break;
-                    }
-                    Err(AppError::Invalid(e)) => {
-                        error = Some(FieldError {
-                            field: "to",
-                            message: e.message,
-                        });
-                    }
-                    Err(e) => return Err(e.into()),
-                }
-            }
-            if shown.is_some() {
-                error = None;
-            }
-        }
-    }
-    let (from_value, to_value) = match &shown {
-        Some((from, to, _)) => (local_input(*from, zone), local_input(*to, zone)),
-        None => (
-            query.from.clone().unwrap_or_default(),
-            query.to.clone().unwrap_or_default(),
-        ),
-    };
-    let status = if error.is_some() {
-        StatusCode::BAD_REQUEST
-    } else {
-        StatusCode::OK
-    };
-    let created_at = job.as_ref().map(|j| j.created_at);
-    let base = job_url(&job_id);
-    let content = html! {
-        p.crumbs { a href="/" { "Jobs" } " / " a href=(base) { (job_id) } " / occurrences" }
-        h1 { "Why didn't it run? " span.muted { (job_id) } }
-        @if job.is_none() { p.notes { "This job was deleted: its last life is read from its history." } }
-        form.filters method="get" action={ (base) "/occurrences" } aria-label="Range of the ledger" {
-            @for (field, label, value) in [("from", "From", &from_value), ("to", "To (exclusive)", &to_value)] {
-                @let invalid = error.as_ref().is_some_and(|e| e.field == field);
-                div.field {
-                    label for={ "l-" (field) } { (label) " (" (zone) ")" }
-                    input id={ "l-" (field) } name=(field) type="datetime-local" step="1" value=(value)
-                        aria-invalid=[invalid.then_some("true")]
-                        aria-describedby=[invalid.then(|| format!("l-{field}-error"))];
-                    @if let Some(e) = error.as_ref().filter(|e| e.field == field) {
-                        span.error id={ "l-" (field) "-error" } role="alert" { (field) ": " (e.message) }
-                    }
-                }
-            }
-            div.actions { button type="submit" { "Show" } a href={ (base) "/history" } { "History" } }
-        }
-        @if let Some((from, to, ledger)) = &shown {
-            @let times = ledger.entries.iter().filter(|(_, f)| !matches!(f, Fate::DstGap(_))).count();
-            p {
-                (times) " nominal times from " (when(*from, zone, now)) " to " (when(*to, zone, now))
-            }
-            ul.summary aria-label="Counts by status" {
-                @for (fate, n) in counts(&ledger.entries) {
-                    li data-status=(fate.status()) { (status_chip(fate)) " " (n) }
-                }
-            }
-            @if ledger.entries.is_empty() {
-                p.empty { "No nominal times in this range." }
-            } @else {
-                @let rows = rows(&ledger.entries);
-                @if rows.len() < ledger.entries.len() {
-                    p.hint { "Consecutive times with the same fate share a row (more than " (EACH_ON_ITS_OWN) " times)." }
-                }
-                div.table-wrap { table.ledger {
-                    caption.visually-hidden { "Each nominal time and what became of it" }
-                    thead { tr { th scope="col" { "Time" } th scope="col" { "Status" } th scope="col" { "Why" } } }
-                    tbody {
-                        @for row in rows.iter().take(MAX_ROWS) {
-                            tr data-status=(row.fate.status()) data-time=(row.first.to_rfc3339()) {
-                                td {
-                                    (when(row.first, zone, now))
-                                    @if row.count > 1 { br; "… " (when(row.last, zone, now)) br; span.muted { (row.count) " times" } }
-                                }
-                                td { (status_chip(row.fate)) }
-                                td { (explanation(&job_id, row, zone, created_at)) }
-                            }
-                        }
-                    }
-                } }
-                @if rows.len() > MAX_ROWS {
-                    p.notes { (rows.len() - MAX_ROWS) " more rows not shown: narrow the range." }
-                }
-            }
-            @if !ledger.ranges.is_empty() {
-                h2 { "Ranges kept on the job" }
-                p.hint { "Missed, dropped and debug-mode fires are kept as ranges of consecutive times, however long." }
-                ul {
-                    @for FireRange { reason, first, last, count } in &ledger.ranges {
-                        li { (range_kind(*reason)) ": " (when(*first, zone, now)) " … " (when(*last, zone, now)) " (" (count) " times)" }
-                    }
-                }
-            }
-        }
-    };
-    Ok((
-        status,
-        layout(&format!("{job_id}: occurrences"), Some(&session), content),
-    )
-        .into_response())
+    let page = LedgerPage::load(&console.app, &id, &range).await?;
+    let title = format!("{job_id}: occurrences");
+    Ok((page.status(), layout(&title, Some(&session), page.render())).into_response())
 }
 
 /// `?at=` (RFC 3339) and `?cursor=` of the history page.

@@ -7,6 +7,12 @@
 //! through the same [`App`] use cases as the API (`tests/single_path.rs` holds them to it), so a
 //! rule is never enforced twice or skipped here.
 //!
+//! A page is a view model and its rendering: [`job_page::JobPage`], [`execution_page::ExecutionPage`]
+//! and [`ledger_page::LedgerPage`] each `load` what the page shows (reads that do not depend on
+//! each other made at once), typed, and implement [`maud::Render`] from one small component per
+//! section; their handlers load, render and answer. Those modules are public so that tests assert
+//! on what a page shows, leaving a few HTML checks for its structure.
+//!
 //! The jobs list sorts by id, next fire or last run (the job orders of the store port, each
 //! keyset-paged), filters as `GET /jobs` does (labels and id prefix included, the `filter`
 //! module), and shows each job's success over the last 24 hours ([`App::day_success`], from the
@@ -48,9 +54,12 @@ mod bulk;
 mod chart;
 mod create;
 mod edit;
+pub mod execution_page;
 mod filter;
 mod form;
+pub mod job_page;
 mod ledger;
+pub mod ledger_page;
 mod pages;
 mod stats;
 mod upcoming;

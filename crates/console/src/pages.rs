@@ -4,22 +4,23 @@
 use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::{Extension, Form};
-use chrono::{DateTime, Offset, TimeZone, Utc};
+use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
-use maud::{html, Markup};
+use maud::{html, Markup, Render};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use sundial_core::execution::Execution;
 use sundial_core::job::{Job, When};
 use sundial_core::trigger::TriggerOptions;
-use sundial_ports::store::{JobFilter, JobOrder, PageRequest, Store};
+use sundial_ports::store::{JobOrder, PageRequest, Store};
 use sundial_service::app::{parse_job_id, upcoming_fires, DaySuccess};
 
 use crate::auth::Session;
 use crate::bulk::bulk_form;
+use crate::execution_page::ExecutionPage;
 use crate::filter::{field, filter_of, filter_pairs};
-use crate::ledger;
-use crate::stats::{job_section, WindowQuery};
+use crate::job_page::JobPage;
+use crate::stats::WindowQuery;
 use crate::view::{
     capitalized, chip, filter_fields, job_url, label_fields, layout, query_string, relative, seg,
     when, JobNotice,
@@ -30,12 +31,6 @@ type PageResult = Result<Response, PageError>;
 
 /// Jobs per page of the list.
 const JOBS_PER_PAGE: usize = 50;
-/// Coming fire times on a job's page.
-const UPCOMING: usize = 20;
-/// Executions on a job's page.
-const RECENT: usize = 20;
-/// How much of a result or response body an execution page shows.
-const BODY_LIMIT: usize = 2_000;
 
 pub(crate) fn zone_of(job: &Job) -> Tz {
     match job.definition.when() {
@@ -44,7 +39,7 @@ pub(crate) fn zone_of(job: &Job) -> Tz {
     }
 }
 
-fn schedule_words(job: &Job) -> String {
+pub(crate) fn schedule_words(job: &Job) -> String {
     match job.definition.when() {
         When::Scheduled(schedule) => schedule.in_words(),
         When::TriggeredOnly => "Triggered only".to_string(),
@@ -57,19 +52,8 @@ fn parse_time(text: &str) -> Option<DateTime<Utc>> {
         .map(|t| t.with_timezone(&Utc))
 }
 
-fn pretty(value: &Value) -> String {
+pub(crate) fn pretty(value: &Value) -> String {
     serde_json::to_string_pretty(value).unwrap_or_default()
-}
-
-fn truncated(text: String) -> String {
-    if text.len() <= BODY_LIMIT {
-        return text;
-    }
-    let mut end = BODY_LIMIT;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}… ({} bytes in all)", &text[..end], text.len())
 }
 
 pub(crate) fn non_empty(value: &Option<String>) -> Option<String> {
@@ -283,15 +267,8 @@ fn job_row(job: &Job, last: Option<&Execution>, success: DaySuccess, now: DateTi
     }
 }
 
-/// A note under a fire time when the zone's offset differs from the previous fire's.
-fn dst_note(zone: Tz, previous: Option<DateTime<Utc>>, time: DateTime<Utc>) -> Option<String> {
-    let offset = |t: DateTime<Utc>| zone.offset_from_utc_datetime(&t.naive_utc()).fix();
-    let before = offset(previous?);
-    let after = offset(time);
-    (before != after).then(|| format!("clocks change before this: UTC{before} → UTC{after}"))
-}
-
-/// `/ui/jobs/{jobId}`: the definition, coming fires, executions, counters, children and actions.
+/// `/ui/jobs/{jobId}`: the definition, coming fires, executions, counters, children and actions
+/// ([`JobPage`]).
 pub(crate) async fn job<S: Store>(
     State(console): ConsoleState<S>,
     Extension(session): Extension<Session>,
@@ -299,299 +276,23 @@ pub(crate) async fn job<S: Store>(
     Query(window): Query<WindowQuery>,
     Query(notice): Query<JobNotice>,
 ) -> PageResult {
-    let app = &console.app;
     let job_id = parse_job_id(&job_id)?;
-    let window = window.window()?;
-    let job = app.get_job(&job_id).await?;
-    let stats = app.job_stats(&job_id, window).await?;
-    let now = app.now();
-    let zone = zone_of(&job);
-    let fires: Vec<DateTime<Utc>> = upcoming_fires(&job, now, UPCOMING)
-        .iter()
-        .filter_map(|t| parse_time(t))
-        .collect();
-    let executions = app
-        .list_executions(&job_id, &PageRequest::first(RECENT))
-        .await?
-        .items;
-    let children = if job.state.has_children {
-        let filter = JobFilter {
-            parent_job: Some(job_id.as_str().to_string()),
-            ..JobFilter::default()
-        };
-        app.list_jobs(&filter, JobOrder::Id, &PageRequest::first(100))
-            .await?
-            .items
-    } else {
-        Vec::new()
-    };
-    let changes = app
-        .history(&job_id, &PageRequest::first(ledger::RECENT_CHANGES))
-        .await?
-        .items;
-    // The API's own JSON: sensitive header values are already redacted there.
-    let shown = job.to_api_json();
-    let id = job_id.as_str();
-    let base = job_url(id);
-    let state = &job.state;
-    let content = html! {
-        p.crumbs { a href="/" { "Jobs" } " / " (id) }
-        h1 { (id) " " @if job.definition.active() { (chip("active")) } @else { (chip("paused")) } }
-        (notice.render())
-        @if let Some(notes) = &state.paused_notes { p.notes { "Notes: " (notes) } }
-        section aria-labelledby="def" {
-            h2 id="def" { "Definition" }
-            dl.definition {
-                dt { "Name" } dd { (job.definition.job_name()) }
-                @for (key, label) in [("jobDescription", "Description"), ("creator", "Creator"), ("creatorName", "Creator name"), ("parentJob", "Parent job"), ("overlap", "Overlap")] {
-                    @if let Some(v) = shown.get(key).filter(|v| !v.is_null()) {
-                        dt { (label) } dd { (v.as_str().map_or_else(|| v.to_string(), str::to_string)) }
-                    }
-                }
-                dt { "Schedule" } dd.schedule { (schedule_words(&job)) }
-                @if let Some(requests) = shown.get("request").and_then(Value::as_array) {
-                    @for (i, request) in requests.iter().enumerate() {
-                        dt { "Request " (i + 1) }
-                        dd {
-                            code { (request.get("method").and_then(Value::as_str).unwrap_or("GET")) " " (request.get("url").and_then(Value::as_str).unwrap_or("")) }
-                            @if let Some(headers) = request.get("headers").and_then(Value::as_object) {
-                                ul.headers {
-                                    @for (name, value) in headers {
-                                        li { code { (name) ": " (value.as_str().map_or_else(|| value.to_string(), str::to_string)) } }
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-            details {
-                summary { "As JSON" }
-                pre.json { (pretty(&shown)) }
-            }
-        }
-        section aria-labelledby="counters" {
-            h2 id="counters" { "Counters" }
-            dl.counters {
-                dt { "Actions" } dd { (state.action_count) }
-                dt { "Skipped (overlap)" } dd { (state.overlap_skipped) }
-                dt { "Missed catch-up window" } dd { (state.missed_catchup_window) }
-                dt { "Buffer dropped" } dd { (state.buffer_dropped) }
-                @if let Some(remaining) = state.remaining_actions { dt { "Remaining actions" } dd { (remaining) } }
-            }
-        }
-        (job_section(&stats, &base))
-        section aria-labelledby="next" {
-            h2 id="next" { "Next " (fires.len()) " fires" }
-            @if fires.is_empty() {
-                p.muted { @if job.definition.active() { "No fire times coming." } @else { "Paused: nothing fires until it is unpaused." } }
-            } @else {
-                ol.fires {
-                    @for (i, t) in fires.iter().enumerate() {
-                        li {
-                            (when(*t, zone, now))
-                            @if let Some(note) = dst_note(zone, i.checked_sub(1).and_then(|p| fires.get(p)).copied(), *t) {
-                                " " span.dst { (note) }
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        section aria-labelledby="runs" {
-            h2 id="runs" { "Recent executions" }
-            @if executions.is_empty() { p.muted { "No executions yet." } } @else {
-                div.table-wrap { table.executions {
-                    thead { tr { th scope="col" { "#" } th scope="col" { "State" } th scope="col" { "Scheduled" } th scope="col" { "By" } th scope="col" { "Attempts" } th scope="col" { "Error" } } }
-                    tbody {
-                        @for e in &executions {
-                            tr {
-                                td { a href={ "/ui/executions/" (seg(&e.execution_id)) } { (e.execute_number) } }
-                                td { (chip(&e.state().to_string())) }
-                                td { (when(e.scheduled_time, zone, now)) }
-                                td { (e.scheduled_by_id) }
-                                td { (e.attempts()) }
-                                td { (e.error.as_deref().unwrap_or("")) }
-                            }
-                        }
-                    }
-                } }
-            }
-        }
-        @if !children.is_empty() {
-            section aria-labelledby="children" {
-                h2 id="children" { "Children" }
-                ul { @for child in &children { li { a href=(job_url(child.definition.job_id().as_str())) { (child.definition.job_id().as_str()) } } } }
-            }
-        }
-        section aria-labelledby="why" {
-            h2 id="why" { "Why didn't it run?" }
-            p.hint { "What became of each fire time in a range: ran, skipped, missed, dropped, paused (with the pause's notes), … Leave both times empty for the last day (the last hour when a day holds more than 10,000 times)." }
-            form.filters method="get" action={ (base) "/occurrences" } aria-label="Range of the ledger" {
-                div.field {
-                    label for="why-from" { "From (" (zone) ")" }
-                    input id="why-from" name="from" type="datetime-local" step="1";
-                }
-                div.field {
-                    label for="why-to" { "To (" (zone) ")" }
-                    input id="why-to" name="to" type="datetime-local" step="1";
-                }
-                div.actions { button type="submit" { "Show the ledger" } }
-            }
-        }
-        section aria-labelledby="changes" {
-            h2 id="changes" { "Recent changes" }
-            (ledger::entries(&changes, zone, now, false))
-            p { a href={ (base) "/history" } { "Full history" } }
-        }
-        section.actions aria-labelledby="act" {
-            h2 id="act" { "Actions" }
-            @if job.definition.active() {
-                form.card method="post" action={ (base) "/pause" } {
-                    input type="hidden" name="csrf" value=(session.csrf);
-                    label for="pause-notes" { "Pause notes" }
-                    input id="pause-notes" name="notes" type="text" placeholder="why it is paused";
-                    button type="submit" { "Pause" }
-                }
-            } @else {
-                form.card method="post" action={ (base) "/unpause" } {
-                    input type="hidden" name="csrf" value=(session.csrf);
-                    label for="unpause-notes" { "Unpause notes" }
-                    input id="unpause-notes" name="notes" type="text";
-                    button type="submit" { "Unpause" }
-                }
-            }
-            div.card {
-                a href={ (base) "/edit" } { "Edit the definition" } " · "
-                a href={ (base) "/backfill" } { "Backfill" }
-                p.hint { "Each shows what it would do before it does it." }
-            }
-            form.card method="post" action={ (base) "/trigger" } {
-                input type="hidden" name="csrf" value=(session.csrf);
-                label for="trigger-args" { "Trigger with arguments (JSON object)" }
-                textarea id="trigger-args" name="arguments" rows="3" spellcheck="false" { "{}" }
-                button type="submit" { "Trigger now" }
-            }
-            form.card.danger method="post" action={ (base) "/delete" } data-confirm={ "Delete job " (id) " and its executions?" } {
-                input type="hidden" name="csrf" value=(session.csrf);
-                label for="delete-confirm" { "Type the job id to delete it" }
-                input id="delete-confirm" name="confirm" type="text" required autocomplete="off";
-                button type="submit" { "Delete" }
-            }
-        }
-    };
-    Ok(layout(id, Some(&session), content).into_response())
+    let page = JobPage::load(&console.app, &job_id, window.window()?).await?;
+    let page = page.for_session(&session.csrf, notice.render());
+    Ok(layout(job_id.as_str(), Some(&session), page.render()).into_response())
 }
 
 /// `/ui/executions/{executionId}`: the event log, attempts, retries, progress; cancel and
-/// terminate. It reloads itself every 2 s while the run is not finished (no script needed).
+/// terminate ([`ExecutionPage`]). It reloads itself every 2 s while the run is not finished (no
+/// script needed).
 pub(crate) async fn execution<S: Store>(
     State(console): ConsoleState<S>,
     Extension(session): Extension<Session>,
     Path(execution_id): Path<String>,
 ) -> PageResult {
-    let app = &console.app;
-    let execution = app.get_execution(&execution_id).await?;
-    let job = app.get_job(&execution.job_id).await.ok();
-    let zone = job.as_ref().map_or(Tz::UTC, zone_of);
-    let now = app.now();
-    let requests: Vec<Value> = job
-        .as_ref()
-        .and_then(|j| {
-            j.to_api_json()
-                .get("request")
-                .and_then(Value::as_array)
-                .cloned()
-        })
-        .unwrap_or_default();
-    let finished = execution.is_finished();
-    let id = execution.execution_id.as_str();
-    let job_id = execution.job_id.as_str();
-    let base = format!("/ui/executions/{}", seg(id));
-    let retries = &execution.run.retries;
-    let content = html! {
-        @if !finished { meta http-equiv="refresh" content="2"; }
-        p.crumbs { a href="/" { "Jobs" } " / " a href=(job_url(job_id)) { (job_id) } " / #" (execution.execute_number) }
-        h1 { "Execution #" (execution.execute_number) " " (chip(&execution.state().to_string())) }
-        @if !finished { p.live role="status" { "Running: this page refreshes every 2 seconds." } }
-        dl.definition {
-            dt { "Execution id" } dd { code { (id) } }
-            dt { "Scheduled" } dd { (when(execution.scheduled_time, zone, now)) }
-            dt { "Scheduled by" } dd { (execution.scheduled_by_id) }
-            @if let Some(t) = execution.started_at() { dt { "Started" } dd { (when(t, zone, now)) } }
-            @if let Some(t) = execution.finished_at() { dt { "Finished" } dd { (when(t, zone, now)) } }
-            dt { "Attempts" } dd { (execution.attempts()) }
-            @if retries.retries > 0 {
-                dt { "Retries" }
-                dd { (retries.retries) " (" @for (i, (code, n)) in retries.retries_by_code.iter().enumerate() { @if i > 0 { ", " } (n) " after " (code) } ")" }
-            }
-            @if let Some(t) = execution.run.retry_at { dt { "Next attempt" } dd { (when(t, zone, now)) } }
-            @if let Some(error) = &execution.error { dt { "Error" } dd.error { (error) } }
-            @if let Some(arguments) = &execution.arguments { dt { "Arguments" } dd { pre.json { (truncated(pretty(arguments))) } } }
-            @if let Some(progress) = &execution.progress { dt { "Progress" } dd { pre.json { (truncated(pretty(progress))) } } }
-            @if let Some(result) = &execution.result { dt { "Result" } dd { pre.json { (truncated(pretty(result))) } } }
-        }
-        section aria-labelledby="log" {
-            h2 id="log" { "Event log" }
-            @if execution.dropped_events() > 0 { p.muted { (execution.dropped_events()) " older events dropped (the log is capped)." } }
-            ol.timeline {
-                @for event in execution.events() {
-                    li {
-                        (when(event.at, zone, now))
-                        " "
-                        @if let Some(from) = event.from { (chip(&from.to_string())) " → " }
-                        (chip(&event.to.to_string()))
-                        @if !event.message.is_empty() { " " span.message { (event.message) } }
-                    }
-                }
-            }
-        }
-        @if !requests.is_empty() {
-            section aria-labelledby="req" {
-                h2 id="req" { "Requests" }
-                p.hint { "As the job defines them; sensitive header values are shown as ***. Each attempt's call carries Idempotency-Key EXECUTION:ATTEMPT:STEP." }
-                @for (i, request) in requests.iter().enumerate() {
-                    div.card {
-                        p { code { (request.get("method").and_then(Value::as_str).unwrap_or("GET")) " " (request.get("url").and_then(Value::as_str).unwrap_or("")) } }
-                        ul.headers {
-                            @if let Some(headers) = request.get("headers").and_then(Value::as_object) {
-                                @for (name, value) in headers {
-                                    li { code { (name) ": " (value.as_str().map_or_else(|| value.to_string(), str::to_string)) } }
-                                }
-                            }
-                            li { code { "Idempotency-Key: " (id) ":" (execution.attempts().max(1)) ":" (i) } }
-                        }
-                        @if let Some(response) = execution.run.responses.get(i) {
-                            p { "Response:" }
-                            pre.json { (truncated(pretty(response))) }
-                        }
-                    }
-                }
-            }
-        }
-        @if !finished {
-            section.actions aria-labelledby="act" {
-                h2 id="act" { "Actions" }
-                form.card method="post" action={ (base) "/cancel" } {
-                    input type="hidden" name="csrf" value=(session.csrf);
-                    label for="cancel-reason" { "Reason" }
-                    input id="cancel-reason" name="reason" type="text" placeholder="cancelled by a user";
-                    button type="submit" { "Cancel" }
-                }
-                form.card.danger method="post" action={ (base) "/terminate" } data-confirm="Terminate this execution?" {
-                    input type="hidden" name="csrf" value=(session.csrf);
-                    input type="hidden" name="reason" value="terminated by a user";
-                    button type="submit" { "Terminate" }
-                }
-            }
-        }
-    };
-    Ok(layout(
-        &format!("Execution #{}", execution.execute_number),
-        Some(&session),
-        content,
-    )
-    .into_response())
+    let page = ExecutionPage::load(&console.app, &execution_id).await?;
+    let page = page.for_session(&session.csrf);
+    Ok(layout(&page.title(), Some(&session), page.render()).into_response())
 }
 
 /// The notes forms.

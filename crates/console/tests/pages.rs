@@ -12,8 +12,12 @@ use axum::http::{header, Request, StatusCode};
 use axum::Router;
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
+use sundial_console::execution_page::ExecutionPage;
+use sundial_console::job_page::{JobPage, ShownRequest};
+use sundial_console::ledger_page::{LedgerPage, RangeQuery};
 use sundial_console::{ConsoleAuth, ConsoleConfig};
-use sundial_core::stats::{NotRun, Rollup};
+use sundial_core::job::{HttpMethod, JobId, OverlapPolicy};
+use sundial_core::stats::{NotRun, Rollup, StatsWindow};
 use sundial_ports::memory::{ManualClock, MemoryStore};
 use sundial_ports::store::{RollupRecord, Store, Write};
 use sundial_service::{App, AppConfig};
@@ -295,8 +299,11 @@ async fn a_job_is_created_from_the_form_and_its_fields_errors_are_shown_at_their
         timer.to_api_json()["timer"],
         json!({"dueTime": "10m", "period": "1h"})
     );
-    let page = console.get("/ui/jobs/x").await;
-    assert!(page.html.contains("Triggered only"), "{}", page.html);
+    let page = JobPage::load(&console.app, &"x".parse().unwrap(), StatsWindow::Day)
+        .await
+        .unwrap();
+    assert_eq!(page.definition.schedule, "Triggered only");
+    assert!(page.fires.is_empty());
 }
 
 #[tokio::test]
@@ -958,11 +965,13 @@ async fn a_jobs_page_charts_its_own_runs_over_the_window_it_is_asked_for() {
         "{section}"
     );
 
-    let day = console.get("/ui/jobs/steady").await;
-    assert!(day.html.contains(r#"data-window="24h""#));
-    assert!(day
-        .html
-        .contains(r#"data-runs="4" data-failed="1" data-buckets="25""#));
+    let steady = "steady".parse().unwrap();
+    let day = JobPage::load(&console.app, &steady, StatsWindow::Day)
+        .await
+        .unwrap();
+    assert_eq!(day.stats.window, StatsWindow::Day);
+    assert_eq!(day.stats.figures.runs, 4);
+    assert_eq!(day.stats.series.len(), 25);
     let bad = console.get("/ui/jobs/steady?window=soon").await;
     assert_eq!(bad.status, StatusCode::BAD_REQUEST);
     assert!(bad.html.contains("window"));
@@ -1698,29 +1707,52 @@ async fn the_history_shows_an_updates_diff_and_the_ledger_folds_long_ranges() {
     // A day of an every-two-seconds job (43,200 times) is more than one ledger lists: the
     // default range falls back to the last hour, folded into rows of one fate each.
     console.clock.set("2026-01-05T11:00:30Z".parse().unwrap());
+    let ledger = LedgerPage::load(&console.app, &id, &RangeQuery::default())
+        .await
+        .unwrap();
+    let shown = ledger.shown.as_ref().unwrap();
+    assert_eq!(
+        (shown.from, shown.to),
+        (at("2026-01-05T10:01:00Z"), at("2026-01-05T11:01:00Z"))
+    );
+    assert_eq!(shown.ledger.entries.len(), 1800);
+    assert_eq!(
+        ledger.inputs,
+        ["2026-01-05T10:01:00", "2026-01-05T11:01:00"]
+    );
     let page = console.get("/ui/jobs/tick/occurrences").await;
     assert_eq!(page.status, StatusCode::OK, "{}", page.html);
-    assert!(page.html.contains("1800 nominal times"), "{}", page.html);
     let rows = ledger_rows(&page.html);
     assert!(rows.len() <= 3, "{rows:?}");
     assert!(page.html.len() < 50_000, "{} bytes", page.html.len());
 
     // A range with too many times, or a wall time the clocks skip, is an error at its field.
-    let too_many = console
-        .get("/ui/jobs/tick/occurrences?from=2026-01-01T00:00&to=2026-01-05T00:00")
-        .await;
-    assert_eq!(too_many.status, StatusCode::BAD_REQUEST);
-    assert!(element(&too_many.html, "l-to-error").contains("at most 10000"));
+    let range = |from: &str, to: &str| RangeQuery {
+        from: Some(from.into()),
+        to: Some(to.into()),
+    };
+    let too_many = range("2026-01-01T00:00", "2026-01-05T00:00");
+    let too_many = LedgerPage::load(&console.app, &id, &too_many)
+        .await
+        .unwrap();
+    assert_eq!(too_many.status(), StatusCode::BAD_REQUEST);
+    let error = too_many.error.unwrap();
+    assert_eq!(error.field, "to");
+    assert!(error.message.contains("at most 10000"), "{}", error.message);
+    assert!(too_many.shown.is_none());
+    assert_eq!(too_many.inputs, ["2026-01-01T00:00", "2026-01-05T00:00"]);
     minutely(&console, "ny", "America/New_York").await;
-    let gap = console
-        .get("/ui/jobs/ny/occurrences?from=2026-03-08T02:30&to=2026-03-08T04:00")
-        .await;
-    assert_eq!(gap.status, StatusCode::BAD_REQUEST);
+    let ny = "ny".parse().unwrap();
+    let gap = range("2026-03-08T02:30", "2026-03-08T04:00");
+    let gap = LedgerPage::load(&console.app, &ny, &gap).await.unwrap();
+    let error = gap.error.unwrap();
+    assert_eq!(error.field, "from");
     assert!(
-        element(&gap.html, "l-from-error").contains("does not exist in America/New_York"),
+        error.message.contains("does not exist in America/New_York"),
         "{}",
-        gap.html
+        error.message
     );
+    // The error at its field, in the HTML.
     let half = console
         .get("/ui/jobs/ny/occurrences?from=2026-03-08T03:30")
         .await;
@@ -2197,4 +2229,239 @@ async fn a_bulk_delete_of_the_rows_selected_confirms_first_and_links_no_deleted_
         );
     }
     assert!(console.active("pay-1").await);
+}
+
+/// A weekly job at noon in London with a secret header, and a child of it.
+async fn weekly_with_a_child(console: &Console) -> JobId {
+    let weekly = json!({
+        "jobName": "Weekly", "creator": "ops", "creatorName": "Ops", "overlap": "BufferOne",
+        "request": [{"method": "POST", "url": "http://127.0.0.1:9/run",
+                     "headers": {"Authorization": "Bearer s3cret", "X-Team": "data"}}],
+        "schedule": {"cron": ["0 12 * * MON"], "timeZone": "Europe/London"},
+    });
+    let child = json!({
+        "jobName": "Child", "creator": "ops", "creatorName": "Ops", "parentJob": "weekly",
+        "request": [{"url": "http://127.0.0.1:9/child"}],
+    });
+    let id: JobId = "weekly".parse().unwrap();
+    console.app.create_job(&id, &weekly).await.unwrap();
+    let child_id = "weekly-child".parse().unwrap();
+    console.app.create_job(&child_id, &child).await.unwrap();
+    id
+}
+
+#[tokio::test]
+async fn a_jobs_page_holds_its_definition_with_secrets_hidden_its_fires_and_children() {
+    let console = Console::open().await;
+    let id = weekly_with_a_child(&console).await;
+
+    let page = JobPage::load(&console.app, &id, StatsWindow::Day)
+        .await
+        .unwrap();
+    let definition = &page.definition;
+    assert_eq!(definition.name, "Weekly");
+    assert_eq!(definition.creator.as_deref(), Some("ops"));
+    assert_eq!(definition.creator_name.as_deref(), Some("Ops"));
+    assert_eq!(definition.description, None);
+    assert_eq!(definition.parent_job, None);
+    assert_eq!(definition.overlap, OverlapPolicy::BufferOne);
+    let header = |name: &str, value: &str| (name.to_string(), value.to_string());
+    assert_eq!(
+        definition.requests,
+        [ShownRequest {
+            method: HttpMethod::Post,
+            url: "http://127.0.0.1:9/run".into(),
+            headers: vec![header("Authorization", "***"), header("X-Team", "data")],
+        }]
+    );
+    assert_eq!(
+        definition.as_json["request"][0]["headers"]["Authorization"],
+        "***"
+    );
+    assert_eq!(page.zone, chrono_tz::Europe::London);
+    // Twenty Mondays at noon from today (Monday 5 January), GMT until the clocks go forward on
+    // 29 March: the fire after it is at 11:00 UTC and says so.
+    assert_eq!(page.fires.len(), 20);
+    assert_eq!(page.fires[0].at, at("2026-01-05T12:00:00Z"));
+    let changes: Vec<_> = (page.fires.iter())
+        .filter_map(|f| Some((f.at, f.clock_change.clone()?)))
+        .collect();
+    assert_eq!(
+        changes,
+        [(
+            at("2026-03-30T11:00:00Z"),
+            "clocks change before this: UTC+00:00 → UTC+01:00".to_string()
+        )]
+    );
+    assert_eq!(page.children, ["weekly-child".parse::<JobId>().unwrap()]);
+    assert!(page.executions.is_empty());
+    assert_eq!(page.job.state.action_count, 0);
+
+    // The child's page names its parent and has no children.
+    let child = "weekly-child".parse().unwrap();
+    let page = JobPage::load(&console.app, &child, StatsWindow::Day)
+        .await
+        .unwrap();
+    assert_eq!(page.definition.parent_job, Some(id));
+    assert!(page.children.is_empty());
+}
+
+fn at(text: &str) -> chrono::DateTime<chrono::Utc> {
+    text.parse().unwrap()
+}
+
+#[tokio::test]
+async fn a_jobs_page_lists_its_executions_newest_first_and_a_missing_job_is_not_found() {
+    let console = Console::open().await;
+    let id = minutely_that_ran(&console, &[51, 53]).await;
+
+    let page = JobPage::load(&console.app, &id, StatsWindow::Day)
+        .await
+        .unwrap();
+    let numbers: Vec<u64> = page.executions.iter().map(|e| e.execute_number).collect();
+    assert_eq!(numbers, [2, 1]);
+    assert_eq!(
+        page.executions[0].scheduled_time,
+        at("2026-01-05T09:53:00Z")
+    );
+    assert_eq!(page.changes.len(), 1, "the creation");
+
+    let missing = "nobody".parse().unwrap();
+    let error = JobPage::load(&console.app, &missing, StatsWindow::Day).await;
+    assert!(matches!(error, Err(sundial_service::AppError::NotFound(_))));
+}
+
+#[tokio::test]
+async fn a_jobs_page_has_its_sections_in_order_and_the_forms_of_its_state() {
+    let console = Console::open().await;
+    weekly_with_a_child(&console).await;
+
+    let page = console.get("/ui/jobs/weekly").await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.html);
+    let sections: Vec<&str> = (page.html.split("<section").skip(1))
+        .filter_map(|s| s.split("aria-labelledby=\"").nth(1)?.split('"').next())
+        .collect();
+    assert_eq!(
+        sections,
+        ["def", "counters", "stats", "next", "runs", "children", "why", "changes", "act"]
+    );
+    assert_eq!(page.html.matches("<ol class=\"fires\">").count(), 1);
+    assert!(!page.html.contains("s3cret"));
+    assert!(element(&page.html, "pause-notes").contains("why it is paused"));
+    assert!(!page.html.contains("unpause-notes"));
+}
+
+/// Writes run 1 of job `id`, due at `at`, up to `Processing` (attempt 1), as the engine does.
+async fn processing(console: &Console, id: &JobId, at: chrono::DateTime<chrono::Utc>) -> String {
+    use sundial_core::execution::{execution_id_for_fire, Execution, ExecutionState};
+    let mut run = Execution::new(
+        execution_id_for_fire(id, 0, at),
+        id.clone(),
+        1,
+        ExecutionState::Scheduled,
+        at,
+        id.to_string(),
+        at,
+    )
+    .unwrap();
+    run.transition(ExecutionState::Enqueued, at, "due").unwrap();
+    run.transition(ExecutionState::Processing, at, "attempt 1")
+        .unwrap();
+    let record = sundial_service::records::encode_execution(&run, 1).unwrap();
+    let write = Write::CreateExecution(&record);
+    console.app.store().write_all(&[write]).await.unwrap();
+    run.execution_id
+}
+
+#[tokio::test]
+async fn an_execution_page_holds_the_run_its_zone_and_its_jobs_requests_with_secrets_hidden() {
+    let console = Console::open().await;
+    let id = weekly_with_a_child(&console).await;
+    let run = processing(&console, &id, at("2026-01-05T09:00:00Z")).await;
+
+    let page = ExecutionPage::load(&console.app, &run).await.unwrap();
+    assert_eq!(page.execution.execute_number, 1);
+    assert!(!page.execution.is_finished());
+    assert_eq!(page.execution.events().len(), 3);
+    assert_eq!(page.zone, chrono_tz::Europe::London);
+    assert_eq!(page.requests.len(), 1);
+    assert_eq!(page.requests[0].headers[0].1, "***");
+
+    // Deleted since, the job leaves the run's page in UTC and without requests.
+    console.app.delete_job(&id).await.unwrap();
+    let page = ExecutionPage::load(&console.app, &run).await.unwrap();
+    assert_eq!(page.zone, chrono_tz::UTC);
+    assert!(page.requests.is_empty());
+
+    let missing = ExecutionPage::load(&console.app, "nothing").await;
+    assert!(matches!(
+        missing,
+        Err(sundial_service::AppError::NotFound(_))
+    ));
+}
+
+#[tokio::test]
+async fn an_execution_page_refreshes_and_offers_cancel_only_while_the_run_is_not_finished() {
+    let console = Console::open().await;
+    let id = weekly_with_a_child(&console).await;
+    let run = processing(&console, &id, at("2026-01-05T09:00:00Z")).await;
+
+    let page = console.get(&format!("/ui/executions/{run}")).await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.html);
+    assert!(page
+        .html
+        .contains(r#"<meta http-equiv="refresh" content="2">"#));
+    assert!(page.html.contains(&format!("Idempotency-Key: {run}:1:0")));
+    assert!(!page.html.contains("s3cret"));
+    assert!(element(&page.html, "cancel-reason").contains("cancelled by a user"));
+
+    let done = minutely_that_ran(&console, &[51]).await;
+    let runs = console
+        .app
+        .list_executions(&done, &sundial_ports::store::PageRequest::first(1))
+        .await
+        .unwrap()
+        .items;
+    let page = console
+        .get(&format!("/ui/executions/{}", runs[0].execution_id))
+        .await;
+    assert!(!page.html.contains("http-equiv"));
+    assert!(!page.html.contains(r#"id="act""#));
+}
+
+#[tokio::test]
+async fn a_ledger_page_holds_the_fates_of_a_pause_and_a_deleted_job_keeps_its_ledger_in_utc() {
+    let console = Console::open().await;
+    minutely(&console, "billing", "Europe/London").await;
+    let id: JobId = "billing".parse().unwrap();
+    console.clock.set(at("2026-01-05T10:02:30Z"));
+    let notes = Some("deploy freeze".to_string());
+    console.app.set_active(&id, false, notes).await.unwrap();
+    console.clock.set(at("2026-01-05T10:04:10Z"));
+
+    let range = RangeQuery {
+        from: Some("2026-01-05T10:02".into()),
+        to: Some("2026-01-05T10:04".into()),
+    };
+    let page = LedgerPage::load(&console.app, &id, &range).await.unwrap();
+    assert_eq!(page.status(), StatusCode::OK);
+    assert_eq!(page.zone, chrono_tz::Europe::London);
+    let shown = page.shown.unwrap();
+    let fates: Vec<_> = (shown.ledger.entries.iter())
+        .map(|(t, fate)| (*t, fate.status()))
+        .collect();
+    assert_eq!(
+        fates,
+        [
+            (at("2026-01-05T10:02:00Z"), "noRecord"),
+            (at("2026-01-05T10:03:00Z"), "paused")
+        ]
+    );
+    assert_eq!(page.inputs, ["2026-01-05T10:02:00", "2026-01-05T10:04:00"]);
+
+    console.app.delete_job(&id).await.unwrap();
+    let page = LedgerPage::load(&console.app, &id, &range).await.unwrap();
+    assert!(page.job.is_none());
+    assert_eq!(page.zone, chrono_tz::UTC);
+    assert!(page.shown.is_some());
 }
