@@ -13,8 +13,8 @@ use sundial_ports::store::Store;
 use sundial_service::{App, AppError};
 
 use crate::job_page::{header_items, ShownRequest};
-use crate::pages::{pretty, zone_of};
 use crate::view::{chip, job_url, seg, when};
+use crate::view::{pretty, zone_of};
 
 /// How much of a result or response body an execution page shows.
 pub const BODY_LIMIT: usize = 2_000;

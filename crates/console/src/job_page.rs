@@ -19,9 +19,9 @@ use sundial_service::app::{upcoming_fires, JobStats};
 use sundial_service::{App, AppError};
 
 use crate::ledger;
-use crate::pages::{pretty, schedule_words, zone_of};
 use crate::stats::job_section;
 use crate::view::{chip, job_url, seg, when};
+use crate::view::{pretty, schedule_words, zone_of};
 
 /// Coming fire times on a job's page.
 pub const UPCOMING: usize = 20;

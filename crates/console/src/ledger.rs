@@ -16,7 +16,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Extension;
 use chrono::{DateTime, Duration, NaiveDateTime, TimeZone, Utc};
 use chrono_tz::Tz;
-use maud::{html, Markup, Render};
+use maud::{html, Markup};
 use serde::Deserialize;
 use serde_json::Value;
 use sundial_core::ledger::{Fate, RangeReason};
@@ -25,8 +25,7 @@ use sundial_service::app::parse_job_id;
 use sundial_service::AppError;
 
 use crate::auth::Session;
-use crate::ledger_page::{LedgerPage, RangeQuery};
-use crate::pages::zone_of;
+use crate::view::zone_of;
 use crate::view::{chip, job_url, layout, seg, when};
 use crate::{ConsoleState, PageError};
 
@@ -231,20 +230,6 @@ pub(crate) fn range_kind(reason: RangeReason) -> &'static str {
         RangeReason::Dropped => "dropped",
         RangeReason::DebugMode => "debug mode",
     }
-}
-
-/// `/ui/jobs/{jobId}/occurrences?from=&to=`: the ledger over a range in the job's zone
-/// ([`LedgerPage`]).
-pub(crate) async fn occurrences<S: Store>(
-    State(console): ConsoleState<S>,
-    Extension(session): Extension<Session>,
-    Path(job_id): Path<String>,
-    Query(range): Query<RangeQuery>,
-) -> Result<Response, PageError> {
-    let id = parse_job_id(&job_id)?;
-    let page = LedgerPage::load(&console.app, &id, &range).await?;
-    let title = format!("{job_id}: occurrences");
-    Ok((page.status(), layout(&title, Some(&session), page.render())).into_response())
 }
 
 /// `?at=` (RFC 3339) and `?cursor=` of the history page.

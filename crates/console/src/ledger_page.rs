@@ -5,7 +5,10 @@
 //!
 //! Public so that tests can assert on what the page shows rather than on its HTML.
 
+use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Extension;
 use chrono::{DateTime, Duration, DurationRound, Utc};
 use chrono_tz::Tz;
 use maud::{html, Markup, Render};
@@ -13,15 +16,16 @@ use serde::Deserialize;
 use sundial_core::job::{Job, JobId};
 use sundial_core::ledger::{Fate, FireRange};
 use sundial_ports::store::Store;
-use sundial_service::app::Occurrences;
+use sundial_service::app::{parse_job_id, Occurrences};
 use sundial_service::{App, AppError};
 
+use crate::auth::Session;
 use crate::ledger::{
     counts, explanation, local_input, parse_local, range_kind, rows, status_chip, EACH_ON_ITS_OWN,
     MAX_ROWS,
 };
-use crate::pages::zone_of;
-use crate::view::{job_url, when};
+use crate::view::{job_url, layout, when, zone_of};
+use crate::{ConsoleState, PageError};
 
 /// The ledger's range as the form sends it: local times in the job's zone, both empty for the
 /// default range.
@@ -307,4 +311,18 @@ impl Render for LedgerPage {
             }
         }
     }
+}
+
+/// `/ui/jobs/{jobId}/occurrences?from=&to=`: the ledger over a range in the job's zone
+/// ([`LedgerPage`]).
+pub(crate) async fn occurrences<S: Store>(
+    State(console): ConsoleState<S>,
+    Extension(session): Extension<Session>,
+    Path(job_id): Path<String>,
+    Query(range): Query<RangeQuery>,
+) -> Result<Response, PageError> {
+    let id = parse_job_id(&job_id)?;
+    let page = LedgerPage::load(&console.app, &id, &range).await?;
+    let title = format!("{job_id}: occurrences");
+    Ok((page.status(), layout(&title, Some(&session), page.render())).into_response())
 }

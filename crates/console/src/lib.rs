@@ -145,7 +145,7 @@ pub fn router<S: Store>(app: Arc<App<S>>, config: ConsoleConfig) -> Router {
         .route("/ui/jobs/{job_id}", get(pages::job::<S>))
         .route(
             "/ui/jobs/{job_id}/occurrences",
-            get(ledger::occurrences::<S>),
+            get(ledger_page::occurrences::<S>),
         )
         .route("/ui/jobs/{job_id}/history", get(ledger::history::<S>))
         .route("/ui/jobs/{job_id}/pause", post(pages::pause::<S>))

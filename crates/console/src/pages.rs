@@ -5,12 +5,11 @@ use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::{Extension, Form};
 use chrono::{DateTime, Utc};
-use chrono_tz::Tz;
 use maud::{html, Markup, Render};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use sundial_core::execution::Execution;
-use sundial_core::job::{Job, When};
+use sundial_core::job::Job;
 use sundial_core::trigger::TriggerOptions;
 use sundial_ports::store::{JobOrder, PageRequest, Store};
 use sundial_service::app::{parse_job_id, upcoming_fires, DaySuccess};
@@ -22,8 +21,8 @@ use crate::filter::{field, filter_of, filter_pairs};
 use crate::job_page::JobPage;
 use crate::stats::WindowQuery;
 use crate::view::{
-    capitalized, chip, filter_fields, job_url, label_fields, layout, query_string, relative, seg,
-    when, JobNotice,
+    capitalized, chip, filter_fields, job_url, label_fields, layout, query_string, relative,
+    schedule_words, seg, when, zone_of, JobNotice,
 };
 use crate::{ConsoleState, PageError};
 
@@ -32,28 +31,10 @@ type PageResult = Result<Response, PageError>;
 /// Jobs per page of the list.
 const JOBS_PER_PAGE: usize = 50;
 
-pub(crate) fn zone_of(job: &Job) -> Tz {
-    match job.definition.when() {
-        When::Scheduled(schedule) => schedule.time_zone(),
-        When::TriggeredOnly => Tz::UTC,
-    }
-}
-
-pub(crate) fn schedule_words(job: &Job) -> String {
-    match job.definition.when() {
-        When::Scheduled(schedule) => schedule.in_words(),
-        When::TriggeredOnly => "Triggered only".to_string(),
-    }
-}
-
 fn parse_time(text: &str) -> Option<DateTime<Utc>> {
     DateTime::parse_from_rfc3339(text)
         .ok()
         .map(|t| t.with_timezone(&Utc))
-}
-
-pub(crate) fn pretty(value: &Value) -> String {
-    serde_json::to_string_pretty(value).unwrap_or_default()
 }
 
 pub(crate) fn non_empty(value: &Option<String>) -> Option<String> {

@@ -16,7 +16,8 @@ use sundial_ports::store::{JobFilter, Store};
 use sundial_service::app::{UpcomingCut, UPCOMING_FIRES, UPCOMING_JOBS};
 
 use crate::auth::Session;
-use crate::pages::{non_empty, zone_of};
+use crate::pages::non_empty;
+use crate::view::zone_of;
 use crate::view::{filter_fields, job_url, layout, when};
 use crate::{ConsoleState, PageError};
 

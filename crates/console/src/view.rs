@@ -6,6 +6,9 @@ use chrono::{DateTime, TimeZone, Utc};
 use chrono_tz::Tz;
 use maud::{html, Markup, DOCTYPE};
 
+use serde_json::Value;
+use sundial_core::job::{Job, When};
+
 use crate::auth::Session;
 use sundial_ports::store::JobFilter;
 
@@ -204,4 +207,25 @@ pub(crate) fn capitalized(words: &str) -> String {
         .next()
         .map(|first| first.to_uppercase().chain(chars).collect())
         .unwrap_or_default()
+}
+
+/// The zone a job's times are shown in: its schedule's, UTC for a triggered-only job.
+pub(crate) fn zone_of(job: &Job) -> Tz {
+    match job.definition.when() {
+        When::Scheduled(schedule) => schedule.time_zone(),
+        When::TriggeredOnly => Tz::UTC,
+    }
+}
+
+/// The job's schedule in words.
+pub(crate) fn schedule_words(job: &Job) -> String {
+    match job.definition.when() {
+        When::Scheduled(schedule) => schedule.in_words(),
+        When::TriggeredOnly => "Triggered only".to_string(),
+    }
+}
+
+/// JSON as the pages show it.
+pub(crate) fn pretty(value: &Value) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_default()
 }
