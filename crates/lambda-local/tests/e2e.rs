@@ -1,6 +1,7 @@
 //! The AWS stack end to end on this machine: the four release-built Lambda binaries under
 //! `sundial-lambda-local`, every request through its API Gateway, every fire through the tick
-//! binary, SQS (moto) and the dispatch binary, to a job service on loopback.
+//! binary, SQS (moto) and the dispatch binary, to a job service on loopback; a dispatch process
+//! killed mid-call is replaced and its call repeated.
 //!
 //! Ignored by `cargo test --workspace` (the count of ignored tests shows it): it needs the
 //! binaries built in the `lambda-local` profile and moto. `.ci/run` builds them and runs it:
@@ -203,6 +204,47 @@ async fn the_real_binaries_run_jobs_end_to_end() {
     // Through API Gateway's unauthenticated route to the api binary (a cold start).
     let (status, body) = api.call("GET", "/health", None, &[]).await;
     assert!(status == 200 || status == 503, "{status} {body}");
+
+    // 7 (started first, so that its wait overlaps the other cases; checked last). The dispatch
+    //    process is killed (SIGKILL) in the middle of a call that never answers. Nothing deletes
+    //    its message, which comes back when the dispatch queue's visibility timeout (150 s, the
+    //    documented bound: docs/deploy.md) ends; the run's lease (100 + 30 s) is over by then, so
+    //    the next dispatch process makes the same call again, with the same Idempotency-Key.
+    let fragile = json!({
+        "jobName": "fragile", "creator": "e2e", "creatorName": "e2e",
+        "timer": {"period": "external"},
+        "request": [{"method": "POST", "url": "service://work/hang/${jobId}"}],
+    });
+    let (status, body) = api.call("POST", "/jobs/fragile", Some(fragile), &[]).await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = api
+        .call("POST", "/jobs/fragile/trigger", Some(json!({})), &[])
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let fragile_id = body["executionId"].as_str().unwrap().to_owned();
+    let hung = service
+        .wait_for("/hang/fragile", 1, Duration::from_secs(20))
+        .await;
+    assert_eq!(hung.len(), 1, "{hung:#?}");
+    let (_, instances) = api.call("GET", "/_local/instances", None, &[]).await;
+    let busy: Vec<u64> = instances
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["function"] == "DispatchFunction" && i["busy"] == true)
+        .filter_map(|i| i["pid"].as_u64())
+        .collect();
+    assert_eq!(
+        busy.len(),
+        1,
+        "one dispatch process is in the call: {instances:#}"
+    );
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &busy[0].to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let killed_at = Instant::now();
 
     // 1. A job created through the API fires on its second. The API plans the fires before the
     //    tick's 80 s horizon itself (sent to SQS with a delay, run by dispatch); the fires after
@@ -429,6 +471,32 @@ async fn the_real_binaries_run_jobs_end_to_end() {
         lags.iter().all(|lag| (-1000..2500).contains(lag)),
         "each run on its second: {lags:?}"
     );
+
+    // 7, continued: the killed process's call is made again, with the same key, and the run ends.
+    let bound = Duration::from_secs(150);
+    let calls = service
+        .wait_for(
+            "/hang/fragile",
+            2,
+            (bound + Duration::from_secs(20)).saturating_sub(killed_at.elapsed()),
+        )
+        .await;
+    let recovered = killed_at.elapsed();
+    eprintln!("the killed dispatch's run was taken over {recovered:?} after the kill");
+    assert_eq!(calls.len(), 2, "called again after the kill: {calls:#?}");
+    assert!(calls[0].idempotency_key.is_some());
+    assert_eq!(
+        calls[0].idempotency_key, calls[1].idempotency_key,
+        "with the same Idempotency-Key"
+    );
+    assert!(
+        recovered < bound + Duration::from_secs(10),
+        "within the documented bound: {recovered:?}"
+    );
+    let done = api
+        .wait_state(&fragile_id, "Succeeded", Duration::from_secs(10))
+        .await;
+    assert_eq!(done["state"], "Succeeded", "{done:#}");
 
     eprintln!("the end-to-end run took {:?}", started.elapsed());
     stack.stop().await;
