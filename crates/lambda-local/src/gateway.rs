@@ -208,13 +208,18 @@ pub async fn handle(State(gateway): State<Arc<Gateway>>, request: Request) -> Re
         number,
     );
     let payload = event.to_string().into_bytes();
-    match tokio::time::timeout(route.timeout, function.invoke(payload)).await {
-        Err(_) => message(StatusCode::SERVICE_UNAVAILABLE, "Service Unavailable"),
-        Ok(Err(InvokeError::Timeout(_))) => {
+    // The invocation goes on when API Gateway stops waiting (or the client goes away), as on
+    // AWS: only the function's own timeout ends it.
+    let function = Arc::clone(function);
+    let invocation = tokio::spawn(async move { function.invoke(payload).await });
+    match tokio::time::timeout(route.timeout, invocation).await {
+        Err(_) | Ok(Ok(Err(InvokeError::Timeout(_)))) => {
             message(StatusCode::SERVICE_UNAVAILABLE, "Service Unavailable")
         }
-        Ok(Err(_)) => message(StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error"),
-        Ok(Ok(answer)) => response(&answer),
+        Ok(Err(_)) | Ok(Ok(Err(_))) => {
+            message(StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error")
+        }
+        Ok(Ok(Ok(answer))) => response(&answer),
     }
 }
 

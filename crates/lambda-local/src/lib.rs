@@ -465,7 +465,15 @@ async fn tick(State(control): State<Arc<Control>>) -> Response {
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
             + 1_000_000;
         let event = sources::scheduled_event(rule_arn, &control.region, number);
-        match function.invoke(event.to_string().into_bytes()).await {
+        // Spawned: a caller that goes away does not cut the invocation short.
+        let invoked = Arc::clone(function);
+        let invocation =
+            tokio::spawn(async move { invoked.invoke(event.to_string().into_bytes()).await });
+        let answer = match invocation.await {
+            Ok(answer) => answer,
+            Err(e) => Err(runtime::InvokeError::Exited(e.to_string())),
+        };
+        match answer {
             Ok(body) => answers.push(
                 serde_json::from_slice(&body)
                     .unwrap_or_else(|_| serde_json::Value::String(String::from_utf8_lossy(&body).into())),
