@@ -516,3 +516,144 @@ pub fn reserved_environment(
     }
     env
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A function in Python speaking the Runtime API: echoes its event, sleeps 0.5 s first for
+    /// `"slow"`, never answers `"hang"`.
+    const FUNCTION: &str = r#"
+import os, time, urllib.request
+api = os.environ["AWS_LAMBDA_RUNTIME_API"]
+while True:
+    r = urllib.request.urlopen(f"http://{api}/2018-06-01/runtime/invocation/next")
+    rid = r.headers["lambda-runtime-aws-request-id"]
+    body = r.read()
+    if body == b'"hang"':
+        time.sleep(1000)
+    if body == b'"slow"':
+        time.sleep(0.5)
+    if body == b'"fail"':
+        url = f"http://{api}/2018-06-01/runtime/invocation/{rid}/error"
+    else:
+        url = f"http://{api}/2018-06-01/runtime/invocation/{rid}/response"
+    urllib.request.urlopen(urllib.request.Request(url, data=body, method="POST"))
+"#;
+
+    fn function(dir: &std::path::Path, timeout: Duration, concurrency: usize) -> Option<Function> {
+        let python = std::process::Command::new("python3")
+            .args(["-c", "import sys; print(sys.executable)"])
+            .output()
+            .ok()?;
+        let python = String::from_utf8(python.stdout).ok()?.trim().to_owned();
+        let script = dir.join("function.py");
+        std::fs::write(&script, FUNCTION).ok()?;
+        let binary = dir.join("bootstrap");
+        let launcher = format!("#!/bin/sh\nexec {python} {}\n", script.display());
+        std::fs::write(&binary, launcher).ok()?;
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&binary, std::fs::Permissions::from_mode(0o755)).ok()?;
+        let config = FunctionConfig {
+            logical_id: "EchoFunction".into(),
+            name: "echo".into(),
+            binary,
+            timeout,
+            memory_mb: 128,
+            concurrency,
+            environment: reserved_environment("echo", 128, "us-east-1", None),
+            region: "us-east-1".into(),
+        };
+        let log = crate::Log::file(&dir.join("log")).ok()?;
+        Some(Function::new(config, log))
+    }
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("sundial-runtime-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn an_instance_takes_one_event_after_another_and_is_killed_at_its_timeout() {
+        let dir = temp_dir("timeout");
+        let Some(echo) = function(&dir, Duration::from_secs(2), 4) else {
+            assert!(
+                !sundial_testkit::moto::required(),
+                "python3 is required here (CI)"
+            );
+            eprintln!("skipping: no python3");
+            return;
+        };
+        let answer = echo.invoke(br#""hi""#.to_vec()).await.unwrap();
+        assert_eq!(&answer[..], br#""hi""#);
+        let answer = echo.invoke(br#""again""#.to_vec()).await.unwrap();
+        assert_eq!(&answer[..], br#""again""#);
+        let instances = echo.instances();
+        assert_eq!(
+            instances.len(),
+            1,
+            "a warm instance is reused: {instances:?}"
+        );
+        assert_eq!(instances[0].invocations, 2);
+        let pid = instances[0].pid;
+
+        let error = echo.invoke(br#""fail""#.to_vec()).await.unwrap_err();
+        assert!(matches!(error, InvokeError::Function(_)), "{error}");
+        assert_eq!(echo.instances()[0].pid, pid, "an error keeps the instance");
+
+        let started = std::time::Instant::now();
+        let error = echo.invoke(br#""hang""#.to_vec()).await.unwrap_err();
+        assert!(matches!(error, InvokeError::Timeout(_)), "{error}");
+        let waited = started.elapsed();
+        assert!(
+            waited >= Duration::from_secs(2) && waited < Duration::from_secs(5),
+            "{waited:?}"
+        );
+        assert!(
+            echo.instances().is_empty(),
+            "the process is gone: {:?}",
+            echo.instances()
+        );
+
+        let answer = echo.invoke(br#""after""#.to_vec()).await.unwrap();
+        assert_eq!(&answer[..], br#""after""#);
+        let instances = echo.instances();
+        assert_eq!(instances.len(), 1);
+        assert_ne!(instances[0].pid, pid, "a new process after the kill");
+        echo.stop().await;
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn the_concurrency_limit_queues_events() {
+        let dir = temp_dir("concurrency");
+        let Some(slow) = function(&dir, Duration::from_secs(10), 1) else {
+            assert!(
+                !sundial_testkit::moto::required(),
+                "python3 is required here (CI)"
+            );
+            eprintln!("skipping: no python3");
+            return;
+        };
+        let slow = Arc::new(slow);
+        let started = std::time::Instant::now();
+        let mut calls = tokio::task::JoinSet::new();
+        for _ in 0..3 {
+            let slow = Arc::clone(&slow);
+            calls.spawn(async move { slow.invoke(br#""slow""#.to_vec()).await });
+        }
+        while let Some(answer) = calls.join_next().await {
+            assert!(answer.unwrap().is_ok());
+        }
+        assert!(
+            started.elapsed() >= Duration::from_millis(1500),
+            "one at a time: {:?}",
+            started.elapsed()
+        );
+        assert_eq!(slow.instances().len(), 1, "one instance at most");
+        slow.stop().await;
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
