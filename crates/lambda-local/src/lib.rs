@@ -441,7 +441,8 @@ fn sqs_client(line: &MotoLine) -> aws_sdk_sqs::Client {
     client_for(&line.endpoint, Some(line.region.clone()))
 }
 
-fn client_for(endpoint: &str, region: Option<String>) -> aws_sdk_sqs::Client {
+/// An SQS client on moto at `endpoint` (test credentials, the functions' HTTPS client).
+pub fn client_for(endpoint: &str, region: Option<String>) -> aws_sdk_sqs::Client {
     let config = aws_sdk_sqs::Config::builder()
         .behavior_version(aws_sdk_sqs::config::BehaviorVersion::latest())
         .endpoint_url(endpoint)

@@ -94,7 +94,19 @@ impl SqsPoller {
                 .send()
                 .await;
             match received {
-                Ok(out) => batch.extend(out.messages.unwrap_or_default()),
+                Ok(out) => {
+                    for message in out.messages.unwrap_or_default() {
+                        // Received again within the window (a visibility timeout shorter than
+                        // the window): one record, with the newest receipt handle.
+                        match batch
+                            .iter_mut()
+                            .find(|m| m.message_id == message.message_id)
+                        {
+                            Some(earlier) => *earlier = message,
+                            None => batch.push(message),
+                        }
+                    }
+                }
                 Err(e) => {
                     self.log.line(
                         &format!("sqs:{}", self.mapping.queue),
