@@ -258,10 +258,34 @@ def local_name(prefix, logical_id):
     return f"{prefix}-{words}" + ("-dlq" if dlq else "")
 
 
-def create(endpoint, region, prefix, template):
-    """Creates the template's table, queues, bus and secret on `endpoint`; returns the env map."""
+def create(endpoint, region, prefix, template, parameters=None, api_endpoint=None, stack=None):
+    """Creates the template's table, queues, bus and secret on `endpoint`; returns the env map.
+
+    `parameters` overrides parameter defaults (name -> string); `api_endpoint` stands in for the
+    HTTP API's URL (`!GetAtt HttpApi.ApiEndpoint`), which only a local API Gateway emulator has;
+    `stack`, a dict, receives the resolved description of the functions, routes and queues
+    (`describe`)."""
     resources = template.get("Resources") or {}
     r = Resolver(template, prefix, region)
+    for name, value in (parameters or {}).items():
+        spec = (template.get("Parameters") or {}).get(name)
+        if spec is None:
+            fail(f"--parameter {name}: the template has no such parameter")
+        if spec.get("Type") == "CommaDelimitedList":
+            value = [item.strip() for item in value.split(",")]
+        r.params[name] = value
+    for logical, res in resources.items():
+        kind = res.get("Type", "")
+        if kind.startswith("AWS::ApiGatewayV2::"):
+            # Routes name their integration and authorizer by these; the emulator reads them.
+            r.refs[logical] = logical
+        if kind == "AWS::Serverless::Function":
+            name = local_name(prefix, logical)
+            r.refs[logical] = name
+            r.attrs[(logical, "Arn")] = f"arn:aws:lambda:{region}:{ACCOUNT_ID}:function:{name}"
+    if api_endpoint:
+        for resource in of_kind(resources, "AWS::ApiGatewayV2::Api"):
+            r.attrs[(resource, "ApiEndpoint")] = api_endpoint
     session = boto3.session.Session(
         aws_access_key_id="test", aws_secret_access_key="test", region_name=region
     )
@@ -402,7 +426,113 @@ def create(endpoint, region, prefix, template):
             continue  # e.g. SUNDIAL_PUBLIC_URL: the API's URL exists only on AWS
         if resolved is not NO_VALUE:
             env[key] = as_env(resolved)
+    if stack is not None:
+        stack.update(describe(template, r, sqs))
     return env
+
+
+def of_kind(resources, kind):
+    return [k for k, v in resources.items() if v.get("Type") == kind]
+
+
+def lenient(r, node):
+    """`node` resolved, with each part that only exists on AWS as None rather than an error."""
+    try:
+        return r.resolve(node)
+    except Unresolved:
+        pass
+    if isinstance(node, list):
+        return [lenient(r, item) for item in node]
+    if isinstance(node, dict) and len(node) != 1:
+        return {k: lenient(r, v) for k, v in node.items()}
+    return None
+
+
+def merge_globals(defaults, own):
+    """A function's properties with Globals.Function merged in as SAM merges them: maps key by key
+    (so a function's LoggingConfig.LogGroup keeps the global LogFormat), lists appended to the
+    global ones, other values replaced by the function's."""
+    out = dict(defaults)
+    for key, value in own.items():
+        base = out.get(key)
+        if isinstance(base, dict) and isinstance(value, dict) and not is_intrinsic(base) and not is_intrinsic(value):
+            out[key] = merge_globals(base, value)
+        elif isinstance(base, list) and isinstance(value, list):
+            out[key] = base + value
+        else:
+            out[key] = value
+    return out
+
+
+def is_intrinsic(node):
+    return len(node) == 1 and next(iter(node)).startswith(("Fn::", "Ref", "Condition"))
+
+
+def describe(template, r, sqs):
+    """What a local emulator of the stack needs, resolved from the template: each function's
+    binary, timeout, environment and event sources; the HTTP API's routes, integrations and
+    authorizers; the queues' URLs and attributes. Read by crates/lambda-local."""
+    resources = template.get("Resources") or {}
+    defaults = (template.get("Globals") or {}).get("Function") or {}
+    functions = {}
+    for logical in of_kind(resources, "AWS::Serverless::Function"):
+        res = resources[logical]
+        props = merge_globals(defaults, res.get("Properties") or {})
+        variables = {
+            **((defaults.get("Environment") or {}).get("Variables") or {}),
+            **(((res.get("Properties") or {}).get("Environment") or {}).get("Variables") or {}),
+        }
+        environment, unresolved = {}, {}
+        for key, value in variables.items():
+            try:
+                resolved = r.resolve(value)
+            except Unresolved as e:
+                unresolved[key] = str(e)
+                continue
+            if resolved is not NO_VALUE:
+                environment[key] = as_env(resolved)
+        functions[logical] = {
+            "name": r.refs[logical],
+            "binary": ((res.get("Metadata") or {}).get("BuildProperties") or {}).get("Binary"),
+            "runtime": lenient(r, props.get("Runtime")),
+            "architectures": lenient(r, props.get("Architectures", ["x86_64"])),
+            "memory": lenient(r, props.get("MemorySize", 128)),
+            "timeout": lenient(r, props.get("Timeout", 3)),
+            "environment": environment,
+            "unresolved": unresolved,
+            "events": {
+                name: {"type": event.get("Type"), "properties": lenient(r, event.get("Properties") or {})}
+                for name, event in (props.get("Events") or {}).items()
+            },
+            "eventInvokeConfig": lenient(r, props.get("EventInvokeConfig") or {}),
+            "loggingConfig": lenient(r, props.get("LoggingConfig") or {}),
+        }
+
+    def active(logical):
+        condition = resources[logical].get("Condition")
+        return condition is None or r.condition(condition)
+
+    def properties(kind):
+        return {k: lenient(r, resources[k].get("Properties") or {}) for k in of_kind(resources, kind) if active(k)}
+
+    integrations = {}
+    for logical, props in properties("AWS::ApiGatewayV2::Integration").items():
+        uri = (resources[logical].get("Properties") or {}).get("IntegrationUri")
+        function = uri.get("Fn::GetAtt", [None])[0] if isinstance(uri, dict) else None
+        integrations[logical] = {**props, "Function": function}
+    queues = {}
+    for logical in of_kind(resources, "AWS::SQS::Queue"):
+        url = r.refs.get(logical)
+        attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"]).get("Attributes", {})
+        queues[logical] = {"url": url, "arn": attributes.get("QueueArn"), "attributes": attributes}
+    return {
+        "parameters": {k: as_env(v) for k, v in r.params.items()},
+        "functions": functions,
+        "routes": list(properties("AWS::ApiGatewayV2::Route").values()),
+        "integrations": integrations,
+        "authorizers": properties("AWS::ApiGatewayV2::Authorizer"),
+        "queues": queues,
+    }
 
 
 # ----------------------------------------------------------------------------- the command
@@ -422,7 +552,22 @@ def parse_args(argv):
     up.add_argument("--endpoint", help="with --create-only: the running moto server's URL")
     up.add_argument("--ignore-stdin", action="store_true", help="serve until SIGTERM/SIGINT, ignoring stdin")
     up.add_argument("--verbose", action="store_true", help="log moto's requests to stderr")
+    up.add_argument(
+        "--parameter", action="append", default=[], metavar="NAME=VALUE",
+        help="a template parameter's value instead of its default (repeatable)",
+    )
+    up.add_argument(
+        "--api-endpoint", metavar="URL",
+        help="the HTTP API's URL (an API Gateway emulator's), for SUNDIAL_PUBLIC_URL",
+    )
+    up.add_argument(
+        "--describe", action="store_true",
+        help='add "stack" to the line: the functions, routes and queues, resolved (crates/lambda-local)',
+    )
     args = parser.parse_args(argv)
+    for item in args.parameter:
+        if "=" not in item:
+            parser.error(f"--parameter {item}: expected NAME=VALUE")
     if args.create_only and not args.endpoint:
         parser.error("--create-only needs --endpoint URL")
     if args.endpoint and not args.create_only:
@@ -434,7 +579,7 @@ def parse_args(argv):
     return args
 
 
-def emit(endpoint, region, env):
+def emit(endpoint, region, env, stack=None):
     line = {
         "endpoint": endpoint,
         "region": region,
@@ -447,6 +592,8 @@ def emit(endpoint, region, env):
             **env,
         },
     }
+    if stack is not None:
+        line["stack"] = stack
     sys.stdout.write(json.dumps(line, sort_keys=True) + "\n")
     sys.stdout.flush()
 
@@ -454,13 +601,18 @@ def emit(endpoint, region, env):
 def main(argv):
     args = parse_args(argv)
     template = load_template(args.template)
+    extra = {
+        "parameters": dict(item.split("=", 1) for item in args.parameter),
+        "api_endpoint": args.api_endpoint,
+        "stack": {} if args.describe else None,
+    }
 
     if args.create_only:
         try:
-            env = create(args.endpoint.rstrip("/"), args.region, args.prefix, template)
+            env = create(args.endpoint.rstrip("/"), args.region, args.prefix, template, **extra)
         except Exception as e:  # noqa: BLE001 - report any failure plainly
             fail(f"creating resources on {args.endpoint}: {e}", 1)
-        emit(args.endpoint.rstrip("/"), args.region, env)
+        emit(args.endpoint.rstrip("/"), args.region, env, extra["stack"])
         return 0
 
     def serialized(app):
@@ -517,14 +669,14 @@ def main(argv):
         server.server_close()
 
     try:
-        env = create(endpoint, args.region, args.prefix, template)
+        env = create(endpoint, args.region, args.prefix, template, **extra)
     except SystemExit:
         shut_down()
         raise
     except Exception as e:  # noqa: BLE001
         shut_down()
         fail(f"creating resources on {endpoint}: {e}", 1)
-    emit(endpoint, args.region, env)
+    emit(endpoint, args.region, env, extra["stack"])
     print(
         f"infra/moto.py: moto on {endpoint} ready in {time.monotonic() - started:.2f}s; "
         + ("stop with SIGTERM or Ctrl-C" if args.ignore_stdin else "stops at EOF on stdin"),

@@ -1,0 +1,503 @@
+//! The AWS stack end to end on this machine: the four release-built Lambda binaries under
+//! `sundial-lambda-local`, every request through its API Gateway, every fire through the tick
+//! binary, SQS (moto) and the dispatch binary, to a job service on loopback; a dispatch process
+//! killed mid-call is replaced and its call repeated.
+//!
+//! Ignored by `cargo test --workspace` (the count of ignored tests shows it): it needs the
+//! binaries built in the `lambda-local` profile and moto. `.ci/run` builds them and runs it:
+//!
+//! ```sh
+//! cargo build --profile lambda-local -p sundial-fn-api -p sundial-fn-tick -p sundial-fn-dispatch -p sundial-fn-notify
+//! cargo test -p sundial-lambda-local --test e2e -- --ignored --nocapture
+//! ```
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, Uri};
+use serde_json::{json, Value};
+use sundial_lambda_local::{LocalStack, Log, Options};
+
+/// One request the job service received.
+#[derive(Clone, Debug)]
+struct Call {
+    path: String,
+    idempotency_key: Option<String>,
+    body: Value,
+    at: chrono::DateTime<chrono::Utc>,
+}
+
+/// The job service: records every request; `/flaky/…` answers 500 the first time per path,
+/// `/hang/…` never answers the first time; everything else 200.
+#[derive(Clone, Default)]
+struct Service {
+    calls: Arc<Mutex<Vec<Call>>>,
+    seen: Arc<Mutex<HashMap<String, u32>>>,
+}
+
+impl Service {
+    fn calls(&self, prefix: &str) -> Vec<Call> {
+        self.calls
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|c| c.path.starts_with(prefix))
+            .cloned()
+            .collect()
+    }
+
+    async fn wait_for(&self, prefix: &str, count: usize, limit: Duration) -> Vec<Call> {
+        let deadline = Instant::now() + limit;
+        loop {
+            let calls = self.calls(prefix);
+            if calls.len() >= count || Instant::now() > deadline {
+                return calls;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+async fn serve(
+    State(service): State<Service>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> (StatusCode, String) {
+    let path = uri
+        .path_and_query()
+        .map_or_else(|| uri.path().to_owned(), |p| p.as_str().to_owned());
+    let call = Call {
+        path: path.clone(),
+        idempotency_key: headers
+            .get("idempotency-key")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned),
+        body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+        at: chrono::Utc::now(),
+    };
+    service.calls.lock().unwrap().push(call);
+    let seen = {
+        let mut seen = service.seen.lock().unwrap();
+        let n = seen.entry(uri.path().to_owned()).or_default();
+        *n += 1;
+        *n
+    };
+    if path.starts_with("/flaky") && seen == 1 {
+        return (StatusCode::INTERNAL_SERVER_ERROR, r#"{"ok":false}"#.into());
+    }
+    if path.starts_with("/hang") && seen == 1 {
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+    }
+    (StatusCode::OK, r#"{"ok":true}"#.into())
+}
+
+struct Api {
+    url: String,
+    http: reqwest::Client,
+}
+
+impl Api {
+    async fn call(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<Value>,
+        headers: &[(&str, &str)],
+    ) -> (u16, Value) {
+        let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+        let mut request = self.http.request(method, format!("{}{path}", self.url));
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        if let Some(body) = body {
+            request = request
+                .header("content-type", "application/json")
+                .body(body.to_string());
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status().as_u16();
+        let bytes = response.bytes().await.unwrap();
+        (
+            status,
+            serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+        )
+    }
+
+    async fn execution(&self, id: &str) -> Value {
+        let (status, body) = self
+            .call("GET", &format!("/executions/{id}"), None, &[])
+            .await;
+        assert_eq!(status, 200, "{body}");
+        body.get("data").cloned().unwrap_or(body)
+    }
+
+    /// Waits (at most `limit`) until execution `id` is in `state`.
+    async fn wait_state(&self, id: &str, state: &str, limit: Duration) -> Value {
+        let deadline = Instant::now() + limit;
+        loop {
+            let execution = self.execution(id).await;
+            if execution["state"] == state || Instant::now() > deadline {
+                return execution;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+}
+
+fn scheduled(call: &Call) -> chrono::DateTime<chrono::Utc> {
+    let text = call.body["scheduled"].as_str().unwrap_or_default();
+    chrono::DateTime::parse_from_rfc3339(text)
+        .map(|t| t.with_timezone(&chrono::Utc))
+        .unwrap_or_else(|e| panic!("{text:?}: {e}"))
+}
+
+fn started_since(time: chrono::DateTime<chrono::Utc>) -> Duration {
+    (chrono::Utc::now() - time).to_std().unwrap_or_default()
+}
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "needs the lambda-local build of the functions and moto; .ci/run runs it (see the file's doc)"]
+async fn the_real_binaries_run_jobs_end_to_end() {
+    let started = Instant::now();
+    let service = Service::default();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let app = axum::Router::new()
+        .fallback(serve)
+        .with_state(service.clone());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let log_path = std::env::temp_dir().join(format!(
+        "sundial-lambda-local-e2e-{}.log",
+        std::process::id()
+    ));
+    let mut options = Options::new(repo());
+    options.prefix = format!("e2e{}", std::process::id());
+    options.schedules = false;
+    options.parameters = vec![
+        ("OutboundAllow".into(), "127.0.0.1".into()),
+        ("Services".into(), format!("work=http://127.0.0.1:{port}")),
+    ];
+    options.log = Log::file(&log_path).unwrap();
+    eprintln!("the stack's log: {}", log_path.display());
+    let stack = match LocalStack::start(options).await {
+        Ok(stack) => stack,
+        Err(e) => panic!("the local stack did not start: {e}"),
+    };
+    let api = Api {
+        url: stack.api_url.clone(),
+        http: reqwest::Client::new(),
+    };
+    eprintln!("started in {:?}", started.elapsed());
+
+    // Through API Gateway's unauthenticated route to the api binary (a cold start).
+    let (status, body) = api.call("GET", "/health", None, &[]).await;
+    assert!(status == 200 || status == 503, "{status} {body}");
+
+    // 7 (started first, so that its wait overlaps the other cases; checked last). The dispatch
+    //    process is killed (SIGKILL) in the middle of a call that never answers. Nothing deletes
+    //    its message, which comes back when the dispatch queue's visibility timeout (150 s, the
+    //    documented bound: docs/deploy.md) ends; the run's lease (100 + 30 s) is over by then, so
+    //    the next dispatch process makes the same call again, with the same Idempotency-Key.
+    let fragile = json!({
+        "jobName": "fragile", "creator": "e2e", "creatorName": "e2e",
+        "timer": {"period": "external"},
+        "request": [{"method": "POST", "url": "service://work/hang/${jobId}"}],
+    });
+    let (status, body) = api.call("POST", "/jobs/fragile", Some(fragile), &[]).await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = api
+        .call("POST", "/jobs/fragile/trigger", Some(json!({})), &[])
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let fragile_id = body["executionId"].as_str().unwrap().to_owned();
+    let hung = service
+        .wait_for("/hang/fragile", 1, Duration::from_secs(20))
+        .await;
+    assert_eq!(hung.len(), 1, "{hung:#?}");
+    let (_, instances) = api.call("GET", "/_local/instances", None, &[]).await;
+    let busy: Vec<u64> = instances
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["function"] == "DispatchFunction" && i["busy"] == true)
+        .filter_map(|i| i["pid"].as_u64())
+        .collect();
+    assert_eq!(
+        busy.len(),
+        1,
+        "one dispatch process is in the call: {instances:#}"
+    );
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &busy[0].to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let killed_at = Instant::now();
+
+    // 1. A job created through the API fires on its second. The API plans the fires before the
+    //    tick's 80 s horizon itself (sent to SQS with a delay, run by dispatch); the fires after
+    //    it are the tick's: a tick invoked 8 s later plans those up to its own horizon, which
+    //    land 80-88 s after the creation (checked at the end, after the other cases).
+    let job = json!({
+        "jobName": "every five seconds", "creator": "e2e", "creatorName": "e2e",
+        "schedule": {"cron": ["*/5 * * * * *"]},
+        "request": [{"method": "POST", "url": "service://work/run/${jobId}",
+                     "body": {"n": "${executeNumber}|json", "scheduled": "${scheduledTime}"}}],
+    });
+    let created = chrono::Utc::now();
+    let (status, body) = api.call("POST", "/jobs/every5", Some(job), &[]).await;
+    assert_eq!((status, &body["resp_code"]), (200, &json!(200)), "{body}");
+    let runs = service
+        .wait_for("/run/every5", 2, Duration::from_secs(15))
+        .await;
+    assert!(runs.len() >= 2, "{runs:#?}");
+    tokio::time::sleep(Duration::from_secs(8).saturating_sub(started_since(created))).await;
+    let (status, tick) = api.call("POST", "/_local/tick", None, &[]).await;
+    assert_eq!(status, 200, "{tick}");
+    assert!(
+        tick["answers"][0]["fires"].as_u64().unwrap_or(0) >= 1,
+        "the tick planned fires: {tick}"
+    );
+
+    // 2. A trigger sent twice with one Idempotency-Key runs once.
+    let triggered = json!({
+        "jobName": "triggered", "creator": "e2e", "creatorName": "e2e",
+        "timer": {"period": "external"}, "qos": 1,
+        "request": [{"method": "POST", "url": "service://work/run/${jobId}"}],
+        "notification": [{"stateEquals": "", "method": "POST",
+                          "url": format!("http://127.0.0.1:{port}/notify/${{jobId}}"),
+                          "body": "${schedulingNotifyBody}|json"}],
+    });
+    let (status, body) = api
+        .call("POST", "/jobs/triggered", Some(triggered), &[])
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        let (status, body) = api
+            .call(
+                "POST",
+                "/jobs/triggered/trigger",
+                Some(json!({})),
+                &[("Idempotency-Key", "once-1")],
+            )
+            .await;
+        assert_eq!(status, 200, "{body}");
+        ids.push(body["executionId"].clone());
+    }
+    assert_eq!(ids[0], ids[1], "one run for one key");
+    let id = ids[0].as_str().unwrap().to_owned();
+    let done = api
+        .wait_state(&id, "Succeeded", Duration::from_secs(20))
+        .await;
+    assert_eq!(done["state"], "Succeeded", "{done:#}");
+    // 3. Its qos 1 notification arrives through the notify binary.
+    let notes = service
+        .wait_for("/notify/triggered", 1, Duration::from_secs(20))
+        .await;
+    assert!(!notes.is_empty(), "a notification through notify");
+    assert_eq!(
+        service.calls("/run/triggered").len(),
+        1,
+        "the trigger ran once"
+    );
+
+    // 4. A failing call is retried through SQS with its delay.
+    let flaky = json!({
+        "jobName": "flaky", "creator": "e2e", "creatorName": "e2e",
+        "timer": {"period": "external"},
+        "request": [{"method": "POST", "url": "service://work/flaky/${jobId}"}],
+        "retry": [{"errorEquals": "500", "intervalSeconds": 3, "backoffRate": 2, "maxAttempts": 2}],
+    });
+    let (status, body) = api.call("POST", "/jobs/flaky", Some(flaky), &[]).await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = api
+        .call("POST", "/jobs/flaky/trigger", Some(json!({})), &[])
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let id = body["executionId"].as_str().unwrap().to_owned();
+    let calls = service
+        .wait_for("/flaky/flaky", 2, Duration::from_secs(30))
+        .await;
+    assert_eq!(calls.len(), 2, "{calls:#?}");
+    let gap = calls[1]
+        .at
+        .signed_duration_since(calls[0].at)
+        .num_milliseconds();
+    eprintln!("retry after {gap} ms (intervalSeconds 3)");
+    assert!(
+        (2900..6000).contains(&gap),
+        "the retry waited its 3 s: {gap} ms"
+    );
+    assert_ne!(
+        calls[0].idempotency_key, calls[1].idempotency_key,
+        "a retry is a new attempt"
+    );
+    let done = api
+        .wait_state(&id, "Succeeded", Duration::from_secs(10))
+        .await;
+    assert_eq!(done["state"], "Succeeded", "{done:#}");
+
+    // 5. An async job ends by signed feedback through API Gateway's open feedback route.
+    let callback = json!({
+        "jobName": "async", "creator": "e2e", "creatorName": "e2e",
+        "async": true, "timeoutSeconds": 60, "timer": {"period": "external"},
+        "request": [{"method": "POST", "url": "service://work/async/${jobId}",
+                     "body": {"callback": "${schedulingFeedbackUrl}"}}],
+    });
+    let (status, body) = api.call("POST", "/jobs/async", Some(callback), &[]).await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = api
+        .call("POST", "/jobs/async/trigger", Some(json!({})), &[])
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let id = body["executionId"].as_str().unwrap().to_owned();
+    let calls = service
+        .wait_for("/async/async", 1, Duration::from_secs(20))
+        .await;
+    assert_eq!(calls.len(), 1, "{calls:#?}");
+    let url = calls[0].body["callback"].as_str().unwrap().to_owned();
+    assert!(
+        url.starts_with(&stack.api_url),
+        "SUNDIAL_PUBLIC_URL is the API's URL: {url}"
+    );
+    let path = url.strip_prefix(&stack.api_url).unwrap();
+    let forged = path.replace("token=", "token=0");
+    let (status, _) = api
+        .call("POST", &forged, Some(json!({"status": "succeed"})), &[])
+        .await;
+    assert_eq!(status, 401, "a forged token is refused");
+    let (status, body) = api
+        .call(
+            "POST",
+            path,
+            Some(json!({"status": "succeed", "data": {"rows": 7}})),
+            &[],
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let done = api
+        .wait_state(&id, "Succeeded", Duration::from_secs(10))
+        .await;
+    assert_eq!(done["state"], "Succeeded", "{done:#}");
+    assert_eq!(done["result"], json!({"rows": 7}), "{done:#}");
+
+    // 6. A poison message goes to the dead-letter queue at once, not after ten receives.
+    let sqs = stack.sqs();
+    let queue = stack.stack.queues["DispatchQueue"].url.clone();
+    let dlq = stack.stack.queues["DispatchDeadLetterQueue"].url.clone();
+    sqs.send_message()
+        .queue_url(&queue)
+        .message_body("not a dispatch message")
+        .send()
+        .await
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let dead = loop {
+        let out = sqs
+            .receive_message()
+            .queue_url(&dlq)
+            .visibility_timeout(0)
+            .message_attribute_names("All")
+            .message_system_attribute_names(aws_sdk_sqs::types::MessageSystemAttributeName::All)
+            .send()
+            .await
+            .unwrap();
+        let messages = out.messages.unwrap_or_default();
+        if !messages.is_empty() || Instant::now() > deadline {
+            break messages;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(dead.len(), 1, "{dead:#?}");
+    assert_eq!(dead[0].body.as_deref(), Some("not a dispatch message"));
+    assert!(
+        dead[0]
+            .message_attributes
+            .as_ref()
+            .is_some_and(|a| a.contains_key("SundialDeadLetterReason")),
+        "moved by the function, with its reason: {dead:#?}"
+    );
+
+    // 1, continued: a fire the tick planned ran on its second too.
+    let horizon = created + chrono::Duration::seconds(80);
+    let deadline = Instant::now() + Duration::from_secs(100);
+    let from_tick = loop {
+        let runs = service.calls("/run/every5");
+        let planned_by_tick: Vec<_> = runs
+            .iter()
+            .filter(|r| scheduled(r) > horizon)
+            .cloned()
+            .collect();
+        if !planned_by_tick.is_empty() || Instant::now() > deadline {
+            break planned_by_tick;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert!(!from_tick.is_empty(), "a fire the tick planned ran");
+    let (status, body) = api.call("DELETE", "/jobs/every5", None, &[]).await;
+    assert_eq!(status, 200, "{body}");
+    let runs = service.calls("/run/every5");
+    let lags: Vec<i64> = runs
+        .iter()
+        .map(|r| r.at.signed_duration_since(scheduled(r)).num_milliseconds())
+        .collect();
+    eprintln!("fire lags (ms), API- then tick-planned, through SQS and dispatch: {lags:?}");
+    for run in &runs {
+        assert!(
+            run.idempotency_key
+                .as_deref()
+                .is_some_and(|k| k.starts_with("every5~")),
+            "{run:?}"
+        );
+    }
+    let mut numbers: Vec<_> = runs.iter().map(|r| r.body["n"].as_u64()).collect();
+    numbers.sort();
+    numbers.dedup();
+    assert_eq!(numbers.len(), runs.len(), "every fire ran once: {runs:#?}");
+    assert!(
+        lags.iter().all(|lag| (-1000..2500).contains(lag)),
+        "each run on its second: {lags:?}"
+    );
+
+    // 7, continued: the killed process's call is made again, with the same key, and the run ends.
+    let bound = Duration::from_secs(150);
+    let calls = service
+        .wait_for(
+            "/hang/fragile",
+            2,
+            (bound + Duration::from_secs(20)).saturating_sub(killed_at.elapsed()),
+        )
+        .await;
+    let recovered = killed_at.elapsed();
+    eprintln!("the killed dispatch's run was taken over {recovered:?} after the kill");
+    assert_eq!(calls.len(), 2, "called again after the kill: {calls:#?}");
+    assert!(calls[0].idempotency_key.is_some());
+    assert_eq!(
+        calls[0].idempotency_key, calls[1].idempotency_key,
+        "with the same Idempotency-Key"
+    );
+    assert!(
+        recovered < bound + Duration::from_secs(10),
+        "within the documented bound: {recovered:?}"
+    );
+    let done = api
+        .wait_state(&fragile_id, "Succeeded", Duration::from_secs(10))
+        .await;
+    assert_eq!(done["state"], "Succeeded", "{done:#}");
+
+    eprintln!("the end-to-end run took {:?}", started.elapsed());
+    stack.stop().await;
+}

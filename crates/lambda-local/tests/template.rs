@@ -1,0 +1,69 @@
+//! The deployment details a real run depends on, checked on the template as `infra/moto.py`
+//! resolves it (moto is needed to resolve it: without it the test skips, unless CI or
+//! `SUNDIAL_REQUIRE_MOTO` is set).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::PathBuf;
+
+use sundial_lambda_local::{checks, start_moto, Log, Options};
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_template_gives_the_binaries_what_they_read_and_aws_accepts() {
+    let mut options = Options::new(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.."));
+    options.prefix = format!("tpl{}", std::process::id());
+    options.log = Log::file(
+        &std::env::temp_dir().join(format!("sundial-template-{}.log", std::process::id())),
+    )
+    .unwrap();
+    let (_moto, line) = match start_moto(&options, "http://127.0.0.1:9").await {
+        Ok(started) => started,
+        Err(e) if sundial_testkit::moto::required() => panic!("moto is required here: {e}"),
+        Err(e) => {
+            eprintln!("skipping: {e}");
+            return;
+        }
+    };
+    assert_eq!(checks::template(&line.stack), Vec::<String>::new());
+
+    // What the binaries read (crates/aws/src/runtime.rs, Settings::from_vars) is what every
+    // function is given; each worker gets its own dead-letter queue's URL.
+    let read = checks::read_variables(include_str!("../../aws/src/runtime.rs"));
+    assert!(
+        read.contains("SUNDIAL_TABLE") && read.contains("SUNDIAL_DISPATCH_DLQ_URL"),
+        "{read:?}"
+    );
+    let optional = ["SUNDIAL_DISPATCH_DLQ_URL", "SUNDIAL_NOTIFY_DLQ_URL"];
+    assert_eq!(
+        checks::environment(&line.stack, &read, &optional),
+        Vec::<String>::new()
+    );
+    let functions = &line.stack.functions;
+    assert!(functions["DispatchFunction"]
+        .environment
+        .contains_key("SUNDIAL_DISPATCH_DLQ_URL"));
+    assert!(functions["NotifyFunction"]
+        .environment
+        .contains_key("SUNDIAL_NOTIFY_DLQ_URL"));
+
+    // Each function's environment, as the template resolves it, is one its binary starts with.
+    for (id, function) in functions {
+        let vars: Vec<(String, String)> = function.environment.clone().into_iter().collect();
+        let settings = sundial_aws::Settings::from_vars(vars);
+        assert!(
+            settings.is_ok(),
+            "{id}: {:?}",
+            settings.err().map(|e| e.to_string())
+        );
+        assert!(
+            function.unresolved.is_empty(),
+            "{id}: {:?}",
+            function.unresolved
+        );
+    }
+    let public = &functions["ApiFunction"].environment["SUNDIAL_PUBLIC_URL"];
+    assert_eq!(
+        public, "http://127.0.0.1:9",
+        "the feedback URLs lead to the API"
+    );
+}
