@@ -48,10 +48,10 @@ fn browser() -> Option<Browser> {
             std::env::var("CI").as_deref() != Ok("true"),
             "CI=true but {chromium} or {driver} is missing: install Debian's chromium and chromium-driver"
         );
-        eprintln!(
-            "skipping the console browser tests: {chromium} or {driver} is not installed \
+        sundial_testkit::skipped(&format!(
+            "a console browser test: {chromium} or {driver} is not installed \
              (apt-get install chromium chromium-driver)"
-        );
+        ));
         return None;
     }
     let port = TcpListener::bind("127.0.0.1:0")
@@ -116,10 +116,10 @@ fn axe_source() -> Option<String> {
                 std::env::var("CI").as_deref() != Ok("true"),
                 "CI=true but axe-core is missing at {path} ({e}): .ci/run installs it"
             );
-            eprintln!(
-                "skipping the accessibility checks: no axe-core at {path} ({e}); \
+            sundial_testkit::skipped(&format!(
+                "the accessibility checks of a console browser test: no axe-core at {path} ({e}); \
                  npm install --prefix ~/.cache/sundial-ci/axe-core-{AXE_VERSION} axe-core@{AXE_VERSION}"
-            );
+            ));
             None
         }
     }

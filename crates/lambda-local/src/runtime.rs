@@ -583,7 +583,7 @@ while True:
                 !sundial_testkit::moto::required(),
                 "python3 is required here (CI)"
             );
-            eprintln!("skipping: no python3");
+            sundial_testkit::skipped("a lambda-local runtime test: no python3");
             return;
         };
         let answer = echo.invoke(br#""hi""#.to_vec()).await.unwrap();
@@ -634,7 +634,7 @@ while True:
                 !sundial_testkit::moto::required(),
                 "python3 is required here (CI)"
             );
-            eprintln!("skipping: no python3");
+            sundial_testkit::skipped("a lambda-local runtime test: no python3");
             return;
         };
         let slow = Arc::new(slow);

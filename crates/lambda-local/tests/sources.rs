@@ -41,7 +41,7 @@ async fn reported_failures_come_back_and_end_in_the_dead_letter_queue() {
         Ok(started) => started,
         Err(e) if sundial_testkit::moto::required() => panic!("moto is required here: {e}"),
         Err(e) => {
-            eprintln!("skipping: {e}");
+            sundial_testkit::skipped(&format!("{}: {e}", module_path!()));
             return;
         }
     };

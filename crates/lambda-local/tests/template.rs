@@ -20,7 +20,7 @@ async fn the_template_gives_the_binaries_what_they_read_and_aws_accepts() {
         Ok(started) => started,
         Err(e) if sundial_testkit::moto::required() => panic!("moto is required here: {e}"),
         Err(e) => {
-            eprintln!("skipping: {e}");
+            sundial_testkit::skipped(&format!("{}: {e}", module_path!()));
             return;
         }
     };

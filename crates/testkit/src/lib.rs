@@ -4,6 +4,7 @@
 //! * [`TempDir`]: a fresh directory removed on drop, for tests on real files.
 //! * [`Target`]: a job service on loopback that records what the engine sends it.
 //! * [`moto`]: moto server on loopback for the tests of AWS adapters and targets.
+//! * [`skipped`]: the line a test that cannot run here prints where the run's reader sees it.
 //!
 //! [`proptest_config`] makes every property test reproducible: a random seed must never turn CI
 //! red. Each run draws its cases from one fixed seed unless `SUNDIAL_PROPTEST_SEED` names another,
@@ -55,4 +56,14 @@ pub fn proptest_config(cases: u32, regressions: &'static str) -> Config {
         failure_persistence: Some(Box::new(FileFailurePersistence::Direct(regressions))),
         ..Config::default()
     }
+}
+
+/// Says that a test did not run, and what would make it run, on a line the test harness does not
+/// capture: `SKIPPED: <what>`, written straight to the process's standard error (libtest captures
+/// only what `print!` and `eprint!` write), so a `cargo test` run that skipped anything never
+/// looks like one that skipped nothing. Each skipping test calls it once.
+pub fn skipped(what: &str) {
+    use std::io::Write as _;
+    let mut stderr = std::io::stderr().lock();
+    let _ = writeln!(stderr, "SKIPPED: {what}");
 }

@@ -80,9 +80,9 @@ pub fn moto_or_skip(prefix: &str) -> Option<MotoServer> {
             panic!("moto is required here (CI or SUNDIAL_REQUIRE_MOTO): {why}")
         }
         Err(why) => {
-            eprintln!(
-                "skipping the AWS tests: {why} (pip install 'moto[server]' boto3 to run them)"
-            );
+            crate::skipped(&format!(
+                "an AWS test: {why} (pip install 'moto[server]' boto3 to run it)"
+            ));
             None
         }
     }
