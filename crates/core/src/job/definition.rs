@@ -132,8 +132,7 @@ impl JobDefinition {
         body: &Value,
         created_at: DateTime<Utc>,
     ) -> Result<JobDefinition, FieldError> {
-        let names: Vec<&str> = super::document::field_names().collect();
-        let obj = Obj::new(body, "", &names)?;
+        let obj = Obj::new(body, "", &super::document::FIELD_NAMES)?;
 
         if let Some(written_id) = obj.get("jobId") {
             if written_id.as_str() != Some(job_id.as_str()) {

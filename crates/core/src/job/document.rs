@@ -351,10 +351,17 @@ pub const JOB_FIELDS: &[JobField] = &[
     ),
 ];
 
-/// The names of [`JOB_FIELDS`], in its order.
-pub const fn field_count() -> usize {
-    JOB_FIELDS.len()
-}
+/// The names of [`JOB_FIELDS`], in its order, as the parser checks a body's keys against them:
+/// made once, at compile time, not on every parse of a stored job.
+pub const FIELD_NAMES: [&str; JOB_FIELDS.len()] = {
+    let mut names = [""; JOB_FIELDS.len()];
+    let mut i = 0;
+    while i < JOB_FIELDS.len() {
+        names[i] = JOB_FIELDS[i].name;
+        i += 1;
+    }
+    names
+};
 
 /// The names of every field, in the table's order.
 pub fn field_names() -> impl Iterator<Item = &'static str> {

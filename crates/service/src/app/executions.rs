@@ -284,9 +284,9 @@ impl<S: Store> App<S> {
                     }
                     return Ok(execution);
                 }
-                Err(StoreError::VersionConflict { .. }) => {
-                    retry.lost(format!("execution {execution_id} is busy; retry"));
-                }
+                // Another writer ended or changed it: read it again (the 409, if every round is
+                // lost, says it is busy).
+                Err(StoreError::VersionConflict { .. }) => continue,
                 Err(e) => return Err(e.into()),
             }
         }
