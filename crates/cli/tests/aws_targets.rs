@@ -69,7 +69,8 @@ elif op == "receive":
 
 impl Moto {
     fn boto(&self, op: &str, name: &str) -> Value {
-        let output = Command::new("python3")
+        let python = sundial_testkit::python::python().expect("moto's python started this server");
+        let output = Command::new(python)
             .args(["-c", BOTO, op, name])
             .envs(&self.env)
             .output()

@@ -143,6 +143,9 @@ pub struct Options {
     pub default_concurrency: usize,
     /// Where output goes.
     pub log: Log,
+    /// The Python that runs `infra/moto.py`, with moto and boto3 (`SUNDIAL_PYTHON`, else
+    /// `python3`; the tests use the pinned environment `sundial_testkit::python` provisions).
+    pub python: PathBuf,
 }
 
 impl Options {
@@ -161,6 +164,9 @@ impl Options {
             schedules: true,
             default_concurrency: 10,
             log: Log::stderr(),
+            python: std::env::var_os("SUNDIAL_PYTHON")
+                .filter(|v| !v.is_empty())
+                .map_or_else(|| PathBuf::from("python3"), PathBuf::from),
         }
     }
 }
@@ -394,7 +400,7 @@ impl Drop for LocalStack {
 /// is dropped or its standard input closed.
 pub async fn start_moto(options: &Options, api_url: &str) -> Result<(Child, MotoLine), Error> {
     let script = options.repo.join("infra/moto.py");
-    let mut command = Command::new("python3");
+    let mut command = Command::new(&options.python);
     command
         .arg(&script)
         .args(["up", "--describe", "--prefix", &options.prefix])
@@ -410,7 +416,12 @@ pub async fn start_moto(options: &Options, api_url: &str) -> Result<(Child, Moto
         .stderr(Stdio::piped())
         .kill_on_drop(true)
         .spawn()
-        .map_err(|e| Error::io(format!("running python3 {}", script.display()), e))?;
+        .map_err(|e| {
+            Error::io(
+                format!("running {} {}", options.python.display(), script.display()),
+                e,
+            )
+        })?;
     if let Some(stderr) = child.stderr.take() {
         let log = options.log.clone();
         tokio::spawn(async move {

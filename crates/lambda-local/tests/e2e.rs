@@ -183,6 +183,10 @@ async fn the_real_binaries_run_jobs_end_to_end() {
         std::process::id()
     ));
     let mut options = Options::new(repo());
+    // The pinned moto, provisioned on first use (else python3 as it is, which says why not).
+    if let Ok(python) = sundial_testkit::python::python() {
+        options.python = python;
+    }
     options.prefix = format!("e2e{}", std::process::id());
     options.schedules = false;
     options.parameters = vec![

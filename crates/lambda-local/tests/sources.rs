@@ -35,6 +35,10 @@ async fn reported_failures_come_back_and_end_in_the_dead_letter_queue() {
     let dir = std::env::temp_dir().join(format!("sundial-sources-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let mut options = Options::new(repo);
+    // The pinned moto, provisioned on first use (else python3 as it is, which says why not).
+    if let Ok(python) = sundial_testkit::python::python() {
+        options.python = python;
+    }
     options.prefix = format!("src{}", std::process::id());
     options.log = Log::file(&dir.join("log")).unwrap();
     let (_moto, line) = match start_moto(&options, "http://127.0.0.1:9").await {

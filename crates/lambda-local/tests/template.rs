@@ -11,6 +11,10 @@ use sundial_lambda_local::{checks, start_moto, Log, Options};
 #[tokio::test(flavor = "multi_thread")]
 async fn the_template_gives_the_binaries_what_they_read_and_aws_accepts() {
     let mut options = Options::new(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.."));
+    // The pinned moto, provisioned on first use (else python3 as it is, which says why not).
+    if let Ok(python) = sundial_testkit::python::python() {
+        options.python = python;
+    }
     options.prefix = format!("tpl{}", std::process::id());
     options.log = Log::file(
         &std::env::temp_dir().join(format!("sundial-template-{}.log", std::process::id())),

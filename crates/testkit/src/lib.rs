@@ -4,6 +4,7 @@
 //! * [`TempDir`]: a fresh directory removed on drop, for tests on real files.
 //! * [`Target`]: a job service on loopback that records what the engine sends it.
 //! * [`moto`]: moto server on loopback for the tests of AWS adapters and targets.
+//! * [`python`]: the Python interpreter with the pinned moto, provisioned on first use.
 //! * [`skipped`]: the line a test that cannot run here prints where the run's reader sees it.
 //!
 //! [`proptest_config`] makes every property test reproducible: a random seed must never turn CI
@@ -15,6 +16,7 @@
 use proptest::test_runner::{Config, FileFailurePersistence, RngSeed};
 
 pub mod moto;
+pub mod python;
 mod target;
 mod temp;
 
@@ -63,7 +65,17 @@ pub fn proptest_config(cases: u32, regressions: &'static str) -> Config {
 /// only what `print!` and `eprint!` write), so a `cargo test` run that skipped anything never
 /// looks like one that skipped nothing. Each skipping test calls it once.
 pub fn skipped(what: &str) {
+    uncaptured(&format!("SKIPPED: {what}"));
+}
+
+/// Says something the run's reader should see while it happens (a download on first use, say),
+/// on a line the test harness does not capture, as [`skipped`] does.
+pub fn notice(what: &str) {
+    uncaptured(&format!("NOTE: {what}"));
+}
+
+fn uncaptured(line: &str) {
     use std::io::Write as _;
     let mut stderr = std::io::stderr().lock();
-    let _ = writeln!(stderr, "SKIPPED: {what}");
+    let _ = writeln!(stderr, "{line}");
 }

@@ -2,8 +2,10 @@
 //! table, queues and bus) and stopped by itself when the test process exits: its standard input
 //! is a pipe from us, and it stops when that reaches end of file.
 //!
-//! Without Python and moto the tests that need it skip with a message, so `cargo test
-//! --workspace` passes on a machine with nothing installed; under CI (`CI` set) or with
+//! moto runs under [`crate::python::python`]: the pinned moto and boto3 in a virtual environment
+//! the tests provision themselves on first use, so a machine with python3 needs nothing installed
+//! by hand. Without python3 (or without a route to PyPI on the first run) the tests that need moto
+//! skip with a `SKIPPED:` line, so `cargo test --workspace` still passes; under CI (`CI` set) or with
 //! `SUNDIAL_REQUIRE_MOTO=1` a missing moto fails them instead ([`moto_or_skip`]), so CI cannot go
 //! green by skipping.
 
@@ -42,14 +44,15 @@ pub fn start(prefix: &str) -> Result<MotoServer, String> {
         std::env::temp_dir().join(format!("sundial-moto-{prefix}-{}.log", std::process::id()));
     let stderr =
         std::fs::File::create(&log).map_err(|e| format!("creating {}: {e}", log.display()))?;
-    let mut child = Command::new("python3")
+    let python = crate::python::python()?;
+    let mut child = Command::new(&python)
         .arg(script())
         .args(["up", "--prefix", prefix])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(stderr)
         .spawn()
-        .map_err(|e| format!("running python3: {e}"))?;
+        .map_err(|e| format!("running {}: {e}", python.display()))?;
     let stdout = child.stdout.take().ok_or("no stdout")?;
     let mut line = String::new();
     BufReader::new(stdout)
@@ -81,7 +84,7 @@ pub fn moto_or_skip(prefix: &str) -> Option<MotoServer> {
         }
         Err(why) => {
             crate::skipped(&format!(
-                "an AWS test: {why} (pip install 'moto[server]' boto3 to run it)"
+                "an AWS test: {why} (needs python3 with venv and pip, and PyPI on the first run; or set SUNDIAL_PYTHON to a python with moto[server] and boto3)"
             ));
             None
         }

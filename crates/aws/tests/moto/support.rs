@@ -59,7 +59,8 @@ impl Moto {
     pub(crate) fn fresh_resources(&self) -> BTreeMap<String, String> {
         static NEXT: AtomicU32 = AtomicU32::new(0);
         let prefix = format!("t{}", NEXT.fetch_add(1, Ordering::Relaxed));
-        let output = Command::new("python3")
+        let python = sundial_testkit::python::python().expect("moto's python started this server");
+        let output = Command::new(python)
             .args([
                 &server::script().display().to_string(),
                 "up",
