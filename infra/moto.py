@@ -506,6 +506,8 @@ def describe(template, r, sqs):
             },
             "eventInvokeConfig": lenient(r, props.get("EventInvokeConfig") or {}),
             "loggingConfig": lenient(r, props.get("LoggingConfig") or {}),
+            # `!If` entries whose condition is false drop out, as CloudFormation drops them.
+            "policies": [p for p in lenient(r, props.get("Policies") or []) if p is not NO_VALUE and p is not None],
         }
 
     def active(logical):

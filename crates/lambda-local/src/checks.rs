@@ -12,8 +12,14 @@
 //! - Every variable the function binaries read (`SUNDIAL_*`, found by [`read_variables`] in
 //!   `crates/aws/src/runtime.rs`) is set by the template for every function, and every `SUNDIAL_*`
 //!   variable the template sets is read by them.
+//! - Every function's `Policies` are explicit `Statement`s ([`policies`]): SAM's policy templates
+//!   grant more than a function needs (`DynamoDBCrudPolicy` grants `Scan`), and only explicit
+//!   statements can be compared with the calls each binary really makes ([`unauthorized`], over
+//!   what [`crate::calls`] recorded in a run).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value;
 
 use crate::stack::Stack;
 
@@ -88,6 +94,104 @@ pub fn template(stack: &Stack) -> Vec<String> {
     problems
 }
 
+/// The actions a function's policy allows: every `Allow` statement's `Action`s (patterns, `*`
+/// as in IAM), or a problem for each policy that is not an explicit statement.
+pub fn allowed_actions(function: &str, policies: &Value) -> Result<Vec<String>, Vec<String>> {
+    let mut actions = Vec::new();
+    let mut problems = Vec::new();
+    for policy in policies.as_array().map(Vec::as_slice).unwrap_or_default() {
+        let Some(statements) = policy.get("Statement") else {
+            problems.push(format!(
+                "{function}: policy {policy} is not an explicit Statement (SAM's templates grant more than the function needs, and cannot be checked against its calls)"
+            ));
+            continue;
+        };
+        let statements = match statements {
+            Value::Array(list) => list.clone(),
+            one => vec![one.clone()],
+        };
+        for statement in statements {
+            if statement.get("Effect").and_then(Value::as_str) != Some("Allow") {
+                continue;
+            }
+            match statement.get("Action") {
+                Some(Value::String(one)) => actions.push(one.clone()),
+                Some(Value::Array(list)) => {
+                    actions.extend(list.iter().filter_map(Value::as_str).map(str::to_owned));
+                }
+                _ => {}
+            }
+        }
+    }
+    if problems.is_empty() {
+        Ok(actions)
+    } else {
+        Err(problems)
+    }
+}
+
+/// Problems with the functions' policies: each must be explicit statements.
+pub fn policies(stack: &Stack) -> Vec<String> {
+    stack
+        .functions
+        .iter()
+        .filter_map(|(id, f)| allowed_actions(id, &f.policies).err())
+        .flatten()
+        .collect()
+}
+
+/// Whether IAM action `action` matches `pattern` (`*` any run of characters, case-insensitive
+/// as IAM compares actions).
+pub fn action_matches(pattern: &str, action: &str) -> bool {
+    let (pattern, action) = (pattern.to_ascii_lowercase(), action.to_ascii_lowercase());
+    let mut parts = pattern.split('*');
+    let first = parts.next().unwrap_or_default();
+    let Some(mut rest) = action.strip_prefix(first) else {
+        return false;
+    };
+    let parts: Vec<&str> = parts.collect();
+    for (i, part) in parts.iter().enumerate() {
+        if i + 1 == parts.len() {
+            return rest.ends_with(part);
+        }
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    rest.is_empty()
+}
+
+/// The calls a run made (function → IAM action → requests, from [`crate::calls::AwsCalls`]) that
+/// the function's policy in `stack` does not allow, one sentence each.
+pub fn unauthorized(stack: &Stack, calls: &BTreeMap<String, BTreeMap<String, u64>>) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (logical_id, actions) in calls {
+        let Some(function) = stack.functions.get(logical_id) else {
+            continue;
+        };
+        let allowed = match allowed_actions(logical_id, &function.policies) {
+            Ok(allowed) => allowed,
+            Err(mut why) => {
+                problems.append(&mut why);
+                continue;
+            }
+        };
+        for (action, count) in actions {
+            if !allowed
+                .iter()
+                .any(|pattern| action_matches(pattern, action))
+            {
+                problems.push(format!(
+                    "{logical_id} called {action} ({count} requests) but its policy does not allow it"
+                ));
+            }
+        }
+    }
+    problems.extend(policies(stack));
+    problems
+}
+
 /// The `SUNDIAL_*` names in `source` (Rust text), outside its `#[cfg(test)]` module.
 pub fn read_variables(source: &str) -> BTreeSet<String> {
     let code = source.split("#[cfg(test)]").next().unwrap_or(source);
@@ -137,6 +241,31 @@ pub fn environment(stack: &Stack, read: &BTreeSet<String>, optional: &[&str]) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn actions_match_iam_patterns() {
+        assert!(action_matches("dynamodb:Query", "dynamodb:Query"));
+        assert!(action_matches("dynamodb:query", "dynamodb:Query"));
+        assert!(action_matches("sqs:SendMessage*", "sqs:SendMessage"));
+        assert!(action_matches("sqs:*", "sqs:SendMessage"));
+        assert!(!action_matches("dynamodb:Query", "dynamodb:Scan"));
+        assert!(!action_matches("sqs:Send*Batch", "sqs:SendMessage"));
+        assert!(action_matches("*", "events:PutEvents"));
+    }
+
+    #[test]
+    fn a_policy_template_is_a_problem_and_a_statement_lists_its_actions() {
+        let policies = serde_json::json!([
+            {"Statement": [{"Effect": "Allow", "Action": ["dynamodb:Query", "dynamodb:GetItem"]}]},
+            {"Statement": {"Effect": "Allow", "Action": "events:PutEvents"}},
+        ]);
+        assert_eq!(
+            allowed_actions("Api", &policies).unwrap(),
+            ["dynamodb:Query", "dynamodb:GetItem", "events:PutEvents"]
+        );
+        let crud = serde_json::json!([{"DynamoDBCrudPolicy": {"TableName": "t"}}]);
+        assert!(allowed_actions("Api", &crud).is_err());
+    }
 
     #[test]
     fn variable_names_are_read_from_string_literals_outside_tests() {

@@ -8,7 +8,8 @@
 //! events; the HTTP API's routes, integrations (payload format, timeout) and authorizers; the
 //! queues and their redrive policies. What Lambda adds to a process's environment is added here
 //! too ([`runtime::reserved_environment`]); the one addition of ours is `AWS_ENDPOINT_URL`,
-//! which points the SDK at moto.
+//! which points the SDK at moto through a recorder of the function's own ([`calls`]), so that
+//! every AWS call a binary makes can be checked against its policy in the template.
 //!
 //! Differences from AWS, on purpose or not (docs/deploy.md lists them for users):
 //! - the binaries are built for this machine (x86_64 here), not arm64;
@@ -35,6 +36,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::task::JoinHandle;
 
+pub mod calls;
 pub mod checks;
 pub mod gateway;
 pub mod runtime;
@@ -186,6 +188,7 @@ pub struct LocalStack {
     pub functions: BTreeMap<String, Arc<Function>>,
     tasks: Vec<JoinHandle<()>>,
     moto: Child,
+    aws_calls: Arc<calls::AwsCalls>,
 }
 
 impl std::fmt::Debug for LocalStack {
@@ -226,6 +229,8 @@ impl LocalStack {
         let region = line.region.clone();
         let sqs = sqs_client(&line);
 
+        let mut tasks = Vec::new();
+        let aws_calls = Arc::new(calls::AwsCalls::default());
         let mut functions = BTreeMap::new();
         for (logical_id, spec) in &line.stack.functions {
             let Some(binary) = &spec.binary else {
@@ -261,6 +266,10 @@ impl LocalStack {
                     environment.insert(key.into(), value.clone());
                 }
             }
+            let (recorder, task) =
+                calls::start(logical_id, &line.endpoint, Arc::clone(&aws_calls)).await?;
+            environment.insert("AWS_ENDPOINT_URL".into(), recorder);
+            tasks.push(task);
             let mappings = spec.sqs_mappings(&line.stack)?;
             let concurrency = mappings
                 .iter()
@@ -283,7 +292,6 @@ impl LocalStack {
             );
         }
 
-        let mut tasks = Vec::new();
         let mut scheduled = Vec::new();
         for (logical_id, spec) in &line.stack.functions {
             let Some(function) = functions.get(logical_id) else {
@@ -365,7 +373,14 @@ impl LocalStack {
             functions,
             tasks,
             moto,
+            aws_calls,
         })
+    }
+
+    /// The AWS calls each function made so far, as IAM actions: function (logical id) → action →
+    /// requests. Compare them with the template by [`checks::unauthorized`].
+    pub fn aws_calls(&self) -> BTreeMap<String, BTreeMap<String, u64>> {
+        self.aws_calls.snapshot()
     }
 
     /// An SQS client on moto, for tests and tools.

@@ -66,6 +66,9 @@ pub struct FunctionSpec {
     /// `EventInvokeConfig` (asynchronous invokes).
     #[serde(default, rename = "eventInvokeConfig")]
     pub event_invoke_config: Value,
+    /// `Policies`, resolved where they can be (see [`crate::checks::policies`]).
+    #[serde(default)]
+    pub policies: Value,
     /// `LoggingConfig` (its `LogFormat` becomes `AWS_LAMBDA_LOG_FORMAT`, as on Lambda).
     #[serde(default, rename = "loggingConfig")]
     pub logging_config: Value,

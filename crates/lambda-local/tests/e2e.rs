@@ -502,6 +502,26 @@ async fn the_real_binaries_run_jobs_end_to_end() {
         .await;
     assert_eq!(done["state"], "Succeeded", "{done:#}");
 
+    // Every AWS call the four binaries made in this run is one their role in template.yaml
+    // allows (moto checks no IAM: this is where a missing permission shows before a deploy).
+    let aws_calls = stack.aws_calls();
+    eprintln!("AWS calls by function (IAM action: requests): {aws_calls:#?}");
+    for function in [
+        "ApiFunction",
+        "TickFunction",
+        "DispatchFunction",
+        "NotifyFunction",
+    ] {
+        assert!(
+            aws_calls.contains_key(function),
+            "{function} made no AWS call: {aws_calls:?}"
+        );
+    }
+    assert_eq!(
+        sundial_lambda_local::checks::unauthorized(&stack.stack, &aws_calls),
+        Vec::<String>::new()
+    );
+
     eprintln!("the end-to-end run took {:?}", started.elapsed());
     stack.stop().await;
 }

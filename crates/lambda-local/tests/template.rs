@@ -70,4 +70,61 @@ async fn the_template_gives_the_binaries_what_they_read_and_aws_accepts() {
         public, "http://127.0.0.1:9",
         "the feedback URLs lead to the API"
     );
+
+    // Every function's policy is explicit statements (checks::template refuses templates), and
+    // allows each DynamoDB operation the store adapter's code calls — Scan only to the API, whose
+    // operators' maintenance calls (GET /stats, POST /clean) are the only ones that scan.
+    let operations = dynamo_operations();
+    assert!(operations.contains("dynamodb:Query"), "{operations:?}");
+    for (id, function) in functions {
+        let allowed = checks::allowed_actions(id, &function.policies).unwrap();
+        let allows = |action: &str| allowed.iter().any(|p| checks::action_matches(p, action));
+        for action in &operations {
+            let needed = action != "dynamodb:Scan" || id == "ApiFunction";
+            assert_eq!(
+                allows(action),
+                needed,
+                "{id}: {action} allowed? {allowed:?}"
+            );
+        }
+        assert!(
+            !allows("dynamodb:DescribeTable"),
+            "{id}: nothing describes the table"
+        );
+        assert!(
+            allows("events:PutEvents"),
+            "{id}: every function publishes events"
+        );
+    }
+}
+
+/// The IAM actions of the DynamoDB calls in the store adapter's source (`.put_item()` →
+/// `dynamodb:PutItem`; a transaction → the actions of the items it can hold).
+fn dynamo_operations() -> std::collections::BTreeSet<String> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../aws/src/dynamo");
+    let mut actions = std::collections::BTreeSet::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let source = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        for (operation, action) in [
+            (".get_item()", "GetItem"),
+            (".batch_get_item()", "BatchGetItem"),
+            (".query()", "Query"),
+            (".scan()", "Scan"),
+            (".put_item()", "PutItem"),
+            (".update_item()", "UpdateItem"),
+            (".delete_item()", "DeleteItem"),
+            (".batch_write_item()", "BatchWriteItem"),
+            (".describe_table()", "DescribeTable"),
+        ] {
+            if source.contains(operation) {
+                actions.insert(format!("dynamodb:{action}"));
+            }
+        }
+        if source.contains(".transact_write_items()") {
+            for action in ["PutItem", "UpdateItem", "DeleteItem", "ConditionCheckItem"] {
+                actions.insert(format!("dynamodb:{action}"));
+            }
+        }
+    }
+    actions
 }
