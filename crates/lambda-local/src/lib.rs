@@ -9,7 +9,9 @@
 //! queues and their redrive policies. What Lambda adds to a process's environment is added here
 //! too ([`runtime::reserved_environment`]); the one addition of ours is `AWS_ENDPOINT_URL`,
 //! which points the SDK at moto through a recorder of the function's own ([`calls`]), so that
-//! every AWS call a binary makes can be checked against its policy in the template.
+//! every AWS call a binary makes can be checked against its policy in the template, and through
+//! the capacity meter (`sundial-meter`), which bills each call as AWS would
+//! ([`LocalStack::meter`]).
 //!
 //! Differences from AWS, on purpose or not (docs/deploy.md lists them for users):
 //! - the binaries are built for this machine (x86_64 here), not arm64;
@@ -189,6 +191,7 @@ pub struct LocalStack {
     tasks: Vec<JoinHandle<()>>,
     moto: Child,
     aws_calls: Arc<calls::AwsCalls>,
+    meter: Arc<sundial_meter::Meter>,
 }
 
 impl std::fmt::Debug for LocalStack {
@@ -231,6 +234,12 @@ impl LocalStack {
 
         let mut tasks = Vec::new();
         let aws_calls = Arc::new(calls::AwsCalls::default());
+        // Every call goes function → its recorder → the capacity meter → moto.
+        let meter = Arc::new(sundial_meter::Meter::new());
+        let (metered, meter_task) = sundial_meter::proxy::start(&line.endpoint, Arc::clone(&meter))
+            .await
+            .map_err(|e| Error::io("starting the capacity meter", e))?;
+        tasks.push(meter_task);
         let mut functions = BTreeMap::new();
         for (logical_id, spec) in &line.stack.functions {
             let Some(binary) = &spec.binary else {
@@ -267,7 +276,7 @@ impl LocalStack {
                 }
             }
             let (recorder, task) =
-                calls::start(logical_id, &line.endpoint, Arc::clone(&aws_calls)).await?;
+                calls::start(logical_id, &metered, Arc::clone(&aws_calls)).await?;
             environment.insert("AWS_ENDPOINT_URL".into(), recorder);
             tasks.push(task);
             let mappings = spec.sqs_mappings(&line.stack)?;
@@ -374,7 +383,13 @@ impl LocalStack {
             tasks,
             moto,
             aws_calls,
+            meter,
         })
+    }
+
+    /// What the functions' AWS calls cost so far, as AWS bills them (`sundial-meter`).
+    pub fn meter(&self) -> &sundial_meter::Meter {
+        &self.meter
     }
 
     /// The AWS calls each function made so far, as IAM actions: function (logical id) → action →

@@ -522,6 +522,18 @@ async fn the_real_binaries_run_jobs_end_to_end() {
         Vec::<String>::new()
     );
 
+    // What the whole run cost, as AWS bills it (the capacity meter between the functions and
+    // moto): the mix of this test, not a steady state (crates/aws/tests/moto/requests.rs is that).
+    let bill = stack.meter().total();
+    eprintln!("capacity of the whole run (sundial-meter): {bill:?}");
+    for (operation, bill) in stack.meter().by_operation() {
+        eprintln!("  {operation:<32} {bill:?}");
+    }
+    assert!(
+        bill.wru > 0.0 && bill.dynamo_requests > 0,
+        "the meter saw the run: {bill:?}"
+    );
+
     eprintln!("the end-to-end run took {:?}", started.elapsed());
     stack.stop().await;
 }

@@ -177,9 +177,8 @@ fn install(dir: &Path, requirements: &Path) -> Result<(), String> {
             .arg(requirements),
         "pip install -r infra/moto-requirements.txt",
     )
-    .map_err(|why| {
+    .inspect_err(|_| {
         let _ = std::fs::remove_dir_all(dir);
-        why
     })
 }
 

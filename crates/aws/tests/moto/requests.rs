@@ -2,6 +2,10 @@
 //! each request by its operation (`X-Amz-Target`), while jobs are created, ticked, dispatched and
 //! notified. Prints the table docs/performance.md quotes, and fails if a phase gets dearer than the
 //! figures written there, so a regression in request count is caught like any other.
+//!
+//! Behind the counting proxy, the capacity meter (`sundial-meter`) bills the same requests as AWS
+//! does — WRU and RRU from the items' real sizes, index writes by projection, SQS requests and
+//! EventBridge events per 64 KB — and the test prints each phase's units per fire or run.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -102,7 +106,17 @@ pub(crate) fn total(counts: &BTreeMap<String, u64>) -> u64 {
 #[tokio::test(flavor = "multi_thread")]
 async fn aws_requests_per_execution() {
     let moto = need_moto!();
-    let (proxy, counts) = counting_proxy(&moto.endpoint).await;
+    let meter = Arc::new(sundial_meter::Meter::new());
+    let (metered, _meter_task) = sundial_meter::proxy::start(&moto.endpoint, Arc::clone(&meter))
+        .await
+        .expect("the capacity meter starts");
+    let (proxy, counts) = counting_proxy(&metered).await;
+    // Each phase's bill, then a fresh start for the next.
+    let billed = |meter: &sundial_meter::Meter| {
+        let bill = meter.total();
+        meter.reset();
+        bill
+    };
     // Created 90 s before their first fire (beyond the tick's 80 s horizon), so the API leaves the
     // fires to the tick, whose cost is measured here; the cost of a job planned at once by the API
     // is measured at the end.
@@ -122,6 +136,7 @@ async fn aws_requests_per_execution() {
         assert_eq!(status, 200, "{body}");
     }
     let create = take(&counts);
+    let create_bill = billed(&meter);
 
     rig.clock.set(at("2030-01-01T00:01:00Z"));
     let report = sundial_aws::handlers::tick(&rig.sundial, &json!({}))
@@ -129,9 +144,11 @@ async fn aws_requests_per_execution() {
         .expect("tick");
     let fires = report["fires"].as_u64().unwrap_or(0);
     let tick = take(&counts);
+    let tick_bill = billed(&meter);
 
     rig.drain_dispatch_quiet().await;
     let dispatch = take(&counts);
+    let dispatch_bill = billed(&meter);
     let done = rig.target.received("/run/count-").len() as u64;
     assert_eq!(done, JOBS, "every job's minute ran once");
 
@@ -140,8 +157,10 @@ async fn aws_requests_per_execution() {
         .await;
     assert_eq!(status, 200, "{body}");
     let trigger_api = take(&counts);
+    let trigger_api_bill = billed(&meter);
     rig.drain_dispatch_quiet().await;
     let trigger_dispatch = take(&counts);
+    let trigger_dispatch_bill = billed(&meter);
 
     // The next minute's tick: each job's 00:02 fire was planned by the first tick (its horizon is
     // 80 s), so this one plans one fire per job, 00:03 — the steady state of a minutely job.
@@ -151,6 +170,7 @@ async fn aws_requests_per_execution() {
         .expect("tick");
     let steady_fires = report["fires"].as_u64().unwrap_or(0);
     let steady = take(&counts);
+    let steady_bill = billed(&meter);
 
     // Jobs whose first fire is near (00:03:00, 60 s away): the API plans each in the creating
     // request, as the tick would (docs/engine.md, "New and changed jobs are planned at once").
@@ -164,6 +184,7 @@ async fn aws_requests_per_execution() {
         assert_eq!(status, 200, "{body}");
     }
     let create_near = take(&counts);
+    let create_near_bill = billed(&meter);
 
     let per = |n: u64, d: u64| n as f64 / d.max(1) as f64;
     println!("phase                     requests  per   by operation");
@@ -201,6 +222,41 @@ async fn aws_requests_per_execution() {
         "tick, steady ({steady_fires} fires)   {:>8}  {:>5.1}  {steady:?}",
         total(&steady),
         per(total(&steady), steady_fires)
+    );
+    println!("capacity (sundial-meter), per fire or run: WRU (of which index)  RRU  SQS requests  events  DynamoDB requests");
+    for (phase, bill, n) in [
+        ("create job (API)", &create_bill, JOBS),
+        ("create job, planned at once", &create_near_bill, NEAR),
+        ("tick, first", &tick_bill, fires),
+        ("tick, steady", &steady_bill, steady_fires),
+        ("dispatch", &dispatch_bill, done),
+        ("trigger (API)", &trigger_api_bill, 1),
+        ("trigger dispatch", &trigger_dispatch_bill, 1),
+    ] {
+        let n = n.max(1) as f64;
+        println!(
+            "{phase:<28} {:>6.2} ({:>5.2})  {:>5.2}  {:>5.2}  {:>5.2}  {:>5.2}",
+            bill.wru / n,
+            bill.index_wru / n,
+            bill.rru / n,
+            bill.sqs_requests as f64 / n,
+            bill.events as f64 / n,
+            bill.dynamo_requests as f64 / n,
+        );
+    }
+    // The meter sees every request the adapters make: its DynamoDB count is the counter's.
+    let dynamo_counted = |counts: &BTreeMap<String, u64>| -> u64 {
+        counts
+            .iter()
+            .filter(|(op, _)| op.starts_with("DynamoDB_"))
+            .map(|(_, n)| n)
+            .sum()
+    };
+    assert_eq!(dispatch_bill.dynamo_requests, dynamo_counted(&dispatch));
+    assert_eq!(steady_bill.dynamo_requests, dynamo_counted(&steady));
+    assert!(
+        dispatch_bill.wru >= done as f64,
+        "every run writes: {dispatch_bill:?}"
     );
     let per_run = per(total(&tick), fires) + per(total(&dispatch), done);
     let steady_run = per(total(&steady), steady_fires) + per(total(&dispatch), done);
