@@ -3,9 +3,11 @@
 //! response, the integration's timeout (503) and a function error (500) answered as API Gateway
 //! answers them.
 //!
-//! Authorization: a route with `NONE` passes. `AWS_IAM` and `JWT` routes are not verified
-//! locally: the request passes without an identity in the request context (the API then records
-//! the actor `anonymous`), and the start-up line says so. The gateway listens on loopback only.
+//! Authorization: a route with `NONE` passes. A `JWT` route's token is verified as API Gateway
+//! verifies it ([`crate::jwt`]) against the template's issuer (a loopback one locally), and its
+//! claims reach the function. `AWS_IAM` routes are not verified locally: the request passes
+//! without an identity in the request context (the API then records the actor `anonymous`), and
+//! the start-up line says so. The gateway listens on loopback only.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -18,6 +20,7 @@ use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
 use serde_json::{json, Map, Value};
 
+use crate::jwt::JwtAuthorizer;
 use crate::runtime::{Function, InvokeError};
 use crate::stack::{Route, Stack};
 use crate::Error;
@@ -36,6 +39,8 @@ pub struct RouteEntry {
     pub key: String,
     /// `NONE`, `AWS_IAM`, `JWT`.
     pub authorization: String,
+    /// A `JWT` route's authorizer.
+    pub jwt: Option<Arc<JwtAuthorizer>>,
     /// The integration's function (logical id).
     pub function: String,
     /// The integration's timeout.
@@ -50,9 +55,35 @@ impl Routes {
     /// The routes of the template, with their integrations: only `AWS_PROXY` integrations with
     /// payload format 2.0 (what the `api` binary parses) are accepted.
     pub fn from_stack(stack: &Stack) -> Result<Routes, Error> {
+        let authorizers: BTreeMap<String, Arc<JwtAuthorizer>> = stack
+            .authorizers
+            .iter()
+            .filter_map(|(id, properties)| {
+                JwtAuthorizer::from_properties(properties).map(|a| (id.clone(), Arc::new(a)))
+            })
+            .collect();
         let mut out = Vec::new();
         for route in &stack.routes {
-            out.push(entry(stack, route)?);
+            let mut entry = entry(stack, route)?;
+            if entry.authorization == "JWT" {
+                // By its AuthorizerId, or the template's only JWT authorizer (the id is a `Ref`
+                // only AWS resolves).
+                let named = route
+                    .authorizer_id
+                    .as_ref()
+                    .and_then(|id| authorizers.get(id));
+                let only = (authorizers.len() == 1)
+                    .then(|| authorizers.values().next())
+                    .flatten();
+                let authorizer = named.or(only).ok_or_else(|| {
+                    Error::Template(format!(
+                        "route {}: JWT without a JWT authorizer with an issuer",
+                        route.route_key
+                    ))
+                })?;
+                entry.jwt = Some(Arc::clone(authorizer));
+            }
+            out.push(entry);
         }
         Ok(Routes(out))
     }
@@ -138,6 +169,7 @@ fn entry(stack: &Stack, route: &Route) -> Result<RouteEntry, Error> {
             .authorization_type
             .clone()
             .unwrap_or_else(|| "NONE".into()),
+        jwt: None,
         function,
         timeout: Duration::from_millis(integration.timeout_in_millis.unwrap_or(30_000)),
     })
@@ -196,7 +228,20 @@ pub async fn handle(State(gateway): State<Arc<Gateway>>, request: Request) -> Re
         .requests
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
         + 1;
-    let event = event(
+    let authorizer = match &route.jwt {
+        Some(jwt) => {
+            let header = parts
+                .headers
+                .get("authorization")
+                .and_then(|v| v.to_str().ok());
+            match jwt.authorize(header).await {
+                Ok(context) => Some(context),
+                Err(_why) => return message(StatusCode::UNAUTHORIZED, "Unauthorized"),
+            }
+        }
+        None => None,
+    };
+    let mut event = event(
         route,
         params,
         &parts.method,
@@ -207,6 +252,9 @@ pub async fn handle(State(gateway): State<Arc<Gateway>>, request: Request) -> Re
         &gateway.domain,
         number,
     );
+    if let Some(context) = authorizer {
+        event["requestContext"]["authorizer"] = context;
+    }
     let payload = event.to_string().into_bytes();
     // The invocation goes on when API Gateway stops waiting (or the client goes away), as on
     // AWS: only the function's own timeout ends it.
@@ -444,6 +492,7 @@ mod tests {
                     .collect(),
                 key: key.into(),
                 authorization: "NONE".into(),
+                jwt: None,
                 function: "ApiFunction".into(),
                 timeout: Duration::from_secs(30),
             }

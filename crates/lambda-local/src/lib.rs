@@ -15,7 +15,8 @@
 //!
 //! Differences from AWS, on purpose or not (docs/deploy.md lists them for users):
 //! - the binaries are built for this machine (x86_64 here), not arm64;
-//! - `AWS_IAM` and `JWT` routes are not authorized: requests pass without an identity;
+//! - `AWS_IAM` routes are not authorized: requests pass without an identity (`JWT` routes are,
+//!   against the template's issuer: [`jwt`]);
 //! - the schedule starts when the stack does, not on second 0 of each minute, and
 //!   `POST /_local/tick` invokes the tick at once (synchronously, answering its result);
 //! - moto checks no IAM policy and never expires TTL items; memory limits are not enforced;
@@ -41,6 +42,7 @@ use tokio::task::JoinHandle;
 pub mod calls;
 pub mod checks;
 pub mod gateway;
+pub mod jwt;
 pub mod runtime;
 pub mod sources;
 pub mod stack;

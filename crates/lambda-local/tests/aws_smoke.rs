@@ -136,7 +136,12 @@ fn a_run_deploys_checks_prints_its_figures_and_deletes_what_it_made() {
         "{deploy}"
     );
     assert!(position(&calls, "aws sqs create-queue") < position(&calls, "sam deploy"));
-    assert!(position(&calls, "sundial --region eu-west-1 --output json job create smoke-every10") > position(&calls, "sam deploy"));
+    assert!(
+        position(
+            &calls,
+            "sundial --region eu-west-1 --output json job create smoke-every10"
+        ) > position(&calls, "sam deploy")
+    );
     // Cleaned up last: the stack, its retained table, the target queue.
     assert!(position(&calls, "sam delete") > position(&calls, "aws cloudwatch"));
     assert!(calls

@@ -537,3 +537,170 @@ async fn the_real_binaries_run_jobs_end_to_end() {
     eprintln!("the end-to-end run took {:?}", started.elapsed());
     stack.stop().await;
 }
+
+/// An OpenID issuer on loopback: its discovery document and its JWKS, which holds the first
+/// fixture key until `rotate` adds the second.
+#[derive(Clone)]
+struct Issuer {
+    url: String,
+    rotated: Arc<std::sync::atomic::AtomicBool>,
+}
+
+async fn issuer() -> Issuer {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let rotated = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let all: Value =
+        serde_json::from_str(include_str!("fixtures/jwks.json")).expect("the fixture JWKS");
+    let (discovery_url, keys_rotated) = (url.clone(), Arc::clone(&rotated));
+    let app = axum::Router::new()
+        .route(
+            "/.well-known/openid-configuration",
+            axum::routing::get(move || {
+                let url = discovery_url.clone();
+                async move { axum::Json(json!({"issuer": url, "jwks_uri": format!("{url}/jwks")})) }
+            }),
+        )
+        .route(
+            "/jwks",
+            axum::routing::get(move || {
+                let mut keys = all.clone();
+                if !keys_rotated.load(std::sync::atomic::Ordering::SeqCst) {
+                    keys["keys"].as_array_mut().unwrap().truncate(1);
+                }
+                async move { axum::Json(keys) }
+            }),
+        );
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    Issuer { url, rotated }
+}
+
+/// A token signed with fixture key `kid` (its own key, or `signer`'s to forge a signature).
+fn token(kid: &str, signer: &str, claims: Value) -> String {
+    let der = match signer {
+        "local-test-1" => include_bytes!("fixtures/jwt-local-test-1.der").as_slice(),
+        _ => include_bytes!("fixtures/jwt-local-test-2.der").as_slice(),
+    };
+    let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::RS256);
+    header.kid = Some(kid.to_owned());
+    jsonwebtoken::encode(
+        &header,
+        &claims,
+        &jsonwebtoken::EncodingKey::from_rsa_der(der),
+    )
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "needs the lambda-local build of the functions and moto; .ci/run runs it (see the file's doc)"]
+async fn jwt_routes_are_authorized_as_api_gateway_authorizes_them() {
+    let issuer = issuer().await;
+    let mut options = Options::new(repo());
+    if let Ok(python) = sundial_testkit::python::python() {
+        options.python = python;
+    }
+    options.prefix = format!("jwt{}", std::process::id());
+    options.schedules = false;
+    options.parameters = vec![
+        ("AuthMode".into(), "JWT".into()),
+        ("JwtIssuer".into(), issuer.url.clone()),
+        ("JwtAudience".into(), "sundial-local".into()),
+    ];
+    options.log = Log::file(&std::env::temp_dir().join(format!(
+        "sundial-lambda-local-jwt-{}.log",
+        std::process::id()
+    )))
+    .unwrap();
+    let stack = LocalStack::start(options)
+        .await
+        .expect("the stack starts in JWT mode");
+    let api = Api {
+        url: stack.api_url.clone(),
+        http: reqwest::Client::new(),
+    };
+    let now = chrono::Utc::now().timestamp();
+    let claims = |sub: &str, aud: &str, exp: i64| json!({"iss": issuer.url, "sub": sub, "aud": aud, "iat": now, "nbf": now - 5, "exp": exp});
+    let bearer = |token: String| format!("Bearer {token}");
+    let job = json!({"jobName": "jwt", "creator": "u-1", "creatorName": "U",
+                     "request": [{"url": "service://work/run/jwt"}]});
+
+    // The unauthenticated route needs no token.
+    let (status, _) = api.call("GET", "/health", None, &[]).await;
+    assert!(status == 200 || status == 503, "{status}");
+    // No token, a wrong audience, an expired token, a forged signature: API Gateway's 401.
+    let refused = [
+        None,
+        Some(token(
+            "local-test-1",
+            "local-test-1",
+            claims("alice", "someone-else", now + 300),
+        )),
+        Some(token(
+            "local-test-1",
+            "local-test-1",
+            claims("alice", "sundial-local", now - 10),
+        )),
+        Some(token(
+            "local-test-1",
+            "local-test-2",
+            claims("alice", "sundial-local", now + 300),
+        )),
+    ];
+    for (i, refused) in refused.into_iter().enumerate() {
+        let header = refused.map(bearer);
+        let headers: Vec<(&str, &str)> = header
+            .iter()
+            .map(|h| ("authorization", h.as_str()))
+            .collect();
+        let (status, body) = api.call("GET", "/jobs", None, &headers).await;
+        assert_eq!(
+            (status, &body),
+            (401, &json!({"message": "Unauthorized"})),
+            "case {i}"
+        );
+    }
+    // A valid token reaches the function, and its subject is the actor of the history.
+    let alice = bearer(token(
+        "local-test-1",
+        "local-test-1",
+        claims("alice", "sundial-local", now + 300),
+    ));
+    let (status, body) = api
+        .call(
+            "POST",
+            "/jobs/jwt-job",
+            Some(job),
+            &[("authorization", &alice)],
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = api
+        .call(
+            "GET",
+            "/jobs/jwt-job/history",
+            None,
+            &[("authorization", &alice)],
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["entries"][0]["actor"], "alice", "{body}");
+    // The issuer rotates its keys: a token of the new key is refused until the JWKS has it, then
+    // taken (the authorizer fetches the JWKS again for a kid it does not know).
+    let bob = bearer(token(
+        "local-test-2",
+        "local-test-2",
+        claims("bob", "sundial-local", now + 300),
+    ));
+    let (status, _) = api
+        .call("GET", "/jobs", None, &[("authorization", &bob)])
+        .await;
+    assert_eq!(status, 401, "a key the issuer does not publish");
+    issuer
+        .rotated
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let (status, body) = api
+        .call("GET", "/jobs", None, &[("authorization", &bob)])
+        .await;
+    assert_eq!(status, 200, "after the rotation: {body}");
+    stack.stop().await;
+}
