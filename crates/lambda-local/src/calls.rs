@@ -11,9 +11,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{HeaderName, StatusCode};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Router;
 use serde_json::Value;
@@ -142,26 +141,17 @@ async fn forward(State(recorder): State<Arc<Recorder>>, request: Request) -> Res
         .calls
         .note(&recorder.function, &actions_of(target, &body));
     let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
-    let mut upstream = recorder
-        .client
-        .request(parts.method, format!("{}{path}", recorder.upstream))
-        .body(body);
-    for (name, value) in &parts.headers {
-        if name != HeaderName::from_static("host") {
-            upstream = upstream.header(name, value);
-        }
-    }
-    match upstream.send().await {
-        Ok(answer) => {
-            let mut response = Response::builder().status(answer.status());
-            for (name, value) in answer.headers() {
-                response = response.header(name, value);
-            }
-            let bytes = answer.bytes().await.unwrap_or_default();
-            response
-                .body(Body::from(bytes))
-                .unwrap_or_else(|_| StatusCode::BAD_GATEWAY.into_response())
-        }
+    let forwarded = sundial_meter::proxy::forward(
+        &recorder.client,
+        &recorder.upstream,
+        parts.method.clone(),
+        path,
+        &parts.headers,
+        body,
+    )
+    .await;
+    match forwarded {
+        Ok(answer) => answer.into_response(),
         Err(e) => (StatusCode::BAD_GATEWAY, format!("moto: {e}")).into_response(),
     }
 }

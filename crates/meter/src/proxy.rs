@@ -63,7 +63,7 @@ pub async fn start(
 }
 
 /// An answer from upstream, kept to be both read and handed back.
-struct Answer {
+pub struct Answer {
     status: StatusCode,
     headers: HeaderMap,
     body: Bytes,
@@ -88,7 +88,8 @@ impl Answer {
             || kind.ends_with("TransactionCanceledException")
     }
 
-    fn into_response(self) -> Response {
+    /// The answer as the proxy's own response, unchanged.
+    pub fn into_response(self) -> Response {
         let mut response = Response::builder().status(self.status);
         for (name, value) in &self.headers {
             response = response.header(name, value);
@@ -169,6 +170,35 @@ async fn handle(State(proxy): State<Arc<Proxy>>, request: Request) -> Response {
     }
 }
 
+/// Sends a request on to `upstream` unchanged (its headers but `host`) and keeps the answer:
+/// what every loopback proxy in front of moto does (this meter, lambda-local's call recorder).
+pub async fn forward(
+    client: &reqwest::Client,
+    upstream: &str,
+    method: axum::http::Method,
+    path: &str,
+    headers: &HeaderMap,
+    body: Bytes,
+) -> Result<Answer, reqwest::Error> {
+    let mut request = client
+        .request(method, format!("{upstream}{path}"))
+        .body(body);
+    for (name, value) in headers {
+        if name != "host" {
+            request = request.header(name, value);
+        }
+    }
+    let answer = request.send().await?;
+    let status = answer.status();
+    let headers = answer.headers().clone();
+    let body = answer.bytes().await?;
+    Ok(Answer {
+        status,
+        headers,
+        body,
+    })
+}
+
 /// SQS requests as billed: a send (or a batch of sends) per 64 KB of payload, any other call 1.
 fn sqs_requests(operation: &str, request: &Value) -> u64 {
     let message = |m: &Value| {
@@ -220,24 +250,7 @@ impl Proxy {
         headers: &HeaderMap,
         body: Bytes,
     ) -> Result<Answer, reqwest::Error> {
-        let mut request = self
-            .client
-            .request(method, format!("{}{path}", self.upstream))
-            .body(body);
-        for (name, value) in headers {
-            if name != "host" {
-                request = request.header(name, value);
-            }
-        }
-        let answer = request.send().await?;
-        let status = answer.status();
-        let headers = answer.headers().clone();
-        let body = answer.bytes().await?;
-        Ok(Answer {
-            status,
-            headers,
-            body,
-        })
+        forward(&self.client, &self.upstream, method, path, headers, body).await
     }
 
     /// A DynamoDB call of the meter's own, straight to moto, not booked.
