@@ -73,6 +73,11 @@ impl Calendar {
         }
     }
 
+    /// Replaces the free-text comment (it takes no part in matching).
+    pub(crate) fn set_comment(&mut self, comment: Option<String>) {
+        self.comment = comment;
+    }
+
     pub(crate) fn field(&self, kind: FieldKind) -> &FieldSpec {
         &self.fields[kind as usize]
     }

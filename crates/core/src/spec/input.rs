@@ -80,12 +80,34 @@ pub(crate) fn parse_schedule(value: &Value) -> Result<Schedule, SpecError> {
 
     let mut calendars = Vec::new();
     let mut intervals = Vec::new();
+    // Temporal: every cron string carries the same `CRON_TZ=` prefix, or none does.
+    let mut first_prefix: Option<Option<Tz>> = None;
     for (i, text) in string_list(obj.get("cron"), "cron")?
         .into_iter()
         .enumerate()
     {
         let path = format!("cron[{i}]");
         let parsed = parse_cron(text, dialect).map_err(|m| SpecError::new(path.as_str(), m))?;
+        if dialect == Dialect::Temporal {
+            match first_prefix {
+                None => first_prefix = Some(parsed.zone),
+                Some(first) if first != parsed.zone => {
+                    let name = |z: Option<Tz>| {
+                        z.map_or_else(|| "no CRON_TZ= prefix".to_string(), |z| format!("CRON_TZ={}", z.name()))
+                    };
+                    return Err(SpecError::new(
+                        path,
+                        format!(
+                            "{} disagrees with cron[0], which has {}: in the temporal dialect every cron string \
+                             has the same CRON_TZ= prefix or none does, as in Temporal",
+                            name(parsed.zone),
+                            name(first)
+                        ),
+                    ));
+                }
+                Some(_) => {}
+            }
+        }
         if let Some(zone) = parsed.zone {
             match tz {
                 Some(existing) if existing != zone => {

@@ -371,3 +371,73 @@ fn errors_name_field_and_token() {
             .contains("conflicts")
     );
 }
+
+#[test]
+fn temporal_cron_strings_agree_on_their_zone_prefix() {
+    // Temporal's canonicalization: every cron string has the same CRON_TZ= prefix, or none does.
+    assert_eq!(
+        error(json!({"dialect": "temporal", "cron": ["CRON_TZ=Europe/London 0 9 * * *", "0 12 * * *"]})),
+        "cron[1]: no CRON_TZ= prefix disagrees with cron[0], which has CRON_TZ=Europe/London: in the \
+         temporal dialect every cron string has the same CRON_TZ= prefix or none does, as in Temporal"
+    );
+    assert!(error(json!({"dialect": "temporal", "cron": ["0 9 * * *", "CRON_TZ=Asia/Tokyo 0 12 * * *"]}))
+        .starts_with("cron[1]: CRON_TZ=Asia/Tokyo disagrees with cron[0], which has no CRON_TZ= prefix"));
+    assert!(error(json!({"dialect": "temporal", "cron": ["TZ=Asia/Tokyo 0 9 * * *", "CRON_TZ=Europe/Berlin 0 12 * * *"]}))
+        .starts_with("cron[1]: CRON_TZ=Europe/Berlin disagrees"));
+    assert_eq!(
+        error(json!({"dialect": "temporal", "cron": ["TZ=Asia/Tokyo 0 9 * * *", "CRON_TZ=Asia/Tokyo 0 12 * * *"]})),
+        "ok"
+    );
+    // The standard dialect keeps its rule: a string without a prefix uses the other's zone.
+    assert_eq!(
+        error(json!({"cron": ["CRON_TZ=Asia/Tokyo 0 9 * * *", "0 12 * * *"]})),
+        "ok"
+    );
+}
+
+#[test]
+fn temporal_cron_comment_is_kept_as_the_comment() {
+    let schedule = Schedule::from_json(
+        &json!({"dialect": "temporal", "cron": ["CRON_TZ=US/Pacific 55 55,57 5 2/2 * wed-thurs *  # explanation"]}),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let canonical = schedule.to_canonical_json();
+    assert_eq!(canonical["calendars"][0]["comment"], json!("explanation"));
+    assert_eq!(canonical["timeZone"], json!("US/Pacific"));
+    // A comment after a macro too; without one, the source string stays the comment.
+    let daily = Schedule::from_json(&json!({"dialect": "temporal", "cron": ["@daily # nightly"]}))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(daily.to_canonical_json()["calendars"][0]["comment"], json!("nightly"));
+    let plain = Schedule::from_json(&json!({"dialect": "temporal", "cron": ["0 12 * * *"]}))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(plain.to_canonical_json()["calendars"][0]["comment"], json!("0 12 * * *"));
+    // In the standard dialect `#` keeps its meaning (nth weekday).
+    assert_eq!(
+        times(json!({"cron": ["0 10 * * 1#2"]}), "2024-01-01T00:00:00Z", 1),
+        ["2024-01-08T10:00:00+00:00"]
+    );
+}
+
+#[test]
+fn croniter_last_in_ranges_and_last_weekday() {
+    assert_eq!(
+        times(json!({"cron": ["0 0 29-L * *"]}), "2024-01-31T00:00:00Z", 3),
+        ["2024-02-29T00:00:00+00:00", "2024-03-29T00:00:00+00:00", "2024-03-30T00:00:00+00:00"]
+    );
+    assert_eq!(
+        times(json!({"cron": ["0 0 1-L/8 * *"]}), "2024-02-25T00:00:00Z", 2),
+        ["2024-03-01T00:00:00+00:00", "2024-03-09T00:00:00+00:00"]
+    );
+    // L5 = the last Friday, the same as 5L.
+    assert_eq!(
+        times(json!({"cron": ["0 17 * * L5"]}), "2024-01-01T00:00:00Z", 3),
+        times(json!({"cron": ["0 17 * * 5L"]}), "2024-01-01T00:00:00Z", 3)
+    );
+    assert_eq!(
+        error(json!({"cron": ["0 0 * * L8"]})),
+        "cron[0]: day-of-week: 8 is out of range 0-7 (0 and 7 = Sunday) in \"L8\""
+    );
+    // croniter extensions only: the other dialects keep their peers' grammar.
+    assert!(error(json!({"dialect": "quartz", "cron": ["0 0 0 29-L * ?"]})).starts_with("cron[0]: day-of-month"));
+    assert!(error(json!({"dialect": "temporal", "cron": ["0 0 * * L5"]})).starts_with("cron[0]: day-of-week"));
+}
