@@ -330,7 +330,10 @@ fn parse_vector(line: &str) -> Vector {
 /// The shared vectors (a verbatim copy) and the ones Sundial added from the peers' own test suites
 /// (`peer-vectors-added.jsonl`, same format; see `tests/fixtures/README.md`).
 const VECTOR_FILES: [&str; 2] = [
-    concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/peer-vectors.jsonl"),
+    concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/peer-vectors.jsonl"
+    ),
     concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/fixtures/peer-vectors-added.jsonl"
@@ -340,8 +343,7 @@ const VECTOR_FILES: [&str; 2] = [
 fn load_vectors() -> Vec<Vector> {
     let mut vectors: Vec<Vector> = Vec::new();
     for path in VECTOR_FILES {
-        let text =
-            std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {path}: {e}"));
+        let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {path}: {e}"));
         vectors.extend(
             text.lines()
                 .filter(|l| !l.trim().is_empty())

@@ -475,7 +475,9 @@ fn croniter_last_range(kind: FieldKind, item: &str, syntax: Syntax) -> Option<St
         None => (item, None),
     };
     let (start, end) = split_range(range)?;
-    if !end.eq_ignore_ascii_case("L") || start.is_empty() || start.to_ascii_uppercase().contains('L')
+    if !end.eq_ignore_ascii_case("L")
+        || start.is_empty()
+        || start.to_ascii_uppercase().contains('L')
     {
         return None;
     }

@@ -12,6 +12,8 @@
 //!   durations and timers give `Ok` or `Err`, never a panic or a hang, and whatever parses
 //!   previews within 50 ms; valid specs queried from any instant chrono can hold.
 //! * Never-firing specs yield no times, quickly.
+//! * `rrule` entries: restarting a rule at the aligned period of a query equals iterating it from
+//!   DTSTART.
 //!
 //! Every run is reproducible (`sundial_testkit::proptest_config`): one fixed seed unless
 //! `SUNDIAL_PROPTEST_SEED` names another, printed with any failure, and the seeds of cases found
@@ -31,5 +33,6 @@ mod preview;
 mod regressions;
 mod robustness;
 mod rollups;
+mod rrule;
 mod support;
 mod timers;
