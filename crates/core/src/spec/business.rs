@@ -992,6 +992,54 @@ mod tests {
     }
 
     #[test]
+    fn calendar_errors_name_the_field() {
+        let err = |v: Value| BusinessCalendar::from_json(&v).err().map(|e| e.to_string());
+        assert_eq!(
+            err(json!({"name": "x", "rules": [{}, {}, {}, {"month": 5, "weekday": "MON", "nth": 6}]})).as_deref(),
+            Some("rules[0]: month: required (1-12), or {\"easter\": n}")
+        );
+        assert_eq!(
+            err(json!({"name": "x", "rules": [{"month": 5, "weekday": "MON", "nth": 6}]}))
+                .as_deref(),
+            Some("rules[0]: nth: 6: expected 1 to 5, or -1 for the last")
+        );
+        assert_eq!(
+            err(json!({"name": "x", "dates": ["25/12/2024"]})).as_deref(),
+            Some("dates[0]: expected a date like \"2024-12-25\", got \"25/12/2024\"")
+        );
+        assert_eq!(
+            err(json!({"name": "x", "weekend": "SAT-FRI"})).as_deref(),
+            Some("weekend: \"SAT-FRI\": every day would be a weekend day, leaving no business day")
+        );
+        assert_eq!(
+            err(json!({"name": "no spaces"})).as_deref(),
+            Some("name: \"no spaces\": expected 1 to 64 letters, digits, '-', '_' or '.'")
+        );
+        assert_eq!(
+            err(json!({"name": "x", "ranges": [{"start": "2024-01-05", "end": "2024-01-01"}]}))
+                .as_deref(),
+            Some("ranges[0]: end 2024-01-01 is before start 2024-01-05")
+        );
+        // The JSON form round-trips.
+        let cal = BusinessCalendar::from_json(&json!({"name": "x", "weekend": "FRI,SAT",
+            "rules": [{"month": 7, "day": 4, "observed": "nearestWeekday"}, {"easter": 1, "comment": "Easter Monday"}],
+            "dates": ["2024-02-02"], "ranges": [{"start": "2024-08-01", "end": "2024-08-03"}]}))
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            BusinessCalendar::from_json(&cal.to_json()).ok(),
+            Some(cal.clone())
+        );
+        assert!(cal.is_listed(d("2024-08-02")));
+        // 4 July 2026 is a Saturday (a weekend day here only when SAT is): Friday the 3rd.
+        let us = BusinessCalendar::from_json(
+            &json!({"name": "us", "rules": [{"month": 7, "day": 4, "observed": "nearestWeekday"}]}),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert!(us.is_listed(d("2026-07-03")));
+        assert!(!us.is_listed(d("2026-07-04")));
+    }
+
+    #[test]
     fn substitute_days_chain() {
         // 2021: Christmas is a Saturday, Boxing Day a Sunday: observed Monday 27 and Tuesday 28.
         let cal = BusinessCalendar::new(

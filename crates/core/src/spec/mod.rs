@@ -153,8 +153,8 @@ pub struct Schedule {
     rrules: Vec<Recurrence>,
     intervals: Vec<Interval>,
     exclude: Vec<Calendar>,
-    /// `onlyOn` and the calendar names in `exclude`.
-    days: business::DayFilter,
+    /// `onlyOn` and the calendar names in `exclude` (shared: a schedule is cloned often).
+    days: Arc<business::DayFilter>,
     start: Option<i64>,
     end: Option<i64>,
     jitter: Duration,
@@ -214,7 +214,7 @@ impl Schedule {
             rrules: parts.rrules,
             intervals: parts.intervals,
             exclude: parts.exclude,
-            days: parts.days,
+            days: Arc::new(parts.days),
             start: parts.start,
             end: parts.end,
             jitter: parts.jitter,

@@ -173,9 +173,11 @@ impl Recurrence {
         }
         let counted = match validated.get_count() {
             None => None,
-            Some(count) if count > MAX_COUNT => return Err(format!(
+            Some(count) if count > MAX_COUNT => {
+                return Err(format!(
                 "{text:?}: COUNT={count} is more than {MAX_COUNT}; use UNTIL or the spec's endTime"
-            )),
+            ))
+            }
             Some(count) => {
                 let limit = until.map_or(LOCAL_LIMIT, |u| u.saturating_add(1).min(LOCAL_LIMIT));
                 let set = RRuleSet::new(start).rrule(validated.clone()).limit();
