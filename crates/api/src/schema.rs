@@ -453,7 +453,7 @@ pub struct Dst {
     overlap: Option<DstOverlap>,
 }
 
-/// A schedule spec (docs/spec.md): the union of its cron strings, calendars and intervals, minus
+/// A schedule spec (docs/spec.md): the union of its cron strings, calendars, rules and intervals, minus
 /// `exclude`, within `startTime`–`endTime` (inclusive), jittered, in a zone.
 #[derive(ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -466,6 +466,10 @@ pub struct Schedule {
     /// Temporal calendars.
     #[schema(max_items = 256)]
     calendars: Option<Vec<Calendar>>,
+    /// RFC 5545 recurrence rules (`FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=-1`); `DTSTART` is
+    /// `startTime` in `timeZone`, which they need.
+    #[schema(max_items = 256)]
+    rrule: Option<Vec<String>>,
     /// Epoch-aligned intervals.
     #[schema(max_items = 256)]
     intervals: Option<Vec<IntervalField>>,

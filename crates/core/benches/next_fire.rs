@@ -4,7 +4,8 @@
 //!   both engines, in UTC and America/New_York. Parsing happens once, outside the timed loop. Each
 //!   iteration queries from the next of 64 fixed instants spread over 2024–2030, so neither engine
 //!   profits from repeating one query.
-//! * `sundial_only/<spec>`: calendar, interval and union-with-exclude specs croner cannot express.
+//! * `sundial_only/<spec>`: calendar, interval, union-with-exclude and RFC 5545 `rrule` specs croner
+//!   cannot express.
 //! * `never/<spec>`: specs that never fire (again); the target is < 50 µs per query.
 //!
 //! Before timing, every shared spec is checked: both engines must give the same next fire time from
@@ -215,6 +216,18 @@ fn sundial_only(c: &mut Criterion) {
             instants.clone(),
         ),
         ("union_3cal_1interval_exclude_ny", union, instants.clone()),
+        (
+            "rrule_last_weekday_of_month_ny",
+            json!({"rrule": ["FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=-1"],
+                   "startTime": "2024-01-01T17:00:00-05:00", "timeZone": "America/New_York"}),
+            instants.clone(),
+        ),
+        (
+            "rrule_every_other_week_tu_th_0930_ny",
+            json!({"rrule": ["FREQ=WEEKLY;INTERVAL=2;BYDAY=TU,TH;BYHOUR=9;BYMINUTE=30;BYSECOND=0"],
+                   "startTime": "2024-01-01T00:00:00-05:00", "timeZone": "America/New_York"}),
+            instants.clone(),
+        ),
     ];
     for (name, spec, from) in &specs {
         let schedule = sundial(spec.clone());

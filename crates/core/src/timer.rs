@@ -232,8 +232,10 @@ fn compile(timer: &Value, created_at: DateTime<Utc>) -> Result<TimerPlan, SpecEr
     };
     let parts = |calendars, intervals, start, end| ScheduleParts {
         calendars,
+        rrules: Vec::new(),
         intervals,
         exclude: Vec::new(),
+        days: Default::default(),
         start,
         end,
         jitter: Duration::ZERO,

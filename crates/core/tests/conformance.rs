@@ -327,17 +327,29 @@ fn parse_vector(line: &str) -> Vector {
     }
 }
 
-fn load_vectors() -> Vec<Vector> {
-    let path = concat!(
+/// The shared vectors (a verbatim copy) and the ones Sundial added from the peers' own test suites
+/// (`peer-vectors-added.jsonl`, same format; see `tests/fixtures/README.md`).
+const VECTOR_FILES: [&str; 2] = [
+    concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/fixtures/peer-vectors.jsonl"
-    );
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {path}: {e}"));
-    let vectors: Vec<Vector> = text
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(parse_vector)
-        .collect();
+    ),
+    concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/peer-vectors-added.jsonl"
+    ),
+];
+
+fn load_vectors() -> Vec<Vector> {
+    let mut vectors: Vec<Vector> = Vec::new();
+    for path in VECTOR_FILES {
+        let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {path}: {e}"));
+        vectors.extend(
+            text.lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(parse_vector),
+        );
+    }
     let mut ids: Vec<&str> = vectors.iter().map(|v| v.id.as_str()).collect();
     ids.sort_unstable();
     let before = ids.len();

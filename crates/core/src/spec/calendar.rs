@@ -5,8 +5,11 @@
 //! bit masks so that finding the next matching wall-clock second is a handful of bit operations per
 //! month, which is what keeps a never-matching spec (Feb 30) answering in microseconds.
 
+use std::sync::Arc;
+
 use serde_json::{json, Value};
 
+use super::business::BusinessDays;
 use super::civil::{days_from_civil, days_in_month, weekday, WallClock, DAY};
 use super::field::{FieldKind, FieldSpec, FIRST_YEAR, LAST_YEAR};
 
@@ -16,11 +19,15 @@ pub(crate) struct Calendar {
     fields: [FieldSpec; 7],
     comment: Option<String>,
     masks: Masks,
+    /// A business-day rule (docs/spec.md §16): it decides the days; `dayOfMonth` feeds it.
+    business: Option<Arc<BusinessDays>>,
 }
 
 impl PartialEq for Calendar {
     fn eq(&self, other: &Self) -> bool {
-        self.fields == other.fields && self.comment == other.comment
+        self.fields == other.fields
+            && self.comment == other.comment
+            && self.business == other.business
     }
 }
 
@@ -70,7 +77,20 @@ impl Calendar {
             fields,
             comment,
             masks,
+            business: None,
         }
+    }
+
+    /// The same calendar with its days decided by a business-day rule.
+    pub(crate) fn with_business(mut self, business: BusinessDays) -> Self {
+        self.business = Some(Arc::new(business));
+        self.masks.every_day = false;
+        self
+    }
+
+    /// Replaces the free-text comment (it takes no part in matching).
+    pub(crate) fn set_comment(&mut self, comment: Option<String>) {
+        self.comment = comment;
     }
 
     pub(crate) fn field(&self, kind: FieldKind) -> &FieldSpec {
@@ -85,10 +105,27 @@ impl Calendar {
             && self.masks.hour.count_ones() == 1
     }
 
+    /// The days of a month (bit d for day d) that `dayOfMonth` alone selects.
+    fn dom_days(&self, year: i32, month: u32) -> u32 {
+        let len = days_in_month(year, month);
+        let valid = ((1u64 << (len + 1)) - 2) as u32;
+        let first_weekday = weekday(days_from_civil(year, month, 1));
+        let mut dom = self.masks.day_of_month;
+        for special in &self.field(FieldKind::DayOfMonth).days {
+            if let Some(d) = special.day(len, first_weekday) {
+                dom |= 1 << d;
+            }
+        }
+        dom & valid
+    }
+
     /// The days of a month (bit d for day d) that match day of month AND day of week.
     fn day_mask(&self, year: i32, month: u32) -> u32 {
         let len = days_in_month(year, month);
         let valid = ((1u64 << (len + 1)) - 2) as u32;
+        if let Some(business) = &self.business {
+            return business.day_mask(year, month, |y, m| self.dom_days(y, m)) & valid;
+        }
         if self.masks.every_day {
             return valid;
         }
@@ -269,6 +306,9 @@ impl Calendar {
         let mut obj = serde_json::Map::new();
         for kind in FieldKind::ALL {
             obj.insert(kind.json_name().into(), self.field(kind).to_json());
+        }
+        if let Some(business) = &self.business {
+            business.write_json(&mut obj);
         }
         if let Some(comment) = &self.comment {
             obj.insert("comment".into(), json!(comment));

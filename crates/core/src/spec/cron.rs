@@ -89,9 +89,34 @@ pub(crate) fn parse_cron(text: &str, dialect: Dialect) -> Result<ParsedCron, Str
             break;
         }
     }
+    // Temporal: text after `#` is a comment, kept as the calendar's comment (Temporal's
+    // `parseCronString` cuts it off the same way, after the zone prefix).
+    let mut comment_override = None;
+    if dialect == Dialect::Temporal {
+        if let Some((body, comment)) = rest.split_once('#') {
+            comment_override = Some(comment.trim().to_string());
+            rest = body.trim();
+        }
+    }
     if rest.is_empty() {
         return Err("empty cron string".into());
     }
+    let mut parsed = parse_body(text, rest, zone, dialect)?;
+    if let (Some(comment), CronBody::Calendars(calendars)) = (comment_override, &mut parsed.body) {
+        for calendar in calendars {
+            calendar.set_comment(Some(comment.clone()));
+        }
+    }
+    Ok(parsed)
+}
+
+/// The cron string after its zone prefix (and, in `temporal`, its comment) is taken off.
+fn parse_body(
+    text: &str,
+    mut rest: &str,
+    zone: Option<Tz>,
+    dialect: Dialect,
+) -> Result<ParsedCron, String> {
     if dialect == Dialect::EventBridge {
         if let Some(body) = strip_call(rest, "rate") {
             return Ok(ParsedCron {

@@ -66,7 +66,11 @@ impl DstPolicy {
     }
 
     pub(crate) fn resolve(self, calendar: &Calendar) -> Resolved {
-        let fixed = calendar.is_fixed_time();
+        self.resolve_fixed(calendar.is_fixed_time())
+    }
+
+    /// The policy for a source that is (or is not) fixed-time.
+    pub(crate) fn resolve_fixed(self, fixed: bool) -> Resolved {
         Resolved {
             gap: match self.gap {
                 DstGap::Auto if fixed => DstGap::Transition,

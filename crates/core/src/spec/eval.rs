@@ -8,11 +8,30 @@
 
 use super::calendar::Calendar;
 use super::dst::{DstGap, DstOverlap, Resolved};
+use super::recurrence::Recurrence;
 use super::zone::ZoneRules;
 
-/// The first fire of `calendar` strictly after instant `t` (Unix seconds).
-pub(crate) fn next_fire(
-    calendar: &Calendar,
+/// A source of wall-clock fire times: a calendar or a recurrence rule.
+pub(crate) trait WallSource {
+    /// The first wall-clock second `n` it fires at with `from <= n < limit`, if any.
+    fn next_match(&self, from: i64, limit: i64) -> Option<i64>;
+}
+
+impl WallSource for Calendar {
+    fn next_match(&self, from: i64, limit: i64) -> Option<i64> {
+        Calendar::next_match(self, from, limit)
+    }
+}
+
+impl WallSource for Recurrence {
+    fn next_match(&self, from: i64, limit: i64) -> Option<i64> {
+        Recurrence::next_match(self, from, limit)
+    }
+}
+
+/// The first fire of `calendar` (any wall-clock source) strictly after instant `t` (Unix seconds).
+pub(crate) fn next_fire<S: WallSource + ?Sized>(
+    calendar: &S,
     zone: &ZoneRules,
     policy: Resolved,
     t: i64,

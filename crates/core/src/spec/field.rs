@@ -402,6 +402,16 @@ fn parse_item(
         spec.ranges.push(Range::single(6));
         return Ok(());
     }
+    // croniter: `L` as the end of a day-of-month range is day 31 (`29-L`, `1-L/8`); days a month
+    // lacks never match, so `29-L` is "the 29th to the last day".
+    let rewritten;
+    let item = match croniter_last_range(kind, item, syntax) {
+        Some(text) => {
+            rewritten = text;
+            rewritten.as_str()
+        }
+        None => item,
+    };
     if let Some(special) = parse_special(kind, item, syntax)? {
         match special {
             Special::Day(d) => spec.days.push(d),
@@ -453,6 +463,36 @@ fn parse_item(
     };
     let step = step.unwrap_or(1);
     push_range(kind, start, end, step, syntax, item, spec, (lo, hi))
+}
+
+/// `A-L` or `A-L/step` in a standard-dialect day-of-month, rewritten as `A-31` (croniter).
+fn croniter_last_range(kind: FieldKind, item: &str, syntax: Syntax) -> Option<String> {
+    if kind != FieldKind::DayOfMonth || syntax.dialect != "standard" {
+        return None;
+    }
+    let (range, step) = match item.split_once('/') {
+        Some((range, step)) => (range, Some(step)),
+        None => (item, None),
+    };
+    let (start, end) = split_range(range)?;
+    if !end.eq_ignore_ascii_case("L")
+        || start.is_empty()
+        || start.to_ascii_uppercase().contains('L')
+    {
+        return None;
+    }
+    Some(match step {
+        Some(step) => format!("{start}-31/{step}"),
+        None => format!("{start}-31"),
+    })
+}
+
+/// croniter's `L<n>` in a standard-dialect day-of-week: the last weekday `n` (0–7) of the month.
+fn is_croniter_last_weekday(upper: &str, syntax: Syntax) -> bool {
+    syntax.dialect == "standard"
+        && upper.len() > 1
+        && upper.starts_with('L')
+        && upper[1..].bytes().all(|b| b.is_ascii_digit())
 }
 
 fn split_range(text: &str) -> Option<(&str, &str)> {
@@ -587,6 +627,7 @@ fn parse_special(kind: FieldKind, item: &str, syntax: Syntax) -> Result<Option<S
         FieldKind::DayOfWeek => {
             upper.contains('#')
                 || (upper.ends_with('L') && !upper.contains('-') && !upper.contains('/'))
+                || is_croniter_last_weekday(&upper, syntax)
         }
         _ => false,
     };
@@ -641,6 +682,11 @@ fn parse_special(kind: FieldKind, item: &str, syntax: Syntax) -> Result<Option<S
     let weekday_of = |token: &str| -> Result<u32, String> {
         Ok(parse_value(FieldKind::DayOfWeek, token, syntax, item)? % 7)
     };
+    if is_croniter_last_weekday(&upper, syntax) {
+        return Ok(Some(Special::Weekday(WeekdaySpecial::Last {
+            weekday: weekday_of(&upper[1..])?,
+        })));
+    }
     if let Some((day, nth)) = upper.split_once('#') {
         let weekday = weekday_of(day)?;
         if nth == "L" {

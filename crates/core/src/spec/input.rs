@@ -8,17 +8,21 @@ use chrono::DateTime;
 use chrono_tz::Tz;
 use serde_json::{Map, Value};
 
+use super::business::{BusinessDays, BusinessRule, CalendarSet, DayFilter, DaySet, Roll};
 use super::calendar::Calendar;
 use super::cron::{parse_cron, syntax, CronBody};
 use super::dst::{DstGap, DstOverlap, DstPolicy};
 use super::field::{parse_field, parse_structured, FieldKind, FieldSpec, Syntax, TEMPORAL_YEARS};
 use super::interval::Interval;
+use super::recurrence::Recurrence;
 use super::{Dialect, Schedule, ScheduleParts, SpecError};
 use crate::duration::Duration;
 
-const KEYS: [&str; 10] = [
+const KEYS: [&str; 12] = [
     "cron",
     "calendars",
+    "rrule",
+    "onlyOn",
     "intervals",
     "exclude",
     "startTime",
@@ -28,7 +32,7 @@ const KEYS: [&str; 10] = [
     "dialect",
     "dst",
 ];
-const CALENDAR_KEYS: [&str; 8] = [
+const CALENDAR_KEYS: [&str; 12] = [
     "second",
     "minute",
     "hour",
@@ -37,12 +41,16 @@ const CALENDAR_KEYS: [&str; 8] = [
     "year",
     "dayOfWeek",
     "comment",
+    "calendar",
+    "businessDay",
+    "roll",
+    "businessDayOffset",
 ];
 
 /// More entries than this in one list are refused: a spec is configuration, not data.
 const MAX_ITEMS: usize = 256;
 
-pub(crate) fn parse_schedule(value: &Value) -> Result<Schedule, SpecError> {
+pub(crate) fn parse_schedule(value: &Value, named: &CalendarSet) -> Result<Schedule, SpecError> {
     let obj = value
         .as_object()
         .ok_or_else(|| SpecError::new("schedule", "expected a JSON object"))?;
@@ -80,12 +88,37 @@ pub(crate) fn parse_schedule(value: &Value) -> Result<Schedule, SpecError> {
 
     let mut calendars = Vec::new();
     let mut intervals = Vec::new();
+    // Temporal: every cron string carries the same `CRON_TZ=` prefix, or none does.
+    let mut first_prefix: Option<Option<Tz>> = None;
     for (i, text) in string_list(obj.get("cron"), "cron")?
         .into_iter()
         .enumerate()
     {
         let path = format!("cron[{i}]");
         let parsed = parse_cron(text, dialect).map_err(|m| SpecError::new(path.as_str(), m))?;
+        if dialect == Dialect::Temporal {
+            match first_prefix {
+                None => first_prefix = Some(parsed.zone),
+                Some(first) if first != parsed.zone => {
+                    let name = |z: Option<Tz>| {
+                        z.map_or_else(
+                            || "no CRON_TZ= prefix".to_string(),
+                            |z| format!("CRON_TZ={}", z.name()),
+                        )
+                    };
+                    return Err(SpecError::new(
+                        path,
+                        format!(
+                            "{} disagrees with cron[0], which has {}: in the temporal dialect every cron string \
+                             has the same CRON_TZ= prefix or none does, as in Temporal",
+                            name(parsed.zone),
+                            name(first)
+                        ),
+                    ));
+                }
+                Some(_) => {}
+            }
+        }
         if let Some(zone) = parsed.zone {
             match tz {
                 Some(existing) if existing != zone => {
@@ -107,21 +140,68 @@ pub(crate) fn parse_schedule(value: &Value) -> Result<Schedule, SpecError> {
         }
     }
     for (i, cal) in list(obj.get("calendars"), "calendars")?.iter().enumerate() {
-        calendars
-            .push(parse_calendar(cal, dialect).map_err(|e| e.under(&format!("calendars[{i}]")))?);
+        calendars.push(
+            parse_calendar(cal, dialect, Some(named))
+                .map_err(|e| e.under(&format!("calendars[{i}]")))?,
+        );
     }
     for (i, item) in list(obj.get("intervals"), "intervals")?.iter().enumerate() {
         intervals
             .push(parse_interval(item).map_err(|m| SpecError::new(format!("intervals[{i}]"), m))?);
     }
     let mut exclude = Vec::new();
+    let mut days = DayFilter::default();
     for (i, cal) in list(obj.get("exclude"), "exclude")?.iter().enumerate() {
-        exclude.push(parse_calendar(cal, dialect).map_err(|e| e.under(&format!("exclude[{i}]")))?);
+        let path = format!("exclude[{i}]");
+        // A calendar name (or `{"businessDaysOf": name}`) excludes that calendar's days.
+        let names_days = cal.is_string()
+            || cal
+                .as_object()
+                .is_some_and(|o| o.contains_key("businessDaysOf"));
+        if names_days {
+            days.exclude
+                .push(DaySet::parse(cal, named).map_err(|m| SpecError::new(path, m))?);
+            continue;
+        }
+        exclude.push(parse_calendar(cal, dialect, None).map_err(|e| e.under(&path))?);
     }
-    if calendars.is_empty() && intervals.is_empty() {
+    for (i, item) in list(obj.get("onlyOn"), "onlyOn")?.iter().enumerate() {
+        days.only_on.push(
+            DaySet::parse(item, named).map_err(|m| SpecError::new(format!("onlyOn[{i}]"), m))?,
+        );
+    }
+    let start = instant(obj.get("startTime"), "startTime")?;
+    let zone = tz.unwrap_or(Tz::UTC);
+    let mut rrules = Vec::new();
+    for (i, text) in string_list(obj.get("rrule"), "rrule")?
+        .into_iter()
+        .enumerate()
+    {
+        let path = format!("rrule[{i}]");
+        // RFC 5545: DTSTART is the spec's startTime, as wall-clock time in its zone.
+        let dtstart = start
+            .and_then(|s| DateTime::from_timestamp(s, 0))
+            .map(|s| s.with_timezone(&zone).naive_local())
+            .ok_or_else(|| {
+                SpecError::new(
+                    path.as_str(),
+                    "needs startTime: it is the rule's DTSTART (RFC 5545), read in timeZone",
+                )
+            })?;
+        let until_wall = |instant: i64| {
+            DateTime::from_timestamp(instant, 0).map_or(instant, |t| {
+                t.with_timezone(&zone).naive_local().and_utc().timestamp()
+            })
+        };
+        rrules.push(
+            Recurrence::parse(text, dtstart, until_wall)
+                .map_err(|m| SpecError::new(path.as_str(), m))?,
+        );
+    }
+    if calendars.is_empty() && intervals.is_empty() && rrules.is_empty() {
         return Err(SpecError::new(
             "schedule",
-            "needs at least one of cron, calendars or intervals",
+            "needs at least one of cron, calendars, rrule or intervals",
         ));
     }
     if calendars.len() > MAX_ITEMS * 2 {
@@ -130,7 +210,6 @@ pub(crate) fn parse_schedule(value: &Value) -> Result<Schedule, SpecError> {
             format!("at most {MAX_ITEMS} calendars"),
         ));
     }
-    let start = instant(obj.get("startTime"), "startTime")?;
     let end = instant(obj.get("endTime"), "endTime")?;
     if let (Some(s), Some(e)) = (start, end) {
         if e < s {
@@ -152,14 +231,16 @@ pub(crate) fn parse_schedule(value: &Value) -> Result<Schedule, SpecError> {
     let dst = parse_dst(obj.get("dst"), dialect)?;
     Ok(Schedule::assemble(ScheduleParts {
         calendars,
+        rrules,
         intervals,
         exclude,
+        days,
         start,
         end,
         jitter,
         dialect,
         dst,
-        tz: tz.unwrap_or(Tz::UTC),
+        tz: zone,
     }))
 }
 
@@ -210,7 +291,13 @@ fn kind_of(value: &Value) -> &'static str {
     }
 }
 
-pub(crate) fn parse_calendar(value: &Value, dialect: Dialect) -> Result<Calendar, SpecError> {
+/// Parses a calendar object; `named` is `None` for `exclude` entries, which take no business-day
+/// rule.
+pub(crate) fn parse_calendar(
+    value: &Value,
+    dialect: Dialect,
+    named: Option<&CalendarSet>,
+) -> Result<Calendar, SpecError> {
     let obj: &Map<String, Value> = value.as_object().ok_or_else(|| {
         SpecError::new(
             "",
@@ -266,7 +353,113 @@ pub(crate) fn parse_calendar(value: &Value, dialect: Dialect) -> Result<Calendar
             ))
         }
     };
-    Ok(Calendar::new(fields, comment))
+    let day_fields_full = (
+        fields[FieldKind::DayOfMonth as usize].is_full(FieldKind::DayOfMonth),
+        fields[FieldKind::DayOfWeek as usize].is_full(FieldKind::DayOfWeek),
+    );
+    let calendar = Calendar::new(fields, comment);
+    match parse_business(obj, named, day_fields_full)? {
+        Some(business) => Ok(calendar.with_business(business)),
+        None => Ok(calendar),
+    }
+}
+
+/// The business-day rule of a calendar object (docs/spec.md §16), if it has one.
+fn parse_business(
+    obj: &Map<String, Value>,
+    named: Option<&CalendarSet>,
+    (every_day_of_month, every_weekday): (bool, bool),
+) -> Result<Option<BusinessDays>, SpecError> {
+    const RULE_KEYS: [&str; 3] = ["businessDay", "roll", "businessDayOffset"];
+    let given: Vec<&str> = RULE_KEYS
+        .into_iter()
+        .filter(|k| obj.get(*k).is_some_and(|v| !v.is_null()))
+        .collect();
+    let calendar = obj.get("calendar").filter(|v| !v.is_null());
+    if given.is_empty() && calendar.is_none() {
+        return Ok(None);
+    }
+    let Some(named) = named else {
+        let key = given.first().copied().unwrap_or("calendar");
+        return Err(SpecError::new(
+            key,
+            "business-day rules go in calendars, not in exclude (exclude a calendar by its name: \"exclude\": [\"london\"])",
+        ));
+    };
+    let rule_key = match given.as_slice() {
+        [one] => *one,
+        [] => {
+            return Err(SpecError::new(
+                "calendar",
+                "needs businessDay, roll or businessDayOffset (to keep to a calendar's days, use onlyOn)",
+            ))
+        }
+        [first, second, ..] => {
+            return Err(SpecError::new(
+                *second,
+                format!("give one of businessDay, roll and businessDayOffset, not {first} and {second}"),
+            ))
+        }
+    };
+    let name = calendar
+        .ok_or_else(|| {
+            SpecError::new(
+                "calendar",
+                format!("required with {rule_key}: the name of a business calendar"),
+            )
+        })?
+        .as_str()
+        .ok_or_else(|| SpecError::new("calendar", "expected a calendar name like \"london\""))?;
+    let calendar = named
+        .resolve(name)
+        .map_err(|m| SpecError::new("calendar", m))?;
+    if !every_weekday {
+        return Err(SpecError::new(
+            "dayOfWeek",
+            format!("not with {rule_key}: the business calendar decides the weekdays"),
+        ));
+    }
+    let value = &obj[rule_key];
+    let int = |min: i64, max: i64| -> Result<i32, SpecError> {
+        value
+            .as_i64()
+            .filter(|n| {
+                (min..=max).contains(n) && *n != 0 || (rule_key == "businessDayOffset" && *n == 0)
+            })
+            .map(|n| n as i32)
+            .ok_or_else(|| {
+                SpecError::new(
+                    rule_key,
+                    format!(
+                        "expected an integer from {min} to {max}{}, got {value}",
+                        if rule_key == "businessDay" {
+                            " other than 0 (-1 is the last)"
+                        } else {
+                            ""
+                        }
+                    ),
+                )
+            })
+    };
+    let rule = match rule_key {
+        "businessDay" => {
+            if !every_day_of_month {
+                return Err(SpecError::new(
+                    "dayOfMonth",
+                    "not with businessDay: it counts the business days of the month",
+                ));
+            }
+            BusinessRule::Nth(int(-23, 23)?)
+        }
+        "roll" => BusinessRule::Roll(value.as_str().and_then(Roll::parse).ok_or_else(|| {
+            SpecError::new(
+                "roll",
+                format!("expected \"following\", \"modifiedFollowing\", \"preceding\" or \"modifiedPreceding\", got {value}"),
+            )
+        })?),
+        _ => BusinessRule::Offset(int(-30, 30)?),
+    };
+    Ok(Some(BusinessDays { calendar, rule }))
 }
 
 fn parse_interval(value: &Value) -> Result<Interval, String> {

@@ -13,6 +13,7 @@
 //! assert_eq!(schedule.format_time(next), "2024-01-08T12:00:00+00:00");
 //! ```
 
+mod business;
 mod calendar;
 mod civil;
 mod cron;
@@ -22,6 +23,7 @@ mod field;
 mod input;
 mod interval;
 mod jitter;
+mod recurrence;
 mod words;
 mod zone;
 
@@ -31,11 +33,15 @@ use chrono::{DateTime, Datelike, SecondsFormat, TimeZone, Utc};
 use chrono_tz::Tz;
 use serde_json::{json, Value};
 
+pub use business::{BusinessCalendar, CalendarSet, Observance, Roll, YearlyRule};
 pub use dst::{DstGap, DstOverlap, DstPolicy};
+pub use recurrence::rrule_wall_times;
 
 use crate::duration::Duration;
 use calendar::Calendar;
+use eval::WallSource;
 use interval::Interval;
+use recurrence::Recurrence;
 use zone::ZoneRules;
 
 pub(crate) use cron::exact_calendar;
@@ -143,23 +149,29 @@ const LAST_INSTANT: i64 = calendar::LOCAL_LIMIT + 14 * 3600;
 #[derive(Clone, Debug)]
 pub struct Schedule {
     calendars: Vec<Calendar>,
+    /// RFC 5545 rules (`rrule`), sources after the calendars.
+    rrules: Vec<Recurrence>,
     intervals: Vec<Interval>,
     exclude: Vec<Calendar>,
+    /// `onlyOn` and the calendar names in `exclude` (shared: a schedule is cloned often).
+    days: Arc<business::DayFilter>,
     start: Option<i64>,
     end: Option<i64>,
     jitter: Duration,
     dialect: Dialect,
     dst: DstPolicy,
     zone: Arc<ZoneRules>,
-    /// The DST policy resolved for each calendar, index for index.
+    /// The DST policy resolved for each calendar, then each rule, index for index.
     resolved: Vec<dst::Resolved>,
 }
 
 impl PartialEq for Schedule {
     fn eq(&self, other: &Self) -> bool {
         self.calendars == other.calendars
+            && self.rrules == other.rrules
             && self.intervals == other.intervals
             && self.exclude == other.exclude
+            && self.days == other.days
             && self.start == other.start
             && self.end == other.end
             && self.jitter == other.jitter
@@ -172,8 +184,10 @@ impl PartialEq for Schedule {
 /// The parts of a schedule before its zone rules and per-calendar policies are attached.
 pub(crate) struct ScheduleParts {
     pub calendars: Vec<Calendar>,
+    pub rrules: Vec<Recurrence>,
     pub intervals: Vec<Interval>,
     pub exclude: Vec<Calendar>,
+    pub days: business::DayFilter,
     pub start: Option<i64>,
     pub end: Option<i64>,
     pub jitter: Duration,
@@ -188,11 +202,19 @@ impl Schedule {
             .calendars
             .iter()
             .map(|c| parts.dst.resolve(c))
+            .chain(
+                parts
+                    .rrules
+                    .iter()
+                    .map(|r| parts.dst.resolve_fixed(r.is_fixed_time())),
+            )
             .collect();
         Schedule {
             calendars: parts.calendars,
+            rrules: parts.rrules,
             intervals: parts.intervals,
             exclude: parts.exclude,
+            days: Arc::new(parts.days),
             start: parts.start,
             end: parts.end,
             jitter: parts.jitter,
@@ -203,9 +225,16 @@ impl Schedule {
         }
     }
 
-    /// Parses a `schedule` JSON object (docs/spec.md).
+    /// Parses a `schedule` JSON object (docs/spec.md). A spec that names a business calendar needs
+    /// [`Schedule::from_json_with`].
     pub fn from_json(value: &Value) -> Result<Schedule, SpecError> {
-        input::parse_schedule(value)
+        input::parse_schedule(value, &CalendarSet::new())
+    }
+
+    /// Parses a `schedule` JSON object whose calendar names (`onlyOn`, `exclude`, business-day
+    /// rules, docs/spec.md §16) resolve in `calendars`.
+    pub fn from_json_with(value: &Value, calendars: &CalendarSet) -> Result<Schedule, SpecError> {
+        input::parse_schedule(value, calendars)
     }
 
     /// Parses JSON text holding a `schedule` object.
@@ -329,7 +358,12 @@ impl Schedule {
                 continue;
             }
             let (gap_start, gap_end) = (tr.at + i64::from(tr.before), tr.at + i64::from(tr.after));
-            for (calendar, policy) in self.calendars.iter().zip(&self.resolved) {
+            let sources = self
+                .calendars
+                .iter()
+                .map(|c| c as &dyn WallSource)
+                .chain(self.rrules.iter().map(|r| r as &dyn WallSource));
+            for (calendar, policy) in sources.zip(&self.resolved) {
                 let Some(first) = calendar.next_match(gap_start, gap_end) else {
                     continue;
                 };
@@ -380,7 +414,7 @@ impl Schedule {
         }
         // Each source (calendar or interval) keeps its own search position, so an exclusion that
         // covers one source's fires skips that source alone and leaves the others' fires in place.
-        let sources = self.calendars.len() + self.intervals.len();
+        let sources = self.calendars.len() + self.rrules.len() + self.intervals.len();
         let mut next: Vec<Option<i64>> = (0..sources).map(|i| self.source_next(i, t)).collect();
         for _ in 0..MAX_EXCLUDED_STEPS {
             let candidate = next.iter().flatten().min().copied()?;
@@ -394,7 +428,9 @@ impl Schedule {
                 return None;
             }
             let exclusion = self.exclude.iter().find(|ex| ex.matches(wall));
-            if exclusion.is_none() && wall >= calendar::FIRST_LOCAL {
+            let day = wall.div_euclid(civil::DAY);
+            let day_allowed = self.days.is_empty() || self.days.allows(day);
+            if exclusion.is_none() && day_allowed && wall >= calendar::FIRST_LOCAL {
                 return Some(candidate);
             }
             // A gap policy that moves fires (shift, transition) can move one out of an excluded
@@ -414,14 +450,15 @@ impl Schedule {
                 if *slot != Some(candidate) {
                     continue;
                 }
+                // Converting a stretch's end with the largest offset errs early, never late.
+                let max_offset = i64::from(self.zone.max_offset);
+                let day_end = (!day_allowed).then(|| (day + 1) * civil::DAY - max_offset - 1);
                 let resume = match exclusion {
-                    // Converting the stretch's end with the largest offset errs early, never late.
                     Some(ex) => {
-                        ex.skip_end(wall, &self.source_fields(i))
-                            - i64::from(self.zone.max_offset)
-                            - 1
+                        let end = ex.skip_end(wall, &self.source_fields(i)) - max_offset - 1;
+                        day_end.map_or(end, |d| d.max(end))
                     }
-                    None => calendar::FIRST_LOCAL - offset - 1,
+                    None => day_end.unwrap_or(calendar::FIRST_LOCAL - offset - 1),
                 };
                 let resume = next_change.map_or(resume, |change| resume.min(change));
                 *slot = self.source_next(i, resume.max(candidate));
@@ -430,25 +467,33 @@ impl Schedule {
         None
     }
 
-    /// The next fire of source `i` (calendars first, then intervals) strictly after `t`.
+    /// The next fire of source `i` (calendars first, then rules, then intervals) strictly after `t`.
     fn source_next(&self, i: usize, t: i64) -> Option<i64> {
-        match self.calendars.get(i) {
-            Some(calendar) => eval::next_fire(calendar, &self.zone, self.resolved[i], t),
-            None => self.intervals.get(i - self.calendars.len())?.next_after(t),
+        let policy = self.resolved.get(i).copied();
+        if let Some(calendar) = self.calendars.get(i) {
+            return eval::next_fire(calendar, &self.zone, policy?, t);
+        }
+        let i = i - self.calendars.len();
+        match self.rrules.get(i) {
+            Some(rule) => eval::next_fire(rule, &self.zone, policy?, t),
+            None => self.intervals.get(i - self.rrules.len())?.next_after(t),
         }
     }
 
-    /// The fields source `i` fires in; an interval fires at any time of day.
+    /// The fields source `i` fires in; a rule or an interval may fire at any time of day.
     fn source_fields(&self, i: usize) -> calendar::FireFields {
-        match self.calendars.get(i) {
-            Some(calendar) => calendar.fire_fields(),
-            None => self
-                .intervals
-                .get(i - self.calendars.len())
-                .map_or(calendar::FireFields::ANY, |interval| {
-                    interval.fire_fields(self.zone.whole_minute_offsets())
-                }),
+        if let Some(calendar) = self.calendars.get(i) {
+            return calendar.fire_fields();
         }
+        let i = i - self.calendars.len();
+        if i < self.rrules.len() {
+            return calendar::FireFields::ANY;
+        }
+        self.intervals
+            .get(i - self.rrules.len())
+            .map_or(calendar::FireFields::ANY, |interval| {
+                interval.fire_fields(self.zone.whole_minute_offsets())
+            })
     }
 
     /// The canonical JSON form: calendars with range arrays, intervals, resolved DST policy.
@@ -458,14 +503,38 @@ impl Schedule {
             "calendars".into(),
             Value::Array(self.calendars.iter().map(Calendar::to_json).collect()),
         );
+        if !self.rrules.is_empty() {
+            obj.insert(
+                "rrule".into(),
+                Value::Array(self.rrules.iter().map(|r| json!(r.text())).collect()),
+            );
+        }
         obj.insert(
             "intervals".into(),
             Value::Array(self.intervals.iter().map(|i| i.to_json()).collect()),
         );
         obj.insert(
             "exclude".into(),
-            Value::Array(self.exclude.iter().map(Calendar::to_json).collect()),
+            Value::Array(
+                self.exclude
+                    .iter()
+                    .map(Calendar::to_json)
+                    .chain(self.days.exclude.iter().map(business::DaySet::to_json))
+                    .collect(),
+            ),
         );
+        if !self.days.only_on.is_empty() {
+            obj.insert(
+                "onlyOn".into(),
+                Value::Array(
+                    self.days
+                        .only_on
+                        .iter()
+                        .map(business::DaySet::to_json)
+                        .collect(),
+                ),
+            );
+        }
         let format_instant = |t: i64| DateTime::from_timestamp(t, 0).map(|d| self.format_time(d));
         if let Some(start) = self.start.and_then(format_instant) {
             obj.insert("startTime".into(), json!(start));

@@ -12,6 +12,10 @@
 //!   durations and timers give `Ok` or `Err`, never a panic or a hang, and whatever parses
 //!   previews within 50 ms; valid specs queried from any instant chrono can hold.
 //! * Never-firing specs yield no times, quickly.
+//! * Business calendars: the nth business day is a business day and increasing in n, rolls land on
+//!   business days (the modified ones inside the month), offsets count business days.
+//! * `rrule` entries: restarting a rule at the aligned period of a query equals iterating it from
+//!   DTSTART.
 //!
 //! Every run is reproducible (`sundial_testkit::proptest_config`): one fixed seed unless
 //! `SUNDIAL_PROPTEST_SEED` names another, printed with any failure, and the seeds of cases found
@@ -23,6 +27,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod business;
 mod differential;
 mod dst;
 mod generate;
@@ -31,5 +36,6 @@ mod preview;
 mod regressions;
 mod robustness;
 mod rollups;
+mod rrule;
 mod support;
 mod timers;
