@@ -593,6 +593,29 @@ pub fn backfill_has_room(job: &Job, batch: usize) -> bool {
     !job.state.pending_backfills.is_empty() && backfill_room(&job.state) >= batch
 }
 
+/// Takes the created fires `done` out of the job's planned fires and lines up those still
+/// there ([`line_up`]): what a planner writes once it has sent their messages. A fire dispatch
+/// already decided on meanwhile ([`admit`] or [`release`] took it out of the planned fires) is
+/// not lined up again: its run may have ended already, and lined up and admitted now it would
+/// hold the job's slot for good. Returns the ids admitted.
+pub fn take_planned(job: &mut Job, done: &[PendingFire], now: DateTime<Utc>) -> Vec<String> {
+    let state = &mut job.state;
+    let still: Vec<PendingFire> = done
+        .iter()
+        .filter(|d| {
+            state
+                .pending_fires
+                .iter()
+                .any(|f| f.execution_id == d.execution_id)
+        })
+        .cloned()
+        .collect();
+    state
+        .pending_fires
+        .retain(|fire| !done.iter().any(|d| d.execution_id == fire.execution_id));
+    line_up(job, &still, now)
+}
+
 /// Puts the runs of newly created `fires` in their job's line, and admits at once, in line order,
 /// those already due at `now` that simply start ([`Admission::Start`]: no wait, skip, buffer or
 /// stop). The write that creates them then takes their slots too, and their dispatch writes only
@@ -693,6 +716,10 @@ pub fn admit(job: &mut Job, execution_id: &str, policy: OverlapPolicy) -> Admiss
         return Admission::Wait { behind };
     }
     state.waiting.retain(|w| w.execution_id != execution_id);
+    // Decided on: no longer a planned fire for a planner to line up (see `take_planned`).
+    state
+        .pending_fires
+        .retain(|f| f.execution_id != execution_id);
     let buffered_at = state.buffered.iter().position(|id| id == execution_id);
     // Buffered runs start in order: a new run waits behind them even when a slot is free.
     let first_in_line = match buffered_at {
@@ -795,6 +822,9 @@ pub fn release(job: &mut Job, execution_id: &str, policy: OverlapPolicy) -> Vec<
     state.running.retain(|id| id != execution_id);
     state.buffered.retain(|id| id != execution_id);
     state.waiting.retain(|w| w.execution_id != execution_id);
+    state
+        .pending_fires
+        .retain(|f| f.execution_id != execution_id);
     let mut started = Vec::new();
     while state.running.len() < limit && !state.buffered.is_empty() {
         let next = state.buffered.remove(0);
@@ -1583,6 +1613,39 @@ mod tests {
         assert!(line_up(&mut job, &fires, now).is_empty());
         assert_eq!(job.state.waiting.len(), fires.len());
         assert!(job.state.running.is_empty());
+    }
+
+    /// Issue 25: a planner sends its fires' messages, then takes them out of the planned fires.
+    /// A fire dispatch admitted and finished in between is not lined up (nor admitted) again; a
+    /// fire dispatch has not seen yet is.
+    #[test]
+    fn take_planned_leaves_out_fires_dispatch_already_took() {
+        let mut job = job_with(
+            json!({"schedule": {"cron": ["* * * * * *"]}, "overlap": "Skip"}),
+            "2024-01-01T00:00:00Z",
+        );
+        let planned_at = at("2024-01-01T00:00:00Z");
+        plan_tick(
+            &mut job,
+            planned_at,
+            planned_at + Duration::seconds(80),
+            false,
+        );
+        let done = job.state.pending_fires.clone();
+        let first = done[0].execution_id.clone();
+        // Dispatch runs the first fire to its end before the planner's write.
+        assert_eq!(
+            admit(&mut job, &first, OverlapPolicy::Skip),
+            Admission::Start
+        );
+        assert!(release(&mut job, &first, OverlapPolicy::Skip).is_empty());
+        let now = done[1].due;
+        let admitted = take_planned(&mut job, &done, now);
+        assert!(job.state.pending_fires.is_empty());
+        assert_eq!(admitted, [done[1].execution_id.clone()]);
+        assert_eq!(job.state.running, [done[1].execution_id.clone()]);
+        assert!(job.state.waiting.iter().all(|w| w.execution_id != first));
+        assert_eq!(job.state.waiting.len(), done.len() - 2);
     }
 
     fn admit_all(job: &mut Job, ids: &[&str], policy: OverlapPolicy) -> Vec<Admission> {

@@ -171,6 +171,9 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         state
             .waiting
             .retain(|w| w.execution_id != loaded.execution.execution_id);
+        state
+            .pending_fires
+            .retain(|f| f.execution_id != loaded.execution.execution_id);
         plan::record_not_run(
             &mut after.job,
             &loaded.execution.scheduled_by_id,
