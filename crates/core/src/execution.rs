@@ -520,6 +520,36 @@ impl Execution {
         Ok(())
     }
 
+    /// Ends a run that has not started as `Skipped` (its job paused, debug mode: see
+    /// [`crate::plan::may_start`]). A run not yet admitted (`Scheduled`, `Enqueued`) moves as
+    /// [`Execution::transition`] moves it; a run admitted ahead of its fire time (`Processing`
+    /// on its first attempt, its call not made: no `first_call_at`) is taken back first: it
+    /// never started, so it counts no attempt and has no `startedAt`. Anything else cannot be
+    /// skipped.
+    pub fn skip_unstarted(
+        &mut self,
+        at: DateTime<Utc>,
+        message: impl Into<String>,
+    ) -> Result<(), TransitionError> {
+        let held = self.state == ExecutionState::Processing
+            && self.attempts == 1
+            && self.run.first_call_at.is_none();
+        if !held {
+            return self.transition(ExecutionState::Skipped, at, message);
+        }
+        self.state = ExecutionState::Skipped;
+        self.attempts = 0;
+        self.started_at = None;
+        self.finished_at = Some(at);
+        self.push_event(ExecutionEvent {
+            at,
+            from: Some(ExecutionState::Processing),
+            to: ExecutionState::Skipped,
+            message: message.into(),
+        });
+        Ok(())
+    }
+
     /// Logs something that happened without a state change (a progress report, a notification).
     pub fn record(&mut self, at: DateTime<Utc>, message: impl Into<String>) {
         self.push_event(ExecutionEvent {
@@ -589,6 +619,30 @@ mod tests {
                 .any(|to| can_transition(from, to));
             assert_eq!(from.is_final(), !leaves, "{from}");
         }
+    }
+
+    /// A run admitted ahead whose call was not made is taken back when skipped; a run that
+    /// called, or a retry, cannot be skipped.
+    #[test]
+    fn skip_unstarted_takes_back_only_runs_that_did_not_call() {
+        let t0 = at("2024-01-01T00:00:00Z");
+        let mut held = new(ExecutionState::Enqueued);
+        held.transition(ExecutionState::Processing, t0, "admitted ahead")
+            .unwrap();
+        held.skip_unstarted(t0, "paused").unwrap();
+        assert_eq!(held.state(), ExecutionState::Skipped);
+        assert_eq!(held.attempts(), 0);
+        assert_eq!(held.started_at(), None);
+        let mut waiting = new(ExecutionState::Scheduled);
+        waiting.skip_unstarted(t0, "paused").unwrap();
+        assert_eq!(waiting.state(), ExecutionState::Skipped);
+        let mut called = new(ExecutionState::Enqueued);
+        called
+            .transition(ExecutionState::Processing, t0, "started")
+            .unwrap();
+        called.run.first_call_at = Some(t0);
+        assert!(called.skip_unstarted(t0, "paused").is_err());
+        assert_eq!(called.state(), ExecutionState::Processing);
     }
 
     #[test]

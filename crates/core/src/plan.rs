@@ -684,6 +684,66 @@ pub enum Admission {
     },
 }
 
+/// Where a run came from, for [`may_start`]: its job's own schedule, or a request (a manual
+/// trigger, a backfill), which a pause does not stop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunSource {
+    /// A fire of the job's schedule.
+    Schedule,
+    /// A manual trigger or a backfill: asked for by someone.
+    Request,
+}
+
+impl RunSource {
+    /// The source of `execution`, a run of the job `job_id`: scheduled fires name their job as
+    /// what started them ([`Execution::scheduled_by_id`](crate::execution::Execution)).
+    pub fn of(execution: &crate::execution::Execution, job_id: &JobId) -> RunSource {
+        if execution.scheduled_by_id == job_id.as_str() {
+            RunSource::Schedule
+        } else {
+            RunSource::Request
+        }
+    }
+}
+
+/// Why a run not yet started does not start ([`may_start`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NotStarted {
+    /// Its job is paused.
+    Paused,
+    /// The server is in debug mode, which stops automatic runs.
+    DebugMode,
+}
+
+impl NotStarted {
+    /// The reason the run ends `Skipped` with (its `error`, which the ledger reads back): starts
+    /// with `paused` or `debug mode`. `notes` are the pause's.
+    pub fn reason(self, notes: Option<&str>) -> String {
+        match (self, notes) {
+            (NotStarted::Paused, Some(notes)) => {
+                format!("paused: its job was paused before it started ({notes})")
+            }
+            (NotStarted::Paused, None) => "paused: its job was paused before it started".into(),
+            (NotStarted::DebugMode, _) => "debug mode: the server runs no scheduled fire".into(),
+        }
+    }
+}
+
+/// Whether a run that has not started yet (not yet called) may start now: the one decision the
+/// engine asks at admission, at admission ahead of the fire time, and once more before the call
+/// of a run admitted ahead. A paused job's scheduled fires do not start, nor do scheduled fires
+/// while the server is in debug mode; manual triggers and backfills always may (Temporal's
+/// rule: a paused schedule still takes the actions someone asks for). Runs already in their call
+/// are not asked again: a pause lets them finish.
+pub fn may_start(paused: bool, debug_mode: bool, source: RunSource) -> Result<(), NotStarted> {
+    match source {
+        RunSource::Request => Ok(()),
+        RunSource::Schedule if debug_mode => Err(NotStarted::DebugMode),
+        RunSource::Schedule if paused => Err(NotStarted::Paused),
+        RunSource::Schedule => Ok(()),
+    }
+}
+
 /// How many executions of `job` may run at once under `policy`: the job's `maxConcurrency`
 /// (docs/api.md's default of 1, unbounded for a job whose own policy is AllowAll), except that an
 /// AllowAll override on a job of another policy (a backfill's default) runs unbounded: the job's
@@ -1646,6 +1706,24 @@ mod tests {
         assert_eq!(job.state.running, [done[1].execution_id.clone()]);
         assert!(job.state.waiting.iter().all(|w| w.execution_id != first));
         assert_eq!(job.state.waiting.len(), done.len() - 2);
+    }
+
+    /// Issue 26 item 1: a pause stops the job's scheduled fires not yet started, debug mode
+    /// every scheduled fire; triggers and backfills start regardless.
+    #[test]
+    fn may_start_stops_scheduled_fires_of_a_paused_job_or_in_debug_mode() {
+        use RunSource::{Request, Schedule};
+        assert_eq!(may_start(false, false, Schedule), Ok(()));
+        assert_eq!(may_start(true, false, Schedule), Err(NotStarted::Paused));
+        assert_eq!(may_start(false, true, Schedule), Err(NotStarted::DebugMode));
+        assert_eq!(may_start(true, true, Schedule), Err(NotStarted::DebugMode));
+        for (paused, debug) in [(false, false), (true, false), (false, true), (true, true)] {
+            assert_eq!(may_start(paused, debug, Request), Ok(()));
+        }
+        assert_eq!(
+            NotStarted::Paused.reason(Some("freeze")),
+            "paused: its job was paused before it started (freeze)"
+        );
     }
 
     fn admit_all(job: &mut Job, ids: &[&str], policy: OverlapPolicy) -> Vec<Admission> {

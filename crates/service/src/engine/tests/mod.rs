@@ -1543,6 +1543,7 @@ mod ledger;
 mod messages;
 mod order;
 mod overrides;
+mod pause;
 mod preview;
 mod stats;
 mod targets;
