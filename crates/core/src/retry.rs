@@ -39,6 +39,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::duration::Duration;
 use crate::job::{JobDefinition, RetryPolicy, RetryRule, Timeouts, POLICY_RETRY_CAP};
+use crate::outcome::{SYNC_TIMEOUT_CODE, TIMEOUT};
 
 /// The longest wait [`decide`] ever asks for, in milliseconds (365 days): whatever the backoff
 /// arithmetic gives, a retry is never put further off than this.
@@ -155,9 +156,10 @@ impl RetryDecision {
 ///    grants them. Not given, its default (5) caps the retries `retry` rules grant, and a
 ///    `retryPolicy` alone decides its own (Temporal's `maximumAttempts: 0` is unlimited, bounded
 ///    by `scheduleToClose`; with neither bound, by [`POLICY_RETRY_CAP`]).
-/// 2. The first `retry` rule whose `errorEquals` is exactly `code` decides: it allows
-///    `maxAttempts` retries of that error, waiting `intervalSeconds × backoffRate^(n-1)` before
-///    retry `n` (counted per error code).
+/// 2. The first `retry` rule whose `errorEquals` is exactly `code` decides (for a sync job's
+///    `timeout` with no rule of its own, the first rule for `"500"`, seed 002's code for it): it
+///    allows `maxAttempts` retries, waiting `intervalSeconds × backoffRate^(n-1)` before retry
+///    `n` (counted per rule: the retries of the codes it decides).
 /// 3. With no matching rule, `retryPolicy` decides: never for `nonRetryableErrors`, not once
 ///    `maximumAttempts` attempts (the first included, every rule's) were made, and otherwise after
 ///    `min(initialInterval × backoffCoefficient^(n-1), maximumInterval)`, where `n` counts the
@@ -186,8 +188,7 @@ pub fn decide(
         }
     }
 
-    let rules = definition.retry_rules();
-    let (wait, rule, number) = match find_rule(rules, code) {
+    let (wait, rule, number) = match rule_for(definition, code) {
         Some((index, rule)) => {
             // Seed 002's rules are capped by maxRetries's default when the job gives none.
             let max_retries = definition.max_retries();
@@ -200,7 +201,7 @@ pub fn decide(
                     ),
                 );
             }
-            let done = history.retries_of(code);
+            let done = retries_by_rule(definition, rule, history);
             if done >= rule.max_attempts {
                 return give_up(
                     GiveUpReason::MaxAttempts,
@@ -248,7 +249,7 @@ pub fn decide(
             let done = history
                 .retries_by_code
                 .iter()
-                .filter(|(c, _)| find_rule(rules, c).is_none())
+                .filter(|(c, _)| rule_for(definition, c).is_none())
                 .fold(0u32, |sum, (_, n)| sum.saturating_add(*n));
             (
                 policy_wait(policy, done),
@@ -288,6 +289,31 @@ fn find_rule<'r>(rules: &'r [RetryRule], code: &str) -> Option<(usize, &'r Retry
         .iter()
         .enumerate()
         .find(|(_, rule)| rule.error_equals == code)
+}
+
+/// The `retry` rule of `definition` that decides a failure with `code`: the first whose
+/// `errorEquals` is `code`; for a sync job's timeout with no rule of its own, the first rule for
+/// `"500"` (seed 002 has no `timeout` code: a sync job's timeouts are its 500s) — unless the
+/// job's `retryPolicy` names `timeout` in `nonRetryableErrors`, which matches the code as it is.
+fn rule_for<'r>(definition: &'r JobDefinition, code: &str) -> Option<(usize, &'r RetryRule)> {
+    let rules = definition.retry_rules();
+    find_rule(rules, code).or_else(|| {
+        let non_retryable = definition
+            .retry_policy()
+            .is_some_and(|policy| policy.non_retryable_errors.iter().any(|e| e == code));
+        (code == TIMEOUT && !definition.is_async() && !non_retryable)
+            .then(|| find_rule(rules, SYNC_TIMEOUT_CODE))
+            .flatten()
+    })
+}
+
+/// The retries `rule` already granted: those of the codes it decides ([`rule_for`]).
+fn retries_by_rule(definition: &JobDefinition, rule: &RetryRule, history: &RetryHistory) -> u32 {
+    history
+        .retries_by_code
+        .iter()
+        .filter(|(code, _)| rule_for(definition, code).is_some_and(|(_, r)| std::ptr::eq(r, rule)))
+        .fold(0u32, |sum, (_, n)| sum.saturating_add(*n))
 }
 
 /// The wait before a docs/api.md rule's retry number `done + 1`: `intervalSeconds × backoffRate^done`.
@@ -668,6 +694,50 @@ mod tests {
             (vec![1000; 5], GiveUpReason::MaxRetries)
         );
         assert!(run(&d, &["503"; 8]).iter().all(Result::is_ok));
+    }
+
+    /// Issue 26 item 7: seed 002 has no `timeout` code; a sync job's timeouts are matched by a
+    /// `"500"` rule (which counts them with its 500s), unless a rule names `timeout`; an async
+    /// job's are not; Temporal's nonRetryableErrors keep matching `timeout` as it is.
+    #[test]
+    fn a_sync_timeout_is_retried_by_a_500_rule() {
+        let sync = def(json!({
+            "retry": [{"errorEquals": "500", "maxAttempts": 3, "intervalSeconds": 2, "backoffRate": 1.0}]
+        }));
+        assert_eq!(
+            run(&sync, &["timeout", "500", "timeout", "timeout"]),
+            vec![Ok(2000), Ok(2000), Ok(2000), Err(GiveUpReason::MaxAttempts)]
+        );
+        let asynchronous = def(json!({
+            "async": true,
+            "retry": [{"errorEquals": "500", "maxAttempts": 3}]
+        }));
+        assert_eq!(
+            run(&asynchronous, &["timeout"]),
+            vec![Err(GiveUpReason::NoRetryRule)]
+        );
+        let own = def(json!({
+            "retry": [
+                {"errorEquals": "500", "maxAttempts": 3, "intervalSeconds": 2},
+                {"errorEquals": "timeout", "maxAttempts": 1, "intervalSeconds": 7}
+            ]
+        }));
+        assert_eq!(
+            run(&own, &["timeout", "timeout"]),
+            vec![Ok(7000), Err(GiveUpReason::MaxAttempts)]
+        );
+        // nonRetryableErrors match the code as it is: "timeout" stops a timeout even beside a
+        // "500" rule, and "500" does not catch a timeout.
+        let temporal = def(json!({
+            "retry": [{"errorEquals": "500"}],
+            "retryPolicy": {"nonRetryableErrors": ["timeout"]}
+        }));
+        assert_eq!(
+            run(&temporal, &["timeout"]),
+            vec![Err(GiveUpReason::NonRetryable)]
+        );
+        let temporal = def(json!({"retryPolicy": {"nonRetryableErrors": ["500"]}}));
+        assert!(run(&temporal, &["timeout"])[0].is_ok());
     }
 
     /// A policy nothing bounds is accepted with a warning naming the cap.

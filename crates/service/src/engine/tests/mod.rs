@@ -327,6 +327,47 @@ async fn duplicate_deliveries_and_concurrent_ticks_run_each_fire_once() {
     assert_eq!(w.job_state("dup").await.action_count, 3);
 }
 
+/// Issue 26 item 7: seed 002 has no `timeout` code; a sync job's timeout is its "500". Rules
+/// and notifications written for seed 002 keep matching: the `"500"` rule retries a timed-out
+/// sync call, and `stateEquals: "500"` and `"timeout"` notify it; the execution's `error` stays
+/// `timeout`.
+#[tokio::test]
+async fn a_sync_timeout_matches_seed_002_rules_for_500() {
+    let w = World::new("2024-01-01T00:00:00Z", |request, _| {
+        if request.url.contains("/notify") {
+            return ok(json!({}));
+        }
+        Err(HttpError::Timeout)
+    });
+    w.create(
+        "slow",
+        json!({
+            "timer": {"dueTime": "10s", "period": "0s"},
+            "retry": [{"errorEquals": "500", "intervalSeconds": 2, "maxAttempts": 2, "backoffRate": 1.0}],
+            "notification": [
+                {"stateEquals": "500", "method": "POST", "url": "service://main/notify/500"},
+                {"stateEquals": "timeout", "method": "POST", "url": "service://main/notify/timeout"}
+            ],
+        }),
+    )
+    .await;
+    w.run_until("2024-01-01T00:01:00Z").await;
+    assert_eq!(
+        w.call_instants("/run"),
+        [
+            "2024-01-01T00:00:10Z",
+            "2024-01-01T00:00:12Z",
+            "2024-01-01T00:00:14Z"
+        ],
+        "retried twice by the 500 rule"
+    );
+    let executions = w.executions("slow").await;
+    assert_eq!(states(&executions), ["Terminated"]);
+    assert_eq!(executions[0].error.as_deref(), Some("timeout"));
+    assert_eq!(w.call_instants("/notify/500").len(), 3);
+    assert_eq!(w.call_instants("/notify/timeout").len(), 3);
+}
+
 #[tokio::test]
 async fn retries_follow_the_backoff_arithmetic_then_terminate() {
     let w = World::new("2024-01-01T00:00:00Z", |request, _| {
