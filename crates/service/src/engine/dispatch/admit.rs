@@ -396,6 +396,9 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             .transition(ExecutionState::Processing, now, message)
             .map_err(transition_error)?;
         if first {
+            // Its last results as the job holds them now, kept across its retries.
+            loaded.execution.run.last_results =
+                Some(sundial_core::execution::LastResults::capture(&job.job));
             let deadline =
                 retry::schedule_to_start_deadline(loaded.execution.due_at(), definition.timeouts());
             if deadline.is_some_and(|d| now > d) {
