@@ -140,6 +140,7 @@ fn kind(reason: RangeReason) -> &'static str {
         RangeReason::Missed => "missed",
         RangeReason::Dropped => "dropped",
         RangeReason::DebugMode => "debugMode",
+        RangeReason::Paused => "paused",
     }
 }
 

@@ -1237,3 +1237,70 @@ fn aws_targets_need_the_cargo_feature() {
         assert_eq!(stdout, "");
     }
 }
+
+/// Issue 26 item 1: a pause pauses. 200 jobs fire every second at a loopback target; one bulk
+/// pause stops them all: no call reaches the target after the pause's answer (runs created and
+/// admitted ahead of their time are skipped, not called), the skipped runs say why, and a
+/// manual trigger of a paused job still runs.
+#[test]
+fn a_bulk_pause_stops_every_call_after_its_answer() {
+    const JOBS: usize = 200;
+    let target = Target::start();
+    let dir = TempDir::new("pause");
+    let services = format!("work=http://127.0.0.1:{}", target.port);
+    let server = start(&dir, &[], &[("SUNDIAL_SERVICES", services.as_str())]);
+    let ids: Vec<String> = (0..JOBS).map(|i| format!("sec-{i:04}")).collect();
+    for id in &ids {
+        let body = json!({
+            "jobName": id, "creator": "001", "creatorName": "tests",
+            "schedule": {"cron": ["* * * * * *"]},
+            "request": [{"method": "POST", "url": format!("service://work/run/{id}")}],
+        });
+        server
+            .call("POST", &format!("/jobs/{id}"), Some(&body))
+            .ok_envelope();
+    }
+    // Every job has run at least twice: the engine is in its stride.
+    for id in &ids {
+        let runs = target.wait_for_within(&format!("/run/{id}"), 2, Duration::from_secs(30));
+        assert!(runs.len() >= 2, "{id} ran {} times", runs.len());
+    }
+    let sent = std::time::Instant::now();
+    let reply = server.call(
+        "POST",
+        "/bulk/jobs/pause",
+        Some(&json!({"jobIds": ids, "reason": "freeze"})),
+    );
+    let answered = std::time::Instant::now();
+    assert_eq!(reply.ok_envelope()["succeeded"], JOBS, "{:?}", reply.body);
+    std::thread::sleep(Duration::from_secs(3));
+    let calls = target.received("/run/");
+    let during = calls
+        .iter()
+        .filter(|c| c.at > sent && c.at <= answered)
+        .count();
+    let after = calls.iter().filter(|c| c.at > answered).count();
+    eprintln!(
+        "bulk pause of {JOBS} jobs answered in {:?}; calls while it ran: {during}; after its answer: {after}",
+        answered - sent
+    );
+    assert_eq!(after, 0, "calls after the pause's answer");
+    // The runs the engine had created ahead of their time ended Skipped, saying why.
+    let skipped = ids
+        .iter()
+        .flat_map(|id| server.executions(id))
+        .filter(|e| e["state"] == "Skipped")
+        .count();
+    assert!(skipped > 0, "runs created ahead were skipped");
+    // A manual trigger of a paused job runs.
+    let trigger = server.call(
+        "POST",
+        &format!("/jobs/{}/trigger", ids[0]),
+        Some(&json!({})),
+    );
+    let id = trigger.ok_envelope()["executionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(wait_final(&server, &id)["state"], "Succeeded");
+}

@@ -229,6 +229,7 @@ pub(crate) fn range_kind(reason: RangeReason) -> &'static str {
         RangeReason::Missed => "missed",
         RangeReason::Dropped => "dropped",
         RangeReason::DebugMode => "debug mode",
+        RangeReason::Paused => "paused",
     }
 }
 

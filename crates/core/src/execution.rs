@@ -362,6 +362,12 @@ pub struct RunState {
     /// from here (docs/api.md "Statistics").
     #[serde(with = "option_rfc3339", skip_serializing_if = "Option::is_none")]
     pub first_call_at: Option<DateTime<Utc>>,
+    /// `${lastCompletionResult}` and `${lastFailure}` as the job held them when the run
+    /// started, kept across its retries (Temporal captures them at the run's start); only those
+    /// the job's templates name ([`LastResults::capture`]). `None` in runs started before they
+    /// were captured: those read the job's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_results: Option<LastResults>,
     /// Retries so far, in all and by error code.
     pub retries: crate::retry::RetryHistory,
     /// Response bodies of the request chain, for the templates of `checkUrl` and notifications.
@@ -370,6 +376,38 @@ pub struct RunState {
     /// Responses by `respEnvName`.
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub named: std::collections::BTreeMap<String, Value>,
+}
+
+/// A job's last results as one run saw them when it started ([`RunState::last_results`]).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct LastResults {
+    /// The job's `lastCompletionResult` then, when its templates name it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_completion_result: Option<Value>,
+    /// The job's `lastFailure` then, when its templates name it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_failure: Option<Value>,
+}
+
+impl LastResults {
+    /// What a run of `job` starting now keeps of its last results: only the values its written
+    /// definition (requests, checks, notifications) names, so that an execution item stays small
+    /// when they are not used (a result can be 64 KB).
+    pub fn capture(job: &crate::job::Job) -> LastResults {
+        let written = job.definition.as_written().to_string();
+        let state = &job.state;
+        LastResults {
+            last_completion_result: written
+                .contains("lastCompletionResult")
+                .then(|| state.last_completion_result.clone())
+                .flatten(),
+            last_failure: written
+                .contains("lastFailure")
+                .then(|| state.last_failure.clone())
+                .flatten(),
+        }
+    }
 }
 
 impl RunState {
@@ -520,6 +558,36 @@ impl Execution {
         Ok(())
     }
 
+    /// Ends a run that has not started as `Skipped` (its job paused, debug mode: see
+    /// [`crate::plan::may_start`]). A run not yet admitted (`Scheduled`, `Enqueued`) moves as
+    /// [`Execution::transition`] moves it; a run admitted ahead of its fire time (`Processing`
+    /// on its first attempt, its call not made: no `first_call_at`) is taken back first: it
+    /// never started, so it counts no attempt and has no `startedAt`. Anything else cannot be
+    /// skipped.
+    pub fn skip_unstarted(
+        &mut self,
+        at: DateTime<Utc>,
+        message: impl Into<String>,
+    ) -> Result<(), TransitionError> {
+        let held = self.state == ExecutionState::Processing
+            && self.attempts == 1
+            && self.run.first_call_at.is_none();
+        if !held {
+            return self.transition(ExecutionState::Skipped, at, message);
+        }
+        self.state = ExecutionState::Skipped;
+        self.attempts = 0;
+        self.started_at = None;
+        self.finished_at = Some(at);
+        self.push_event(ExecutionEvent {
+            at,
+            from: Some(ExecutionState::Processing),
+            to: ExecutionState::Skipped,
+            message: message.into(),
+        });
+        Ok(())
+    }
+
     /// Logs something that happened without a state change (a progress report, a notification).
     pub fn record(&mut self, at: DateTime<Utc>, message: impl Into<String>) {
         self.push_event(ExecutionEvent {
@@ -589,6 +657,59 @@ mod tests {
                 .any(|to| can_transition(from, to));
             assert_eq!(from.is_final(), !leaves, "{from}");
         }
+    }
+
+    /// A run admitted ahead whose call was not made is taken back when skipped; a run that
+    /// called, or a retry, cannot be skipped.
+    #[test]
+    fn skip_unstarted_takes_back_only_runs_that_did_not_call() {
+        let t0 = at("2024-01-01T00:00:00Z");
+        let mut held = new(ExecutionState::Enqueued);
+        held.transition(ExecutionState::Processing, t0, "admitted ahead")
+            .unwrap();
+        held.skip_unstarted(t0, "paused").unwrap();
+        assert_eq!(held.state(), ExecutionState::Skipped);
+        assert_eq!(held.attempts(), 0);
+        assert_eq!(held.started_at(), None);
+        let mut waiting = new(ExecutionState::Scheduled);
+        waiting.skip_unstarted(t0, "paused").unwrap();
+        assert_eq!(waiting.state(), ExecutionState::Skipped);
+        let mut called = new(ExecutionState::Enqueued);
+        called
+            .transition(ExecutionState::Processing, t0, "started")
+            .unwrap();
+        called.run.first_call_at = Some(t0);
+        assert!(called.skip_unstarted(t0, "paused").is_err());
+        assert_eq!(called.state(), ExecutionState::Processing);
+    }
+
+    /// Only the last results a job's templates name are kept on its runs (an execution item
+    /// stays small); a run that kept none stores no field.
+    #[test]
+    fn last_results_keep_only_what_the_templates_name() {
+        let parse = |body: Value| {
+            let mut job = crate::job::Job::new(
+                crate::job::JobDefinition::parse(&job(), &body, at("2024-01-01T00:00:00Z"))
+                    .unwrap(),
+            );
+            job.state.last_completion_result = Some(serde_json::json!({"rows": 7}));
+            job.state.last_failure = Some(serde_json::json!({"error": "500"}));
+            job
+        };
+        let base = serde_json::json!({"jobName": "j", "creator": "c", "creatorName": "C"});
+        let mut named = base.clone();
+        named["request"] = serde_json::json!([{"url": "http://h/x", "body": {"last": "${lastCompletionResult}|json"}}]);
+        let kept = LastResults::capture(&parse(named));
+        assert_eq!(
+            kept.last_completion_result,
+            Some(serde_json::json!({"rows": 7}))
+        );
+        assert_eq!(kept.last_failure, None);
+        let mut plain = base;
+        plain["request"] = serde_json::json!([{"url": "http://h/x"}]);
+        let kept = LastResults::capture(&parse(plain));
+        assert_eq!(kept, LastResults::default());
+        assert_eq!(serde_json::to_value(&kept).unwrap(), serde_json::json!({}));
     }
 
     #[test]

@@ -145,13 +145,22 @@ impl Variables {
             ("executeNumber", number),
             ("executionId", json!(id)),
             ("scheduledTime", json!(scheduled)),
+            // As the run saw them when it started, when it kept them; else the job's now.
             (
                 "lastCompletionResult",
-                job.last_completion_result.clone().unwrap_or(Value::Null),
+                match &execution.run.last_results {
+                    Some(kept) => kept.last_completion_result.clone(),
+                    None => job.last_completion_result.clone(),
+                }
+                .unwrap_or(Value::Null),
             ),
             (
                 "lastFailure",
-                job.last_failure.clone().unwrap_or(Value::Null),
+                match &execution.run.last_results {
+                    Some(kept) => kept.last_failure.clone(),
+                    None => job.last_failure.clone(),
+                }
+                .unwrap_or(Value::Null),
             ),
         ];
         Variables {

@@ -40,6 +40,9 @@ pub enum RangeReason {
     Dropped,
     /// Due while debug mode was on (automatic runs stopped).
     DebugMode,
+    /// Its run was stopped by a pause of its job before it started (a run's reason, from its
+    /// skipped execution; never a stored range).
+    Paused,
 }
 
 /// Consecutive nominal times of one job that did not run for one reason, stored as
@@ -153,6 +156,12 @@ impl RunFact {
                 }
                 ("Skipped", Some(reason)) if reason.starts_with("missed") => {
                     Some(RangeReason::Missed)
+                }
+                ("Skipped", Some(reason)) if reason.starts_with("paused") => {
+                    Some(RangeReason::Paused)
+                }
+                ("Skipped", Some(reason)) if reason.starts_with("debug mode") => {
+                    Some(RangeReason::DebugMode)
                 }
                 _ => None,
             },
@@ -294,6 +303,20 @@ fn fate(time: DateTime<Utc>, facts: &Facts, now: DateTime<Utc>) -> Fate {
             },
             (_, _, Some(RangeReason::Dropped)) => Fate::Dropped { execution_id },
             (_, _, Some(RangeReason::Missed)) => Fate::Missed { execution_id },
+            (_, _, Some(RangeReason::DebugMode)) => Fate::DebugMode,
+            // Stopped by the pause in force at its time, or by the first one after it (the run
+            // was still waiting then).
+            (_, _, Some(RangeReason::Paused)) => {
+                let pause = facts
+                    .paused
+                    .iter()
+                    .find(|p| p.holds(time))
+                    .or_else(|| facts.paused.iter().find(|p| p.from > time));
+                Fate::Paused {
+                    notes: pause.and_then(|p| p.notes.clone()),
+                    since: pause.map_or(time, |p| p.from),
+                }
+            }
             _ => Fate::Ran {
                 execution_id: run.execution_id.clone(),
                 state: run.state.clone(),
@@ -305,6 +328,10 @@ fn fate(time: DateTime<Utc>, facts: &Facts, now: DateTime<Utc>) -> Fate {
             RangeReason::Missed => Fate::Missed { execution_id: None },
             RangeReason::Dropped => Fate::Dropped { execution_id: None },
             RangeReason::DebugMode => Fate::DebugMode,
+            RangeReason::Paused => Fate::Paused {
+                notes: None,
+                since: range.first,
+            },
         };
     }
     if let Some(pause) = facts.paused.iter().find(|p| p.holds(time)) {

@@ -27,6 +27,9 @@ use crate::job::{FieldError, NotificationRule};
 
 /// The error code of an attempt that timed out (docs/api.md's `timeout`).
 pub const TIMEOUT: &str = "timeout";
+/// Seed 002's code for a sync job's timeout (it has no `timeout`): a sync job's timeouts also
+/// match `retry` rules and `stateEquals` notifications for `"500"` (docs/engine.md).
+pub const SYNC_TIMEOUT_CODE: &str = "500";
 /// The error code of a call that never got an HTTP answer: connection refused, DNS failure, TLS
 /// error, reset.
 pub const CONNECTION: &str = "connection";
@@ -311,6 +314,26 @@ impl Outcome {
             Outcome::Timeout => vec![TIMEOUT.into()],
             Outcome::Transport(_) => vec![CONNECTION.into()],
             Outcome::Refused(_) => vec![ADDRESS_REFUSED.into()],
+        }
+    }
+
+    /// [`Outcome::match_keys`] of an outcome of a job that is async (`is_async`) or sync: a sync
+    /// job's timeout also matches [`SYNC_TIMEOUT_CODE`] (`"500"`), seed 002's code for it, so
+    /// rules written for seed 002 keep matching; the execution's `error` stays `timeout`.
+    pub fn match_keys_of_job(&self, is_async: bool) -> Vec<String> {
+        let mut keys = self.match_keys();
+        if matches!(self, Outcome::Timeout) && !is_async {
+            keys.push(SYNC_TIMEOUT_CODE.into());
+        }
+        keys
+    }
+
+    /// Whether a notification rule's `stateEquals` matches an outcome of a job that is async or
+    /// not ([`Outcome::match_keys_of_job`]); `None` or blank matches every outcome.
+    pub fn matches_job(&self, state_equals: Option<&str>, is_async: bool) -> bool {
+        match state_equals.map(str::trim) {
+            None | Some("") => true,
+            Some(wanted) => self.match_keys_of_job(is_async).iter().any(|k| k == wanted),
         }
     }
 
@@ -661,6 +684,25 @@ mod tests {
         assert!(!failed("error1").matches(Some("error")));
         assert!(failed("error1").matches(Some(" error1 ")));
         assert!(!Outcome::Http { status: 500 }.matches(Some("50")));
+    }
+
+    /// Issue 26 item 7: a sync job's timeout matches `stateEquals` "timeout" and seed 002's
+    /// "500"; an async job's only "timeout".
+    #[test]
+    fn a_sync_timeout_matches_500_too() {
+        assert_eq!(
+            Outcome::Timeout.match_keys_of_job(false),
+            ["timeout", "500"]
+        );
+        assert_eq!(Outcome::Timeout.match_keys_of_job(true), ["timeout"]);
+        assert!(Outcome::Timeout.matches_job(Some("500"), false));
+        assert!(Outcome::Timeout.matches_job(Some("timeout"), false));
+        assert!(!Outcome::Timeout.matches_job(Some("500"), true));
+        assert!(!Outcome::Transport("x".into()).matches_job(Some("500"), false));
+        assert_eq!(
+            Outcome::Http { status: 404 }.match_keys_of_job(false),
+            ["404"]
+        );
     }
 
     #[test]

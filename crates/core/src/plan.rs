@@ -593,6 +593,29 @@ pub fn backfill_has_room(job: &Job, batch: usize) -> bool {
     !job.state.pending_backfills.is_empty() && backfill_room(&job.state) >= batch
 }
 
+/// Takes the created fires `done` out of the job's planned fires and lines up those still
+/// there ([`line_up`]): what a planner writes once it has sent their messages. A fire dispatch
+/// already decided on meanwhile ([`admit`] or [`release`] took it out of the planned fires) is
+/// not lined up again: its run may have ended already, and lined up and admitted now it would
+/// hold the job's slot for good. Returns the ids admitted.
+pub fn take_planned(job: &mut Job, done: &[PendingFire], now: DateTime<Utc>) -> Vec<String> {
+    let state = &mut job.state;
+    let still: Vec<PendingFire> = done
+        .iter()
+        .filter(|d| {
+            state
+                .pending_fires
+                .iter()
+                .any(|f| f.execution_id == d.execution_id)
+        })
+        .cloned()
+        .collect();
+    state
+        .pending_fires
+        .retain(|fire| !done.iter().any(|d| d.execution_id == fire.execution_id));
+    line_up(job, &still, now)
+}
+
 /// Puts the runs of newly created `fires` in their job's line, and admits at once, in line order,
 /// those already due at `now` that simply start ([`Admission::Start`]: no wait, skip, buffer or
 /// stop). The write that creates them then takes their slots too, and their dispatch writes only
@@ -661,6 +684,66 @@ pub enum Admission {
     },
 }
 
+/// Where a run came from, for [`may_start`]: its job's own schedule, or a request (a manual
+/// trigger, a backfill), which a pause does not stop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunSource {
+    /// A fire of the job's schedule.
+    Schedule,
+    /// A manual trigger or a backfill: asked for by someone.
+    Request,
+}
+
+impl RunSource {
+    /// The source of `execution`, a run of the job `job_id`: scheduled fires name their job as
+    /// what started them ([`Execution::scheduled_by_id`](crate::execution::Execution)).
+    pub fn of(execution: &crate::execution::Execution, job_id: &JobId) -> RunSource {
+        if execution.scheduled_by_id == job_id.as_str() {
+            RunSource::Schedule
+        } else {
+            RunSource::Request
+        }
+    }
+}
+
+/// Why a run not yet started does not start ([`may_start`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NotStarted {
+    /// Its job is paused.
+    Paused,
+    /// The server is in debug mode, which stops automatic runs.
+    DebugMode,
+}
+
+impl NotStarted {
+    /// The reason the run ends `Skipped` with (its `error`, which the ledger reads back): starts
+    /// with `paused` or `debug mode`. `notes` are the pause's.
+    pub fn reason(self, notes: Option<&str>) -> String {
+        match (self, notes) {
+            (NotStarted::Paused, Some(notes)) => {
+                format!("paused: its job was paused before it started ({notes})")
+            }
+            (NotStarted::Paused, None) => "paused: its job was paused before it started".into(),
+            (NotStarted::DebugMode, _) => "debug mode: the server runs no scheduled fire".into(),
+        }
+    }
+}
+
+/// Whether a run that has not started yet (not yet called) may start now: the one decision the
+/// engine asks at admission, at admission ahead of the fire time, and once more before the call
+/// of a run admitted ahead. A paused job's scheduled fires do not start, nor do scheduled fires
+/// while the server is in debug mode; manual triggers and backfills always may (Temporal's
+/// rule: a paused schedule still takes the actions someone asks for). Runs already in their call
+/// are not asked again: a pause lets them finish.
+pub fn may_start(paused: bool, debug_mode: bool, source: RunSource) -> Result<(), NotStarted> {
+    match source {
+        RunSource::Request => Ok(()),
+        RunSource::Schedule if debug_mode => Err(NotStarted::DebugMode),
+        RunSource::Schedule if paused => Err(NotStarted::Paused),
+        RunSource::Schedule => Ok(()),
+    }
+}
+
 /// How many executions of `job` may run at once under `policy`: the job's `maxConcurrency`
 /// (docs/api.md's default of 1, unbounded for a job whose own policy is AllowAll), except that an
 /// AllowAll override on a job of another policy (a backfill's default) runs unbounded: the job's
@@ -693,6 +776,10 @@ pub fn admit(job: &mut Job, execution_id: &str, policy: OverlapPolicy) -> Admiss
         return Admission::Wait { behind };
     }
     state.waiting.retain(|w| w.execution_id != execution_id);
+    // Decided on: no longer a planned fire for a planner to line up (see `take_planned`).
+    state
+        .pending_fires
+        .retain(|f| f.execution_id != execution_id);
     let buffered_at = state.buffered.iter().position(|id| id == execution_id);
     // Buffered runs start in order: a new run waits behind them even when a slot is free.
     let first_in_line = match buffered_at {
@@ -795,6 +882,9 @@ pub fn release(job: &mut Job, execution_id: &str, policy: OverlapPolicy) -> Vec<
     state.running.retain(|id| id != execution_id);
     state.buffered.retain(|id| id != execution_id);
     state.waiting.retain(|w| w.execution_id != execution_id);
+    state
+        .pending_fires
+        .retain(|f| f.execution_id != execution_id);
     let mut started = Vec::new();
     while state.running.len() < limit && !state.buffered.is_empty() {
         let next = state.buffered.remove(0);
@@ -1583,6 +1673,57 @@ mod tests {
         assert!(line_up(&mut job, &fires, now).is_empty());
         assert_eq!(job.state.waiting.len(), fires.len());
         assert!(job.state.running.is_empty());
+    }
+
+    /// Issue 25: a planner sends its fires' messages, then takes them out of the planned fires.
+    /// A fire dispatch admitted and finished in between is not lined up (nor admitted) again; a
+    /// fire dispatch has not seen yet is.
+    #[test]
+    fn take_planned_leaves_out_fires_dispatch_already_took() {
+        let mut job = job_with(
+            json!({"schedule": {"cron": ["* * * * * *"]}, "overlap": "Skip"}),
+            "2024-01-01T00:00:00Z",
+        );
+        let planned_at = at("2024-01-01T00:00:00Z");
+        plan_tick(
+            &mut job,
+            planned_at,
+            planned_at + Duration::seconds(80),
+            false,
+        );
+        let done = job.state.pending_fires.clone();
+        let first = done[0].execution_id.clone();
+        // Dispatch runs the first fire to its end before the planner's write.
+        assert_eq!(
+            admit(&mut job, &first, OverlapPolicy::Skip),
+            Admission::Start
+        );
+        assert!(release(&mut job, &first, OverlapPolicy::Skip).is_empty());
+        let now = done[1].due;
+        let admitted = take_planned(&mut job, &done, now);
+        assert!(job.state.pending_fires.is_empty());
+        assert_eq!(admitted, [done[1].execution_id.clone()]);
+        assert_eq!(job.state.running, [done[1].execution_id.clone()]);
+        assert!(job.state.waiting.iter().all(|w| w.execution_id != first));
+        assert_eq!(job.state.waiting.len(), done.len() - 2);
+    }
+
+    /// Issue 26 item 1: a pause stops the job's scheduled fires not yet started, debug mode
+    /// every scheduled fire; triggers and backfills start regardless.
+    #[test]
+    fn may_start_stops_scheduled_fires_of_a_paused_job_or_in_debug_mode() {
+        use RunSource::{Request, Schedule};
+        assert_eq!(may_start(false, false, Schedule), Ok(()));
+        assert_eq!(may_start(true, false, Schedule), Err(NotStarted::Paused));
+        assert_eq!(may_start(false, true, Schedule), Err(NotStarted::DebugMode));
+        assert_eq!(may_start(true, true, Schedule), Err(NotStarted::DebugMode));
+        for (paused, debug) in [(false, false), (true, false), (false, true), (true, true)] {
+            assert_eq!(may_start(paused, debug, Request), Ok(()));
+        }
+        assert_eq!(
+            NotStarted::Paused.reason(Some("freeze")),
+            "paused: its job was paused before it started (freeze)"
+        );
     }
 
     fn admit_all(job: &mut Job, ids: &[&str], policy: OverlapPolicy) -> Vec<Admission> {

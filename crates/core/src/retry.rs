@@ -38,7 +38,8 @@ use chrono::{DateTime, TimeDelta, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::duration::Duration;
-use crate::job::{JobDefinition, RetryPolicy, RetryRule, Timeouts};
+use crate::job::{JobDefinition, RetryPolicy, RetryRule, Timeouts, POLICY_RETRY_CAP};
+use crate::outcome::{SYNC_TIMEOUT_CODE, TIMEOUT};
 
 /// The longest wait [`decide`] ever asks for, in milliseconds (365 days): whatever the backoff
 /// arithmetic gives, a retry is never put further off than this.
@@ -151,10 +152,14 @@ impl RetryDecision {
 /// `history` is what the execution retried before this failure, `scheduled_time` when it was
 /// scheduled (the start of `scheduleToClose`), `now` the time of the failure. In order:
 ///
-/// 1. `maxRetries` caps all retries of the execution, whatever rule grants them.
-/// 2. The first `retry` rule whose `errorEquals` is exactly `code` decides: it allows
-///    `maxAttempts` retries of that error, waiting `intervalSeconds × backoffRate^(n-1)` before
-///    retry `n` (counted per error code).
+/// 1. `maxRetries`, when the job gives it, caps all retries of the execution, whatever rule
+///    grants them. Not given, its default (5) caps the retries `retry` rules grant, and a
+///    `retryPolicy` alone decides its own (Temporal's `maximumAttempts: 0` is unlimited, bounded
+///    by `scheduleToClose`; with neither bound, by [`POLICY_RETRY_CAP`]).
+/// 2. The first `retry` rule whose `errorEquals` is exactly `code` decides (for a sync job's
+///    `timeout` with no rule of its own, the first rule for `"500"`, seed 002's code for it): it
+///    allows `maxAttempts` retries, waiting `intervalSeconds × backoffRate^(n-1)` before retry
+///    `n` (counted per rule: the retries of the codes it decides).
 /// 3. With no matching rule, `retryPolicy` decides: never for `nonRetryableErrors`, not once
 ///    `maximumAttempts` attempts (the first included, every rule's) were made, and otherwise after
 ///    `min(initialInterval × backoffCoefficient^(n-1), maximumInterval)`, where `n` counts the
@@ -171,21 +176,32 @@ pub fn decide(
     scheduled_time: DateTime<Utc>,
     now: DateTime<Utc>,
 ) -> RetryDecision {
-    let max_retries = definition.max_retries();
-    if history.retries >= max_retries {
-        return give_up(
-            GiveUpReason::MaxRetries,
-            format!(
-                "error {code:?}: {} retries made, maxRetries is {max_retries}",
-                history.retries
-            ),
-        );
+    if let Some(max_retries) = definition.max_retries_given() {
+        if history.retries >= max_retries {
+            return give_up(
+                GiveUpReason::MaxRetries,
+                format!(
+                    "error {code:?}: {} retries made, maxRetries is {max_retries}",
+                    history.retries
+                ),
+            );
+        }
     }
 
-    let rules = definition.retry_rules();
-    let (wait, rule, number) = match find_rule(rules, code) {
+    let (wait, rule, number) = match rule_for(definition, code) {
         Some((index, rule)) => {
-            let done = history.retries_of(code);
+            // Seed 002's rules are capped by maxRetries's default when the job gives none.
+            let max_retries = definition.max_retries();
+            if history.retries >= max_retries {
+                return give_up(
+                    GiveUpReason::MaxRetries,
+                    format!(
+                        "error {code:?}: {} retries made, maxRetries is {max_retries} (the default)",
+                        history.retries
+                    ),
+                );
+            }
+            let done = retries_by_rule(definition, rule, history);
             if done >= rule.max_attempts {
                 return give_up(
                     GiveUpReason::MaxAttempts,
@@ -210,6 +226,15 @@ pub fn decide(
                     format!("error {code:?} is in retryPolicy.nonRetryableErrors"),
                 );
             }
+            if definition.policy_retries_unbounded() && history.retries >= POLICY_RETRY_CAP {
+                return give_up(
+                    GiveUpReason::MaxRetries,
+                    format!(
+                        "error {code:?}: {} retries made, the server-wide cap of a retryPolicy nothing else bounds",
+                        history.retries
+                    ),
+                );
+            }
             let attempts = history.attempts();
             if policy.maximum_attempts > 0 && attempts >= policy.maximum_attempts {
                 return give_up(
@@ -224,7 +249,7 @@ pub fn decide(
             let done = history
                 .retries_by_code
                 .iter()
-                .filter(|(c, _)| find_rule(rules, c).is_none())
+                .filter(|(c, _)| rule_for(definition, c).is_none())
                 .fold(0u32, |sum, (_, n)| sum.saturating_add(*n));
             (
                 policy_wait(policy, done),
@@ -264,6 +289,31 @@ fn find_rule<'r>(rules: &'r [RetryRule], code: &str) -> Option<(usize, &'r Retry
         .iter()
         .enumerate()
         .find(|(_, rule)| rule.error_equals == code)
+}
+
+/// The `retry` rule of `definition` that decides a failure with `code`: the first whose
+/// `errorEquals` is `code`; for a sync job's timeout with no rule of its own, the first rule for
+/// `"500"` (seed 002 has no `timeout` code: a sync job's timeouts are its 500s) — unless the
+/// job's `retryPolicy` names `timeout` in `nonRetryableErrors`, which matches the code as it is.
+fn rule_for<'r>(definition: &'r JobDefinition, code: &str) -> Option<(usize, &'r RetryRule)> {
+    let rules = definition.retry_rules();
+    find_rule(rules, code).or_else(|| {
+        let non_retryable = definition
+            .retry_policy()
+            .is_some_and(|policy| policy.non_retryable_errors.iter().any(|e| e == code));
+        (code == TIMEOUT && !definition.is_async() && !non_retryable)
+            .then(|| find_rule(rules, SYNC_TIMEOUT_CODE))
+            .flatten()
+    })
+}
+
+/// The retries `rule` already granted: those of the codes it decides ([`rule_for`]).
+fn retries_by_rule(definition: &JobDefinition, rule: &RetryRule, history: &RetryHistory) -> u32 {
+    history
+        .retries_by_code
+        .iter()
+        .filter(|(code, _)| rule_for(definition, code).is_some_and(|(_, r)| std::ptr::eq(r, rule)))
+        .fold(0u32, |sum, (_, n)| sum.saturating_add(*n))
 }
 
 /// The wait before a docs/api.md rule's retry number `done + 1`: `intervalSeconds × backoffRate^done`.
@@ -400,7 +450,7 @@ mod tests {
     fn until_give_up(definition: &JobDefinition, code: &str) -> (Vec<u64>, GiveUpReason) {
         let mut history = RetryHistory::default();
         let mut waits = Vec::new();
-        for _ in 0..1000 {
+        for _ in 0..2000 {
             match decide(definition, code, &history, t0(), t0()) {
                 RetryDecision::RetryAfter { wait, .. } => {
                     waits.push(wait.as_millis());
@@ -596,9 +646,115 @@ mod tests {
             until_give_up(&d, "503"),
             (vec![], GiveUpReason::MaximumAttempts)
         );
-        // 0 is unlimited: only maxRetries stops it.
+        // 0 is unlimited: with no maxRetries and no scheduleToClose, the server-wide cap stops it.
         let d = def(json!({"retryPolicy": {"maximumAttempts": 0}}));
-        assert_eq!(until_give_up(&d, "503").1, GiveUpReason::MaxRetries);
+        let (waits, reason) = until_give_up(&d, "503");
+        assert_eq!(reason, GiveUpReason::MaxRetries);
+        assert_eq!(waits.len(), POLICY_RETRY_CAP as usize);
+        // A maxRetries given caps the policy too.
+        let d = def(json!({"maxRetries": 7, "retryPolicy": {"maximumAttempts": 0}}));
+        assert_eq!(until_give_up(&d, "503").0.len(), 7);
+    }
+
+    /// Issue 26 item 3: a Temporal-style policy (`maximumAttempts: 0`, bounded only by
+    /// `scheduleToClose`) retries until the deadline, not six attempts: without `maxRetries`
+    /// the policy alone decides. Seed 002's rules keep maxRetries's default of 5.
+    #[test]
+    fn an_unlimited_policy_retries_until_schedule_to_close() {
+        let d = def(json!({
+            "retryPolicy": {"maximumAttempts": 0, "initialInterval": "1s", "maximumInterval": "10s"},
+            "timeouts": {"scheduleToClose": "10m"}
+        }));
+        assert_eq!(d.max_retries_given(), None);
+        assert!(!d.policy_retries_unbounded());
+        let mut history = RetryHistory::default();
+        let mut now = t0();
+        let reason = loop {
+            match decide(&d, "503", &history, t0(), now) {
+                RetryDecision::RetryAfter { at, .. } => {
+                    history.record_retry("503");
+                    now = at;
+                }
+                RetryDecision::GiveUp { reason, .. } => break reason,
+            }
+        };
+        assert_eq!(reason, GiveUpReason::ScheduleToClose);
+        // 1, 2, 4, 8 s (15 s), then 10 s each while the next starts within 10 minutes: 4 + 58
+        // retries, not 5.
+        assert_eq!(history.retries, 62);
+        assert!(now <= t0() + TimeDelta::minutes(10));
+        // The rules of the same job are still capped by the default of 5.
+        let d = def(json!({
+            "retry": [{"errorEquals": "500", "maxAttempts": 100, "backoffRate": 1.0}],
+            "retryPolicy": {"maximumAttempts": 0},
+            "timeouts": {"scheduleToClose": "1d"}
+        }));
+        assert_eq!(
+            until_give_up(&d, "500"),
+            (vec![1000; 5], GiveUpReason::MaxRetries)
+        );
+        assert!(run(&d, &["503"; 8]).iter().all(Result::is_ok));
+    }
+
+    /// Issue 26 item 7: seed 002 has no `timeout` code; a sync job's timeouts are matched by a
+    /// `"500"` rule (which counts them with its 500s), unless a rule names `timeout`; an async
+    /// job's are not; Temporal's nonRetryableErrors keep matching `timeout` as it is.
+    #[test]
+    fn a_sync_timeout_is_retried_by_a_500_rule() {
+        let sync = def(json!({
+            "retry": [{"errorEquals": "500", "maxAttempts": 3, "intervalSeconds": 2, "backoffRate": 1.0}]
+        }));
+        assert_eq!(
+            run(&sync, &["timeout", "500", "timeout", "timeout"]),
+            vec![Ok(2000), Ok(2000), Ok(2000), Err(GiveUpReason::MaxAttempts)]
+        );
+        let asynchronous = def(json!({
+            "async": true,
+            "retry": [{"errorEquals": "500", "maxAttempts": 3}]
+        }));
+        assert_eq!(
+            run(&asynchronous, &["timeout"]),
+            vec![Err(GiveUpReason::NoRetryRule)]
+        );
+        let own = def(json!({
+            "retry": [
+                {"errorEquals": "500", "maxAttempts": 3, "intervalSeconds": 2},
+                {"errorEquals": "timeout", "maxAttempts": 1, "intervalSeconds": 7}
+            ]
+        }));
+        assert_eq!(
+            run(&own, &["timeout", "timeout"]),
+            vec![Ok(7000), Err(GiveUpReason::MaxAttempts)]
+        );
+        // nonRetryableErrors match the code as it is: "timeout" stops a timeout even beside a
+        // "500" rule, and "500" does not catch a timeout.
+        let temporal = def(json!({
+            "retry": [{"errorEquals": "500"}],
+            "retryPolicy": {"nonRetryableErrors": ["timeout"]}
+        }));
+        assert_eq!(
+            run(&temporal, &["timeout"]),
+            vec![Err(GiveUpReason::NonRetryable)]
+        );
+        let temporal = def(json!({"retryPolicy": {"nonRetryableErrors": ["500"]}}));
+        assert!(run(&temporal, &["timeout"])[0].is_ok());
+    }
+
+    /// A policy nothing bounds is accepted with a warning naming the cap.
+    #[test]
+    fn an_unbounded_policy_warns_at_create() {
+        let unbounded = def(json!({"retryPolicy": {"maximumAttempts": 0}}));
+        let warnings = unbounded.warnings(t0());
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].starts_with("retryPolicy: "), "{warnings:?}");
+        assert!(warnings[0].contains("1000"), "{warnings:?}");
+        for bounded in [
+            json!({"retryPolicy": {"maximumAttempts": 0}, "maxRetries": 10}),
+            json!({"retryPolicy": {"maximumAttempts": 0}, "timeouts": {"scheduleToClose": "1h"}}),
+            json!({"retryPolicy": {"maximumAttempts": 4}}),
+        ] {
+            assert!(def(bounded.clone()).warnings(t0()).is_empty(), "{bounded}");
+        }
     }
 
     #[test]
@@ -647,10 +803,11 @@ mod tests {
                 (vec![], GiveUpReason::NonRetryable)
             );
         }
-        assert_eq!(
-            until_give_up(&d, "503").0,
-            vec![1000, 2000, 4000, 8000, 16_000]
-        );
+        // Without maxRetries the policy alone decides: unlimited (maximumAttempts 0), up to the
+        // server-wide cap here (no scheduleToClose either).
+        let policy = until_give_up(&d, "503").0;
+        assert_eq!(policy[..5], [1000, 2000, 4000, 8000, 16_000]);
+        assert_eq!(policy.len(), POLICY_RETRY_CAP as usize);
         // A rule naming a code wins over the policy.
         assert_eq!(until_give_up(&d, "400").0, vec![1000, 2000]);
     }

@@ -15,6 +15,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -703,4 +704,93 @@ async fn jwt_routes_are_authorized_as_api_gateway_authorizes_them() {
         .await;
     assert_eq!(status, 200, "after the rotation: {body}");
     stack.stop().await;
+
+/// Issue 25, found by this harness: a job firing every second, on a fresh stack. The API's
+/// create request plans its first 80 fires and sends their messages before its last write on the
+/// job; the dispatch process's cold start (about 1 s) lets several fires become visible together,
+/// and dispatch runs them (in one batch, concurrently) before that write. The write used to line
+/// up and admit again a fire already run, so a finished run held the job's slot: under `Skip`
+/// every later fire was skipped (3 calls in 15 s), under `BufferOne` the buffer stayed stuck
+/// (1-2 calls). Now the job runs about once a second under both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "needs the lambda-local build of the functions and moto; .ci/run runs it (see the file's doc)"]
+async fn a_batch_of_fires_of_one_skip_job_keeps_it_running() {
+    every_second_job_runs("Skip").await;
+}
+
+/// See [`a_batch_of_fires_of_one_skip_job_keeps_it_running`].
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "needs the lambda-local build of the functions and moto; .ci/run runs it (see the file's doc)"]
+async fn a_batch_of_fires_of_one_buffer_one_job_keeps_it_running() {
+    every_second_job_runs("BufferOne").await;
+}
+
+/// A job firing every second under `overlap`, on a fresh stack, runs about once a second.
+async fn every_second_job_runs(overlap: &str) {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let counted = Arc::clone(&calls);
+    let app = axum::Router::new().fallback(move || {
+        let counted = Arc::clone(&counted);
+        async move {
+            counted.fetch_add(1, Ordering::SeqCst);
+            "{}"
+        }
+    });
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let mut options = Options::new(repo());
+    if let Ok(python) = sundial_testkit::python::python() {
+        options.python = python;
+    }
+    options.prefix = format!("every{}{}", overlap.to_lowercase(), std::process::id());
+    options.schedules = false;
+    options.parameters = vec![("OutboundAllow".into(), "127.0.0.1".into())];
+    let log = std::env::temp_dir().join(format!(
+        "sundial-lambda-local-every-second-{overlap}-{}.log",
+        std::process::id()
+    ));
+    options.log = Log::file(&log).unwrap();
+    eprintln!("the stack's log: {}", log.display());
+    let stack = LocalStack::start(options).await.unwrap();
+    let http = reqwest::Client::new();
+    let job = json!({
+        "jobName": "every second", "creator": "e2e", "creatorName": "e2e",
+        "schedule": {"cron": ["* * * * * *"]}, "overlap": overlap,
+        "request": [{"method": "POST", "url": format!("http://127.0.0.1:{port}/run")}],
+    });
+    let created = http
+        .post(format!("{}/jobs/sec", stack.api_url))
+        .body(job.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(created.status(), 200);
+    tokio::time::sleep(Duration::from_secs(15)).await;
+    let text = http
+        .get(format!("{}/jobs/sec/executions?limit=100", stack.api_url))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let list: Value = serde_json::from_str(&text).unwrap();
+    let executions = list["executions"].as_array().cloned().unwrap_or_default();
+    let skipped: Vec<&Value> = executions
+        .iter()
+        .filter(|e| e["state"] == "Skipped")
+        .collect();
+    let ran = calls.load(Ordering::SeqCst);
+    eprintln!(
+        "{overlap}: {ran} calls in 15 s; {} fires skipped, e.g. {:?}",
+        skipped.len(),
+        skipped.first().map(|e| e["executionId"].clone())
+    );
+    stack.stop().await;
+    assert!(
+        ran >= 12,
+        "{overlap}: a job firing every second ran {ran} times in 15 s"
+    );
 }

@@ -719,3 +719,76 @@ async fn a_missing_backfill_reads_each_times_runs_by_id() {
         assert_eq!(answer["count"], 0, "{mode}: {answer}");
     }
 }
+
+/// Issue 26 item 1 on DynamoDB and SQS through the handlers: the tick planned a job's next fire
+/// (its execution exists, its message waits in SQS); the job is paused through the API handler;
+/// when the fire's message reaches the dispatch handler, the run ends `Skipped` saying why and
+/// the target is not called. A manual trigger of the paused job still runs.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pause_skips_a_fire_planned_before_it() {
+    let _moto = need_moto!();
+    let Some(rig) = rig(at("2029-12-31T23:59:30Z")).await else {
+        return;
+    };
+    let mut minutely = job(rig.port);
+    minutely["schedule"]["startTime"] = json!("2030-01-01T00:01:00Z");
+    let (status, body) = rig.api("POST", "/jobs/paused", Some(minutely)).await;
+    assert_eq!(status, 200, "{body}");
+    rig.clock.set(at("2030-01-01T00:01:00Z"));
+    let tick: Value = serde_json::from_str(&fixture("tick.json")).expect("JSON");
+    let report = handlers::tick(&rig.sundial, &tick).await.expect("tick");
+    assert_eq!(report["fires"], 2, "00:01 and 00:02 planned: {report}");
+    rig.drain_dispatch().await;
+    assert_eq!(rig.target.received("/run/paused").len(), 1);
+
+    rig.clock.set(at("2030-01-01T00:01:10Z"));
+    let (status, body) = rig
+        .api(
+            "POST",
+            "/jobs/paused/pause",
+            Some(json!({"notes": "freeze"})),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let calls_at_answer = rig.target.received("/run/paused").len();
+
+    // 00:02: the fire's message (sent by the tick with a 60 s SQS delay) as the event source
+    // hands it to dispatch.
+    rig.clock.set(at("2030-01-01T00:02:00Z"));
+    let mut message = SqsMessage::default();
+    message.message_id = Some("fire-0002".into());
+    message.receipt_handle = Some("fire-0002".into());
+    message.body = Some(json!({"executionId": "paused~20300101T000200Z"}).to_string());
+    message
+        .attributes
+        .insert("ApproximateReceiveCount".into(), "1".into());
+    let mut event = SqsEvent::default();
+    event.records.push(message);
+    let response = handlers::batch(&rig.sundial, QueueKind::Dispatch, event).await;
+    assert!(response.batch_item_failures.is_empty(), "{response:?}");
+    let after = rig.target.received("/run/paused").len() - calls_at_answer;
+    eprintln!("calls after the pause's answer on moto: {after}");
+    assert_eq!(after, 0, "no call after the pause's answer");
+    let (status, fire) = rig
+        .api("GET", "/executions/paused~20300101T000200Z", None)
+        .await;
+    assert_eq!(status, 200, "{fire}");
+    let fire = fire.get("data").cloned().unwrap_or(fire);
+    assert_eq!(fire["state"], "Skipped", "{fire:#}");
+    assert!(
+        fire.to_string()
+            .contains("paused: its job was paused before it started (freeze)"),
+        "{fire:#}"
+    );
+
+    // A trigger of the paused job runs.
+    let (status, body) = rig
+        .api("POST", "/jobs/paused/trigger", Some(json!({})))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    rig.drain_dispatch().await;
+    assert_eq!(
+        rig.target.received("/run/paused").len(),
+        calls_at_answer + 1
+    );
+}

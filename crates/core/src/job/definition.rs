@@ -26,8 +26,11 @@ use crate::timer::{compile_timer, TimerPlan};
 const DEFAULT_CHECK_RATE_SECONDS: u32 = 1;
 /// Default `timeoutSeconds`.
 const DEFAULT_TIMEOUT_SECONDS: u32 = 60;
-/// Default `maxRetries`.
-const DEFAULT_MAX_RETRIES: u32 = 5;
+/// Default `maxRetries` of the retries `retry` rules grant, when the job gives none.
+pub const DEFAULT_MAX_RETRIES: u32 = 5;
+/// The most retries a `retryPolicy` grants when nothing else bounds it: no `maxRetries`,
+/// `maximumAttempts` 0 (unlimited) and no `timeouts.scheduleToClose` (docs/engine.md).
+pub const POLICY_RETRY_CAP: u32 = 1000;
 /// Default `catchupWindow` in seconds (Temporal's default).
 const DEFAULT_CATCHUP_WINDOW_SECS: u64 = 60;
 /// Shortest `catchupWindow` in seconds (Temporal's minimum).
@@ -94,7 +97,7 @@ struct ActionSpec {
 struct RetrySpec {
     timeout_seconds: u32,
     retry: Vec<RetryRule>,
-    max_retries: u32,
+    max_retries: Option<u32>,
     retry_policy: Option<RetryPolicy>,
     timeouts: Timeouts,
 }
@@ -304,9 +307,28 @@ impl JobDefinition {
         &self.retries.retry
     }
 
-    /// `maxRetries` (default 5): the cap on retries across all rules.
+    /// `maxRetries` as the `retry` rules read it (default 5): the cap on retries across all
+    /// rules.
     pub fn max_retries(&self) -> u32 {
+        self.retries.max_retries.unwrap_or(DEFAULT_MAX_RETRIES)
+    }
+
+    /// `maxRetries` when the job gives it: then it caps every retry, `retryPolicy`'s too.
+    pub fn max_retries_given(&self) -> Option<u32> {
         self.retries.max_retries
+    }
+
+    /// Whether nothing bounds the retries of the job's `retryPolicy`: no `maxRetries`,
+    /// `maximumAttempts` 0 (unlimited) and no `timeouts.scheduleToClose`. Its retries then stop
+    /// at [`POLICY_RETRY_CAP`].
+    pub fn policy_retries_unbounded(&self) -> bool {
+        self.retries.max_retries.is_none()
+            && self.retries.timeouts.schedule_to_close.is_none()
+            && self
+                .retries
+                .retry_policy
+                .as_ref()
+                .is_some_and(|policy| policy.maximum_attempts == 0)
     }
 
     /// `qos`.
@@ -391,8 +413,14 @@ impl JobDefinition {
     /// (`"timer: it never fires: it starts at 2150-01-01T00:00:00+00:00, …"`). The API returns
     /// them beside the created or updated job.
     pub fn warnings(&self, now: DateTime<Utc>) -> Vec<String> {
+        let mut warnings = Vec::new();
+        if self.policy_retries_unbounded() {
+            warnings.push(format!(
+                "retryPolicy: maximumAttempts 0 (unlimited) with no timeouts.scheduleToClose and no maxRetries: a failing run retries until the server-wide cap of {POLICY_RETRY_CAP} retries"
+            ));
+        }
         let Some(schedule) = self.schedule() else {
-            return Vec::new();
+            return warnings;
         };
         let field = if self.written.get("schedule").is_some_and(|v| !v.is_null()) {
             "schedule"
@@ -401,11 +429,12 @@ impl JobDefinition {
         };
         // A timer's run at creation falls on `now` itself, so look from just before it.
         let after = now - chrono::Duration::seconds(1);
-        schedule
-            .never_fires_after(after)
-            .map(|why| format!("{field}: {why}"))
-            .into_iter()
-            .collect()
+        warnings.extend(
+            schedule
+                .never_fires_after(after)
+                .map(|why| format!("{field}: {why}")),
+        );
+        warnings
     }
 
     /// The body as written (with `active` updated by [`JobDefinition::set_active`]).
@@ -535,9 +564,7 @@ impl RetrySpec {
             .enumerate()
             .map(|(i, v)| parse_retry_rule(&index("retry", i), v))
             .collect::<Result<Vec<_>, _>>()?;
-        let max_retries = obj
-            .field_uint32("maxRetries")?
-            .unwrap_or(DEFAULT_MAX_RETRIES);
+        let max_retries = obj.field_uint32("maxRetries")?;
         let retry_policy = obj
             .get("retryPolicy")
             .map(|v| parse_retry_policy("retryPolicy", v))

@@ -234,7 +234,7 @@ pub const JOB_FIELDS: &[JobField] = &[
             max: MAX_MAX_RETRIES,
         },
         Integer,
-        "The cap on retries across all rules (default 5).",
+        "Optional: when given, the cap on all retries, retryPolicy's included; when not, 5 caps the retries of retry rules and retryPolicy alone decides its own.",
     ),
     field(
         "qos",

@@ -25,6 +25,11 @@ pub trait EngineHooks: Send + Sync {
         next: DateTime<Utc>,
     ) -> Pin<Box<dyn Future<Output = ()> + Send + '_>>;
 
+    /// A job was just paused (the write is done, the answer not yet given): runs of this
+    /// process about to make their first call look at their job once more, so that none calls
+    /// after the pause's answer.
+    fn paused(&self, job_id: &JobId);
+
     /// Applies an async job's feedback report to its execution.
     fn feedback(
         &self,

@@ -257,6 +257,8 @@ impl<S: Store> App<S> {
             .await?;
         if active {
             self.plan_now(&stored.job).await;
+        } else if let Some(engine) = self.engine() {
+            engine.paused(job_id);
         }
         tracing::info!(job_id = %job_id, active, "job active state changed");
         Ok(stored.job)

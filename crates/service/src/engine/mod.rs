@@ -217,6 +217,10 @@ pub struct Engine<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> {
     finals: batch::Batches<Execution, Released>,
     /// This process's dispatch tasks per job, which pace backfill planning.
     job_tasks: pace::JobTasks,
+    /// How many pauses this process answered ([`EngineHooks::paused`]): a run about to call
+    /// whose read is older than the last pause looks at its job once more (docs/engine.md,
+    /// "Pause").
+    pauses: std::sync::atomic::AtomicU64,
 }
 
 /// What settling a finished run on its job freed: the buffered runs that start in its slot, and
@@ -250,6 +254,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             sent: Arc::new(Notify::new()),
             finals: batch::Batches::new(),
             job_tasks: pace::JobTasks::default(),
+            pauses: std::sync::atomic::AtomicU64::new(0),
         });
         let hooks: Arc<dyn EngineHooks> = engine.clone();
         engine.app.attach_engine(Arc::downgrade(&hooks));
@@ -288,6 +293,11 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
 
     fn now(&self) -> DateTime<Utc> {
         self.app.now()
+    }
+
+    /// How many pauses this process answered so far.
+    fn pauses(&self) -> u64 {
+        self.pauses.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     fn store(&self) -> &S {
@@ -353,10 +363,13 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
     }
 
     async fn read_execution(&self, execution_id: &str) -> Result<Option<Loaded>, EngineError> {
+        let pauses = self.pauses();
         let Some(record) = self.store().get_execution(execution_id).await? else {
             return Ok(None);
         };
-        Ok(Some(Loaded::from_record(record)?))
+        let mut loaded = Loaded::from_record(record)?;
+        loaded.pauses_seen = pauses;
+        Ok(Some(loaded))
     }
 
     /// An execution and its job (`None` once the job is deleted), read together: what every
@@ -378,6 +391,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             .iter()
             .map(|id| job_id_of_execution(id).map_or_else(String::new, |j| j.to_string()))
             .collect();
+        let pauses = self.pauses();
         let read = self.store().read_many(execution_ids, &job_ids).await?;
         let mut runs = HashMap::with_capacity(execution_ids.len());
         for ((id, execution), (job_id, job)) in execution_ids
@@ -388,7 +402,8 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             let run = match execution {
                 None => None,
                 Some(record) => {
-                    let loaded = Loaded::from_record(record)?;
+                    let mut loaded = Loaded::from_record(record)?;
+                    loaded.pauses_seen = pauses;
                     let job = if job_id.as_str() == loaded.execution.job_id.as_str() {
                         job
                     } else {
@@ -541,6 +556,8 @@ pub(crate) struct Loaded {
     pub clear_fallback: bool,
     /// Why the run ends `Skipped` without running, when it does: what its statistics count.
     pub not_run: Option<sundial_core::stats::NotRun>,
+    /// [`Engine::pauses`] just before the read: a pause answered since is not in it.
+    pub pauses_seen: u64,
 }
 
 impl Loaded {
@@ -554,6 +571,7 @@ impl Loaded {
             job_changed: false,
             clear_fallback: false,
             not_run: None,
+            pauses_seen: 0,
         })
     }
 }
@@ -597,6 +615,12 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> EngineHooks for Engin
                 tracing::warn!(%job_id, error = %chain(&e), "could not plan the job at once; the tick will");
             }
         })
+    }
+
+    fn paused(&self, job_id: &JobId) {
+        self.pauses
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        tracing::debug!(%job_id, "paused: runs about to call look at their job once more");
     }
 
     fn feedback(

@@ -60,8 +60,9 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         response: &Value,
     ) -> Result<(), EngineError> {
         let now = self.now();
+        let is_async = job.job.definition.is_async();
         for (rule, definition) in job.job.definition.notifications().iter().enumerate() {
-            if !outcome.matches(definition.state_equals.as_deref()) {
+            if !outcome.matches_job(definition.state_equals.as_deref(), is_async) {
                 continue;
             }
             let message = NotifyMessage {

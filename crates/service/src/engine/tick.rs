@@ -528,14 +528,10 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         let result = self
             .app
             .modify_from(Some(known.clone()), job_id, |stored| {
-                stored
-                    .job
-                    .state
-                    .pending_fires
-                    .retain(|fire| !done.iter().any(|d| d.execution_id == fire.execution_id));
                 // Created now: they wait in line for admission like any other run (those due
-                // now that simply start are admitted in this write).
-                plan::line_up(&mut stored.job, done, now);
+                // now that simply start are admitted in this write), except those dispatch
+                // already took since their messages went out.
+                plan::take_planned(&mut stored.job, done, now);
                 Ok(())
             })
             .await;

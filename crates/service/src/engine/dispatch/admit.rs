@@ -7,10 +7,11 @@ use std::time::Duration as StdDuration;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sundial_core::execution::{Execution, ExecutionState};
+use sundial_core::job::JobStatus;
 use sundial_core::job::OverlapPolicy;
 use sundial_core::ledger::RangeReason;
 use sundial_core::outcome::Outcome;
-use sundial_core::plan::{self, Admission, Missed};
+use sundial_core::plan::{self, Admission, Missed, NotStarted, RunSource};
 use sundial_core::retry;
 use sundial_core::stats::NotRun;
 
@@ -23,6 +24,16 @@ use sundial_ports::events::EventPublisher;
 use sundial_ports::http::HttpClient;
 use sundial_ports::queue::Queue;
 use sundial_ports::store::Store;
+
+/// What [`Engine::held_check`] found.
+pub(super) enum Held {
+    /// As admitted: make the call.
+    Admitted,
+    /// Written by someone else, or its job is gone: read it again.
+    Moved,
+    /// It may no longer start (its job was paused): why, with the pause's notes.
+    Stopped(NotStarted, Option<String>),
+}
 
 /// How soon a run waiting behind an earlier run of its job looks again, should nothing send it
 /// sooner (see [`Engine::send_next_in_line`]).
@@ -42,6 +53,9 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         loaded: &mut Loaded,
         job: StoredJob,
     ) -> Result<Step, EngineError> {
+        if let Err(why) = self.may_start(&loaded.execution, &job) {
+            return self.skip_unstarted(loaded, Some(job), why).await;
+        }
         let id = loaded.execution.execution_id.clone();
         let policy = self.policy_of(&loaded.execution, &job);
         let (mut after, admission) = self.gate(loaded, &job, policy);
@@ -171,6 +185,9 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         state
             .waiting
             .retain(|w| w.execution_id != loaded.execution.execution_id);
+        state
+            .pending_fires
+            .retain(|f| f.execution_id != loaded.execution.execution_id);
         plan::record_not_run(
             &mut after.job,
             &loaded.execution.scheduled_by_id,
@@ -198,6 +215,9 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         job: StoredJob,
         due: DateTime<Utc>,
     ) -> Result<Step, EngineError> {
+        if let Err(why) = self.may_start(&loaded.execution, &job) {
+            return self.skip_unstarted(loaded, Some(job), why).await;
+        }
         let id = loaded.execution.execution_id.clone();
         let policy = self.policy_of(&loaded.execution, &job);
         let stoppable = matches!(
@@ -256,10 +276,66 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         (after, admission)
     }
 
-    /// Whether a run held for its fire time is as its admission left it: no cancel, terminate,
-    /// stopping overlap policy or parent close policy wrote it since, and its job still exists.
-    /// Reads the records without decoding them: only their presence and version matter.
-    pub(super) async fn still_admitted(&self, loaded: &Loaded) -> Result<bool, EngineError> {
+    /// [`plan::may_start`] for `execution`, a run of `job` not yet started: the one decision
+    /// on a pause (and debug mode) the engine asks, at admission, at admission ahead, and
+    /// before the call of a run admitted ahead ([`Engine::held_check`]).
+    pub(super) fn may_start(
+        &self,
+        execution: &Execution,
+        job: &StoredJob,
+    ) -> Result<(), NotStarted> {
+        plan::may_start(
+            !job.job.definition.active(),
+            self.app.debug_mode(),
+            RunSource::of(execution, job.job.job_id()),
+        )
+    }
+
+    /// Ends a run that may not start ([`Engine::may_start`]) as `Skipped`, with the reason the
+    /// ledger reads back, taking it out of its job's line (`job`, when it has one) in the same
+    /// write; its slot or buffer place, if it held one, is freed as any finished run's is.
+    pub(super) async fn skip_unstarted(
+        &self,
+        loaded: &mut Loaded,
+        mut job: Option<StoredJob>,
+        why: NotStarted,
+    ) -> Result<Step, EngineError> {
+        let id = loaded.execution.execution_id.clone();
+        let notes = job
+            .as_ref()
+            .and_then(|stored| stored.job.state.paused_notes.clone());
+        if let Some(after) = job.as_mut() {
+            let before = after.job.state.clone();
+            let state = &mut after.job.state;
+            state.waiting.retain(|w| w.execution_id != id);
+            state.pending_fires.retain(|f| f.execution_id != id);
+            loaded.job_changed = after.job.state != before;
+            if loaded.job_changed {
+                after.job.updated_at = self.now();
+            }
+        }
+        loaded.clear_fallback = true;
+        let reason = why.reason(notes.as_deref());
+        loaded
+            .execution
+            .skip_unstarted(self.now(), &reason)
+            .map_err(transition_error)?;
+        loaded.execution.run.lease_until = None;
+        match self.write_step(loaded, job.as_mut(), &[]).await? {
+            Written::Yes => {}
+            Written::ExecutionMoved | Written::JobMoved => return Ok(Step::Again),
+        }
+        tracing::info!(execution_id = %id, reason, "run not started");
+        self.after_final(&loaded.execution, job.as_ref()).await?;
+        Ok(Step::Done)
+    }
+
+    /// Whether a run admitted ahead of its fire time (or about to make its first call) is as its
+    /// admission left it: no cancel, terminate, stopping overlap policy or parent close policy
+    /// wrote it since, its job still exists, and [`plan::may_start`] still lets it start (its
+    /// job not paused since). Reads the records without decoding them (only their presence,
+    /// version and the job's status matter), except a job that stops the run, for its notes.
+    pub(super) async fn held_check(&self, loaded: &Loaded) -> Result<Held, EngineError> {
         let read = self
             .store()
             .read_many(
@@ -272,8 +348,21 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             .first()
             .and_then(Option::as_ref)
             .is_some_and(|record| record.version == loaded.record.version);
-        let job_exists = read.jobs.first().is_some_and(Option::is_some);
-        Ok(unchanged && job_exists)
+        let Some(Some(job)) = read.jobs.first() else {
+            return Ok(Held::Moved);
+        };
+        if !unchanged {
+            return Ok(Held::Moved);
+        }
+        let paused = job.state == JobStatus::Paused.name();
+        let source = RunSource::of(&loaded.execution, &loaded.execution.job_id);
+        match plan::may_start(paused, self.app.debug_mode(), source) {
+            Ok(()) => Ok(Held::Admitted),
+            Err(why) => {
+                let notes = crate::records::decode_job(job)?.job.state.paused_notes;
+                Ok(Held::Stopped(why, notes))
+            }
+        }
     }
 
     /// Whether the lease on a running attempt belongs to a process known to be dead: this
@@ -307,6 +396,9 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             .transition(ExecutionState::Processing, now, message)
             .map_err(transition_error)?;
         if first {
+            // Its last results as the job holds them now, kept across its retries.
+            loaded.execution.run.last_results =
+                Some(sundial_core::execution::LastResults::capture(&job.job));
             let deadline =
                 retry::schedule_to_start_deadline(loaded.execution.due_at(), definition.timeouts());
             if deadline.is_some_and(|d| now > d) {

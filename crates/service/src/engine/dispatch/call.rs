@@ -11,7 +11,7 @@ use sundial_core::job::{Action, HttpTemplate, Target, IDEMPOTENCY_KEY_HEADER};
 use sundial_core::outcome::Outcome;
 use sundial_core::retry;
 
-use super::admit::HELD_RECHECK;
+use super::admit::{Held, HELD_RECHECK};
 use super::{Step, LEASE_MARGIN};
 use crate::engine::{Engine, EngineError, Loaded, Written};
 use crate::records::{json_time, StoredJob};
@@ -59,15 +59,23 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             Written::ExecutionMoved | Written::JobMoved => return Ok(Step::Again),
         }
         // Admitted ahead: the call itself waits for the fire time, and is not made if the run
-        // was stopped meanwhile.
+        // was stopped or its job paused meanwhile.
         let ahead = now > self.now();
         if ahead {
             self.app.sleep_until(now - HELD_RECHECK).await;
-            if !self.still_admitted(loaded).await? {
-                return Ok(Step::Again);
+            loaded.pauses_seen = self.pauses();
+            if let Some(step) = self.recheck(loaded).await? {
+                return Ok(step);
             }
         }
         self.app.sleep_until(now).await;
+        // A pause this process answered since the run was last read: one more look before the
+        // first call, so that no call follows the pause's answer.
+        if loaded.execution.attempts() == 1 && self.pauses() != loaded.pauses_seen {
+            if let Some(step) = self.recheck(loaded).await? {
+                return Ok(step);
+            }
+        }
         if loaded.execution.attempts() == 1 {
             // Kept with the attempt's end; a retaken first attempt calls (and counts) again.
             loaded.execution.run.first_call_at = Some(self.now());
@@ -80,6 +88,31 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             tokio::task::yield_now().await;
         }
         self.settle(loaded, job, end, false).await
+    }
+
+    /// [`Engine::held_check`] of a run about to make its first call: `None` to call, else the
+    /// step's end (read again, or skipped: its job was paused).
+    async fn recheck(&self, loaded: &mut Loaded) -> Result<Option<Step>, EngineError> {
+        match self.held_check(loaded).await? {
+            Held::Admitted => Ok(None),
+            Held::Moved => Ok(Some(Step::Again)),
+            Held::Stopped(why, notes) => {
+                let reason = why.reason(notes.as_deref());
+                loaded
+                    .execution
+                    .skip_unstarted(self.now(), &reason)
+                    .map_err(super::transition_error)?;
+                loaded.execution.run.lease_until = None;
+                match self.write_step(loaded, None, &[]).await? {
+                    Written::Yes => {}
+                    Written::ExecutionMoved | Written::JobMoved => return Ok(Some(Step::Again)),
+                }
+                tracing::info!(execution_id = %loaded.execution.execution_id, reason, "run not started");
+                // Its slot: freed on the job as read now (the pause moved it on).
+                self.after_final(&loaded.execution, None).await?;
+                Ok(Some(Step::Done))
+            }
+        }
     }
 
     /// Runs the job's action: the request chain, or a queue or bus target.

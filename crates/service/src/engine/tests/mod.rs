@@ -327,6 +327,112 @@ async fn duplicate_deliveries_and_concurrent_ticks_run_each_fire_once() {
     assert_eq!(w.job_state("dup").await.action_count, 3);
 }
 
+/// Issue 26 item 7: seed 002 has no `timeout` code; a sync job's timeout is its "500". Rules
+/// and notifications written for seed 002 keep matching: the `"500"` rule retries a timed-out
+/// sync call, and `stateEquals: "500"` and `"timeout"` notify it; the execution's `error` stays
+/// `timeout`.
+#[tokio::test]
+async fn a_sync_timeout_matches_seed_002_rules_for_500() {
+    let w = World::new("2024-01-01T00:00:00Z", |request, _| {
+        if request.url.contains("/notify") {
+            return ok(json!({}));
+        }
+        Err(HttpError::Timeout)
+    });
+    w.create(
+        "slow",
+        json!({
+            "timer": {"dueTime": "10s", "period": "0s"},
+            "retry": [{"errorEquals": "500", "intervalSeconds": 2, "maxAttempts": 2, "backoffRate": 1.0}],
+            "notification": [
+                {"stateEquals": "500", "method": "POST", "url": "service://main/notify/500"},
+                {"stateEquals": "timeout", "method": "POST", "url": "service://main/notify/timeout"}
+            ],
+        }),
+    )
+    .await;
+    w.run_until("2024-01-01T00:01:00Z").await;
+    assert_eq!(
+        w.call_instants("/run"),
+        [
+            "2024-01-01T00:00:10Z",
+            "2024-01-01T00:00:12Z",
+            "2024-01-01T00:00:14Z"
+        ],
+        "retried twice by the 500 rule"
+    );
+    let executions = w.executions("slow").await;
+    assert_eq!(states(&executions), ["Terminated"]);
+    assert_eq!(executions[0].error.as_deref(), Some("timeout"));
+    assert_eq!(w.call_instants("/notify/500").len(), 3);
+    assert_eq!(w.call_instants("/notify/timeout").len(), 3);
+}
+
+/// Issue 26 item 12: `${lastCompletionResult}` is captured when a run starts and kept across its
+/// retries (as Temporal does): a run that failed its first attempt and retries after another run
+/// succeeded meanwhile still sees the result it started with (none), not the newer one.
+#[tokio::test]
+async fn last_results_are_those_of_the_runs_start() {
+    let w = World::new("2024-01-01T00:00:00Z", |request, _| {
+        let body: Value =
+            serde_json::from_slice(request.body.as_deref().unwrap_or(b"{}")).unwrap_or(Value::Null);
+        if body["who"] == "A" && body["attempt"] == 1 {
+            return status(500);
+        }
+        ok(json!({"from": body["who"]}))
+    });
+    w.create(
+        "last",
+        json!({
+            "timer": {"period": "external"},
+            "overlap": "AllowAll",
+            "retry": [{"errorEquals": "500", "intervalSeconds": 2, "maxAttempts": 1}],
+            "request": [{"method": "POST", "url": "service://main/run",
+                         "body": {"who": "${who}", "attempt": "${schedulingRequestCounts}|json",
+                                  "last": "${lastCompletionResult}|json"}}],
+        }),
+    )
+    .await;
+    let job = JobId::parse("last").unwrap();
+    let trigger = |who: &str| {
+        w.app()
+            .trigger(&job, json!({"who": who}), None, Default::default())
+    };
+    trigger("A").await.unwrap();
+    w.drain().await;
+    // B starts after A and succeeds while A waits for its retry.
+    trigger("B").await.unwrap();
+    w.drain().await;
+    assert_eq!(
+        w.job_state("last").await.last_completion_result,
+        Some(json!({"from": "B"}))
+    );
+    w.run_until("2024-01-01T00:00:05Z").await;
+    let lasts: Vec<(Value, Value, Value)> = w
+        .calls()
+        .iter()
+        .map(|r| {
+            let body: Value = serde_json::from_slice(r.body.as_deref().unwrap()).unwrap();
+            (
+                body["who"].clone(),
+                body["attempt"].clone(),
+                body["last"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        lasts,
+        [
+            (json!("A"), json!(1), Value::Null),
+            (json!("B"), json!(1), Value::Null),
+            (json!("A"), json!(2), Value::Null),
+        ],
+        "A's retry sees what A started with"
+    );
+    let executions = w.executions("last").await;
+    assert_eq!(states(&executions), ["Succeeded", "Succeeded"]);
+}
+
 #[tokio::test]
 async fn retries_follow_the_backoff_arithmetic_then_terminate() {
     let w = World::new("2024-01-01T00:00:00Z", |request, _| {
@@ -1537,11 +1643,13 @@ async fn refused_addresses_fail_for_good_with_their_own_code() {
 }
 
 mod backfills;
+mod batches;
 mod catchup;
 mod ledger;
 mod messages;
 mod order;
 mod overrides;
+mod pause;
 mod preview;
 mod stats;
 mod targets;
