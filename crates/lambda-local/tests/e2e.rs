@@ -704,6 +704,7 @@ async fn jwt_routes_are_authorized_as_api_gateway_authorizes_them() {
         .await;
     assert_eq!(status, 200, "after the rotation: {body}");
     stack.stop().await;
+}
 
 /// Issue 25, found by this harness: a job firing every second, on a fresh stack. The API's
 /// create request plans its first 80 fires and sends their messages before its last write on the
