@@ -60,9 +60,9 @@ use rusqlite::{Connection, OpenFlags};
 use sundial_ports::clock::Clock;
 use sundial_ports::store::{
     check_batch, AuditCleanReport, AuditQuery, AuditRecord, AuditStore, CleanReport,
-    ExecutionQuery, ExecutionRecord, ExecutionStore, FleetHourRecord, JobFilter, JobOrder, JobRecord, JobStore,
-    ManyRead, Page, PageRequest, RollupRecord, RollupStore, StateRead, Store, StoreError,
-    StoreStats, WakeUp, WakeUpIndex, Write, WriteAllError,
+    ExecutionQuery, ExecutionRecord, ExecutionStore, FleetHourRecord, JobFilter, JobOrder,
+    JobRecord, JobStore, ManyRead, Page, PageRequest, RollupRecord, RollupStore, StateRead, Store,
+    StoreError, StoreStats, WakeUp, WakeUpIndex, Write, WriteAllError,
 };
 
 use crate::codec::{db, ExecutionRow, JobRow};

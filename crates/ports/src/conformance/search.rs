@@ -17,8 +17,8 @@ use serde_json::{json, Value};
 use super::report;
 use super::store::{create_executions, create_jobs, execution, job_with, t, Must};
 use crate::store::{
-    ExecutionQuery, ExecutionRecord, JobRecord, LabelSelector, Page, PageRequest, RunSource,
-    Store, StoreError, TimeRange, Write,
+    ExecutionQuery, ExecutionRecord, JobRecord, LabelSelector, Page, PageRequest, RunSource, Store,
+    StoreError, TimeRange, Write,
 };
 
 /// Runs every search case against a fresh store from `make_store`; panics naming the failures.
@@ -97,7 +97,15 @@ fn runs() -> Vec<ExecutionRecord> {
         run("pay~1", "pay", 1, 0, "pay", "Succeeded", Some(1)),
         run("pay~2", "pay", 2, 10, "pay", "Failed", Some(12)),
         run("pay~t~a", "pay", 3, 15, "trigger:a", "Failed", Some(30)),
-        run("pay~b~q", "pay", 4, -600, "backfill:q", "Succeeded", Some(20)),
+        run(
+            "pay~b~q",
+            "pay",
+            4,
+            -600,
+            "backfill:q",
+            "Succeeded",
+            Some(20),
+        ),
         run("rep~1", "rep", 1, 10, "rep", "Processing", None),
         run("rep~u~x", "rep", 2, 20, "update:x", "TimedOut", Some(21)),
         // The same scheduled time as `pay~2` and `rep~1`: ties go by id, descending.
@@ -335,9 +343,7 @@ async fn search_selects_exactly<S: Store>(store: S) {
     let all = expected(&ExecutionQuery::default(), &jobs(), &runs());
     assert_eq!(
         all,
-        [
-            "kid~t~b", "rep~u~x", "pay~t~a", "rep~1", "pay~2", "kid~1", "pay~1", "pay~b~q"
-        ],
+        ["kid~t~b", "rep~u~x", "pay~t~a", "rep~1", "pay~2", "kid~1", "pay~1", "pay~b~q"],
         "fixture order"
     );
     for (what, query) in queries() {
@@ -397,7 +403,10 @@ async fn search_follows_updates<S: Store>(store: S) {
         },
         ..ExecutionQuery::default()
     };
-    let mut rep = runs().into_iter().find(|e| e.execution_id == "rep~1").unwrap();
+    let mut rep = runs()
+        .into_iter()
+        .find(|e| e.execution_id == "rep~1")
+        .unwrap();
     rep.state = "Failed".into();
     rep.document["finishedAt"] = json!(rfc(t(120 * 60_000)));
     store.update_execution(&rep).await.must("update_execution");
@@ -407,14 +416,20 @@ async fn search_follows_updates<S: Store>(store: S) {
     );
     assert_eq!(search_ids(&store, &ended_late, 10).await, ["rep~1"]);
 
-    let mut kid = runs().into_iter().find(|e| e.execution_id == "kid~t~b").unwrap();
+    let mut kid = runs()
+        .into_iter()
+        .find(|e| e.execution_id == "kid~t~b")
+        .unwrap();
     kid.state = "Failed".into();
     kid.document["finishedAt"] = json!(rfc(t(130 * 60_000)));
     store
         .write_all(&[Write::UpdateExecution(&kid)])
         .await
         .expect("write_all updating a run");
-    assert_eq!(search_ids(&store, &ended_late, 10).await, ["kid~t~b", "rep~1"]);
+    assert_eq!(
+        search_ids(&store, &ended_late, 10).await,
+        ["kid~t~b", "rep~1"]
+    );
     assert_eq!(
         search_ids(&store, &failed, 3).await,
         ["kid~t~b", "pay~t~a", "rep~1", "pay~2", "kid~1"]
@@ -454,13 +469,23 @@ async fn search_after_job_deleted<S: Store>(store: S) {
         creator: Some("bob".into()),
         ..ExecutionQuery::default()
     };
-    assert_eq!(search_ids(&store, &by_creator, 5).await, ["kid~t~b", "kid~1"]);
+    assert_eq!(
+        search_ids(&store, &by_creator, 5).await,
+        ["kid~t~b", "kid~1"]
+    );
 }
 
 /// A cursor the search did not hand out is `InvalidCursor`, including another listing's.
 async fn search_refuses_bad_cursors<S: Store>(store: S) {
     fixture(&store).await;
-    for bad in ["", "%%not a cursor%%", "e1.3.pay~t~a", "j1.pay", "x1.07.a", "x1.5."] {
+    for bad in [
+        "",
+        "%%not a cursor%%",
+        "e1.3.pay~t~a",
+        "j1.pay",
+        "x1.07.a",
+        "x1.5.",
+    ] {
         let page = PageRequest {
             limit: 5,
             cursor: Some(bad.to_owned()),

@@ -16,9 +16,9 @@ use crate::store::audit::in_range;
 use crate::store::retention::past_retention;
 use crate::store::{
     check_batch, cursor, AuditCleanReport, AuditQuery, AuditRecord, AuditStore, CleanReport,
-    ExecutionQuery, ExecutionRecord, ExecutionStore, FleetHourRecord, JobFilter, JobOrder, JobRecord, JobStore,
-    Page, PageRequest, RollupRecord, RollupStore, Store, StoreError, StoreStats, WakeUp,
-    WakeUpIndex, Write, WriteAllError, MAX_PAGE,
+    ExecutionQuery, ExecutionRecord, ExecutionStore, FleetHourRecord, JobFilter, JobOrder,
+    JobRecord, JobStore, Page, PageRequest, RollupRecord, RollupStore, Store, StoreError,
+    StoreStats, WakeUp, WakeUpIndex, Write, WriteAllError, MAX_PAGE,
 };
 
 /// An in-memory [`Store`]; each instance is a fresh, empty store.

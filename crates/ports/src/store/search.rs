@@ -189,10 +189,22 @@ mod tests {
 
     #[test]
     fn sources_come_from_scheduled_by_id() {
-        assert_eq!(RunSource::of_fire("job-a", "job-a"), Some(RunSource::Schedule));
-        assert_eq!(RunSource::of_fire("trigger:x", "job-a"), Some(RunSource::Trigger));
-        assert_eq!(RunSource::of_fire("update:x", "job-a"), Some(RunSource::Trigger));
-        assert_eq!(RunSource::of_fire("backfill:q1", "job-a"), Some(RunSource::Backfill));
+        assert_eq!(
+            RunSource::of_fire("job-a", "job-a"),
+            Some(RunSource::Schedule)
+        );
+        assert_eq!(
+            RunSource::of_fire("trigger:x", "job-a"),
+            Some(RunSource::Trigger)
+        );
+        assert_eq!(
+            RunSource::of_fire("update:x", "job-a"),
+            Some(RunSource::Trigger)
+        );
+        assert_eq!(
+            RunSource::of_fire("backfill:q1", "job-a"),
+            Some(RunSource::Backfill)
+        );
         assert_eq!(RunSource::of_fire("other", "job-a"), None);
         for s in RunSource::ALL {
             assert_eq!(RunSource::parse(s.name()), Some(s));
