@@ -107,7 +107,7 @@ fn runs() -> Vec<ExecutionRecord> {
             Some(20),
         ),
         run("rep~1", "rep", 1, 10, "rep", "Processing", None),
-        run("rep~u~x", "rep", 2, 20, "update:x", "TimedOut", Some(21)),
+        run("rep~u~x", "rep", 2, 20, "update:x", "Terminated", Some(21)),
         // The same scheduled time as `pay~2` and `rep~1`: ties go by id, descending.
         run("kid~1", "kid", 1, 10, "kid", "Failed", Some(11)),
         run("kid~t~b", "kid", 2, 25, "trigger:b", "Enqueued", None),
@@ -136,7 +136,7 @@ fn queries() -> Vec<(&'static str, ExecutionQuery)> {
         (
             "two states",
             ExecutionQuery {
-                states: vec!["Failed".into(), "TimedOut".into()],
+                states: vec!["Failed".into(), "Terminated".into()],
                 ..q()
             },
         ),
