@@ -54,13 +54,19 @@ async fn executions_are_searched_across_jobs() {
         [k1.clone(), p2.clone(), r1.clone(), p1.clone()],
         "newest scheduled first, one per page"
     );
-    assert_eq!(search(&api, "/executions?jobId=pay").await, [p2.clone(), p1.clone()]);
+    assert_eq!(
+        search(&api, "/executions?jobId=pay").await,
+        [p2.clone(), p1.clone()]
+    );
     assert_eq!(
         search(&api, "/executions?label=team:payments&limit=1").await,
         [p2.clone(), p1.clone()]
     );
     assert_eq!(search(&api, "/executions?creator=bob").await, [r1.clone()]);
-    assert_eq!(search(&api, "/executions?source=parent").await, [k1.clone()]);
+    assert_eq!(
+        search(&api, "/executions?source=parent").await,
+        [k1.clone()]
+    );
     assert_eq!(
         search(&api, "/executions?source=trigger&limit=2")
             .await
