@@ -256,11 +256,22 @@ pub(crate) async fn job<S: Store>(
     Path(job_id): Path<String>,
     Query(window): Query<WindowQuery>,
     Query(notice): Query<JobNotice>,
+    Query(runs): Query<crate::job_page::RunsQuery>,
 ) -> PageResult {
     let job_id = parse_job_id(&job_id)?;
-    let page = JobPage::load(&console.app, &job_id, window.window()?).await?;
+    let page = JobPage::load_runs(&console.app, &job_id, window.window()?, runs).await?;
     let page = page.for_session(&session.csrf, notice.render());
     Ok(layout(job_id.as_str(), Some(&session), page.render()).into_response())
+}
+
+/// `/ui/executions`: runs of every job, filtered and paged ([`ExecutionsPage`]).
+pub(crate) async fn executions<S: Store>(
+    State(console): ConsoleState<S>,
+    Extension(session): Extension<Session>,
+    Query(query): Query<Vec<(String, String)>>,
+) -> PageResult {
+    let page = crate::executions_page::ExecutionsPage::load(&console.app, &query).await?;
+    Ok(layout("Executions", Some(&session), page.render()).into_response())
 }
 
 /// `/ui/executions/{executionId}`: the event log, attempts, retries, progress; cancel and

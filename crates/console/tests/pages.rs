@@ -2465,3 +2465,123 @@ async fn a_ledger_page_holds_the_fates_of_a_pause_and_a_deleted_job_keeps_its_le
     assert_eq!(page.zone, chrono_tz::UTC);
     assert!(page.shown.is_some());
 }
+
+/// The Executions page lists runs of every job with the API's filters, pages with a next link
+/// that keeps them, and a job's page pages its runs and filters them by state.
+#[tokio::test]
+async fn executions_are_searched_and_paged_across_jobs_and_on_a_jobs_page() {
+    use sundial_console::executions_page::{ExecutionsPage, PER_PAGE};
+    use sundial_console::job_page::{RunsQuery, RECENT};
+    let console = Console::open().await;
+    let job = |creator: &str, team: &str| {
+        json!({"jobName": "j", "creator": creator, "creatorName": "Ops",
+            "request": [{"url": "http://127.0.0.1:9/"}], "timer": {"period": "external"},
+            "labels": {"team": team}})
+    };
+    let (busy, quiet): (JobId, JobId) = ("busy".parse().unwrap(), "quiet".parse().unwrap());
+    console
+        .app
+        .create_job(&busy, &job("ana", "pay"))
+        .await
+        .unwrap();
+    console
+        .app
+        .create_job(&quiet, &job("bo", "ops"))
+        .await
+        .unwrap();
+    for n in 0..(PER_PAGE + 5) {
+        let id = if n == 3 { &quiet } else { &busy };
+        console
+            .app
+            .trigger(id, json!({}), None, Default::default())
+            .await
+            .unwrap();
+        console.clock.advance(chrono::Duration::seconds(1));
+    }
+    let rows = |html: &str| html.matches("data-execution=").count();
+    let next_page = |html: &str| -> Option<String> {
+        let (link, _) = html.split_once(r#"rel="next""#)?;
+        let href = link.rsplit(r#"href=""#).next()?;
+        Some(href.split('"').next()?.replace("&amp;", "&"))
+    };
+
+    // Everything: a full page, newest first, then the rest through the next link.
+    let page = console.get("/ui/executions").await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(page.html.contains(r#"href="/ui/executions""#), "in the nav");
+    assert_eq!(rows(&page.html), PER_PAGE);
+    let rest = console.get(&next_page(&page.html).unwrap()).await;
+    assert_eq!(rows(&rest.html), 5);
+    assert!(next_page(&rest.html).is_none());
+
+    // Filters: by label, creator, job, state and time; the next link keeps them.
+    let one = console.get("/ui/executions?label=team:ops").await;
+    assert_eq!(rows(&one.html), 1);
+    assert!(
+        one.html.contains(r#"value="team:ops""#),
+        "the form keeps the filter"
+    );
+    assert_eq!(
+        rows(&console.get("/ui/executions?creator=bo").await.html),
+        1
+    );
+    let busy_page = console
+        .get("/ui/executions?jobId=busy&state=Enqueued&state=Failed&source=trigger")
+        .await;
+    assert_eq!(rows(&busy_page.html), PER_PAGE);
+    let next = next_page(&busy_page.html).unwrap();
+    assert!(
+        next.contains("jobId=busy")
+            && next.contains("state=Failed")
+            && next.contains("source=trigger"),
+        "{next}"
+    );
+    assert_eq!(rows(&console.get(&next).await.html), 4);
+    assert_eq!(
+        rows(&console.get("/ui/executions?state=Failed").await.html),
+        0
+    );
+    assert_eq!(
+        rows(&console.get("/ui/executions?since=10s").await.html),
+        10
+    );
+    let bad = console.get("/ui/executions?since=yesterday").await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    assert!(bad.html.contains("since"), "{}", bad.html);
+
+    // The view model, read directly.
+    let pairs = vec![("jobId".to_owned(), "quiet".to_owned())];
+    let model = ExecutionsPage::load(&console.app, &pairs).await.unwrap();
+    assert_eq!(model.executions.len(), 1);
+    assert_eq!(model.executions[0].job_id, quiet);
+    assert!(model.next.is_none());
+
+    // A job's page: its latest runs and a next page; a state filter.
+    let page = JobPage::load(&console.app, &busy, StatsWindow::Day)
+        .await
+        .unwrap();
+    assert_eq!(page.executions.len(), RECENT);
+    assert_eq!(page.executions[0].execute_number, 54);
+    let html = console.get("/ui/jobs/busy").await.html;
+    let next = next_page(&html).expect("older runs");
+    assert!(next.starts_with("/ui/jobs/busy?runCursor="), "{next}");
+    let older = console.get(&next).await;
+    assert_eq!(older.status, StatusCode::OK);
+    assert!(older.html.contains(">34<"), "the second page starts at #34");
+    let failed = RunsQuery {
+        state: Some("Failed".into()),
+        cursor: None,
+    };
+    let page = JobPage::load_runs(&console.app, &busy, StatsWindow::Day, failed)
+        .await
+        .unwrap();
+    assert!(page.executions.is_empty() && page.runs_next.is_none());
+    let enqueued = console.get("/ui/jobs/busy?runState=Enqueued").await.html;
+    let next = next_page(&enqueued).expect("older enqueued runs");
+    assert!(next.contains("runState=Enqueued"), "{next}");
+    assert!(console
+        .get("/ui/jobs/busy?runState=Failed")
+        .await
+        .html
+        .contains("No executions match."));
+}
