@@ -9,8 +9,8 @@ use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use maud::{html, Markup, Render};
 use sundial_core::execution::{Execution, ExecutionState};
-use sundial_ports::store::{PageRequest, RunSource, Store};
-use sundial_service::app::SearchFilters;
+use sundial_ports::store::{PageRequest, Store};
+use sundial_service::app::{RunSource, SearchFilters};
 use sundial_service::{App, AppError};
 
 use crate::view::{chip, job_url, query_string, seg, when};

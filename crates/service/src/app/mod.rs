@@ -46,6 +46,8 @@ pub use ledger::Occurrences;
 pub use liveness::{EngineHealth, HealthReport, Liveness};
 pub use search::SearchFilters;
 pub use stats::{DaySuccess, FleetStats, JobStats, TOP_JOBS};
+/// What started a run, as search filters name it (`source=backfill`).
+pub use sundial_ports::store::RunSource;
 pub use upcoming::{Upcoming, UpcomingCut, UPCOMING_FIRES, UPCOMING_JOBS};
 pub use views::{upcoming_fires, Describe, Stats};
 
