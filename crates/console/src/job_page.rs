@@ -494,6 +494,31 @@ impl Render for Actions<'_> {
                 input type="hidden" name="csrf" value=(csrf);
                 label for="trigger-args" { "Trigger with arguments (JSON object)" }
                 textarea id="trigger-args" name="arguments" rows="3" spellcheck="false" { "{}" }
+                details {
+                    summary { "Overrides" }
+                    div.field {
+                        label for="trigger-delay" { "Delay" }
+                        input id="trigger-delay" name="delay" type="text" placeholder="10m" aria-describedby="trigger-delay-hint";
+                        p.hint id="trigger-delay-hint" { "Start this much later (Scheduled until then): 90s, 10m, PT1H." }
+                    }
+                    div.field {
+                        label for="trigger-time" { "Scheduled time" }
+                        input id="trigger-time" name="scheduledTime" type="text" placeholder="2026-01-05T06:00:00Z" aria-describedby="trigger-time-hint";
+                        p.hint id="trigger-time-hint" { "The nominal time the run reports (RFC 3339); default: when it starts." }
+                    }
+                    div.field {
+                        label for="trigger-overlap" { "Overlap" }
+                        select id="trigger-overlap" name="overlap" {
+                            option value="" selected { "The job's" }
+                            @for policy in OverlapPolicy::ALL { option value=(policy.name()) { (policy.name()) } }
+                        }
+                    }
+                    div.field {
+                        label for="trigger-key" { "Idempotency key" }
+                        input id="trigger-key" name="idempotencyKey" type="text" autocomplete="off" aria-describedby="trigger-key-hint";
+                        p.hint id="trigger-key-hint" { "The same key again returns the same run instead of starting another." }
+                    }
+                }
                 button type="submit" { "Trigger now" }
             }
             form.card.danger method="post" action={ (base) "/delete" } data-confirm={ "Delete job " (self.id) " and its executions?" } {

@@ -13,6 +13,7 @@ use sundial_core::job::Job;
 use sundial_core::trigger::TriggerOptions;
 use sundial_ports::store::{JobOrder, PageRequest, Store};
 use sundial_service::app::{parse_job_id, upcoming_fires, DaySuccess};
+use sundial_service::AppError;
 
 use crate::auth::Session;
 use crate::bulk::bulk_form;
@@ -335,12 +336,26 @@ pub(crate) async fn unpause<S: Store>(
     Ok(job_page(&job_id).into_response())
 }
 
-/// The trigger form.
+/// The trigger form: the API's trigger, field for field (`arguments` the body, `delay`,
+/// `scheduledTime` and `overlap` its query parameters, `idempotencyKey` its `Idempotency-Key`).
 #[derive(Deserialize)]
 pub(crate) struct TriggerForm {
     csrf: String,
     #[serde(default)]
     arguments: String,
+    #[serde(default)]
+    delay: String,
+    #[serde(default, rename = "scheduledTime")]
+    scheduled_time: String,
+    #[serde(default)]
+    overlap: String,
+    #[serde(default, rename = "idempotencyKey")]
+    idempotency_key: String,
+}
+
+/// A form field as the API would receive it: `None` when left blank.
+fn given(text: &str) -> Option<&str> {
+    Some(text.trim()).filter(|t| !t.is_empty())
 }
 
 /// `POST /ui/jobs/{jobId}/trigger`: runs the job now and shows the new execution.
@@ -363,14 +378,20 @@ pub(crate) async fn trigger<S: Store>(
             )
         })?
     };
+    let options = TriggerOptions::parse(
+        given(&form.scheduled_time),
+        given(&form.overlap),
+        given(&form.delay),
+    )
+    .map_err(AppError::from)?;
     let execution = console
         .app
         .trigger_by(
             &session.change(),
             &id,
             arguments,
-            None,
-            TriggerOptions::default(),
+            given(&form.idempotency_key),
+            options,
         )
         .await?;
     Ok(Redirect::to(&format!("/ui/executions/{}", seg(&execution.execution_id))).into_response())

@@ -2585,3 +2585,102 @@ async fn executions_are_searched_and_paged_across_jobs_and_on_a_jobs_page() {
         .html
         .contains("No executions match."));
 }
+
+/// The trigger form takes the API's overrides: a delay (the run waits Scheduled), a scheduled
+/// time, an overlap policy and an idempotency key (the same key again is the same run); a bad
+/// override is a 400 naming it, and without the CSRF token nothing runs.
+#[tokio::test]
+async fn the_trigger_form_takes_delay_scheduled_time_overlap_and_an_idempotency_key() {
+    let console = Console::open().await;
+    let job = json!({"jobName": "j", "creator": "ops", "creatorName": "Ops",
+        "request": [{"url": "http://127.0.0.1:9/"}], "timer": {"period": "external"}});
+    let id: JobId = "on-demand".parse().unwrap();
+    console.app.create_job(&id, &job).await.unwrap();
+    let html = console.get("/ui/jobs/on-demand").await.html;
+    for field in [
+        r#"name="delay""#,
+        r#"name="scheduledTime""#,
+        r#"name="overlap""#,
+        r#"name="idempotencyKey""#,
+    ] {
+        assert!(html.contains(field), "the form has {field}");
+    }
+    let fields = [
+        ("csrf", console.csrf.as_str()),
+        ("arguments", r#"{"region": "emea"}"#),
+        ("delay", "10m"),
+        ("scheduledTime", "2026-01-05T06:00:00Z"),
+        ("overlap", "BufferAll"),
+        ("idempotencyKey", "redo-2026-01-05"),
+    ];
+    let page = console
+        .post_form("/ui/jobs/on-demand/trigger", &fields)
+        .await;
+    assert_eq!(page.status, StatusCode::SEE_OTHER, "{}", page.html);
+    let location = page.location.unwrap();
+    assert_eq!(location, "/ui/executions/on-demand~t~redo-2026-01-05");
+    let run = console
+        .app
+        .get_execution("on-demand~t~redo-2026-01-05")
+        .await
+        .unwrap();
+    assert_eq!(run.state().name(), "Scheduled", "the delay holds it");
+    assert_eq!(run.scheduled_time.to_rfc3339(), "2026-01-05T06:00:00+00:00");
+    assert_eq!(run.run.overlap, Some(OverlapPolicy::BufferAll));
+    assert_eq!(
+        run.run.due.map(|d| d.to_rfc3339()),
+        Some("2026-01-05T10:10:00+00:00".to_owned())
+    );
+    // The same key again: the same run, no second one.
+    let again = console
+        .post_form("/ui/jobs/on-demand/trigger", &fields)
+        .await;
+    assert_eq!(again.location.as_deref(), Some(location.as_str()));
+    let runs = console
+        .app
+        .list_executions(&id, &sundial_ports::store::PageRequest::first(10))
+        .await
+        .unwrap();
+    assert_eq!(runs.items.len(), 1);
+    // Blank overrides are the job's own: a run now.
+    let plain = console
+        .post_form(
+            "/ui/jobs/on-demand/trigger",
+            &[
+                ("csrf", console.csrf.as_str()),
+                ("arguments", "{}"),
+                ("delay", " "),
+                ("overlap", ""),
+            ],
+        )
+        .await;
+    assert_eq!(plain.status, StatusCode::SEE_OTHER, "{}", plain.html);
+    for (field, bad) in [
+        ("delay", "soon"),
+        ("scheduledTime", "tomorrow"),
+        ("overlap", "Never"),
+    ] {
+        let page = console
+            .post_form(
+                "/ui/jobs/on-demand/trigger",
+                &[("csrf", console.csrf.as_str()), (field, bad)],
+            )
+            .await;
+        assert_eq!(page.status, StatusCode::BAD_REQUEST, "{field}");
+        assert!(
+            page.html.contains(&format!("{field}:")),
+            "{field}: {}",
+            page.html
+        );
+    }
+    let forged = console
+        .post_form("/ui/jobs/on-demand/trigger", &[("delay", "1m")])
+        .await;
+    assert_ne!(forged.status, StatusCode::SEE_OTHER);
+    let runs = console
+        .app
+        .list_executions(&id, &sundial_ports::store::PageRequest::first(10))
+        .await
+        .unwrap();
+    assert_eq!(runs.items.len(), 2);
+}
