@@ -2684,3 +2684,95 @@ async fn the_trigger_form_takes_delay_scheduled_time_overlap_and_an_idempotency_
         .unwrap();
     assert_eq!(runs.items.len(), 2);
 }
+
+/// A parent run's page lists the runs of its job's children that name it as their parent
+/// execution, and only those.
+#[tokio::test]
+async fn a_parent_runs_page_lists_its_childrens_runs() {
+    use sundial_console::execution_page::ExecutionPage;
+    let console = Console::open().await;
+    let job = |parent: Option<(&str, u64)>| {
+        let mut job = json!({"jobName": "j", "creator": "ops", "creatorName": "Ops",
+            "request": [{"url": "http://127.0.0.1:9/"}], "timer": {"period": "external"}});
+        if let Some((parent, execution)) = parent {
+            job["parentJob"] = json!(parent);
+            job["parentJobExecution"] = json!(execution);
+        }
+        job
+    };
+    let id = |s: &str| -> JobId { s.parse().unwrap() };
+    console
+        .app
+        .create_job(&id("parent"), &job(None))
+        .await
+        .unwrap();
+    let first = console
+        .app
+        .trigger(&id("parent"), json!({}), None, Default::default())
+        .await
+        .unwrap();
+    let second = console
+        .app
+        .trigger(&id("parent"), json!({}), None, Default::default())
+        .await
+        .unwrap();
+    console
+        .app
+        .create_job(&id("child-a"), &job(Some(("parent", 1))))
+        .await
+        .unwrap();
+    console
+        .app
+        .create_job(&id("child-b"), &job(Some(("parent", 2))))
+        .await
+        .unwrap();
+    let mut of_first = Vec::new();
+    for _ in 0..2 {
+        let run = console
+            .app
+            .trigger(&id("child-a"), json!({}), None, Default::default())
+            .await
+            .unwrap();
+        of_first.push(run.execution_id);
+        console.clock.advance(chrono::Duration::seconds(1));
+    }
+    let of_second = console
+        .app
+        .trigger(&id("child-b"), json!({}), None, Default::default())
+        .await
+        .unwrap();
+
+    let page = ExecutionPage::load(&console.app, &first.execution_id)
+        .await
+        .unwrap();
+    let ids: Vec<&str> = page
+        .children
+        .iter()
+        .map(|e| e.execution_id.as_str())
+        .collect();
+    of_first.reverse();
+    assert_eq!(ids, of_first, "newest first, only the first run's");
+    assert!(!page.more_children);
+    let html = console
+        .get(&format!(
+            "/ui/executions/{}",
+            urlencode(&first.execution_id)
+        ))
+        .await
+        .html;
+    assert!(
+        html.contains("Children&#39;s runs") || html.contains("Children's runs"),
+        "{html}"
+    );
+    assert!(html.contains("child-a") && !html.contains("child-b"));
+    let page = ExecutionPage::load(&console.app, &second.execution_id)
+        .await
+        .unwrap();
+    assert_eq!(page.children.len(), 1);
+    assert_eq!(page.children[0].execution_id, of_second.execution_id);
+    // A run whose job has no children shows no such section.
+    let child = ExecutionPage::load(&console.app, &of_second.execution_id)
+        .await
+        .unwrap();
+    assert!(child.children.is_empty());
+}
