@@ -2776,3 +2776,108 @@ async fn a_parent_runs_page_lists_its_childrens_runs() {
         .unwrap();
     assert!(child.children.is_empty());
 }
+
+/// The create form's guided fields for retries, `retryPolicy`, the timeouts, a notification and
+/// async polling become the definition's fields (merged with the JSON editor's), and each error
+/// is shown at its own control.
+#[tokio::test]
+async fn retries_timeouts_notifications_and_async_polling_have_fields_of_their_own() {
+    let console = Console::open().await;
+    let fields = [
+        ("jobId", "guided"),
+        ("when", "triggered"),
+        ("maxRetries", "3"),
+        ("retryInitialInterval", "2s"),
+        ("retryBackoffCoefficient", "1.5"),
+        ("retryMaximumInterval", "1m"),
+        ("retryMaximumAttempts", "4"),
+        ("scheduleToStart", "10m"),
+        ("scheduleToClose", "1h"),
+        ("heartbeat", "5m"),
+        ("timeoutSeconds", "30"),
+        ("notifyUrl", "http://127.0.0.1:9/notify"),
+        ("notifyState", "500"),
+        ("async", "on"),
+        ("checkUrl", "http://127.0.0.1:9/check/${executionId}"),
+        ("checkRateSeconds", "5"),
+        (
+            "extra",
+            r#"{"retryPolicy": {"nonRetryableErrors": ["404"]}}"#,
+        ),
+    ];
+    let page = console.create(&fields).await;
+    assert_eq!(page.status, StatusCode::SEE_OTHER, "{}", page.html);
+    let job = console
+        .app
+        .get_job(&"guided".parse().unwrap())
+        .await
+        .unwrap();
+    let d = job.definition.as_written().clone();
+    assert_eq!(d["maxRetries"], 3);
+    assert_eq!(
+        d["retryPolicy"],
+        json!({"initialInterval": "2s", "backoffCoefficient": 1.5, "maximumInterval": "1m",
+               "maximumAttempts": 4, "nonRetryableErrors": ["404"]}),
+        "{d}"
+    );
+    assert_eq!(
+        d["timeouts"],
+        json!({"scheduleToStart": "10m", "scheduleToClose": "1h", "heartbeat": "5m"}),
+        "{d}"
+    );
+    assert_eq!(d["timeoutSeconds"], 30);
+    assert_eq!(
+        d["notification"][0]["url"], "http://127.0.0.1:9/notify",
+        "{d}"
+    );
+    assert_eq!(d["notification"][0]["stateEquals"], "500");
+    assert_eq!(d["async"], true);
+    assert_eq!(d["checkRateSeconds"], 5);
+    assert!(d["checkUrl"].to_string().contains("/check/"), "{d}");
+
+    // Each refusal at its own control, the value kept.
+    for (field, value, control, says) in [
+        ("maxRetries", "many", "c-maxRetries", "maxRetries:"),
+        (
+            "retryBackoffCoefficient",
+            "0.5",
+            "c-retryBackoffCoefficient",
+            "retryPolicy.backoffCoefficient:",
+        ),
+        (
+            "retryInitialInterval",
+            "soon",
+            "c-retryInitialInterval",
+            "retryPolicy.initialInterval:",
+        ),
+        (
+            "scheduleToClose",
+            "forever",
+            "c-scheduleToClose",
+            "timeouts.scheduleToClose:",
+        ),
+        (
+            "notifyUrl",
+            "ftp://x",
+            "c-notifyUrl",
+            "notification[0].url:",
+        ),
+        (
+            "checkRateSeconds",
+            "0",
+            "c-checkRateSeconds",
+            "checkRateSeconds:",
+        ),
+    ] {
+        let page = console
+            .create(&[("jobId", "refused"), ("when", "triggered"), (field, value)])
+            .await;
+        assert_eq!(page.status, StatusCode::BAD_REQUEST, "{field}");
+        let error = element(&page.html, &format!("{control}-error"));
+        assert!(error.contains(says), "{field}: {error}");
+        assert!(
+            element(&page.html, control).contains(value),
+            "{field} keeps its value"
+        );
+    }
+}
