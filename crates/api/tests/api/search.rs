@@ -62,10 +62,10 @@ async fn executions_are_searched_across_jobs() {
         search(&api, "/executions?label=team:payments&limit=1").await,
         [p2.clone(), p1.clone()]
     );
-    assert_eq!(search(&api, "/executions?creator=bob").await, [r1.clone()]);
+    assert_eq!(search(&api, "/executions?creator=bob").await, [r1.as_str()]);
     assert_eq!(
         search(&api, "/executions?source=parent").await,
-        [k1.clone()]
+        [k1.as_str()]
     );
     assert_eq!(
         search(&api, "/executions?source=trigger&limit=2")
@@ -80,7 +80,7 @@ async fn executions_are_searched_across_jobs() {
             "/executions?since=2024-06-01T10:30:00Z&until=2024-06-01T12:00:00Z"
         )
         .await,
-        [r1.clone()]
+        [r1.as_str()]
     );
     // Triggered runs wait to be run (no engine here): Enqueued, not ended.
     assert_eq!(
