@@ -6,7 +6,7 @@
 //! - a filtered first page: `state=Failed&since=24h`, 50 runs;
 //! - a time-range page: `since=…&until=…` (one hour, mid-range), 100 runs, and the page after it
 //!   through its cursor;
-//! - a label page: `label=team:t3&state=Failed`, 50 runs.
+//! - a label page: `label=team:t7&state=Failed`, 50 runs.
 //!
 //! Median of `SEARCH_BENCH_ROUNDS` (30) calls each. Seeding takes a few minutes; the file is
 //! kept under `SEARCH_BENCH_DB` when that is set, and reused when it already holds the runs.
@@ -157,10 +157,10 @@ async fn main() {
             100,
         ),
         (
-            "label=team:t3&state=Failed, first page of 50",
+            "label=team:t7&state=Failed, first page of 50",
             SearchFilters {
                 state: Some("Failed".into()),
-                labels: vec!["team:t3".into()],
+                labels: vec!["team:t7".into()],
                 ..SearchFilters::default()
             },
             50,
