@@ -9,16 +9,16 @@ use sundial_core::execution::Execution as CoreExecution;
 use sundial_core::trigger::TriggerOptions;
 
 use super::auth::Authenticated;
-use super::extract::{JsonBody, Params, PathParams};
+use super::extract::{JsonBody, LabelledParams, Params, PathParams};
 use super::schema::{
     BackfillAccepted, BackfillRequest, DescribeInfo, Described, Envelope, ErrorEnvelope, Execution,
-    ExecutionEvent, ExecutionLogsPage, ExecutionPath, ExecutionSummary, ExecutionsPage,
-    FeedbackReport, JobPath, PageQuery, Reason, RecentAction, RunningExecution, StateChanged,
-    TriggerArguments, Triggered,
+    ExecutionEvent, ExecutionLogsPage, ExecutionPath, ExecutionSearchQuery, ExecutionSummary,
+    ExecutionsPage, FeedbackReport, JobPath, PageQuery, Reason, RecentAction, RunningExecution,
+    StateChanged, TriggerArguments, Triggered,
 };
 use super::{count_param, page_of, ApiError, ApiResult, AppState};
 use sundial_ports::store::{Page, Store};
-use sundial_service::app::{parse_job_id, AppError};
+use sundial_service::app::{parse_job_id, AppError, SearchFilters};
 
 /// A time as answers show it: RFC 3339 in UTC, `Z`, sub-seconds only when present (as the
 /// domain stores it).
@@ -312,6 +312,54 @@ pub(super) async fn job_executions<S: Store>(
     let page = app
         .list_executions(&parse_job_id(&job_id)?, &page_of(&params)?)
         .await?;
+    Ok(Json(executions_page(page)).into_response())
+}
+
+/// Executions of every job, newest scheduled first, filtered by state, job, label, creator,
+/// source and time ranges; without their logs.
+#[utoipa::path(
+    get,
+    path = "/executions",
+    tag = "executions",
+    params(ExecutionSearchQuery),
+    responses(
+        (status = 200, description = "A page of executions; it may be short, even empty, with a `nextCursor`.", body = ExecutionsPage,
+            links(
+                ("get_execution" = (operation_id = "get_execution", parameters(("id" = "$response.body#/executions/0/executionId")))),
+            )),
+        (status = 400, description = "A filter is invalid (the message names it: `state`, `jobId`, `label`, `source`, `since`, `until`, `endedSince`, `endedUntil`), unknown or given twice (all but `label`), or `limit` or `cursor` is invalid.", body = ErrorEnvelope),
+        (status = 503, description = "The store failed; retry.", body = ErrorEnvelope),
+    )
+)]
+pub(super) async fn search_executions<S: Store>(
+    State(app): AppState<S>,
+    LabelledParams(params, labels): LabelledParams,
+) -> ApiResult {
+    let Params(params) = params.only(&[
+        "state",
+        "jobId",
+        "creator",
+        "source",
+        "since",
+        "until",
+        "endedSince",
+        "endedUntil",
+        "limit",
+        "cursor",
+    ])?;
+    let param = |name: &str| params.get(name).cloned();
+    let filters = SearchFilters {
+        state: param("state"),
+        job_id: param("jobId"),
+        labels,
+        creator: param("creator"),
+        source: param("source"),
+        since: param("since"),
+        until: param("until"),
+        ended_since: param("endedSince"),
+        ended_until: param("endedUntil"),
+    };
+    let page = app.search_executions(&filters, &page_of(&params)?).await?;
     Ok(Json(executions_page(page)).into_response())
 }
 

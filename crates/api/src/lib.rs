@@ -112,6 +112,7 @@ api_routes! {
         stats::job_stats,
         ledger::job_occurrences,
         executions::job_executions,
+        executions::search_executions,
         executions::get_execution,
         executions::cancel,
         executions::terminate,

@@ -1534,6 +1534,47 @@ pub struct PageQuery {
     cursor: Option<String>,
 }
 
+/// The filters of `GET /executions`; all given must match, any other parameter is a 400 naming it.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query, rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct ExecutionSearchQuery {
+    /// Only runs in one of these states, comma-separated (`Failed,Terminated`).
+    #[param(pattern = r"^[A-Za-z, ]+$", example = "Failed,Terminated")]
+    state: Option<String>,
+    /// Only runs of this job.
+    #[param(pattern = r"^[A-Za-z0-9_.-]{1,128}$")]
+    job_id: Option<String>,
+    /// Only runs of jobs with this label, as `key:value`; repeat it for several, all of which must
+    /// match. A run whose job is deleted has no labels.
+    #[param(pattern = r"^[A-Za-z0-9_./-]{1,63}:[^\x00-\x1f\x7f-\x9f]+$")]
+    label: Option<Vec<String>>,
+    /// Only runs of jobs of this creator. A run whose job is deleted has no creator.
+    creator: Option<String>,
+    /// Only runs started so: `schedule` (the job's schedule), `trigger` (a manual trigger or an
+    /// update-and-run), `backfill`, or `parent` (runs of a child job, whatever started them).
+    #[param(pattern = "^(schedule|trigger|backfill|parent)$")]
+    source: Option<String>,
+    /// Only runs scheduled at or after this: an RFC 3339 time, or a duration back from now
+    /// (`24h`, `P7D`).
+    #[param(example = "24h")]
+    since: Option<String>,
+    /// Only runs scheduled before this (RFC 3339 or a duration back from now).
+    until: Option<String>,
+    /// Only runs that ended at or after this (RFC 3339 or a duration back from now).
+    ended_since: Option<String>,
+    /// Only runs that ended before this (RFC 3339 or a duration back from now).
+    ended_until: Option<String>,
+    /// Page size, 1–1000 (default 100). A page may hold fewer runs, even none, and still have a
+    /// `nextCursor` (DynamoDB filters what it read); only a null `nextCursor` ends the list.
+    #[param(minimum = 1, maximum = 1000)]
+    limit: Option<u32>,
+    /// The `nextCursor` of the previous page, passed back unchanged. Opaque; a cursor the server
+    /// did not make is a 400 naming `cursor`.
+    #[param(min_length = 1)]
+    cursor: Option<String>,
+}
+
 /// The filters of `GET /jobs`; any other parameter is a 400.
 #[derive(IntoParams)]
 #[into_params(parameter_in = Query, rename_all = "camelCase")]

@@ -617,7 +617,10 @@ impl BackfillMode {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum ExecutionCommand {
-    /// List a job's executions, newest first
+    /// List executions, newest first: a job's, or of every job with filters (GET /executions)
+    #[command(
+        after_help = "Examples:\n  sundial execution list nightly-report\n  sundial execution list --state Failed --since 24h --label team=payments --source schedule --limit 50"
+    )]
     List(ExecutionListArgs),
     /// Show an execution and its event log
     Get(ExecutionId),
@@ -631,9 +634,37 @@ pub(crate) enum ExecutionCommand {
 
 #[derive(Debug, Args)]
 pub(crate) struct ExecutionListArgs {
-    /// The job id
+    /// The job id; alone, lists the job's executions by execute number. With any filter below, or
+    /// without it, searches executions across jobs, newest scheduled first
     #[arg(value_name = "JOB_ID")]
-    pub job_id: String,
+    pub job_id: Option<String>,
+    /// Only executions of this job (as JOB_ID, but always a search)
+    #[arg(long = "job", value_name = "JOB_ID", conflicts_with = "job_id")]
+    pub job: Option<String>,
+    /// Only executions in this state (Failed, Succeeded, …); repeatable or comma-separated
+    #[arg(long = "state", value_name = "STATE")]
+    pub states: Vec<String>,
+    /// Only executions of jobs with this label, KEY:VALUE or KEY=VALUE; repeatable (all must match)
+    #[arg(long = "label", value_name = "KEY:VALUE")]
+    pub labels: Vec<String>,
+    /// Only executions of jobs of this creator
+    #[arg(long)]
+    pub creator: Option<String>,
+    /// Only executions started so: schedule, trigger, backfill or parent
+    #[arg(long, value_name = "SOURCE")]
+    pub source: Option<String>,
+    /// Only executions scheduled at or after this: RFC 3339 or a duration back from now (24h)
+    #[arg(long, value_name = "TIME")]
+    pub since: Option<String>,
+    /// Only executions scheduled before this: RFC 3339 or a duration back from now
+    #[arg(long, value_name = "TIME")]
+    pub until: Option<String>,
+    /// Only executions that ended at or after this: RFC 3339 or a duration back from now
+    #[arg(long, value_name = "TIME")]
+    pub ended_since: Option<String>,
+    /// Only executions that ended before this: RFC 3339 or a duration back from now
+    #[arg(long, value_name = "TIME")]
+    pub ended_until: Option<String>,
     /// Executions per page, 1 to 1000
     #[arg(long, default_value_t = 20)]
     pub limit: u32,

@@ -1252,3 +1252,92 @@ fn occurrences_say_what_became_of_each_time() {
     )
     .fails(4, "from:");
 }
+
+/// `execution list` with filters searches runs across jobs (`GET /executions`) on a real server:
+/// a run that ended Terminated and runs that Succeeded against a loopback target, found by state,
+/// label (`KEY=VALUE` too), creator, source and time, page by page.
+#[test]
+fn execution_search_across_jobs() {
+    let dir = TempDir::new("cli-execution-search");
+    let server = start(&dir, &[], &[]);
+    let target = Target::start();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead = format!("http://127.0.0.1:{}/x", closed.local_addr().unwrap().port());
+    drop(closed);
+    let job = |id: &str, url: &str, creator: &str| {
+        json!({"jobId": id, "jobName": id, "creator": creator, "creatorName": "Tests",
+               "request": [{"method": "POST", "url": url}],
+               "timer": {"period": "external"}, "labels": {"team": id}})
+    };
+    let ok_file = write(
+        &dir,
+        "ok.json",
+        &job("good", &format!("{}/run", target.url()), "ana").to_string(),
+    );
+    let bad_file = write(&dir, "bad.json", &job("broken", &dead, "bo").to_string());
+    assert_eq!(
+        cli(&server, &["job", "create", "good", "-f", &ok_file]).code,
+        0
+    );
+    assert_eq!(
+        cli(&server, &["job", "create", "broken", "-f", &bad_file]).code,
+        0
+    );
+    for _ in 0..2 {
+        let run = cli(
+            &server,
+            &["job", "trigger", "good", "--watch", "--poll", "100ms"],
+        );
+        assert_eq!(run.code, 0, "{run:?}");
+    }
+    let run = cli(
+        &server,
+        &["job", "trigger", "broken", "--watch", "--poll", "100ms"],
+    );
+    assert_eq!(run.code, 1, "{run:?}");
+
+    let ids = |args: &[&str]| -> Vec<String> {
+        let mut all = vec!["execution", "list", "-o", "json"];
+        all.extend_from_slice(args);
+        cli(&server, &all).json()["executions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["jobId"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(ids(&["--state", "Terminated", "--since", "1h"]), ["broken"]);
+    assert_eq!(ids(&["--state", "Succeeded,Terminated"]).len(), 3);
+    assert_eq!(
+        ids(&["--state", "Succeeded", "--state", "Failed"]),
+        ["good", "good"]
+    );
+    assert_eq!(ids(&["--label", "team=good"]), ["good", "good"]);
+    assert_eq!(
+        ids(&["--label", "team:broken", "--source", "trigger"]),
+        ["broken"]
+    );
+    assert_eq!(ids(&["--creator", "bo"]), ["broken"]);
+    assert!(ids(&["--source", "schedule"]).is_empty());
+    assert!(ids(&["--until", "1h"]).is_empty());
+    assert_eq!(ids(&["--ended-since", "1h", "--job", "good"]).len(), 2);
+    // One per page, every page.
+    assert_eq!(ids(&["--limit", "1", "--all"]).len(), 3);
+    let first = cli(
+        &server,
+        &["execution", "list", "--limit", "1", "-o", "json"],
+    )
+    .json();
+    assert_eq!(first["executions"].as_array().unwrap().len(), 1);
+    assert!(first["nextCursor"].is_string(), "{first}");
+    // The job alone still lists its runs by execute number.
+    let own = cli(&server, &["execution", "list", "good", "-o", "json"]).json();
+    assert_eq!(own["executions"][0]["executeNumber"], 2);
+    let table = cli(&server, &["execution", "list", "--state", "Terminated"]);
+    assert!(
+        table.stdout.contains("JOB") && table.stdout.contains("broken"),
+        "{table:?}"
+    );
+    cli(&server, &["execution", "list", "--state", "Broken"]).fails(4, "state:");
+    cli(&server, &["execution", "list", "--since", "yesterday"]).fails(4, "since:");
+}

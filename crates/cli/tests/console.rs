@@ -532,6 +532,18 @@ fn console_shows_seeded_jobs_and_drives_them() {
     assert!(text.contains("emea"), "{text}");
     assert_eq!(target.wait_for("/hook", 1).len(), 1);
 
+    // Trigger with a delay and an idempotency key: the run waits Scheduled, and is the one the
+    // key names.
+    browser.go(&format!("{base}/ui/jobs/hook"));
+    browser.click("form[action$='/trigger'] summary");
+    browser.type_into("#trigger-delay", "1h");
+    browser.type_into("#trigger-key", "browser-later");
+    browser.click_and_load("form[action$='/trigger'] button");
+    let text = browser.wait_for_text("Execution #2 Scheduled", Duration::from_secs(10));
+    assert!(text.contains("delay 1h"), "{text}");
+    let run = server.call("GET", "/executions/hook~t~browser-later", None);
+    assert_eq!(run.body["state"], "Scheduled", "{:?}", run.body);
+
     // Pause with notes; the list shows them.
     browser.go(&format!("{base}/ui/jobs/sweep"));
     browser.type_into("#pause-notes", "maintenance window");

@@ -9,15 +9,19 @@ use chrono_tz::Tz;
 use maud::{html, Markup, Render};
 use serde_json::Value;
 use sundial_core::execution::{Execution, ExecutionEvent};
-use sundial_ports::store::Store;
+use sundial_ports::store::{PageRequest, Store};
 use sundial_service::{App, AppError};
 
+use crate::executions_page::Runs;
 use crate::job_page::{header_items, ShownRequest};
 use crate::view::{chip, job_url, seg, when};
 use crate::view::{pretty, zone_of};
 
 /// How much of a result or response body an execution page shows.
 pub const BODY_LIMIT: usize = 2_000;
+
+/// Runs of the job's children started by this run, listed on its page.
+pub const CHILD_RUNS: usize = 50;
 
 /// Everything an execution's page shows, read once.
 #[derive(Debug)]
@@ -31,6 +35,11 @@ pub struct ExecutionPage {
     /// Its job's `request` chain as the job defines it now, secrets hidden (none when the job is
     /// gone).
     pub requests: Vec<ShownRequest>,
+    /// The runs of its job's children that name this run as their parent execution
+    /// (`parentJobExecution`), newest first, at most [`CHILD_RUNS`]: seed 002's child job logs.
+    pub children: Vec<Execution>,
+    /// Whether more children's runs than [`CHILD_RUNS`] exist.
+    pub more_children: bool,
     /// The session's CSRF token, carried by the action forms.
     csrf: String,
 }
@@ -43,11 +52,19 @@ impl ExecutionPage {
         execution_id: &str,
     ) -> Result<ExecutionPage, AppError> {
         let execution = app.get_execution(execution_id).await?;
-        let job = app.get_job(&execution.job_id).await.ok();
+        let first = PageRequest::first(CHILD_RUNS);
+        let (job, children) = tokio::join!(
+            app.get_job(&execution.job_id),
+            app.child_executions(&execution.job_id, Some(execution.execute_number), &first),
+        );
+        let job = job.ok();
+        let children = children?;
         Ok(ExecutionPage {
             now: app.now(),
             zone: job.as_ref().map_or(Tz::UTC, zone_of),
             requests: job.as_ref().map(ShownRequest::all).unwrap_or_default(),
+            more_children: children.next_cursor.is_some(),
+            children: children.items,
             execution,
             csrf: String::new(),
         })
@@ -222,6 +239,16 @@ impl Render for ExecutionPage {
             (Summary(self))
             (EventLog(self))
             @if !self.requests.is_empty() { (Requests(self)) }
+            @if !self.children.is_empty() {
+                section aria-labelledby="children-runs" {
+                    h2 id="children-runs" { "Children's runs" }
+                    (Runs { runs: &self.children, now: self.now, with_job: true })
+                    @if self.more_children {
+                        p.hint { "The newest " (CHILD_RUNS) " are shown; "
+                            code { "GET /main/getChildJobLogs" } " lists them all." }
+                    }
+                }
+            }
             @if !finished { (Actions { base: &base, csrf: &self.csrf }) }
         }
     }

@@ -9,18 +9,18 @@ use chrono::{DateTime, Offset, TimeZone, Utc};
 use chrono_tz::Tz;
 use maud::{html, Markup, Render};
 use serde_json::Value;
-use sundial_core::execution::Execution;
+use sundial_core::execution::{Execution, ExecutionState};
 use sundial_core::job::{
     is_sensitive_header, HttpMethod, Job, JobId, JobState, OverlapPolicy, RequestStep, REDACTED,
 };
 use sundial_core::stats::StatsWindow;
 use sundial_ports::store::{JobFilter, JobOrder, PageRequest, Store};
-use sundial_service::app::{upcoming_fires, JobStats};
+use sundial_service::app::{upcoming_fires, JobStats, SearchFilters};
 use sundial_service::{App, AppError};
 
 use crate::ledger;
 use crate::stats::job_section;
-use crate::view::{chip, job_url, seg, when};
+use crate::view::{chip, job_url, query_string, seg, when};
 use crate::view::{pretty, schedule_words, zone_of};
 
 /// Coming fire times on a job's page.
@@ -45,8 +45,12 @@ pub struct JobPage {
     pub stats: JobStats,
     /// The next [`UPCOMING`] fire times.
     pub fires: Vec<NextFire>,
-    /// The last [`RECENT`] executions, newest first.
+    /// A page of [`RECENT`] executions, newest first: the latest, or those [`RunsQuery`] asks for.
     pub executions: Vec<Execution>,
+    /// Which runs are listed: the state filter and the page.
+    pub runs: RunsQuery,
+    /// The link to the next page of runs (filter kept), when there is one.
+    pub runs_next: Option<String>,
     /// The jobs whose parent this job is.
     pub children: Vec<JobId>,
     /// The last audit entries, as the API returns them.
@@ -101,24 +105,77 @@ pub struct NextFire {
     pub clock_change: Option<String>,
 }
 
+/// The runs a job's page lists (`?runState=Failed&runCursor=…`): without a state, the job's
+/// executions by execute number (`GET /jobs/{id}/executions`); with one, the job's runs in that
+/// state, newest scheduled first (`GET /executions?jobId=…&state=…`). A page of [`RECENT`].
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+pub struct RunsQuery {
+    /// Only runs in this state.
+    #[serde(rename = "runState", default)]
+    pub state: Option<String>,
+    /// The page after this cursor.
+    #[serde(rename = "runCursor", default)]
+    pub cursor: Option<String>,
+}
+
+impl RunsQuery {
+    fn state(&self) -> Option<&str> {
+        self.state.as_deref().filter(|s| !s.is_empty())
+    }
+}
+
 impl JobPage {
-    /// Reads job `job_id`, its figures over `window`, its executions and its recent changes at
-    /// once, then its children when it has any.
+    /// Reads job `job_id`, its figures over `window`, its latest executions and its recent
+    /// changes at once, then its children when it has any.
     pub async fn load<S: Store>(
         app: &App<S>,
         job_id: &JobId,
         window: StatsWindow,
     ) -> Result<JobPage, AppError> {
+        JobPage::load_runs(app, job_id, window, RunsQuery::default()).await
+    }
+
+    /// [`JobPage::load`] listing the runs `runs` asks for.
+    pub async fn load_runs<S: Store>(
+        app: &App<S>,
+        job_id: &JobId,
+        window: StatsWindow,
+        runs: RunsQuery,
+    ) -> Result<JobPage, AppError> {
         let (recent, last_changes) = (
-            PageRequest::first(RECENT),
+            PageRequest {
+                limit: RECENT,
+                cursor: runs.cursor.clone().filter(|c| !c.is_empty()),
+            },
             PageRequest::first(ledger::RECENT_CHANGES),
         );
+        let listing = async {
+            match runs.state() {
+                None => app.list_executions(job_id, &recent).await,
+                Some(state) => {
+                    let filters = SearchFilters {
+                        job_id: Some(job_id.as_str().to_owned()),
+                        state: Some(state.to_owned()),
+                        ..SearchFilters::default()
+                    };
+                    app.search_executions(&filters, &recent).await
+                }
+            }
+        };
         let (job, stats, executions, changes) = tokio::try_join!(
             app.get_job(job_id),
             app.job_stats(job_id, window),
-            app.list_executions(job_id, &recent),
+            listing,
             app.history(job_id, &last_changes),
         )?;
+        let runs_next = executions.next_cursor.as_ref().map(|cursor| {
+            let mut pairs = Vec::new();
+            if let Some(state) = runs.state() {
+                pairs.push(("runState", state.to_owned()));
+            }
+            pairs.push(("runCursor", cursor.clone()));
+            format!("{}{}#runs", job_url(job_id.as_str()), query_string(&pairs))
+        });
         let children = if job.state.has_children {
             let filter = JobFilter {
                 parent_job: Some(job_id.as_str().to_string()),
@@ -139,6 +196,8 @@ impl JobPage {
             zone,
             stats,
             executions: executions.items,
+            runs,
+            runs_next,
             children,
             changes: changes.items,
             job,
@@ -308,15 +367,40 @@ struct Executions<'a>(&'a JobPage);
 impl Render for Executions<'_> {
     fn render(&self) -> Markup {
         let page = self.0;
+        let state = page.runs.state();
+        let filter = html! {
+            form.filters method="get" action={ (page.base()) "#runs" } aria-label="Filter executions" {
+                div.field {
+                    label for="r-state" { "State" }
+                    select id="r-state" name="runState" {
+                        option value="" selected[state.is_none()] { "Any" }
+                        @for s in ExecutionState::ALL {
+                            option value=(s.name()) selected[state == Some(s.name())] { (s.name()) }
+                        }
+                    }
+                }
+                div.actions { button type="submit" { "Show" } }
+            }
+        };
         if page.executions.is_empty() {
-            return html! { p.muted { "No executions yet." } };
+            let empty = if state.is_some() || page.runs.cursor.is_some() {
+                "No executions match."
+            } else {
+                "No executions yet."
+            };
+            return html! { (filter) p.muted { (empty) } };
         }
         let head = ["#", "State", "Scheduled", "By", "Attempts", "Error"];
         html! {
+            (filter)
             div.table-wrap { table.executions {
                 thead { tr { @for h in head { th scope="col" { (h) } } } }
                 tbody { @for e in &page.executions { (ExecutionRow { e, zone: page.zone, now: page.now }) } }
             } }
+            @if let Some(next) = &page.runs_next {
+                p.pager { a href=(next) rel="next" { "Older executions →" } }
+            }
+            p { a href={ "/ui/executions?jobId=" (seg(page.job.job_id().as_str())) } { "Search this job's executions" } }
         }
     }
 }
@@ -410,6 +494,31 @@ impl Render for Actions<'_> {
                 input type="hidden" name="csrf" value=(csrf);
                 label for="trigger-args" { "Trigger with arguments (JSON object)" }
                 textarea id="trigger-args" name="arguments" rows="3" spellcheck="false" { "{}" }
+                details {
+                    summary { "Overrides" }
+                    div.field {
+                        label for="trigger-delay" { "Delay" }
+                        input id="trigger-delay" name="delay" type="text" placeholder="10m" aria-describedby="trigger-delay-hint";
+                        p.hint id="trigger-delay-hint" { "Start this much later (Scheduled until then): 90s, 10m, PT1H." }
+                    }
+                    div.field {
+                        label for="trigger-time" { "Scheduled time" }
+                        input id="trigger-time" name="scheduledTime" type="text" placeholder="2026-01-05T06:00:00Z" aria-describedby="trigger-time-hint";
+                        p.hint id="trigger-time-hint" { "The nominal time the run reports (RFC 3339); default: when it starts." }
+                    }
+                    div.field {
+                        label for="trigger-overlap" { "Overlap" }
+                        select id="trigger-overlap" name="overlap" {
+                            option value="" selected { "The job's" }
+                            @for policy in OverlapPolicy::ALL { option value=(policy.name()) { (policy.name()) } }
+                        }
+                    }
+                    div.field {
+                        label for="trigger-key" { "Idempotency key" }
+                        input id="trigger-key" name="idempotencyKey" type="text" autocomplete="off" aria-describedby="trigger-key-hint";
+                        p.hint id="trigger-key-hint" { "The same key again returns the same run instead of starting another." }
+                    }
+                }
                 button type="submit" { "Trigger now" }
             }
             form.card.danger method="post" action={ (base) "/delete" } data-confirm={ "Delete job " (self.id) " and its executions?" } {

@@ -55,6 +55,7 @@ mod chart;
 mod create;
 mod edit;
 pub mod execution_page;
+pub mod executions_page;
 mod filter;
 mod form;
 pub mod job_page;
@@ -167,6 +168,7 @@ pub fn router<S: Store>(app: Arc<App<S>>, config: ConsoleConfig) -> Router {
             get(edit::page::<S>).post(edit::save::<S>),
         )
         .route("/ui/jobs/{job_id}/edit/preview", post(edit::preview::<S>))
+        .route("/ui/executions", get(pages::executions::<S>))
         .route("/ui/executions/{execution_id}", get(pages::execution::<S>))
         .route(
             "/ui/executions/{execution_id}/cancel",

@@ -13,6 +13,7 @@ use sundial_core::job::Job;
 use sundial_core::trigger::TriggerOptions;
 use sundial_ports::store::{JobOrder, PageRequest, Store};
 use sundial_service::app::{parse_job_id, upcoming_fires, DaySuccess};
+use sundial_service::AppError;
 
 use crate::auth::Session;
 use crate::bulk::bulk_form;
@@ -256,11 +257,22 @@ pub(crate) async fn job<S: Store>(
     Path(job_id): Path<String>,
     Query(window): Query<WindowQuery>,
     Query(notice): Query<JobNotice>,
+    Query(runs): Query<crate::job_page::RunsQuery>,
 ) -> PageResult {
     let job_id = parse_job_id(&job_id)?;
-    let page = JobPage::load(&console.app, &job_id, window.window()?).await?;
+    let page = JobPage::load_runs(&console.app, &job_id, window.window()?, runs).await?;
     let page = page.for_session(&session.csrf, notice.render());
     Ok(layout(job_id.as_str(), Some(&session), page.render()).into_response())
+}
+
+/// `/ui/executions`: runs of every job, filtered and paged ([`ExecutionsPage`]).
+pub(crate) async fn executions<S: Store>(
+    State(console): ConsoleState<S>,
+    Extension(session): Extension<Session>,
+    Query(query): Query<Vec<(String, String)>>,
+) -> PageResult {
+    let page = crate::executions_page::ExecutionsPage::load(&console.app, &query).await?;
+    Ok(layout("Executions", Some(&session), page.render()).into_response())
 }
 
 /// `/ui/executions/{executionId}`: the event log, attempts, retries, progress; cancel and
@@ -324,12 +336,26 @@ pub(crate) async fn unpause<S: Store>(
     Ok(job_page(&job_id).into_response())
 }
 
-/// The trigger form.
+/// The trigger form: the API's trigger, field for field (`arguments` the body, `delay`,
+/// `scheduledTime` and `overlap` its query parameters, `idempotencyKey` its `Idempotency-Key`).
 #[derive(Deserialize)]
 pub(crate) struct TriggerForm {
     csrf: String,
     #[serde(default)]
     arguments: String,
+    #[serde(default)]
+    delay: String,
+    #[serde(default, rename = "scheduledTime")]
+    scheduled_time: String,
+    #[serde(default)]
+    overlap: String,
+    #[serde(default, rename = "idempotencyKey")]
+    idempotency_key: String,
+}
+
+/// A form field as the API would receive it: `None` when left blank.
+fn given(text: &str) -> Option<&str> {
+    Some(text.trim()).filter(|t| !t.is_empty())
 }
 
 /// `POST /ui/jobs/{jobId}/trigger`: runs the job now and shows the new execution.
@@ -352,14 +378,20 @@ pub(crate) async fn trigger<S: Store>(
             )
         })?
     };
+    let options = TriggerOptions::parse(
+        given(&form.scheduled_time),
+        given(&form.overlap),
+        given(&form.delay),
+    )
+    .map_err(AppError::from)?;
     let execution = console
         .app
         .trigger_by(
             &session.change(),
             &id,
             arguments,
-            None,
-            TriggerOptions::default(),
+            given(&form.idempotency_key),
+            options,
         )
         .await?;
     Ok(Redirect::to(&format!("/ui/executions/{}", seg(&execution.execution_id))).into_response())

@@ -31,6 +31,7 @@ pub(crate) fn layout(title: &str, session: Option<&Session>, content: Markup) ->
                     a.brand href="/" { "Sundial" }
                     nav aria-label="Main" {
                         a href="/" { "Jobs" }
+                        a href="/ui/executions" { "Executions" }
                         a href="/ui/upcoming" { "Upcoming" }
                         a href="/ui/dashboard" { "Dashboard" }
                     }

@@ -2465,3 +2465,419 @@ async fn a_ledger_page_holds_the_fates_of_a_pause_and_a_deleted_job_keeps_its_le
     assert_eq!(page.zone, chrono_tz::UTC);
     assert!(page.shown.is_some());
 }
+
+/// The Executions page lists runs of every job with the API's filters, pages with a next link
+/// that keeps them, and a job's page pages its runs and filters them by state.
+#[tokio::test]
+async fn executions_are_searched_and_paged_across_jobs_and_on_a_jobs_page() {
+    use sundial_console::executions_page::{ExecutionsPage, PER_PAGE};
+    use sundial_console::job_page::{RunsQuery, RECENT};
+    let console = Console::open().await;
+    let job = |creator: &str, team: &str| {
+        json!({"jobName": "j", "creator": creator, "creatorName": "Ops",
+            "request": [{"url": "http://127.0.0.1:9/"}], "timer": {"period": "external"},
+            "labels": {"team": team}})
+    };
+    let (busy, quiet): (JobId, JobId) = ("busy".parse().unwrap(), "quiet".parse().unwrap());
+    console
+        .app
+        .create_job(&busy, &job("ana", "pay"))
+        .await
+        .unwrap();
+    console
+        .app
+        .create_job(&quiet, &job("bo", "ops"))
+        .await
+        .unwrap();
+    for n in 0..(PER_PAGE + 5) {
+        let id = if n == 3 { &quiet } else { &busy };
+        console
+            .app
+            .trigger(id, json!({}), None, Default::default())
+            .await
+            .unwrap();
+        console.clock.advance(chrono::Duration::seconds(1));
+    }
+    let rows = |html: &str| html.matches("data-execution=").count();
+    let next_page = |html: &str| -> Option<String> {
+        let (link, _) = html.split_once(r#"rel="next""#)?;
+        let href = link.rsplit(r#"href=""#).next()?;
+        Some(href.split('"').next()?.replace("&amp;", "&"))
+    };
+
+    // Everything: a full page, newest first, then the rest through the next link.
+    let page = console.get("/ui/executions").await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(page.html.contains(r#"href="/ui/executions""#), "in the nav");
+    assert_eq!(rows(&page.html), PER_PAGE);
+    let rest = console.get(&next_page(&page.html).unwrap()).await;
+    assert_eq!(rows(&rest.html), 5);
+    assert!(next_page(&rest.html).is_none());
+
+    // Filters: by label, creator, job, state and time; the next link keeps them.
+    let one = console.get("/ui/executions?label=team:ops").await;
+    assert_eq!(rows(&one.html), 1);
+    assert!(
+        one.html.contains(r#"value="team:ops""#),
+        "the form keeps the filter"
+    );
+    assert_eq!(
+        rows(&console.get("/ui/executions?creator=bo").await.html),
+        1
+    );
+    let busy_page = console
+        .get("/ui/executions?jobId=busy&state=Enqueued&state=Failed&source=trigger")
+        .await;
+    assert_eq!(rows(&busy_page.html), PER_PAGE);
+    let next = next_page(&busy_page.html).unwrap();
+    assert!(
+        next.contains("jobId=busy")
+            && next.contains("state=Failed")
+            && next.contains("source=trigger"),
+        "{next}"
+    );
+    assert_eq!(rows(&console.get(&next).await.html), 4);
+    assert_eq!(
+        rows(&console.get("/ui/executions?state=Failed").await.html),
+        0
+    );
+    assert_eq!(
+        rows(&console.get("/ui/executions?since=10s").await.html),
+        10
+    );
+    let bad = console.get("/ui/executions?since=yesterday").await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    assert!(bad.html.contains("since"), "{}", bad.html);
+
+    // The view model, read directly.
+    let pairs = vec![("jobId".to_owned(), "quiet".to_owned())];
+    let model = ExecutionsPage::load(&console.app, &pairs).await.unwrap();
+    assert_eq!(model.executions.len(), 1);
+    assert_eq!(model.executions[0].job_id, quiet);
+    assert!(model.next.is_none());
+
+    // A job's page: its latest runs and a next page; a state filter.
+    let page = JobPage::load(&console.app, &busy, StatsWindow::Day)
+        .await
+        .unwrap();
+    assert_eq!(page.executions.len(), RECENT);
+    assert_eq!(page.executions[0].execute_number, 54);
+    let html = console.get("/ui/jobs/busy").await.html;
+    let next = next_page(&html).expect("older runs");
+    assert!(next.starts_with("/ui/jobs/busy?runCursor="), "{next}");
+    let older = console.get(&next).await;
+    assert_eq!(older.status, StatusCode::OK);
+    assert!(older.html.contains(">34<"), "the second page starts at #34");
+    let failed = RunsQuery {
+        state: Some("Failed".into()),
+        cursor: None,
+    };
+    let page = JobPage::load_runs(&console.app, &busy, StatsWindow::Day, failed)
+        .await
+        .unwrap();
+    assert!(page.executions.is_empty() && page.runs_next.is_none());
+    let enqueued = console.get("/ui/jobs/busy?runState=Enqueued").await.html;
+    let next = next_page(&enqueued).expect("older enqueued runs");
+    assert!(next.contains("runState=Enqueued"), "{next}");
+    assert!(console
+        .get("/ui/jobs/busy?runState=Failed")
+        .await
+        .html
+        .contains("No executions match."));
+}
+
+/// The trigger form takes the API's overrides: a delay (the run waits Scheduled), a scheduled
+/// time, an overlap policy and an idempotency key (the same key again is the same run); a bad
+/// override is a 400 naming it, and without the CSRF token nothing runs.
+#[tokio::test]
+async fn the_trigger_form_takes_delay_scheduled_time_overlap_and_an_idempotency_key() {
+    let console = Console::open().await;
+    let job = json!({"jobName": "j", "creator": "ops", "creatorName": "Ops",
+        "request": [{"url": "http://127.0.0.1:9/"}], "timer": {"period": "external"}});
+    let id: JobId = "on-demand".parse().unwrap();
+    console.app.create_job(&id, &job).await.unwrap();
+    let html = console.get("/ui/jobs/on-demand").await.html;
+    for field in [
+        r#"name="delay""#,
+        r#"name="scheduledTime""#,
+        r#"name="overlap""#,
+        r#"name="idempotencyKey""#,
+    ] {
+        assert!(html.contains(field), "the form has {field}");
+    }
+    let fields = [
+        ("csrf", console.csrf.as_str()),
+        ("arguments", r#"{"region": "emea"}"#),
+        ("delay", "10m"),
+        ("scheduledTime", "2026-01-05T06:00:00Z"),
+        ("overlap", "BufferAll"),
+        ("idempotencyKey", "redo-2026-01-05"),
+    ];
+    let page = console
+        .post_form("/ui/jobs/on-demand/trigger", &fields)
+        .await;
+    assert_eq!(page.status, StatusCode::SEE_OTHER, "{}", page.html);
+    let location = page.location.unwrap();
+    assert_eq!(location, "/ui/executions/on-demand~t~redo-2026-01-05");
+    let run = console
+        .app
+        .get_execution("on-demand~t~redo-2026-01-05")
+        .await
+        .unwrap();
+    assert_eq!(run.state().name(), "Scheduled", "the delay holds it");
+    assert_eq!(run.scheduled_time.to_rfc3339(), "2026-01-05T06:00:00+00:00");
+    assert_eq!(run.run.overlap, Some(OverlapPolicy::BufferAll));
+    assert_eq!(
+        run.run.due.map(|d| d.to_rfc3339()),
+        Some("2026-01-05T10:10:00+00:00".to_owned())
+    );
+    // The same key again: the same run, no second one.
+    let again = console
+        .post_form("/ui/jobs/on-demand/trigger", &fields)
+        .await;
+    assert_eq!(again.location.as_deref(), Some(location.as_str()));
+    let runs = console
+        .app
+        .list_executions(&id, &sundial_ports::store::PageRequest::first(10))
+        .await
+        .unwrap();
+    assert_eq!(runs.items.len(), 1);
+    // Blank overrides are the job's own: a run now.
+    let plain = console
+        .post_form(
+            "/ui/jobs/on-demand/trigger",
+            &[
+                ("csrf", console.csrf.as_str()),
+                ("arguments", "{}"),
+                ("delay", " "),
+                ("overlap", ""),
+            ],
+        )
+        .await;
+    assert_eq!(plain.status, StatusCode::SEE_OTHER, "{}", plain.html);
+    for (field, bad) in [
+        ("delay", "soon"),
+        ("scheduledTime", "tomorrow"),
+        ("overlap", "Never"),
+    ] {
+        let page = console
+            .post_form(
+                "/ui/jobs/on-demand/trigger",
+                &[("csrf", console.csrf.as_str()), (field, bad)],
+            )
+            .await;
+        assert_eq!(page.status, StatusCode::BAD_REQUEST, "{field}");
+        assert!(
+            page.html.contains(&format!("{field}:")),
+            "{field}: {}",
+            page.html
+        );
+    }
+    let forged = console
+        .post_form("/ui/jobs/on-demand/trigger", &[("delay", "1m")])
+        .await;
+    assert_ne!(forged.status, StatusCode::SEE_OTHER);
+    let runs = console
+        .app
+        .list_executions(&id, &sundial_ports::store::PageRequest::first(10))
+        .await
+        .unwrap();
+    assert_eq!(runs.items.len(), 2);
+}
+
+/// A parent run's page lists the runs of its job's children that name it as their parent
+/// execution, and only those.
+#[tokio::test]
+async fn a_parent_runs_page_lists_its_childrens_runs() {
+    use sundial_console::execution_page::ExecutionPage;
+    let console = Console::open().await;
+    let job = |parent: Option<(&str, u64)>| {
+        let mut job = json!({"jobName": "j", "creator": "ops", "creatorName": "Ops",
+            "request": [{"url": "http://127.0.0.1:9/"}], "timer": {"period": "external"}});
+        if let Some((parent, execution)) = parent {
+            job["parentJob"] = json!(parent);
+            job["parentJobExecution"] = json!(execution);
+        }
+        job
+    };
+    let id = |s: &str| -> JobId { s.parse().unwrap() };
+    console
+        .app
+        .create_job(&id("parent"), &job(None))
+        .await
+        .unwrap();
+    let first = console
+        .app
+        .trigger(&id("parent"), json!({}), None, Default::default())
+        .await
+        .unwrap();
+    let second = console
+        .app
+        .trigger(&id("parent"), json!({}), None, Default::default())
+        .await
+        .unwrap();
+    console
+        .app
+        .create_job(&id("child-a"), &job(Some(("parent", 1))))
+        .await
+        .unwrap();
+    console
+        .app
+        .create_job(&id("child-b"), &job(Some(("parent", 2))))
+        .await
+        .unwrap();
+    let mut of_first = Vec::new();
+    for _ in 0..2 {
+        let run = console
+            .app
+            .trigger(&id("child-a"), json!({}), None, Default::default())
+            .await
+            .unwrap();
+        of_first.push(run.execution_id);
+        console.clock.advance(chrono::Duration::seconds(1));
+    }
+    let of_second = console
+        .app
+        .trigger(&id("child-b"), json!({}), None, Default::default())
+        .await
+        .unwrap();
+
+    let page = ExecutionPage::load(&console.app, &first.execution_id)
+        .await
+        .unwrap();
+    let ids: Vec<&str> = page
+        .children
+        .iter()
+        .map(|e| e.execution_id.as_str())
+        .collect();
+    of_first.reverse();
+    assert_eq!(ids, of_first, "newest first, only the first run's");
+    assert!(!page.more_children);
+    let html = console
+        .get(&format!(
+            "/ui/executions/{}",
+            urlencode(&first.execution_id)
+        ))
+        .await
+        .html;
+    assert!(
+        html.contains("Children&#39;s runs") || html.contains("Children's runs"),
+        "{html}"
+    );
+    assert!(html.contains("child-a") && !html.contains("child-b"));
+    let page = ExecutionPage::load(&console.app, &second.execution_id)
+        .await
+        .unwrap();
+    assert_eq!(page.children.len(), 1);
+    assert_eq!(page.children[0].execution_id, of_second.execution_id);
+    // A run whose job has no children shows no such section.
+    let child = ExecutionPage::load(&console.app, &of_second.execution_id)
+        .await
+        .unwrap();
+    assert!(child.children.is_empty());
+}
+
+/// The create form's guided fields for retries, `retryPolicy`, the timeouts, a notification and
+/// async polling become the definition's fields (merged with the JSON editor's), and each error
+/// is shown at its own control.
+#[tokio::test]
+async fn retries_timeouts_notifications_and_async_polling_have_fields_of_their_own() {
+    let console = Console::open().await;
+    let fields = [
+        ("jobId", "guided"),
+        ("when", "triggered"),
+        ("maxRetries", "3"),
+        ("retryInitialInterval", "2s"),
+        ("retryBackoffCoefficient", "1.5"),
+        ("retryMaximumInterval", "1m"),
+        ("retryMaximumAttempts", "4"),
+        ("scheduleToStart", "10m"),
+        ("scheduleToClose", "1h"),
+        ("heartbeat", "5m"),
+        ("timeoutSeconds", "30"),
+        ("notifyUrl", "http://127.0.0.1:9/notify"),
+        ("notifyState", "500"),
+        ("async", "on"),
+        ("checkUrl", "http://127.0.0.1:9/check/${executionId}"),
+        ("checkRateSeconds", "5"),
+        (
+            "extra",
+            r#"{"retryPolicy": {"nonRetryableErrors": ["404"]}}"#,
+        ),
+    ];
+    let page = console.create(&fields).await;
+    assert_eq!(page.status, StatusCode::SEE_OTHER, "{}", page.html);
+    let job = console
+        .app
+        .get_job(&"guided".parse().unwrap())
+        .await
+        .unwrap();
+    let d = job.definition.as_written().clone();
+    assert_eq!(d["maxRetries"], 3);
+    assert_eq!(
+        d["retryPolicy"],
+        json!({"initialInterval": "2s", "backoffCoefficient": 1.5, "maximumInterval": "1m",
+               "maximumAttempts": 4, "nonRetryableErrors": ["404"]}),
+        "{d}"
+    );
+    assert_eq!(
+        d["timeouts"],
+        json!({"scheduleToStart": "10m", "scheduleToClose": "1h", "heartbeat": "5m"}),
+        "{d}"
+    );
+    assert_eq!(d["timeoutSeconds"], 30);
+    assert_eq!(
+        d["notification"][0]["url"], "http://127.0.0.1:9/notify",
+        "{d}"
+    );
+    assert_eq!(d["notification"][0]["stateEquals"], "500");
+    assert_eq!(d["async"], true);
+    assert_eq!(d["checkRateSeconds"], 5);
+    assert!(d["checkUrl"].to_string().contains("/check/"), "{d}");
+
+    // Each refusal at its own control, the value kept.
+    for (field, value, control, says) in [
+        ("maxRetries", "many", "c-maxRetries", "maxRetries:"),
+        (
+            "retryBackoffCoefficient",
+            "0.5",
+            "c-retryBackoffCoefficient",
+            "retryPolicy.backoffCoefficient:",
+        ),
+        (
+            "retryInitialInterval",
+            "soon",
+            "c-retryInitialInterval",
+            "retryPolicy.initialInterval:",
+        ),
+        (
+            "scheduleToClose",
+            "forever",
+            "c-scheduleToClose",
+            "timeouts.scheduleToClose:",
+        ),
+        (
+            "notifyUrl",
+            "ftp://x",
+            "c-notifyUrl",
+            "notification[0].url:",
+        ),
+        (
+            "checkRateSeconds",
+            "0",
+            "c-checkRateSeconds",
+            "checkRateSeconds:",
+        ),
+    ] {
+        let page = console
+            .create(&[("jobId", "refused"), ("when", "triggered"), (field, value)])
+            .await;
+        assert_eq!(page.status, StatusCode::BAD_REQUEST, "{field}");
+        let error = element(&page.html, &format!("{control}-error"));
+        assert!(error.contains(says), "{field}: {error}");
+        assert!(
+            element(&page.html, control).contains(value),
+            "{field} keeps its value"
+        );
+    }
+}

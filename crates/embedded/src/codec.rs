@@ -83,6 +83,11 @@ pub(crate) struct ExecutionRow {
     pub(crate) created_at: i64,
     pub(crate) version: u64,
     pub(crate) document: String,
+    /// The search columns (schema step 8), read from the document: scheduled time and end in
+    /// ms, and what fired the run (`schedule`, `trigger`, `backfill`).
+    pub(crate) scheduled_at: Option<i64>,
+    pub(crate) ended_at: Option<i64>,
+    pub(crate) source: Option<&'static str>,
 }
 
 impl ExecutionRow {
@@ -97,6 +102,9 @@ impl ExecutionRow {
             created_at: millis(&execution.created_at),
             version: execution.version,
             document: json_text(&execution.document)?,
+            scheduled_at: execution.scheduled_at().as_ref().map(millis),
+            ended_at: execution.ended_at().as_ref().map(millis),
+            source: execution.fired_by().map(|source| source.name()),
         })
     }
 }

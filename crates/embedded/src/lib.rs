@@ -46,6 +46,7 @@ mod ops;
 mod queue;
 mod rollups;
 mod schema;
+mod search;
 mod writer;
 
 pub use queue::SqliteQueue;
@@ -59,9 +60,9 @@ use rusqlite::{Connection, OpenFlags};
 use sundial_ports::clock::Clock;
 use sundial_ports::store::{
     check_batch, AuditCleanReport, AuditQuery, AuditRecord, AuditStore, CleanReport,
-    ExecutionRecord, ExecutionStore, FleetHourRecord, JobFilter, JobOrder, JobRecord, JobStore,
-    ManyRead, Page, PageRequest, RollupRecord, RollupStore, StateRead, Store, StoreError,
-    StoreStats, WakeUp, WakeUpIndex, Write, WriteAllError,
+    ExecutionQuery, ExecutionRecord, ExecutionStore, FleetHourRecord, JobFilter, JobOrder,
+    JobRecord, JobStore, ManyRead, Page, PageRequest, RollupRecord, RollupStore, StateRead, Store,
+    StoreError, StoreStats, WakeUp, WakeUpIndex, Write, WriteAllError,
 };
 
 use crate::codec::{db, ExecutionRow, JobRow};
@@ -314,6 +315,16 @@ impl ExecutionStore for SqliteStore {
             ops::list_child_executions(conn, &parent_job, parent_execution, &page)
         })
         .await
+    }
+
+    async fn search_executions(
+        &self,
+        query: &ExecutionQuery,
+        page: &PageRequest,
+    ) -> Result<Page<ExecutionRecord>, StoreError> {
+        let (query, page) = (query.clone(), page.clone());
+        self.read(move |conn| search::search_executions(conn, &query, &page))
+            .await
     }
 
     async fn clean_executions(

@@ -301,8 +301,8 @@ pub(crate) fn create_execution(
     let inserted = conn
         .prepare_cached(
             "INSERT INTO executions (execution_id, job_id, execute_number, state, parent_job, parent_execution,
-                                     created_at, version, document)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+                                     created_at, version, document, scheduled_at, ended_at, source)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
              ON CONFLICT (execution_id) DO NOTHING",
         )
         .and_then(|mut insert| {
@@ -316,6 +316,9 @@ pub(crate) fn create_execution(
                 execution.created_at,
                 version,
                 execution.document,
+                execution.scheduled_at,
+                execution.ended_at,
+                execution.source,
             ])
         })
         .map_err(db)?;
@@ -331,13 +334,15 @@ pub(crate) fn update_execution(
     let number = int(execution.execute_number)?;
     let parent_execution = execution.parent_execution.map(int).transpose()?;
     let (created_at, document) = (execution.created_at, &execution.document);
-    // As in `update_job`: a step changes the state and the document, never the indexed columns,
-    // which are matched rather than set so that their index entries stay as they are.
+    // As in `update_job`: a step changes the state, the document and the end (not indexed),
+    // never the other indexed columns, which are matched rather than set so that their index
+    // entries stay as they are.
     let updated = conn
         .prepare_cached(
-            "UPDATE executions SET state = ?1, version = ?2, document = ?3
+            "UPDATE executions SET state = ?1, version = ?2, document = ?3, ended_at = ?11
              WHERE execution_id = ?4 AND version = ?5 AND job_id = ?6 AND execute_number = ?7
-               AND parent_job IS ?8 AND parent_execution IS ?9 AND created_at = ?10",
+               AND parent_job IS ?8 AND parent_execution IS ?9 AND created_at = ?10
+               AND scheduled_at IS ?12 AND source IS ?13",
         )
         .and_then(|mut update| {
             update.execute(params![
@@ -351,6 +356,9 @@ pub(crate) fn update_execution(
                 execution.parent_job,
                 parent_execution,
                 created_at,
+                execution.ended_at,
+                execution.scheduled_at,
+                execution.source,
             ])
         })
         .map_err(db)?;
@@ -360,7 +368,8 @@ pub(crate) fn update_execution(
     let updated = conn
         .prepare_cached(
             "UPDATE executions SET job_id = ?1, execute_number = ?2, state = ?3, parent_job = ?4,
-                                   parent_execution = ?5, created_at = ?6, version = ?7, document = ?8
+                                   parent_execution = ?5, created_at = ?6, version = ?7, document = ?8,
+                                   scheduled_at = ?11, ended_at = ?12, source = ?13
              WHERE execution_id = ?9 AND version = ?10",
         )
         .and_then(|mut update| {
@@ -375,6 +384,9 @@ pub(crate) fn update_execution(
                 document,
                 execution.execution_id,
                 expected,
+                execution.scheduled_at,
+                execution.ended_at,
+                execution.source,
             ])
         })
         .map_err(db)?;

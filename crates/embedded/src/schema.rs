@@ -190,6 +190,30 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (hour, part)
     );
     ",
+    // 8: searching executions across jobs (`ExecutionStore::search_executions`): the run's
+    // scheduled time and end (ms) and what fired it, copied from the document, and two indexes
+    // in search order (newest scheduled time first, then id), one of them by state first. Rows
+    // written before this step get the columns from their documents here (`julianday` of the
+    // RFC 3339 text, to the millisecond).
+    "
+    ALTER TABLE executions ADD COLUMN scheduled_at INTEGER;
+    ALTER TABLE executions ADD COLUMN ended_at INTEGER;
+    ALTER TABLE executions ADD COLUMN source TEXT;
+    UPDATE executions SET
+        scheduled_at = CAST(ROUND((julianday(json_extract(document, '$.scheduledTime'))
+                                   - 2440587.5) * 86400000.0) AS INTEGER),
+        ended_at = CAST(ROUND((julianday(json_extract(document, '$.finishedAt'))
+                               - 2440587.5) * 86400000.0) AS INTEGER),
+        source = CASE
+            WHEN json_extract(document, '$.scheduledById') = job_id THEN 'schedule'
+            WHEN substr(json_extract(document, '$.scheduledById'), 1, 8) = 'trigger:' THEN 'trigger'
+            WHEN substr(json_extract(document, '$.scheduledById'), 1, 7) = 'update:' THEN 'trigger'
+            WHEN substr(json_extract(document, '$.scheduledById'), 1, 9) = 'backfill:' THEN 'backfill'
+        END;
+    CREATE INDEX executions_by_scheduled ON executions (scheduled_at DESC, execution_id DESC);
+    CREATE INDEX executions_by_state_scheduled
+        ON executions (state, scheduled_at DESC, execution_id DESC);
+    ",
 ];
 
 /// The schema version this build writes.

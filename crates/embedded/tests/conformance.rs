@@ -34,6 +34,26 @@ async fn sqlite_store_conforms_on_labels() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn sqlite_store_conforms_on_search() {
+    sundial_ports::conformance::search::run_all(|| {
+        SqliteStore::in_memory().expect("in-memory SQLite store")
+    })
+    .await;
+}
+
+/// A search reads on the reader connection: it must see every write answered before it.
+#[tokio::test(flavor = "multi_thread")]
+async fn sqlite_file_store_conforms_on_search() {
+    let dir = TempDir::new("embedded-search");
+    let next = std::sync::atomic::AtomicU32::new(0);
+    sundial_ports::conformance::search::run_all(|| {
+        let n = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        SqliteStore::open(&dir.join(format!("case-{n}.db"))).expect("file SQLite store")
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn sqlite_store_rollups_conform() {
     sundial_ports::conformance::rollups::run_all(|| {
         SqliteStore::in_memory().expect("in-memory SQLite store")

@@ -146,8 +146,8 @@ fn file_store_uses_wal_and_records_its_schema_version() {
         .unwrap();
     assert_eq!(
         versions,
-        [7],
-        "store tables (1), queue tables (2), the jobs list's orders (3), labels (4), statistics rollups (5), the audit trail (6), fleet summaries (7)"
+        [8],
+        "store tables (1), queue tables (2), the jobs list's orders (3), labels (4), statistics rollups (5), the audit trail (6), fleet summaries (7), run search (8)"
     );
     drop(raw);
     drop(SqliteStore::open(&file).expect("reopening an up-to-date file migrates nothing"));
@@ -259,8 +259,9 @@ async fn the_orders_of_an_older_file_are_filled_when_it_is_migrated() {
             store.create_execution(&run).await.unwrap();
         }
     }
-    // Back to version 2: steps 7, 6, 5, 4 and 3 undone, newest first.
+    // Back to version 2: steps 8, 7, 6, 5, 4 and 3 undone, newest first.
     let raw = rusqlite::Connection::open(&file).unwrap();
+    raw.execute_batch(support::UNDO_RUN_SEARCH).unwrap();
     raw.execute_batch(support::UNDO_FLEET_HOURS).unwrap();
     raw.execute_batch(support::UNDO_AUDIT).unwrap();
     raw.execute_batch(support::UNDO_ROLLUPS).unwrap();
@@ -329,6 +330,7 @@ async fn a_version_5_file_gains_the_audit_trail() {
         store.create_job(&job()).await.unwrap();
     }
     let raw = rusqlite::Connection::open(&file).unwrap();
+    raw.execute_batch(support::UNDO_RUN_SEARCH).unwrap();
     raw.execute_batch(support::UNDO_FLEET_HOURS).unwrap();
     raw.execute_batch(support::UNDO_AUDIT).unwrap();
     raw.execute_batch("UPDATE schema_version SET version = 5;")
@@ -410,4 +412,95 @@ async fn a_job_deleted_in_a_batch_leaves_no_label_rows() {
         .await
         .unwrap();
     assert_eq!(rows(&raw), 0);
+}
+
+/// A file written before runs could be searched (schema version 7) gets each run's search columns
+/// from its document when it is migrated: its scheduled time and end to the millisecond and what
+/// fired it, so the runs it already held are found by time, end and source.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_version_7_file_fills_the_search_columns_of_its_runs() {
+    use sundial_ports::store::{ExecutionQuery, RunSource, TimeRange};
+    let dir = TempDir::new("embedded-migrate-search");
+    let file = dir.path().join("sundial.db");
+    let at = |ms: i64| DateTime::from_timestamp_millis(ms).unwrap();
+    {
+        let store = SqliteStore::open(&file).expect("open");
+        for (id, by, scheduled, ended) in [
+            (
+                "nightly~1",
+                "nightly",
+                "2026-11-25T05:30:00.123Z",
+                Some("2026-11-25T05:30:02.5+00:00"),
+            ),
+            ("nightly~t~k", "trigger:k", "2026-11-25T06:00:00Z", None),
+            (
+                "nightly~b~q",
+                "backfill:q",
+                "2026-11-24T05:30:00Z",
+                Some("2026-11-25T07:00:00Z"),
+            ),
+        ] {
+            let mut run = execution();
+            run.execution_id = id.to_owned();
+            run.parent_job = None;
+            run.parent_execution = None;
+            run.document = json!({"executionId": id, "scheduledTime": scheduled, "scheduledById": by,
+                                  "finishedAt": ended});
+            store.create_execution(&run).await.unwrap();
+        }
+    }
+    let raw = rusqlite::Connection::open(&file).unwrap();
+    raw.execute_batch(support::UNDO_RUN_SEARCH).unwrap();
+    raw.execute_batch("UPDATE schema_version SET version = 7;")
+        .unwrap();
+    drop(raw);
+
+    let store = SqliteStore::open(&file).expect("migrate to the current version");
+    let ids = |page: sundial_ports::store::Page<ExecutionRecord>| {
+        page.items
+            .into_iter()
+            .map(|e| e.execution_id)
+            .collect::<Vec<_>>()
+    };
+    let search = |query: ExecutionQuery| {
+        let store = store.clone();
+        async move {
+            ids(store
+                .search_executions(&query, &PageRequest::first(10))
+                .await
+                .unwrap())
+        }
+    };
+    assert_eq!(
+        search(ExecutionQuery::default()).await,
+        ["nightly~t~k", "nightly~1", "nightly~b~q"]
+    );
+    // To the millisecond: 05:30:00.123 is at or after .123 and before .124.
+    let exactly = ExecutionQuery {
+        scheduled: TimeRange {
+            since: Some(at(1_795_584_600_123)),
+            until: Some(at(1_795_584_600_124)),
+        },
+        ..ExecutionQuery::default()
+    };
+    assert_eq!(search(exactly).await, ["nightly~1"]);
+    let ended = ExecutionQuery {
+        ended: TimeRange {
+            since: Some(at(1_795_584_602_500)),
+            until: None,
+        },
+        ..ExecutionQuery::default()
+    };
+    assert_eq!(search(ended).await, ["nightly~1", "nightly~b~q"]);
+    for (source, want) in [
+        (RunSource::Schedule, "nightly~1"),
+        (RunSource::Trigger, "nightly~t~k"),
+        (RunSource::Backfill, "nightly~b~q"),
+    ] {
+        let query = ExecutionQuery {
+            source: Some(source),
+            ..ExecutionQuery::default()
+        };
+        assert_eq!(search(query).await, [want], "{source:?}");
+    }
 }

@@ -205,9 +205,10 @@ async fn a_version_1_file_gains_the_queue_tables() {
     let file = dir.path().join("sundial.db");
     drop(SqliteStore::open(&file).unwrap());
     // Turn the file back into what a build before the queues wrote: schema version 1 (without
-    // steps 3 to 7: jobs-list orders, labels, rollups, the audit trail and fleet summaries, newest
-    // undone first).
+    // steps 3 to 8: jobs-list orders, labels, rollups, the audit trail, fleet summaries and run
+    // search, newest undone first).
     let raw = rusqlite::Connection::open(&file).unwrap();
+    raw.execute_batch(support::UNDO_RUN_SEARCH).unwrap();
     raw.execute_batch(support::UNDO_FLEET_HOURS).unwrap();
     raw.execute_batch(support::UNDO_AUDIT).unwrap();
     raw.execute_batch(support::UNDO_ROLLUPS).unwrap();

@@ -18,6 +18,7 @@ mod openapi;
 mod policies;
 mod preview;
 mod refusals;
+mod search;
 mod secrets;
 mod stats;
 mod support;

@@ -689,6 +689,7 @@ async fn the_cursors_the_server_makes_match_the_document() {
             "/jobs/{jobId}/executions",
         ),
         ("/main/execution?jobId=parent&limit=1", "/main/execution"),
+        ("/executions?limit=1", "/executions"),
         (
             "/main/getChildJobLogs?parentJobId=parent&execution=1&limit=1",
             "/main/getChildJobLogs",

@@ -11,7 +11,7 @@ use serde_json::Value;
 use sundial_ports::cause::Cause;
 use sundial_ports::store::{ExecutionRecord, JobRecord, StoreError};
 
-use super::keys::{child_sort, execution_sort, Item, Keys};
+use super::keys::{child_sort, execution_sort, run_sort, Item, Keys};
 
 /// `kind` values, so a scan can tell records apart.
 pub const KIND_JOB: &str = "job";
@@ -105,6 +105,18 @@ pub fn execution_item(
     }
     if let Some(parent_execution) = execution.parent_execution {
         item.insert("parentExecution".into(), n(parent_execution));
+    }
+    // The runs index: the same values on every write of the run (its scheduled time never
+    // changes), so only its creation writes the index.
+    if let Some(scheduled) = execution.scheduled_at() {
+        item.insert("rshard".into(), s(keys.run_shard(&execution.execution_id)));
+        item.insert(
+            "rtime".into(),
+            s(run_sort(
+                scheduled.timestamp_millis(),
+                &execution.execution_id,
+            )),
+        );
     }
     if let Some(at) = expires_at {
         item.insert("expiresAt".into(), n(at));

@@ -5,6 +5,10 @@
 //! |-----------|-----------------|------|-----------------------------|-------------------------------------|-------------------|
 //! | job       | `{ns}J#{jobId}` | `J`  | `{ns}JOBS` / jobId          | `{ns}JP#{parent}` / jobId           | —                 |
 //! | execution | `{ns}E#{id}`    | `E`  | `{ns}JE#{jobId}` / `{n:020}#{id}` | `{ns}EP#{parent}` / `{ms:015}#{id}` | —           |
+//!
+//! Executions also carry `rshard` / `rtime` (`{ns}R{shard}` / `{ms:016}#{id}`, the scheduled
+//! time): the keys-only `runs` index that searches across jobs read ([`super::search`]), sharded by
+//! a hash of the execution id over [`RUN_SHARDS`] partitions.
 //! | wake-up   | `{ns}W#{key}`   | `W`  | —                           | —                                   | `{ns}T{shard}` / due ms |
 //! | label     | `{ns}J#{jobId}` | `L#{key}` | `{ns}JL#{key}={value}` / jobId | —                             | —                 |
 //!
@@ -33,6 +37,11 @@ pub const GSI1: &str = "gsi1";
 pub const GSI2: &str = "gsi2";
 /// The wake-up index.
 pub const WAKEUPS: &str = "timers";
+/// The runs index (keys only): executions by scheduled time, across jobs.
+pub const RUNS: &str = "runs";
+/// How many partitions the runs index spreads executions over. Fixed: a search reads them all,
+/// and changing it would orphan the entries of shards no longer read.
+pub const RUN_SHARDS: u32 = 8;
 
 /// Sort keys of the three record kinds.
 pub const JOB_SK: &str = "J";
@@ -130,10 +139,26 @@ impl Keys {
         self.shard_name((hash % u64::from(self.shards)) as u32)
     }
 
+    /// The `rshard` of an execution: a stable hash (FNV-1a) of its id over [`RUN_SHARDS`].
+    pub fn run_shard(&self, execution_id: &str) -> String {
+        self.run_shard_name((fnv(execution_id) % u64::from(RUN_SHARDS)) as u32)
+    }
+
+    /// The `rshard` value of shard `n`.
+    pub fn run_shard_name(&self, n: u32) -> String {
+        format!("{}R{n}", self.ns)
+    }
+
     /// The `tshard` value of shard `n`.
     pub fn shard_name(&self, n: u32) -> String {
         format!("{}T{n}", self.ns)
     }
+}
+
+fn fnv(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 fn primary(pk: String, sk: &str) -> Item {
@@ -158,6 +183,23 @@ pub fn child_sort(created_ms: i64, execution_id: &str) -> String {
 }
 
 const OFFSET_MS: i64 = 100_000_000_000_000;
+
+/// `rtime` of an execution scheduled at `scheduled_ms`: newest-first order is descending.
+pub fn run_sort(scheduled_ms: i64, execution_id: &str) -> String {
+    format!("{}{execution_id}", run_sort_bound(scheduled_ms))
+}
+
+/// The `rtime` before every execution scheduled at `scheduled_ms` and after every earlier one.
+pub fn run_sort_bound(scheduled_ms: i64) -> String {
+    format!("{:016}#", scheduled_ms.saturating_add(OFFSET_MS).max(0))
+}
+
+/// `(scheduled ms, execution id)` of an `rtime`.
+pub fn parse_run_sort(rtime: &str) -> Option<(i64, String)> {
+    let (ms, id) = rtime.split_once('#')?;
+    let ms = ms.parse::<i64>().ok()?.checked_sub(OFFSET_MS)?;
+    Some((ms, id.to_owned()))
+}
 
 /// An exclusive start key on an index: the index key plus the table key of the item it names.
 pub fn start_key(table_key: Item, index_pk: (&str, String), index_sk: (&str, String)) -> Item {
@@ -186,5 +228,12 @@ mod tests {
         assert!(execution_sort(9, "z") < execution_sort(10, "a"));
         assert!(child_sort(-5, "a") < child_sort(0, "a"));
         assert!(child_sort(999, "a") < child_sort(1_000, "a"));
+        assert!(run_sort(-5, "z") < run_sort(0, "a"));
+        assert!(run_sort(999, "z") < run_sort(1_000, "a"));
+        assert!(run_sort_bound(7) < run_sort(7, "a") && run_sort(6, "~") < run_sort_bound(7));
+        assert_eq!(
+            parse_run_sort(&run_sort(-5, "a#b")),
+            Some((-5, "a#b".to_owned()))
+        );
     }
 }

@@ -1,5 +1,5 @@
-//! The [`Store`] port on DynamoDB: one table, two overloaded indexes and a write-sharded wake-up index
-//! (layout in [`keys`]).
+//! The [`Store`] port on DynamoDB: one table, two overloaded indexes, a write-sharded wake-up index
+//! and a write-sharded keys-only runs index (layout in [`keys`]).
 //!
 //! Every write that can race is conditional: creates on `attribute_not_exists(pk)`, updates on the
 //! version read, a wake-up's removal on the due time read, a job's deletion (with its wake-up) in one
@@ -16,6 +16,7 @@ pub mod item;
 pub mod keys;
 pub mod labels;
 pub mod rollups;
+mod search;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Duration;
@@ -30,9 +31,9 @@ use chrono::{DateTime, Utc};
 use sundial_core::execution::ExecutionState;
 use sundial_ports::store::retention::past_retention;
 use sundial_ports::store::{
-    check_batch, cursor, CleanReport, ExecutionRecord, ExecutionStore, JobFilter, JobOrder,
-    JobRecord, JobStore, ManyRead, Page, PageRequest, Store, StoreError, StoreStats, WakeUp,
-    WakeUpIndex, Write, WriteAllError, MAX_PAGE, MAX_WRITES,
+    check_batch, cursor, CleanReport, ExecutionQuery, ExecutionRecord, ExecutionStore, JobFilter,
+    JobOrder, JobRecord, JobStore, ManyRead, Page, PageRequest, Store, StoreError, StoreStats,
+    WakeUp, WakeUpIndex, Write, WriteAllError, MAX_PAGE, MAX_WRITES,
 };
 
 use cancellation::Cancellation;
@@ -857,6 +858,14 @@ impl ExecutionStore for DynamoStore {
             cursor::child(e.created_at.timestamp_millis(), &e.execution_id)
         })
         .await
+    }
+
+    async fn search_executions(
+        &self,
+        query: &ExecutionQuery,
+        request: &PageRequest,
+    ) -> Result<Page<ExecutionRecord>, StoreError> {
+        self.search(query, request).await
     }
 
     async fn clean_executions(

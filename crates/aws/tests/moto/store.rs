@@ -33,6 +33,13 @@ async fn dynamodb_store_conforms_on_labels() {
     sundial_ports::conformance::labels::run_all(|| base.clone().with_namespace(namespace())).await;
 }
 
+/// Searches read the sharded keys-only `runs` index and filter what they read, never a scan.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn dynamodb_store_conforms_on_search() {
+    let Some(base) = store().await else { return };
+    sundial_ports::conformance::search::run_all(|| base.clone().with_namespace(namespace())).await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn conforms_with_one_timer_shard_too() {
     let Some(base) = store().await else { return };

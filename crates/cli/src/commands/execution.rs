@@ -7,7 +7,7 @@ use chrono_tz::Tz;
 use serde_json::json;
 
 use super::{out, pages, Context};
-use crate::cli::ExecutionCommand;
+use crate::cli::{ExecutionCommand, ExecutionListArgs};
 use crate::client::Request;
 use crate::error::{Class, CliError};
 use crate::output::time::job_zone;
@@ -23,17 +23,20 @@ pub(super) async fn run(command: ExecutionCommand, context: &Context) -> Result<
     let client = &context.client;
     match command {
         ExecutionCommand::List(args) => {
+            let Some(job_id) = args.job_id.clone().filter(|_| !is_search(&args)) else {
+                return search(context, &args).await;
+            };
             let query = vec![("limit", args.limit.to_string())];
             let answer = pages(
                 context,
-                &["jobs", &args.job_id, "executions"],
+                &["jobs", &job_id, "executions"],
                 query,
                 "executions",
                 args.all,
             )
             .await?;
             let zone = if context.format == Format::Table {
-                zone_of(context, &args.job_id).await
+                zone_of(context, &job_id).await
             } else {
                 Tz::UTC
             };
@@ -70,6 +73,87 @@ pub(super) async fn run(command: ExecutionCommand, context: &Context) -> Result<
             watch(context, &args.execution_id, poll).await
         }
     }
+}
+
+/// Whether `execution list` searches across jobs (`GET /executions`): any filter given.
+fn is_search(args: &ExecutionListArgs) -> bool {
+    args.job.is_some()
+        || !args.states.is_empty()
+        || !args.labels.is_empty()
+        || args.creator.is_some()
+        || args.source.is_some()
+        || args.since.is_some()
+        || args.until.is_some()
+        || args.ended_since.is_some()
+        || args.ended_until.is_some()
+        || args.job_id.is_none()
+}
+
+/// The query of `GET /executions` for `args`: states joined by commas, `KEY=VALUE` labels as
+/// `KEY:VALUE` (no label key holds `=` or `:`).
+fn search_query(args: &ExecutionListArgs) -> Vec<(&'static str, String)> {
+    let mut query = vec![("limit", args.limit.to_string())];
+    if !args.states.is_empty() {
+        query.push(("state", args.states.join(",")));
+    }
+    let job = args.job.as_ref().or(args.job_id.as_ref());
+    let single = [
+        ("jobId", job),
+        ("creator", args.creator.as_ref()),
+        ("source", args.source.as_ref()),
+        ("since", args.since.as_ref()),
+        ("until", args.until.as_ref()),
+        ("endedSince", args.ended_since.as_ref()),
+        ("endedUntil", args.ended_until.as_ref()),
+    ];
+    for (name, value) in single {
+        if let Some(value) = value {
+            query.push((name, value.clone()));
+        }
+    }
+    for label in &args.labels {
+        let label = match (label.find('='), label.find(':')) {
+            (Some(eq), colon) if colon.is_none_or(|c| eq < c) => label.replacen('=', ":", 1),
+            _ => label.clone(),
+        };
+        query.push(("label", label));
+    }
+    query
+}
+
+/// `execution list` across jobs: pages of `GET /executions` until `--limit` executions are read
+/// (a page may come back short on DynamoDB), or every page with `--all`.
+async fn search(context: &Context, args: &ExecutionListArgs) -> Result<(), CliError> {
+    let query = search_query(args);
+    let want = args.limit as usize;
+    let mut runs: Vec<serde_json::Value> = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut request = Request::get(&["executions"]);
+        request.query = query.clone();
+        if !args.all {
+            let left = want.saturating_sub(runs.len()).max(1);
+            request.query.retain(|(name, _)| *name != "limit");
+            request.query.push(("limit", left.to_string()));
+        }
+        let page = context
+            .client
+            .call(request.query("cursor", cursor.clone()))
+            .await?;
+        runs.extend(page["executions"].as_array().cloned().unwrap_or_default());
+        cursor = page["nextCursor"].as_str().map(str::to_owned);
+        if cursor.is_none() || (!args.all && runs.len() >= want) {
+            break;
+        }
+    }
+    let answer = json!({"executions": runs, "nextCursor": cursor});
+    context.show(&answer, || {
+        let mut text = views::execution_search_list(&runs, Utc::now(), context.style);
+        if answer["nextCursor"].is_string() {
+            text.push_str("More executions: --all lists every page.\n");
+        }
+        text
+    })
 }
 
 async fn end(

@@ -515,6 +515,42 @@ pub(crate) fn execution_list(
     table.render(style)
 }
 
+/// Executions of several jobs (`execution list` with filters): as [`execution_list`] with the
+/// job first, times in UTC (the jobs' zones may differ).
+pub(crate) fn execution_search_list(
+    executions: &[Value],
+    now: DateTime<Utc>,
+    style: Style,
+) -> String {
+    if executions.is_empty() {
+        return "No executions.\n".into();
+    }
+    let mut table = Table::new(&[
+        "JOB",
+        "EXECUTION ID",
+        "#",
+        "STATE",
+        "SCHEDULED",
+        "ATTEMPTS",
+        "TOOK",
+        "ERROR",
+    ])
+    .limit(7, 60);
+    for run in executions {
+        table.row(vec![
+            text(run, "jobId").into(),
+            text(run, "executionId").into(),
+            text(run, "executeNumber").into(),
+            state_cell(text(run, "state")),
+            when(run, "scheduledTime", Tz::UTC, now).into(),
+            text(run, "attempts").into(),
+            duration_of(run).into(),
+            Cell::colored(text(run, "error"), Some(super::RED)),
+        ]);
+    }
+    table.render(style)
+}
+
 /// One event of an execution's log: `19:13:03 GMT  Enqueued → Processing  attempt 1`.
 pub(crate) fn event_line(event: &Value, zone: Tz, style: Style) -> String {
     let at = event

@@ -26,3 +26,13 @@ pub(crate) const UNDO_AUDIT: &str = "DROP TABLE audit;";
 /// Undoes schema step 7 (the sealed hours' fleet summaries); apply it before [`UNDO_AUDIT`] when
 /// going back further.
 pub(crate) const UNDO_FLEET_HOURS: &str = "DROP TABLE fleet_hours;";
+
+/// Undoes schema step 8 (searching runs: the columns and indexes beside each execution); apply it
+/// before [`UNDO_FLEET_HOURS`] when going back further.
+pub(crate) const UNDO_RUN_SEARCH: &str = "
+    DROP INDEX executions_by_scheduled;
+    DROP INDEX executions_by_state_scheduled;
+    ALTER TABLE executions DROP COLUMN scheduled_at;
+    ALTER TABLE executions DROP COLUMN ended_at;
+    ALTER TABLE executions DROP COLUMN source;
+";

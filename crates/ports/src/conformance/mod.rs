@@ -29,4 +29,5 @@ pub mod audit;
 pub mod labels;
 pub mod queue;
 pub mod rollups;
+pub mod search;
 pub mod store;

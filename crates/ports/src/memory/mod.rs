@@ -29,6 +29,11 @@ mod tests {
     }
 
     #[tokio::test(flavor = "multi_thread")]
+    async fn memory_store_conforms_on_search() {
+        crate::conformance::search::run_all(MemoryStore::new).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
     async fn memory_store_rollups_conform() {
         rollups::run_all(MemoryStore::new).await;
     }

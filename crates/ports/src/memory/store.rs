@@ -16,9 +16,9 @@ use crate::store::audit::in_range;
 use crate::store::retention::past_retention;
 use crate::store::{
     check_batch, cursor, AuditCleanReport, AuditQuery, AuditRecord, AuditStore, CleanReport,
-    ExecutionRecord, ExecutionStore, FleetHourRecord, JobFilter, JobOrder, JobRecord, JobStore,
-    Page, PageRequest, RollupRecord, RollupStore, Store, StoreError, StoreStats, WakeUp,
-    WakeUpIndex, Write, WriteAllError, MAX_PAGE,
+    ExecutionQuery, ExecutionRecord, ExecutionStore, FleetHourRecord, JobFilter, JobOrder,
+    JobRecord, JobStore, Page, PageRequest, RollupRecord, RollupStore, Store, StoreError,
+    StoreStats, WakeUp, WakeUpIndex, Write, WriteAllError, MAX_PAGE,
 };
 
 /// An in-memory [`Store`]; each instance is a fresh, empty store.
@@ -269,6 +269,11 @@ fn execution_cursor(execution: &ExecutionRecord) -> String {
     cursor::execution(execution.execute_number, &execution.execution_id)
 }
 
+fn search_cursor(execution: &ExecutionRecord) -> String {
+    let (ms, id) = execution.search_key();
+    cursor::search(ms, id)
+}
+
 fn child_cursor(execution: &ExecutionRecord) -> String {
     cursor::child(
         execution.created_at.timestamp_millis(),
@@ -427,6 +432,31 @@ impl ExecutionStore for MemoryStore {
             .collect();
         items.sort_by_key(|e| Reverse(key(e)));
         Ok(page(items, request.limit, child_cursor))
+    }
+
+    async fn search_executions(
+        &self,
+        query: &ExecutionQuery,
+        request: &PageRequest,
+    ) -> Result<Page<ExecutionRecord>, StoreError> {
+        let after = request
+            .cursor
+            .as_deref()
+            .map(cursor::parse_search)
+            .transpose()?;
+        let data = self.lock()?;
+        let mut items: Vec<_> = data
+            .executions
+            .values()
+            .filter(|e| {
+                after
+                    .as_ref()
+                    .is_none_or(|(ms, id)| e.search_key() < (*ms, id.as_str()))
+            })
+            .filter(|e| query.matches(e, data.jobs.get(&e.job_id)))
+            .collect();
+        items.sort_by(|a, b| b.search_key().cmp(&a.search_key()));
+        Ok(page(items, request.limit, search_cursor))
     }
 
     async fn clean_executions(

@@ -57,6 +57,17 @@ pub fn parse_child(cursor: &str) -> Result<(i64, String), StoreError> {
     numbered(cursor, "c1.")
 }
 
+/// The cursor after an execution in a search across jobs (newest first by scheduled time, in
+/// ms, then id): every store's, so a cursor stays valid whichever adapter answers.
+pub fn search(scheduled_ms: i64, execution_id: &str) -> String {
+    format!("x1.{scheduled_ms}.{execution_id}")
+}
+
+/// `(scheduled time in ms, execution id)` of a search cursor.
+pub fn parse_search(cursor: &str) -> Result<(i64, String), StoreError> {
+    numbered(cursor, "x1.")
+}
+
 /// The cursor after an audit entry in a job's history.
 pub fn audit(entry_id: &str) -> String {
     format!("h1.{entry_id}")
@@ -103,6 +114,11 @@ mod tests {
             assert!(parse_execution(bad).is_err(), "{bad}");
         }
         assert_eq!(parse_job(""), Err(StoreError::InvalidCursor));
+        assert_eq!(
+            parse_search(&search(-2, "j~t~a.b")),
+            Ok((-2, "j~t~a.b".to_owned()))
+        );
+        assert_eq!(parse_search("e1.1.x"), Err(StoreError::InvalidCursor));
         let next = ordered_job(JobOrder::NextFire, -3, "a.b");
         assert_eq!(
             parse_ordered_job(JobOrder::NextFire, &next),

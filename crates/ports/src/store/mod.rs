@@ -16,6 +16,7 @@ pub mod cursor;
 pub mod labels;
 pub mod retention;
 pub mod rollups;
+pub mod search;
 
 pub use audit::{AuditCleanReport, AuditQuery, AuditRecord, AuditStore};
 
@@ -28,6 +29,7 @@ use serde_json::Value;
 use crate::cause::Cause;
 pub use labels::{id_prefix_end, LabelSelector};
 pub use rollups::{FleetHourRecord, RollupRecord, RollupStore};
+pub use search::{ExecutionQuery, RunSource, TimeRange};
 
 /// A job as stored.
 #[derive(Clone, Debug, PartialEq)]
@@ -439,6 +441,16 @@ pub trait ExecutionStore: Send + Sync + 'static {
         &self,
         parent_job: &str,
         parent_execution: Option<u64>,
+        page: &PageRequest,
+    ) -> impl Future<Output = Result<Page<ExecutionRecord>, StoreError>> + Send;
+
+    /// Executions of every job matching `query`, newest (latest scheduled time, then highest
+    /// id) first, from an index on the scheduled time: never a scan of every execution when a
+    /// scheduled-time range is given. A page may hold fewer than `limit` runs, even none, and
+    /// still have a next cursor (see [`search`]); only a page without one ends the listing.
+    fn search_executions(
+        &self,
+        query: &ExecutionQuery,
         page: &PageRequest,
     ) -> impl Future<Output = Result<Page<ExecutionRecord>, StoreError>> + Send;
 

@@ -381,7 +381,7 @@ fn fresh_trigger_id(now: DateTime<Utc>) -> String {
     format!("{}-{n}", now.format("%Y%m%dT%H%M%S%6fZ"))
 }
 
-fn decode_page(records: Page<ExecutionRecord>) -> Result<Page<Execution>, AppError> {
+pub(super) fn decode_page(records: Page<ExecutionRecord>) -> Result<Page<Execution>, AppError> {
     let items = records
         .items
         .iter()

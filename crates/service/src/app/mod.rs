@@ -14,6 +14,7 @@ mod hooks;
 mod jobs;
 mod ledger;
 mod liveness;
+mod search;
 mod stats;
 mod upcoming;
 mod views;
@@ -43,7 +44,10 @@ pub use hooks::EngineHooks;
 pub use jobs::{job_filter, DeclarationReport, UpdatePreview};
 pub use ledger::Occurrences;
 pub use liveness::{EngineHealth, HealthReport, Liveness};
+pub use search::SearchFilters;
 pub use stats::{DaySuccess, FleetStats, JobStats, TOP_JOBS};
+/// What started a run, as search filters name it (`source=backfill`).
+pub use sundial_ports::store::RunSource;
 pub use upcoming::{Upcoming, UpcomingCut, UPCOMING_FIRES, UPCOMING_JOBS};
 pub use views::{upcoming_fires, Describe, Stats};
 
