@@ -413,6 +413,10 @@ pub(crate) struct DefinitionArgs {
     #[arg(long, help_heading = "Policies")]
     pub paused: bool,
 
+    /// A label, KEY=VALUE (e.g. team=payments); repeatable; added to the job's labels, replacing a label of that key
+    #[arg(long = "label", value_name = "KEY=VALUE", help_heading = "Job")]
+    pub labels: Vec<String>,
+
     /// Any other field: FIELD=JSON (a plain word is a string); dots reach into objects, e.g. timeouts.heartbeat=30s
     #[arg(long = "set", value_name = "FIELD=JSON")]
     pub set: Vec<String>,

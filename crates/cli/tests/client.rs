@@ -929,6 +929,59 @@ fn labels_and_bulk_actions() {
     );
     assert!(partial.stderr.contains("1 of 2 jobs failed"), "{partial:?}");
     cli(&server, &["bulk", "pause", "--reason", "r"]).fails(4, "jobIds");
+
+    // Issue 26 item 13: `--label KEY=VALUE` on create and update (repeatable; an update keeps the
+    // labels it does not name), a malformed pair a usage error, a bad label the server's 400.
+    cli(
+        &server,
+        &[
+            "job",
+            "create",
+            "lab-a",
+            "--timer",
+            "external",
+            "--url",
+            "http://127.0.0.1:9/x",
+            "--label",
+            "team=payments",
+            "--label",
+            "tier=1",
+            "-o",
+            "json",
+        ],
+    )
+    .json();
+    let listed = cli(
+        &server,
+        &["job", "list", "--label", "team:payments", "-o", "json"],
+    )
+    .json();
+    assert_eq!(ids(&listed, "jobs"), ["lab-a", "pay-a", "pay-b"]);
+    assert_eq!(
+        cli(&server, &["job", "update", "lab-a", "--label", "tier=2"]).code,
+        0
+    );
+    let job = cli(&server, &["job", "get", "lab-a", "-o", "json"]).json();
+    assert_eq!(job["labels"], json!({"team": "payments", "tier": "2"}));
+    cli(&server, &["job", "create", "lab-b", "--label", "team"]).fails(
+        2,
+        "--label: expected KEY=VALUE like team=payments, got \"team\"",
+    );
+    cli(
+        &server,
+        &[
+            "job",
+            "create",
+            "lab-b",
+            "--timer",
+            "external",
+            "--url",
+            "http://127.0.0.1:9/x",
+            "--label",
+            "bad key=x",
+        ],
+    )
+    .fails(4, "labels");
 }
 
 #[test]
