@@ -116,6 +116,10 @@ pub(crate) fn schedule_summary(job: &Value) -> String {
     if !ttl.is_empty() {
         summary.push_str(&format!(", for {ttl}"));
     }
+    let zone = text(&timer, "timeZone");
+    if !zone.is_empty() {
+        summary.push_str(&format!(" ({zone})"));
+    }
     summary
 }
 

@@ -1545,6 +1545,7 @@ mod overrides;
 mod preview;
 mod stats;
 mod targets;
+mod timers;
 
 /// Issue 12 item 10: the target gets the stored header values, while the state-change events,
 /// the executions and the `Debug` form of the requests (what a log line would print; it shows no
