@@ -1345,9 +1345,13 @@ pub struct DescribeInfo {
 /// `GET /jobs/{jobId}/describe`.
 #[derive(ToSchema, Serialize)]
 pub struct Described {
-    /// The job, as `GET /jobs/{jobId}` shows it.
+    /// The job, as `GET /jobs/{jobId}` shows it: its `timer` or `schedule` as written.
     #[schema(value_type = Job)]
     pub job: Value,
+    /// The job's spec normalized: the canonical form of its `schedule`, or of what its `timer`
+    /// compiles to (docs/spec.md, "Canonical form"); null for a triggered-only job.
+    #[schema(value_type = Option<CanonicalSchedule>)]
+    pub schedule: Option<Value>,
     /// Fire times, runs and counters.
     pub info: DescribeInfo,
 }
