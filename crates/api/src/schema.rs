@@ -299,7 +299,8 @@ built_schema! {
 
 /// docs/api.md's `timer`: none or empty is one run now; `dueTime` + `period` every period from the
 /// due time; a cron `period` (Quartz form) that cron; `period: "external"` triggered only; `ttl`
-/// ends the schedule that long after creation.
+/// ends the schedule that long after creation; `timeZone` is the zone cron periods and fixed due
+/// times are read in.
 #[derive(ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[schema(example = json!({"period": "0 0/5 * * * ?"}))]
@@ -310,8 +311,10 @@ pub struct Timer {
     /// A duration (`1h`, `PT30M`), a repeating interval (`R4/PT3S`), a cron (`0 0/5 * * * ?`) or
     /// `external`.
     period: Option<String>,
-    /// How long after creation the schedule ends.
+    /// How long after creation the schedule ends (a run at exactly creation + ttl runs).
     ttl: Option<String>,
+    /// The IANA zone a cron `period` and a fixed `dueTime` are read in (default `UTC`).
+    time_zone: Option<String>,
 }
 
 built_schema! {
