@@ -117,10 +117,12 @@ pub(super) async fn preview<S: Store>(
     .into_response())
 }
 
-/// Reconciles the jobs a service declares (docs/api.md's timer list): the missing are created, the
-/// changed updated (state and history kept), the identical left alone, and jobs the service
-/// declared before but no longer lists removed. The whole list is checked first, so a bad entry
-/// or a job owned by someone else changes nothing. Idempotent.
+/// Reconciles the jobs a service declares (docs/api.md's timer list): the missing are created; of
+/// the others, only the fields the code changed since the previous declaration are applied
+/// (state, history, pause, pause notes, labels and operators' edits of other fields kept), and an
+/// unchanged declaration changes nothing; jobs the service declared before but no longer lists
+/// are removed. The whole list is checked first, so a bad entry or a job owned by someone else
+/// changes nothing. Idempotent.
 #[utoipa::path(
     put,
     path = "/services/{serviceName}/timers",
@@ -131,7 +133,7 @@ pub(super) async fn preview<S: Store>(
     request_body(content = TimerList, description = "The service's whole list of jobs."),
     responses(
         (status = 200, description = "Reconciled: what changed.", body = TimersReconciled,
-            example = json!({"resp_code": 200, "resp_msg": null, "created": ["billing-nightly"], "updated": [], "unchanged": [], "removed": []})),
+            example = json!({"resp_code": 200, "resp_msg": null, "created": ["billing-nightly"], "updated": ["billing-reminders"], "changedFields": {"billing-reminders": ["timer"]}, "unchanged": [], "removed": []})),
         (status = 400, description = "An entry is invalid (the message names `timer[i].field`), an id is declared twice, the list is not an array, the body is not JSON, or `serviceName` is malformed.", body = ErrorEnvelope),
         (status = 409, description = "A declared job exists and belongs to no or another service, or a job is busy.", body = ErrorEnvelope),
         (status = 503, description = "The store failed; retry.", body = ErrorEnvelope),
@@ -150,6 +152,7 @@ pub(super) async fn reconcile_declared_jobs<S: Store>(
         envelope: Envelope::ok(),
         created: report.created,
         updated: report.updated,
+        changed_fields: report.changed_fields,
         unchanged: report.unchanged,
         removed: report.removed,
     })

@@ -1149,9 +1149,14 @@ pub struct TimersReconciled {
     pub envelope: Envelope,
     /// Jobs created.
     pub created: Vec<String>,
-    /// Jobs whose definition changed.
+    /// Jobs whose definition changed: the fields the code changed since the previous declaration
+    /// were applied.
     pub updated: Vec<String>,
-    /// Jobs already as declared.
+    /// For each updated job, the fields applied (in name order): `{"svc-a": ["timer"]}`.
+    #[serde(rename = "changedFields")]
+    pub changed_fields: std::collections::BTreeMap<String, Vec<String>>,
+    /// Jobs the code did not change since its previous declaration (an operator's pause, notes,
+    /// labels and edits stay).
     pub unchanged: Vec<String>,
     /// Jobs of the service that the list no longer declares.
     pub removed: Vec<String>,

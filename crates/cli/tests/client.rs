@@ -816,6 +816,43 @@ fn timers_sync_reconciles_a_service() {
     assert_eq!(first["created"], json!(["billing-a", "billing-b"]));
     let again = cli(&server, &["timers", "sync", "billing", &file, "-o", "json"]).json();
     assert_eq!(again["unchanged"], json!(["billing-a", "billing-b"]));
+    // Issue 26 item 2: an operator pauses a declared job; the service's next start declares the
+    // same list: the job stays paused with its notes (before, it was `updated` and active again).
+    assert_eq!(
+        cli(
+            &server,
+            &["job", "pause", "billing-a", "--notes", "incident 42"]
+        )
+        .code,
+        0
+    );
+    let again = cli(&server, &["timers", "sync", "billing", &file, "-o", "json"]).json();
+    assert_eq!(
+        again["unchanged"],
+        json!(["billing-a", "billing-b"]),
+        "{again}"
+    );
+    let paused = cli(&server, &["job", "get", "billing-a", "-o", "json"]).json();
+    assert_eq!(
+        (paused["active"].as_u64(), paused["pausedNotes"].as_str()),
+        (Some(0), Some("incident 42"))
+    );
+    // The code changes billing-b's timer: only that is applied, and the table names it.
+    let changed = write(
+        &dir,
+        "timers-2.json",
+        &json!({"timer": [job("billing-a"), {
+            "jobId": "billing-b", "jobName": "billing-b", "creator": "billing", "creatorName": "Billing",
+            "request": [{"method": "POST", "url": "service://billing/main/x"}],
+            "timer": {"period": "0 0 3 * * ?"}}]})
+        .to_string(),
+    );
+    let table = cli(&server, &["timers", "sync", "billing", &changed]);
+    assert!(
+        table.stdout.contains("updated    billing-b (timer)"),
+        "{}",
+        table.stdout
+    );
     // A bare YAML list without billing-b removes it.
     let yaml = write(
         &dir,

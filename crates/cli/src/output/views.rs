@@ -775,6 +775,18 @@ pub(crate) fn timers_sync(service: &str, answer: &Value, style: Style) -> String
         let ids: Vec<String> = list(answer, key)
             .iter()
             .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+            .map(|id| {
+                // An update names the fields the code changed.
+                let fields = list(&answer["changedFields"], &id)
+                    .iter()
+                    .filter_map(|f| f.as_str().map(str::to_string))
+                    .collect::<Vec<_>>();
+                if key == "updated" && !fields.is_empty() {
+                    format!("{id} ({})", fields.join(", "))
+                } else {
+                    id
+                }
+            })
             .collect();
         table.row(vec![
             key.into(),

@@ -210,7 +210,8 @@ fn stats_health_and_timers() {
     let health_answer = json!({"status": "ok", "engine": {"lastTick": "2026-10-30T11:59:58.001Z",
         "lastDispatch": "2026-10-30T11:59:59.312Z", "tickLateAfterSeconds": 10}});
     let sync = json!({"created": ["billing-nightly", "billing-reminders"], "removed": [],
-        "resp_code": 200, "resp_msg": null, "unchanged": [], "updated": ["billing-old"]});
+        "resp_code": 200, "resp_msg": null, "unchanged": [], "updated": ["billing-old"],
+        "changedFields": {"billing-old": ["timeoutSeconds", "timer"]}});
     assert_snapshot!(format!(
         "{}\n{}\n{}\n{}",
         stats(&stats_answer, plain()),
