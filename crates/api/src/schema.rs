@@ -1471,6 +1471,56 @@ pub struct Health {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub engine: Option<EngineHealth>,
+    /// The debug mode in force: `off`, `schedules`, `triggers` or `both`
+    /// (`GET /settings/debugMode`).
+    #[serde(rename = "debugMode")]
+    #[schema(example = "off")]
+    pub debug_mode: &'static str,
+}
+
+/// `PUT /settings/debugMode`.
+#[derive(ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"mode": "schedules", "reason": "load test of the billing service"}))]
+#[allow(dead_code)]
+pub struct DebugModeRequest {
+    /// `off`, `schedules` (scheduled fires do not run), `triggers` (runs programs trigger do not
+    /// run) or `both`. Console triggers and backfills always run.
+    #[schema(pattern = "^(off|schedules|triggers|both)$")]
+    mode: String,
+    /// Why, kept with the switch (at most 1024 bytes).
+    #[schema(max_length = 1024)]
+    reason: Option<String>,
+}
+
+/// `GET`/`PUT /settings/debugMode`: the mode and its switches, newest first.
+#[derive(ToSchema, Serialize)]
+pub struct DebugModeAnswer {
+    /// `off`, `schedules`, `triggers` or `both`.
+    pub mode: String,
+    /// `stored` once switched at run time; `startup` while the start-up value
+    /// (`--debug-mode`, the AWS template's parameter) holds.
+    pub source: &'static str,
+    /// The switches, newest first (at most 50).
+    #[schema(value_type = Vec<DebugModeChangeSchema>)]
+    pub history: Vec<sundial_service::app::DebugModeChange>,
+}
+
+/// One switch of the debug mode.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct DebugModeChangeSchema {
+    /// When (RFC 3339).
+    at: String,
+    /// Who: the caller's token name.
+    by: String,
+    /// The mode before.
+    from: String,
+    /// The mode after.
+    to: String,
+    /// Why, when the request said.
+    reason: Option<String>,
 }
 
 /// The answer's verdict.

@@ -876,6 +876,40 @@ fn timers_sync_reconciles_a_service() {
     assert_eq!(listed["jobs"].as_array().unwrap().len(), 1);
 }
 
+/// Issue 26 item 9: the debug mode switched at run time through a real `sundial serve`: shown by
+/// `sundial health`, recorded with who and why, refused with a usage error for an unknown mode.
+#[test]
+fn debug_mode_switches_at_run_time() {
+    let dir = TempDir::new("cli-debug-mode");
+    let server = start(&dir, &[], &[]);
+    let shown = cli(&server, &["settings", "debug-mode", "-o", "json"]).json();
+    assert_eq!(
+        (&shown["mode"], &shown["source"]),
+        (&json!("off"), &json!("startup"))
+    );
+    let switched = cli(
+        &server,
+        &[
+            "settings",
+            "debug-mode",
+            "both",
+            "--reason",
+            "load test",
+            "-o",
+            "json",
+        ],
+    )
+    .json();
+    assert_eq!(switched["mode"], "both");
+    assert_eq!(switched["history"][0]["reason"], "load test");
+    let health = cli(&server, &["health"]);
+    assert!(health.stdout.contains("Debug mode     both"), "{health:?}");
+    let table = cli(&server, &["settings", "debug-mode", "off"]);
+    assert!(table.stdout.starts_with("Debug mode: off\n"), "{table:?}");
+    cli(&server, &["settings", "debug-mode", "light"]).fails(2, "light");
+    cli(&server, &["settings", "debug-mode", "--reason", "x"]).fails(2, "--reason");
+}
+
 #[test]
 fn labels_and_bulk_actions() {
     let dir = TempDir::new("cli-bulk");

@@ -190,6 +190,16 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (hour, part)
     );
     ",
+    // 8: settings switched at run time (`SettingStore`: the debug mode), one versioned JSON
+    // document per name.
+    "
+    CREATE TABLE settings (
+        name       TEXT    NOT NULL PRIMARY KEY,
+        version    INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        value      TEXT    NOT NULL
+    );
+    ",
 ];
 
 /// The schema version this build writes.

@@ -16,6 +16,7 @@ pub mod item;
 pub mod keys;
 pub mod labels;
 pub mod rollups;
+mod settings;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Duration;

@@ -745,6 +745,42 @@ pub(crate) fn window_figures(answer: &Value, style: Style) -> String {
     out
 }
 
+/// `sundial settings debug-mode`: the mode in force and its switches, newest first.
+pub(crate) fn debug_mode(answer: &Value, style: Style) -> String {
+    let mode = text(answer, "mode");
+    let source = match text(answer, "source").as_str() {
+        "startup" => " (the start-up value; never switched)",
+        _ => "",
+    };
+    let mut out = format!("Debug mode: {mode}{source}\n{}\n", debug_mode_words(&mode));
+    let history = list(answer, "history");
+    if !history.is_empty() {
+        let mut table = Table::new(&["AT", "BY", "FROM", "TO", "REASON"]);
+        for change in &history {
+            table.row(vec![
+                text(change, "at").into(),
+                text(change, "by").into(),
+                text(change, "from").into(),
+                text(change, "to").into(),
+                or_dash(text(change, "reason")).into(),
+            ]);
+        }
+        out.push('\n');
+        out.push_str(&table.render(style));
+    }
+    out
+}
+
+/// What a debug mode stops, in words.
+fn debug_mode_words(mode: &str) -> &'static str {
+    match mode {
+        "schedules" => "Scheduled fires do not run; triggers, console triggers and backfills do.",
+        "triggers" => "Runs triggered by programs do not run; schedules, console triggers and backfills do.",
+        "both" => "Scheduled fires and runs triggered by programs do not run; console triggers and backfills do.",
+        _ => "Every run runs.",
+    }
+}
+
 /// `sundial health`: the status and, with an engine, how long ago it last ticked and dispatched.
 pub(crate) fn health(answer: &Value, now: DateTime<Utc>, style: Style) -> String {
     let status = text(answer, "status");
@@ -764,6 +800,10 @@ pub(crate) fn health(answer: &Value, now: DateTime<Utc>, style: Style) -> String
         }
     } else {
         rows.push(("Engine", "not in this process (API only)".into()));
+    }
+    let mode = text(answer, "debugMode");
+    if !mode.is_empty() {
+        rows.push(("Debug mode", mode.into()));
     }
     fields(&rows, style)
 }

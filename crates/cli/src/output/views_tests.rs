@@ -298,3 +298,31 @@ fn occurrences_with_a_pause_a_dst_gap_and_ranges() {
     });
     assert_snapshot!(occurrences(&answer, plain()));
 }
+
+/// Issue 26 item 9: `sundial settings debug-mode` and the debug mode in `sundial health`.
+#[test]
+fn debug_mode_and_health() {
+    let answer = json!({"mode": "both", "source": "stored", "history": [
+        {"at": "2026-11-27T19:40:00.000Z", "by": "alice", "from": "off", "to": "both", "reason": "load test"}]});
+    let shown = debug_mode(&answer, plain());
+    assert!(
+        shown.starts_with(
+            "Debug mode: both\nScheduled fires and runs triggered by programs do not run"
+        ),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("alice") && shown.contains("load test"),
+        "{shown}"
+    );
+    let startup = debug_mode(
+        &json!({"mode": "off", "source": "startup", "history": []}),
+        plain(),
+    );
+    assert_eq!(
+        startup,
+        "Debug mode: off (the start-up value; never switched)\nEvery run runs.\n"
+    );
+    let health_answer = json!({"status": "ok", "debugMode": "schedules"});
+    assert!(health(&health_answer, now(), plain()).contains("Debug mode  schedules"));
+}

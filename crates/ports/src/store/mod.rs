@@ -16,6 +16,7 @@ pub mod cursor;
 pub mod labels;
 pub mod retention;
 pub mod rollups;
+pub mod settings;
 
 pub use audit::{AuditCleanReport, AuditQuery, AuditRecord, AuditStore};
 
@@ -28,6 +29,7 @@ use serde_json::Value;
 use crate::cause::Cause;
 pub use labels::{id_prefix_end, LabelSelector};
 pub use rollups::{FleetHourRecord, RollupRecord, RollupStore};
+pub use settings::{SettingRecord, SettingStore};
 
 /// A job as stored.
 #[derive(Clone, Debug, PartialEq)]
@@ -490,7 +492,9 @@ pub trait WakeUpIndex: Send + Sync + 'static {
 /// The whole store: jobs, executions, the wake-up index and the audit trail, plus what spans them — atomic writes
 /// across all three, reads of both kinds at once, and counts. The engine and the control plane
 /// need all of it; adapters implement each part.
-pub trait Store: JobStore + ExecutionStore + WakeUpIndex + RollupStore + AuditStore {
+pub trait Store:
+    JobStore + ExecutionStore + WakeUpIndex + RollupStore + AuditStore + SettingStore
+{
     /// Makes every write of `writes` or none: the tick's job, fires and timer entry; a dispatch
     /// step's execution and the job slot it takes or frees. Each key appears at most once, and at
     /// most [`MAX_WRITES`] writes. When a write's condition fails nothing is written and the error

@@ -40,7 +40,7 @@ pub struct Stats {
     pub jobs: BTreeMap<String, u64>,
     /// Executions by state.
     pub executions: BTreeMap<String, u64>,
-    /// Whether automatic runs are stopped (docs/api.md debug mode).
+    /// Whether a debug mode is on (docs/api.md's debug mode; which one: `GET /settings/debugMode`).
     pub debug_mode: bool,
 }
 
@@ -82,10 +82,11 @@ impl<S: Store> App<S> {
     /// Counts of jobs and executions by state (`GET /stats`).
     pub async fn stats(&self) -> Result<Stats, AppError> {
         let counts = self.store.stats().await?;
+        let mode = self.debug_mode_now().await;
         Ok(Stats {
             jobs: counts.jobs,
             executions: counts.executions,
-            debug_mode: self.debug_mode(),
+            debug_mode: mode != sundial_core::debug_mode::DebugMode::Off,
         })
     }
 }

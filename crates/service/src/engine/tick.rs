@@ -10,6 +10,7 @@
 
 use chrono::{DateTime, Utc};
 use futures_util::stream::{self, StreamExt};
+use sundial_core::debug_mode::{debug_mode_stops, RunSource};
 use sundial_core::execution::{Execution, ExecutionState};
 use sundial_core::job::{Job, JobId, PendingFire};
 use sundial_core::plan;
@@ -303,7 +304,10 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             // future of a dispatch step that plans a backfill's next window on settling would
             // overflow a worker's stack in a debug build.
             Box::pin(self.plan_backfills(&mut stored, now)).await?;
-            let plan = plan::plan_tick(&mut stored.job, now, horizon, self.app.debug_mode());
+            // The debug mode as this process knows it (cached at most DEBUG_MODE_CACHE, never
+            // read per fire): does it stop scheduled fires?
+            let stops = debug_mode_stops(self.app.debug_mode_now().await, RunSource::Schedule);
+            let plan = plan::plan_tick(&mut stored.job, now, horizon, stops);
             // Fires that missed the catch-up window count in the job's statistics with the
             // write that records them on the job.
             let missed =
