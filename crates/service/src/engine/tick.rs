@@ -135,6 +135,9 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             + chrono::Duration::from_std(self.config.tick_horizon)
                 .unwrap_or_else(|_| chrono::Duration::seconds(60));
         let mut report = TickReport::default();
+        // The debug mode, read (at most every DEBUG_MODE_CACHE) once before the jobs, which are
+        // planned concurrently: they all find it in the cache instead of each reading the store.
+        self.app.debug_mode_now().await;
         for _ in 0..MAX_BATCHES {
             let due = self.store().due_wakeups(horizon, BATCH).await?;
             let count = due.len();
