@@ -137,7 +137,9 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         let mut report = TickReport::default();
         // The debug mode, read (at most every DEBUG_MODE_CACHE) once before the jobs, which are
         // planned concurrently: they all find it in the cache instead of each reading the store.
-        self.app.debug_mode_now().await;
+        // Boxed: inlined, it deepens the tick's future past what the tick function's binary
+        // may nest.
+        Box::pin(self.app.debug_mode_now()).await;
         for _ in 0..MAX_BATCHES {
             let due = self.store().due_wakeups(horizon, BATCH).await?;
             let count = due.len();
@@ -309,7 +311,8 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             Box::pin(self.plan_backfills(&mut stored, now)).await?;
             // The debug mode as this process knows it (cached at most DEBUG_MODE_CACHE, never
             // read per fire): does it stop scheduled fires?
-            let stops = debug_mode_stops(self.app.debug_mode_now().await, RunSource::Schedule);
+            let mode = Box::pin(self.app.debug_mode_now()).await;
+            let stops = debug_mode_stops(mode, RunSource::Schedule);
             let plan = plan::plan_tick(&mut stored.job, now, horizon, stops);
             // Fires that missed the catch-up window count in the job's statistics with the
             // write that records them on the job.
