@@ -193,7 +193,7 @@ const MIGRATIONS: &[&str] = &[
     // 8: settings switched at run time (`SettingStore`: the debug mode), one versioned JSON
     // document per name.
     "
-    CREATE TABLE settings (
+    CREATE TABLE IF NOT EXISTS settings (
         name       TEXT    NOT NULL PRIMARY KEY,
         version    INTEGER NOT NULL,
         updated_at INTEGER NOT NULL,
