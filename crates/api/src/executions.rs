@@ -282,6 +282,7 @@ pub(super) async fn describe<S: Store>(
     };
     Ok(Json(Described {
         job: described.job,
+        schedule: described.schedule,
         info,
     })
     .into_response())

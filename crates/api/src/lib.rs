@@ -118,6 +118,8 @@ api_routes! {
         executions::terminate,
         ops::preview,
         ops::reconcile_declared_jobs,
+        ops::get_debug_mode,
+        ops::put_debug_mode,
         job_centre::clean,
         job_centre::main_execution,
         job_centre::child_logs,

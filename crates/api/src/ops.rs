@@ -7,11 +7,12 @@ use axum::Json;
 
 use super::extract::{JsonBody, Params, PathParams};
 use super::schema::{
-    EngineHealth, Envelope, ErrorEnvelope, Health, HealthStatus, Preview, PreviewRequest,
-    TimerList, TimersReconciled,
+    DebugModeAnswer, DebugModeRequest, EngineHealth, Envelope, ErrorEnvelope, Health, HealthStatus,
+    Preview, PreviewRequest, TimerList, TimersReconciled,
 };
 use super::stats::Stats;
 use super::{ApiResult, AppState};
+use sundial_core::debug_mode::DebugMode;
 use sundial_ports::store::Store;
 
 /// 200 while the process serves requests and its engine (if it runs one) ticks; 503 with
@@ -23,12 +24,13 @@ use sundial_ports::store::Store;
     security(()),
     responses(
         (status = 200, description = "Serving, and the tick (if any) is on time.", body = Health,
-            example = json!({"status": "ok", "engine": {"lastTick": "2026-11-21T19:13:04.001Z", "lastDispatch": "2026-11-21T19:13:04.312Z", "tickLateAfterSeconds": 10}})),
+            example = json!({"status": "ok", "engine": {"lastTick": "2026-11-21T19:13:04.001Z", "lastDispatch": "2026-11-21T19:13:04.312Z", "tickLateAfterSeconds": 10}, "debugMode": "off"})),
         (status = 503, description = "The engine's tick is late: restart or drain the process.", body = Health),
     )
 )]
 pub(super) async fn health<S: Store>(State(app): AppState<S>) -> Response {
     let report = app.health();
+    let debug_mode = app.debug_mode_now().await;
     let status = if report.is_stalled() {
         StatusCode::SERVICE_UNAVAILABLE
     } else {
@@ -45,6 +47,7 @@ pub(super) async fn health<S: Store>(State(app): AppState<S>) -> Response {
             last_dispatch: engine.last_dispatch,
             tick_late_after_seconds: engine.tick_late_after_seconds,
         }),
+        debug_mode: debug_mode.name(),
     };
     (status, Json(body)).into_response()
 }
@@ -117,10 +120,12 @@ pub(super) async fn preview<S: Store>(
     .into_response())
 }
 
-/// Reconciles the jobs a service declares (docs/api.md's timer list): the missing are created, the
-/// changed updated (state and history kept), the identical left alone, and jobs the service
-/// declared before but no longer lists removed. The whole list is checked first, so a bad entry
-/// or a job owned by someone else changes nothing. Idempotent.
+/// Reconciles the jobs a service declares (docs/api.md's timer list): the missing are created; of
+/// the others, only the fields the code changed since the previous declaration are applied
+/// (state, history, pause, pause notes, labels and operators' edits of other fields kept), and an
+/// unchanged declaration changes nothing; jobs the service declared before but no longer lists
+/// are removed. The whole list is checked first, so a bad entry or a job owned by someone else
+/// changes nothing. Idempotent.
 #[utoipa::path(
     put,
     path = "/services/{serviceName}/timers",
@@ -131,7 +136,7 @@ pub(super) async fn preview<S: Store>(
     request_body(content = TimerList, description = "The service's whole list of jobs."),
     responses(
         (status = 200, description = "Reconciled: what changed.", body = TimersReconciled,
-            example = json!({"resp_code": 200, "resp_msg": null, "created": ["billing-nightly"], "updated": [], "unchanged": [], "removed": []})),
+            example = json!({"resp_code": 200, "resp_msg": null, "created": ["billing-nightly"], "updated": ["billing-reminders"], "changedFields": {"billing-reminders": ["timer"]}, "unchanged": [], "removed": []})),
         (status = 400, description = "An entry is invalid (the message names `timer[i].field`), an id is declared twice, the list is not an array, the body is not JSON, or `serviceName` is malformed.", body = ErrorEnvelope),
         (status = 409, description = "A declared job exists and belongs to no or another service, or a job is busy.", body = ErrorEnvelope),
         (status = 503, description = "The store failed; retry.", body = ErrorEnvelope),
@@ -150,8 +155,109 @@ pub(super) async fn reconcile_declared_jobs<S: Store>(
         envelope: Envelope::ok(),
         created: report.created,
         updated: report.updated,
+        changed_fields: report.changed_fields,
         unchanged: report.unchanged,
         removed: report.removed,
     })
     .into_response())
+}
+
+/// The debug mode in force and its switches, newest first (who, when, from what to what, why).
+#[utoipa::path(
+    get,
+    path = "/settings/debugMode",
+    tag = "operations",
+    responses(
+        (status = 200, description = "The mode and its switches.", body = DebugModeAnswer,
+            example = json!({"mode": "schedules", "source": "stored", "history": [{"at": "2026-11-27T19:40:00.000Z", "by": "alice", "from": "off", "to": "schedules", "reason": "load test of the billing service"}]})),
+        (status = 503, description = "The store failed; retry.", body = ErrorEnvelope),
+    )
+)]
+pub(super) async fn get_debug_mode<S: Store>(State(app): AppState<S>) -> ApiResult {
+    let setting = app.debug_mode_setting().await?;
+    Ok(Json(debug_mode_answer(setting)).into_response())
+}
+
+/// Switches the debug mode at run time (seed 004): `off`, `schedules` (scheduled fires do not
+/// run), `triggers` (runs programs trigger do not run) or `both`; console triggers and backfills
+/// always run. Recorded with the setting; every instance applies it within 5 s.
+#[utoipa::path(
+    put,
+    path = "/settings/debugMode",
+    tag = "operations",
+    request_body(content = DebugModeRequest),
+    responses(
+        (status = 200, description = "Switched (or already so): the mode and its switches.", body = DebugModeAnswer),
+        (status = 400, description = "`mode` is missing or not one of off, schedules, triggers, both; `reason` is not a string; a field is unknown; the body is not JSON.", body = ErrorEnvelope),
+        (status = 409, description = "Switched concurrently too many times; retry.", body = ErrorEnvelope),
+        (status = 503, description = "The store failed; retry.", body = ErrorEnvelope),
+    )
+)]
+pub(super) async fn put_debug_mode<S: Store>(
+    State(app): AppState<S>,
+    super::auth::Authenticated(caller): super::auth::Authenticated,
+    JsonBody(body): JsonBody,
+) -> ApiResult {
+    use super::error::ApiError;
+    let Some(obj) = body.as_object() else {
+        return Err(ApiError::invalid(
+            "body",
+            "expected {\"mode\": \"off\" | \"schedules\" | \"triggers\" | \"both\", \"reason\": …}",
+        ));
+    };
+    if let Some(key) = obj
+        .keys()
+        .find(|k| !matches!(k.as_str(), "mode" | "reason"))
+    {
+        return Err(ApiError::invalid(
+            key,
+            "unknown field; expected mode, reason",
+        ));
+    }
+    let mode = match obj.get("mode") {
+        Some(serde_json::Value::String(name)) => DebugMode::parse(name).ok_or_else(|| {
+            ApiError::invalid(
+                "mode",
+                format!("expected off, schedules, triggers or both, got {name:?}"),
+            )
+        })?,
+        None => {
+            return Err(ApiError::invalid(
+                "mode",
+                "required: off, schedules, triggers or both",
+            ))
+        }
+        Some(other) => {
+            return Err(ApiError::invalid(
+                "mode",
+                format!("expected a string (off, schedules, triggers or both), got {other}"),
+            ))
+        }
+    };
+    let mut by = caller.change();
+    match obj.get("reason") {
+        None | Some(serde_json::Value::Null) => {}
+        Some(serde_json::Value::String(reason)) if reason.len() <= 1024 => {
+            by = by.with_reason(reason.clone());
+        }
+        Some(serde_json::Value::String(_)) => {
+            return Err(ApiError::invalid("reason", "is longer than 1024 bytes"))
+        }
+        Some(other) => {
+            return Err(ApiError::invalid(
+                "reason",
+                format!("expected a string, got {other}"),
+            ))
+        }
+    }
+    let setting = app.set_debug_mode_by(&by, mode).await?;
+    Ok(Json(debug_mode_answer(setting)).into_response())
+}
+
+fn debug_mode_answer(setting: sundial_service::app::DebugModeSetting) -> DebugModeAnswer {
+    DebugModeAnswer {
+        mode: setting.mode,
+        source: setting.source,
+        history: setting.history,
+    }
 }

@@ -299,7 +299,8 @@ built_schema! {
 
 /// docs/api.md's `timer`: none or empty is one run now; `dueTime` + `period` every period from the
 /// due time; a cron `period` (Quartz form) that cron; `period: "external"` triggered only; `ttl`
-/// ends the schedule that long after creation.
+/// ends the schedule that long after creation; `timeZone` is the zone cron periods and fixed due
+/// times are read in.
 #[derive(ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[schema(example = json!({"period": "0 0/5 * * * ?"}))]
@@ -310,8 +311,10 @@ pub struct Timer {
     /// A duration (`1h`, `PT30M`), a repeating interval (`R4/PT3S`), a cron (`0 0/5 * * * ?`) or
     /// `external`.
     period: Option<String>,
-    /// How long after creation the schedule ends.
+    /// How long after creation the schedule ends (a run at exactly creation + ttl runs).
     ttl: Option<String>,
+    /// The IANA zone a cron `period` and a fixed `dueTime` are read in (default `UTC`).
+    time_zone: Option<String>,
 }
 
 built_schema! {
@@ -1150,9 +1153,14 @@ pub struct TimersReconciled {
     pub envelope: Envelope,
     /// Jobs created.
     pub created: Vec<String>,
-    /// Jobs whose definition changed.
+    /// Jobs whose definition changed: the fields the code changed since the previous declaration
+    /// were applied.
     pub updated: Vec<String>,
-    /// Jobs already as declared.
+    /// For each updated job, the fields applied (in name order): `{"svc-a": ["timer"]}`.
+    #[serde(rename = "changedFields")]
+    pub changed_fields: std::collections::BTreeMap<String, Vec<String>>,
+    /// Jobs the code did not change since its previous declaration (an operator's pause, notes,
+    /// labels and edits stay).
     pub unchanged: Vec<String>,
     /// Jobs of the service that the list no longer declares.
     pub removed: Vec<String>,
@@ -1349,9 +1357,13 @@ pub struct DescribeInfo {
 /// `GET /jobs/{jobId}/describe`.
 #[derive(ToSchema, Serialize)]
 pub struct Described {
-    /// The job, as `GET /jobs/{jobId}` shows it.
+    /// The job, as `GET /jobs/{jobId}` shows it: its `timer` or `schedule` as written.
     #[schema(value_type = Job)]
     pub job: Value,
+    /// The job's spec normalized: the canonical form of its `schedule`, or of what its `timer`
+    /// compiles to (docs/spec.md, "Canonical form"); null for a triggered-only job.
+    #[schema(value_type = Option<CanonicalSchedule>)]
+    pub schedule: Option<Value>,
     /// Fire times, runs and counters.
     pub info: DescribeInfo,
 }
@@ -1463,6 +1475,56 @@ pub struct Health {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub engine: Option<EngineHealth>,
+    /// The debug mode in force: `off`, `schedules`, `triggers` or `both`
+    /// (`GET /settings/debugMode`).
+    #[serde(rename = "debugMode")]
+    #[schema(example = "off")]
+    pub debug_mode: &'static str,
+}
+
+/// `PUT /settings/debugMode`.
+#[derive(ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"mode": "schedules", "reason": "load test of the billing service"}))]
+#[allow(dead_code)]
+pub struct DebugModeRequest {
+    /// `off`, `schedules` (scheduled fires do not run), `triggers` (runs programs trigger do not
+    /// run) or `both`. Console triggers and backfills always run.
+    #[schema(pattern = "^(off|schedules|triggers|both)$")]
+    mode: String,
+    /// Why, kept with the switch (at most 1024 bytes).
+    #[schema(max_length = 1024)]
+    reason: Option<String>,
+}
+
+/// `GET`/`PUT /settings/debugMode`: the mode and its switches, newest first.
+#[derive(ToSchema, Serialize)]
+pub struct DebugModeAnswer {
+    /// `off`, `schedules`, `triggers` or `both`.
+    pub mode: String,
+    /// `stored` once switched at run time; `startup` while the start-up value
+    /// (`--debug-mode`, the AWS template's parameter) holds.
+    pub source: &'static str,
+    /// The switches, newest first (at most 50).
+    #[schema(value_type = Vec<DebugModeChangeSchema>)]
+    pub history: Vec<sundial_service::app::DebugModeChange>,
+}
+
+/// One switch of the debug mode.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct DebugModeChangeSchema {
+    /// When (RFC 3339).
+    at: String,
+    /// Who: the caller's token name.
+    by: String,
+    /// The mode before.
+    from: String,
+    /// The mode after.
+    to: String,
+    /// Why, when the request said.
+    reason: Option<String>,
 }
 
 /// The answer's verdict.

@@ -196,7 +196,7 @@ where
             ports.store,
             ports.clock,
             AppConfig {
-                debug_mode: settings.debug_mode,
+                debug_mode: sundial_core::debug_mode::DebugMode::from_flag(settings.debug_mode),
                 signing_secret: settings.signing_secret.clone(),
                 max_sync_attempt: Some(DISPATCH_MAX_HOLD),
                 targets: ports.publisher.target_support(),

@@ -128,8 +128,11 @@ pub(crate) enum Command {
     Bulk(BulkArgs),
     /// Jobs and executions by state, debug mode, and all jobs' figures over a window
     Stats(WindowArgs),
-    /// Whether the server and its engine are running
+    /// Whether the server and its engine are running, and the debug mode
     Health,
+    /// Settings switched at run time: the debug mode
+    #[command(subcommand)]
+    Settings(SettingsCommand),
     /// Print a shell completion script
     #[command(
         after_help = "Example: sundial completions bash > ~/.local/share/bash-completion/completions/sundial"
@@ -412,6 +415,10 @@ pub(crate) struct DefinitionArgs {
     /// Create or keep the job paused (active 0)
     #[arg(long, help_heading = "Policies")]
     pub paused: bool,
+
+    /// A label, KEY=VALUE (e.g. team=payments); repeatable; added to the job's labels, replacing a label of that key
+    #[arg(long = "label", value_name = "KEY=VALUE", help_heading = "Job")]
+    pub labels: Vec<String>,
 
     /// Any other field: FIELD=JSON (a plain word is a string); dots reach into objects, e.g. timeouts.heartbeat=30s
     #[arg(long = "set", value_name = "FIELD=JSON")]
@@ -698,6 +705,45 @@ pub(crate) struct WatchArgs {
     /// Poll interval
     #[arg(long, value_name = "DURATION", default_value = "1s")]
     pub poll: String,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum SettingsCommand {
+    /// Show the debug mode and its switches, or switch it: off, schedules (scheduled fires do not
+    /// run), triggers (runs programs trigger do not run) or both; console triggers always run
+    #[command(
+        after_help = "Examples:\n  sundial settings debug-mode\n  sundial settings debug-mode schedules --reason \"load test of billing\"\n  sundial settings debug-mode off"
+    )]
+    DebugMode {
+        /// The mode to switch to; without it, show the mode in force
+        #[arg(value_enum, value_name = "MODE")]
+        mode: Option<DebugModeArg>,
+        /// Why, kept with the switch
+        #[arg(long, requires = "mode")]
+        reason: Option<String>,
+    },
+}
+
+/// The debug modes (docs/api.md, "Debug mode").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+#[value(rename_all = "lowercase")]
+pub(crate) enum DebugModeArg {
+    Off,
+    Schedules,
+    Triggers,
+    Both,
+}
+
+impl DebugModeArg {
+    /// The API's name.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            DebugModeArg::Off => "off",
+            DebugModeArg::Schedules => "schedules",
+            DebugModeArg::Triggers => "triggers",
+            DebugModeArg::Both => "both",
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]

@@ -173,7 +173,7 @@ async fn serve(options: ServeOptions) -> Result<(), String> {
         .map_err(|e| format!("--data: opening {}: {}", db.display(), chain(&e)))?;
     let publisher = LocalPublisher::start(options.aws_targets).await?;
     let config = AppConfig {
-        debug_mode: options.debug_mode,
+        debug_mode: sundial_core::debug_mode::DebugMode::from_flag(options.debug_mode),
         signing_secret: match &options.signing_secret {
             Some(secret) => secret.clone(),
             None => stored_signing_secret(&options.data)?,

@@ -816,6 +816,43 @@ fn timers_sync_reconciles_a_service() {
     assert_eq!(first["created"], json!(["billing-a", "billing-b"]));
     let again = cli(&server, &["timers", "sync", "billing", &file, "-o", "json"]).json();
     assert_eq!(again["unchanged"], json!(["billing-a", "billing-b"]));
+    // Issue 26 item 2: an operator pauses a declared job; the service's next start declares the
+    // same list: the job stays paused with its notes (before, it was `updated` and active again).
+    assert_eq!(
+        cli(
+            &server,
+            &["job", "pause", "billing-a", "--notes", "incident 42"]
+        )
+        .code,
+        0
+    );
+    let again = cli(&server, &["timers", "sync", "billing", &file, "-o", "json"]).json();
+    assert_eq!(
+        again["unchanged"],
+        json!(["billing-a", "billing-b"]),
+        "{again}"
+    );
+    let paused = cli(&server, &["job", "get", "billing-a", "-o", "json"]).json();
+    assert_eq!(
+        (paused["active"].as_u64(), paused["pausedNotes"].as_str()),
+        (Some(0), Some("incident 42"))
+    );
+    // The code changes billing-b's timer: only that is applied, and the table names it.
+    let changed = write(
+        &dir,
+        "timers-2.json",
+        &json!({"timer": [job("billing-a"), {
+            "jobId": "billing-b", "jobName": "billing-b", "creator": "billing", "creatorName": "Billing",
+            "request": [{"method": "POST", "url": "service://billing/main/x"}],
+            "timer": {"period": "0 0 3 * * ?"}}]})
+        .to_string(),
+    );
+    let table = cli(&server, &["timers", "sync", "billing", &changed]);
+    assert!(
+        table.stdout.contains("updated    billing-b (timer)"),
+        "{}",
+        table.stdout
+    );
     // A bare YAML list without billing-b removes it.
     let yaml = write(
         &dir,
@@ -837,6 +874,40 @@ fn timers_sync_reconciles_a_service() {
     )
     .json();
     assert_eq!(listed["jobs"].as_array().unwrap().len(), 1);
+}
+
+/// Issue 26 item 9: the debug mode switched at run time through a real `sundial serve`: shown by
+/// `sundial health`, recorded with who and why, refused with a usage error for an unknown mode.
+#[test]
+fn debug_mode_switches_at_run_time() {
+    let dir = TempDir::new("cli-debug-mode");
+    let server = start(&dir, &[], &[]);
+    let shown = cli(&server, &["settings", "debug-mode", "-o", "json"]).json();
+    assert_eq!(
+        (&shown["mode"], &shown["source"]),
+        (&json!("off"), &json!("startup"))
+    );
+    let switched = cli(
+        &server,
+        &[
+            "settings",
+            "debug-mode",
+            "both",
+            "--reason",
+            "load test",
+            "-o",
+            "json",
+        ],
+    )
+    .json();
+    assert_eq!(switched["mode"], "both");
+    assert_eq!(switched["history"][0]["reason"], "load test");
+    let health = cli(&server, &["health"]);
+    assert!(health.stdout.contains("Debug mode     both"), "{health:?}");
+    let table = cli(&server, &["settings", "debug-mode", "off"]);
+    assert!(table.stdout.starts_with("Debug mode: off\n"), "{table:?}");
+    cli(&server, &["settings", "debug-mode", "light"]).fails(2, "light");
+    cli(&server, &["settings", "debug-mode", "--reason", "x"]).fails(2, "--reason");
 }
 
 #[test]
@@ -929,6 +1000,59 @@ fn labels_and_bulk_actions() {
     );
     assert!(partial.stderr.contains("1 of 2 jobs failed"), "{partial:?}");
     cli(&server, &["bulk", "pause", "--reason", "r"]).fails(4, "jobIds");
+
+    // Issue 26 item 13: `--label KEY=VALUE` on create and update (repeatable; an update keeps the
+    // labels it does not name), a malformed pair a usage error, a bad label the server's 400.
+    cli(
+        &server,
+        &[
+            "job",
+            "create",
+            "lab-a",
+            "--timer",
+            "external",
+            "--url",
+            "http://127.0.0.1:9/x",
+            "--label",
+            "team=payments",
+            "--label",
+            "tier=1",
+            "-o",
+            "json",
+        ],
+    )
+    .json();
+    let listed = cli(
+        &server,
+        &["job", "list", "--label", "team:payments", "-o", "json"],
+    )
+    .json();
+    assert_eq!(ids(&listed, "jobs"), ["lab-a", "pay-a", "pay-b"]);
+    assert_eq!(
+        cli(&server, &["job", "update", "lab-a", "--label", "tier=2"]).code,
+        0
+    );
+    let job = cli(&server, &["job", "get", "lab-a", "-o", "json"]).json();
+    assert_eq!(job["labels"], json!({"team": "payments", "tier": "2"}));
+    cli(&server, &["job", "create", "lab-b", "--label", "team"]).fails(
+        2,
+        "--label: expected KEY=VALUE like team=payments, got \"team\"",
+    );
+    cli(
+        &server,
+        &[
+            "job",
+            "create",
+            "lab-b",
+            "--timer",
+            "external",
+            "--url",
+            "http://127.0.0.1:9/x",
+            "--label",
+            "bad key=x",
+        ],
+    )
+    .fails(4, "labels");
 }
 
 #[test]

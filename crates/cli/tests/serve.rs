@@ -564,7 +564,10 @@ fn every_route_once() {
     );
 
     // A few answers checked further than their shape.
-    assert_eq!(answers["GET /health"], json!({"status": "ok"}));
+    assert_eq!(
+        answers["GET /health"],
+        json!({"status": "ok", "debugMode": "off"})
+    );
     assert_eq!(
         answers["POST /jobs/{jobId}/backfill"]["count"], 7,
         "00:00 to 01:00 every 10 min"

@@ -42,6 +42,8 @@ pub(crate) struct Session {
     pub actor: Actor,
     /// What the token may do.
     pub scope: Scope,
+    /// The debug mode in force when the request came (the banner of every page).
+    pub debug_mode: sundial_core::debug_mode::DebugMode,
     nonce: String,
     expiry: i64,
 }
@@ -110,6 +112,7 @@ impl<S: Store> Console<S> {
             signed_in,
             actor: Actor::new(actor),
             scope,
+            debug_mode: self.app.cached_debug_mode(),
             nonce,
             expiry,
         })
@@ -217,6 +220,8 @@ pub(crate) async fn require_session<S: Store>(
         return next.run(request).await;
     }
     let cookie = cookie_of(request.headers());
+    // Read (at most every few seconds) before the session is made, which shows it.
+    console.app.debug_mode_now().await;
     if let Some(session) = cookie.and_then(|c| console.verify(c)) {
         if session.scope == Scope::Read && changes_something(request.method(), path) {
             return PageError::new(

@@ -190,11 +190,6 @@ pub(crate) async fn dashboard<S: Store>(
     let url = |w: StatsWindow| format!("/ui/dashboard?window={}", w.name());
     let content = html! {
         h1 { "Dashboard" }
-        @if app.debug_mode() {
-            p.banner role="alert" data-debug-mode="on" {
-                strong { "Debug mode is on: " } "schedules do not fire; only manual triggers run."
-            }
-        }
         (window_switch(window, &url))
         p.muted {
             "All jobs, " (window_words(window).to_lowercase()) ": from "

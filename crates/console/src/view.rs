@@ -44,6 +44,11 @@ pub(crate) fn layout(title: &str, session: Option<&Session>, content: Markup) ->
                         }
                     }
                 }
+                @if let Some(text) = session.and_then(|s| s.debug_mode.describe()) {
+                    p.banner role="alert" data-debug-mode=(session.map_or("off", |s| s.debug_mode.name())) {
+                        strong { "Debug mode is on. " } (text)
+                    }
+                }
                 main id="main" tabindex="-1" { (content) }
             }
         }

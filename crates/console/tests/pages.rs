@@ -905,20 +905,49 @@ async fn the_dashboard_charts_the_seeded_runs_and_names_the_failing_and_slow_job
 async fn the_dashboard_says_loudly_when_debug_mode_is_on() {
     let clock = Arc::new(ManualClock::new("2026-01-05T10:00:00Z".parse().unwrap()));
     let mut config = AppConfig::new(b"console-test-signing-secret-0123456789".to_vec());
-    config.debug_mode = true;
+    config.debug_mode = sundial_core::debug_mode::DebugMode::Schedules;
     let app = Arc::new(App::new(MemoryStore::new(), clock, config));
+    let app_of_test = app.clone();
     let router = support::open_router(app);
     let response = router
+        .clone()
         .oneshot(Request::get("/ui/dashboard").body(Body::empty()).unwrap())
         .await
         .unwrap();
     assert_eq!(response.status(), StatusCode::OK);
     let html = body_text(response.into_body()).await;
     assert!(
-        html.contains(r#"<p class="banner" role="alert" data-debug-mode="on">"#),
+        html.contains(r#"<p class="banner" role="alert" data-debug-mode="schedules">"#),
         "{html}"
     );
     assert!(html.contains("Debug mode is on"));
+    // Issue 26 item 9: switched at run time, the banner says so on every page (here the jobs
+    // list), and is gone when switched off.
+    let by = sundial_service::app::ChangeBy::new(sundial_service::app::Actor::new("alice"));
+    app_of_test
+        .set_debug_mode_by(&by, sundial_core::debug_mode::DebugMode::Both)
+        .await
+        .unwrap();
+    let page = |path: &'static str| {
+        let router = router.clone();
+        async move {
+            let response = router
+                .oneshot(Request::get(path).body(Body::empty()).unwrap())
+                .await
+                .unwrap();
+            body_text(response.into_body()).await
+        }
+    };
+    let jobs = page("/").await;
+    assert!(
+        jobs.contains(r#"data-debug-mode="both""#) && jobs.contains("console triggers still run"),
+        "{jobs}"
+    );
+    app_of_test
+        .set_debug_mode_by(&by, sundial_core::debug_mode::DebugMode::Off)
+        .await
+        .unwrap();
+    assert!(!page("/ui/upcoming").await.contains("Debug mode is on"));
     // No runs: the charts say so rather than draw nothing silently.
     assert!(html.contains("Runs per hour: no runs"), "{html}");
     assert!(html.contains("No job failed in this window."));

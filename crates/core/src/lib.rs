@@ -7,6 +7,8 @@
 pub mod address;
 pub mod backfill;
 pub mod change;
+pub mod debug_mode;
+pub mod declaration;
 pub mod duration;
 pub mod execution;
 pub mod expand;

@@ -731,14 +731,19 @@ impl NotStarted {
 
 /// Whether a run that has not started yet (not yet called) may start now: the one decision the
 /// engine asks at admission, at admission ahead of the fire time, and once more before the call
-/// of a run admitted ahead. A paused job's scheduled fires do not start, nor do scheduled fires
-/// while the server is in debug mode; manual triggers and backfills always may (Temporal's
+/// of a run admitted ahead. A paused job's scheduled fires do not start, nor do the runs the debug
+/// mode in force stops; manual triggers and backfills always may start on a paused job (Temporal's
 /// rule: a paused schedule still takes the actions someone asks for). Runs already in their call
-/// are not asked again: a pause lets them finish.
-pub fn may_start(paused: bool, debug_mode: bool, source: RunSource) -> Result<(), NotStarted> {
+/// are not asked again: a pause lets them finish. `debug_stops` is what
+/// [`debug_mode_stops`](crate::debug_mode::debug_mode_stops) answers for the run under the debug
+/// mode in force: a mode that stops the run stops it whatever its source (scheduled fires under
+/// `schedules`, programs' triggers under `triggers`).
+pub fn may_start(paused: bool, debug_stops: bool, source: RunSource) -> Result<(), NotStarted> {
+    if debug_stops {
+        return Err(NotStarted::DebugMode);
+    }
     match source {
         RunSource::Request => Ok(()),
-        RunSource::Schedule if debug_mode => Err(NotStarted::DebugMode),
         RunSource::Schedule if paused => Err(NotStarted::Paused),
         RunSource::Schedule => Ok(()),
     }
@@ -1708,8 +1713,9 @@ mod tests {
         assert_eq!(job.state.waiting.len(), done.len() - 2);
     }
 
-    /// Issue 26 item 1: a pause stops the job's scheduled fires not yet started, debug mode
-    /// every scheduled fire; triggers and backfills start regardless.
+    /// Issue 26 items 1 and 9: a pause stops the job's scheduled fires not yet started; the
+    /// debug mode stops the runs `debug_mode_stops` names (scheduled fires or programs'
+    /// triggers); triggers and backfills start on a paused job.
     #[test]
     fn may_start_stops_scheduled_fires_of_a_paused_job_or_in_debug_mode() {
         use RunSource::{Request, Schedule};
@@ -1717,8 +1723,9 @@ mod tests {
         assert_eq!(may_start(true, false, Schedule), Err(NotStarted::Paused));
         assert_eq!(may_start(false, true, Schedule), Err(NotStarted::DebugMode));
         assert_eq!(may_start(true, true, Schedule), Err(NotStarted::DebugMode));
-        for (paused, debug) in [(false, false), (true, false), (false, true), (true, true)] {
-            assert_eq!(may_start(paused, debug, Request), Ok(()));
+        for paused in [false, true] {
+            assert_eq!(may_start(paused, false, Request), Ok(()));
+            assert_eq!(may_start(paused, true, Request), Err(NotStarted::DebugMode));
         }
         assert_eq!(
             NotStarted::Paused.reason(Some("freeze")),

@@ -12,12 +12,21 @@
 //! | `period: "R4/PT3S"` | the same, four runs |
 //! | cron `period` (Quartz form, or 5-field standard) | that cron; `dueTime` is ignored |
 //! | `period: "external"` | manual triggers only |
-//! | `ttl` | no runs after creation + ttl |
+//! | `ttl` | no runs after creation + ttl (a run at exactly creation + ttl runs) |
+//! | `timeZone` | the IANA zone cron periods and fixed `dueTime`s are read in (default UTC) |
 //!
 //! `dueTime` is a duration from creation (`10s`, `PT10S`) or a fixed time (`2023-10-01 09:00:01`,
-//! read in UTC, or RFC 3339).
+//! read in `timeZone`, or RFC 3339 with its own offset).
+//!
+//! **Times from a creation at a fraction of a second** (issue 26 item 5). Every time of a timer is
+//! counted from its *base*, the creation instant truncated to the whole second: the due time is
+//! base + `dueTime`, the later runs every `period` after it, and the last possible run is base +
+//! `ttl`, inclusive. Created at 09:00:00.734 with `{"dueTime": "1s", "period": "1s", "ttl": "3s"}`,
+//! the runs are at 09:00:01, 09:00:02 and 09:00:03: three, as the seed's arithmetic gives, whatever
+//! the fraction. A `dueTime` of zero (and "run once now") is the base itself, which has begun when
+//! the job is created: the engine runs it at once.
 
-use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
+use chrono::{DateTime, LocalResult, NaiveDate, NaiveDateTime, TimeZone, Timelike, Utc};
 use chrono_tz::Tz;
 use serde_json::Value;
 
@@ -77,8 +86,8 @@ pub struct Preview {
 }
 
 /// Previews a request (see [`compile_preview_request`]) as if created at `from`: up to `count` fire
-/// times strictly after `from`, jittered for `job_id` when given. A timer's "run now" falls on the
-/// first whole second at or after its creation, so for timers that second is included.
+/// times strictly after `from`, jittered for `job_id` when given. A timer's times count from its
+/// creation's whole second (the module's rule), so for timers that second is included.
 pub fn preview(
     value: &Value,
     from: DateTime<Utc>,
@@ -97,8 +106,7 @@ pub fn preview(
     };
     let mut after = from;
     if value.get("timer").is_some() {
-        let ceil = from.timestamp() + i64::from(from.timestamp_subsec_nanos() > 0);
-        after = DateTime::from_timestamp(ceil - 1, 0).unwrap_or(from);
+        after = DateTime::from_timestamp(from.timestamp() - 1, 0).unwrap_or(from);
     }
     let field = if value.get("timer").is_some() {
         "timer"
@@ -144,10 +152,10 @@ fn compile(timer: &Value, created_at: DateTime<Utc>) -> Result<TimerPlan, SpecEr
         }
     };
     for key in obj.keys() {
-        if !matches!(key.as_str(), "dueTime" | "period" | "ttl") {
+        if !matches!(key.as_str(), "dueTime" | "period" | "ttl" | "timeZone") {
             return Err(SpecError::new(
                 key.as_str(),
-                "unknown field; expected dueTime, period, ttl",
+                "unknown field; expected dueTime, period, ttl, timeZone",
             ));
         }
     }
@@ -162,7 +170,18 @@ fn compile(timer: &Value, created_at: DateTime<Utc>) -> Result<TimerPlan, SpecEr
             )),
         }
     };
-    let created = created_at.timestamp() + i64::from(created_at.timestamp_subsec_nanos() > 0);
+    let zone = match text("timeZone")? {
+        None => None,
+        Some(name) => Some(name.parse::<Tz>().map_err(|_| {
+            SpecError::new(
+                "timeZone",
+                format!("unknown time zone {name:?}; expected an IANA name like \"Asia/Shanghai\""),
+            )
+        })?),
+    };
+    let tz = zone.unwrap_or(Tz::UTC);
+    // The base every time counts from: the creation's whole second (see the module's rule).
+    let created = created_at.timestamp();
     let end = match text("ttl")? {
         Some(ttl) => {
             Some(created + secs(Duration::parse(ttl).map_err(|m| SpecError::new("ttl", m))?))
@@ -178,12 +197,23 @@ fn compile(timer: &Value, created_at: DateTime<Utc>) -> Result<TimerPlan, SpecEr
     }
     if let Some(cron) = period.filter(|p| p.contains(char::is_whitespace) || p.starts_with('@')) {
         // docs/api.md writes cron periods in Quartz form (`0 */1 * * * ?`); a 5-field string is standard cron.
-        let dialect = if cron.split_whitespace().count() == 5 || cron.starts_with('@') {
+        // A `CRON_TZ=`/`TZ=` prefix is not a field: count what follows it.
+        let body = match cron.split_once(char::is_whitespace) {
+            Some((prefix, rest)) if prefix.starts_with("CRON_TZ=") || prefix.starts_with("TZ=") => {
+                rest.trim()
+            }
+            _ => cron,
+        };
+        let dialect = if body.split_whitespace().count() == 5 || body.starts_with('@') {
             "standard"
         } else {
             "quartz"
         };
         let mut spec = serde_json::json!({ "cron": [cron], "dialect": dialect });
+        if let Some(zone) = zone {
+            // A prefix that names another zone is refused by the spec engine, as in a schedule.
+            spec["timeZone"] = Value::String(zone.name().to_string());
+        }
         if let Some(end) = end.and_then(|e| DateTime::from_timestamp(e, 0)) {
             spec["endTime"] = Value::String(end.to_rfc3339());
         }
@@ -205,7 +235,7 @@ fn compile(timer: &Value, created_at: DateTime<Utc>) -> Result<TimerPlan, SpecEr
     }
     let (anchor, (every, runs)) = match (due, period) {
         (Some(due), Some(period)) => (
-            parse_due(due, created).map_err(|m| SpecError::new("dueTime", m))?,
+            parse_due(due, created, tz).map_err(|m| SpecError::new("dueTime", m))?,
             match parse_period(period).map_err(|m| SpecError::new("period", m))? {
                 // docs/api.md: `"dueTime": "2023-10-01 09:00:01", "period": "0s"` runs once then.
                 Period::Zero => (None, None),
@@ -214,7 +244,7 @@ fn compile(timer: &Value, created_at: DateTime<Utc>) -> Result<TimerPlan, SpecEr
         ),
         (due, period) => {
             if let Some(due) = due {
-                parse_due(due, created).map_err(|m| SpecError::new("dueTime", m))?;
+                parse_due(due, created, tz).map_err(|m| SpecError::new("dueTime", m))?;
             }
             if let Some(period) = period {
                 if parse_period(period).map_err(|m| SpecError::new("period", m))? == Period::Zero {
@@ -241,20 +271,25 @@ fn compile(timer: &Value, created_at: DateTime<Utc>) -> Result<TimerPlan, SpecEr
         jitter: Duration::ZERO,
         dialect: Dialect::Standard,
         dst: DstPolicy::default_for(Dialect::Standard),
-        tz: Tz::UTC,
+        tz,
     };
     let schedule = match every {
         None => {
-            let naive = DateTime::from_timestamp(anchor, 0)
-                .map(|d| d.naive_utc())
+            // One run at `anchor`, a calendar of its wall time in the zone. A wall time the clocks
+            // pass twice is taken at the pass `anchor` is in.
+            let instant = DateTime::from_timestamp(anchor, 0)
                 .ok_or_else(|| SpecError::new("dueTime", "out of range"))?;
+            let naive = instant.with_timezone(&tz).naive_local();
+            let second_pass = matches!(
+                tz.from_local_datetime(&naive),
+                LocalResult::Ambiguous(first, _) if first.timestamp() != anchor
+            );
             let comment = Some("timer: one run".to_string());
-            Schedule::assemble(parts(
-                vec![exact_calendar(naive, comment)],
-                Vec::new(),
-                None,
-                end,
-            ))
+            let mut one = parts(vec![exact_calendar(naive, comment)], Vec::new(), None, end);
+            if second_pass {
+                one.dst.overlap = crate::spec::DstOverlap::Second;
+            }
+            Schedule::assemble(one)
         }
         Some(every) => {
             let step = secs(every);
@@ -290,8 +325,8 @@ fn secs(d: Duration) -> i64 {
     i64::try_from(d.as_secs()).unwrap_or(i64::MAX / 4)
 }
 
-/// A due time: a duration after creation or a fixed UTC time.
-fn parse_due(text: &str, created: i64) -> Result<i64, String> {
+/// A due time: a duration after the base `created`, or a fixed time (read in `tz`).
+fn parse_due(text: &str, created: i64, tz: Tz) -> Result<i64, String> {
     match Duration::parse(text) {
         Ok(d) => {
             let millis =
@@ -304,9 +339,29 @@ fn parse_due(text: &str, created: i64) -> Result<i64, String> {
     if let Ok(t) = DateTime::parse_from_rfc3339(text) {
         return Ok(t.timestamp());
     }
-    parse_fixed_time(text).map(|t| t.and_utc().timestamp()).ok_or_else(|| {
+    parse_fixed_time(text).map(|t| local_instant(tz, t)).ok_or_else(|| {
         format!("expected a duration (\"10s\", \"PT10S\") or a time (\"2023-10-01 09:00:01\"), got {text:?}")
     })
+}
+
+/// The instant of the wall time `local` in `tz`, as a fixed-time calendar reads it (docs/spec.md's
+/// `auto` DST policy): a time the clocks pass twice is its first pass; a time they skip is the
+/// first instant after the gap.
+fn local_instant(tz: Tz, local: NaiveDateTime) -> i64 {
+    if let Some(t) = tz.from_local_datetime(&local).earliest() {
+        return t.timestamp();
+    }
+    // In a gap: the first whole minute after it (gaps start and end on whole minutes; the longest,
+    // a skipped day, is 24 hours).
+    let mut probe = local;
+    for _ in 0..(2 * 24 * 60) {
+        probe += chrono::Duration::minutes(1);
+        let minute = probe.with_second(0).unwrap_or(probe);
+        if let Some(t) = tz.from_local_datetime(&minute).earliest() {
+            return t.timestamp();
+        }
+    }
+    local.and_utc().timestamp()
 }
 
 /// `2023-10-01 09:00:01`, also with unpadded parts (`2023-10-1 9:00:01`) as docs/api.md writes them.
@@ -566,6 +621,166 @@ mod tests {
             .to_canonical_json()
             .to_string()
             .contains("2024-01-01T00:00:02"));
+    }
+
+    /// Issue 26 item 4: a timer had no zone, so cron periods and fixed dates were read in UTC.
+    /// `timeZone` now reads both in the zone; relative due times are unchanged; the times are
+    /// shown in the zone.
+    #[test]
+    fn time_zone_reads_cron_periods_and_fixed_dates_in_the_zone() {
+        let created = "2023-09-30T00:00:00Z";
+        let zoned = |timer: Value| times(timer, created, 2);
+        assert_eq!(
+            zoned(serde_json::json!({"period": "0 0 9 * * ?", "timeZone": "Asia/Shanghai"})),
+            ["2023-09-30T01:00:00+00:00", "2023-10-01T01:00:00+00:00"]
+        );
+        assert_eq!(
+            zoned(serde_json::json!({"period": "0 9 * * *", "timeZone": "Asia/Shanghai"})),
+            ["2023-09-30T01:00:00+00:00", "2023-10-01T01:00:00+00:00"]
+        );
+        assert_eq!(
+            zoned(
+                serde_json::json!({"dueTime": "2023-10-01 09:00:01", "period": "0s", "timeZone": "Asia/Shanghai"})
+            ),
+            ["2023-10-01T01:00:01+00:00"]
+        );
+        assert_eq!(
+            zoned(
+                serde_json::json!({"dueTime": "2023-10-01 09:00:01", "period": "5m", "timeZone": "Asia/Shanghai"})
+            ),
+            ["2023-10-01T01:00:01+00:00", "2023-10-01T01:05:01+00:00"]
+        );
+        // Relative due times and RFC 3339 times with an offset do not depend on the zone.
+        assert_eq!(
+            zoned(
+                serde_json::json!({"dueTime": "1h", "period": "5m", "timeZone": "Asia/Shanghai"})
+            ),
+            ["2023-09-30T01:00:00+00:00", "2023-09-30T01:05:00+00:00"]
+        );
+        assert_eq!(
+            zoned(
+                serde_json::json!({"dueTime": "2023-10-01T09:00:01Z", "period": "0s", "timeZone": "Asia/Shanghai"})
+            ),
+            ["2023-10-01T09:00:01+00:00"]
+        );
+        // The schedule shows its times in the zone.
+        let Ok(TimerPlan::Scheduled(schedule)) = compile_timer(
+            &serde_json::json!({"period": "0 0 9 * * ?", "timeZone": "Asia/Shanghai"}),
+            at(created),
+        ) else {
+            panic!("a schedule");
+        };
+        assert_eq!(schedule.time_zone(), Tz::Asia__Shanghai);
+        assert_eq!(
+            schedule
+                .preview(at(created), 1)
+                .first()
+                .map(|t| schedule.format_time(*t)),
+            Some("2023-09-30T09:00:00+08:00".to_string())
+        );
+        assert_eq!(schedule.to_canonical_json()["timeZone"], "Asia/Shanghai");
+    }
+
+    /// `CRON_TZ=` (and `TZ=`) before a cron period sets its zone; a 5-field body after the prefix
+    /// is standard cron, not a 6-field Quartz one; a prefix that disagrees with `timeZone` is
+    /// refused; a bad zone names `timer.timeZone`.
+    #[test]
+    fn cron_tz_prefix_and_bad_zones() {
+        let created = "2023-09-30T00:00:00Z";
+        for period in [
+            "CRON_TZ=Asia/Shanghai 0 9 * * *",
+            "CRON_TZ=Asia/Shanghai 0 0 9 * * ?",
+            "TZ=Asia/Shanghai 0 9 * * *",
+        ] {
+            assert_eq!(
+                times(serde_json::json!({"period": period}), created, 1),
+                ["2023-09-30T01:00:00+00:00"],
+                "{period}"
+            );
+        }
+        let conflict = times(
+            serde_json::json!({"period": "CRON_TZ=Asia/Tokyo 0 9 * * *", "timeZone": "Asia/Shanghai"}),
+            created,
+            1,
+        );
+        assert!(
+            conflict[0].starts_with("timer.period:") && conflict[0].contains("conflicts"),
+            "{conflict:?}"
+        );
+        let bad = times(
+            serde_json::json!({"period": "5m", "dueTime": "1s", "timeZone": "Mars/Olympus"}),
+            created,
+            1,
+        );
+        assert_eq!(
+            bad,
+            ["timer.timeZone: unknown time zone \"Mars/Olympus\"; expected an IANA name like \"Asia/Shanghai\""]
+        );
+        let typed = times(serde_json::json!({"timeZone": 8}), created, 1);
+        assert!(typed[0].starts_with("timer.timeZone:"), "{typed:?}");
+    }
+
+    /// A fixed date in a DST change: a wall time the clocks pass twice is its first pass, one they
+    /// skip the first instant after the gap (as a fixed-time cron reads them).
+    #[test]
+    fn fixed_dates_across_dst_changes() {
+        let created = "2024-01-01T00:00:00Z";
+        let ny = |due: &str| {
+            times(
+                serde_json::json!({"dueTime": due, "period": "1h", "timeZone": "America/New_York"}),
+                created,
+                1,
+            )
+        };
+        // 2024-11-03 01:30 happens twice in New York (EDT, then EST): the first, 05:30Z.
+        assert_eq!(ny("2024-11-03 01:30:00"), ["2024-11-03T05:30:00+00:00"]);
+        // 2024-03-10 02:30 does not happen: 03:00 EDT, 07:00Z.
+        assert_eq!(ny("2024-03-10 02:30:00"), ["2024-03-10T07:00:00+00:00"]);
+        // One run at a relative time in the second pass keeps that pass.
+        let Ok(TimerPlan::Scheduled(schedule)) = compile_timer(
+            &serde_json::json!({"dueTime": "0s", "period": "0s", "timeZone": "America/New_York"}),
+            at("2024-11-03T06:30:00Z"),
+        ) else {
+            panic!("a schedule");
+        };
+        assert_eq!(
+            schedule.preview(at("2024-11-03T06:29:59Z"), 2),
+            [at("2024-11-03T06:30:00Z")]
+        );
+    }
+
+    /// Issue 26 item 5: the times count from the creation's whole second. Created at any fraction
+    /// of 00:00:00, `{"dueTime": "1s", "period": "1s", "ttl": "3s"}` fires at 00:00:01, :02 and :03
+    /// (the ttl's end is inclusive), and a timer due at once fires at 00:00:00.
+    #[test]
+    fn times_count_from_the_creations_whole_second() {
+        for fraction in ["000", "001", "250", "500", "999"] {
+            let created = format!("2023-09-30T00:00:00.{fraction}Z");
+            let Ok(TimerPlan::Scheduled(schedule)) = compile_timer(
+                &serde_json::json!({"dueTime": "1s", "period": "1s", "ttl": "3s"}),
+                at(&created),
+            ) else {
+                panic!("a schedule");
+            };
+            let got: Vec<String> = schedule
+                .preview(at(&created) - chrono::Duration::seconds(1), 5)
+                .iter()
+                .map(|t| t.to_rfc3339())
+                .collect();
+            assert_eq!(
+                got,
+                [
+                    "2023-09-30T00:00:01+00:00",
+                    "2023-09-30T00:00:02+00:00",
+                    "2023-09-30T00:00:03+00:00"
+                ],
+                "created {created}"
+            );
+            let once = preview(&serde_json::json!({"timer": {}}), at(&created), 3, None)
+                .map(|p| p.times)
+                .unwrap_or_default();
+            assert_eq!(once, ["2023-09-30T00:00:00+00:00"], "created {created}");
+        }
     }
 
     #[test]

@@ -47,6 +47,7 @@ mod queue;
 mod rollups;
 mod schema;
 mod search;
+mod settings;
 mod writer;
 
 pub use queue::SqliteQueue;
@@ -61,8 +62,9 @@ use sundial_ports::clock::Clock;
 use sundial_ports::store::{
     check_batch, AuditCleanReport, AuditQuery, AuditRecord, AuditStore, CleanReport,
     ExecutionQuery, ExecutionRecord, ExecutionStore, FleetHourRecord, JobFilter, JobOrder,
-    JobRecord, JobStore, ManyRead, Page, PageRequest, RollupRecord, RollupStore, StateRead, Store,
-    StoreError, StoreStats, WakeUp, WakeUpIndex, Write, WriteAllError,
+    JobRecord, JobStore, ManyRead, Page, PageRequest, RollupRecord, RollupStore, SettingRecord,
+    SettingStore, StateRead, Store, StoreError, StoreStats, WakeUp, WakeUpIndex, Write,
+    WriteAllError,
 };
 
 use crate::codec::{db, ExecutionRow, JobRow};
@@ -383,6 +385,18 @@ impl AuditStore for SqliteStore {
     ) -> Result<AuditCleanReport, StoreError> {
         self.run(move |conn| audit::clean(conn, retain, purge_deleted_jobs))
             .await
+    }
+}
+
+impl SettingStore for SqliteStore {
+    async fn get_setting(&self, name: &str) -> Result<Option<SettingRecord>, StoreError> {
+        let name = name.to_owned();
+        self.read(move |conn| settings::get(conn, &name)).await
+    }
+
+    async fn put_setting(&self, setting: &SettingRecord) -> Result<(), StoreError> {
+        let setting = setting.clone();
+        self.run(move |conn| settings::put(conn, &setting)).await
     }
 }
 

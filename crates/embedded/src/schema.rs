@@ -214,6 +214,16 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX executions_by_state_scheduled
         ON executions (state, scheduled_at DESC, execution_id DESC);
     ",
+    // 9: settings switched at run time (`SettingStore`: the debug mode), one versioned JSON
+    // document per name.
+    "
+    CREATE TABLE IF NOT EXISTS settings (
+        name       TEXT    NOT NULL PRIMARY KEY,
+        version    INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        value      TEXT    NOT NULL
+    );
+    ",
 ];
 
 /// The schema version this build writes.

@@ -107,7 +107,7 @@ async fn bearer_token_guards_everything_but_health() {
     }
     assert_eq!(
         api.send(with(None, "/health")).await,
-        (StatusCode::OK, json!({"status": "ok"}))
+        (StatusCode::OK, json!({"status": "ok", "debugMode": "off"}))
     );
 
     let create = Request::post("/jobs/20220125")

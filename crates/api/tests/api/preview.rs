@@ -154,6 +154,6 @@ async fn stats_and_health() {
     );
     assert_eq!(
         api.get("/health").await,
-        (StatusCode::OK, json!({"status": "ok"}))
+        (StatusCode::OK, json!({"status": "ok", "debugMode": "off"}))
     );
 }

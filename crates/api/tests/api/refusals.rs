@@ -358,7 +358,7 @@ async fn health_reports_a_stalled_tick_with_503() {
     };
     assert_eq!(
         api.get("/health").await,
-        (StatusCode::OK, json!({"status": "ok"}))
+        (StatusCode::OK, json!({"status": "ok", "debugMode": "off"}))
     );
     app.liveness()
         .engine_started(now, std::time::Duration::from_secs(1));
@@ -369,7 +369,8 @@ async fn health_reports_a_stalled_tick_with_503() {
     assert_eq!(
         body,
         json!({"status": "ok", "engine": {"lastTick": "2024-03-10T12:34:56.000Z",
-               "lastDispatch": "2024-03-10T12:35:06.000Z", "tickLateAfterSeconds": 10}})
+               "lastDispatch": "2024-03-10T12:35:06.000Z", "tickLateAfterSeconds": 10},
+               "debugMode": "off"})
     );
     clock.advance(chrono::Duration::seconds(1));
     let (status, body) = api.get("/health").await;

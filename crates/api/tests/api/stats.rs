@@ -292,3 +292,66 @@ async fn sealed_hours_are_summarized_once_and_read_back_alike() {
         447 - failed_two_hours_ago + 1000
     );
 }
+
+/// Issue 26 item 9: the debug mode, switched at run time (`PUT /settings/debugMode`), read back
+/// with its switches (who, when, from, to, why), shown by `/health` and `/stats`; a bad mode or
+/// field is a 400 naming it.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_debug_mode_switches_at_run_time() {
+    let api = Api::new();
+    let (status, body) = api.get("/settings/debugMode").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        body,
+        serde_json::json!({"mode": "off", "source": "startup", "history": []})
+    );
+    let (status, body) = api
+        .put(
+            "/settings/debugMode",
+            Some(&serde_json::json!({"mode": "both", "reason": "load test"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        (&body["mode"], &body["source"]),
+        (&serde_json::json!("both"), &serde_json::json!("stored"))
+    );
+    let change = &body["history"][0];
+    assert_eq!(
+        (&change["from"], &change["to"], &change["reason"]),
+        (
+            &serde_json::json!("off"),
+            &serde_json::json!("both"),
+            &serde_json::json!("load test")
+        )
+    );
+    assert!(
+        change["by"].is_string() && change["at"].is_string(),
+        "{change}"
+    );
+    assert_eq!(api.get("/settings/debugMode").await.1["mode"], "both");
+    assert_eq!(api.get("/health").await.1["debugMode"], "both");
+    assert_eq!(api.get("/stats").await.1["debugMode"], true);
+    for (bad, field) in [
+        (serde_json::json!({"mode": "on"}), "mode:"),
+        (serde_json::json!({"mode": 1}), "mode:"),
+        (serde_json::json!({}), "mode:"),
+        (serde_json::json!({"mode": "off", "why": "x"}), "why:"),
+        (serde_json::json!({"mode": "off", "reason": 5}), "reason:"),
+    ] {
+        assert_error(
+            &api.put("/settings/debugMode", Some(&bad)).await,
+            400,
+            field,
+        );
+    }
+    let body = api
+        .put(
+            "/settings/debugMode",
+            Some(&serde_json::json!({"mode": "off"})),
+        )
+        .await
+        .1;
+    assert_eq!(body["history"].as_array().map(Vec::len), Some(2));
+    assert_eq!(api.get("/health").await.1["debugMode"], "off");
+}

@@ -41,7 +41,7 @@ async fn timers_are_reconciled_per_service() {
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(
         body,
-        json!({"resp_code": 200, "resp_msg": null, "created": ["t-a", "t-b"], "updated": [], "unchanged": [], "removed": []})
+        json!({"resp_code": 200, "resp_msg": null, "created": ["t-a", "t-b"], "updated": [], "changedFields": {}, "unchanged": [], "removed": []})
     );
     assert_eq!(
         service_jobs(&api, "jobswork").await,
@@ -51,7 +51,7 @@ async fn timers_are_reconciled_per_service() {
     let again = api.put("/services/jobswork/timers", Some(&list)).await.1;
     assert_eq!(
         again,
-        json!({"resp_code": 200, "resp_msg": null, "created": [], "updated": [], "unchanged": ["t-a", "t-b"], "removed": []}),
+        json!({"resp_code": 200, "resp_msg": null, "created": [], "updated": [], "changedFields": {}, "unchanged": ["t-a", "t-b"], "removed": []}),
         "a second identical call changes nothing"
     );
 
@@ -60,7 +60,7 @@ async fn timers_are_reconciled_per_service() {
     let body = api.put("/services/jobswork/timers", Some(&list)).await.1;
     assert_eq!(
         body,
-        json!({"resp_code": 200, "resp_msg": null, "created": ["t-c"], "updated": ["t-b"], "unchanged": [], "removed": ["t-a"]})
+        json!({"resp_code": 200, "resp_msg": null, "created": ["t-c"], "updated": ["t-b"], "changedFields": {"t-b": ["jobName"]}, "unchanged": [], "removed": ["t-a"]})
     );
     assert_eq!(
         service_jobs(&api, "jobswork").await,
@@ -172,4 +172,110 @@ async fn a_timer_list_with_an_unknown_field_or_both_keys_changes_nothing() {
         (status, &body["removed"]),
         (StatusCode::OK, &json!(["t-keep"]))
     );
+}
+
+/// Issue 26 item 2: re-declaring a service's timers (what every start of the service does) undid
+/// an operator's pause: the job was listed `updated`, active again, its pause notes gone. A
+/// declaration is now merged three ways with the one before it: re-declaring an unchanged list
+/// changes nothing; pause state, pause notes and labels are never touched; an operator's edit of a
+/// field the code did not change stays; what the code changed is applied and named, in the answer
+/// and in the audit trail.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_declaration_applies_only_what_the_code_changed() {
+    let api = Api::new();
+    let mut declared = timer_entry("svc-a", "A");
+    declared["labels"] = json!({"team": "billing"});
+    let list = json!({"timer": [declared.clone()]});
+    let body = api.put("/services/billing/timers", Some(&list)).await.1;
+    assert_eq!(body["created"], json!(["svc-a"]));
+    let (status, _) = api
+        .post(
+            "/jobs/svc-a/pause",
+            &json!({"notes": "incident 42: the ledger is down"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+
+    // The same list again: unchanged, still paused with its notes.
+    let body = api.put("/services/billing/timers", Some(&list)).await.1;
+    assert_eq!(
+        (&body["updated"], &body["unchanged"]),
+        (&json!([]), &json!(["svc-a"])),
+        "{body}"
+    );
+    let job = api.job("svc-a").await;
+    assert_eq!(
+        (&job["active"], &job["state"], &job["pausedNotes"]),
+        (
+            &json!(0),
+            &json!("paused"),
+            &json!("incident 42: the ledger is down")
+        )
+    );
+
+    // An operator edits a field the code does not change, and relabels the job: both stay.
+    let mut edited = job.clone();
+    for key in ["state", "pausedNotes", "createdAt", "updatedAt"] {
+        edited.as_object_mut().unwrap().remove(key);
+    }
+    edited["timeoutSeconds"] = json!(300);
+    edited["labels"] = json!({"team": "ops"});
+    let (status, answer) = api.post("/jobs/svc-a/update", &edited).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    let body = api.put("/services/billing/timers", Some(&list)).await.1;
+    assert_eq!(body["unchanged"], json!(["svc-a"]), "{body}");
+    let job = api.job("svc-a").await;
+    assert_eq!(job["timeoutSeconds"], json!(300));
+    assert_eq!(job["labels"], json!({"team": "ops"}));
+    assert_eq!(job["active"], json!(0));
+
+    // The code changes the timer and the name, and its labels: the timer and the name are
+    // applied, the operator's timeout, labels, pause and notes stay.
+    let mut changed = declared.clone();
+    changed["timer"] = json!({"period": "0 0 3 * * ?"});
+    changed["jobName"] = json!("A2");
+    changed["labels"] = json!({"team": "billing-2"});
+    let list = json!({"timer": [changed]});
+    let body = api.put("/services/billing/timers", Some(&list)).await.1;
+    assert_eq!(body["updated"], json!(["svc-a"]), "{body}");
+    assert_eq!(
+        body["changedFields"],
+        json!({"svc-a": ["jobName", "timer"]})
+    );
+    let job = api.job("svc-a").await;
+    assert_eq!(job["timer"], json!({"period": "0 0 3 * * ?"}));
+    assert_eq!(job["jobName"], json!("A2"));
+    assert_eq!(job["timeoutSeconds"], json!(300));
+    assert_eq!(job["labels"], json!({"team": "ops"}));
+    assert_eq!(
+        (&job["active"], &job["pausedNotes"]),
+        (&json!(0), &json!("incident 42: the ledger is down"))
+    );
+    let body = api.put("/services/billing/timers", Some(&list)).await.1;
+    assert_eq!(body["unchanged"], json!(["svc-a"]), "idempotent: {body}");
+
+    // The audit trail: the declaration's update names its fields; the removal is recorded.
+    let body = api
+        .put("/services/billing/timers", Some(&json!([])))
+        .await
+        .1;
+    assert_eq!(body["removed"], json!(["svc-a"]));
+    let history = api.get("/jobs/svc-a/history").await.1;
+    let entries = history["entries"].as_array().cloned().unwrap_or_default();
+    let actions: Vec<&str> = entries
+        .iter()
+        .map(|e| e["action"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        actions,
+        [
+            "timers:delete",
+            "timers:update",
+            "update",
+            "pause",
+            "timers:create"
+        ],
+        "{history}"
+    );
+    assert_eq!(entries[1]["fields"], json!(["jobName", "timer"]));
 }

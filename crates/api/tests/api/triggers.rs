@@ -399,3 +399,50 @@ async fn describe_shows_the_next_ten_fires_and_the_counters() {
 
     assert_error(&api.get("/jobs/ghost/describe").await, 404, "job ghost");
 }
+
+/// Issue 26 items 11 and 4: describe answers the job's spec normalized (`schedule`, the canonical
+/// form `POST /specs/preview` answers with) beside the job as written, as Temporal's describe does;
+/// a timer's `timeZone` is that spec's zone and its times' offset; a triggered-only job has
+/// `"schedule": null`.
+#[tokio::test(flavor = "multi_thread")]
+async fn describe_answers_the_normalized_spec_beside_the_written_one() {
+    let api = Api::new();
+    let timer = json!({"period": "0 0 9 * * ?", "timeZone": "Asia/Shanghai"});
+    let mut zoned = seed_job_as("zoned");
+    zoned["timer"] = timer.clone();
+    api.create("zoned", &zoned).await;
+    let (status, body) = api.get("/jobs/zoned/describe").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["job"]["timer"], timer, "the job as written");
+    let preview = api
+        .post("/specs/preview", &json!({"timer": timer, "from": NOW}))
+        .await
+        .1;
+    assert_eq!(body["schedule"], preview["schedule"], "{body}");
+    assert_eq!(body["schedule"]["timeZone"], "Asia/Shanghai");
+    assert_eq!(
+        body["schedule"]["calendars"][0]["hour"],
+        json!([{"start": 9}])
+    );
+    assert_eq!(
+        body["info"]["futureActionTimes"][0],
+        "2024-03-11T09:00:00+08:00"
+    );
+
+    let spec = json!({"cron": ["0 12 * * MON-FRI"], "timeZone": "Europe/Paris"});
+    let mut scheduled = seed_job_as("spec");
+    scheduled.as_object_mut().unwrap().remove("timer");
+    scheduled["schedule"] = spec.clone();
+    api.create("spec", &scheduled).await;
+    let body = api.get("/jobs/spec/describe").await.1;
+    assert_eq!(body["job"]["schedule"], spec);
+    let preview = api
+        .post("/specs/preview", &json!({"schedule": spec, "from": NOW}))
+        .await
+        .1;
+    assert_eq!(body["schedule"], preview["schedule"], "{body}");
+
+    api.create("manual", &triggered_job("u")).await;
+    let body = api.get("/jobs/manual/describe").await.1;
+    assert_eq!(body["schedule"], Value::Null, "{body}");
+}

@@ -11,6 +11,7 @@
 //! a hash of the execution id over [`RUN_SHARDS`] partitions.
 //! | wake-up   | `{ns}W#{key}`   | `W`  | —                           | —                                   | `{ns}T{shard}` / due ms |
 //! | label     | `{ns}J#{jobId}` | `L#{key}` | `{ns}JL#{key}={value}` / jobId | —                             | —                 |
+//! | setting   | `{ns}S#{name}`  | `S`  | —                           | —                                   | —                 |
 //!
 //! Label items (one per label of a job, see [`super::labels`]) share `gsi1` with jobs and
 //! executions: a label's jobs are one partition, in id order.
@@ -49,6 +50,8 @@ pub const JOB_SK: &str = "J";
 pub const EXECUTION_SK: &str = "E";
 /// Sort key of wake-ups.
 pub const WAKEUP_SK: &str = "W";
+/// Sort key of settings.
+pub const SETTING_SK: &str = "S";
 /// Sort keys of label items start with this, then the label key.
 pub const LABEL_SK_PREFIX: &str = "L#";
 
@@ -91,6 +94,11 @@ impl Keys {
     /// The primary key of a wake-up.
     pub fn wakeup(&self, key: &str) -> Item {
         primary(format!("{}W#{key}", self.ns), WAKEUP_SK)
+    }
+
+    /// The primary key of the setting `name` ([`sundial_ports::store::SettingStore`]).
+    pub fn setting(&self, name: &str) -> Item {
+        primary(format!("{}S#{name}", self.ns), SETTING_SK)
     }
 
     /// The primary key of job `job_id`'s index item for label `key`.

@@ -17,6 +17,7 @@ pub mod keys;
 pub mod labels;
 pub mod rollups;
 mod search;
+mod settings;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Duration;

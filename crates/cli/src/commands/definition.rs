@@ -112,6 +112,7 @@ pub(crate) fn apply(
     if flags.paused {
         set("active", Some(Value::from(0)));
     }
+    apply_labels(definition, &flags.labels)?;
     apply_action(definition, flags)?;
     apply_schedule(definition, flags)?;
     for assignment in &flags.set {
@@ -122,6 +123,41 @@ pub(crate) fn apply(
         })?;
         set_path(definition, path, json_or_string(value))?;
     }
+    Ok(())
+}
+
+/// `--label KEY=VALUE`, repeatable: each sets one key of the job's `labels`, keeping the others
+/// (on update, the stored ones). The key and the value are checked by the server (docs/api.md's
+/// label rule); only a pair that is not one is a usage error here.
+fn apply_labels(definition: &mut Map<String, Value>, pairs: &[String]) -> Result<(), CliError> {
+    if pairs.is_empty() {
+        return Ok(());
+    }
+    let mut parsed = Vec::with_capacity(pairs.len());
+    for pair in pairs {
+        let (key, value) = pair.split_once('=').ok_or_else(|| {
+            CliError::usage(format!(
+                "--label: expected KEY=VALUE like team=payments, got {pair:?}"
+            ))
+        })?;
+        let key = key.trim();
+        if key.is_empty() {
+            return Err(CliError::usage(format!(
+                "--label: expected KEY=VALUE like team=payments, got {pair:?} (the key is empty)"
+            )));
+        }
+        if value.is_empty() {
+            return Err(CliError::usage(format!(
+                "--label: expected KEY=VALUE like team=payments, got {pair:?} (the value is empty)"
+            )));
+        }
+        parsed.push((key.to_string(), Value::from(value)));
+    }
+    with_object(definition, "labels", |labels| {
+        for (key, value) in parsed {
+            labels.insert(key, value);
+        }
+    });
     Ok(())
 }
 
@@ -416,6 +452,32 @@ mod tests {
             .unwrap_err()
             .message
             .contains("not both"));
+    }
+
+    /// Issue 26 item 13: `--label team=payments` was refused by clap; it now sets one label,
+    /// keeping the stored others, and a pair that is not KEY=VALUE is a usage error naming it.
+    #[test]
+    fn labels_are_set_one_key_at_a_time() {
+        let flags = DefinitionArgs {
+            labels: vec!["team=payments".into(), "tier=1".into(), "url=a=b".into()],
+            ..DefinitionArgs::default()
+        };
+        assert_eq!(
+            applied(json!({"labels": {"team": "ops", "env": "prod"}}), flags),
+            json!({"labels": {"team": "payments", "env": "prod", "tier": "1", "url": "a=b"}})
+        );
+        for bad in ["team", "=payments", "team="] {
+            let flags = DefinitionArgs {
+                labels: vec![bad.into()],
+                ..DefinitionArgs::default()
+            };
+            let message = apply(&mut Map::new(), &flags).unwrap_err().message;
+            assert!(
+                message.starts_with("--label: expected KEY=VALUE like team=payments, got"),
+                "{bad}: {message}"
+            );
+            assert!(has_flags(&flags));
+        }
     }
 
     #[test]

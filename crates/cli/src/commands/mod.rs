@@ -73,6 +73,30 @@ pub(crate) async fn run(command: Command, context: &Context) -> Result<(), CliEr
                 views::timers_sync(&service, &answer, context.style)
             })
         }
+        Command::Settings(crate::cli::SettingsCommand::DebugMode { mode, reason }) => {
+            let answer = match mode {
+                None => {
+                    context
+                        .client
+                        .call(Request::get(&["settings", "debugMode"]))
+                        .await?
+                }
+                Some(mode) => {
+                    let mut body = serde_json::json!({"mode": mode.name()});
+                    if let Some(reason) = reason {
+                        body["reason"] = Value::from(reason);
+                    }
+                    context
+                        .client
+                        .call(Request {
+                            body: Some(&body),
+                            ..Request::new(reqwest::Method::PUT, &["settings", "debugMode"])
+                        })
+                        .await?
+                }
+            };
+            context.show(&answer, || views::debug_mode(&answer, context.style))
+        }
         Command::Stats(args) => {
             let answer = context
                 .client

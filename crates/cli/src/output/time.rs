@@ -10,14 +10,27 @@ use chrono::{DateTime, Duration, LocalResult, Offset, TimeZone, Utc};
 use chrono_tz::Tz;
 use serde_json::Value;
 use sundial_core::spec::Schedule;
+use sundial_core::timer::{compile_timer, TimerPlan};
 
-/// The zone a job's times are shown in: its schedule's, else UTC (`timer`s (docs/api.md) and triggered
-/// jobs compute in UTC).
+/// The zone a job's times are shown in: its schedule's, or its `timer`'s (`timeZone`, or a
+/// `CRON_TZ=` prefix of its cron period), else UTC (triggered-only jobs).
 pub(crate) fn job_zone(job: &Value) -> Tz {
-    match job.get("schedule") {
-        Some(schedule) if schedule.is_object() => Schedule::from_json(schedule)
+    match (job.get("schedule"), job.get("timer")) {
+        (Some(schedule), _) if schedule.is_object() => Schedule::from_json(schedule)
             .map(|s| s.time_zone())
             .unwrap_or(Tz::UTC),
+        (_, Some(timer)) => {
+            // The create table allows a timer as JSON text.
+            let timer = match timer {
+                Value::String(text) => serde_json::from_str(text).unwrap_or(Value::Null),
+                other => other.clone(),
+            };
+            // The zone does not depend on the creation time the timer is compiled at.
+            match compile_timer(&timer, DateTime::UNIX_EPOCH) {
+                Ok(TimerPlan::Scheduled(s)) => s.time_zone(),
+                _ => Tz::UTC,
+            }
+        }
         _ => Tz::UTC,
     }
 }
@@ -180,6 +193,18 @@ mod tests {
         assert_eq!(relative(t("2026-11-23T11:00:00Z"), now), "in 47 h");
         assert_eq!(relative(t("2026-12-21T12:00:00Z"), now), "in 30 d");
         assert_eq!(took(now, t("2026-11-21T12:00:01.25Z")), "1.2 s");
+    }
+
+    /// Issue 26 item 4: a timer's zone (`timeZone`, or a `CRON_TZ=` prefix) is the job's.
+    #[test]
+    fn zones_come_from_the_timer() {
+        let job = json!({"timer": {"period": "0 0 9 * * ?", "timeZone": "Asia/Shanghai"}});
+        assert_eq!(job_zone(&job), Tz::Asia__Shanghai);
+        let job = json!({"timer": {"period": "CRON_TZ=Asia/Tokyo 0 9 * * *"}});
+        assert_eq!(job_zone(&job), Tz::Asia__Tokyo);
+        let job = json!({"timer": "{\"dueTime\": \"1h\", \"period\": \"5m\", \"timeZone\": \"Europe/Paris\"}"});
+        assert_eq!(job_zone(&job), Tz::Europe__Paris);
+        assert_eq!(job_zone(&json!({"timer": {"period": "external"}})), Tz::UTC);
     }
 
     #[test]

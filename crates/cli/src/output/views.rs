@@ -116,6 +116,10 @@ pub(crate) fn schedule_summary(job: &Value) -> String {
     if !ttl.is_empty() {
         summary.push_str(&format!(", for {ttl}"));
     }
+    let zone = text(&timer, "timeZone");
+    if !zone.is_empty() {
+        summary.push_str(&format!(" ({zone})"));
+    }
     summary
 }
 
@@ -777,6 +781,42 @@ pub(crate) fn window_figures(answer: &Value, style: Style) -> String {
     out
 }
 
+/// `sundial settings debug-mode`: the mode in force and its switches, newest first.
+pub(crate) fn debug_mode(answer: &Value, style: Style) -> String {
+    let mode = text(answer, "mode");
+    let source = match text(answer, "source").as_str() {
+        "startup" => " (the start-up value; never switched)",
+        _ => "",
+    };
+    let mut out = format!("Debug mode: {mode}{source}\n{}\n", debug_mode_words(&mode));
+    let history = list(answer, "history");
+    if !history.is_empty() {
+        let mut table = Table::new(&["AT", "BY", "FROM", "TO", "REASON"]);
+        for change in &history {
+            table.row(vec![
+                text(change, "at").into(),
+                text(change, "by").into(),
+                text(change, "from").into(),
+                text(change, "to").into(),
+                or_dash(text(change, "reason")).into(),
+            ]);
+        }
+        out.push('\n');
+        out.push_str(&table.render(style));
+    }
+    out
+}
+
+/// What a debug mode stops, in words.
+fn debug_mode_words(mode: &str) -> &'static str {
+    match mode {
+        "schedules" => "Scheduled fires do not run; triggers, console triggers and backfills do.",
+        "triggers" => "Runs triggered by programs do not run; schedules, console triggers and backfills do.",
+        "both" => "Scheduled fires and runs triggered by programs do not run; console triggers and backfills do.",
+        _ => "Every run runs.",
+    }
+}
+
 /// `sundial health`: the status and, with an engine, how long ago it last ticked and dispatched.
 pub(crate) fn health(answer: &Value, now: DateTime<Utc>, style: Style) -> String {
     let status = text(answer, "status");
@@ -797,6 +837,10 @@ pub(crate) fn health(answer: &Value, now: DateTime<Utc>, style: Style) -> String
     } else {
         rows.push(("Engine", "not in this process (API only)".into()));
     }
+    let mode = text(answer, "debugMode");
+    if !mode.is_empty() {
+        rows.push(("Debug mode", mode.into()));
+    }
     fields(&rows, style)
 }
 
@@ -807,6 +851,18 @@ pub(crate) fn timers_sync(service: &str, answer: &Value, style: Style) -> String
         let ids: Vec<String> = list(answer, key)
             .iter()
             .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+            .map(|id| {
+                // An update names the fields the code changed.
+                let fields = list(&answer["changedFields"], &id)
+                    .iter()
+                    .filter_map(|f| f.as_str().map(str::to_string))
+                    .collect::<Vec<_>>();
+                if key == "updated" && !fields.is_empty() {
+                    format!("{id} ({})", fields.join(", "))
+                } else {
+                    id
+                }
+            })
             .collect();
         table.row(vec![
             key.into(),

@@ -210,7 +210,8 @@ fn stats_health_and_timers() {
     let health_answer = json!({"status": "ok", "engine": {"lastTick": "2026-10-30T11:59:58.001Z",
         "lastDispatch": "2026-10-30T11:59:59.312Z", "tickLateAfterSeconds": 10}});
     let sync = json!({"created": ["billing-nightly", "billing-reminders"], "removed": [],
-        "resp_code": 200, "resp_msg": null, "unchanged": [], "updated": ["billing-old"]});
+        "resp_code": 200, "resp_msg": null, "unchanged": [], "updated": ["billing-old"],
+        "changedFields": {"billing-old": ["timeoutSeconds", "timer"]}});
     assert_snapshot!(format!(
         "{}\n{}\n{}\n{}",
         stats(&stats_answer, plain()),
@@ -296,4 +297,32 @@ fn occurrences_with_a_pause_a_dst_gap_and_ranges() {
         "ranges": [{"kind": "missed", "from": "2027-03-15T06:30:00Z", "to": "2027-03-15T06:30:00Z", "count": 1}]
     });
     assert_snapshot!(occurrences(&answer, plain()));
+}
+
+/// Issue 26 item 9: `sundial settings debug-mode` and the debug mode in `sundial health`.
+#[test]
+fn debug_mode_and_health() {
+    let answer = json!({"mode": "both", "source": "stored", "history": [
+        {"at": "2026-11-27T19:40:00.000Z", "by": "alice", "from": "off", "to": "both", "reason": "load test"}]});
+    let shown = debug_mode(&answer, plain());
+    assert!(
+        shown.starts_with(
+            "Debug mode: both\nScheduled fires and runs triggered by programs do not run"
+        ),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("alice") && shown.contains("load test"),
+        "{shown}"
+    );
+    let startup = debug_mode(
+        &json!({"mode": "off", "source": "startup", "history": []}),
+        plain(),
+    );
+    assert_eq!(
+        startup,
+        "Debug mode: off (the start-up value; never switched)\nEvery run runs.\n"
+    );
+    let health_answer = json!({"status": "ok", "debugMode": "schedules"});
+    assert!(health(&health_answer, now(), plain()).contains("Debug mode  schedules"));
 }

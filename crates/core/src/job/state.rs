@@ -104,6 +104,12 @@ pub struct JobState {
     /// that counts them (`missedCatchupWindow`, `bufferDropped`); the non-run ledger reads them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub fire_ranges: Vec<crate::ledger::FireRange>,
+    /// The definition its service last declared (`PUT /services/{service}/timers`), as written:
+    /// the next declaration applies only the fields that differ from it
+    /// ([`crate::declaration::plan_reconcile`]). `None` for a job no service declared, or one
+    /// declared before declarations were kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub declaration: Option<Value>,
 }
 
 /// An execution waiting for admission: see [`JobState::waiting`].
@@ -181,6 +187,7 @@ impl Default for JobState {
             incarnation: 0,
             waiting: Vec::new(),
             fire_ranges: Vec::new(),
+            declaration: None,
         }
     }
 }

@@ -54,6 +54,40 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(cfg(512))]
+
+    /// Issue 26 item 5: a timer created at any fraction of a second has exactly the times of one
+    /// created at the start of that second (the creation truncated to the second, plus `dueTime`,
+    /// every `period`, up to creation + `ttl` inclusive): no fire lost or added by the fraction.
+    #[test]
+    fn the_fraction_of_the_creation_second_changes_no_time(
+        due in 0u64..=5,
+        period in 1u64..=5,
+        ttl in 0u64..=12,
+        millis in 0u32..1000,
+        created in (from_min()..=ymd(2090, 1, 1)).prop_map(ts),
+    ) {
+        let timer = json!({"dueTime": format!("{due}s"), "period": format!("{period}s"), "ttl": format!("{ttl}s")});
+        let at_fraction = created + chrono::Duration::milliseconds(i64::from(millis));
+        let times = |at: chrono::DateTime<chrono::Utc>| match compile_timer(&timer, at) {
+            Ok(TimerPlan::Scheduled(s)) => s
+                .preview(created - chrono::Duration::seconds(1), 20)
+                .into_iter()
+                .map(rfc)
+                .collect::<Vec<_>>(),
+            other => vec![format!("{other:?}")],
+        };
+        let want: Vec<String> = (0..20i64)
+            .map(|i| created.timestamp() + due as i64 + i * period as i64)
+            .filter(|t| *t <= created.timestamp() + ttl as i64)
+            .map(|t| rfc(ts(t)))
+            .collect();
+        prop_assert_eq!(times(at_fraction), want.clone(), "timer {} created {}", timer, rfc(at_fraction));
+        prop_assert_eq!(times(created), want);
+    }
+}
+
 // Durations built from known components parse to the right length.
 proptest! {
     #![proptest_config(cfg(2048))]

@@ -39,8 +39,8 @@ use serde_json::{json, Value};
 use tokio::sync::Barrier;
 
 use crate::store::{
-    ExecutionRecord, JobFilter, JobOrder, JobRecord, Page, PageRequest, StateRead, Store,
-    StoreError, WakeUp, Write, WriteAllError,
+    ExecutionRecord, JobFilter, JobOrder, JobRecord, Page, PageRequest, SettingRecord, StateRead,
+    Store, StoreError, WakeUp, Write, WriteAllError,
 };
 
 /// Runs every case of the suite, each against a fresh store from `make_store`, and panics naming
@@ -92,6 +92,7 @@ pub async fn run_all<S: Store, F: Fn() -> S>(make_store: F) {
         stats_count_by_state,
         concurrent_job_updates,
         concurrent_execution_creates,
+        settings_are_versioned_documents,
     );
     super::audit::run_cases(&make_store, &mut failures).await;
     super::report("store", &failures);
@@ -2243,4 +2244,56 @@ async fn wakeup_cleared_only_if_unchanged<S: Store>(store: S) {
         .await
         .must("clear_wakeup_if(absent)");
     assert!(!cleared);
+}
+
+/// Settings (the debug mode): absent until written; version 1 creates, each later version
+/// replaces exactly the one before it; the document and the time round-trip.
+async fn settings_are_versioned_documents<S: Store>(store: S) {
+    assert_eq!(store.get_setting("debugMode").await.unwrap(), None);
+    let first = SettingRecord {
+        name: "debugMode".into(),
+        version: 1,
+        updated_at: t(1_000),
+        value: json!({"mode": "schedules", "history": [{"by": "alice", "from": "off", "to": "schedules"}]}),
+    };
+    store.put_setting(&first).await.unwrap();
+    assert_eq!(
+        store.get_setting("debugMode").await.unwrap(),
+        Some(first.clone())
+    );
+    assert!(matches!(
+        store.put_setting(&first).await,
+        Err(StoreError::AlreadyExists(key)) if key.contains("debugMode")
+    ));
+    let second = SettingRecord {
+        version: 2,
+        updated_at: t(2_000),
+        value: json!({"mode": "off"}),
+        ..first.clone()
+    };
+    store.put_setting(&second).await.unwrap();
+    // A writer that read version 1 lost the race.
+    assert!(matches!(
+        store.put_setting(&second).await,
+        Err(StoreError::VersionConflict { key, .. }) if key.contains("debugMode")
+    ));
+    let skipped = SettingRecord {
+        version: 5,
+        ..second.clone()
+    };
+    assert!(matches!(
+        store.put_setting(&skipped).await,
+        Err(StoreError::VersionConflict { .. })
+    ));
+    let other = SettingRecord {
+        name: "other".into(),
+        version: 3,
+        ..second.clone()
+    };
+    assert!(matches!(
+        store.put_setting(&other).await,
+        Err(StoreError::NotFound(key)) if key.contains("other")
+    ));
+    assert_eq!(store.get_setting("debugMode").await.unwrap(), Some(second));
+    assert_eq!(store.get_setting("other").await.unwrap(), None);
 }

@@ -17,8 +17,8 @@ use crate::store::retention::past_retention;
 use crate::store::{
     check_batch, cursor, AuditCleanReport, AuditQuery, AuditRecord, AuditStore, CleanReport,
     ExecutionQuery, ExecutionRecord, ExecutionStore, FleetHourRecord, JobFilter, JobOrder,
-    JobRecord, JobStore, Page, PageRequest, RollupRecord, RollupStore, Store, StoreError,
-    StoreStats, WakeUp, WakeUpIndex, Write, WriteAllError, MAX_PAGE,
+    JobRecord, JobStore, Page, PageRequest, RollupRecord, RollupStore, SettingRecord, SettingStore,
+    Store, StoreError, StoreStats, WakeUp, WakeUpIndex, Write, WriteAllError, MAX_PAGE,
 };
 
 /// An in-memory [`Store`]; each instance is a fresh, empty store.
@@ -37,6 +37,7 @@ struct Data {
     /// Rollup buckets by (hour, job id): hour first, as the cross-job read goes by hour.
     rollups: BTreeMap<(DateTime<Utc>, String), BTreeMap<String, u64>>,
     fleet_hours: BTreeMap<(DateTime<Utc>, u32), String>,
+    settings: BTreeMap<String, SettingRecord>,
     /// Writes left before an injected failure ([`MemoryStore::fail_write`]).
     fail_in: Option<usize>,
     /// Write operations asked for so far ([`MemoryStore::writes`]).
@@ -649,6 +650,31 @@ impl RollupStore for MemoryStore {
         data.rollups.retain(|(hour, _), _| *hour >= before);
         data.fleet_hours.retain(|(hour, _), _| *hour >= before);
         Ok((before_count - data.rollups.len()) as u64)
+    }
+}
+
+impl SettingStore for MemoryStore {
+    async fn get_setting(&self, name: &str) -> Result<Option<SettingRecord>, StoreError> {
+        Ok(self.lock()?.settings.get(name).cloned())
+    }
+
+    async fn put_setting(&self, setting: &SettingRecord) -> Result<(), StoreError> {
+        let mut data = self.lock_write()?;
+        let key = format!("setting {}", setting.name);
+        match (data.settings.get(&setting.name), setting.version) {
+            (Some(_), 1) => return Err(StoreError::AlreadyExists(key)),
+            (None, 1) => {}
+            (None, _) => return Err(StoreError::NotFound(key)),
+            (Some(stored), version) if stored.version + 1 != version => {
+                return Err(StoreError::VersionConflict {
+                    key,
+                    expected: version - 1,
+                })
+            }
+            (Some(_), _) => {}
+        }
+        data.settings.insert(setting.name.clone(), setting.clone());
+        Ok(())
     }
 }
 

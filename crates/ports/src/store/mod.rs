@@ -17,6 +17,7 @@ pub mod labels;
 pub mod retention;
 pub mod rollups;
 pub mod search;
+pub mod settings;
 
 pub use audit::{AuditCleanReport, AuditQuery, AuditRecord, AuditStore};
 
@@ -30,6 +31,7 @@ use crate::cause::Cause;
 pub use labels::{id_prefix_end, LabelSelector};
 pub use rollups::{FleetHourRecord, RollupRecord, RollupStore};
 pub use search::{ExecutionQuery, RunSource, TimeRange};
+pub use settings::{SettingRecord, SettingStore};
 
 /// A job as stored.
 #[derive(Clone, Debug, PartialEq)]
@@ -502,7 +504,9 @@ pub trait WakeUpIndex: Send + Sync + 'static {
 /// The whole store: jobs, executions, the wake-up index and the audit trail, plus what spans them — atomic writes
 /// across all three, reads of both kinds at once, and counts. The engine and the control plane
 /// need all of it; adapters implement each part.
-pub trait Store: JobStore + ExecutionStore + WakeUpIndex + RollupStore + AuditStore {
+pub trait Store:
+    JobStore + ExecutionStore + WakeUpIndex + RollupStore + AuditStore + SettingStore
+{
     /// Makes every write of `writes` or none: the tick's job, fires and timer entry; a dispatch
     /// step's execution and the job slot it takes or frees. Each key appears at most once, and at
     /// most [`MAX_WRITES`] writes. When a write's condition fails nothing is written and the error

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 use sundial_core::change::{affected_runs, AffectedRun, RunPlace, UnstartedRun};
+use sundial_core::declaration::{plan_reconcile, Reconcile};
 use sundial_core::execution::incarnation_of_execution;
 use sundial_core::job::{
     Job, JobDefinition, JobId, JobState, JobStatus, LabelSelector, ServiceName,
@@ -52,8 +53,10 @@ pub(crate) fn definition_tag(job: &Job) -> String {
 pub struct DeclarationReport {
     /// Jobs created.
     pub created: Vec<String>,
-    /// Jobs whose definition changed.
+    /// Jobs whose definition changed: the fields the code changed were applied.
     pub updated: Vec<String>,
+    /// For each updated job, the fields the code changed (and the update applied), in name order.
+    pub changed_fields: BTreeMap<String, Vec<String>>,
     /// Jobs already as declared.
     pub unchanged: Vec<String>,
     /// Jobs of the service that the list no longer declares.
@@ -109,6 +112,7 @@ impl<S: Store> App<S> {
         self.create_job_for(by, job_id, body, None).await
     }
 
+    /// Creates a job; `service` declared it (with `body`, kept as its declaration).
     async fn create_job_for(
         &self,
         by: &ChangeBy,
@@ -126,6 +130,9 @@ impl<S: Store> App<S> {
             }
         }
         let mut state = JobState::for_definition(&definition);
+        if service.is_some() {
+            state.declaration = Some(body.clone());
+        }
         // A job id used before (deleted, its executions kept) starts a new incarnation: new
         // execution ids, and execute numbers that continue after the old job's.
         let last = self
@@ -507,6 +514,74 @@ impl<S: Store> App<S> {
         Ok(deleted)
     }
 
+    /// Applies a service's new declaration `declared` to its stored job `job_id` by the three-way
+    /// merge of [`plan_reconcile`], against the job as it is when written (a concurrent change
+    /// is merged again): the fields the code changed are set, and the declaration is kept with the
+    /// job for the next one. Returns the fields applied, `None` when there were none (then only
+    /// the kept declaration is written, with no audit entry: the job did not change). An update
+    /// is recorded as `timers:update` with its changed fields, as any update is.
+    async fn apply_declaration(
+        &self,
+        by: &ChangeBy,
+        job_id: &JobId,
+        declared: &Value,
+    ) -> Result<Option<Vec<String>>, AppError> {
+        let now = self.now();
+        let (stored, fields) = self
+            .modify_recorded(
+                None,
+                job_id,
+                |stored| {
+                    let plan = plan_reconcile(
+                        stored.job.state.declaration.as_ref(),
+                        declared,
+                        Some(stored.job.definition.as_written()),
+                    );
+                    let fields = match plan {
+                        // Deleted meanwhile: the next declaration creates it again.
+                        Reconcile::Create => None,
+                        Reconcile::Unchanged { .. } => None,
+                        Reconcile::Update { fields, definition } => {
+                            let definition = JobDefinition::parse_submitted(
+                                job_id,
+                                &definition,
+                                stored.job.created_at,
+                                Some(&stored.job.definition),
+                            )?;
+                            self.check_platform_limits(&definition)?;
+                            // The merged definition carries the stored `active`: a paused job stays
+                            // paused, with its notes.
+                            stored.job.apply_definition(definition);
+                            Some(fields)
+                        }
+                    };
+                    stored.job.state.declaration = Some(declared.clone());
+                    Ok(fields)
+                },
+                |before, after, version| {
+                    if before.definition.as_written() == after.definition.as_written() {
+                        return None;
+                    }
+                    let mut entry = Entry::new("update", Some(after), version);
+                    entry.before = Some(before);
+                    entry.details.insert(
+                        "fields".into(),
+                        Value::from(changed_top_level_fields(
+                            before.definition.as_written(),
+                            after.definition.as_written(),
+                        )),
+                    );
+                    Some(audit_record(by, job_id, now, entry))
+                },
+            )
+            .await?;
+        if fields.is_some() {
+            self.plan_now(&stored.job).await;
+            self.mark_parent(&stored.job).await?;
+        }
+        Ok(fields)
+    }
+
     /// Reconciles the jobs a service declares (docs/api.md's timer list and its check-timers job):
     /// creates the missing, updates the changed, removes the undeclared. Idempotent. As an
     /// anonymous caller.
@@ -520,7 +595,11 @@ impl<S: Store> App<S> {
     }
 
     /// [`App::reconcile_declared_jobs`] by `by`: every job it creates, updates or removes gets an entry
-    /// `timers:create`, `timers:update` or `timers:delete` in its audit trail.
+    /// `timers:create`, `timers:update` (with the fields changed) or `timers:delete` in its audit
+    /// trail. A declared job that exists is merged three ways ([`plan_reconcile`]): only the fields
+    /// the code changed since its previous declaration are applied; its pause state, pause notes
+    /// and labels are never touched, and an operator's edit of a field the code did not change
+    /// stays.
     pub async fn reconcile_declared_jobs_by(
         &self,
         by: &ChangeBy,
@@ -600,18 +679,26 @@ impl<S: Store> App<S> {
         }
         let mut report = DeclarationReport::default();
         for (id, (job_id, body)) in &declared {
-            match existing_jobs.get(id) {
-                None => {
+            let existing = existing_jobs.get(id);
+            let plan = plan_reconcile(
+                existing.and_then(|e| e.job.state.declaration.as_ref()),
+                body,
+                existing.map(|e| e.job.definition.as_written()),
+            );
+            match plan {
+                Reconcile::Create => {
                     self.create_job_for(by, job_id, body, Some(service.to_string()))
                         .await?;
                     report.created.push(id.clone());
                 }
-                Some(existing) => {
-                    if existing.job.definition.as_written() == &**body {
-                        report.unchanged.push(id.clone());
-                    } else {
-                        self.update_job_by(by, job_id, body).await?;
-                        report.updated.push(id.clone());
+                Reconcile::Unchanged { record: false } => report.unchanged.push(id.clone()),
+                Reconcile::Unchanged { record: true } | Reconcile::Update { .. } => {
+                    match self.apply_declaration(by, job_id, body).await? {
+                        Some(fields) => {
+                            report.updated.push(id.clone());
+                            report.changed_fields.insert(id.clone(), fields);
+                        }
+                        None => report.unchanged.push(id.clone()),
                     }
                 }
             }
@@ -651,4 +738,20 @@ impl<S: Store> App<S> {
         );
         Ok(report)
     }
+}
+
+/// The top-level fields whose values differ between two definitions as written, in name order.
+fn changed_top_level_fields(before: &Value, after: &Value) -> Vec<String> {
+    let empty = serde_json::Map::new();
+    let (before, after) = (
+        before.as_object().unwrap_or(&empty),
+        after.as_object().unwrap_or(&empty),
+    );
+    let mut keys: Vec<&String> = before.keys().chain(after.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .filter(|k| before.get(*k) != after.get(*k))
+        .cloned()
+        .collect()
 }

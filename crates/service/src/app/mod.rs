@@ -15,12 +15,14 @@ mod jobs;
 mod ledger;
 mod liveness;
 mod search;
+mod settings;
 mod stats;
 mod upcoming;
 mod views;
 
 use std::future::Future;
 use std::sync::{Arc, OnceLock, Weak};
+use sundial_core::debug_mode::DebugMode;
 
 use chrono::{DateTime, Utc};
 use sundial_core::job::{FieldError, Job, JobDefinition, JobId, Target};
@@ -45,6 +47,9 @@ pub use jobs::{job_filter, DeclarationReport, UpdatePreview};
 pub use ledger::Occurrences;
 pub use liveness::{EngineHealth, HealthReport, Liveness};
 pub use search::SearchFilters;
+pub use settings::{
+    DebugModeChange, DebugModeSetting, DEBUG_MODE_CACHE, DEBUG_MODE_HISTORY, DEBUG_MODE_SETTING,
+};
 pub use stats::{DaySuccess, FleetStats, JobStats, TOP_JOBS};
 /// What started a run, as search filters name it (`source=backfill`).
 pub use sundial_ports::store::RunSource;
@@ -125,8 +130,9 @@ impl<'c> ConflictRetry<'c> {
 /// Settings of the control plane.
 #[derive(Clone, Debug)]
 pub struct AppConfig {
-    /// docs/api.md's debug mode: automatic runs stop, manual triggers still work.
-    pub debug_mode: bool,
+    /// The debug mode at start-up (`--debug-mode`: `schedules`), in force until a switch is
+    /// stored (`PUT /settings/debugMode`, [`App::set_debug_mode_by`]).
+    pub debug_mode: DebugMode,
     /// The secret that signs feedback tokens and webhook signatures.
     pub signing_secret: Vec<u8>,
     /// The longest attempt of a synchronous job this platform can hold in one worker, if it is
@@ -146,7 +152,7 @@ impl AppConfig {
     /// so none can ship with a secret anyone can read here.
     pub fn new(signing_secret: Vec<u8>) -> Self {
         AppConfig {
-            debug_mode: false,
+            debug_mode: DebugMode::Off,
             signing_secret,
             max_sync_attempt: None,
             targets: TargetSupport::Delivered,
@@ -300,6 +306,8 @@ pub struct App<S> {
     engine: OnceLock<Weak<dyn EngineHooks>>,
     /// When the engine's loops last ran in this process, for `GET /health`.
     liveness: Liveness,
+    /// The debug mode this process read last, and when ([`App::debug_mode_now`]).
+    debug_cache: settings::DebugModeCache,
 }
 
 /// What needs no store capability: settings, time, the engine's handle.
@@ -312,6 +320,7 @@ impl<S> App<S> {
             config,
             engine: OnceLock::new(),
             liveness: Liveness::default(),
+            debug_cache: settings::DebugModeCache::default(),
         }
     }
 
@@ -353,11 +362,6 @@ impl<S> App<S> {
     /// Waits until this control plane's clock shows `at`.
     pub(crate) async fn sleep_until(&self, at: DateTime<Utc>) {
         self.clock.sleep_until(at).await;
-    }
-
-    /// Whether docs/api.md's debug mode is on.
-    pub fn debug_mode(&self) -> bool {
-        self.config.debug_mode
     }
 }
 

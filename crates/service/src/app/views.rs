@@ -15,8 +15,12 @@ const DESCRIBE_COUNT: usize = 10;
 /// `GET /jobs/{jobId}/describe`: the job, what it will do and what it has done.
 #[derive(Clone, Debug)]
 pub struct Describe {
-    /// The job as `GET /jobs/{jobId}` returns it.
+    /// The job as `GET /jobs/{jobId}` returns it (its `timer` or `schedule` as written).
     pub job: Value,
+    /// The job's spec in the canonical form (docs/spec.md §1, as Temporal's describe shows the
+    /// normalized spec): its `schedule`, or what its `timer` compiles to; `None` for a
+    /// triggered-only job.
+    pub schedule: Option<Value>,
     /// The job's counters and state (`actionCount`, `overlapSkipped`, …).
     pub state: sundial_core::job::JobState,
     /// The next fire times (jitter applied), in the schedule's zone; empty when paused or
@@ -36,7 +40,7 @@ pub struct Stats {
     pub jobs: BTreeMap<String, u64>,
     /// Executions by state.
     pub executions: BTreeMap<String, u64>,
-    /// Whether automatic runs are stopped (docs/api.md debug mode).
+    /// Whether a debug mode is on (docs/api.md's debug mode; which one: `GET /settings/debugMode`).
     pub debug_mode: bool,
 }
 
@@ -48,7 +52,7 @@ impl<S: Store> App<S> {
             .list_executions(job_id, &PageRequest::first(100))
             .await?
             .items;
-        let future_action_times = upcoming_fires(&job, self.now(), DESCRIBE_COUNT);
+        let future_action_times = describe_fires(&job, &recent, self.now());
         let running_executions = recent
             .iter()
             .filter(|e| {
@@ -61,8 +65,13 @@ impl<S: Store> App<S> {
             .collect();
         let mut recent_actions = recent;
         recent_actions.truncate(DESCRIBE_COUNT);
+        let schedule = match job.definition.when() {
+            When::Scheduled(schedule) => Some(schedule.to_canonical_json()),
+            When::TriggeredOnly => None,
+        };
         Ok(Describe {
             job: job.to_api_json(),
+            schedule,
             state: job.state,
             future_action_times,
             recent_actions,
@@ -73,10 +82,11 @@ impl<S: Store> App<S> {
     /// Counts of jobs and executions by state (`GET /stats`).
     pub async fn stats(&self) -> Result<Stats, AppError> {
         let counts = self.store.stats().await?;
+        let mode = self.debug_mode_now().await;
         Ok(Stats {
             jobs: counts.jobs,
             executions: counts.executions,
-            debug_mode: self.debug_mode(),
+            debug_mode: mode != sundial_core::debug_mode::DebugMode::Off,
         })
     }
 }
@@ -140,6 +150,37 @@ impl<S> App<S> {
         };
         Ok(sundial_core::timer::preview(body, from, count, job_id)?)
     }
+}
+
+/// Describe's future action times: the scheduled fires already planned and not started yet (their
+/// executions `Scheduled`, among `recent`) and the coming ones, soonest first, at most
+/// [`DESCRIBE_COUNT`], in the schedule's zone. Issue 26 item 5: the fires the engine plans at
+/// creation are still to come, and were left out.
+fn describe_fires(
+    job: &Job,
+    recent: &[Execution],
+    now: chrono::DateTime<chrono::Utc>,
+) -> Vec<String> {
+    let When::Scheduled(schedule) = job.definition.when() else {
+        return Vec::new();
+    };
+    let mut times: Vec<chrono::DateTime<chrono::Utc>> = recent
+        .iter()
+        .filter(|e| {
+            e.state() == ExecutionState::Scheduled
+                && e.scheduled_by_id == job.definition.job_id().as_str()
+        })
+        .map(|e| e.run.due.unwrap_or(e.scheduled_time))
+        .collect();
+    times.extend(
+        sundial_core::upcoming::coming_fires(job, now)
+            .take(DESCRIBE_COUNT)
+            .map(|fire| fire.due),
+    );
+    times.sort();
+    times.dedup();
+    times.truncate(DESCRIBE_COUNT);
+    times.into_iter().map(|t| schedule.format_time(t)).collect()
 }
 
 /// Up to `count` coming fire times of `job` after `now` (jitter applied), formatted in the

@@ -10,6 +10,7 @@
 
 use chrono::{DateTime, Utc};
 use futures_util::stream::{self, StreamExt};
+use sundial_core::debug_mode::{debug_mode_stops, RunSource};
 use sundial_core::execution::{Execution, ExecutionState};
 use sundial_core::job::{Job, JobId, PendingFire};
 use sundial_core::plan;
@@ -134,6 +135,11 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             + chrono::Duration::from_std(self.config.tick_horizon)
                 .unwrap_or_else(|_| chrono::Duration::seconds(60));
         let mut report = TickReport::default();
+        // The debug mode, read (at most every DEBUG_MODE_CACHE) once before the jobs, which are
+        // planned concurrently: they all find it in the cache instead of each reading the store.
+        // Boxed: inlined, it deepens the tick's future past what the tick function's binary
+        // may nest.
+        Box::pin(self.app.debug_mode_now()).await;
         for _ in 0..MAX_BATCHES {
             let due = self.store().due_wakeups(horizon, BATCH).await?;
             let count = due.len();
@@ -303,7 +309,11 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             // future of a dispatch step that plans a backfill's next window on settling would
             // overflow a worker's stack in a debug build.
             Box::pin(self.plan_backfills(&mut stored, now)).await?;
-            let plan = plan::plan_tick(&mut stored.job, now, horizon, self.app.debug_mode());
+            // The debug mode as this process knows it (cached at most DEBUG_MODE_CACHE, never
+            // read per fire): does it stop scheduled fires?
+            let mode = Box::pin(self.app.debug_mode_now()).await;
+            let stops = debug_mode_stops(mode, RunSource::Schedule);
+            let plan = plan::plan_tick(&mut stored.job, now, horizon, stops);
             // Fires that missed the catch-up window count in the job's statistics with the
             // write that records them on the job.
             let missed =

@@ -181,7 +181,13 @@ fn document_round_trip() {
         mode: BackfillMode::Missing,
         reverse: true,
     });
+    // The declaration a service last sent (issue 26 item 2) is kept with the job.
+    job.state.declaration = Some(json!({"jobId": "20220125", "timer": {"period": "5m"}}));
     let doc = job.to_document();
+    assert_eq!(
+        doc["state"]["declaration"]["timer"],
+        json!({"period": "5m"})
+    );
     assert_eq!(doc["definition"]["active"], json!(0));
     assert_eq!(doc["state"]["pausedNotes"], "maintenance");
     let back = Job::from_document(&id("20220125"), &doc, job.created_at, job.updated_at).unwrap();

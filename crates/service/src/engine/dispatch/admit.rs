@@ -6,6 +6,7 @@ use std::time::Duration as StdDuration;
 
 use chrono::{DateTime, Utc};
 use serde_json::Value;
+use sundial_core::debug_mode::{debug_mode_stops, RunSource as DebugRunSource};
 use sundial_core::execution::{Execution, ExecutionState};
 use sundial_core::job::JobStatus;
 use sundial_core::job::OverlapPolicy;
@@ -53,7 +54,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         loaded: &mut Loaded,
         job: StoredJob,
     ) -> Result<Step, EngineError> {
-        if let Err(why) = self.may_start(&loaded.execution, &job) {
+        if let Err(why) = self.may_start(&loaded.execution, &job).await {
             return self.skip_unstarted(loaded, Some(job), why).await;
         }
         let id = loaded.execution.execution_id.clone();
@@ -215,7 +216,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         job: StoredJob,
         due: DateTime<Utc>,
     ) -> Result<Step, EngineError> {
-        if let Err(why) = self.may_start(&loaded.execution, &job) {
+        if let Err(why) = self.may_start(&loaded.execution, &job).await {
             return self.skip_unstarted(loaded, Some(job), why).await;
         }
         let id = loaded.execution.execution_id.clone();
@@ -279,15 +280,25 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
     /// [`plan::may_start`] for `execution`, a run of `job` not yet started: the one decision
     /// on a pause (and debug mode) the engine asks, at admission, at admission ahead, and
     /// before the call of a run admitted ahead ([`Engine::held_check`]).
-    pub(super) fn may_start(
+    pub(super) async fn may_start(
         &self,
         execution: &Execution,
         job: &StoredJob,
     ) -> Result<(), NotStarted> {
         plan::may_start(
             !job.job.definition.active(),
-            self.app.debug_mode(),
+            self.debug_stops(execution).await,
             RunSource::of(execution, job.job.job_id()),
+        )
+    }
+
+    /// Whether the debug mode in force (cached, read from the store at most every 5 s) stops
+    /// `execution`: [`debug_mode_stops`] on what started it.
+    async fn debug_stops(&self, execution: &Execution) -> bool {
+        let mode = self.app.debug_mode_now().await;
+        debug_mode_stops(
+            mode,
+            DebugRunSource::of_scheduled_by(&execution.scheduled_by_id, execution.job_id.as_str()),
         )
     }
 
@@ -356,7 +367,8 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         }
         let paused = job.state == JobStatus::Paused.name();
         let source = RunSource::of(&loaded.execution, &loaded.execution.job_id);
-        match plan::may_start(paused, self.app.debug_mode(), source) {
+        let debug_stops = self.debug_stops(&loaded.execution).await;
+        match plan::may_start(paused, debug_stops, source) {
             Ok(()) => Ok(Held::Admitted),
             Err(why) => {
                 let notes = crate::records::decode_job(job)?.job.state.paused_notes;

@@ -258,7 +258,7 @@ async fn a_deleted_jobs_last_life_is_read_from_its_trail() {
 #[tokio::test]
 async fn fires_due_in_debug_mode_say_so_and_are_not_run_later() {
     let config = AppConfig {
-        debug_mode: true,
+        debug_mode: sundial_core::debug_mode::DebugMode::Schedules,
         ..AppConfig::new(TEST_SECRET.to_vec())
     };
     let w = World::with_config("2024-01-01T00:00:30Z", config, |_, _| ok(json!({})));

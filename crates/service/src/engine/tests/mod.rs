@@ -715,7 +715,7 @@ async fn backfill_runs_every_time_in_the_range_now() {
 #[tokio::test]
 async fn debug_mode_stops_schedules_but_not_triggers() {
     let config = AppConfig {
-        debug_mode: true,
+        debug_mode: sundial_core::debug_mode::DebugMode::Schedules,
         ..AppConfig::new(TEST_SECRET.to_vec())
     };
     let w = World::with_config("2024-01-01T00:00:30Z", config, |_, _| ok(json!({})));
@@ -730,6 +730,73 @@ async fn debug_mode_stops_schedules_but_not_triggers() {
         .unwrap();
     w.drain().await;
     assert_eq!(w.calls().len(), 1);
+}
+
+/// Issue 26 item 9: the debug mode switched at run time. Switched here, the next tick obeys it; a
+/// switch written elsewhere (another instance: straight into the store) reaches this process
+/// within the cache's 5 s, never read per fire; switched off, schedules fire again. The
+/// switches are recorded with the setting: who, from, to.
+#[tokio::test]
+async fn debug_mode_switches_at_run_time() {
+    use sundial_core::debug_mode::DebugMode;
+    use sundial_ports::store::{SettingRecord, SettingStore};
+    let w = World::new("2024-01-01T00:00:30Z", |_, _| ok(json!({})));
+    w.create(
+        "every-10s",
+        json!({"schedule": {"intervals": [{"every": "10s"}]}}),
+    )
+    .await;
+    w.run_until("2024-01-01T00:00:45Z").await;
+    let before = w.call_times();
+    assert!(before.contains(&"00:00:40".to_string()), "{before:?}");
+    let alice = crate::app::ChangeBy::new(crate::app::Actor::new("alice"));
+    w.app()
+        .set_debug_mode_by(&alice, DebugMode::Schedules)
+        .await
+        .unwrap();
+    w.run_until("2024-01-01T00:01:05Z").await;
+    assert_eq!(w.call_times(), before, "no fire while in debug mode");
+    // Another instance switches it off: this one sees it within 5 s.
+    let stored = w
+        .app()
+        .store()
+        .get_setting("debugMode")
+        .await
+        .unwrap()
+        .unwrap();
+    w.app()
+        .store()
+        .put_setting(&SettingRecord {
+            version: stored.version + 1,
+            value: json!({"mode": "off", "history": []}),
+            ..stored
+        })
+        .await
+        .unwrap();
+    w.run_until("2024-01-01T00:01:25Z").await;
+    let calls = w.call_times();
+    assert!(
+        calls.ends_with(&["00:01:20".to_string()]) && !calls.contains(&"00:01:00".to_string()),
+        "{calls:?}"
+    );
+    let setting = w.app().debug_mode_setting().await.unwrap();
+    assert_eq!((setting.mode.as_str(), setting.source), ("off", "stored"));
+    // Switched and recorded: who, from what to what.
+    let switched = w
+        .app()
+        .set_debug_mode_by(&alice.clone().with_reason("load test"), DebugMode::Both)
+        .await
+        .unwrap();
+    let last = &switched.history[0];
+    assert_eq!(
+        (
+            last.by.as_str(),
+            last.from.as_str(),
+            last.to.as_str(),
+            last.reason.as_deref()
+        ),
+        ("alice", "off", "both", Some("load test"))
+    );
 }
 
 /// A store that fails its `n`th write, as a process killed at that step would leave things.
@@ -1653,6 +1720,7 @@ mod pause;
 mod preview;
 mod stats;
 mod targets;
+mod timers;
 
 /// Issue 12 item 10: the target gets the stored header values, while the state-change events,
 /// the executions and the `Debug` form of the requests (what a log line would print; it shows no
