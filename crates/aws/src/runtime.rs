@@ -368,8 +368,15 @@ mod tests {
                 block.contains(&format!("{variable}: !Ref {queue}")),
                 "{function} sets {variable}"
             );
+            // Its `Queues` statement (sqs:SendMessage) names the dead-letter queue's ARN.
+            let sends = block
+                .split("- Sid: Queues")
+                .nth(1)
+                .and_then(|rest| rest.split("- Sid:").next())
+                .unwrap_or_default();
             assert!(
-                block.contains(&format!("QueueName: !GetAtt {queue}.QueueName")),
+                sends.contains("Action: sqs:SendMessage")
+                    && sends.contains(&format!("- !GetAtt {queue}.Arn")),
                 "{function} may send to {queue}"
             );
         }
