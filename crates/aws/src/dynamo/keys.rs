@@ -7,7 +7,7 @@
 //! | execution | `{ns}E#{id}`    | `E`  | `{ns}JE#{jobId}` / `{n:020}#{id}` | `{ns}EP#{parent}` / `{ms:015}#{id}` | —           |
 //!
 //! Executions also carry `rshard` / `rtime` (`{ns}R{shard}` / `{ms:016}#{id}`, the scheduled
-//! time): the keys-only `runs` index that searches across jobs read ([`super::search`]), sharded by
+//! time): the keys-only `runs` index that searches across jobs read (`dynamo/search.rs`), sharded by
 //! a hash of the execution id over [`RUN_SHARDS`] partitions.
 //! | wake-up   | `{ns}W#{key}`   | `W`  | —                           | —                                   | `{ns}T{shard}` / due ms |
 //! | label     | `{ns}J#{jobId}` | `L#{key}` | `{ns}JL#{key}={value}` / jobId | —                             | —                 |
