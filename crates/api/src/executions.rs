@@ -348,6 +348,29 @@ pub(super) async fn search_executions<S: Store>(
         "limit",
         "cursor",
     ])?;
+    // A filter given empty (`?state=`) is refused, as the OpenAPI patterns say: an API client
+    // that sends one has lost a value. (The console's search form, whose empty fields mean
+    // "any", reaches the same `SearchFilters` without this adapter.)
+    for name in [
+        "state",
+        "jobId",
+        "creator",
+        "source",
+        "since",
+        "until",
+        "endedSince",
+        "endedUntil",
+    ] {
+        if params
+            .get(name)
+            .is_some_and(|value| value.trim().is_empty())
+        {
+            return Err(crate::error::ApiError::invalid(
+                name,
+                "is empty; leave it out to not filter by it",
+            ));
+        }
+    }
     let param = |name: &str| params.get(name).cloned();
     let filters = SearchFilters {
         state: param("state"),
