@@ -492,31 +492,7 @@ pub(crate) fn execution_list(
     now: DateTime<Utc>,
     style: Style,
 ) -> String {
-    if executions.is_empty() {
-        return "No executions.\n".into();
-    }
-    let mut table = Table::new(&[
-        "EXECUTION ID",
-        "#",
-        "STATE",
-        "SCHEDULED",
-        "ATTEMPTS",
-        "TOOK",
-        "ERROR",
-    ])
-    .limit(6, 60);
-    for run in executions {
-        table.row(vec![
-            text(run, "executionId").into(),
-            text(run, "executeNumber").into(),
-            state_cell(text(run, "state")),
-            when(run, "scheduledTime", zone, now).into(),
-            text(run, "attempts").into(),
-            duration_of(run).into(),
-            Cell::colored(text(run, "error"), Some(super::RED)),
-        ]);
-    }
-    table.render(style)
+    executions_table(executions, zone, now, style, false)
 }
 
 /// Executions of several jobs (`execution list` with filters): as [`execution_list`] with the
@@ -526,10 +502,21 @@ pub(crate) fn execution_search_list(
     now: DateTime<Utc>,
     style: Style,
 ) -> String {
+    executions_table(executions, Tz::UTC, now, style, true)
+}
+
+/// The executions table of both lists; `with_job` puts a JOB column first.
+fn executions_table(
+    executions: &[Value],
+    zone: Tz,
+    now: DateTime<Utc>,
+    style: Style,
+    with_job: bool,
+) -> String {
     if executions.is_empty() {
         return "No executions.\n".into();
     }
-    let mut table = Table::new(&[
+    let columns = [
         "JOB",
         "EXECUTION ID",
         "#",
@@ -538,19 +525,24 @@ pub(crate) fn execution_search_list(
         "ATTEMPTS",
         "TOOK",
         "ERROR",
-    ])
-    .limit(7, 60);
+    ];
+    let first = usize::from(!with_job);
+    let mut table = Table::new(&columns[first..]).limit(columns.len() - first - 1, 60);
     for run in executions {
-        table.row(vec![
-            text(run, "jobId").into(),
+        let mut row = Vec::with_capacity(columns.len());
+        if with_job {
+            row.push(text(run, "jobId").into());
+        }
+        row.extend([
             text(run, "executionId").into(),
             text(run, "executeNumber").into(),
             state_cell(text(run, "state")),
-            when(run, "scheduledTime", Tz::UTC, now).into(),
+            when(run, "scheduledTime", zone, now).into(),
             text(run, "attempts").into(),
             duration_of(run).into(),
             Cell::colored(text(run, "error"), Some(super::RED)),
         ]);
+        table.row(row);
     }
     table.render(style)
 }
