@@ -878,6 +878,40 @@ fn first_in_line_before(
     earlier_fire.map(|fire| fire.execution_id.clone())
 }
 
+/// How many runs must be decided before `execution_id`: those ahead of it in its job's line and
+/// the planned fires not yet created due before it. Zero for a run not in the line.
+pub fn runs_ahead_in_line(job: &Job, execution_id: &str) -> usize {
+    let state = &job.state;
+    let Some(position) = state
+        .waiting
+        .iter()
+        .position(|w| w.execution_id == execution_id)
+    else {
+        return 0;
+    };
+    let due = state.waiting[position].due;
+    position
+        + state
+            .pending_fires
+            .iter()
+            .filter(|fire| fire.due < due && fire.execution_id != execution_id)
+            .count()
+}
+
+/// When a run waiting in line with `ahead` runs before it looks again by itself: `first` (the
+/// recheck of the run next in line) times its place in line, at most [`MAX_LINE_RECHECKS`]
+/// times. The decision on each run sends the one next in line at once, so a run further back
+/// gets its turn through that chain; its own recheck is only the fallback for a chain broken by
+/// a crash. Rechecking the whole line every `first` instead made a line that fell behind (a cold
+/// start, a slow store) load the store in proportion to its length and fall further behind.
+pub fn line_recheck(first: chrono::Duration, ahead: usize) -> chrono::Duration {
+    let places = i32::try_from(ahead.clamp(1, MAX_LINE_RECHECKS)).unwrap_or(1);
+    first * places
+}
+
+/// The most recheck intervals a run waits in line before looking again by itself.
+pub const MAX_LINE_RECHECKS: usize = 30;
+
 /// Frees the slot (or buffer place) of a finished execution. Returns the buffered execution that
 /// takes the slot, now counted as running, if one was waiting; the caller starts it. Releasing an
 /// execution that holds nothing only hands out free slots.
@@ -1711,6 +1745,39 @@ mod tests {
         assert_eq!(job.state.running, [done[1].execution_id.clone()]);
         assert!(job.state.waiting.iter().all(|w| w.execution_id != first));
         assert_eq!(job.state.waiting.len(), done.len() - 2);
+    }
+
+    /// A run's place in line counts the runs lined up before it and the planned fires due before
+    /// it; its recheck grows with that place, up to a bound.
+    #[test]
+    fn a_run_further_back_in_line_rechecks_later() {
+        let mut job = job_with(
+            json!({"schedule": {"cron": ["* * * * * *"]}, "overlap": "Skip"}),
+            "2024-01-01T00:00:00Z",
+        );
+        let now = at("2024-01-01T00:00:00Z");
+        plan_tick(&mut job, now, now + Duration::seconds(80), false);
+        let fires = job.state.pending_fires.clone();
+        // The first three are lined up; the rest are still planned.
+        let lined = take_planned(&mut job, &fires[..3], now);
+        assert_eq!(lined, [fires[0].execution_id.clone()], "the first is due");
+        assert_eq!(runs_ahead_in_line(&job, &fires[1].execution_id), 0);
+        assert_eq!(runs_ahead_in_line(&job, &fires[2].execution_id), 1);
+        assert_eq!(runs_ahead_in_line(&job, "not-in-line"), 0);
+        job.state
+            .pending_fires
+            .retain(|f| f.execution_id != fires[10].execution_id);
+        job.state
+            .wait_in_line(&fires[10].execution_id, fires[10].due);
+        assert_eq!(runs_ahead_in_line(&job, &fires[10].execution_id), 2 + 7);
+        let second = Duration::seconds(1);
+        assert_eq!(line_recheck(second, 0), second);
+        assert_eq!(line_recheck(second, 1), second);
+        assert_eq!(line_recheck(second, 9), Duration::seconds(9));
+        assert_eq!(
+            line_recheck(second, usize::MAX),
+            Duration::seconds(MAX_LINE_RECHECKS as i64)
+        );
     }
 
     /// Issue 26 items 1 and 9: a pause stops the job's scheduled fires not yet started; the

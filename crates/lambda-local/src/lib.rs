@@ -277,6 +277,11 @@ impl LocalStack {
                     environment.insert(key.into(), value.clone());
                 }
             }
+            // What `LoggingConfig.ApplicationLogLevel` sets on AWS, from the host's environment
+            // here: `SUNDIAL_LAMBDA_LOG_LEVEL=debug` shows each dispatch step in the stack's log.
+            if let Ok(level) = std::env::var("SUNDIAL_LAMBDA_LOG_LEVEL") {
+                environment.insert("AWS_LAMBDA_LOG_LEVEL".into(), level.to_uppercase());
+            }
             let (recorder, task) =
                 calls::start(logical_id, &metered, Arc::clone(&aws_calls)).await?;
             environment.insert("AWS_ENDPOINT_URL".into(), recorder);

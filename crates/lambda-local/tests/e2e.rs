@@ -792,6 +792,30 @@ async fn every_second_job_runs(overlap: &str) {
         .filter(|e| e["state"] == "Skipped")
         .collect();
     let ran = calls.load(Ordering::SeqCst);
+    let mut states = std::collections::BTreeMap::<String, usize>::new();
+    for e in &executions {
+        *states.entry(e["state"].to_string()).or_default() += 1;
+    }
+    let mut oldest: Vec<String> = executions
+        .iter()
+        .rev()
+        .take(12)
+        .map(|e| format!("{} {}", e["executionId"], e["state"]))
+        .collect();
+    oldest.push(String::new());
+    eprintln!("{overlap}: executions by state {states:?}; the first: {oldest:?}");
+    if let Some(first_waiting) = executions.iter().rev().find(|e| e["state"] == "Scheduled") {
+        let id = first_waiting["executionId"].as_str().unwrap_or_default();
+        let detail = http
+            .get(format!("{}/executions/{id}", stack.api_url))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        eprintln!("{overlap}: the first still scheduled: {detail}");
+    }
     eprintln!(
         "{overlap}: {ran} calls in 15 s; {} fires skipped, e.g. {:?}",
         skipped.len(),

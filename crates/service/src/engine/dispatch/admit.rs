@@ -36,8 +36,8 @@ pub(super) enum Held {
     Stopped(NotStarted, Option<String>),
 }
 
-/// How soon a run waiting behind an earlier run of its job looks again, should nothing send it
-/// sooner (see [`Engine::send_next_in_line`]).
+/// How soon the run next in its job's line looks again, should nothing send it sooner (see
+/// [`Engine::send_next_in_line`]); runs further back look again later ([`plan::line_recheck`]).
 pub(super) const ORDER_RECHECK: chrono::Duration = chrono::Duration::seconds(1);
 
 /// How long before its fire time a run admitted ahead checks that it was not stopped meanwhile:
@@ -114,7 +114,8 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
     /// A run that must let `behind`, due before it, through the gate first (runs are admitted in
     /// order per job). When `behind` no longer waits (admitted, over or gone: a line entry a
     /// crash left behind), it leaves the line and the step goes again. Otherwise the run looks
-    /// again in [`ORDER_RECHECK`]; `behind`'s admission usually sends it sooner.
+    /// again in [`ORDER_RECHECK`] times its place in line ([`plan::line_recheck`]); the decision
+    /// on the run before it sends it sooner.
     pub(super) async fn wait_behind(
         &self,
         loaded: &Loaded,
@@ -141,7 +142,10 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             };
         }
         let id = &loaded.execution.execution_id;
-        self.wake_at(id, self.now() + ORDER_RECHECK).await?;
+        let ahead = plan::runs_ahead_in_line(&job.job, id);
+        tracing::debug!(execution_id = %id, behind, ahead, "waits in line");
+        self.wake_at(id, self.now() + plan::line_recheck(ORDER_RECHECK, ahead))
+            .await?;
         Ok(Step::Done)
     }
 

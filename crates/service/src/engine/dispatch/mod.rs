@@ -132,6 +132,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
     ) -> Result<Step, EngineError> {
         let now = self.now();
         let state = loaded.execution.state();
+        tracing::debug!(execution_id = %loaded.execution.execution_id, state = state.name(), "dispatch step");
         if state.is_final() {
             Box::pin(self.after_final(&loaded.execution, job.as_ref())).await?;
             return Ok(Step::Done);

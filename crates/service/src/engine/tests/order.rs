@@ -399,3 +399,71 @@ async fn a_parallel_backfill_settles_its_runs_without_racing_for_its_job() {
     assert!(state.pending_backfills.is_empty() && state.pending_fires.is_empty());
     assert_eq!(state.action_count, 300);
 }
+
+/// A run waiting in its job's line looks again by itself after a wait that grows with its place
+/// in line (the decision on the run before it sends it sooner): a line that fell behind must not
+/// load the store in proportion to its length. Here the chain of sends is broken (the runs' own
+/// messages are dropped), so only the rechecks are left: the run next in line looks again in a
+/// second, the one behind it in two.
+#[tokio::test]
+async fn a_run_further_back_in_line_looks_again_later() {
+    let w = World::new("2024-01-01T00:00:00Z", |_, _| ok(json!({})));
+    w.create(
+        "line",
+        json!({"timer": {"period": "external"}, "async": true, "timeoutSeconds": 600}),
+    )
+    .await;
+    let mut ids = Vec::new();
+    for _ in 0..4 {
+        let created = w
+            .app()
+            .trigger(&job("line"), json!({}), None, Default::default())
+            .await
+            .unwrap();
+        ids.push(created.execution_id);
+    }
+    w.engine.dispatch(&ids[0]).await.unwrap();
+    let queue = w.engine.dispatch_queue();
+    for delivery in queue.receive(100, StdDuration::from_secs(1)).await.unwrap() {
+        queue.ack(&delivery.receipt).await.unwrap();
+    }
+    let state = w.job_state("line").await;
+    assert_eq!(state.running, [ids[0].clone()], "the first took the slot");
+    assert_eq!(state.waiting.len(), 3);
+    w.engine.dispatch(&ids[3]).await.unwrap();
+    w.engine.dispatch(&ids[2]).await.unwrap();
+    assert_eq!(
+        visible_at(&w, "2024-01-01T00:00:00.900Z").await,
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        visible_at(&w, "2024-01-01T00:00:01Z").await,
+        [ids[2].clone()]
+    );
+    assert_eq!(
+        visible_at(&w, "2024-01-01T00:00:01.900Z").await,
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        visible_at(&w, "2024-01-01T00:00:02Z").await,
+        [ids[3].clone()]
+    );
+}
+
+/// The runs whose dispatch messages are visible at `at` (the clock set there), received and
+/// acknowledged.
+async fn visible_at(w: &World, at: &str) -> Vec<String> {
+    w.clock.set(t(at));
+    let queue = w.engine.dispatch_queue();
+    let batch = queue
+        .receive(100, StdDuration::from_millis(100))
+        .await
+        .unwrap();
+    let mut ids = Vec::new();
+    for delivery in batch {
+        queue.ack(&delivery.receipt).await.unwrap();
+        let message: DispatchMessage = serde_json::from_str(&delivery.body).unwrap();
+        ids.push(message.execution_id);
+    }
+    ids
+}
