@@ -386,7 +386,7 @@ pub(crate) async fn trigger<S: Store>(
     .map_err(AppError::from)?;
     let execution = console
         .app
-        .trigger_by(
+        .trigger_on_console_by(
             &session.change(),
             &id,
             arguments,

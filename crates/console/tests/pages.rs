@@ -2654,6 +2654,8 @@ async fn the_trigger_form_takes_delay_scheduled_time_overlap_and_an_idempotency_
         .await
         .unwrap();
     assert_eq!(run.state().name(), "Scheduled", "the delay holds it");
+    // A person's trigger: the debug mode's `triggers` setting lets it run.
+    assert_eq!(run.scheduled_by_id, "console:redo-2026-01-05");
     assert_eq!(run.scheduled_time.to_rfc3339(), "2026-01-05T06:00:00+00:00");
     assert_eq!(run.run.overlap, Some(OverlapPolicy::BufferAll));
     assert_eq!(

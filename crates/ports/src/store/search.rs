@@ -60,7 +60,7 @@ impl RunSource {
             return Some(RunSource::Schedule);
         }
         match scheduled_by_id.split_once(':').map(|(kind, _)| kind) {
-            Some("trigger" | "update") => Some(RunSource::Trigger),
+            Some("trigger" | "console" | "update") => Some(RunSource::Trigger),
             Some("backfill") => Some(RunSource::Backfill),
             _ => None,
         }
@@ -199,6 +199,10 @@ mod tests {
         );
         assert_eq!(
             RunSource::of_fire("update:x", "job-a"),
+            Some(RunSource::Trigger)
+        );
+        assert_eq!(
+            RunSource::of_fire("console:x", "job-a"),
             Some(RunSource::Trigger)
         );
         assert_eq!(

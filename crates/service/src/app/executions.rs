@@ -14,7 +14,7 @@ use sundial_core::execution::{
 };
 use sundial_core::job::{Job, JobId};
 use sundial_core::stats::StatsWindow;
-use sundial_core::trigger::{plan_manual_run, ManualRun, TriggerOptions};
+use sundial_core::trigger::{plan_manual_run, ManualRun, ManualSource, TriggerOptions};
 
 use super::{audit_race, audit_record, field_error, App, AppError, ChangeBy, Entry};
 use crate::records::{decode_execution, decode_job, encode_execution, encode_job, final_rollup};
@@ -56,11 +56,60 @@ impl<S: Store> App<S> {
         trigger_id: Option<&str>,
         options: TriggerOptions,
     ) -> Result<Execution, AppError> {
+        self.trigger_from(
+            ManualSource::Program,
+            by,
+            job_id,
+            arguments,
+            trigger_id,
+            options,
+        )
+        .await
+    }
+
+    /// [`App::trigger_by`] from the console's trigger form: the run's `scheduledById` is
+    /// `console:…`, so the debug mode's `triggers` setting (which stops programs' triggers) lets
+    /// it run, as seed 004's debug mode does for a job tried by hand.
+    pub async fn trigger_on_console_by(
+        &self,
+        by: &ChangeBy,
+        job_id: &JobId,
+        arguments: Value,
+        trigger_id: Option<&str>,
+        options: TriggerOptions,
+    ) -> Result<Execution, AppError> {
+        self.trigger_from(
+            ManualSource::Console,
+            by,
+            job_id,
+            arguments,
+            trigger_id,
+            options,
+        )
+        .await
+    }
+
+    async fn trigger_from(
+        &self,
+        source: ManualSource,
+        by: &ChangeBy,
+        job_id: &JobId,
+        arguments: Value,
+        trigger_id: Option<&str>,
+        options: TriggerOptions,
+    ) -> Result<Execution, AppError> {
         if !arguments.is_object() {
             return Err(field_error("body", "expected a JSON object of arguments"));
         }
-        self.enqueue(job_id, Some(arguments), trigger_id, Some(by), options)
-            .await
+        self.enqueue(
+            job_id,
+            Some(arguments),
+            trigger_id,
+            source,
+            Some(by),
+            options,
+        )
+        .await
     }
 
     /// Updates a job and runs it at once (`POST /jobs/{jobId}/update`): the update by `by` with
@@ -74,7 +123,14 @@ impl<S: Store> App<S> {
     ) -> Result<(Job, Execution), AppError> {
         let job = self.update_job_by(by, job_id, body).await?;
         let run = self
-            .enqueue(job_id, None, None, None, TriggerOptions::default())
+            .enqueue(
+                job_id,
+                None,
+                None,
+                ManualSource::Update,
+                None,
+                TriggerOptions::default(),
+            )
             .await?;
         Ok((job, run))
     }
@@ -84,12 +140,12 @@ impl<S: Store> App<S> {
         job_id: &JobId,
         arguments: Option<Value>,
         trigger_id: Option<&str>,
+        source: ManualSource,
         by: Option<&ChangeBy>,
         options: TriggerOptions,
     ) -> Result<Execution, AppError> {
-        // A run of `update and run` belongs to the update, whose entry records it; a trigger
-        // has its own.
-        let source = if by.is_some() { "trigger" } else { "update" };
+        // A run of `update and run` belongs to the update, whose entry records it (`by` is
+        // `None`); a trigger has its own.
         let now = self.now();
         // A delayed run waits `Scheduled` for its time, in line behind the runs due before it.
         let due = options.due(now);
@@ -184,7 +240,7 @@ impl<S: Store> App<S> {
         let Some(execution) = created else {
             return Err(retry.exhausted(|| format!("job {job_id} is busy; retry")));
         };
-        tracing::info!(job_id = %job_id, execution_id, source, "execution enqueued");
+        tracing::info!(job_id = %job_id, execution_id, source = source.prefix(), "execution enqueued");
         if let Some(engine) = self.engine() {
             engine.kick(execution_id).await;
         }

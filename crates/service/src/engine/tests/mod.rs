@@ -732,6 +732,47 @@ async fn debug_mode_stops_schedules_but_not_triggers() {
     assert_eq!(w.calls().len(), 1);
 }
 
+/// Issue 26 item 9: the `triggers` mode stops a program's trigger (it ends `Skipped`, never
+/// called) and lets a person's trigger from the console run, as seed 004's debug mode does for a
+/// job tried by hand; scheduled fires go on.
+#[tokio::test]
+async fn the_triggers_debug_mode_stops_programs_triggers_not_the_consoles() {
+    let config = AppConfig {
+        debug_mode: sundial_core::debug_mode::DebugMode::Triggers,
+        ..AppConfig::new(TEST_SECRET.to_vec())
+    };
+    let w = World::with_config("2024-01-01T00:00:30Z", config, |_, _| ok(json!({})));
+    w.create("tried", json!({"timer": {"period": "external"}}))
+        .await;
+    let job = JobId::parse("tried").unwrap();
+    let by = crate::app::ChangeBy::new(crate::app::Actor::new("alice"));
+    let program = w
+        .app()
+        .trigger_by(
+            &by,
+            &job,
+            json!({}),
+            Some("from-a-program"),
+            Default::default(),
+        )
+        .await
+        .unwrap();
+    w.drain().await;
+    let program = w.app().get_execution(&program.execution_id).await.unwrap();
+    assert_eq!(program.state(), ExecutionState::Skipped);
+    assert!(w.calls().is_empty());
+    let console = w
+        .app()
+        .trigger_on_console_by(&by, &job, json!({}), Some("by-hand"), Default::default())
+        .await
+        .unwrap();
+    w.drain().await;
+    let console = w.app().get_execution(&console.execution_id).await.unwrap();
+    assert_eq!(console.scheduled_by_id, "console:by-hand");
+    assert_eq!(console.state(), ExecutionState::Succeeded);
+    assert_eq!(w.calls().len(), 1);
+}
+
 /// Issue 26 item 9: the debug mode switched at run time. Switched here, the next tick obeys it; a
 /// switch written elsewhere (another instance: straight into the store) reaches this process
 /// within the cache's 5 s, never read per fire; switched off, schedules fire again. The
