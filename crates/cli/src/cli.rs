@@ -321,7 +321,7 @@ pub(crate) struct UpdateArgs {
 }
 
 /// The fields of a job definition as flags; `-f` reads a whole definition, flags then change it.
-#[derive(Debug, Args, Default)]
+#[derive(Clone, Debug, Args, Default)]
 pub(crate) struct DefinitionArgs {
     /// A job definition (the API's JSON, or the same as YAML; `-` reads stdin)
     #[arg(short, long, value_name = "FILE")]

@@ -227,7 +227,7 @@ fn apply_schedule(
             ))
         })?);
     }
-    let spec_fields: [(&str, Option<Value>); 8] = [
+    let spec_fields: [(&str, Option<Value>); 7] = [
         (
             "cron",
             (!flags.cron.is_empty()).then(|| Value::from(flags.cron.clone())),
@@ -240,7 +240,6 @@ fn apply_schedule(
             "intervals",
             (!flags.intervals.is_empty()).then(|| Value::from(flags.intervals.clone())),
         ),
-        ("timeZone", flags.tz.clone().map(Value::from)),
         ("dialect", flags.dialect.clone().map(Value::from)),
         ("jitter", flags.jitter.clone().map(Value::from)),
         ("startTime", flags.start.clone().map(Value::from)),
@@ -258,13 +257,23 @@ fn apply_schedule(
         ("dueTime", flags.due_time.clone().map(Value::from)),
         ("ttl", flags.ttl.clone().map(Value::from)),
     ];
-    let spec_given = spec_fields.iter().any(|(_, v)| v.is_some());
-    let timer_given = timer.is_some() || timer_fields.iter().any(|(_, v)| v.is_some());
+    let mut spec_given = spec_fields.iter().any(|(_, v)| v.is_some());
+    let mut timer_given = timer.is_some() || timer_fields.iter().any(|(_, v)| v.is_some());
     if spec_given && timer_given {
         return Err(CliError::usage(
-            "a job has a schedule (--cron, --calendar, --interval, --tz, …) or a timer (--timer, --due-time, --ttl), not both",
+            "a job has a schedule (--cron, --calendar, --interval, …) or a timer (--timer, --due-time, --ttl), not both",
         ));
     }
+    // `--tz` is the time zone of whichever the job has: the schedule's `timeZone`, or the
+    // timer's (its cron period and wall-clock `dueTime`). Alone on an update, the stored
+    // definition says which.
+    let zone_of = if timer_given || (!spec_given && definition.contains_key("timer")) {
+        timer_given |= flags.tz.is_some();
+        "timer"
+    } else {
+        spec_given |= flags.tz.is_some();
+        "schedule"
+    };
     if spec_given {
         // A schedule replaces a timer: the API takes one or the other.
         definition.remove("timer");
@@ -287,6 +296,11 @@ fn apply_schedule(
                     target.insert(key.into(), value);
                 }
             }
+        });
+    }
+    if let Some(zone) = &flags.tz {
+        with_object(definition, zone_of, |target| {
+            target.insert("timeZone".into(), Value::from(zone.clone()))
         });
     }
     Ok(())
@@ -452,6 +466,47 @@ mod tests {
             .unwrap_err()
             .message
             .contains("not both"));
+    }
+
+    /// `--tz` is the time zone of whichever the job has: with `--timer` (or alone on a job that
+    /// has a timer) the timer's `timeZone`, else the schedule's. It used to be the schedule's
+    /// only, so `--timer '0 0 9 * * ?' --tz Asia/Shanghai` was refused as "not both".
+    #[test]
+    fn tz_sets_the_zone_of_the_timer_or_of_the_schedule() {
+        let with_timer = DefinitionArgs {
+            timer: Some("0 0 9 * * ?".into()),
+            tz: Some("Asia/Shanghai".into()),
+            ..DefinitionArgs::default()
+        };
+        assert_eq!(
+            applied(json!({}), with_timer),
+            json!({"timer": {"period": "0 0 9 * * ?", "timeZone": "Asia/Shanghai"}})
+        );
+        let alone = DefinitionArgs {
+            tz: Some("Europe/London".into()),
+            ..DefinitionArgs::default()
+        };
+        assert_eq!(
+            applied(json!({"timer": {"period": "1h"}}), alone.clone()),
+            json!({"timer": {"period": "1h", "timeZone": "Europe/London"}})
+        );
+        assert_eq!(
+            applied(json!({"schedule": {"cron": ["0 9 * * *"]}}), alone.clone()),
+            json!({"schedule": {"cron": ["0 9 * * *"], "timeZone": "Europe/London"}})
+        );
+        assert_eq!(
+            applied(json!({}), alone),
+            json!({"schedule": {"timeZone": "Europe/London"}})
+        );
+        let with_cron = DefinitionArgs {
+            cron: vec!["0 9 * * *".into()],
+            tz: Some("Europe/London".into()),
+            ..DefinitionArgs::default()
+        };
+        assert_eq!(
+            applied(json!({"timer": {"period": "1h"}}), with_cron),
+            json!({"schedule": {"cron": ["0 9 * * *"], "timeZone": "Europe/London"}})
+        );
     }
 
     /// Issue 26 item 13: `--label team=payments` was refused by clap; it now sets one label,
