@@ -62,7 +62,7 @@ pub(super) async fn health<S: Store>(State(app): AppState<S>) -> Response {
     params(super::stats::WindowQuery),
     responses(
         (status = 200, description = "The counts and the window's figures.", body = Stats,
-            example = json!({"jobs": {"active": 3}, "executions": {"Cancelled": 1, "Enqueued": 4}, "debugMode": false,
+            example = json!({"jobs": {"active": 3}, "executions": {"Cancelled": 1, "Enqueued": 4}, "debugMode": false, "debugModeSetting": "off",
                 "window": "24h", "from": "2026-11-20T19:00:00Z", "to": "2026-11-21T19:13:04Z",
                 "runs": 2, "byState": {"Succeeded": 1, "Terminated": 1}, "successRate": 0.5,
                 "durationMs": {"p50": 95, "p95": 2950, "p99": 2950}, "lagMs": {"p50": 3, "p95": 12, "p99": 12},
@@ -86,6 +86,7 @@ pub(super) async fn stats<S: Store>(State(app): AppState<S>, params: Params) -> 
         jobs: stats.jobs,
         executions: stats.executions,
         debug_mode: stats.debug_mode,
+        debug_mode_setting: stats.debug_mode_setting,
         window: figures,
         top_failing,
         slowest,

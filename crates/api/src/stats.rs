@@ -136,8 +136,11 @@ pub struct Stats {
     pub jobs: BTreeMap<String, u64>,
     /// Executions by state (`Enqueued`, `Succeeded`, …); states with none are absent.
     pub executions: BTreeMap<String, u64>,
-    /// Whether automatic runs are stopped (docs/api.md debug mode).
+    /// Whether a debug mode is on (docs/api.md debug mode): some runs are stopped.
     pub debug_mode: bool,
+    /// The debug mode in force: which runs it stops (`GET /settings/debugMode`).
+    #[schema(pattern = "^(off|schedules|triggers|both)$")]
+    pub debug_mode_setting: &'static str,
     /// All jobs' figures over the window (`GET /jobs/{jobId}/stats`'s fields).
     #[serde(flatten)]
     pub window: WindowStats,

@@ -668,11 +668,21 @@ pub(crate) fn stats(answer: &Value, style: Style) -> String {
     }
     let mut out = table.render(style);
     let debug = answer.get("debugMode").and_then(Value::as_bool) == Some(true);
-    out.push_str(if debug {
-        "Debug mode is on: schedules do not fire; triggers still run.\n"
+    // A server older than the mode's name says only on/off; on meant `schedules` then.
+    let named = text(answer, "debugModeSetting");
+    let setting = match named.as_str() {
+        "" if debug => "schedules",
+        "" => "off",
+        named => named,
+    };
+    if setting == "off" {
+        out.push_str("Debug mode is off.\n");
     } else {
-        "Debug mode is off.\n"
-    });
+        out.push_str(&format!(
+            "Debug mode is on ({setting}): {}\n",
+            debug_mode_words(setting)
+        ));
+    }
     if answer.get("window").is_some() {
         out.push('\n');
         out.push_str(&window_figures(answer, style));

@@ -213,8 +213,12 @@ fn stats_health_and_timers() {
         "resp_code": 200, "resp_msg": null, "unchanged": [], "updated": ["billing-old"],
         "changedFields": {"billing-old": ["timeoutSeconds", "timer"]}});
     assert_snapshot!(format!(
-        "{}\n{}\n{}\n{}",
+        "{}\n{}\n{}\n{}\n{}",
         stats(&stats_answer, plain()),
+        stats(
+            &json!({"jobs": {}, "executions": {}, "debugMode": true, "debugModeSetting": "triggers"}),
+            plain()
+        ),
         health(&health_answer, now(), plain()),
         health(&json!({"status": "ok"}), now(), plain()),
         timers_sync("billing", &sync, plain())

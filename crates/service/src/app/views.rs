@@ -40,8 +40,10 @@ pub struct Stats {
     pub jobs: BTreeMap<String, u64>,
     /// Executions by state.
     pub executions: BTreeMap<String, u64>,
-    /// Whether a debug mode is on (docs/api.md's debug mode; which one: `GET /settings/debugMode`).
+    /// Whether a debug mode is on (docs/api.md's debug mode).
     pub debug_mode: bool,
+    /// Which one (`off`, `schedules`, `triggers`, `both`).
+    pub debug_mode_setting: &'static str,
 }
 
 impl<S: Store> App<S> {
@@ -87,6 +89,7 @@ impl<S: Store> App<S> {
             jobs: counts.jobs,
             executions: counts.executions,
             debug_mode: mode != sundial_core::debug_mode::DebugMode::Off,
+            debug_mode_setting: mode.name(),
         })
     }
 }
