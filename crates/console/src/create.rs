@@ -27,6 +27,7 @@ use sundial_service::AppError;
 
 use crate::auth::Session;
 use crate::form::{described_by, error_summary, field, invalid, Problem, Spot};
+use crate::guided::{self, non_empty, GuidedFields};
 use crate::view::{job_url, layout};
 use crate::{ConsoleState, PageError};
 
@@ -59,25 +60,9 @@ pub(crate) struct JobForm {
     body: String,
     overlap: String,
     timeout_seconds: String,
-    /// `maxRetries`.
-    max_retries: String,
-    /// `retryPolicy`'s fields.
-    retry_initial_interval: String,
-    retry_backoff_coefficient: String,
-    retry_maximum_interval: String,
-    retry_maximum_attempts: String,
-    /// `timeouts`' fields (the fourth timeout is `timeoutSeconds`).
-    schedule_to_start: String,
-    schedule_to_close: String,
-    heartbeat: String,
-    /// The first `notification` rule: where to, and on which outcome.
-    notify_url: String,
-    notify_state: String,
-    /// `async` (a checkbox: `on` when ticked), `checkUrl`, `checkRateSeconds`.
-    #[serde(rename = "async")]
-    is_async: String,
-    check_url: String,
-    check_rate_seconds: String,
+    /// Retries, timeouts, the first notification rule, async polling.
+    #[serde(flatten)]
+    guided: GuidedFields,
     /// The rest of the definition: a JSON object.
     extra: String,
 }
@@ -201,20 +186,8 @@ impl Control {
             Control::Body => "Body",
             Control::Overlap => "Overlap",
             Control::Timeout => "Timeout (seconds)",
-            Control::MaxRetries => "Most retries",
-            Control::RetryInitial => "First retry after",
-            Control::RetryBackoff => "Backoff coefficient",
-            Control::RetryMaxInterval => "Longest wait between retries",
-            Control::RetryMaxAttempts => "Most attempts",
-            Control::ScheduleToStart => "Schedule to start",
-            Control::ScheduleToClose => "Schedule to close",
-            Control::Heartbeat => "Heartbeat",
-            Control::NotifyUrl => "Notify URL",
-            Control::NotifyState => "Notify on outcome",
-            Control::Async => "Asynchronous",
-            Control::CheckUrl => "Check URL",
-            Control::CheckRate => "Check every (seconds)",
             Control::Extra => "Other fields",
+            guided => guided.guided().map_or("", |g| g.label),
         }
     }
 
@@ -273,13 +246,13 @@ impl Control {
             (!form.overlap.is_empty()).then_some(Control::Overlap)
         } else if starts("timeoutSeconds") {
             (!form.timeout_seconds.is_empty()).then_some(Control::Timeout)
-        } else if let Some(control) = GUIDED
+        } else if let Some(control) = guided::CONTROLS
             .iter()
-            .find(|(field, _, value)| starts(field) && !value(form).trim().is_empty())
-            .map(|(_, control, _)| *control)
+            .find(|c| starts(c.path) && !c.text(&form.guided).trim().is_empty())
+            .and_then(|c| guided_control(c.path))
         {
             Some(control)
-        } else if path == "notification" && !form.notify_url.trim().is_empty() {
+        } else if path == "notification" && !form.guided.notify_url.trim().is_empty() {
             Some(Control::NotifyUrl)
         } else if path == "schedule" || path == "timer" {
             (form.when != "json").then_some(Control::When)
@@ -292,114 +265,61 @@ impl Control {
     }
 }
 
-/// The guided fields beyond the first ones: the definition field each sets (a path), its
-/// control, and its text in the form. What each means is the core's field table's
-/// (`sundial_core::job::document::JOB_FIELDS`), shown as the hint of the top-level ones.
-type FormText = fn(&JobForm) -> &str;
-const GUIDED: [(&str, Control, FormText); 13] = [
-    ("maxRetries", Control::MaxRetries, |f| &f.max_retries),
-    ("retryPolicy.initialInterval", Control::RetryInitial, |f| {
-        &f.retry_initial_interval
-    }),
-    (
-        "retryPolicy.backoffCoefficient",
-        Control::RetryBackoff,
-        |f| &f.retry_backoff_coefficient,
-    ),
-    (
-        "retryPolicy.maximumInterval",
-        Control::RetryMaxInterval,
-        |f| &f.retry_maximum_interval,
-    ),
-    (
-        "retryPolicy.maximumAttempts",
-        Control::RetryMaxAttempts,
-        |f| &f.retry_maximum_attempts,
-    ),
-    ("timeouts.scheduleToStart", Control::ScheduleToStart, |f| {
-        &f.schedule_to_start
-    }),
-    ("timeouts.scheduleToClose", Control::ScheduleToClose, |f| {
-        &f.schedule_to_close
-    }),
-    ("timeouts.heartbeat", Control::Heartbeat, |f| &f.heartbeat),
-    ("notification[0].url", Control::NotifyUrl, |f| &f.notify_url),
-    ("notification[0].stateEquals", Control::NotifyState, |f| {
-        &f.notify_state
-    }),
-    ("async", Control::Async, |f| &f.is_async),
-    ("checkUrl", Control::CheckUrl, |f| &f.check_url),
-    ("checkRateSeconds", Control::CheckRate, |f| {
-        &f.check_rate_seconds
-    }),
+impl Control {
+    /// The definition field a guided control sets (its row of [`guided::CONTROLS`]).
+    fn guided_path(self) -> Option<&'static str> {
+        Some(match self {
+            Control::MaxRetries => "maxRetries",
+            Control::RetryInitial => "retryPolicy.initialInterval",
+            Control::RetryBackoff => "retryPolicy.backoffCoefficient",
+            Control::RetryMaxInterval => "retryPolicy.maximumInterval",
+            Control::RetryMaxAttempts => "retryPolicy.maximumAttempts",
+            Control::ScheduleToStart => "timeouts.scheduleToStart",
+            Control::ScheduleToClose => "timeouts.scheduleToClose",
+            Control::Heartbeat => "timeouts.heartbeat",
+            Control::NotifyUrl => "notification[0].url",
+            Control::NotifyState => "notification[0].stateEquals",
+            Control::Async => "async",
+            Control::CheckUrl => "checkUrl",
+            Control::CheckRate => "checkRateSeconds",
+            _ => return None,
+        })
+    }
+
+    /// Its row of [`guided::CONTROLS`]: label, hint, form name.
+    fn guided(self) -> Option<&'static guided::GuidedControl> {
+        guided::control(self.guided_path()?)
+    }
+
+    /// The hint of a guided control.
+    fn guided_hint(self) -> Option<&'static str> {
+        self.guided().map(guided::GuidedControl::hint)
+    }
+}
+
+/// The guided control that sets `path`.
+fn guided_control(path: &str) -> Option<Control> {
+    GUIDED_CONTROLS
+        .into_iter()
+        .find(|c| c.guided_path() == Some(path))
+}
+
+/// The create form's guided controls.
+const GUIDED_CONTROLS: [Control; 13] = [
+    Control::MaxRetries,
+    Control::RetryInitial,
+    Control::RetryBackoff,
+    Control::RetryMaxInterval,
+    Control::RetryMaxAttempts,
+    Control::ScheduleToStart,
+    Control::ScheduleToClose,
+    Control::Heartbeat,
+    Control::NotifyUrl,
+    Control::NotifyState,
+    Control::Async,
+    Control::CheckUrl,
+    Control::CheckRate,
 ];
-
-/// A number when `text` reads as one, else the text, for the use case to name what is wrong.
-fn number_or_text(text: &str) -> Value {
-    text.parse::<u64>()
-        .map(|n| json!(n))
-        .or_else(|_| text.parse::<f64>().map(|n| json!(n)))
-        .unwrap_or_else(|_| json!(text))
-}
-
-/// The guided fields' part of the definition: retries, `retryPolicy`, `timeouts`, the first
-/// notification rule, `async` polling. A blank control sets nothing.
-fn guided(form: &JobForm, own: &mut Map<String, Value>) {
-    if let Some(n) = non_empty(&form.max_retries) {
-        own.insert("maxRetries".into(), number_or_text(n));
-    }
-    let object = |pairs: &[(&str, &str, bool)]| {
-        let map: Map<String, Value> = pairs
-            .iter()
-            .filter_map(|(key, text, numeric)| {
-                let text = non_empty(text)?;
-                let value = if *numeric {
-                    number_or_text(text)
-                } else {
-                    json!(text)
-                };
-                Some(((*key).to_owned(), value))
-            })
-            .collect();
-        (!map.is_empty()).then_some(Value::Object(map))
-    };
-    let retry_policy = object(&[
-        ("initialInterval", &form.retry_initial_interval, false),
-        ("backoffCoefficient", &form.retry_backoff_coefficient, true),
-        ("maximumInterval", &form.retry_maximum_interval, false),
-        ("maximumAttempts", &form.retry_maximum_attempts, true),
-    ]);
-    if let Some(policy) = retry_policy {
-        own.insert("retryPolicy".into(), policy);
-    }
-    let timeouts = object(&[
-        ("scheduleToStart", &form.schedule_to_start, false),
-        ("scheduleToClose", &form.schedule_to_close, false),
-        ("heartbeat", &form.heartbeat, false),
-    ]);
-    if let Some(timeouts) = timeouts {
-        own.insert("timeouts".into(), timeouts);
-    }
-    if let Some(url) = non_empty(&form.notify_url) {
-        let mut rule = json!({"url": url, "method": "POST"});
-        if let Some(state) = non_empty(&form.notify_state) {
-            rule["stateEquals"] = json!(state);
-        }
-        own.insert("notification".into(), json!([rule]));
-    } else if let Some(state) = non_empty(&form.notify_state) {
-        // An outcome without a URL: the use case names `notification[0].url` as missing.
-        own.insert("notification".into(), json!([{"stateEquals": state}]));
-    }
-    if !form.is_async.trim().is_empty() {
-        own.insert("async".into(), json!(true));
-    }
-    if let Some(url) = non_empty(&form.check_url) {
-        own.insert("checkUrl".into(), json!(url));
-    }
-    if let Some(rate) = non_empty(&form.check_rate_seconds) {
-        own.insert("checkRateSeconds".into(), number_or_text(rate));
-    }
-}
 
 /// The definition the form says, and the JSON editor's own object (for [`Control::for_path`]);
 /// or what keeps the form from being one.
@@ -458,7 +378,7 @@ fn definition(form: &JobForm) -> Result<(Value, Map<String, Value>), Vec<Problem
             .map_or_else(|_| json!(timeout), |n| json!(n));
         own.insert("timeoutSeconds".into(), value);
     }
-    guided(form, &mut own);
+    form.guided.apply_to_new(&mut own);
     let mut merged = Value::Object(extra.clone());
     merge(&mut merged, Value::Object(own), "", &mut problems);
     if problems.is_empty() {
@@ -471,10 +391,6 @@ fn definition(form: &JobForm) -> Result<(Value, Map<String, Value>), Vec<Problem
 /// What the core's field table says a top-level field means, for a control's hint.
 fn described_field(name: &str) -> &'static str {
     sundial_core::job::document::job_field(name).map_or("", |f| f.description)
-}
-
-fn non_empty(text: &str) -> Option<&str> {
-    Some(text.trim()).filter(|t| !t.is_empty())
 }
 
 /// The schedule kind's field: `("schedule", {…})`, `("timer", {…})`, or nothing.
@@ -893,29 +809,29 @@ fn page(
             }
             fieldset {
                 legend { "Retries and timeouts" }
-                (text_input(Control::MaxRetries, "maxRetries", &form.max_retries, Some(described_field("maxRetries"))))
-                (text_input(Control::RetryInitial, "retryInitialInterval", &form.retry_initial_interval, Some("retryPolicy.initialInterval: the wait before the first retry (1s, PT5S); each next wait is multiplied by the coefficient.")))
-                (text_input(Control::RetryBackoff, "retryBackoffCoefficient", &form.retry_backoff_coefficient, Some("retryPolicy.backoffCoefficient: 1 to 100 (default 2).")))
-                (text_input(Control::RetryMaxInterval, "retryMaximumInterval", &form.retry_maximum_interval, Some("retryPolicy.maximumInterval: the longest wait between attempts (default 100 × the first).")))
-                (text_input(Control::RetryMaxAttempts, "retryMaximumAttempts", &form.retry_maximum_attempts, Some("retryPolicy.maximumAttempts: attempts in all, the first included (0: no limit but maxRetries).")))
-                (text_input(Control::ScheduleToStart, "scheduleToStart", &form.schedule_to_start, Some("timeouts.scheduleToStart: the longest a run may wait to start (10m).")))
-                (text_input(Control::ScheduleToClose, "scheduleToClose", &form.schedule_to_close, Some("timeouts.scheduleToClose: the longest a run may take from due to end, retries included (1h).")))
-                (text_input(Control::Heartbeat, "heartbeat", &form.heartbeat, Some("timeouts.heartbeat: the longest an async job may go without reporting progress (5m).")))
+                (text_input(Control::MaxRetries, "maxRetries", &form.guided.max_retries, Control::MaxRetries.guided_hint()))
+                (text_input(Control::RetryInitial, "retryInitialInterval", &form.guided.retry_initial_interval, Control::RetryInitial.guided_hint()))
+                (text_input(Control::RetryBackoff, "retryBackoffCoefficient", &form.guided.retry_backoff_coefficient, Control::RetryBackoff.guided_hint()))
+                (text_input(Control::RetryMaxInterval, "retryMaximumInterval", &form.guided.retry_maximum_interval, Control::RetryMaxInterval.guided_hint()))
+                (text_input(Control::RetryMaxAttempts, "retryMaximumAttempts", &form.guided.retry_maximum_attempts, Control::RetryMaxAttempts.guided_hint()))
+                (text_input(Control::ScheduleToStart, "scheduleToStart", &form.guided.schedule_to_start, Control::ScheduleToStart.guided_hint()))
+                (text_input(Control::ScheduleToClose, "scheduleToClose", &form.guided.schedule_to_close, Control::ScheduleToClose.guided_hint()))
+                (text_input(Control::Heartbeat, "heartbeat", &form.guided.heartbeat, Control::Heartbeat.guided_hint()))
                 p.hint { "Retry rules by outcome (" code { "retry" } "), non-retryable errors: in Other fields below." }
             }
             fieldset {
                 legend { "Notifications" }
-                (text_input(Control::NotifyUrl, "notifyUrl", &form.notify_url, Some("Called (POST) when a run ends: the first notification rule; add more in Other fields.")))
-                (text_input(Control::NotifyState, "notifyState", &form.notify_state, Some("Only on this outcome (an HTTP status like 500, or timeout); blank: every end.")))
+                (text_input(Control::NotifyUrl, "notifyUrl", &form.guided.notify_url, Control::NotifyUrl.guided_hint()))
+                (text_input(Control::NotifyState, "notifyState", &form.guided.notify_state, Control::NotifyState.guided_hint()))
             }
             fieldset {
                 legend { "Asynchronous completion" }
-                (field(Control::Async, Some(described_field("async")), html! {
-                    input id=(Control::Async.id()) name="async" type="checkbox" value="on" checked[!form.is_async.trim().is_empty()]
+                (field(Control::Async, Control::Async.guided_hint(), html! {
+                    input id=(Control::Async.id()) name="async" type="checkbox" value="on" checked[!form.guided.is_async.trim().is_empty()]
                         aria-describedby=[described(Control::Async, true)] aria-invalid=[invalid(Control::Async)];
                 }))
-                (text_input(Control::CheckUrl, "checkUrl", &form.check_url, Some(described_field("checkUrl"))))
-                (text_input(Control::CheckRate, "checkRateSeconds", &form.check_rate_seconds, Some(described_field("checkRateSeconds"))))
+                (text_input(Control::CheckUrl, "checkUrl", &form.guided.check_url, Control::CheckUrl.guided_hint()))
+                (text_input(Control::CheckRate, "checkRateSeconds", &form.guided.check_rate_seconds, Control::CheckRate.guided_hint()))
             }
             (textarea(Control::Extra, "extra", &form.extra, 6, Some(r#"The rest of the definition as a JSON object: retry rules, more notification rules, a target instead of request, jitter under schedule, … Fields set above are added to it."#)))
             div.actions {

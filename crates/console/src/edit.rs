@@ -19,7 +19,6 @@ use chrono::DateTime;
 use maud::html;
 use serde::Deserialize;
 use serde_json::Value;
-use sundial_core::job::Job;
 use sundial_ports::store::Store;
 use sundial_service::app::Scope;
 use sundial_service::app::{parse_job_id, UpdatePreview};
@@ -27,6 +26,7 @@ use sundial_service::AppError;
 
 use crate::auth::Session;
 use crate::form::{described_by, error_summary, field, invalid, Problem, Spot};
+use crate::guided::{self, GuidedFields};
 use crate::view::{chip, job_url, layout, seg};
 use crate::{ConsoleState, PageError};
 
@@ -47,17 +47,40 @@ pub(crate) struct EditForm {
     /// The definition the preview was made against (`UpdatePreview::definition_tag`), which
     /// Save posts so that a change made since is not overwritten.
     previewed: String,
+    /// The guided controls as posted.
+    #[serde(flatten)]
+    guided: GuidedFields,
+    /// The guided controls as the page showed them (JSON of [`GuidedFields`]): only the controls
+    /// changed since are applied to the definition.
+    #[serde(rename = "guidedShown")]
+    guided_shown: String,
 }
 
-/// The definition as the edit page starts it.
-fn editable(job: &Job) -> String {
-    serde_json::to_string_pretty(&job.to_editable_json()).unwrap_or_default()
+impl EditForm {
+    /// The form showing `definition` (pretty JSON) with the guided controls filled from it.
+    fn showing(definition: &Value) -> EditForm {
+        let guided = GuidedFields::of_definition(definition);
+        EditForm {
+            definition: serde_json::to_string_pretty(definition).unwrap_or_default(),
+            guided_shown: serde_json::to_string(&guided).unwrap_or_default(),
+            guided,
+            ..EditForm::default()
+        }
+    }
 }
 
-/// The posted text as JSON, or the problem with it.
+/// The posted definition as JSON with the guided controls the person changed applied to it, or
+/// the problem with it.
 fn body(form: &EditForm) -> Result<Value, Problem> {
-    serde_json::from_str(&form.definition)
-        .map_err(|e| Problem::at(DEFINITION, format!("invalid JSON: {e}")))
+    let mut definition: Value = serde_json::from_str(&form.definition)
+        .map_err(|e| Problem::at(DEFINITION, format!("invalid JSON: {e}")))?;
+    // Absent (the Save form posts the previewed text alone): nothing to apply.
+    if let Ok(shown) = serde_json::from_str::<GuidedFields>(&form.guided_shown) {
+        if let Value::Object(map) = &mut definition {
+            form.guided.apply_changes(&shown, map);
+        }
+    }
+    Ok(definition)
 }
 
 /// The use case's refusal of the definition as a problem at the editor; other errors are the
@@ -77,10 +100,7 @@ pub(crate) async fn page<S: Store>(
     Path(job_id): Path<String>,
 ) -> Result<Response, PageError> {
     let job = console.app.get_job(&parse_job_id(&job_id)?).await?;
-    let form = EditForm {
-        definition: editable(&job),
-        ..EditForm::default()
-    };
+    let form = EditForm::showing(&job.to_editable_json());
     Ok(render(&session, &job_id, &form, &[], None).into_response())
 }
 
@@ -98,11 +118,19 @@ pub(crate) async fn preview<S: Store>(
             .app
             .preview_update(&id, &body)
             .await
+            .map(|preview| (preview, body))
             .map_err(refusal),
         Err(problem) => Err(Ok(problem)),
     };
     match answer {
-        Ok(preview) => Ok(render(&session, &job_id, &form, &[], Some(&preview)).into_response()),
+        Ok((preview, body)) => {
+            // The previewed definition, guided changes in it, is what Save posts.
+            let shown = EditForm {
+                csrf: form.csrf,
+                ..EditForm::showing(&body)
+            };
+            Ok(render(&session, &job_id, &shown, &[], Some(&preview)).into_response())
+        }
         Err(problem) => {
             let page = render(&session, &job_id, &form, &[problem?], None);
             Ok((StatusCode::BAD_REQUEST, page).into_response())
@@ -183,6 +211,32 @@ fn render(
                     aria-describedby=[described_by(DEFINITION.id, true, error.is_some())]
                     aria-invalid=[invalid(error)] { (form.definition) }
             }))
+            input type="hidden" name="guidedShown" value=(form.guided_shown);
+            p.hint { "The fields below are the same definition's retries, timeouts, first notification and async polling: change one here or in the JSON. A field changed here replaces the JSON's; one left as shown leaves the JSON as typed; emptied, the field is removed." }
+            @for (legend, controls) in [
+                ("Retries and timeouts", &guided::CONTROLS[..8]),
+                ("Notifications", &guided::CONTROLS[8..10]),
+                ("Asynchronous completion", &guided::CONTROLS[10..]),
+            ] {
+                fieldset.guided {
+                    legend { (legend) }
+                    @for control in controls {
+                        @let id = format!("e-{}", control.name);
+                        div.field {
+                            label for=(id) { (control.label) }
+                            p.hint id={ (id) "-hint" } { (control.hint()) }
+                            @if control.is_checkbox() {
+                                input id=(id) name=(control.name) type="checkbox" value="on"
+                                    checked[!control.text(&form.guided).trim().is_empty()]
+                                    aria-describedby={ (id) "-hint" };
+                            } @else {
+                                input id=(id) name=(control.name) type="text" value=(control.text(&form.guided))
+                                    aria-describedby={ (id) "-hint" };
+                            }
+                        }
+                    }
+                }
+            }
             div.actions {
                 button type="submit" { "Preview changes" }
                 a href=(base) { "Cancel" }

@@ -58,6 +58,7 @@ pub mod execution_page;
 pub mod executions_page;
 mod filter;
 mod form;
+mod guided;
 pub mod job_page;
 mod ledger;
 pub mod ledger_page;

@@ -1421,6 +1421,107 @@ async fn an_edit_preview_shows_the_fire_times_before_and_after_and_saves_only_wh
     );
 }
 
+/// A hidden input's value on `html`, unescaped.
+fn hidden_value(html: &str, name: &str) -> String {
+    html.split(&format!(r#"name="{name}" value=""#))
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_else(|| panic!("no hidden {name} in\n{html}"))
+        .replace("&quot;", "\"")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
+}
+
+/// Issue 26 item 10: the edit page has the guided fields of the new-job page (retries, timeouts,
+/// the first notification, async polling), filled from the job. Only the ones changed apply to
+/// the JSON: a field left as shown leaves an edit of it in the JSON as typed; an emptied field is
+/// removed; the preview shows the definition with the changes, which Save saves.
+#[tokio::test]
+async fn the_edit_page_has_guided_fields_and_applies_only_the_changed_ones() {
+    let console = Console::open().await;
+    let id: sundial_core::job::JobId = "guided".parse().unwrap();
+    let body = json!({"jobName": "Guided", "creator": "ops", "creatorName": "Ops",
+        "request": [{"url": "http://127.0.0.1:9/"}], "schedule": {"cron": ["0 6 * * *"]},
+        "maxRetries": 3, "retryPolicy": {"initialInterval": "5s", "backoffCoefficient": 3},
+        "notification": [{"url": "http://127.0.0.1:9/n", "stateEquals": "500"}]});
+    console.app.create_job(&id, &body).await.unwrap();
+    let page = console.get("/ui/jobs/guided/edit").await;
+    assert_eq!(page.status, StatusCode::OK);
+    let html = &page.html;
+    for (id, value) in [
+        ("e-maxRetries", "3"),
+        ("e-retryInitialInterval", "5s"),
+        ("e-retryBackoffCoefficient", "3"),
+        ("e-notifyUrl", "http://127.0.0.1:9/n"),
+        ("e-notifyState", "500"),
+        ("e-heartbeat", ""),
+    ] {
+        let input = element(html, id);
+        assert!(
+            input.contains(&format!(r#"value="{value}""#)),
+            "{id}: {input}"
+        );
+    }
+    assert!(!element(html, "e-async").contains("checked"));
+    let shown = hidden_value(html, "guidedShown");
+    let text = element(html, "e-definition");
+    let text = text[text.find('>').unwrap() + 1..]
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&");
+    let mut definition: Value = serde_json::from_str(&text).unwrap();
+    // Changed in the JSON only; its guided field is posted as shown.
+    definition["maxRetries"] = json!(5);
+    let definition = definition.to_string();
+    let preview = console
+        .post_form(
+            "/ui/jobs/guided/edit/preview",
+            &[
+                ("csrf", console.csrf.as_str()),
+                ("definition", &definition),
+                ("guidedShown", &shown),
+                ("maxRetries", "3"),
+                ("retryInitialInterval", ""),
+                ("retryBackoffCoefficient", "3"),
+                ("heartbeat", "45s"),
+                ("notifyUrl", "http://127.0.0.1:9/n"),
+                ("notifyState", "500"),
+                ("async", "on"),
+                ("checkUrl", "http://127.0.0.1:9/status"),
+            ],
+        )
+        .await;
+    assert_eq!(preview.status, StatusCode::OK, "{}", preview.html);
+    assert!(preview.html.contains(r#"id="edit-preview""#));
+    // The preview shows the definition with the changes, the guided fields filled from it.
+    assert!(element(&preview.html, "e-heartbeat").contains(r#"value="45s""#));
+    assert!(element(&preview.html, "e-async").contains("checked"));
+    let previewed = hidden_value(&preview.html, "definition");
+    let saved = console
+        .post_form(
+            "/ui/jobs/guided/edit",
+            &[
+                ("csrf", console.csrf.as_str()),
+                ("definition", &previewed),
+                ("confirm", "yes"),
+            ],
+        )
+        .await;
+    assert_eq!(saved.status, StatusCode::SEE_OTHER, "{}", saved.html);
+    let job = console.app.get_job(&id).await.unwrap().to_api_json();
+    assert_eq!(job["maxRetries"], 5, "the JSON's edit is kept");
+    assert_eq!(
+        job["retryPolicy"]["initialInterval"],
+        Value::Null,
+        "emptied: removed"
+    );
+    assert_eq!(job["retryPolicy"]["backoffCoefficient"], 3);
+    assert_eq!(job["timeouts"]["heartbeat"], "45s");
+    assert_eq!(job["notification"][0]["url"], "http://127.0.0.1:9/n");
+    assert_eq!(job["async"], true);
+    assert_eq!(job["checkUrl"], "http://127.0.0.1:9/status");
+}
+
 #[tokio::test]
 async fn an_edits_errors_are_shown_at_the_editor_and_nothing_is_saved() {
     let console = Console::open().await;
