@@ -10,7 +10,7 @@ use chrono_tz::Tz;
 use maud::{html, Markup, Render};
 use sundial_core::execution::{Execution, ExecutionState};
 use sundial_ports::store::{PageRequest, Store};
-use sundial_service::app::{RunSource, SearchFilters};
+use sundial_service::app::{SearchFilters, SourceFilter};
 use sundial_service::{App, AppError};
 
 use crate::view::{chip, job_url, query_string, seg, when};
@@ -170,7 +170,7 @@ impl Render for Filters<'_> {
                     label for="x-source" { "Started by" }
                     select id="x-source" name="source" {
                         option value="" selected[f.source.is_none()] { "Any" }
-                        @for source in RunSource::ALL {
+                        @for source in SourceFilter::ALL {
                             option value=(source.name()) selected[f.source.as_deref() == Some(source.name())] { (source.name()) }
                         }
                     }

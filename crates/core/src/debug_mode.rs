@@ -16,6 +16,8 @@
 
 use std::fmt;
 
+pub use crate::source::RunSource;
+
 /// The debug mode: which runs it stops.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum DebugMode {
@@ -92,41 +94,13 @@ impl fmt::Display for DebugMode {
     }
 }
 
-/// What started a run, as debug mode reads it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum RunSource {
-    /// A fire of the job's schedule.
-    Schedule,
-    /// A trigger a program sent through the API (`POST /jobs/{id}/trigger`, update-and-run).
-    ProgramTrigger,
-    /// A trigger a person started on the console.
-    ConsoleTrigger,
-    /// A backfill's run.
-    Backfill,
-}
-
-impl RunSource {
-    /// The source of a run from its execution's `scheduledById`: the job id for a scheduled fire,
-    /// `backfill:…` for a backfill, `console:…` for a console trigger, anything else (`trigger:…`,
-    /// `update:…`) a program's trigger.
-    pub fn of_scheduled_by(scheduled_by_id: &str, job_id: &str) -> RunSource {
-        if scheduled_by_id == job_id {
-            RunSource::Schedule
-        } else if scheduled_by_id.starts_with("backfill:") {
-            RunSource::Backfill
-        } else if scheduled_by_id.starts_with("console:") {
-            RunSource::ConsoleTrigger
-        } else {
-            RunSource::ProgramTrigger
-        }
-    }
-}
-
 /// Whether debug mode `mode` stops a run started by `source` (the module's table). Pure.
 pub fn debug_mode_stops(mode: DebugMode, source: RunSource) -> bool {
     match source {
         RunSource::Schedule => matches!(mode, DebugMode::Schedules | DebugMode::Both),
-        RunSource::ProgramTrigger => matches!(mode, DebugMode::Triggers | DebugMode::Both),
+        RunSource::ProgramTrigger | RunSource::Update => {
+            matches!(mode, DebugMode::Triggers | DebugMode::Both)
+        }
         RunSource::ConsoleTrigger | RunSource::Backfill => false,
     }
 }
@@ -139,12 +113,16 @@ mod tests {
     fn the_table() {
         use RunSource::*;
         let row = |mode| {
-            [Schedule, ProgramTrigger, ConsoleTrigger, Backfill].map(|s| debug_mode_stops(mode, s))
+            [Schedule, ProgramTrigger, Update, ConsoleTrigger, Backfill]
+                .map(|s| debug_mode_stops(mode, s))
         };
-        assert_eq!(row(DebugMode::Off), [false, false, false, false]);
-        assert_eq!(row(DebugMode::Schedules), [true, false, false, false]);
-        assert_eq!(row(DebugMode::Triggers), [false, true, false, false]);
-        assert_eq!(row(DebugMode::Both), [true, true, false, false]);
+        assert_eq!(row(DebugMode::Off), [false; 5]);
+        assert_eq!(
+            row(DebugMode::Schedules),
+            [true, false, false, false, false]
+        );
+        assert_eq!(row(DebugMode::Triggers), [false, true, true, false, false]);
+        assert_eq!(row(DebugMode::Both), [true, true, true, false, false]);
     }
 
     #[test]
@@ -154,22 +132,5 @@ mod tests {
         }
         assert_eq!(DebugMode::parse("on"), None);
         assert_eq!(DebugMode::from_flag(true), DebugMode::Schedules);
-        assert_eq!(RunSource::of_scheduled_by("a", "a"), RunSource::Schedule);
-        assert_eq!(
-            RunSource::of_scheduled_by("backfill:2024-01-01T00:00:00Z", "a"),
-            RunSource::Backfill
-        );
-        assert_eq!(
-            RunSource::of_scheduled_by("console:x", "a"),
-            RunSource::ConsoleTrigger
-        );
-        assert_eq!(
-            RunSource::of_scheduled_by("trigger:x", "a"),
-            RunSource::ProgramTrigger
-        );
-        assert_eq!(
-            RunSource::of_scheduled_by("update:x", "a"),
-            RunSource::ProgramTrigger
-        );
     }
 }

@@ -24,6 +24,7 @@ use crate::execution::{
 };
 use crate::job::{BackfillMode, CatchupPolicy, Job, JobId, OverlapPolicy, PendingFire, When};
 use crate::ledger::{self, RangeReason};
+use crate::source::RunSource;
 use crate::spec::FireTime;
 
 /// The most fires one tick plans for one job; the next tick continues where it stopped.
@@ -684,28 +685,6 @@ pub enum Admission {
     },
 }
 
-/// Where a run came from, for [`may_start`]: its job's own schedule, or a request (a manual
-/// trigger, a backfill), which a pause does not stop.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RunSource {
-    /// A fire of the job's schedule.
-    Schedule,
-    /// A manual trigger or a backfill: asked for by someone.
-    Request,
-}
-
-impl RunSource {
-    /// The source of `execution`, a run of the job `job_id`: scheduled fires name their job as
-    /// what started them ([`Execution::scheduled_by_id`](crate::execution::Execution)).
-    pub fn of(execution: &crate::execution::Execution, job_id: &JobId) -> RunSource {
-        if execution.scheduled_by_id == job_id.as_str() {
-            RunSource::Schedule
-        } else {
-            RunSource::Request
-        }
-    }
-}
-
 /// Why a run not yet started does not start ([`may_start`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NotStarted {
@@ -742,11 +721,10 @@ pub fn may_start(paused: bool, debug_stops: bool, source: RunSource) -> Result<(
     if debug_stops {
         return Err(NotStarted::DebugMode);
     }
-    match source {
-        RunSource::Request => Ok(()),
-        RunSource::Schedule if paused => Err(NotStarted::Paused),
-        RunSource::Schedule => Ok(()),
+    if paused && !source.is_request() {
+        return Err(NotStarted::Paused);
     }
+    Ok(())
 }
 
 /// How many executions of `job` may run at once under `policy`: the job's `maxConcurrency`
@@ -1785,14 +1763,21 @@ mod tests {
     /// triggers); triggers and backfills start on a paused job.
     #[test]
     fn may_start_stops_scheduled_fires_of_a_paused_job_or_in_debug_mode() {
-        use RunSource::{Request, Schedule};
+        use RunSource::Schedule;
         assert_eq!(may_start(false, false, Schedule), Ok(()));
         assert_eq!(may_start(true, false, Schedule), Err(NotStarted::Paused));
         assert_eq!(may_start(false, true, Schedule), Err(NotStarted::DebugMode));
         assert_eq!(may_start(true, true, Schedule), Err(NotStarted::DebugMode));
-        for paused in [false, true] {
-            assert_eq!(may_start(paused, false, Request), Ok(()));
-            assert_eq!(may_start(paused, true, Request), Err(NotStarted::DebugMode));
+        for request in [
+            RunSource::ProgramTrigger,
+            RunSource::ConsoleTrigger,
+            RunSource::Update,
+            RunSource::Backfill,
+        ] {
+            for paused in [false, true] {
+                assert_eq!(may_start(paused, false, request), Ok(()));
+                assert_eq!(may_start(paused, true, request), Err(NotStarted::DebugMode));
+            }
         }
         assert_eq!(
             NotStarted::Paused.reason(Some("freeze")),

@@ -9,6 +9,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use crate::duration::Duration;
 use crate::execution::{Execution, ExecutionState, TransitionError};
 use crate::job::{quote, FieldError, Job, OverlapPolicy};
+use crate::source::RunSource;
 
 /// The overrides of one trigger: `?scheduledTime=&overlap=&delay=`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -100,37 +101,13 @@ impl TriggerOptions {
     }
 }
 
-/// Who asked for a manual run: the first part of its `scheduledById`, which the debug mode
-/// ([`crate::debug_mode::RunSource::of_scheduled_by`]) and run search read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ManualSource {
-    /// A program's trigger through the API (`POST /jobs/{id}/trigger`, a bulk trigger):
-    /// `trigger:…`.
-    Program,
-    /// A person's trigger on the console's trigger form: `console:…`. The debug mode's
-    /// `triggers` setting lets it run (it is how a job is tried by hand).
-    Console,
-    /// The run of update and run (`POST /jobs/{id}/update`): `update:…`.
-    Update,
-}
-
-impl ManualSource {
-    /// The `scheduledById` prefix: `trigger`, `console` or `update`.
-    pub fn prefix(self) -> &'static str {
-        match self {
-            ManualSource::Program => "trigger",
-            ManualSource::Console => "console",
-            ManualSource::Update => "update",
-        }
-    }
-}
-
 /// What a manual run is asked with: who asked, its idempotency id, its arguments and its
 /// overrides.
 #[derive(Clone, Debug)]
 pub struct ManualRun<'a> {
-    /// Who asked: the first part of the run's `scheduledById`.
-    pub source: ManualSource,
+    /// Who asked ([`RunSource::ProgramTrigger`], [`RunSource::ConsoleTrigger`] or
+    /// [`RunSource::Update`]): the first part of the run's `scheduledById`.
+    pub source: RunSource,
     /// The idempotency id (`Idempotency-Key`, or one made up): the rest of `scheduledById`.
     pub trigger_id: &'a str,
     /// The trigger's arguments, if any.
@@ -167,7 +144,11 @@ pub fn plan_manual_run(
         number,
         initial,
         run.options.scheduled_time(now),
-        format!("{}:{}", run.source.prefix(), run.trigger_id),
+        format!(
+            "{}:{}",
+            run.source.prefix().unwrap_or("trigger"),
+            run.trigger_id
+        ),
         now,
     )?;
     if let Some(overrides) = run.options.describe(now) {
@@ -243,7 +224,7 @@ mod tests {
         let first_number = job.state.next_execute_number;
         let now_run = TriggerOptions::default();
         let run = ManualRun {
-            source: ManualSource::Program,
+            source: RunSource::ProgramTrigger,
             trigger_id: "abc",
             arguments: Some(serde_json::json!({"region": "emea"})),
             options: &now_run,
@@ -265,7 +246,7 @@ mod tests {
         // Delayed: it waits Scheduled, due at its time, and says why in its log.
         let delayed = TriggerOptions::parse(None, Some("bufferall"), Some("5m")).unwrap();
         let run = ManualRun {
-            source: ManualSource::Update,
+            source: RunSource::Update,
             trigger_id: "def",
             arguments: None,
             options: &delayed,
@@ -280,17 +261,13 @@ mod tests {
 
         // From the console: its own prefix, which the debug mode's `triggers` lets run.
         let run = ManualRun {
-            source: ManualSource::Console,
+            source: RunSource::ConsoleTrigger,
             trigger_id: "ghi",
             arguments: None,
             options: &now_run,
         };
         let execution = plan_manual_run(&mut job, "report~t~ghi".into(), run, now).unwrap();
         assert_eq!(execution.scheduled_by_id, "console:ghi");
-        let source = crate::debug_mode::RunSource::of_scheduled_by(
-            &execution.scheduled_by_id,
-            execution.job_id.as_str(),
-        );
-        assert_eq!(source, crate::debug_mode::RunSource::ConsoleTrigger);
+        assert_eq!(RunSource::of(&execution), RunSource::ConsoleTrigger);
     }
 }

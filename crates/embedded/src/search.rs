@@ -8,8 +8,8 @@
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{params_from_iter, Connection};
 use sundial_ports::store::{
-    cursor, ExecutionQuery, ExecutionRecord, Page, PageRequest, RunSource, StoreError, TimeRange,
-    MAX_PAGE,
+    cursor, ExecutionQuery, ExecutionRecord, Page, PageRequest, SourceFilter, StoreError,
+    TimeRange, MAX_PAGE,
 };
 
 use crate::codec::{db, execution_from_row, millis, EXECUTION_COLUMNS};
@@ -33,7 +33,7 @@ pub(crate) fn search_sql(
     }
     match query.source {
         None => {}
-        Some(RunSource::Parent) => sql.push_str(" AND parent_job IS NOT NULL"),
+        Some(SourceFilter::Parent) => sql.push_str(" AND parent_job IS NOT NULL"),
         Some(fired) => {
             sql.push_str(" AND source = ?");
             values.push(SqlValue::Text(fired.name().to_owned()));

@@ -419,7 +419,7 @@ async fn a_job_deleted_in_a_batch_leaves_no_label_rows() {
 /// fired it, so the runs it already held are found by time, end and source.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_version_7_file_fills_the_search_columns_of_its_runs() {
-    use sundial_ports::store::{ExecutionQuery, RunSource, TimeRange};
+    use sundial_ports::store::{ExecutionQuery, SourceFilter, TimeRange};
     let dir = TempDir::new("embedded-migrate-search");
     let file = dir.path().join("sundial.db");
     let at = |ms: i64| DateTime::from_timestamp_millis(ms).unwrap();
@@ -493,9 +493,9 @@ async fn a_version_7_file_fills_the_search_columns_of_its_runs() {
     };
     assert_eq!(search(ended).await, ["nightly~1", "nightly~b~q"]);
     for (source, want) in [
-        (RunSource::Schedule, "nightly~1"),
-        (RunSource::Trigger, "nightly~t~k"),
-        (RunSource::Backfill, "nightly~b~q"),
+        (SourceFilter::Schedule, "nightly~1"),
+        (SourceFilter::Trigger, "nightly~t~k"),
+        (SourceFilter::Backfill, "nightly~b~q"),
     ] {
         let query = ExecutionQuery {
             source: Some(source),

@@ -17,8 +17,8 @@ use serde_json::{json, Value};
 use super::report;
 use super::store::{create_executions, create_jobs, execution, job_with, t, Must};
 use crate::store::{
-    ExecutionQuery, ExecutionRecord, JobRecord, LabelSelector, Page, PageRequest, RunSource, Store,
-    StoreError, TimeRange, Write,
+    ExecutionQuery, ExecutionRecord, JobRecord, LabelSelector, Page, PageRequest, SourceFilter,
+    Store, StoreError, TimeRange, Write,
 };
 
 /// Runs every search case against a fresh store from `make_store`; panics naming the failures.
@@ -179,28 +179,28 @@ fn queries() -> Vec<(&'static str, ExecutionQuery)> {
         (
             "schedule",
             ExecutionQuery {
-                source: Some(RunSource::Schedule),
+                source: Some(SourceFilter::Schedule),
                 ..q()
             },
         ),
         (
             "trigger",
             ExecutionQuery {
-                source: Some(RunSource::Trigger),
+                source: Some(SourceFilter::Trigger),
                 ..q()
             },
         ),
         (
             "backfill",
             ExecutionQuery {
-                source: Some(RunSource::Backfill),
+                source: Some(SourceFilter::Backfill),
                 ..q()
             },
         ),
         (
             "parent",
             ExecutionQuery {
-                source: Some(RunSource::Parent),
+                source: Some(SourceFilter::Parent),
                 ..q()
             },
         ),
@@ -263,7 +263,7 @@ fn queries() -> Vec<(&'static str, ExecutionQuery)> {
             "job, source and state",
             ExecutionQuery {
                 job_id: Some("pay".into()),
-                source: Some(RunSource::Trigger),
+                source: Some(SourceFilter::Trigger),
                 states: vec!["Failed".into()],
                 ..q()
             },

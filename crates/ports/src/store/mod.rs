@@ -30,7 +30,7 @@ use serde_json::Value;
 use crate::cause::Cause;
 pub use labels::{id_prefix_end, LabelSelector};
 pub use rollups::{FleetHourRecord, RollupRecord, RollupStore};
-pub use search::{ExecutionQuery, RunSource, TimeRange};
+pub use search::{ExecutionQuery, SourceFilter, TimeRange};
 pub use settings::{SettingRecord, SettingStore};
 
 /// A job as stored.

@@ -14,55 +14,56 @@
 
 use chrono::{DateTime, Utc};
 
+use sundial_core::source::RunSource;
+
 use super::{ExecutionRecord, JobRecord, LabelSelector};
 
-/// What started a run, from its `scheduledById` (and, for `parent`, its job's parent).
+/// Run search's `source` filter: the kinds of [what started a run](RunSource) it tells apart,
+/// and `parent` (runs of child jobs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum RunSource {
-    /// A fire of the job's schedule (`scheduledById` is the job id).
+pub enum SourceFilter {
+    /// A fire of the job's schedule.
     Schedule,
-    /// A manual run: `POST /jobs/{id}/trigger` (`trigger:…`) or update-and-run (`update:…`).
+    /// A manual run: a program's trigger, the console's, or update-and-run's.
     Trigger,
-    /// A backfill (`backfill:…`).
+    /// A backfill's run.
     Backfill,
     /// A run of a child job: one whose job names a parent job (`parentJob`), whatever fired it.
     Parent,
 }
 
-impl RunSource {
-    /// Every source, in the order the API documents them.
-    pub const ALL: [RunSource; 4] = [
-        RunSource::Schedule,
-        RunSource::Trigger,
-        RunSource::Backfill,
-        RunSource::Parent,
+impl SourceFilter {
+    /// Every filter, in the order the API documents them.
+    pub const ALL: [SourceFilter; 4] = [
+        SourceFilter::Schedule,
+        SourceFilter::Trigger,
+        SourceFilter::Backfill,
+        SourceFilter::Parent,
     ];
 
     /// The name the API uses (`source=backfill`).
     pub fn name(self) -> &'static str {
         match self {
-            RunSource::Schedule => "schedule",
-            RunSource::Trigger => "trigger",
-            RunSource::Backfill => "backfill",
-            RunSource::Parent => "parent",
+            SourceFilter::Schedule => "schedule",
+            SourceFilter::Trigger => "trigger",
+            SourceFilter::Backfill => "backfill",
+            SourceFilter::Parent => "parent",
         }
     }
 
-    /// The source named `name`, if there is one.
-    pub fn parse(name: &str) -> Option<RunSource> {
-        RunSource::ALL.into_iter().find(|s| s.name() == name)
+    /// The filter named `name`, if there is one.
+    pub fn parse(name: &str) -> Option<SourceFilter> {
+        SourceFilter::ALL.into_iter().find(|s| s.name() == name)
     }
 
-    /// What fired a run (`schedule`, `trigger` or `backfill`) from its `scheduledById` and job
-    /// id; `None` for anything else. [`RunSource::Parent`] is not a firing but a kind of job.
-    pub fn of_fire(scheduled_by_id: &str, job_id: &str) -> Option<RunSource> {
-        if scheduled_by_id == job_id {
-            return Some(RunSource::Schedule);
-        }
-        match scheduled_by_id.split_once(':').map(|(kind, _)| kind) {
-            Some("trigger" | "console" | "update") => Some(RunSource::Trigger),
-            Some("backfill") => Some(RunSource::Backfill),
-            _ => None,
+    /// The filter a run of `source` falls under (never `parent`, which is a kind of job).
+    pub fn of(source: RunSource) -> SourceFilter {
+        match source {
+            RunSource::Schedule => SourceFilter::Schedule,
+            RunSource::ProgramTrigger | RunSource::ConsoleTrigger | RunSource::Update => {
+                SourceFilter::Trigger
+            }
+            RunSource::Backfill => SourceFilter::Backfill,
         }
     }
 }
@@ -106,7 +107,7 @@ pub struct ExecutionQuery {
     /// The run's job's creator; a run whose job is gone has none.
     pub creator: Option<String>,
     /// What started the run.
-    pub source: Option<RunSource>,
+    pub source: Option<SourceFilter>,
     /// Range of the run's scheduled time (`scheduledTime`).
     pub scheduled: TimeRange,
     /// Range of the run's end (`finishedAt`); a run not yet ended is outside every closed range.
@@ -152,16 +153,19 @@ impl ExecutionRecord {
         self.time("finishedAt")
     }
 
-    /// What fired the run (`document.scheduledById`): see [`RunSource::of_fire`].
-    pub fn fired_by(&self) -> Option<RunSource> {
+    /// What fired the run, from `document.scheduledById` ([`RunSource::of_scheduled_by`]).
+    pub fn fired_by(&self) -> Option<SourceFilter> {
         let by = self.document.get("scheduledById")?.as_str()?;
-        RunSource::of_fire(by, &self.job_id)
+        Some(SourceFilter::of(RunSource::of_scheduled_by(
+            by,
+            &self.job_id,
+        )))
     }
 
     /// Whether the run is from `source`.
-    pub fn is_from(&self, source: RunSource) -> bool {
+    pub fn is_from(&self, source: SourceFilter) -> bool {
         match source {
-            RunSource::Parent => self.parent_job.is_some(),
+            SourceFilter::Parent => self.parent_job.is_some(),
             fired => self.fired_by() == Some(fired),
         }
     }
@@ -189,29 +193,21 @@ mod tests {
 
     #[test]
     fn sources_come_from_scheduled_by_id() {
-        assert_eq!(
-            RunSource::of_fire("job-a", "job-a"),
-            Some(RunSource::Schedule)
-        );
-        assert_eq!(
-            RunSource::of_fire("trigger:x", "job-a"),
-            Some(RunSource::Trigger)
-        );
-        assert_eq!(
-            RunSource::of_fire("update:x", "job-a"),
-            Some(RunSource::Trigger)
-        );
-        assert_eq!(
-            RunSource::of_fire("console:x", "job-a"),
-            Some(RunSource::Trigger)
-        );
-        assert_eq!(
-            RunSource::of_fire("backfill:q1", "job-a"),
-            Some(RunSource::Backfill)
-        );
-        assert_eq!(RunSource::of_fire("other", "job-a"), None);
-        for s in RunSource::ALL {
-            assert_eq!(RunSource::parse(s.name()), Some(s));
+        for (by, filter) in [
+            ("job-a", SourceFilter::Schedule),
+            ("trigger:x", SourceFilter::Trigger),
+            ("update:x", SourceFilter::Trigger),
+            ("console:x", SourceFilter::Trigger),
+            ("backfill:q1", SourceFilter::Backfill),
+        ] {
+            assert_eq!(
+                SourceFilter::of(RunSource::of_scheduled_by(by, "job-a")),
+                filter,
+                "{by}"
+            );
+        }
+        for s in SourceFilter::ALL {
+            assert_eq!(SourceFilter::parse(s.name()), Some(s));
         }
     }
 

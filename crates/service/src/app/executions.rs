@@ -13,8 +13,9 @@ use sundial_core::execution::{
     execution_id_for_trigger, validate_trigger_id, Execution, ExecutionState,
 };
 use sundial_core::job::{Job, JobId};
+use sundial_core::source::RunSource;
 use sundial_core::stats::StatsWindow;
-use sundial_core::trigger::{plan_manual_run, ManualRun, ManualSource, TriggerOptions};
+use sundial_core::trigger::{plan_manual_run, ManualRun, TriggerOptions};
 
 use super::{audit_race, audit_record, field_error, App, AppError, ChangeBy, Entry};
 use crate::records::{decode_execution, decode_job, encode_execution, encode_job, final_rollup};
@@ -57,7 +58,7 @@ impl<S: Store> App<S> {
         options: TriggerOptions,
     ) -> Result<Execution, AppError> {
         self.trigger_from(
-            ManualSource::Program,
+            RunSource::ProgramTrigger,
             by,
             job_id,
             arguments,
@@ -79,7 +80,7 @@ impl<S: Store> App<S> {
         options: TriggerOptions,
     ) -> Result<Execution, AppError> {
         self.trigger_from(
-            ManualSource::Console,
+            RunSource::ConsoleTrigger,
             by,
             job_id,
             arguments,
@@ -91,7 +92,7 @@ impl<S: Store> App<S> {
 
     async fn trigger_from(
         &self,
-        source: ManualSource,
+        source: RunSource,
         by: &ChangeBy,
         job_id: &JobId,
         arguments: Value,
@@ -127,7 +128,7 @@ impl<S: Store> App<S> {
                 job_id,
                 None,
                 None,
-                ManualSource::Update,
+                RunSource::Update,
                 None,
                 TriggerOptions::default(),
             )
@@ -140,7 +141,7 @@ impl<S: Store> App<S> {
         job_id: &JobId,
         arguments: Option<Value>,
         trigger_id: Option<&str>,
-        source: ManualSource,
+        source: RunSource,
         by: Option<&ChangeBy>,
         options: TriggerOptions,
     ) -> Result<Execution, AppError> {

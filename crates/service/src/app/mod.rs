@@ -52,7 +52,7 @@ pub use settings::{
 };
 pub use stats::{DaySuccess, FleetStats, JobStats, TOP_JOBS};
 /// What started a run, as search filters name it (`source=backfill`).
-pub use sundial_ports::store::RunSource;
+pub use sundial_ports::store::SourceFilter;
 pub use upcoming::{Upcoming, UpcomingCut, UPCOMING_FIRES, UPCOMING_JOBS};
 pub use views::{upcoming_fires, Describe, Stats};
 

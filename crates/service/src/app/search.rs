@@ -12,7 +12,7 @@ use chrono::{DateTime, Utc};
 use sundial_core::duration::Duration;
 use sundial_core::execution::{Execution, ExecutionState};
 use sundial_core::job::{JobId, LabelSelector};
-use sundial_ports::store::{ExecutionQuery, Page, PageRequest, RunSource, Store, TimeRange};
+use sundial_ports::store::{ExecutionQuery, Page, PageRequest, SourceFilter, Store, TimeRange};
 
 use super::executions::decode_page;
 use super::{field_error, App, AppError};
@@ -76,7 +76,7 @@ impl SearchFilters {
             .collect::<Result<Vec<_>, _>>()?;
         let source = given(&self.source)
             .map(|name| {
-                RunSource::parse(name).ok_or_else(|| {
+                SourceFilter::parse(name).ok_or_else(|| {
                     field_error(
                         "source",
                         format!("expected schedule, trigger, backfill or parent, got {name:?}"),
@@ -188,7 +188,7 @@ mod tests {
         assert_eq!(query.states, ["Failed", "Terminated"]);
         assert_eq!(query.job_id.as_deref(), Some("nightly"));
         assert_eq!(query.labels[0].value, "payments");
-        assert_eq!(query.source, Some(RunSource::Backfill));
+        assert_eq!(query.source, Some(SourceFilter::Backfill));
         assert_eq!(
             query.scheduled.since,
             Some("2024-06-01T00:00:00Z".parse().unwrap())

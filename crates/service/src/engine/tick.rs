@@ -10,10 +10,11 @@
 
 use chrono::{DateTime, Utc};
 use futures_util::stream::{self, StreamExt};
-use sundial_core::debug_mode::{debug_mode_stops, RunSource};
+use sundial_core::debug_mode::debug_mode_stops;
 use sundial_core::execution::{Execution, ExecutionState};
 use sundial_core::job::{Job, JobId, PendingFire};
 use sundial_core::plan;
+use sundial_core::source::RunSource;
 
 use std::collections::HashMap;
 

@@ -6,14 +6,15 @@ use std::time::Duration as StdDuration;
 
 use chrono::{DateTime, Utc};
 use serde_json::Value;
-use sundial_core::debug_mode::{debug_mode_stops, RunSource as DebugRunSource};
+use sundial_core::debug_mode::debug_mode_stops;
 use sundial_core::execution::{Execution, ExecutionState};
 use sundial_core::job::JobStatus;
 use sundial_core::job::OverlapPolicy;
 use sundial_core::ledger::RangeReason;
 use sundial_core::outcome::Outcome;
-use sundial_core::plan::{self, Admission, Missed, NotStarted, RunSource};
+use sundial_core::plan::{self, Admission, Missed, NotStarted};
 use sundial_core::retry;
+use sundial_core::source::RunSource;
 use sundial_core::stats::NotRun;
 
 use super::{transition_error, Step};
@@ -292,7 +293,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         plan::may_start(
             !job.job.definition.active(),
             self.debug_stops(execution).await,
-            RunSource::of(execution, job.job.job_id()),
+            RunSource::of(execution),
         )
     }
 
@@ -300,10 +301,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
     /// `execution`: [`debug_mode_stops`] on what started it.
     async fn debug_stops(&self, execution: &Execution) -> bool {
         let mode = self.app.debug_mode_now().await;
-        debug_mode_stops(
-            mode,
-            DebugRunSource::of_scheduled_by(&execution.scheduled_by_id, execution.job_id.as_str()),
-        )
+        debug_mode_stops(mode, RunSource::of(execution))
     }
 
     /// Ends a run that may not start ([`Engine::may_start`]) as `Skipped`, with the reason the
@@ -370,7 +368,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             return Ok(Held::Moved);
         }
         let paused = job.state == JobStatus::Paused.name();
-        let source = RunSource::of(&loaded.execution, &loaded.execution.job_id);
+        let source = RunSource::of(&loaded.execution);
         let debug_stops = self.debug_stops(&loaded.execution).await;
         match plan::may_start(paused, debug_stops, source) {
             Ok(()) => Ok(Held::Admitted),
