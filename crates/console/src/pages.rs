@@ -10,6 +10,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use sundial_core::execution::Execution;
 use sundial_core::job::Job;
+use sundial_core::source::RunSource;
 use sundial_core::trigger::TriggerOptions;
 use sundial_ports::store::{JobOrder, PageRequest, Store};
 use sundial_service::app::{parse_job_id, upcoming_fires, DaySuccess};
@@ -386,7 +387,8 @@ pub(crate) async fn trigger<S: Store>(
     .map_err(AppError::from)?;
     let execution = console
         .app
-        .trigger_on_console_by(
+        .trigger_from(
+            RunSource::ConsoleTrigger,
             &session.change(),
             &id,
             arguments,

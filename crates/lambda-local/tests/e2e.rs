@@ -777,14 +777,12 @@ async fn every_second_job_runs(overlap: &str) {
         .unwrap();
     assert_eq!(created.status(), 200);
     tokio::time::sleep(Duration::from_secs(15)).await;
-    let text = http
-        .get(format!("{}/jobs/sec/executions?limit=100", stack.api_url))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let get = |path: String| {
+        let http = http.clone();
+        let url = format!("{}{path}", stack.api_url);
+        async move { http.get(url).send().await.unwrap().text().await.unwrap() }
+    };
+    let text = get("/jobs/sec/executions?limit=100".into()).await;
     let list: Value = serde_json::from_str(&text).unwrap();
     let executions = list["executions"].as_array().cloned().unwrap_or_default();
     let skipped: Vec<&Value> = executions
@@ -806,14 +804,7 @@ async fn every_second_job_runs(overlap: &str) {
     eprintln!("{overlap}: executions by state {states:?}; the first: {oldest:?}");
     if let Some(first_waiting) = executions.iter().rev().find(|e| e["state"] == "Scheduled") {
         let id = first_waiting["executionId"].as_str().unwrap_or_default();
-        let detail = http
-            .get(format!("{}/executions/{id}", stack.api_url))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let detail = get(format!("/executions/{id}")).await;
         eprintln!("{overlap}: the first still scheduled: {detail}");
     }
     eprintln!(

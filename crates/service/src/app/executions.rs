@@ -68,29 +68,11 @@ impl<S: Store> App<S> {
         .await
     }
 
-    /// [`App::trigger_by`] from the console's trigger form: the run's `scheduledById` is
-    /// `console:…`, so the debug mode's `triggers` setting (which stops programs' triggers) lets
-    /// it run, as seed 004's debug mode does for a job tried by hand.
-    pub async fn trigger_on_console_by(
-        &self,
-        by: &ChangeBy,
-        job_id: &JobId,
-        arguments: Value,
-        trigger_id: Option<&str>,
-        options: TriggerOptions,
-    ) -> Result<Execution, AppError> {
-        self.trigger_from(
-            RunSource::ConsoleTrigger,
-            by,
-            job_id,
-            arguments,
-            trigger_id,
-            options,
-        )
-        .await
-    }
-
-    async fn trigger_from(
+    /// [`App::trigger_by`] for a run started by `source`: [`RunSource::ConsoleTrigger`] from the
+    /// console's trigger form, whose run's `scheduledById` is `console:…`, so that the debug
+    /// mode's `triggers` setting (which stops programs' triggers) lets it run, as seed 004's
+    /// debug mode does for a job tried by hand.
+    pub async fn trigger_from(
         &self,
         source: RunSource,
         by: &ChangeBy,

@@ -763,7 +763,14 @@ async fn the_triggers_debug_mode_stops_programs_triggers_not_the_consoles() {
     assert!(w.calls().is_empty());
     let console = w
         .app()
-        .trigger_on_console_by(&by, &job, json!({}), Some("by-hand"), Default::default())
+        .trigger_from(
+            sundial_core::source::RunSource::ConsoleTrigger,
+            &by,
+            &job,
+            json!({}),
+            Some("by-hand"),
+            Default::default(),
+        )
         .await
         .unwrap();
     w.drain().await;
