@@ -234,11 +234,11 @@ fn jobs(n: usize) -> String {
 
 /// The bulk form under the jobs list: the rows' boxes belong to it (`form="bulk"`), and it
 /// carries the list's filter for "all jobs matching this filter".
-pub(crate) fn bulk_form(session: &Session, filter: &JobFilter) -> Markup {
+pub(crate) fn bulk_form(csrf: &str, filter: &JobFilter) -> Markup {
     html! {
         form.card.bulk id="bulk" method="post" action="/ui/bulk/jobs/preview" aria-labelledby="bulk-title" {
             h2 id="bulk-title" { "Act on several jobs" }
-            input type="hidden" name="csrf" value=(session.csrf);
+            input type="hidden" name="csrf" value=(csrf);
             @for (name, value) in filter_pairs(filter) {
                 input type="hidden" name=(name) value=(value);
             }

@@ -60,6 +60,7 @@ mod filter;
 mod form;
 mod guided;
 pub mod job_page;
+pub mod jobs_page;
 mod ledger;
 pub mod ledger_page;
 mod pages;

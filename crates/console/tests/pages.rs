@@ -2047,6 +2047,52 @@ async fn the_list_filters_by_label_and_id_prefix_and_shows_each_jobs_success_ove
         "{pay1}"
     );
     assert!(success("pay-2").contains("—"), "{}", success("pay-2"));
+
+    // The list's view model: the same rows, each with its newest run and its day's success,
+    // read together.
+    let triggered = console
+        .app
+        .trigger(
+            &"pay-2".parse().unwrap(),
+            json!({}),
+            None,
+            Default::default(),
+        )
+        .await
+        .unwrap();
+    let filter = sundial_ports::store::JobFilter {
+        labels: vec![sundial_core::job::LabelSelector::parse("label", "team:payments").unwrap()],
+        ..Default::default()
+    };
+    let list = sundial_console::jobs_page::JobsPage::load(
+        &console.app,
+        filter,
+        sundial_ports::store::JobOrder::Id,
+        None,
+        "csrf",
+    )
+    .await
+    .unwrap();
+    let rows: Vec<(&str, Option<&str>, u64, u64)> = list
+        .rows
+        .iter()
+        .map(|row| {
+            (
+                row.job.definition.job_id().as_str(),
+                row.last.as_ref().map(|e| e.execution_id.as_str()),
+                row.success.ended,
+                row.success.succeeded,
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("pay-1", None, 4, 3),
+            ("pay-2", Some(triggered.execution_id.as_str()), 0, 0)
+        ]
+    );
+    assert_eq!(list.next_cursor, None);
 }
 
 #[tokio::test]
