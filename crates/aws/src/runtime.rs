@@ -30,6 +30,13 @@ pub type AwsEngine = Engine<DynamoStore, SqsQueue, ReqwestClient, AwsPublisher>;
 #[error("{0}")]
 pub struct ConfigError(String);
 
+impl ConfigError {
+    /// An error saying `message`.
+    pub fn new(message: impl Into<String>) -> Self {
+        ConfigError(message.into())
+    }
+}
+
 /// Everything a function reads from its environment (template.yaml sets all of it).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Settings {
