@@ -27,6 +27,20 @@ impl Sundial {
     pub async fn from_env() -> Result<Self, ConfigError> {
         let settings = Settings::from_env()?;
         let sdk = sdk_config().await;
-        Sundial::new(&settings, &sdk)
+        let sundial = Sundial::new(&settings, &sdk)?;
+        sundial.check_layout().await?;
+        Ok(sundial)
+    }
+
+    /// Refuses a table of another layout (see [`dynamo::layout`]), recording this one on a fresh
+    /// table: what [`Sundial::from_env`] does before a function serves anything.
+    pub async fn check_layout(&self) -> Result<(), ConfigError> {
+        self.engine
+            .app()
+            .store()
+            .check_layout()
+            .await
+            .map(drop)
+            .map_err(|e| ConfigError::new(e.to_string()))
     }
 }

@@ -3,7 +3,8 @@
 //!
 //! The handlers count as they go and print one EMF document per invocation (plus one per execution
 //! state seen, with a `State` dimension). Execution states, start lag and retries are counted from
-//! the state-change events the engine publishes, which the [`crate::publisher::AwsPublisher`] sees.
+//! every state change the engine records, which it tells the [`crate::publisher::AwsPublisher`]
+//! (`observe_state_change`) whether or not `StateChangeEvents` publishes it as an event.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;

@@ -158,9 +158,6 @@ impl EventPublisher for AwsPublisher {
 
     async fn publish(&self, event: &BusEvent) -> Result<(), PublishError> {
         let state_change = event.detail_type == STATE_CHANGE;
-        if let Some(metrics) = self.metrics.as_ref().filter(|_| state_change) {
-            metrics.state_change(&event.detail, chrono::Utc::now());
-        }
         let entry = self.entry(event);
         if state_change && self.batching.load(Ordering::Relaxed) {
             let full = match self.buffer.lock() {
@@ -197,6 +194,14 @@ impl EventPublisher for AwsPublisher {
             Err(PublishError::Unavailable { message, source })
         } else {
             Err(PublishError::Rejected { message, source })
+        }
+    }
+
+    /// Counts every state change into the metrics (`Executions` by state, `FireLagMs`,
+    /// `Retries`), whether or not the deployment publishes it (`StateChangeEvents`).
+    fn observe_state_change(&self, detail: &serde_json::Value) {
+        if let Some(metrics) = &self.metrics {
+            metrics.state_change(detail, chrono::Utc::now());
         }
     }
 

@@ -14,7 +14,7 @@ use sundial_ports::http::HttpClient;
 use sundial_ports::queue::Queue;
 use sundial_ports::store::Store;
 use sundial_service::adapters::http::{AddressPolicy, ReqwestClient};
-use sundial_service::engine::{Engine, EngineConfig};
+use sundial_service::engine::{Engine, EngineConfig, StateChangeEvents};
 use sundial_service::{settings, App, AppConfig};
 
 use crate::dynamo::{DynamoStore, DEFAULT_WAKEUP_SHARDS};
@@ -29,6 +29,13 @@ pub type AwsEngine = Engine<DynamoStore, SqsQueue, ReqwestClient, AwsPublisher>;
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct ConfigError(String);
+
+impl ConfigError {
+    /// An error saying `message`.
+    pub fn new(message: impl Into<String>) -> Self {
+        ConfigError(message.into())
+    }
+}
 
 /// Everything a function reads from its environment (template.yaml sets all of it).
 #[derive(Clone, Debug, PartialEq)]
@@ -45,6 +52,10 @@ pub struct Settings {
     pub dead_letter_urls: (Option<String>, Option<String>),
     /// `SUNDIAL_EVENT_BUS`: where state changes are published; none if unset.
     pub event_bus: Option<String>,
+    /// `SUNDIAL_STATE_CHANGE_EVENTS`: `none`, `final` or `all` (`false` and `true` are `none` and
+    /// `all`). Unset: `all` when `SUNDIAL_EVENT_BUS` is set (what a bus alone meant before the
+    /// setting), else `none`. The template sets it from `StateChangeEvents` (default `none`).
+    pub state_change_events: StateChangeEvents,
     /// `SUNDIAL_PUBLIC_URL`: the API's base URL, for feedback URLs.
     pub public_url: String,
     /// `SUNDIAL_SIGNING_SECRET`: at least 32 bytes.
@@ -106,6 +117,22 @@ impl Settings {
             .ok()
             .filter(|n| (1..=1000).contains(n))
             .ok_or_else(|| ConfigError("SUNDIAL_TIMER_SHARDS: expected 1 to 1000".into()))?;
+        let event_bus = get("SUNDIAL_EVENT_BUS");
+        let state_change_events = match get("SUNDIAL_STATE_CHANGE_EVENTS") {
+            None if event_bus.is_some() => StateChangeEvents::All,
+            None => StateChangeEvents::None,
+            Some(text) => StateChangeEvents::parse(&text).ok_or_else(|| {
+                ConfigError(format!(
+                    "SUNDIAL_STATE_CHANGE_EVENTS: expected none, final or all (or false, true), got {text:?}"
+                ))
+            })?,
+        };
+        if state_change_events != StateChangeEvents::None && event_bus.is_none() {
+            return Err(ConfigError(
+                "SUNDIAL_STATE_CHANGE_EVENTS: publishing state changes needs SUNDIAL_EVENT_BUS"
+                    .into(),
+            ));
+        }
         Ok(Settings {
             table: required("SUNDIAL_TABLE")?,
             dispatch_queue_url: required("SUNDIAL_DISPATCH_QUEUE_URL")?,
@@ -114,7 +141,8 @@ impl Settings {
                 get("SUNDIAL_DISPATCH_DLQ_URL"),
                 get("SUNDIAL_NOTIFY_DLQ_URL"),
             ),
-            event_bus: get("SUNDIAL_EVENT_BUS"),
+            event_bus,
+            state_change_events,
             public_url: get("SUNDIAL_PUBLIC_URL").unwrap_or_else(|| "http://localhost".into()),
             signing_secret,
             wakeup_shards,
@@ -208,6 +236,7 @@ where
             services: settings.services.clone(),
             template_env: settings.template_env.clone(),
             state_change_bus: settings.event_bus.clone(),
+            state_change_events: settings.state_change_events,
             max_inline_wait: Duration::from_secs(1),
             max_hold: Some(DISPATCH_MAX_HOLD),
             ..EngineConfig::default()
@@ -316,6 +345,24 @@ mod tests {
     }
 
     #[test]
+    fn state_change_events_levels_and_their_old_aliases() {
+        let level = |extra: &[(&str, &str)]| {
+            Settings::from_vars(vars(extra))
+                .map(|s| s.state_change_events)
+                .map_err(|e| e.to_string())
+        };
+        let bus = ("SUNDIAL_EVENT_BUS", "sundial-events");
+        let with = |value: &'static str| level(&[bus, ("SUNDIAL_STATE_CHANGE_EVENTS", value)]);
+        assert_eq!(level(&[]), Ok(StateChangeEvents::None));
+        assert_eq!(level(&[bus]), Ok(StateChangeEvents::All), "a bus alone");
+        assert_eq!(with("none"), Ok(StateChangeEvents::None));
+        assert_eq!(with("final"), Ok(StateChangeEvents::Final));
+        assert_eq!(with("all"), Ok(StateChangeEvents::All));
+        assert_eq!(with("true"), Ok(StateChangeEvents::All));
+        assert_eq!(with("false"), Ok(StateChangeEvents::None));
+    }
+
+    #[test]
     fn errors_name_the_setting() {
         let error = |extra: &[(&str, &str)]| {
             Settings::from_vars(vars(extra))
@@ -327,6 +374,12 @@ mod tests {
         assert!(error(&[("SUNDIAL_EXECUTION_RETENTION_DAYS", "x")])
             .starts_with("SUNDIAL_EXECUTION_RETENTION_DAYS"));
         assert!(error(&[("SUNDIAL_SERVICES", "nope")]).starts_with("SUNDIAL_SERVICES"));
+        assert!(error(&[("SUNDIAL_STATE_CHANGE_EVENTS", "some")])
+            .starts_with("SUNDIAL_STATE_CHANGE_EVENTS"));
+        assert!(
+            error(&[("SUNDIAL_STATE_CHANGE_EVENTS", "final")]).contains("needs SUNDIAL_EVENT_BUS"),
+            "a level without a bus"
+        );
         let missing = Settings::from_vars(vec![])
             .err()
             .map(|e| e.to_string())

@@ -433,6 +433,31 @@ mod tests {
     }
 
     #[test]
+    fn a_keys_only_index_is_written_when_an_item_enters_it_not_when_its_key_is_set_again() {
+        // A rollup `UpdateItem`: `SET gsi1pk = :g` (the same value every time) `ADD c_n :1`.
+        // AWS writes a keys-only index only when an index key changes: the first write creates
+        // the entry, every later one writes nothing to the index.
+        let s = schema(Projection::KeysOnly);
+        let first = item(
+            json!({"pk": {"S": "R#j"}, "sk": {"S": "h"}, "gsi1pk": {"S": "RH3"}, "gsi1sk": {"S": "h#j"}, "c_n": {"N": "1"}}),
+        );
+        let created = bill_write(&s, None, Some(&first), true, Outcome::Written);
+        assert_eq!(created.indexes, [("gsi1".into(), "RH3".into(), 1.0)]);
+        let mut later = first.clone();
+        later.insert("c_n".into(), json!({"N": "2"}));
+        let added = bill_write(&s, Some(&first), Some(&later), true, Outcome::Written);
+        assert!(added.indexes.is_empty(), "{added:?}");
+        assert_eq!(
+            added.table, 2.0,
+            "the table write, doubled in a transaction"
+        );
+        // Projected ALL, the same `ADD` rewrites the index entry.
+        let all = schema(Projection::All);
+        let added = bill_write(&all, Some(&first), Some(&later), true, Outcome::Written);
+        assert_eq!(added.indexes, [("gsi1".into(), "RH3".into(), 1.0)]);
+    }
+
+    #[test]
     fn a_moved_index_key_is_a_delete_and_a_put() {
         let s = schema(Projection::KeysOnly);
         let was = item(

@@ -1,7 +1,8 @@
 //! The `EventPublisher` port: events on a bus (EventBridge in production), and the queue targets of
 //! jobs.
 //!
-//! Two things go out through it: every execution state change, when a bus is configured, and the
+//! Two things go out through it: execution state changes, when a bus is configured (all, only
+//! final states, or none: the engine's `StateChangeEvents` level), and the
 //! runs of jobs whose action is an `sqs` or `eventbridge` target instead of HTTP requests. Locally
 //! [`RecordingPublisher`](crate::memory::RecordingPublisher) stands in for both and keeps what was sent for tests and for the log.
 //!
@@ -83,6 +84,14 @@ pub trait EventPublisher: Send + Sync + 'static {
 
     /// Puts one event on a bus.
     fn publish(&self, event: &BusEvent) -> impl Future<Output = Result<(), PublishError>> + Send;
+
+    /// Told of every execution state change the engine records (the `detail` its state-change
+    /// event has), whether or not the deployment publishes it: where a platform counts its metrics
+    /// (fire lag, executions by state), so they do not depend on the events being on. Nothing by
+    /// default.
+    fn observe_state_change(&self, detail: &Value) {
+        let _ = detail;
+    }
 
     /// Sends one message to the queue at `queue_url` (a job's `sqs` target).
     fn send_to_queue(

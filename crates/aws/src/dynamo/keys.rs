@@ -16,6 +16,11 @@
 //! Label items (one per label of a job, see [`super::labels`]) share `gsi1` with jobs and
 //! executions: a label's jobs are one partition, in id order.
 //!
+//! `gsi1` and `gsi2` hold keys only, `timers` keys and `key` (layout 2, [`super::layout`]): no
+//! record's index keys change after it is written, so its updates write nothing to them, and the
+//! `JOBS` partition takes a write only when a job is created or deleted, never per run. A listing
+//! reads the index's keys and then the items (`BatchGetItem`).
+//!
 //! `ns` is an optional namespace prefix: production leaves it empty; tests give every store its own
 //! so that one table holds many independent stores. The wake-up index is sparse (only wake-up items
 //! carry `tshard`) and write-sharded: a wake-up's shard is a hash of its key, so a million jobs due

@@ -32,7 +32,10 @@ use sundial_ports::store::{cursor, JobFilter, JobRecord, Page, StoreError};
 
 use super::item::{job_item, job_record};
 use super::keys::{start_key, Item, Keys, GSI1, GSI2, JOB_SK, LABEL_SK_PREFIX};
-use super::{looked_ahead, next_version, unavailable, version_of, DynamoStore, VERSION_MATCHES};
+use super::{
+    looked_ahead, next_version, unavailable, version_of, DynamoStore, BATCH_GET_KEYS,
+    VERSION_MATCHES,
+};
 
 /// `kind` of a label index item.
 pub const KIND_LABEL: &str = "label";
@@ -440,7 +443,6 @@ impl DynamoStore {
                 .index_name(GSI1)
                 .key_condition_expression("gsi1pk = :pk")
                 .expression_attribute_values(":pk", AttributeValue::S(pk.clone()))
-                .projection_expression("jobId")
                 // One `BatchGetItem` (100 keys) per page of the index.
                 .limit(i32::try_from((want - kept.len()).clamp(1, BATCH_GET_KEYS)).unwrap_or(100))
                 .set_exclusive_start_key(start.take());
@@ -454,7 +456,8 @@ impl DynamoStore {
                 .items
                 .unwrap_or_default()
                 .iter()
-                .filter_map(|item| item.get("jobId")?.as_s().ok().cloned())
+                // A label item's `gsi1sk` is its job's id (the index holds keys only).
+                .filter_map(|item| item.get("gsi1sk")?.as_s().ok().cloned())
                 .collect();
             let jobs = self
                 .batch_get(ids.iter().map(|id| self.keys.job(id)).collect())
@@ -481,9 +484,6 @@ impl DynamoStore {
         }
     }
 }
-
-/// The most keys one `BatchGetItem` reads.
-const BATCH_GET_KEYS: usize = 100;
 
 /// How many times a delete reads the job again after losing a race with a write of it.
 const MAX_DELETE_ROUNDS: u32 = 8;

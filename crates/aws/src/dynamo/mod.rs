@@ -1,5 +1,6 @@
-//! The [`Store`] port on DynamoDB: one table, two overloaded indexes, a write-sharded wake-up index
-//! and a write-sharded keys-only runs index (layout in [`keys`]).
+//! The [`Store`] port on DynamoDB: one table, two overloaded keys-only indexes, a write-sharded
+//! wake-up index and a write-sharded keys-only runs index (layout in [`keys`], its version in
+//! [`layout`]).
 //!
 //! Every write that can race is conditional: creates on `attribute_not_exists(pk)`, updates on the
 //! version read, a wake-up's removal on the due time read, a job's deletion (with its wake-up) in one
@@ -15,6 +16,7 @@ mod cancellation;
 pub mod item;
 pub mod keys;
 pub mod labels;
+pub mod layout;
 pub mod rollups;
 mod search;
 mod settings;
@@ -128,6 +130,16 @@ impl DynamoStore {
     /// Strongly consistent reads of many items (`BatchGetItem`, 100 keys per request), in the
     /// order of `keys`; `None` for a missing or expired item.
     async fn batch_get(&self, keys: Vec<Item>) -> Result<Vec<Option<Item>>, StoreError> {
+        self.batch_get_as_stored(keys, false).await
+    }
+
+    /// [`DynamoStore::batch_get`], keeping expired items when `with_expired` (rollups: their
+    /// readers judge their hours, and an expired one is still there to be cleaned).
+    async fn batch_get_as_stored(
+        &self,
+        keys: Vec<Item>,
+        with_expired: bool,
+    ) -> Result<Vec<Option<Item>>, StoreError> {
         use aws_sdk_dynamodb::types::KeysAndAttributes;
         let identity = |item: &Item| {
             let text = |name: &str| {
@@ -174,7 +186,7 @@ impl DynamoStore {
                     .and_then(|mut r| r.remove(&self.table))
                     .unwrap_or_default()
                 {
-                    if !expired(&item, now) {
+                    if with_expired || !expired(&item, now) {
                         found.insert(identity(&item), item);
                     }
                 }
@@ -445,6 +457,64 @@ impl DynamoStore {
         }
     }
 
+    /// Queries one partition of a keys-only index in order and reads the items its entries name
+    /// (`BatchGetItem`, strongly consistent, in index order), keeping those `keep` accepts, until
+    /// `want` are kept or the partition ends. An entry whose item is gone (deleted or expired
+    /// since the index saw it) is passed over. With `filtered`, the index is read 100 entries at
+    /// a time (one batch read each); without, no more entries than are still wanted, so an
+    /// unfiltered page reads no item it does not return (beyond the one that says there is more).
+    async fn query_then_get(
+        &self,
+        query: IndexQuery,
+        want: usize,
+        filtered: bool,
+        keep: impl Fn(&Item) -> bool,
+    ) -> Result<Vec<Item>, StoreError> {
+        let mut kept = Vec::new();
+        let mut start = query.start;
+        loop {
+            let read = if filtered {
+                BATCH_GET_KEYS
+            } else {
+                (want - kept.len()).clamp(1, BATCH_GET_KEYS)
+            };
+            let mut request = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .index_name(query.index)
+                .key_condition_expression(format!("{} = :pk", query.pk_name))
+                .expression_attribute_values(":pk", AttributeValue::S(query.pk_value.clone()))
+                .scan_index_forward(query.forward)
+                .limit(i32::try_from(read).unwrap_or(100))
+                .set_exclusive_start_key(start.take());
+            if let Some((condition, name, value)) = &query.sort_condition {
+                request = request
+                    .key_condition_expression(format!("{} = :pk AND {condition}", query.pk_name))
+                    .expression_attribute_values(*name, value.clone());
+            }
+            let output = request.send().await.map_err(|e| unavailable("Query", e))?;
+            let keys: Vec<Item> = output
+                .items
+                .unwrap_or_default()
+                .iter()
+                .map(table_key)
+                .collect::<Result<_, _>>()?;
+            for item in self.batch_get(keys).await?.into_iter().flatten() {
+                if keep(&item) {
+                    kept.push(item);
+                    if kept.len() >= want {
+                        return Ok(kept);
+                    }
+                }
+            }
+            match output.last_evaluated_key {
+                Some(key) if !key.is_empty() => start = Some(key),
+                _ => return Ok(kept),
+            }
+        }
+    }
+
     /// Every item of this namespace, with only the named attributes, page by page.
     async fn scan_all(&self, attributes: &[&str]) -> Result<Vec<Item>, StoreError> {
         let mut items = Vec::new();
@@ -574,6 +644,7 @@ impl DynamoStore {
         partition: ExecutionIndex,
         after: Option<(String, String)>,
         limit: usize,
+        filtered: bool,
         keep: impl Fn(&Item) -> bool,
         cursor_of: impl Fn(&ExecutionRecord) -> String,
     ) -> Result<Page<ExecutionRecord>, StoreError> {
@@ -594,7 +665,9 @@ impl DynamoStore {
             forward: false,
             start,
         };
-        let items = self.query_collect(query, limit + 1, keep).await?;
+        let items = self
+            .query_then_get(query, limit + 1, filtered, keep)
+            .await?;
         let executions = items
             .iter()
             .map(execution_record)
@@ -638,6 +711,21 @@ fn conflict_or_missing(key: &str, expected: u64, old: Option<Item>) -> StoreErro
         None => StoreError::NotFound(key.to_owned()),
     }
 }
+
+/// The table key (`pk`, `sk`) of an item or of an index entry of it.
+fn table_key(entry: &Item) -> Result<Item, StoreError> {
+    let part = |name: &str| {
+        entry
+            .get(name)
+            .cloned()
+            .map(|value| (name.to_owned(), value))
+            .ok_or_else(|| StoreError::corrupt(format!("an index entry has no `{name}`"), None))
+    };
+    Ok(Item::from([part("pk")?, part("sk")?]))
+}
+
+/// The most keys one `BatchGetItem` reads.
+pub(crate) const BATCH_GET_KEYS: usize = 100;
 
 /// The `version` of a stored item, if it has one.
 fn version_of(item: &Item) -> Option<u64> {
@@ -747,8 +835,12 @@ impl JobStore for DynamoStore {
             want.as_ref()
                 .is_none_or(|want| item.get(name).and_then(|v| v.as_s().ok()) == Some(want))
         };
+        let filtered = filter.state.is_some()
+            || filter.creator.is_some()
+            || filter.service.is_some()
+            || !filter.labels.is_empty();
         let items = self
-            .query_collect(query, limit + 1, |item| {
+            .query_then_get(query, limit + 1, filtered, |item| {
                 same(&filter.state, item, "state")
                     && same(&filter.creator, item, "creator")
                     && same(&filter.parent_job, item, "parentJob")
@@ -826,6 +918,7 @@ impl ExecutionStore for DynamoStore {
             partition,
             after,
             request.limit,
+            false,
             |_| true,
             |e| cursor::execution(e.execute_number, &e.execution_id),
         )
@@ -855,7 +948,8 @@ impl ExecutionStore for DynamoStore {
             None => true,
             Some(n) => item.get("parentExecution").and_then(|v| v.as_n().ok()) == Some(n),
         };
-        self.list_execution_index(partition, after, request.limit, keep, |e| {
+        let filtered = wanted.is_some();
+        self.list_execution_index(partition, after, request.limit, filtered, keep, |e| {
             cursor::child(e.created_at.timestamp_millis(), &e.execution_id)
         })
         .await

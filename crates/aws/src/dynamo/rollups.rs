@@ -13,8 +13,10 @@
 //! transaction again (its conditions are checked afresh), so the count is neither lost nor the run
 //! failed. No item counts every job's runs: `GET /stats` reads the window's buckets of all jobs
 //! through `gsi2`, which the rollups share with the children index under `RH` partitions spread
-//! over [`ROLLUP_SHARDS`] by a hash of the job id (one query per shard, by hour range; never a
-//! scan). Items carry `expiresAt` an hour past the longest window, so DynamoDB's TTL ages them out
+//! over [`ROLLUP_SHARDS`] by a hash of the job id (one query per shard, by hour range, then a
+//! `BatchGetItem` of the items, the index holding keys only; never a scan). Keys only, a run's
+//! `ADD` changes no index key and writes nothing to `gsi2`: a shard takes a write only when a
+//! job's first run of an hour creates its item. Items carry `expiresAt` an hour past the longest window, so DynamoDB's TTL ages them out
 //! where `DELETE /main/schedule/clean` does not run.
 //!
 //! A sealed hour's summary across all jobs ([`sundial_core::fleet_hour`]) is an item per part in
@@ -30,7 +32,7 @@ use sundial_ports::store::{FleetHourRecord, RollupRecord, RollupStore, StoreErro
 
 use super::item::{millis, string};
 use super::keys::{Item, GSI2};
-use super::{unavailable, DynamoStore};
+use super::{table_key, unavailable, DynamoStore};
 
 /// How many `gsi2` partitions the rollups of all jobs spread over.
 pub const ROLLUP_SHARDS: u32 = 8;
@@ -197,22 +199,38 @@ impl DynamoStore {
             .await
     }
 
-    /// The rollups of the hours `from..=to` of every shard.
-    async fn shard_rollups(
+    /// The table keys of the rollups of the hours `from..=to` of every shard (`gsi2` holds keys
+    /// only).
+    async fn shard_rollup_keys(
         &self,
         from: DateTime<Utc>,
         to: DateTime<Utc>,
     ) -> Result<Vec<Item>, StoreError> {
-        let mut items = Vec::new();
+        let mut keys = Vec::new();
         for shard in 0..ROLLUP_SHARDS {
             // `#` sorts before `$`: every job id of the last hour is below `{to}$`.
             let range = ("gsi2sk", sort_of(from), format!("{}$", sort_of(to)));
             let found = self
                 .query_range(Some(GSI2), ("gsi2pk", self.rollup_shard_name(shard)), range)
                 .await?;
-            items.extend(found);
+            for entry in &found {
+                keys.push(table_key(entry)?);
+            }
         }
-        Ok(items)
+        Ok(keys)
+    }
+
+    /// The rollups of the hours `from..=to` of every shard: their keys from `gsi2`, then the items
+    /// (`BatchGetItem`).
+    async fn shard_rollups(
+        &self,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> Result<Vec<Item>, StoreError> {
+        let keys = self.shard_rollup_keys(from, to).await?;
+        // As the index read them, expired or not (before layout 2 the index held the items).
+        let items = self.batch_get_as_stored(keys, true).await?;
+        Ok(items.into_iter().flatten().collect())
     }
 }
 
@@ -366,8 +384,7 @@ impl RollupStore for DynamoStore {
             .filter_map(key_of)
             .collect();
         self.delete_all(summaries).await?;
-        let items = self.shard_rollups(epoch, last).await?;
-        let keys: Vec<Item> = items.iter().filter_map(key_of).collect();
+        let keys = self.shard_rollup_keys(epoch, last).await?;
         let removed = keys.len() as u64;
         self.delete_all(keys).await?;
         Ok(removed)

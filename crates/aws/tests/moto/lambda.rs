@@ -792,3 +792,32 @@ async fn a_pause_skips_a_fire_planned_before_it() {
         calls_at_answer + 1
     );
 }
+
+/// What every function does at cold start (`Sundial::from_env` → `Sundial::check_layout`): a
+/// fresh stack's table takes this layout, and a table of an older one stops the function with a
+/// message that says what to do.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_function_starts_on_a_fresh_table_and_refuses_one_of_an_older_layout() {
+    let _moto = need_moto!();
+    let Some(rig) = rig(at("2030-01-01T00:00:00Z")).await else {
+        return;
+    };
+    rig.sundial
+        .check_layout()
+        .await
+        .expect("a fresh table takes this layout");
+    rig.sundial.check_layout().await.expect("and keeps it");
+    let store = rig.sundial.engine.app().store();
+    let layout = sundial_aws::dynamo::layout::LAYOUT_VERSION;
+    store.record_layout(layout - 1).await.expect("record");
+    let refused = rig
+        .sundial
+        .check_layout()
+        .await
+        .expect_err("an older layout is refused")
+        .to_string();
+    assert!(
+        refused.contains(store.table()) && refused.contains("Layout versions"),
+        "{refused}"
+    );
+}

@@ -5,6 +5,7 @@
 mod support;
 
 mod bulk;
+mod hotkeys;
 mod lambda;
 mod queue;
 mod requests;

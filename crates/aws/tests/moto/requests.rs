@@ -282,6 +282,20 @@ async fn aws_requests_per_execution() {
         None,
         "no child lookups for childless jobs"
     );
+    // The template's default `StateChangeEvents` is `none`: a run publishes no event (its
+    // metrics are counted all the same, see `metrics`).
+    assert_eq!(
+        rig.sundial.engine.config().state_change_events,
+        sundial_service::engine::StateChangeEvents::None
+    );
+    for (phase, calls, bill) in [
+        ("tick", &tick, &tick_bill),
+        ("steady tick", &steady, &steady_bill),
+        ("dispatch", &dispatch, &dispatch_bill),
+    ] {
+        assert_eq!(calls.get("AWSEvents.PutEvents"), None, "{phase}: {calls:?}");
+        assert_eq!(bill.events, 0, "{phase}");
+    }
     // Each run's statistics rode on its final transaction: no request of their own, and there.
     assert_eq!(
         dispatch.get("DynamoDB_20120810.UpdateItem"),

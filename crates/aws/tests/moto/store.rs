@@ -243,3 +243,60 @@ async fn dynamodb_store_rollups_conform() {
     let Some(base) = store().await else { return };
     sundial_ports::conformance::rollups::run_all(|| base.clone().with_namespace(namespace())).await;
 }
+
+/// The layout record: written on a fresh table, and a table of another layout refused with a
+/// message that names both layouts and where the rule is written.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_table_of_another_layout_is_refused() {
+    use sundial_aws::dynamo::layout::{LayoutError, LAYOUT_VERSION};
+    let Some(base) = store().await else { return };
+    // Fresh: recorded once, though two functions start at once.
+    let fresh = base.clone().with_namespace(namespace());
+    let (a, b) = tokio::join!(fresh.check_layout(), fresh.check_layout());
+    assert_eq!(
+        (a.ok(), b.ok()),
+        (Some(LAYOUT_VERSION), Some(LAYOUT_VERSION))
+    );
+    assert_eq!(fresh.check_layout().await.ok(), Some(LAYOUT_VERSION));
+    // Jobs but no record: a table from before the record, layout 1.
+    let unrecorded = base.clone().with_namespace(namespace());
+    let job = JobRecord {
+        job_id: "old-job".into(),
+        version: 1,
+        creator: "ana".into(),
+        parent_job: None,
+        service: None,
+        state: "active".into(),
+        created_at: Utc::now(),
+        updated_at: Utc::now(),
+        document: json!({"jobId": "old-job"}),
+    };
+    unrecorded.create_job(&job).await.expect("create");
+    let refused = unrecorded.check_layout().await.expect_err("refused");
+    assert!(
+        matches!(refused, LayoutError::Older { found: 1, .. }),
+        "{refused}"
+    );
+    let message = refused.to_string();
+    assert!(
+        message.contains("layout 1") && message.contains("docs/deploy.md"),
+        "{message}"
+    );
+    // Recorded older and newer layouts.
+    let older = base.clone().with_namespace(namespace());
+    older
+        .record_layout(LAYOUT_VERSION - 1)
+        .await
+        .expect("record");
+    assert!(matches!(
+        older.check_layout().await,
+        Err(LayoutError::Older { .. })
+    ));
+    let newer = base.clone().with_namespace(namespace());
+    newer
+        .record_layout(LAYOUT_VERSION + 1)
+        .await
+        .expect("record");
+    let refused = newer.check_layout().await.expect_err("refused");
+    assert!(matches!(refused, LayoutError::Newer { .. }), "{refused}");
+}

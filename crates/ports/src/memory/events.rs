@@ -26,6 +26,8 @@ pub enum Published {
 pub struct RecordingPublisher {
     // A ring: dropping the oldest of `keep` entries is O(1), not a 10,000-entry shift per event.
     sent: Mutex<VecDeque<Published>>,
+    /// The states of the state changes observed ([`EventPublisher::observe_state_change`]).
+    observed: Mutex<VecDeque<String>>,
     keep: usize,
     targets: TargetSupport,
 }
@@ -44,6 +46,7 @@ impl RecordingPublisher {
     pub fn new() -> Self {
         RecordingPublisher {
             sent: Mutex::new(VecDeque::new()),
+            observed: Mutex::new(VecDeque::new()),
             keep: Self::KEEP,
             targets: TargetSupport::Delivered,
         }
@@ -54,6 +57,7 @@ impl RecordingPublisher {
     pub fn logging_only() -> Self {
         RecordingPublisher {
             sent: Mutex::new(VecDeque::new()),
+            observed: Mutex::new(VecDeque::new()),
             keep: 0,
             targets: TargetSupport::Delivered,
         }
@@ -69,6 +73,15 @@ impl RecordingPublisher {
     /// Everything sent so far, oldest first.
     pub fn sent(&self) -> Vec<Published> {
         self.sent
+            .lock()
+            .map(|s| s.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// The states of every state change observed so far, oldest first, whether or not it was
+    /// published.
+    pub fn observed(&self) -> Vec<String> {
+        self.observed
             .lock()
             .map(|s| s.iter().cloned().collect())
             .unwrap_or_default()
@@ -96,6 +109,22 @@ impl EventPublisher for RecordingPublisher {
         tracing::debug!(source = %event.source, detail_type = %event.detail_type, "event published");
         self.keep(Published::Event(event.clone()));
         Ok(())
+    }
+
+    fn observe_state_change(&self, detail: &serde_json::Value) {
+        if self.keep == 0 {
+            return;
+        }
+        let state = detail
+            .get("state")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or_default();
+        if let Ok(mut observed) = self.observed.lock() {
+            if observed.len() >= self.keep {
+                observed.pop_front();
+            }
+            observed.push_back(state.to_owned());
+        }
     }
 
     async fn send_to_queue(&self, queue_url: &str, body: &str) -> Result<(), PublishError> {

@@ -75,6 +75,10 @@ pub struct EngineConfig {
     pub template_env: BTreeMap<String, String>,
     /// The bus state-change events go to; `None` publishes none.
     pub state_change_bus: Option<String>,
+    /// Which state changes go to [`EngineConfig::state_change_bus`]: all of them (the default),
+    /// only each run's final state, or none. Every change is counted either way
+    /// ([`EventPublisher::observe_state_change`]).
+    pub state_change_events: StateChangeEvents,
     /// How long a notification with `qos: 1` keeps being retried.
     pub reliable_notify_for: StdDuration,
     /// A dispatch message that arrives at most this much before its execution is due waits in
@@ -110,6 +114,43 @@ pub struct EngineConfig {
     pub plan_on_change: bool,
 }
 
+/// Which execution state changes are published as events (the `StateChangeEvents` deploy
+/// parameter on AWS, where EventBridge bills $1 per million events).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StateChangeEvents {
+    /// None: a run costs no event.
+    None,
+    /// Each run's final state (`Succeeded`, `Terminated`, `Cancelled`, `Skipped`…): one event per
+    /// run. A `Failed` attempt that will be retried is not final.
+    Final,
+    /// Every state entered (`Scheduled`, `Enqueued`, `Processing`, `Failed`, the final one): about
+    /// three events per scheduled run.
+    #[default]
+    All,
+}
+
+impl StateChangeEvents {
+    /// `none`, `final` or `all`; `true` and `false` (the older on/off setting) are `all` and
+    /// `none`. `None` for anything else.
+    pub fn parse(text: &str) -> Option<StateChangeEvents> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "none" | "false" => Some(StateChangeEvents::None),
+            "final" => Some(StateChangeEvents::Final),
+            "all" | "true" => Some(StateChangeEvents::All),
+            _ => None,
+        }
+    }
+
+    /// Whether a change into `state` is published at this level.
+    pub fn publishes(self, state: ExecutionState) -> bool {
+        match self {
+            StateChangeEvents::None => false,
+            StateChangeEvents::Final => state.is_final(),
+            StateChangeEvents::All => true,
+        }
+    }
+}
+
 /// [`EngineConfig::admit_ahead`] for `sundial serve`. Fire times are whole seconds (jitter
 /// aside), so admitting on the half second keeps a burst's admission writes half a second away
 /// from its calls, and from the next burst's.
@@ -123,6 +164,7 @@ impl Default for EngineConfig {
             services: BTreeMap::new(),
             template_env: BTreeMap::new(),
             state_change_bus: None,
+            state_change_events: StateChangeEvents::All,
             reliable_notify_for: StdDuration::from_secs(24 * 3600),
             max_inline_wait: StdDuration::ZERO,
             admit_ahead: StdDuration::ZERO,
@@ -511,31 +553,38 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         Ok(Written::Yes)
     }
 
-    /// Publishes the execution's state when a bus is configured. Best effort: the execution's own
-    /// log is the record; a lost event is logged, never a reason to redo the step.
+    /// Publishes the execution's state when a bus is configured and the level
+    /// ([`EngineConfig::state_change_events`]) takes it. Best effort: the execution's own log is
+    /// the record; a lost event is logged, never a reason to redo the step.
     async fn publish_state(&self, execution: &Execution) {
         self.publish_state_as(execution, execution.state()).await;
     }
 
     /// Publishes `execution` as having entered `state` (which may be an earlier state than its
-    /// current one, when one write covered several transitions).
+    /// current one, when one write covered several transitions), after telling the publisher of
+    /// it whatever the level, so that the metrics counted from state changes are always counted.
     async fn publish_state_as(&self, execution: &Execution, state: ExecutionState) {
+        let detail = serde_json::json!({
+            "executionId": execution.execution_id,
+            "jobId": execution.job_id.as_str(),
+            "executeNumber": execution.execute_number,
+            "state": state.name(),
+            "scheduledTime": crate::records::json_time(execution.scheduled_time),
+            "attempts": execution.attempts(),
+            "error": execution.error,
+        });
+        self.publisher.observe_state_change(&detail);
         let Some(bus) = &self.config.state_change_bus else {
             return;
         };
+        if !self.config.state_change_events.publishes(state) {
+            return;
+        }
         let event = BusEvent {
             bus: Some(bus.clone()),
             source: "sundial".into(),
             detail_type: "Execution State Change".into(),
-            detail: serde_json::json!({
-                "executionId": execution.execution_id,
-                "jobId": execution.job_id.as_str(),
-                "executeNumber": execution.execute_number,
-                "state": state.name(),
-                "scheduledTime": crate::records::json_time(execution.scheduled_time),
-                "attempts": execution.attempts(),
-                "error": execution.error,
-            }),
+            detail,
         };
         if let Err(e) = self.publisher.publish(&event).await {
             tracing::warn!(execution_id = %execution.execution_id, error = %chain(&e), "state change event not published");

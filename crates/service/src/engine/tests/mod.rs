@@ -1760,6 +1760,7 @@ async fn refused_addresses_fail_for_good_with_their_own_code() {
 mod backfills;
 mod batches;
 mod catchup;
+mod events;
 mod ledger;
 mod messages;
 mod order;
