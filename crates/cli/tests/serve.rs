@@ -1244,14 +1244,26 @@ fn aws_targets_need_the_cargo_feature() {
 /// Issue 26 item 1: a pause pauses. 200 jobs fire every second at a loopback target; one bulk
 /// pause stops them all: no call reaches the target after the pause's answer (runs created and
 /// admitted ahead of their time are skipped, not called), the skipped runs say why, and a
-/// manual trigger of a paused job still runs. `SUNDIAL_BULK_PAUSE_JOBS=1000` runs it with more
-/// jobs (docs/performance.md has the figures for 1,000).
+/// manual trigger of a paused job still runs. `SUNDIAL_BULK_PAUSE_JOBS=1000
+/// SUNDIAL_BULK_PAUSE_EVERY=5` runs it with 1,000 jobs firing every 5 s (docs/performance.md has
+/// the figures).
 #[test]
 fn a_bulk_pause_stops_every_call_after_its_answer() {
     let jobs_count = std::env::var("SUNDIAL_BULK_PAUSE_JOBS")
         .ok()
         .and_then(|n| n.parse::<usize>().ok())
         .unwrap_or(200);
+    // `SUNDIAL_BULK_PAUSE_EVERY=5`: every job fires every 5 s instead of every second.
+    let every = std::env::var("SUNDIAL_BULK_PAUSE_EVERY")
+        .ok()
+        .and_then(|n| n.parse::<u32>().ok())
+        .filter(|n| (1..=30).contains(n))
+        .unwrap_or(1);
+    let cron = if every == 1 {
+        "* * * * * *".to_string()
+    } else {
+        format!("*/{every} * * * * *")
+    };
     let target = Target::start();
     let dir = TempDir::new("pause");
     let services = format!("work=http://127.0.0.1:{}", target.port);
@@ -1260,7 +1272,7 @@ fn a_bulk_pause_stops_every_call_after_its_answer() {
     for id in &ids {
         let body = json!({
             "jobName": id, "creator": "001", "creatorName": "tests",
-            "schedule": {"cron": ["* * * * * *"]},
+            "schedule": {"cron": [cron]},
             "request": [{"method": "POST", "url": format!("service://work/run/{id}")}],
         });
         server
@@ -1268,8 +1280,9 @@ fn a_bulk_pause_stops_every_call_after_its_answer() {
             .ok_envelope();
     }
     // Every job has run at least twice: the engine is in its stride.
+    let stride = Duration::from_secs(30 * u64::from(every));
     for id in &ids {
-        let runs = target.wait_for_within(&format!("/run/{id}"), 2, Duration::from_secs(30));
+        let runs = target.wait_for_within(&format!("/run/{id}"), 2, stride);
         assert!(runs.len() >= 2, "{id} ran {} times", runs.len());
     }
     let sent = std::time::Instant::now();
@@ -1297,13 +1310,15 @@ fn a_bulk_pause_stops_every_call_after_its_answer() {
         answered - sent
     );
     assert_eq!(after, 0, "calls after the pause's answer");
-    // The runs the engine had created ahead of their time ended Skipped, saying why.
+    // The runs the engine had created ahead of their time ended Skipped, saying why. (Every
+    // second there always are some; every 5 s the pause may fall where none is planned yet.)
     let skipped = ids
         .iter()
         .flat_map(|id| server.executions(id))
         .filter(|e| e["state"] == "Skipped")
         .count();
-    assert!(skipped > 0, "runs created ahead were skipped");
+    eprintln!("runs created ahead and skipped: {skipped}");
+    assert!(skipped > 0 || every > 1, "runs created ahead were skipped");
     // A manual trigger of a paused job runs.
     let trigger = server.call(
         "POST",
