@@ -378,6 +378,11 @@ pub(crate) fn describe(answer: &Value, now: DateTime<Utc>, style: Style) -> Stri
     let info = answer.get("info").cloned().unwrap_or(Value::Null);
     let zone = job_zone(&job);
     let mut rows = job_fields(&job, zone, now);
+    // The spec in the canonical form (docs/spec.md §1), as Temporal's describe shows it: what the
+    // written schedule (or timer) means, defaults filled in.
+    if let Some(schedule) = answer.get("schedule").filter(|s| s.is_object()) {
+        rows.push(("Normalized", schedule.to_string().into()));
+    }
     let counter = |key: &str| or_dash(text(&info, key));
     rows.push((
         "Counters",

@@ -84,6 +84,7 @@ fn job_get() {
 fn describe_with_dst_notes() {
     let answer = json!({
         "job": night_job(),
+        "schedule": {"cron": ["30 1 * * *"], "timeZone": "America/New_York", "dialect": "standard"},
         "info": {
             "actionCount": 2,
             "bufferDropped": 0,
