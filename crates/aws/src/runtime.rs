@@ -14,7 +14,7 @@ use sundial_ports::http::HttpClient;
 use sundial_ports::queue::Queue;
 use sundial_ports::store::Store;
 use sundial_service::adapters::http::{AddressPolicy, ReqwestClient};
-use sundial_service::engine::{Engine, EngineConfig};
+use sundial_service::engine::{Engine, EngineConfig, AWS_STOP_CHECK_EVERY};
 use sundial_service::{settings, App, AppConfig};
 
 use crate::dynamo::{DynamoStore, DEFAULT_WAKEUP_SHARDS};
@@ -210,6 +210,9 @@ where
             state_change_bus: settings.event_bus.clone(),
             max_inline_wait: Duration::from_secs(1),
             max_hold: Some(DISPATCH_MAX_HOLD),
+            // A cancel through the API function, or a CancelOther in another invocation, is
+            // read by the call's own dispatch: at 5 s and every 5 s after.
+            stop_check_every: Some(AWS_STOP_CHECK_EVERY),
             ..EngineConfig::default()
         };
         let engine = Engine::new(

@@ -1719,6 +1719,7 @@ mod overrides;
 mod pause;
 mod preview;
 mod stats;
+mod stops;
 mod targets;
 mod timers;
 
