@@ -213,6 +213,9 @@ where
             // A cancel through the API function, or a CancelOther in another invocation, is
             // read by the call's own dispatch: at 5 s and every 5 s after.
             stop_check_every: Some(AWS_STOP_CHECK_EVERY),
+            // Each execution environment names the leases it takes, so that a stop can tell a
+            // call another environment is making (and waits for it) from one of its own.
+            incarnation: instance_name(),
             ..EngineConfig::default()
         };
         let engine = Engine::new(
@@ -225,6 +228,16 @@ where
         );
         Sundial { engine, metrics }
     }
+}
+
+/// A name for this execution environment's engine, the holder of the leases it takes: short
+/// (it is stored with every running execution), and different in every environment.
+fn instance_name() -> String {
+    let started = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos();
+    format!("l{:x}", started ^ u128::from(std::process::id()))
 }
 
 impl Sundial {
