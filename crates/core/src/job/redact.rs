@@ -298,7 +298,8 @@ mod tests {
                 {"url": "https://b.example/run", "headers": {"Cookie": "sid=1"}}
             ],
             "notification": [{"url": "https://n.example/", "headers": {"X-Api-Key": "k1"}}],
-            "checkUrl": {"url": "https://c.example/", "headers": {"X-Auth-Token": "t1"}}
+            "checkUrl": {"url": "https://c.example/", "headers": {"X-Auth-Token": "t1"}},
+            "cancelUrl": {"url": "https://c.example/stop", "headers": {"Authorization": "t2"}}
         })
     }
 
@@ -312,6 +313,7 @@ mod tests {
         assert_eq!(shown["request"][1]["headers"]["Cookie"], "***");
         assert_eq!(shown["notification"][0]["headers"]["X-Api-Key"], "***");
         assert_eq!(shown["checkUrl"]["headers"]["X-Auth-Token"], "***");
+        assert_eq!(shown["cancelUrl"]["headers"]["Authorization"], "***");
         assert_eq!(shown["sensitiveHeaders"], json!(["X-Custom"]));
         assert_eq!(shown["request"][0]["url"], "https://a.example/run");
         let text = shown.to_string();
