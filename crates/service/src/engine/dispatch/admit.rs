@@ -68,7 +68,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         match admission {
             Admission::Start => {
                 let now = self.now();
-                self.start_attempt(loaded, &mut after, "started", now).await
+                Box::pin(self.start_attempt(loaded, &mut after, "started", now)).await
             }
             Admission::StartAfterStopping { stop, terminate } => {
                 let (to, verb) = if terminate {
@@ -82,7 +82,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                 let mut elsewhere: Option<DateTime<Utc>> = None;
                 for other in stop {
                     let reason = format!("{verb} by overlap policy {policy}: {id} started");
-                    if let Some(until) = self.stop_execution(&other, to, &reason).await? {
+                    if let Some(until) = Box::pin(self.stop_execution(&other, to, &reason)).await? {
                         elsewhere = Some(elsewhere.map_or(until, |at| at.min(until)));
                     }
                 }
@@ -93,7 +93,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                     return Ok(Step::Done);
                 }
                 let now = self.now();
-                self.start_attempt(loaded, &mut after, "started", now).await
+                Box::pin(self.start_attempt(loaded, &mut after, "started", now)).await
             }
             Admission::Skip | Admission::Drop => {
                 loaded.not_run = Some(if admission == Admission::Skip {
@@ -449,6 +449,6 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                     .await;
             }
         }
-        self.run_attempt(loaded, job, now).await
+        Box::pin(self.run_attempt(loaded, job, now)).await
     }
 }

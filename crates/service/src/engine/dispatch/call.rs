@@ -80,8 +80,10 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             // Kept with the attempt's end; a retaken first attempt calls (and counts) again.
             loaded.execution.run.first_call_at = Some(self.now());
         }
-        let Some(end) = self.guarded_action(loaded, job, held_until).await else {
-            return self.after_stopped_call(loaded, job).await;
+        // Boxed, as every deep step is (see `step`): inline they overflow a 2 MiB worker stack
+        // in a debug build.
+        let Some(end) = Box::pin(self.guarded_action(loaded, job, held_until)).await else {
+            return Box::pin(self.after_stopped_call(loaded, job)).await;
         };
         if ahead {
             // Runs admitted ahead wake together at their fire time. One whose answer is back lets
@@ -89,7 +91,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             // cannot.
             tokio::task::yield_now().await;
         }
-        self.settle(loaded, job, end, false).await
+        Box::pin(self.settle(loaded, job, end, false)).await
     }
 
     /// [`Engine::held_check`] of a run about to make its first call: `None` to call, else the
@@ -137,8 +139,8 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             // The action first, and outside `tokio::select!`: an action that answers at once
             // never polls the stop branches (`select!` would yield when the task's cooperative
             // budget, shared by a batch of steps joined in one task, runs out).
-            let action = std::pin::pin!(self.run_action(loaded, job, deadline));
-            let stop = std::pin::pin!(async {
+            let action = Box::pin(self.run_action(loaded, job, deadline));
+            let stop = Box::pin(async {
                 tokio::select! {
                     () = guard.stopped() => None,
                     () = self.read_for_stop(&id, version) => None,

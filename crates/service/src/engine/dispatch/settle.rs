@@ -247,7 +247,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             && execution.run.lease_holder.as_deref() == Some(self.config.incarnation.as_str());
         let mut changed = false;
         if let Some((job, template)) = cancel {
-            let said = self.call_cancel_url(&loaded.execution, job, template).await;
+            let said = Box::pin(self.call_cancel_url(&loaded.execution, job, template)).await;
             let run = &mut loaded.execution.run;
             run.awaiting_async = false;
             run.next_check = None;
@@ -261,7 +261,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         if changed && !self.write_execution(loaded).await? {
             return Ok(Step::Again);
         }
-        self.after_final(&loaded.execution, job).await?;
+        Box::pin(self.after_final(&loaded.execution, job)).await?;
         Ok(Step::Done)
     }
 
