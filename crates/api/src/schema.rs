@@ -297,6 +297,34 @@ built_schema! {
     ])
 }
 
+/// `cancelUrl` as an object: any method (default `POST`), headers and a body.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(dead_code)]
+pub struct CancelCall {
+    /// The method (default `POST`).
+    method: Option<HttpMethod>,
+    /// The URL, as in `request`.
+    #[schema(
+        pattern = r"^(?:[Hh][Tt][Tt][Pp][Ss]?://|[Ss][Ee][Rr][Vv][Ii][Cc][Ee]:).+$",
+        max_length = 8192
+    )]
+    url: String,
+    /// The body to send.
+    #[schema(value_type = HttpBody, required = false)]
+    body: Option<Value>,
+    /// Headers to send.
+    headers: Option<Headers>,
+}
+
+built_schema! {
+    /// `cancelUrl`: a URL (called with `POST`) or a call object.
+    CancelUrl, refs: [CancelCall], |description| one_of(description, vec![
+        text(Some(URL_PATTERN), Some(8192)),
+        reference::<CancelCall>(),
+    ])
+}
+
 /// docs/api.md's `timer`: none or empty is one run now; `dueTime` + `period` every period from the
 /// due time; a cron `period` (Quartz form) that cron; `period: "external"` triggered only; `ttl`
 /// ends the schedule that long after creation; `timeZone` is the zone cron periods and fixed due
@@ -678,6 +706,9 @@ macro_rules! job_schema {
             schedule: Option<Schedule>,
             /// Polled every `checkRateSeconds` until the async job reports an end.
             check_url: Option<CheckUrl>,
+            /// Called (default `POST`) when a run of the async job is cancelled or terminated
+            /// after its request was sent.
+            cancel_url: Option<CancelUrl>,
             /// docs/api.md retry rules (at most 20).
             #[schema(max_items = 20)]
             retry: Option<Vec<RetryRule>>,

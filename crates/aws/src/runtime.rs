@@ -14,7 +14,7 @@ use sundial_ports::http::HttpClient;
 use sundial_ports::queue::Queue;
 use sundial_ports::store::Store;
 use sundial_service::adapters::http::{AddressPolicy, ReqwestClient};
-use sundial_service::engine::{Engine, EngineConfig, StateChangeEvents};
+use sundial_service::engine::{Engine, EngineConfig, StateChangeEvents, AWS_STOP_CHECK_EVERY};
 use sundial_service::{settings, App, AppConfig};
 
 use crate::dynamo::{DynamoStore, DEFAULT_WAKEUP_SHARDS};
@@ -239,6 +239,12 @@ where
             state_change_events: settings.state_change_events,
             max_inline_wait: Duration::from_secs(1),
             max_hold: Some(DISPATCH_MAX_HOLD),
+            // A cancel through the API function, or a CancelOther in another invocation, is
+            // read by the call's own dispatch: at 5 s and every 5 s after.
+            stop_check_every: Some(AWS_STOP_CHECK_EVERY),
+            // Each execution environment names the leases it takes, so that a stop can tell a
+            // call another environment is making (and waits for it) from one of its own.
+            incarnation: instance_name(),
             ..EngineConfig::default()
         };
         let engine = Engine::new(
@@ -251,6 +257,16 @@ where
         );
         Sundial { engine, metrics }
     }
+}
+
+/// A name for this execution environment's engine, the holder of the leases it takes: short
+/// (it is stored with every running execution), and different in every environment.
+fn instance_name() -> String {
+    let started = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos();
+    format!("l{:x}", started ^ u128::from(std::process::id()))
 }
 
 impl Sundial {

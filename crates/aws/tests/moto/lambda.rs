@@ -38,6 +38,9 @@ fn target() -> Target {
 
 pub(crate) struct Rig {
     pub sundial: Arc<Sundial>,
+    /// Another execution environment on the same resources and clock (an API function while
+    /// `sundial` dispatches, or a second dispatch invocation): its engine has calls of its own.
+    pub other: Arc<Sundial>,
     pub clock: Arc<ManualClock>,
     dispatch: SqsQueue,
     notify: SqsQueue,
@@ -75,9 +78,11 @@ impl Rig {
         let clock = Arc::new(ManualClock::new(start));
         let sundial =
             Arc::new(Sundial::with_clock(&settings, &sdk, clock.clone()).expect("sundial"));
+        let other = Arc::new(Sundial::with_clock(&settings, &sdk, clock.clone()).expect("sundial"));
         let sqs = aws_sdk_sqs::Client::new(&sdk);
         Some(Rig {
             sundial,
+            other,
             clock,
             dispatch: SqsQueue::new(sqs.clone(), &env["SUNDIAL_DISPATCH_QUEUE_URL"]),
             notify: SqsQueue::new(sqs.clone(), &env["SUNDIAL_NOTIFY_QUEUE_URL"]),
@@ -387,6 +392,140 @@ async fn a_worker_that_dies_mid_call_is_replaced_and_the_run_finishes_once() {
     let executions = rig.executions("fragile").await;
     assert_eq!(executions.len(), 1, "{executions:#?}");
     assert_eq!(executions[0]["state"], "Succeeded", "{executions:#?}");
+}
+
+/// Issue 26 item 6 on AWS: a cancel written by another execution environment (the API function)
+/// reaches the dispatch invocation's call at its read 5 s after the call started, which closes it
+/// and frees the run's slot; before that read nothing is read.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cancel_from_another_environment_closes_the_call_at_its_next_read() {
+    let _moto = need_moto!();
+    let Some(rig) = rig(at("2030-01-01T00:00:30Z")).await else {
+        return;
+    };
+    let mut held = job(rig.port);
+    held["request"][0]["url"] = json!("service://work/hang/${jobId}");
+    held["schedule"] = json!({"cron": ["0 0 1 1 *"]});
+    let (status, body) = rig.api("POST", "/jobs/held", Some(held)).await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = rig.api("POST", "/jobs/held/trigger", Some(json!({}))).await;
+    assert_eq!(status, 200, "{body}");
+    let id = body["executionId"]
+        .as_str()
+        .expect("executionId")
+        .to_string();
+
+    let event = Rig::poll(&rig.dispatch).await;
+    assert_eq!(event.records.len(), 1);
+    let worker = {
+        let sundial = Arc::clone(&rig.sundial);
+        tokio::spawn(async move { handlers::batch(&sundial, QueueKind::Dispatch, event).await })
+    };
+    for _ in 0..100 {
+        if !rig.target.received("/hang/held").is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(rig.target.received("/hang/held").len(), 1);
+    rig.other
+        .engine
+        .app()
+        .cancel_execution(&id, "from the API function")
+        .await
+        .expect("cancel");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        !worker.is_finished(),
+        "no read before 5 s: the call is still open"
+    );
+    rig.clock.advance(chrono::Duration::seconds(5));
+    let response = tokio::time::timeout(Duration::from_secs(10), worker)
+        .await
+        .expect("the read at 5 s closes the call")
+        .expect("the worker");
+    assert!(response.batch_item_failures.is_empty(), "{response:?}");
+    let executions = rig.executions("held").await;
+    assert_eq!(executions[0]["state"], "Cancelled", "{executions:#?}");
+    let job = rig
+        .sundial
+        .engine
+        .app()
+        .get_job(&sundial_core::job::JobId::parse("held").expect("an id"))
+        .await
+        .expect("the job");
+    assert!(job.state.running.is_empty(), "its slot is free: {job:?}");
+}
+
+/// A `CancelOther` run dispatched in another environment than the old run's call starts its own
+/// call only after that call's invocation read the stop and closed it.
+#[tokio::test(flavor = "multi_thread")]
+async fn cancel_other_across_environments_waits_for_the_old_call_to_close() {
+    let _moto = need_moto!();
+    let Some(rig) = rig(at("2030-01-01T00:00:30Z")).await else {
+        return;
+    };
+    let mut single = job(rig.port);
+    single["request"][0]["url"] = json!("service://work/hang/${jobId}?n=${executeNumber}");
+    single["schedule"] = json!({"cron": ["0 0 1 1 *"]});
+    single["overlap"] = json!("CancelOther");
+    let (status, body) = rig.api("POST", "/jobs/single", Some(single)).await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = rig
+        .api("POST", "/jobs/single/trigger", Some(json!({})))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let event = Rig::poll(&rig.dispatch).await;
+    let worker = {
+        let sundial = Arc::clone(&rig.sundial);
+        tokio::spawn(async move { handlers::batch(&sundial, QueueKind::Dispatch, event).await })
+    };
+    for _ in 0..100 {
+        if !rig.target.received("/hang/single").is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(rig.target.received("/hang/single").len(), 1);
+
+    // The second run, in another environment, stops the first and waits for its call.
+    let (status, body) = rig
+        .api("POST", "/jobs/single/trigger", Some(json!({})))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let event = Rig::poll(&rig.dispatch).await;
+    assert_eq!(event.records.len(), 1);
+    let response = handlers::batch(&rig.other, QueueKind::Dispatch, event).await;
+    assert!(response.batch_item_failures.is_empty(), "{response:?}");
+    assert_eq!(
+        rig.target.received("/hang/single").len(),
+        1,
+        "no second call while the first is open"
+    );
+    assert!(!worker.is_finished());
+
+    // The first call's read at 5 s finds the stop and closes it; the second run's next look
+    // starts its call.
+    rig.clock.advance(chrono::Duration::seconds(5));
+    tokio::time::timeout(Duration::from_secs(10), worker)
+        .await
+        .expect("the read at 5 s closes the call")
+        .expect("the worker");
+    let closed = std::time::Instant::now();
+    let deadline = closed + Duration::from_secs(20);
+    while rig.target.received("/hang/single").len() < 2 && std::time::Instant::now() < deadline {
+        let event = Rig::poll(&rig.dispatch).await;
+        if !event.records.is_empty() {
+            handlers::batch(&rig.other, QueueKind::Dispatch, event).await;
+        }
+    }
+    let calls = rig.target.received("/hang/single");
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    assert_eq!(calls[1].path, "/hang/single?n=2");
+    assert!(
+        calls[1].at >= closed,
+        "the second call after the first closed"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

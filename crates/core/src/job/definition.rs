@@ -5,7 +5,8 @@ use serde_json::{json, Value};
 
 use super::fields::{err, index, quote, Obj, ROOT, STRING};
 use super::http::{
-    is_header_name, parse_check_url, parse_notification, parse_request, parse_target,
+    is_header_name, parse_cancel_url, parse_check_url, parse_notification, parse_request,
+    parse_target,
 };
 use super::limits::{
     MAX_CREATOR_BYTES, MAX_DEFINITION_BYTES, MAX_JOB_NAME_BYTES, MAX_NON_RETRYABLE_ERRORS,
@@ -88,6 +89,7 @@ struct ActionSpec {
     action: Action,
     is_async: bool,
     check_url: Option<HttpTemplate>,
+    cancel_url: Option<HttpTemplate>,
     check_rate_seconds: u32,
     sensitive_headers: Vec<String>,
 }
@@ -290,6 +292,12 @@ impl JobDefinition {
     /// `checkUrl`, always a GET.
     pub fn check_url(&self) -> Option<&HttpTemplate> {
         self.action.check_url.as_ref()
+    }
+
+    /// `cancelUrl`: called when a run of this async job is cancelled or terminated after its
+    /// request was sent (docs/api.md, "Stopping a run in its call").
+    pub fn cancel_url(&self) -> Option<&HttpTemplate> {
+        self.action.cancel_url.as_ref()
     }
 
     /// `checkRateSeconds` (default 1).
@@ -510,7 +518,8 @@ impl Timing {
 }
 
 impl ActionSpec {
-    /// `request` or `target`, `async`, `checkUrl`, `checkRateSeconds`, `sensitiveHeaders`.
+    /// `request` or `target`, `async`, `checkUrl`, `cancelUrl`, `checkRateSeconds`,
+    /// `sensitiveHeaders`.
     fn parse(obj: &Obj<'_>) -> Result<ActionSpec, FieldError> {
         let action = match (obj.get("request"), obj.get("target")) {
             (Some(_), Some(_)) => {
@@ -537,6 +546,10 @@ impl ActionSpec {
             .get("checkUrl")
             .map(|v| parse_check_url("checkUrl", v))
             .transpose()?;
+        let cancel_url = obj
+            .get("cancelUrl")
+            .map(|v| parse_cancel_url("cancelUrl", v))
+            .transpose()?;
         let check_rate_seconds = obj
             .field_uint32("checkRateSeconds")?
             .unwrap_or(DEFAULT_CHECK_RATE_SECONDS);
@@ -545,6 +558,7 @@ impl ActionSpec {
             action,
             is_async,
             check_url,
+            cancel_url,
             check_rate_seconds,
             sensitive_headers,
         })

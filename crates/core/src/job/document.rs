@@ -198,6 +198,12 @@ pub const JOB_FIELDS: &[JobField] = &[
         "Polled every `checkRateSeconds` until the async job reports an end.",
     ),
     field(
+        "cancelUrl",
+        Action, Every, Bound::None,
+        Shaped,
+        "Called (default `POST`) when a run of the async job is cancelled or terminated after its request was sent.",
+    ),
+    field(
         "checkRateSeconds",
         Action,
         Every,

@@ -173,6 +173,7 @@ pub(super) enum CallKind {
     Request,
     Notification,
     Check,
+    Cancel,
 }
 
 impl CallKind {
@@ -188,13 +189,14 @@ impl CallKind {
             ],
             CallKind::Notification => &["method", "stateEquals", "url", "body", "headers"],
             CallKind::Check => &["method", "url", "headers"],
+            CallKind::Cancel => &["method", "url", "headers", "body"],
         }
     }
 
     fn default_method(self) -> HttpMethod {
         match self {
             CallKind::Request | CallKind::Check => HttpMethod::Get,
-            CallKind::Notification => HttpMethod::Post,
+            CallKind::Notification | CallKind::Cancel => HttpMethod::Post,
         }
     }
 }
@@ -290,6 +292,20 @@ pub(super) fn parse_notification(
 /// Reads `checkUrl`: the object of docs/api.md's template, or a bare URL string (the create table
 /// types the field as a string).
 pub(super) fn parse_check_url(path: &str, value: &Value) -> Result<HttpTemplate, FieldError> {
+    parse_url_or_call(path, value, CallKind::Check)
+}
+
+/// Reads `cancelUrl`, as `checkUrl` is read: a bare URL string (a `POST` with no body) or a call
+/// object of any method (default `POST`), with headers and a body.
+pub(super) fn parse_cancel_url(path: &str, value: &Value) -> Result<HttpTemplate, FieldError> {
+    parse_url_or_call(path, value, CallKind::Cancel)
+}
+
+fn parse_url_or_call(
+    path: &str,
+    value: &Value,
+    kind: CallKind,
+) -> Result<HttpTemplate, FieldError> {
     if let Value::String(url) = value {
         if url.len() > STRING {
             return Err(err(
@@ -298,14 +314,14 @@ pub(super) fn parse_check_url(path: &str, value: &Value) -> Result<HttpTemplate,
             ));
         }
         return Ok(HttpTemplate {
-            method: HttpMethod::Get,
+            method: kind.default_method(),
             url: parse_url(path, url)?,
             headers: BTreeMap::new(),
             body: None,
         });
     }
-    let obj = Obj::new(value, path, CallKind::Check.known())?;
-    parse_http(&obj, CallKind::Check)
+    let obj = Obj::new(value, path, kind.known())?;
+    parse_http(&obj, kind)
 }
 
 /// Reads `target`: exactly one of `sqs` and `eventbridge`.

@@ -1,8 +1,8 @@
 //! Secret header values: which headers of a job are secrets, how every view of a job hides their
 //! values, and how a viewed job sent back to `update` keeps the values it could not see.
 //!
-//! A job's `headers` (of `request[*]`, `notification[*]` and `checkUrl`) are sent to the target as
-//! written, but nothing Sundial shows — API answers, logs, events — carries the value of a sensitive
+//! A job's `headers` (of `request[*]`, `notification[*]`, `checkUrl` and `cancelUrl`) are sent to
+//! the target as written, but nothing Sundial shows — API answers, logs, events — carries the value of a sensitive
 //! header: [`redact_job_body`] replaces it with [`REDACTED`]. A header is sensitive by the default
 //! rule ([`is_sensitive_header`]) or because the job lists it in `sensitiveHeaders`.
 //!
@@ -181,6 +181,7 @@ enum Place {
     Request(usize),
     Notification(usize),
     Check,
+    Cancel,
 }
 
 impl Place {
@@ -189,6 +190,7 @@ impl Place {
             Place::Request(i) => index("request", i),
             Place::Notification(i) => index("notification", i),
             Place::Check => "checkUrl".into(),
+            Place::Cancel => "cancelUrl".into(),
         }
     }
 
@@ -198,12 +200,14 @@ impl Place {
             Place::Request(i) => body.get("request")?.get(i),
             Place::Notification(i) => body.get("notification")?.get(i),
             Place::Check => body.get("checkUrl"),
+            Place::Cancel => body.get("cancelUrl"),
         }?
         .as_object()
     }
 }
 
-/// Every call of a job body that is an object: `request[*]`, `notification[*]`, `checkUrl`.
+/// Every call of a job body that is an object: `request[*]`, `notification[*]`, `checkUrl`,
+/// `cancelUrl`.
 fn calls_mut(body: &mut Value) -> Vec<(Place, &mut Map<String, Value>)> {
     let mut calls = Vec::new();
     let Value::Object(map) = body else {
@@ -224,6 +228,7 @@ fn calls_mut(body: &mut Value) -> Vec<(Place, &mut Map<String, Value>)> {
                     .filter_map(|(i, v)| Some((Place::Notification(i), v.as_object_mut()?))),
             ),
             ("checkUrl", Value::Object(call)) => calls.push((Place::Check, call)),
+            ("cancelUrl", Value::Object(call)) => calls.push((Place::Cancel, call)),
             _ => {}
         }
     }
@@ -293,7 +298,8 @@ mod tests {
                 {"url": "https://b.example/run", "headers": {"Cookie": "sid=1"}}
             ],
             "notification": [{"url": "https://n.example/", "headers": {"X-Api-Key": "k1"}}],
-            "checkUrl": {"url": "https://c.example/", "headers": {"X-Auth-Token": "t1"}}
+            "checkUrl": {"url": "https://c.example/", "headers": {"X-Auth-Token": "t1"}},
+            "cancelUrl": {"url": "https://c.example/stop", "headers": {"Authorization": "t2"}}
         })
     }
 
@@ -307,6 +313,7 @@ mod tests {
         assert_eq!(shown["request"][1]["headers"]["Cookie"], "***");
         assert_eq!(shown["notification"][0]["headers"]["X-Api-Key"], "***");
         assert_eq!(shown["checkUrl"]["headers"]["X-Auth-Token"], "***");
+        assert_eq!(shown["cancelUrl"]["headers"]["Authorization"], "***");
         assert_eq!(shown["sensitiveHeaders"], json!(["X-Custom"]));
         assert_eq!(shown["request"][0]["url"], "https://a.example/run");
         let text = shown.to_string();

@@ -317,8 +317,10 @@ impl<S: Store> App<S> {
                 .map_err(StoreError::from)
             {
                 Ok(()) => {
-                    // The engine frees the run's slot and starts what waited for it.
+                    // The engine closes the run's call in flight, frees its slot and starts what
+                    // waited for it.
                     if let Some(engine) = self.engine() {
+                        engine.stopped(execution_id);
                         engine.kick(execution_id.to_string()).await;
                     }
                     return Ok(execution);

@@ -25,6 +25,10 @@ pub trait EngineHooks: Send + Sync {
         next: DateTime<Utc>,
     ) -> Pin<Box<dyn Future<Output = ()> + Send + '_>>;
 
+    /// An execution was just cancelled or terminated (the write is done): its call, if this
+    /// process is making one, is closed at once.
+    fn stopped(&self, execution_id: &str);
+
     /// A job was just paused (the write is done, the answer not yet given): runs of this
     /// process about to make their first call look at their job once more, so that none calls
     /// after the pause's answer.

@@ -22,6 +22,7 @@
 //! message whose step failed: back after [`retry_backoff`], or to the dead letters at once.
 
 mod batch;
+mod calls;
 mod dispatch;
 mod messages;
 mod notify;
@@ -112,6 +113,13 @@ pub struct EngineConfig {
     /// fire's message with an SQS delay (at most the tick's 80 s horizon, as the tick would) instead
     /// of leaving it to the next minute's tick. Turning it off leaves every fire to the tick.
     pub plan_on_change: bool,
+    /// How often a run's attempt reads its execution while its call is in flight, to learn of a
+    /// stop made by another process (a cancel through the API function, another run's
+    /// `CancelOther`): first this long after the call starts, then every this long. `None` in
+    /// `sundial serve`, where every stop is made in the one process and reaches the call at once
+    /// through the engine; [`AWS_STOP_CHECK_EVERY`] on AWS. A call shorter than this costs no
+    /// read.
+    pub stop_check_every: Option<StdDuration>,
 }
 
 /// Which execution state changes are published as events (the `StateChangeEvents` deploy
@@ -151,6 +159,10 @@ impl StateChangeEvents {
     }
 }
 
+/// [`EngineConfig::stop_check_every`] on AWS: a stop made by another Lambda invocation closes the
+/// call within 5 s, and a call shorter than that costs no extra store request.
+pub const AWS_STOP_CHECK_EVERY: StdDuration = StdDuration::from_secs(5);
+
 /// [`EngineConfig::admit_ahead`] for `sundial serve`. Fire times are whole seconds (jitter
 /// aside), so admitting on the half second keeps a burst's admission writes half a second away
 /// from its calls, and from the next burst's.
@@ -172,6 +184,7 @@ impl Default for EngineConfig {
             sole_engine: false,
             max_hold: None,
             plan_on_change: true,
+            stop_check_every: None,
         }
     }
 }
@@ -263,6 +276,8 @@ pub struct Engine<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> {
     /// whose read is older than the last pause looks at its job once more (docs/engine.md,
     /// "Pause").
     pauses: std::sync::atomic::AtomicU64,
+    /// The calls this process is making, by execution: how a stop made here reaches its call.
+    in_flight: calls::InFlight,
 }
 
 /// What settling a finished run on its job freed: the buffered runs that start in its slot, and
@@ -297,6 +312,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             finals: batch::Batches::new(),
             job_tasks: pace::JobTasks::default(),
             pauses: std::sync::atomic::AtomicU64::new(0),
+            in_flight: calls::InFlight::default(),
         });
         let hooks: Arc<dyn EngineHooks> = engine.clone();
         engine.app.attach_engine(Arc::downgrade(&hooks));
@@ -664,6 +680,12 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> EngineHooks for Engin
                 tracing::warn!(%job_id, error = %chain(&e), "could not plan the job at once; the tick will");
             }
         })
+    }
+
+    fn stopped(&self, execution_id: &str) {
+        if self.in_flight.stop(execution_id).is_some() {
+            tracing::debug!(execution_id, "stopped: its call in flight is closed");
+        }
     }
 
     fn paused(&self, job_id: &JobId) {

@@ -659,6 +659,23 @@ fn rejections_name_their_path() {
             "unknown field",
         ),
         (
+            with(json!({"cancelUrl": {"method": "FETCH", "url": "http://a"}})),
+            "cancelUrl.method",
+            "expected GET, HEAD, POST",
+        ),
+        (
+            with(json!({"cancelUrl": {"url": "x"}})),
+            "cancelUrl.url",
+            "got \"x\"",
+        ),
+        (with(json!({"cancelUrl": "x"})), "cancelUrl", "got \"x\""),
+        (with(json!({"cancelUrl": 7})), "cancelUrl", "expected"),
+        (
+            with(json!({"cancelUrl": {"url": "http://a", "respEnvName": "r"}})),
+            "cancelUrl.respEnvName",
+            "unknown field",
+        ),
+        (
             with(json!({"checkRateSeconds": 0})),
             "checkRateSeconds",
             "from 1 to 3600, got 0",
@@ -911,4 +928,32 @@ fn size_limits() {
     assert_eq!(e.path, "request[0].url");
     let e = parse(&with(json!({"timer": " ".repeat(9000)}))).unwrap_err();
     assert_eq!(e.path, "timer");
+}
+
+/// Issue 26 item 6: `cancelUrl`, read as `checkUrl` is; a bare URL is a `POST`, an object may
+/// name any method, headers and a body.
+#[test]
+fn cancel_url_is_a_url_or_a_call_of_any_method() {
+    let def = parse(&with(json!({
+        "async": true,
+        "cancelUrl": "https://jobs.example/cancel/${executionId}",
+    })))
+    .unwrap();
+    let cancel = def.cancel_url().unwrap();
+    assert_eq!(cancel.method, HttpMethod::Post);
+    assert_eq!(
+        cancel.url.as_str(),
+        "https://jobs.example/cancel/${executionId}"
+    );
+    let def = parse(&with(json!({
+        "async": true,
+        "cancelUrl": {"method": "DELETE", "url": "service:/runs/${executionId}",
+                      "headers": {"X-Why": "stopped"}, "body": {"id": "${executionId}"}},
+    })))
+    .unwrap();
+    let cancel = def.cancel_url().unwrap();
+    assert_eq!(cancel.method, HttpMethod::Delete);
+    assert_eq!(cancel.headers["X-Why"].as_str(), "stopped");
+    assert!(cancel.body.is_some());
+    assert!(parse(&with(json!({}))).unwrap().cancel_url().is_none());
 }

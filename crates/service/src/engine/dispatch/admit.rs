@@ -41,6 +41,11 @@ pub(super) enum Held {
 /// [`Engine::send_next_in_line`]); runs further back look again later ([`plan::line_recheck`]).
 pub(super) const ORDER_RECHECK: chrono::Duration = chrono::Duration::seconds(1);
 
+/// How soon a run that stopped another (`CancelOther`, `TerminateOther`) looks again when the
+/// stopped run's call is still in flight in another process: its holder closes it within
+/// [`EngineConfig::stop_check_every`](crate::engine::EngineConfig::stop_check_every).
+pub(super) const STOPPED_CALL_RECHECK: chrono::Duration = chrono::Duration::seconds(1);
+
 /// How long before its fire time a run admitted ahead checks that it was not stopped meanwhile:
 /// long enough for a burst's checks to be read before the burst, short enough that a stop later
 /// than this is no different from one that meets the call in flight.
@@ -64,7 +69,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         match admission {
             Admission::Start => {
                 let now = self.now();
-                self.start_attempt(loaded, &mut after, "started", now).await
+                Box::pin(self.start_attempt(loaded, &mut after, "started", now)).await
             }
             Admission::StartAfterStopping { stop, terminate } => {
                 let (to, verb) = if terminate {
@@ -72,12 +77,24 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                 } else {
                     (ExecutionState::Cancelled, "cancelled")
                 };
+                // The new run's call starts only once the old runs' calls are closed: at once
+                // for calls this process makes; for a call in another process (on AWS) when its
+                // holder read the stop and let its lease go, or the lease ran out.
+                let mut elsewhere: Option<DateTime<Utc>> = None;
                 for other in stop {
                     let reason = format!("{verb} by overlap policy {policy}: {id} started");
-                    self.stop_execution(&other, to, &reason).await?;
+                    if let Some(until) = Box::pin(self.stop_execution(&other, to, &reason)).await? {
+                        elsewhere = Some(elsewhere.map_or(until, |at| at.min(until)));
+                    }
+                }
+                if let Some(until) = elsewhere {
+                    tracing::info!(execution_id = %id, %until, "waits for the call of the run it stopped to close");
+                    let at = until.min(self.now() + STOPPED_CALL_RECHECK);
+                    self.wake_at(&id, at).await?;
+                    return Ok(Step::Done);
                 }
                 let now = self.now();
-                self.start_attempt(loaded, &mut after, "started", now).await
+                Box::pin(self.start_attempt(loaded, &mut after, "started", now)).await
             }
             Admission::Skip | Admission::Drop => {
                 loaded.not_run = Some(if admission == Admission::Skip {
@@ -430,6 +447,6 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                     .await;
             }
         }
-        self.run_attempt(loaded, job, now).await
+        Box::pin(self.run_attempt(loaded, job, now)).await
     }
 }

@@ -5,7 +5,7 @@ use std::time::Duration as StdDuration;
 
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
-use sundial_core::execution::Execution;
+use sundial_core::execution::{Execution, ExecutionState};
 use sundial_core::expand::{self, Variables};
 use sundial_core::job::{Action, HttpTemplate, Target, IDEMPOTENCY_KEY_HEADER};
 use sundial_core::outcome::Outcome;
@@ -80,14 +80,18 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             // Kept with the attempt's end; a retaken first attempt calls (and counts) again.
             loaded.execution.run.first_call_at = Some(self.now());
         }
-        let end = self.run_action(loaded, job, held_until).await;
+        // Boxed, as every deep step is (see `step`): inline they overflow a 2 MiB worker stack
+        // in a debug build.
+        let Some(end) = Box::pin(self.guarded_action(loaded, job, held_until)).await else {
+            return Box::pin(self.after_stopped_call(loaded, job)).await;
+        };
         if ahead {
             // Runs admitted ahead wake together at their fire time. One whose answer is back lets
             // those still to call go first: recording an outcome can wait a moment, a call
             // cannot.
             tokio::task::yield_now().await;
         }
-        self.settle(loaded, job, end, false).await
+        Box::pin(self.settle(loaded, job, end, false)).await
     }
 
     /// [`Engine::held_check`] of a run about to make its first call: `None` to call, else the
@@ -113,6 +117,105 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                 Ok(Some(Step::Done))
             }
         }
+    }
+
+    /// [`Engine::run_action`] under the rules of a stop (docs/engine.md, "Stopping a call"): the
+    /// action's future is dropped, closing its connection, when a stop made in this process
+    /// signals it, when its own read of the execution ([`EngineConfig::stop_check_every`], on
+    /// AWS) finds the run ended by someone else, or at `deadline`, the attempt's end (a timeout).
+    /// `None` when it was stopped.
+    ///
+    /// [`EngineConfig::stop_check_every`]: crate::engine::EngineConfig::stop_check_every
+    async fn guarded_action(
+        &self,
+        loaded: &mut Loaded,
+        job: &StoredJob,
+        deadline: DateTime<Utc>,
+    ) -> Option<AttemptEnd> {
+        let id = loaded.execution.execution_id.clone();
+        let version = loaded.record.version;
+        let mut guard = self.in_flight.enter(&id);
+        let end = {
+            // The action first, and outside `tokio::select!`: an action that answers at once
+            // never polls the stop branches (`select!` would yield when the task's cooperative
+            // budget, shared by a batch of steps joined in one task, runs out).
+            let action = Box::pin(self.run_action(loaded, job, deadline));
+            let stop = Box::pin(async {
+                tokio::select! {
+                    () = guard.stopped() => None,
+                    () = self.read_for_stop(&id, version) => None,
+                    () = self.app.sleep_until(deadline) => Some(AttemptEnd::Failed {
+                        outcome: Outcome::Timeout,
+                        response: Value::Null,
+                        detail: "timed out: the attempt's deadline passed during its call, which \
+                                 was closed"
+                            .into(),
+                    }),
+                }
+            });
+            match futures_util::future::select(action, stop).await {
+                futures_util::future::Either::Left((end, _)) => Some(end),
+                futures_util::future::Either::Right((end, _)) => end,
+            }
+        };
+        // The action's future is gone: its connection is closed. Only now may a stop waiting
+        // for it ([`InFlight::stop`](crate::engine::calls::InFlight::stop)) go on.
+        drop(guard);
+        end
+    }
+
+    /// Resolves when a read of the execution during its call finds it ended by someone else
+    /// (written since `version`, and final): first [`EngineConfig::stop_check_every`] after the
+    /// call starts, then as often. Never, when that setting is off. One `GetItem` a read.
+    ///
+    /// [`EngineConfig::stop_check_every`]: crate::engine::EngineConfig::stop_check_every
+    async fn read_for_stop(&self, execution_id: &str, version: u64) {
+        let Some(every) = self
+            .config
+            .stop_check_every
+            .and_then(|every| chrono::Duration::from_std(every).ok())
+            .filter(|every| *every > chrono::Duration::zero())
+        else {
+            return std::future::pending().await;
+        };
+        let mut at = self.now() + every;
+        loop {
+            self.app.sleep_until(at).await;
+            match self.store().get_execution(execution_id).await {
+                Ok(None) => return,
+                Ok(Some(record))
+                    if record.version != version
+                        && ExecutionState::parse(&record.state)
+                            .is_some_and(ExecutionState::is_final) =>
+                {
+                    return
+                }
+                Ok(Some(_)) => {}
+                Err(e) => {
+                    tracing::debug!(execution_id, error = %chain(&e), "reading for a stop during the call; next time");
+                }
+            }
+            at += every;
+        }
+    }
+
+    /// After a stop closed the run's call: the run as the stop left it, its lease let go (and an
+    /// async job's `cancelUrl` called), then its follow-up.
+    async fn after_stopped_call(
+        &self,
+        loaded: &mut Loaded,
+        job: &StoredJob,
+    ) -> Result<Step, EngineError> {
+        let id = loaded.execution.execution_id.clone();
+        tracing::info!(execution_id = %id, "call closed: the run was stopped");
+        match self.read_execution(&id).await? {
+            Some(fresh) => *loaded = fresh,
+            None => return Ok(Step::Done),
+        }
+        if !loaded.execution.is_finished() {
+            return Ok(Step::Again);
+        }
+        self.finish_stopped(loaded, Some(job), true).await
     }
 
     /// Runs the job's action: the request chain, or a queue or bus target.

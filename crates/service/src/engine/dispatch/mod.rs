@@ -134,8 +134,16 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         let state = loaded.execution.state();
         tracing::debug!(execution_id = %loaded.execution.execution_id, state = state.name(), "dispatch step");
         if state.is_final() {
-            Box::pin(self.after_final(&loaded.execution, job.as_ref())).await?;
-            return Ok(Step::Done);
+            // A stop's message: the run's call may still be in flight, in this process or (on
+            // AWS) another; its holder does the follow-up when the call is closed. Looked at again
+            // when the lease runs out, in case the holder died.
+            if let Some(until) = self.call_elsewhere(&loaded.execution) {
+                let id = &loaded.execution.execution_id;
+                tracing::debug!(execution_id = %id, "stopped in its call; its holder follows up");
+                self.wake_at(id, until).await?;
+                return Ok(Step::Done);
+            }
+            return Box::pin(self.finish_stopped(loaded, job.as_ref(), false)).await;
         }
         let Some(mut job) = job else {
             loaded.clear_fallback = !state.is_final();

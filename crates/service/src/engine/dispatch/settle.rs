@@ -16,7 +16,7 @@ use crate::engine::{Engine, EngineError, Loaded, Released, Written, MAX_STEP_RET
 use crate::records::{decode_job, encode_job, job_wakeup_key, json_time, StoredJob};
 use sundial_core::settle::{self, AttemptEnd};
 use sundial_ports::events::EventPublisher;
-use sundial_ports::http::HttpClient;
+use sundial_ports::http::{HttpClient, DEFAULT_CALL_TIMEOUT};
 use sundial_ports::queue::Queue;
 use sundial_ports::store::{
     AuditRecord, JobFilter, JobOrder, PageRequest, Store, StoreError, Write, WriteAllError,
@@ -47,9 +47,10 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             let now = self.now();
             let execution = &mut loaded.execution;
             if execution.is_finished() {
-                // A user or a policy ended it while the attempt ran.
-                self.after_final(execution, Some(job)).await?;
-                return Ok(Step::Done);
+                // A user or a policy ended it while the attempt ran (its call ended before the
+                // stop reached it): an async job that took the request is told to cancel.
+                let took_request = matches!(end, AttemptEnd::AwaitAsync);
+                return Box::pin(self.finish_stopped(loaded, Some(job), took_request)).await;
             }
             let settled =
                 settle::settle_attempt(execution, definition, &end, now, timed_out_before_start)
@@ -160,18 +161,22 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
     /// Cancels or terminates another execution (overlap policies, parent close policies).
     /// Already finished executions are left as they are. Its follow-up (freeing its slot, its own
     /// children) runs in a dispatch of its own, which also keeps this step from recursing.
+    ///
+    /// A call of the run that this process makes is closed, and this waits until it is. `Some`
+    /// when its call may go on in another process until that time (its holder's lease): that
+    /// process closes it when its next read finds the stop (docs/engine.md, "Stopping a call").
     pub(in crate::engine) async fn stop_execution(
         &self,
         execution_id: &str,
         to: ExecutionState,
         reason: &str,
-    ) -> Result<(), EngineError> {
+    ) -> Result<Option<DateTime<Utc>>, EngineError> {
         for _ in 0..MAX_STEP_RETRIES {
             let Some(mut loaded) = self.read_execution(execution_id).await? else {
-                return Ok(());
+                return Ok(None);
             };
             if loaded.execution.is_finished() {
-                return Ok(());
+                return Ok(self.close_call(&loaded.execution).await);
             }
             // Only running or failed runs can be terminated; anything earlier is cancelled.
             let to = if sundial_core::execution::can_transition(loaded.execution.state(), to) {
@@ -179,16 +184,109 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             } else {
                 ExecutionState::Cancelled
             };
+            // The lease stays: it says who may still be making the run's call, and until when.
             loaded
                 .execution
                 .transition(to, self.now(), reason)
                 .map_err(transition_error)?;
-            loaded.execution.run.lease_until = None;
             if self.write_execution(&mut loaded).await? {
-                return self.send_dispatch(execution_id, StdDuration::ZERO).await;
+                let elsewhere = self.close_call(&loaded.execution).await;
+                self.send_dispatch(execution_id, StdDuration::ZERO).await?;
+                return Ok(elsewhere);
             }
         }
         Err(EngineError::Contended(format!("execution {execution_id}")))
+    }
+
+    /// Closes the call of a stopped run that this process makes and waits until it is closed;
+    /// else [`Engine::call_elsewhere`].
+    async fn close_call(&self, execution: &Execution) -> Option<DateTime<Utc>> {
+        if let Some(ended) = self.in_flight.stop(&execution.execution_id) {
+            ended.wait().await;
+            return None;
+        }
+        self.call_elsewhere(execution)
+    }
+
+    /// Until when a finished run's call may still be going on (its lease, kept by the stop), when
+    /// it may: its holder is this process and still makes the call, or another process whose
+    /// lease has not run out and which is not known to be dead. A run that ended by itself, or
+    /// whose holder let its lease go, has none.
+    pub(in crate::engine) fn call_elsewhere(&self, execution: &Execution) -> Option<DateTime<Utc>> {
+        let until = execution.run.lease_until?;
+        let holder = execution.run.lease_holder.as_deref()?;
+        if holder == self.config.incarnation {
+            return self
+                .in_flight
+                .contains(&execution.execution_id)
+                .then_some(until);
+        }
+        (until > self.now() && !self.holder_is_dead(execution)).then_some(until)
+    }
+
+    /// The follow-up of a run found finished by a stop: an async job's `cancelUrl` called when
+    /// the job may have taken the run's request (`took_request`: the stop met its request chain,
+    /// or the run waited for the job's status), the run's own lease let go, both written, then
+    /// [`Engine::after_final`].
+    pub(in crate::engine) async fn finish_stopped(
+        &self,
+        loaded: &mut Loaded,
+        job: Option<&StoredJob>,
+        took_request: bool,
+    ) -> Result<Step, EngineError> {
+        let execution = &loaded.execution;
+        let stopped = matches!(
+            execution.state(),
+            ExecutionState::Cancelled | ExecutionState::Terminated
+        );
+        let cancel = job
+            .filter(|job| job.job.definition.is_async())
+            .and_then(|job| job.job.definition.cancel_url().map(|url| (job, url)))
+            .filter(|_| stopped && (took_request || execution.run.awaiting_async));
+        let own_lease = execution.run.lease_until.is_some()
+            && execution.run.lease_holder.as_deref() == Some(self.config.incarnation.as_str());
+        let mut changed = false;
+        if let Some((job, template)) = cancel {
+            let said = Box::pin(self.call_cancel_url(&loaded.execution, job, template)).await;
+            let run = &mut loaded.execution.run;
+            run.awaiting_async = false;
+            run.next_check = None;
+            loaded.execution.record(self.now(), said);
+            changed = true;
+        }
+        if own_lease {
+            loaded.execution.run.lease_until = None;
+            changed = true;
+        }
+        if changed && !self.write_execution(loaded).await? {
+            return Ok(Step::Again);
+        }
+        Box::pin(self.after_final(&loaded.execution, job)).await?;
+        Ok(Step::Done)
+    }
+
+    /// Calls an async job's `cancelUrl` for a stopped run (templated as `checkUrl` is, with the
+    /// run's `Idempotency-Key` and `:cancel`); what came of it, for the run's log.
+    async fn call_cancel_url(
+        &self,
+        execution: &Execution,
+        job: &StoredJob,
+        template: &sundial_core::job::HttpTemplate,
+    ) -> String {
+        let vars = self.variables(job, execution);
+        let deadline =
+            self.now() + chrono::Duration::from_std(DEFAULT_CALL_TIMEOUT).unwrap_or_default();
+        let key = format!("{}:{}:cancel", execution.execution_id, execution.attempts());
+        match self.call(template, &vars, job, deadline, &key).await {
+            Ok(response) if response.is_success() => {
+                format!("cancelUrl answered {}", response.status)
+            }
+            Ok(response) => format!("cancelUrl answered {} (not retried)", response.status),
+            Err(AttemptEnd::Failed { detail, .. }) => {
+                format!("cancelUrl failed (not retried): {detail}")
+            }
+            Err(_) => "cancelUrl failed (not retried)".to_string(),
+        }
     }
 
     /// What a finished execution changes on its job: its slot freed (returning the buffered runs

@@ -1768,6 +1768,7 @@ mod overrides;
 mod pause;
 mod preview;
 mod stats;
+mod stops;
 mod targets;
 mod timers;
 
