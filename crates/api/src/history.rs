@@ -64,11 +64,12 @@ pub(super) struct HistoryEntry {
 pub(super) struct FieldChange {
     /// The field's JSON pointer (`/timer/period`).
     path: String,
-    /// The value before.
-    #[schema(value_type = Option<DefinitionValue>)]
+    /// The value before; absent when the field was added. Any JSON, `null` included (a field
+    /// written as `null`), so not a nullable schema: `null` would match both of its branches.
+    #[schema(value_type = DefinitionValue, required = false)]
     old: Option<Value>,
-    /// The value after.
-    #[schema(value_type = Option<DefinitionValue>)]
+    /// The value after; absent when the field was removed. Any JSON, `null` included.
+    #[schema(value_type = DefinitionValue, required = false)]
     new: Option<Value>,
 }
 

@@ -711,3 +711,20 @@ async fn the_cursors_the_server_makes_match_the_document() {
         assert_eq!(next.0, StatusCode::OK, "{next:?}");
     }
 }
+
+/// Schemathesis found it: a change whose value is `null` (a field written as `null`) answered a
+/// history entry its schema refused, `old` and `new` having been `oneOf` any JSON and `null`,
+/// which `null` matches twice. An added field has no `old`, a removed one no `new`.
+#[tokio::test]
+async fn a_history_change_of_a_null_value_validates() {
+    let document = document().await;
+    let schema = json!({"$ref": "#/components/schemas/FieldChange"});
+    for change in [
+        json!({"path": "/jobDescription", "old": null, "new": "nightly"}),
+        json!({"path": "/jobDescription", "old": "nightly", "new": null}),
+        json!({"path": "/labels", "new": {"team": "ops"}}),
+        json!({"path": "/labels", "old": {"team": "ops"}}),
+    ] {
+        check(&document, &schema, &change, "a field change");
+    }
+}
