@@ -124,6 +124,7 @@ enum Control {
     Async,
     CheckUrl,
     CheckRate,
+    CancelUrl,
     Extra,
 }
 
@@ -162,6 +163,7 @@ impl Control {
             Control::Async => "c-async",
             Control::CheckUrl => "c-checkUrl",
             Control::CheckRate => "c-checkRateSeconds",
+            Control::CancelUrl => "c-cancelUrl",
             Control::Extra => "c-extra",
         }
     }
@@ -282,6 +284,7 @@ impl Control {
             Control::Async => "async",
             Control::CheckUrl => "checkUrl",
             Control::CheckRate => "checkRateSeconds",
+            Control::CancelUrl => "cancelUrl",
             _ => return None,
         })
     }
@@ -305,7 +308,7 @@ fn guided_control(path: &str) -> Option<Control> {
 }
 
 /// The create form's guided controls.
-const GUIDED_CONTROLS: [Control; 13] = [
+const GUIDED_CONTROLS: [Control; 14] = [
     Control::MaxRetries,
     Control::RetryInitial,
     Control::RetryBackoff,
@@ -319,6 +322,7 @@ const GUIDED_CONTROLS: [Control; 13] = [
     Control::Async,
     Control::CheckUrl,
     Control::CheckRate,
+    Control::CancelUrl,
 ];
 
 /// The definition the form says, and the JSON editor's own object (for [`Control::for_path`]);
@@ -832,6 +836,7 @@ fn page(
                 }))
                 (text_input(Control::CheckUrl, "checkUrl", &form.guided.check_url, Control::CheckUrl.guided_hint()))
                 (text_input(Control::CheckRate, "checkRateSeconds", &form.guided.check_rate_seconds, Control::CheckRate.guided_hint()))
+                (text_input(Control::CancelUrl, "cancelUrl", &form.guided.cancel_url, Control::CancelUrl.guided_hint()))
             }
             (textarea(Control::Extra, "extra", &form.extra, 6, Some(r#"The rest of the definition as a JSON object: retry rules, more notification rules, a target instead of request, jitter under schedule, … Fields set above are added to it."#)))
             div.actions {

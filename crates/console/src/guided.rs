@@ -29,6 +29,9 @@ pub(crate) struct GuidedFields {
     pub is_async: String,
     pub check_url: String,
     pub check_rate_seconds: String,
+    /// `cancelUrl`: called when a stopped run's request was already sent (a URL, called with
+    /// POST; a call object goes in the JSON).
+    pub cancel_url: String,
 }
 
 /// How a control's text becomes the field's value.
@@ -89,7 +92,7 @@ macro_rules! control {
 }
 
 /// Every guided control, in the forms' order.
-pub(crate) const CONTROLS: [GuidedControl; 13] = [
+pub(crate) const CONTROLS: [GuidedControl; 14] = [
     control!("maxRetries", "maxRetries", "Most retries", None, Number, max_retries),
     control!("retryPolicy.initialInterval", "retryInitialInterval", "First retry after",
         Some("retryPolicy.initialInterval: the wait before the first retry (1s, PT5S); each next wait is multiplied by the coefficient."),
@@ -119,6 +122,7 @@ pub(crate) const CONTROLS: [GuidedControl; 13] = [
     control!("async", "async", "Asynchronous", None, Checkbox, is_async),
     control!("checkUrl", "checkUrl", "Check URL", None, Text, check_url),
     control!("checkRateSeconds", "checkRateSeconds", "Check every (seconds)", None, Number, check_rate_seconds),
+    control!("cancelUrl", "cancelUrl", "Cancel URL", None, Text, cancel_url),
 ];
 
 /// The guided control that sets `path`.

@@ -1456,6 +1456,7 @@ async fn the_edit_page_has_guided_fields_and_applies_only_the_changed_ones() {
         ("e-notifyUrl", "http://127.0.0.1:9/n"),
         ("e-notifyState", "500"),
         ("e-heartbeat", ""),
+        ("e-cancelUrl", ""),
     ] {
         let input = element(html, id);
         assert!(
@@ -1488,6 +1489,7 @@ async fn the_edit_page_has_guided_fields_and_applies_only_the_changed_ones() {
                 ("notifyState", "500"),
                 ("async", "on"),
                 ("checkUrl", "http://127.0.0.1:9/status"),
+                ("cancelUrl", "http://127.0.0.1:9/cancel"),
             ],
         )
         .await;
@@ -1520,6 +1522,7 @@ async fn the_edit_page_has_guided_fields_and_applies_only_the_changed_ones() {
     assert_eq!(job["notification"][0]["url"], "http://127.0.0.1:9/n");
     assert_eq!(job["async"], true);
     assert_eq!(job["checkUrl"], "http://127.0.0.1:9/status");
+    assert_eq!(job["cancelUrl"], "http://127.0.0.1:9/cancel");
 }
 
 #[tokio::test]
