@@ -6,7 +6,7 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use common::{start, Server};
-use sundial_testkit::TempDir;
+use sundial_testkit::{read_request, TempDir};
 
 /// What the target saw of one request.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -95,7 +95,7 @@ impl SlowTarget {
 /// One connection: requests in turn; a `/slow` one is held until the peer closes the connection.
 fn serve(stream: TcpStream, log: &Mutex<Log>) {
     let mut reader = BufReader::new(stream);
-    while let Some(path) = read_request(&mut reader) {
+    while let Some(path) = read_request(&mut reader).map(|received| received.path) {
         if !path.starts_with("/slow") {
             log.lock()
                 .unwrap()
@@ -121,34 +121,6 @@ fn serve(stream: TcpStream, log: &Mutex<Log>) {
         log.seen.push((Seen::Closed(path), Instant::now()));
         return;
     }
-}
-
-/// The path of one request, its headers and `Content-Length` body read; `None` when closed.
-fn read_request(reader: &mut BufReader<TcpStream>) -> Option<String> {
-    let mut line = String::new();
-    if reader.read_line(&mut line).unwrap_or(0) == 0 {
-        return None;
-    }
-    let path = line.split_whitespace().nth(1).unwrap_or("").to_string();
-    let mut length = 0;
-    loop {
-        let mut header = String::new();
-        if reader.read_line(&mut header).unwrap_or(0) == 0 {
-            return None;
-        }
-        let header = header.trim_end();
-        if header.is_empty() {
-            break;
-        }
-        if let Some((name, value)) = header.split_once(':') {
-            if name.eq_ignore_ascii_case("content-length") {
-                length = value.trim().parse().unwrap_or(0);
-            }
-        }
-    }
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body).ok()?;
-    Some(path)
 }
 
 fn serve_with(target: &SlowTarget, dir: &TempDir) -> Server {

@@ -20,7 +20,7 @@ pub mod python;
 mod target;
 mod temp;
 
-pub use target::{Delay, Received, Target};
+pub use target::{read_request, Delay, Received, Target};
 pub use temp::TempDir;
 
 /// The seed every property test uses unless `SUNDIAL_PROPTEST_SEED` says otherwise.

@@ -141,8 +141,9 @@ fn answer(stream: TcpStream, log: &Mutex<Vec<Received>>, delay: &Delay) {
 }
 
 /// One request with a `Content-Length` body (what the engine's client sends); `None` once the
-/// connection is closed or broken.
-fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Received> {
+/// connection is closed or broken. Public for targets of their own (tests that hold requests
+/// open).
+pub fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Received> {
     let mut line = String::new();
     if reader.read_line(&mut line).unwrap_or(0) == 0 {
         return None;

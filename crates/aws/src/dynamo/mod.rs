@@ -413,6 +413,31 @@ impl DynamoStore {
         }
     }
 
+    /// The `Query` of one page of `query`'s index partition, at most `limit` entries from `start`.
+    fn index_page(
+        &self,
+        query: &IndexQuery,
+        limit: i32,
+        start: Option<Item>,
+    ) -> aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder {
+        let request = self
+            .client
+            .query()
+            .table_name(&self.table)
+            .index_name(query.index)
+            .key_condition_expression(format!("{} = :pk", query.pk_name))
+            .expression_attribute_values(":pk", AttributeValue::S(query.pk_value.clone()))
+            .scan_index_forward(query.forward)
+            .limit(limit)
+            .set_exclusive_start_key(start);
+        match &query.sort_condition {
+            Some((condition, name, value)) => request
+                .key_condition_expression(format!("{} = :pk AND {condition}", query.pk_name))
+                .expression_attribute_values(*name, value.clone()),
+            None => request,
+        }
+    }
+
     /// Queries one index partition in order, keeping the items `keep` accepts, until `want` are
     /// kept or the partition ends. Filters are applied here rather than as a DynamoDB filter
     /// expression so a page never comes back short just because the read limit was reached.
@@ -423,25 +448,15 @@ impl DynamoStore {
         keep: impl Fn(&Item) -> bool,
     ) -> Result<Vec<Item>, StoreError> {
         let mut kept = Vec::new();
-        let mut start = query.start;
+        let mut start = query.start.clone();
         let now = Utc::now().timestamp();
         loop {
-            let mut request = self
-                .client
-                .query()
-                .table_name(&self.table)
-                .index_name(query.index)
-                .key_condition_expression(format!("{} = :pk", query.pk_name))
-                .expression_attribute_values(":pk", AttributeValue::S(query.pk_value.clone()))
-                .scan_index_forward(query.forward)
-                .limit(i32::try_from(want.clamp(1, MAX_PAGE) + 1).unwrap_or(1000))
-                .set_exclusive_start_key(start.take());
-            if let Some((condition, name, value)) = &query.sort_condition {
-                request = request
-                    .key_condition_expression(format!("{} = :pk AND {condition}", query.pk_name))
-                    .expression_attribute_values(*name, value.clone());
-            }
-            let output = request.send().await.map_err(|e| unavailable("Query", e))?;
+            let limit = i32::try_from(want.clamp(1, MAX_PAGE) + 1).unwrap_or(1000);
+            let output = self
+                .index_page(&query, limit, start.take())
+                .send()
+                .await
+                .map_err(|e| unavailable("Query", e))?;
             for item in output.items.unwrap_or_default() {
                 if !expired(&item, now) && keep(&item) {
                     kept.push(item);
@@ -471,29 +486,19 @@ impl DynamoStore {
         keep: impl Fn(&Item) -> bool,
     ) -> Result<Vec<Item>, StoreError> {
         let mut kept = Vec::new();
-        let mut start = query.start;
+        let mut start = query.start.clone();
         loop {
             let read = if filtered {
                 BATCH_GET_KEYS
             } else {
                 (want - kept.len()).clamp(1, BATCH_GET_KEYS)
             };
-            let mut request = self
-                .client
-                .query()
-                .table_name(&self.table)
-                .index_name(query.index)
-                .key_condition_expression(format!("{} = :pk", query.pk_name))
-                .expression_attribute_values(":pk", AttributeValue::S(query.pk_value.clone()))
-                .scan_index_forward(query.forward)
-                .limit(i32::try_from(read).unwrap_or(100))
-                .set_exclusive_start_key(start.take());
-            if let Some((condition, name, value)) = &query.sort_condition {
-                request = request
-                    .key_condition_expression(format!("{} = :pk AND {condition}", query.pk_name))
-                    .expression_attribute_values(*name, value.clone());
-            }
-            let output = request.send().await.map_err(|e| unavailable("Query", e))?;
+            let limit = i32::try_from(read).unwrap_or(100);
+            let output = self
+                .index_page(&query, limit, start.take())
+                .send()
+                .await
+                .map_err(|e| unavailable("Query", e))?;
             let keys: Vec<Item> = output
                 .items
                 .unwrap_or_default()
