@@ -19,6 +19,12 @@
 //! - 1: `gsi1`, `gsi2` and `timers` projected `ALL` (no record);
 //! - 2: `gsi1` and `gsi2` keys only, `timers` keys and `key` (lists read the index, then the items
 //!   with `BatchGetItem`), so a write that changes no index key writes no index.
+//! - 3: documents of 256 bytes or more stored deflated (`docz`, see `item.rs`). Binaries of
+//!   layout 3 read both forms, so they upgrade a table of layout 2 in place: the first function to
+//!   start moves its record from 2 to 3 (a conditional update; the others then find 3), and from
+//!   then on a layout-2 function refuses the table at its cold start. A layout-2 function still warm
+//!   during the deployment fails its reads of deflated documents until it is replaced; the
+//!   messages and requests it fails are retried.
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use sundial_ports::store::StoreError;
@@ -28,7 +34,11 @@ use super::keys::{Item, GSI1};
 use super::{unavailable, DynamoStore};
 
 /// The layout these binaries read and write.
-pub const LAYOUT_VERSION: u32 = 2;
+pub const LAYOUT_VERSION: u32 = 3;
+
+/// The oldest layout these binaries upgrade in place: one they read as it is, whose record they
+/// move to [`LAYOUT_VERSION`].
+pub const UPGRADES_FROM: u32 = 2;
 
 /// The layout of a table that holds jobs but no layout record.
 pub const UNRECORDED_LAYOUT: u32 = 1;
@@ -87,7 +97,7 @@ impl DynamoStore {
     /// documentation. Returns the layout (always [`LAYOUT_VERSION`] when it is `Ok`).
     pub async fn check_layout(&self) -> Result<u32, LayoutError> {
         if let Some(item) = self.get_item(self.layout_key()).await? {
-            return self.judge(&item);
+            return self.judge(&item).await;
         }
         if self.holds_jobs().await? {
             return Err(LayoutError::Older {
@@ -108,9 +118,9 @@ impl DynamoStore {
         {
             None => Ok(LAYOUT_VERSION),
             // Another function recorded it first: judge what it wrote.
-            Some(Some(old)) if !old.is_empty() => self.judge(&old),
+            Some(Some(old)) if !old.is_empty() => self.judge(&old).await,
             Some(_) => match self.get_item(self.layout_key()).await? {
-                Some(item) => self.judge(&item),
+                Some(item) => self.judge(&item).await,
                 None => Err(StoreError::unavailable("the layout record vanished").into()),
             },
         }
@@ -132,10 +142,11 @@ impl DynamoStore {
         Ok(())
     }
 
-    fn judge(&self, item: &Item) -> Result<u32, LayoutError> {
+    async fn judge(&self, item: &Item) -> Result<u32, LayoutError> {
         let found: u32 = number(item, "layout")?;
         match found.cmp(&LAYOUT_VERSION) {
             std::cmp::Ordering::Equal => Ok(found),
+            std::cmp::Ordering::Less if found >= UPGRADES_FROM => self.upgrade(found).await,
             std::cmp::Ordering::Less => Err(LayoutError::Older {
                 table: self.table.clone(),
                 found,
@@ -145,6 +156,36 @@ impl DynamoStore {
                 table: self.table.clone(),
                 found,
             }),
+        }
+    }
+
+    /// Moves the record of a table of layout `found` (one these binaries read as it is) to
+    /// [`LAYOUT_VERSION`]; a function that moved it first is no error.
+    async fn upgrade(&self, found: u32) -> Result<u32, LayoutError> {
+        let mut item = self.layout_key();
+        item.insert("kind".into(), AttributeValue::S("layout".into()));
+        item.insert(
+            "layout".into(),
+            AttributeValue::N(LAYOUT_VERSION.to_string()),
+        );
+        let condition = vec![(":found", AttributeValue::N(found.to_string()))];
+        match self.put_if(item, "layout = :found", condition).await? {
+            None => {
+                tracing::info!(
+                    table = %self.table,
+                    from = found,
+                    to = LAYOUT_VERSION,
+                    "table layout upgraded in place"
+                );
+                Ok(LAYOUT_VERSION)
+            }
+            // Moved meanwhile, by another function of this release or a newer one: judge that.
+            Some(_) => match self.get_item(self.layout_key()).await? {
+                Some(now) if number::<u32>(&now, "layout")? != found => {
+                    Box::pin(self.judge(&now)).await
+                }
+                _ => Err(StoreError::unavailable("the layout record could not be upgraded").into()),
+            },
         }
     }
 

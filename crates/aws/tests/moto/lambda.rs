@@ -948,7 +948,9 @@ async fn a_function_starts_on_a_fresh_table_and_refuses_one_of_an_older_layout()
     rig.sundial.check_layout().await.expect("and keeps it");
     let store = rig.sundial.engine.app().store();
     let layout = sundial_aws::dynamo::layout::LAYOUT_VERSION;
-    store.record_layout(layout - 1).await.expect("record");
+    let refused_layout = sundial_aws::dynamo::layout::UPGRADES_FROM - 1;
+    assert!(refused_layout < layout);
+    store.record_layout(refused_layout).await.expect("record");
     let refused = rig
         .sundial
         .check_layout()

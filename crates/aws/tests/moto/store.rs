@@ -244,11 +244,12 @@ async fn dynamodb_store_rollups_conform() {
     sundial_ports::conformance::rollups::run_all(|| base.clone().with_namespace(namespace())).await;
 }
 
-/// The layout record: written on a fresh table, and a table of another layout refused with a
-/// message that names both layouts and where the rule is written.
+/// The layout record: written on a fresh table, a table of the layout before upgraded in place,
+/// and a table of another layout refused with a message that names both layouts and where the
+/// rule is written.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_table_of_another_layout_is_refused() {
-    use sundial_aws::dynamo::layout::{LayoutError, LAYOUT_VERSION};
+    use sundial_aws::dynamo::layout::{LayoutError, LAYOUT_VERSION, UPGRADES_FROM};
     let Some(base) = store().await else { return };
     // Fresh: recorded once, though two functions start at once.
     let fresh = base.clone().with_namespace(namespace());
@@ -282,16 +283,29 @@ async fn a_table_of_another_layout_is_refused() {
         message.contains("layout 1") && message.contains("docs/deploy.md"),
         "{message}"
     );
-    // Recorded older and newer layouts.
+    // Recorded older layouts: below the one these binaries upgrade from, refused.
     let older = base.clone().with_namespace(namespace());
     older
-        .record_layout(LAYOUT_VERSION - 1)
+        .record_layout(UPGRADES_FROM - 1)
         .await
         .expect("record");
     assert!(matches!(
         older.check_layout().await,
         Err(LayoutError::Older { .. })
     ));
+    // From UPGRADES_FROM on: upgraded in place, once, though two functions start at once; a
+    // document written by that layout (plain `doc` text) still reads.
+    let upgradable = base.clone().with_namespace(namespace());
+    upgradable
+        .record_layout(UPGRADES_FROM)
+        .await
+        .expect("record");
+    let (a, b) = tokio::join!(upgradable.check_layout(), upgradable.check_layout());
+    assert_eq!(
+        (a.ok(), b.ok()),
+        (Some(LAYOUT_VERSION), Some(LAYOUT_VERSION))
+    );
+    assert_eq!(upgradable.check_layout().await.ok(), Some(LAYOUT_VERSION));
     let newer = base.clone().with_namespace(namespace());
     newer
         .record_layout(LAYOUT_VERSION + 1)
