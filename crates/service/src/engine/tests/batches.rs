@@ -307,3 +307,57 @@ async fn skip_fires_run_before_the_planner_clears_them_leave_the_slot_free() {
 async fn buffer_one_fires_run_before_the_planner_clears_them_leave_the_slot_free() {
     fires_run_before_the_planner_clears_them("BufferOne").await;
 }
+
+/// A fire's message that comes less than a second early (SQS delays are whole seconds) waits in
+/// place and goes on from what it read: the run costs the reads of one that came on time, not a
+/// second read of the run after the wait (issue 31, review change B).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_a_little_early_waits_in_place_without_reading_the_run_again() {
+    let flight = Arc::new(InFlight::default());
+    let w = world(&flight);
+    w.create("minute", json!({"schedule": {"cron": ["0 * * * * *"]}}))
+        .await;
+    // The 00:00 fire, due as the job is created.
+    w.drain().await;
+    let calls = || flight.calls.load(Ordering::SeqCst) - 1;
+    let reads = || w.app().store().execution_reads();
+    let scheduled = |executions: Vec<Execution>, at: &str| {
+        executions
+            .into_iter()
+            .find(|e| e.scheduled_time == t(at))
+            .map(|e| e.execution_id)
+            .unwrap_or_else(|| panic!("the {at} fire is planned"))
+    };
+    // Half a second before the 00:01 fire: its message arrives, and waits in place.
+    w.clock.set(t("2024-01-01T00:00:59.500Z"));
+    w.engine.tick().await.unwrap();
+    let early = scheduled(w.executions("minute").await, "2024-01-01T00:01:00Z");
+    let before = reads();
+    let engine = Arc::clone(&w.engine);
+    let waiting = tokio::spawn(async move { engine.dispatch(&early).await });
+    // Until it waits: it has read the run and not called.
+    for _ in 0..200 {
+        if reads() > before {
+            break;
+        }
+        tokio::time::sleep(StdDuration::from_millis(5)).await;
+    }
+    tokio::time::sleep(StdDuration::from_millis(50)).await;
+    assert_eq!(calls(), 0, "it waits for 00:01");
+    w.clock.set(t("2024-01-01T00:01:00Z"));
+    waiting.await.unwrap().unwrap();
+    let early_reads = reads() - before;
+    assert_eq!(calls(), 1, "it ran at 00:01");
+
+    // The 00:02 fire's message on time: the reads a run takes with no wait.
+    w.clock.set(t("2024-01-01T00:02:00Z"));
+    let on_time = scheduled(w.executions("minute").await, "2024-01-01T00:02:00Z");
+    let before = reads();
+    w.engine.dispatch(&on_time).await.unwrap();
+    let on_time_reads = reads() - before;
+    assert_eq!(calls(), 2, "it ran at 00:02");
+    assert_eq!(
+        early_reads, on_time_reads,
+        "a wait in place reads the run no more than a message on time"
+    );
+}
