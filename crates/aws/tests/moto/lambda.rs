@@ -21,7 +21,7 @@ use sundial_testkit::{Received, Target};
 
 use crate::need_moto;
 
-fn fixture(name: &str) -> String {
+pub(crate) fn fixture(name: &str) -> String {
     let path = format!("{}/../../events/{name}", env!("CARGO_MANIFEST_DIR"));
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {path}: {e}"))
 }
@@ -56,6 +56,14 @@ async fn rig(start: DateTime<Utc>) -> Option<Rig> {
 impl Rig {
     /// A rig on fresh resources; `endpoint` overrides moto's URL (a counting proxy in front of it).
     pub(crate) async fn start_via(start: DateTime<Utc>, endpoint: Option<&str>) -> Option<Rig> {
+        Rig::start_with_clock(Arc::new(ManualClock::new(start)), endpoint).await
+    }
+
+    /// [`Rig::start_via`] on a clock of the caller's (one a proxy in front of moto reads too).
+    pub(crate) async fn start_with_clock(
+        clock: Arc<ManualClock>,
+        endpoint: Option<&str>,
+    ) -> Option<Rig> {
         let moto = crate::support::moto()?;
         let target = target();
         let port = target.port;
@@ -75,7 +83,6 @@ impl Rig {
         );
         let settings = Settings::from_vars(env.clone().into_iter().collect()).expect("settings");
         let sdk = moto.sdk_at(endpoint.unwrap_or(&moto.endpoint)).await;
-        let clock = Arc::new(ManualClock::new(start));
         let sundial =
             Arc::new(Sundial::with_clock(&settings, &sdk, clock.clone()).expect("sundial"));
         let other = Arc::new(Sundial::with_clock(&settings, &sdk, clock.clone()).expect("sundial"));
@@ -145,6 +152,11 @@ impl Rig {
             event.records.push(message);
         }
         event
+    }
+
+    /// The dispatch queue's URL.
+    pub(crate) fn dispatch_url(&self) -> &str {
+        self.dispatch.url()
     }
 
     /// Drains the dispatch queue without keeping what was fed.

@@ -9,4 +9,5 @@ mod hotkeys;
 mod lambda;
 mod queue;
 mod requests;
+mod steady;
 mod store;

@@ -18,13 +18,18 @@ use serde_json::json;
 use crate::lambda::{at, job, Rig};
 use crate::need_moto;
 
-type Counts = Arc<Mutex<BTreeMap<String, u64>>>;
+pub(crate) type Counts = Arc<Mutex<BTreeMap<String, u64>>>;
+
+/// Changes a request's body on its way through the proxy: given its operation
+/// (`X-Amz-Target`) and body, the body to forward.
+pub(crate) type Rewrite = Arc<dyn Fn(&str, Bytes) -> Bytes + Send + Sync>;
 
 #[derive(Clone)]
 struct Proxy {
     upstream: String,
     counts: Counts,
     client: reqwest::Client,
+    rewrite: Option<Rewrite>,
 }
 
 async fn forward(
@@ -44,6 +49,10 @@ async fn forward(
         proxy.upstream,
         uri.path_and_query().map_or("/", |p| p.as_str())
     );
+    let body = match &proxy.rewrite {
+        Some(rewrite) => rewrite(&operation, body),
+        None => body,
+    };
     let mut request = proxy.client.request(method, url).body(body);
     for (name, value) in &headers {
         if name != "host" && name != "content-length" {
@@ -76,11 +85,17 @@ async fn forward(
 
 /// Starts the counting proxy in front of moto; returns its URL and the counters.
 pub(crate) async fn counting_proxy(upstream: &str) -> (String, Counts) {
+    rewriting_proxy(upstream, None).await
+}
+
+/// [`counting_proxy`] that also passes each request's body through `rewrite`.
+pub(crate) async fn rewriting_proxy(upstream: &str, rewrite: Option<Rewrite>) -> (String, Counts) {
     let counts: Counts = Arc::default();
     let proxy = Proxy {
         upstream: upstream.to_owned(),
         counts: counts.clone(),
         client: reqwest::Client::new(),
+        rewrite,
     };
     let app = axum::Router::new().fallback(forward).with_state(proxy);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
