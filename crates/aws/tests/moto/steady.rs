@@ -1,7 +1,8 @@
 //! The steady-state cost of a run on AWS (issue 31 item 2): the real tick → SQS → dispatch → final
 //! write path, with the DynamoDB, SQS and EventBridge adapters on moto behind the capacity meter,
 //! a manual clock moved second by second and the tick called at each minute as the EventBridge
-//! rule calls it, through more than a thousand fires of a mix of jobs: every-minute crons with a
+//! rule calls it, through a mix of jobs (130 fires in two minutes by default, 1,040 with
+//! `SUNDIAL_STEADY_MINUTES=16`): every-minute crons with a
 //! tiny, a 200-byte and a 4 KB response, every-10-second intervals, a run that fails once and is
 //! retried, an async job finished by feedback through the API function, and a paused job. Then
 //! each of the plain every-minute shapes alone, for the per-run figures at 0 B, 200 B and 4 KB.
@@ -720,14 +721,14 @@ async fn steady_state_cost_per_run_by_response_size() {
     goals("200-byte every-minute run", goal);
 }
 
-/// How many steady minutes the mix runs: `SUNDIAL_STEADY_MINUTES`, else 4 (about 260 fires, what
+/// How many steady minutes the mix runs: `SUNDIAL_STEADY_MINUTES`, else 2 (130 fires, what
 /// CI runs; moto takes about a second per run). 16 gives the issue's 1,040 fires.
 fn steady_minutes() -> i64 {
     std::env::var("SUNDIAL_STEADY_MINUTES")
         .ok()
         .and_then(|m| m.parse().ok())
         .filter(|m| *m > 0)
-        .unwrap_or(4)
+        .unwrap_or(2)
 }
 
 /// Prints the mix's bill per run, the Lambda model and the bill by operation.
