@@ -254,12 +254,12 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             job.job.definition.timeouts(),
         );
         if stoppable || start_by.is_some_and(|by| due > by) {
-            return self.wait_for(&id, due, job).await;
+            return self.wait_for(&id, due).await;
         }
         // When the gate does not simply start it, nothing is written: `loaded` is dropped.
         let (mut after, admission) = self.gate(loaded, &job, policy);
         if admission != Admission::Start {
-            return self.wait_for(&id, due, job).await;
+            return self.wait_for(&id, due).await;
         }
         loaded
             .execution

@@ -29,15 +29,10 @@ use sundial_ports::store::Store;
 /// worker presumes the first one dead and runs the attempt again.
 pub(super) const LEASE_MARGIN: chrono::Duration = chrono::Duration::seconds(30);
 
-/// Whether a step finished, must read the execution again, or goes on from what it read.
+/// Whether a step finished or must read the execution again.
 pub(super) enum Step {
     Done,
     Again,
-    /// The step waited in place for the run's time and nothing it read was written meanwhile by
-    /// this worker: step again from the same execution and job, without reading them again. Any
-    /// change another writer made meanwhile (a cancel, a pause, an edit) fails the next step's
-    /// conditional write, which then reads afresh ([`Step::Again`]).
-    Resume(Box<StoredJob>),
 }
 
 impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
@@ -95,17 +90,6 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                     break;
                 }
                 Ok(Step::Again) => {}
-                Ok(Step::Resume(job)) => {
-                    // As a fresh read leaves them: what the waiting step had decided is decided
-                    // again.
-                    loaded.job_changed = false;
-                    loaded.clear_fallback = false;
-                    loaded.not_run = None;
-                    read = Some(Some(Run {
-                        loaded,
-                        job: Some(*job),
-                    }));
-                }
                 Err(e) => {
                     stepped = Err(e);
                     break;
@@ -121,19 +105,17 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
     }
 
     /// A message that came before `at`: waits the rest out here when it is short (SQS delays are
-    /// whole seconds, so a fire's message arrives up to a second early) and goes on from what the
-    /// step read ([`Step::Resume`]: no second read of the run and its job, whose next write is
-    /// conditional on what was read), else sends a new message for `at`.
+    /// whole seconds, so a fire's message arrives up to a second early), else sends a new message
+    /// for `at`.
     pub(super) async fn wait_for(
         &self,
         execution_id: &str,
         at: DateTime<Utc>,
-        job: StoredJob,
     ) -> Result<Step, EngineError> {
         let wait = (at - self.now()).to_std().unwrap_or_default();
         if !wait.is_zero() && wait <= self.config.max_inline_wait {
             self.app.sleep_until(at).await;
-            return Ok(Step::Resume(Box::new(job)));
+            return Ok(Step::Again);
         }
         self.wake_at(execution_id, at).await?;
         Ok(Step::Done)
@@ -190,7 +172,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                     if (due - now).to_std().unwrap_or_default() <= self.config.admit_ahead {
                         return Box::pin(self.admit_ahead(loaded, job, due)).await;
                     }
-                    return self.wait_for(&id, due, job).await;
+                    return self.wait_for(&id, due).await;
                 }
                 // Enqueued only in memory: the write that follows admission (Processing, Skipped,
                 // or Enqueued when it must wait in the buffer) records both transitions, saving a
@@ -206,7 +188,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             ExecutionState::Failed => {
                 let at = loaded.execution.run.retry_at.unwrap_or(now);
                 if at > now {
-                    return self.wait_for(&id, at, job).await;
+                    return self.wait_for(&id, at).await;
                 }
                 let number = loaded.execution.attempts() + 1;
                 let reason = format!("retry: attempt {number}");
