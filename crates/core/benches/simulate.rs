@@ -23,7 +23,7 @@ fn bench(c: &mut Criterion) {
         "overlap": "Skip",
         "retryPolicy": {"initialInterval": "5s", "backoffCoefficient": 2, "maximumAttempts": 3},
         "from": "2026-01-01T00:00:00Z", "to": "2027-01-01T00:00:00Z",
-        "target": {"p50": "2s", "p99": "30s", "failureRate": 0.05, "seed": 1},
+        "simulatedTarget": {"p50": "2s", "p99": "30s", "failureRate": 0.05, "seed": 1},
         "rows": 200,
     });
     let request = Request::parse(&body, MAX_FIRES).unwrap();

@@ -335,11 +335,7 @@ enum Step {
     /// A retry's time: the next attempt.
     Retry(Slot),
     /// An attempt's call ends.
-    CallEnd {
-        slot: Slot,
-        attempt: u32,
-        started: DateTime<Utc>,
-    },
+    CallEnd { slot: Slot, attempt: u32 },
 }
 
 /// A run held by the loop: its place and a serial number (places are reused).
@@ -356,13 +352,22 @@ struct CallResult {
     detail: &'static str,
 }
 
+/// A run the loop holds: its serial, the execution, its call in flight, and the row of its
+/// current attempt (when listed).
+struct Held {
+    serial: u64,
+    execution: Execution,
+    call: Option<CallResult>,
+    row: Option<usize>,
+}
+
 struct Sim<'a> {
     job: Job,
     scenario: &'a Scenario,
     draws: Draws,
     queue: BinaryHeap<Reverse<(DateTime<Utc>, u64, Step)>>,
     sequence: u64,
-    runs: Vec<Option<(u64, Execution, Option<CallResult>)>>,
+    runs: Vec<Option<Held>>,
     free: Vec<usize>,
     by_id: Ids,
     serial: u64,
@@ -400,11 +405,7 @@ pub fn simulate(definition: &JobDefinition, scenario: &Scenario) -> Report {
             Step::Tick => sim.tick(at),
             Step::Due(slot) => sim.due(slot, at),
             Step::Retry(slot) => sim.retry(slot, at),
-            Step::CallEnd {
-                slot,
-                attempt,
-                started,
-            } => sim.call_end(slot, attempt, started, at),
+            Step::CallEnd { slot, attempt } => sim.call_end(slot, attempt, at),
         }
     }
     sim.report
@@ -570,11 +571,21 @@ impl Sim<'_> {
         self.serial += 1;
         let index = match self.free.pop() {
             Some(index) => {
-                self.runs[index] = Some((self.serial, execution, None));
+                self.runs[index] = Some(Held {
+                    serial: self.serial,
+                    execution,
+                    call: None,
+                    row: None,
+                });
                 index
             }
             None => {
-                self.runs.push(Some((self.serial, execution, None)));
+                self.runs.push(Some(Held {
+                    serial: self.serial,
+                    execution,
+                    call: None,
+                    row: None,
+                }));
                 self.runs.len() - 1
             }
         };
@@ -589,7 +600,7 @@ impl Sim<'_> {
 
     fn execution(&mut self, slot: Slot) -> Option<&mut Execution> {
         match self.runs.get_mut(slot.index) {
-            Some(Some((serial, execution, _))) if *serial == slot.serial => Some(execution),
+            Some(Some(held)) if held.serial == slot.serial => Some(&mut held.execution),
             _ => None,
         }
     }
@@ -608,7 +619,7 @@ impl Sim<'_> {
     fn due(&mut self, slot: Slot, now: DateTime<Utc>) {
         // Borrowed beside the job, not cloned: half the runs of a busy job come through here.
         let execution = match self.runs.get(slot.index) {
-            Some(Some((serial, execution, _))) if *serial == slot.serial => execution,
+            Some(Some(held)) if held.serial == slot.serial => &held.execution,
             _ => return,
         };
         if !matches!(
@@ -653,9 +664,9 @@ impl Sim<'_> {
         }
         self.transition(slot, ExecutionState::Enqueued, now, "due");
         let admission = match self.runs.get(slot.index) {
-            Some(Some((_, execution, _))) => {
-                let policy = plan::policy_of(&self.job, execution);
-                (policy, plan::gate(&mut self.job, execution, policy))
+            Some(Some(held)) => {
+                let policy = plan::policy_of(&self.job, &held.execution);
+                (policy, plan::gate(&mut self.job, &held.execution, policy))
             }
             _ => return,
         };
@@ -688,6 +699,16 @@ impl Sim<'_> {
                         format!("{verb} by overlap policy {policy}: {execution_id} started");
                     let other_nominal = stopped.scheduled_time;
                     let _ = stopped.transition(to, now, reason.clone());
+                    // Its call, if one was in flight, ends here: its row says so.
+                    let row = match self.runs.get_mut(other_slot.index) {
+                        Some(Some(held)) => held.row.take(),
+                        _ => None,
+                    };
+                    if let Some(row) = row.and_then(|i| self.report.rows.get_mut(i)) {
+                        row.end = Some(now);
+                        row.outcome = Some(verb.to_string());
+                        row.detail = reason.clone();
+                    }
                     if terminate {
                         self.report.totals.terminated += 1;
                     } else {
@@ -774,8 +795,9 @@ impl Sim<'_> {
                         outcome: Outcome::Timeout,
                         detail: "scheduleToStart passed before the first attempt",
                     },
+                    now,
                 );
-                self.settle(slot, attempt, now, now, true);
+                self.settle(slot, now, true);
                 return;
             }
         }
@@ -831,26 +853,39 @@ impl Sim<'_> {
                 },
             ),
         };
-        self.store_call(slot, result);
-        self.push(
-            end,
-            Step::CallEnd {
-                slot,
-                attempt,
-                started: now,
-            },
-        );
+        self.store_call(slot, result, now);
+        self.push(end, Step::CallEnd { slot, attempt });
     }
 
-    fn store_call(&mut self, slot: Slot, result: CallResult) {
-        if let Some(Some((serial, _, call))) = self.runs.get_mut(slot.index) {
-            if *serial == slot.serial {
-                *call = Some(result);
-            }
+    /// Keeps the call's result for its end, and lists the attempt (its row is completed then).
+    fn store_call(&mut self, slot: Slot, result: CallResult, started: DateTime<Utc>) {
+        let listed = self.report.rows.len() < self.scenario.max_rows;
+        let Some(Some(held)) = self.runs.get_mut(slot.index) else {
+            return;
+        };
+        if held.serial != slot.serial {
+            return;
         }
+        held.call = Some(result);
+        held.row = None;
+        let (nominal, attempt) = (held.execution.scheduled_time, held.execution.attempts());
+        if listed {
+            held.row = Some(self.report.rows.len());
+        }
+        self.row(Row {
+            at: started,
+            kind: RowKind::Attempt,
+            nominal: Some(nominal),
+            attempt: Some(attempt),
+            end: None,
+            outcome: None,
+            retry_at: None,
+            count: 1,
+            detail: String::new(),
+        });
     }
 
-    fn call_end(&mut self, slot: Slot, attempt: u32, started: DateTime<Utc>, now: DateTime<Utc>) {
+    fn call_end(&mut self, slot: Slot, attempt: u32, now: DateTime<Utc>) {
         let Some(execution) = self.execution(slot) else {
             return;
         };
@@ -858,25 +893,19 @@ impl Sim<'_> {
         if execution.state() != ExecutionState::Processing || execution.attempts() != attempt {
             return;
         }
-        self.settle(slot, attempt, started, now, false);
+        self.settle(slot, now, false);
     }
 
-    /// [`settle::settle_attempt`] of the attempt's call, then the run's end or its retry.
-    fn settle(
-        &mut self,
-        slot: Slot,
-        attempt: u32,
-        started: DateTime<Utc>,
-        now: DateTime<Utc>,
-        timed_out_before_start: bool,
-    ) {
-        let Some(Some((serial, execution, call))) = self.runs.get_mut(slot.index) else {
+    /// [`settle::settle_attempt`] of the attempt's call, then the run's end or its retry; the
+    /// attempt's row (listed when it started) completed.
+    fn settle(&mut self, slot: Slot, now: DateTime<Utc>, timed_out_before_start: bool) {
+        let Some(Some(held)) = self.runs.get_mut(slot.index) else {
             return;
         };
-        if *serial != slot.serial {
+        if held.serial != slot.serial {
             return;
         }
-        let Some(CallResult { outcome, detail }) = call.take() else {
+        let Some(CallResult { outcome, detail }) = held.call.take() else {
             return;
         };
         let end = if outcome.verdict() == crate::outcome::Verdict::Succeeded {
@@ -893,7 +922,7 @@ impl Sim<'_> {
             }
         };
         let Ok(settled) = settle::settle_attempt(
-            execution,
+            &mut held.execution,
             &self.job.definition,
             &end,
             now,
@@ -901,25 +930,7 @@ impl Sim<'_> {
         ) else {
             return;
         };
-        let nominal = execution.scheduled_time;
-        let state = execution.state();
-        // The row is built only when it is listed: a year of runs mostly goes uncounted in rows.
-        let listed = self.report.rows.len() < self.scenario.max_rows;
-        let said = listed
-            .then(|| execution.events().last().map(|e| e.message.clone()))
-            .flatten()
-            .unwrap_or_default();
-        let code = if !listed {
-            String::new()
-        } else {
-            match outcome.verdict() {
-                crate::outcome::Verdict::Failed { code, .. } => code,
-                _ => match &outcome {
-                    Outcome::Http { status } => status.to_string(),
-                    _ => "succeeded".into(),
-                },
-            }
-        };
+        let state = held.execution.state();
         let totals = &mut self.report.totals;
         if matches!(outcome, Outcome::Timeout) {
             totals.timeouts += 1;
@@ -940,17 +951,23 @@ impl Sim<'_> {
                 None
             }
         };
-        self.row(Row {
-            at: started,
-            kind: RowKind::Attempt,
-            nominal: Some(nominal),
-            attempt: Some(attempt),
-            end: Some(now),
-            outcome: Some(code),
-            retry_at,
-            count: 1,
-            detail: said,
-        });
+        if let Some(row) = held.row.take().and_then(|i| self.report.rows.get_mut(i)) {
+            row.end = Some(now);
+            row.retry_at = retry_at;
+            row.outcome = Some(match outcome.verdict() {
+                crate::outcome::Verdict::Failed { code, .. } => code,
+                _ => match &outcome {
+                    Outcome::Http { status } => status.to_string(),
+                    _ => "succeeded".into(),
+                },
+            });
+            row.detail = held
+                .execution
+                .events()
+                .last()
+                .map(|e| e.message.clone())
+                .unwrap_or_default();
+        }
         match retry_at {
             Some(at) => self.push(at, Step::Retry(slot)),
             None => self.finish(slot, now),
@@ -960,7 +977,8 @@ impl Sim<'_> {
     /// A run that ended: its job's side ([`plan::finish_on_job`]), the buffered runs that take its
     /// slot started, and its place freed.
     fn finish(&mut self, slot: Slot, now: DateTime<Utc>) {
-        let Some(Some((_, execution, _))) = self.runs.get_mut(slot.index).map(Option::take) else {
+        let Some(Some(Held { execution, .. })) = self.runs.get_mut(slot.index).map(Option::take)
+        else {
             return;
         };
         self.free.push(slot.index);
@@ -1048,7 +1066,14 @@ impl Report {
 }
 
 /// The keys of a simulation request beside the job's definition.
-pub const SCENARIO_KEYS: [&str; 6] = ["from", "to", "target", "outages", "downtime", "rows"];
+pub const SCENARIO_KEYS: [&str; 6] = [
+    "from",
+    "to",
+    "simulatedTarget",
+    "outages",
+    "downtime",
+    "rows",
+];
 
 /// A request to simulate: the job's definition (parsed as for create, created at `from`) and the
 /// scenario.
@@ -1198,38 +1223,42 @@ fn parse_target(value: Option<&Value>) -> Result<Target, FieldError> {
     let Some(value) = value else {
         return Ok(target);
     };
-    let map = object("target", value, &["p50", "p99", "failureRate", "seed"])?;
+    let map = object(
+        "simulatedTarget",
+        value,
+        &["p50", "p99", "failureRate", "seed"],
+    )?;
     if let Some(p50) = get(map, "p50") {
-        target.p50 = parse_duration("target.p50", p50)?;
+        target.p50 = parse_duration("simulatedTarget.p50", p50)?;
         target.p99 = target.p50;
     }
     if let Some(p99) = get(map, "p99") {
-        target.p99 = parse_duration("target.p99", p99)?;
+        target.p99 = parse_duration("simulatedTarget.p99", p99)?;
     }
     if target.p99 < target.p50 {
-        return Err(field("target.p99", "at least target.p50"));
+        return Err(field("simulatedTarget.p99", "at least simulatedTarget.p50"));
     }
     if target.p50 > MAX_CALL || target.p99 > MAX_CALL {
-        return Err(field("target.p99", "at most 1d"));
+        return Err(field("simulatedTarget.p99", "at most 1d"));
     }
     if let Some(rate) = get(map, "failureRate") {
         target.failure_rate = rate
             .as_f64()
             .filter(|r| (0.0..=1.0).contains(r))
-            .ok_or_else(|| field("target.failureRate", "a number from 0 to 1"))?;
+            .ok_or_else(|| field("simulatedTarget.failureRate", "a number from 0 to 1"))?;
     }
     if let Some(seed) = get(map, "seed") {
         target.seed = seed
             .as_u64()
-            .ok_or_else(|| field("target.seed", "a whole number of 0 or more"))?;
+            .ok_or_else(|| field("simulatedTarget.seed", "a whole number of 0 or more"))?;
     }
     Ok(target)
 }
 
 impl Request {
     /// Parses a simulation request: the job's definition as for create (its `jobId` optional),
-    /// plus `from`, `to` (at most [`MAX_RANGE_DAYS`] apart), `target`, `outages`, `downtime` and
-    /// `rows`. Errors name the field. `max_fires` is the caller's cap on fires planned.
+    /// plus `from`, `to` (at most [`MAX_RANGE_DAYS`] apart), `simulatedTarget` (named so beside the
+    /// job's own `target`), `outages`, `downtime` and `rows`. Errors name the field. `max_fires` is the caller's cap on fires planned.
     pub fn parse(body: &Value, max_fires: usize) -> Result<Request, FieldError> {
         let map = body.as_object().ok_or_else(|| field("", "a JSON object"))?;
         let time = |key: &str| match get(map, key) {
@@ -1248,7 +1277,7 @@ impl Request {
                 format!("at most {MAX_RANGE_DAYS} days after from"),
             ));
         }
-        let target = parse_target(get(map, "target"))?;
+        let target = parse_target(get(map, "simulatedTarget"))?;
         let outages = parse_windows(get(map, "outages"), "outages", true)?;
         let downtime = parse_windows(get(map, "downtime"), "downtime", false)?
             .into_iter()

@@ -33,7 +33,7 @@ fn rows_of(report: &Report, kind: RowKind) -> Vec<&Row> {
 fn an_every_minute_job_with_skip_and_90_s_calls_runs_every_other_minute() {
     let report = request(
         json!({"overlap": "Skip", "timeoutSeconds": 300}),
-        json!({"target": {"p50": "90s", "p99": "90s"}}),
+        json!({"simulatedTarget": {"p50": "90s", "p99": "90s"}}),
     )
     .run();
     let t = &report.totals;
@@ -62,7 +62,7 @@ fn an_every_minute_job_with_skip_and_90_s_calls_runs_every_other_minute() {
 fn with_buffer_one_the_next_run_waits_and_the_one_after_is_dropped() {
     let report = request(
         json!({"overlap": "BufferOne", "timeoutSeconds": 600}),
-        json!({"target": {"p50": "150s"}, "to": "2026-01-01T00:10:00Z"}),
+        json!({"simulatedTarget": {"p50": "150s"}, "to": "2026-01-01T00:10:00Z"}),
     )
     .run();
     let t = &report.totals;
@@ -81,7 +81,7 @@ fn retries_follow_the_policys_backoff() {
             "schedule": {"cron": ["0 * * * *"]},
             "retryPolicy": {"initialInterval": "10s", "backoffCoefficient": 2, "maximumAttempts": 4},
         }),
-        json!({"target": {"p50": "1s", "failureRate": 1}}),
+        json!({"simulatedTarget": {"p50": "1s", "failureRate": 1}}),
     )
     .run();
     let attempts = rows_of(&report, RowKind::Attempt);
@@ -174,19 +174,23 @@ fn an_outage_in_timeout_mode_hangs_calls_until_the_timeout() {
 fn cancel_other_stops_the_running_call() {
     let report = request(
         json!({"overlap": "CancelOther", "timeoutSeconds": 600}),
-        json!({"target": {"p50": "90s"}, "to": "2026-01-01T00:05:00Z"}),
+        json!({"simulatedTarget": {"p50": "90s"}, "to": "2026-01-01T00:05:00Z"}),
     )
     .run();
     assert_eq!(report.totals.cancelled, 4, "{:#?}", report.rows);
     assert_eq!(report.totals.runs, 5);
     assert_eq!(report.totals.succeeded, 1);
+    // The cancelled run's attempt ends when the next one starts.
+    let first = rows_of(&report, RowKind::Attempt)[0];
+    assert_eq!(first.end, Some(at("2026-01-01T00:01:00Z")));
+    assert_eq!(first.outcome.as_deref(), Some("cancelled"));
 }
 
 #[test]
 fn pause_on_failure_stops_the_schedule() {
     let report = request(
         json!({"pauseOnFailure": true}),
-        json!({"target": {"failureRate": 1}}),
+        json!({"simulatedTarget": {"failureRate": 1}}),
     )
     .run();
     assert_eq!(report.paused_at, Some(at("2026-01-01T00:00:01Z")));
@@ -199,7 +203,7 @@ fn pause_on_failure_stops_the_schedule() {
 fn the_same_seed_answers_the_same_and_durations_follow_the_percentiles() {
     let scenario = json!({
         "to": "2026-01-02T00:00:00Z",
-        "target": {"p50": "2s", "p99": "30s", "failureRate": 0.05, "seed": 7},
+        "simulatedTarget": {"p50": "2s", "p99": "30s", "failureRate": 0.05, "seed": 7},
     });
     let a = request(json!({"overlap": "AllowAll"}), scenario.clone()).run();
     let b = request(json!({"overlap": "AllowAll"}), scenario).run();
@@ -217,7 +221,7 @@ fn the_same_seed_answers_the_same_and_durations_follow_the_percentiles() {
     assert!((0.03..0.07).contains(&failed), "{failed}");
     let other = request(
         json!({"overlap": "AllowAll"}),
-        json!({"to": "2026-01-02T00:00:00Z", "target": {"p50": "2s", "p99": "30s", "failureRate": 0.05, "seed": 8}}),
+        json!({"to": "2026-01-02T00:00:00Z", "simulatedTarget": {"p50": "2s", "p99": "30s", "failureRate": 0.05, "seed": 8}}),
     )
     .run();
     assert_ne!(a.rows, other.rows);
@@ -287,17 +291,26 @@ fn bad_input_names_the_field() {
     assert_eq!(fails(json!({"to": "yesterday"})), "to");
     assert_eq!(fails(json!({"to": "2025-01-01T00:00:00Z"})), "to");
     assert_eq!(fails(json!({"to": "2027-06-01T00:00:00Z"})), "to");
-    assert_eq!(fails(json!({"target": {"p50": "2x"}})), "target.p50");
     assert_eq!(
-        fails(json!({"target": {"p50": "2s", "p99": "1s"}})),
-        "target.p99"
+        fails(json!({"simulatedTarget": {"p50": "2x"}})),
+        "simulatedTarget.p50"
     );
     assert_eq!(
-        fails(json!({"target": {"failureRate": 2}})),
-        "target.failureRate"
+        fails(json!({"simulatedTarget": {"p50": "2s", "p99": "1s"}})),
+        "simulatedTarget.p99"
     );
-    assert_eq!(fails(json!({"target": {"seed": -1}})), "target.seed");
-    assert_eq!(fails(json!({"target": {"p95": "1s"}})), "target.p95");
+    assert_eq!(
+        fails(json!({"simulatedTarget": {"failureRate": 2}})),
+        "simulatedTarget.failureRate"
+    );
+    assert_eq!(
+        fails(json!({"simulatedTarget": {"seed": -1}})),
+        "simulatedTarget.seed"
+    );
+    assert_eq!(
+        fails(json!({"simulatedTarget": {"p95": "1s"}})),
+        "simulatedTarget.p95"
+    );
     assert_eq!(
         fails(json!({"outages": [{"start": "x", "length": "1h"}]})),
         "outages[0].start"
@@ -329,6 +342,18 @@ fn windows_are_written_start_slash_length() {
             .path,
         "--outage"
     );
+}
+
+#[test]
+fn rows_come_in_time_order() {
+    let report = request(
+        json!({"overlap": "Skip", "timeoutSeconds": 300}),
+        json!({"simulatedTarget": {"p50": "90s"}}),
+    )
+    .run();
+    assert!(report.rows.windows(2).all(|w| w[0].at <= w[1].at));
+    assert_eq!(report.rows[0].kind, RowKind::Attempt);
+    assert_eq!(report.rows[1].kind, RowKind::Skipped);
 }
 
 #[test]
