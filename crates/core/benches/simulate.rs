@@ -2,7 +2,8 @@
 //! through [`sundial_core::simulate`] — the planner, admission, retries and settling under a
 //! virtual clock — with a target of 2 s median, 30 s p99 calls and 5 % failures (retried by a
 //! policy). The goal is under a second in a release build. Timed in the thread's CPU time, not
-//! the wall clock, so that other work on a shared machine does not count.
+//! the wall clock, so that other work on a shared machine does not count, under mimalloc, the
+//! allocator of `sundial serve` (crates/cli/src/main.rs).
 //!
 //! Run: `cargo bench -p sundial-core --bench simulate`. Figures: docs/performance.md.
 
@@ -12,6 +13,11 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
+
+/// `sundial serve`'s allocator (crates/cli/src/main.rs): the laptop the goal speaks of runs the
+/// simulation there.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use serde_json::json;
 use sundial_core::simulate::{Request, MAX_FIRES};
 

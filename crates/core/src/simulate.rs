@@ -356,7 +356,8 @@ struct CallResult {
 /// current attempt (when listed).
 struct Held {
     serial: u64,
-    execution: Execution,
+    /// Boxed: an execution is large, and the loop moves its runs in and out of their places.
+    execution: Box<Execution>,
     call: Option<CallResult>,
     row: Option<usize>,
 }
@@ -573,7 +574,7 @@ impl Sim<'_> {
             Some(index) => {
                 self.runs[index] = Some(Held {
                     serial: self.serial,
-                    execution,
+                    execution: Box::new(execution),
                     call: None,
                     row: None,
                 });
@@ -582,7 +583,7 @@ impl Sim<'_> {
             None => {
                 self.runs.push(Some(Held {
                     serial: self.serial,
-                    execution,
+                    execution: Box::new(execution),
                     call: None,
                     row: None,
                 }));
@@ -770,7 +771,7 @@ impl Sim<'_> {
     /// Enters Processing for an attempt and makes its call against the synthetic target.
     fn start_attempt(&mut self, slot: Slot, now: DateTime<Utc>, message: &str) {
         let definition = &self.job.definition;
-        let timeouts = definition.timeouts().clone();
+        let timeouts = *definition.timeouts();
         let timeout_seconds = definition.timeout_seconds();
         let Some(execution) = self.execution(slot) else {
             return;
