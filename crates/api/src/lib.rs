@@ -24,6 +24,7 @@ mod ledger;
 pub mod openapi;
 mod ops;
 pub mod schema;
+mod simulate;
 pub mod stats;
 
 use std::collections::HashMap;
@@ -91,6 +92,7 @@ api_routes! {
         ops::health,
         ops::stats,
         jobs::list_jobs,
+        simulate::simulate_job,
         jobs::create_job,
         jobs::get_job,
         jobs::set_active,

@@ -207,7 +207,7 @@ fn require_request_or_target(openapi: &mut OpenApi) {
     let Some(components) = openapi.components.as_mut() else {
         return;
     };
-    for name in ["JobDefinition", "DeclaredJob"] {
+    for name in ["JobDefinition", "DeclaredJob", "SimulationRequest"] {
         let Some(RefOr::T(schema)) = components.schemas.remove(name) else {
             continue;
         };
@@ -241,7 +241,7 @@ fn add_table_fields(openapi: &mut OpenApi) {
     let Some(components) = openapi.components.as_mut() else {
         return;
     };
-    for name in ["JobDefinition", "DeclaredJob", "Job"] {
+    for name in ["JobDefinition", "DeclaredJob", "Job", "SimulationRequest"] {
         let Some(RefOr::T(Schema::Object(object))) = components.schemas.get_mut(name) else {
             continue;
         };

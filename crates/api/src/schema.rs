@@ -816,6 +816,46 @@ job_schema! {
 }
 
 job_schema! {
+    /// `POST /jobs/simulate`'s body: a job definition as for create (`jobId` optional, default
+    /// `simulated`), plus the scenario: the range `[from, to)` (at most 366 days), the synthetic
+    /// `simulatedTarget`, its `outages`, Sundial's own `downtime`, and how many `rows` to list.
+    #[derive(ToSchema)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    #[schema(example = json!({
+        "jobName": "sync", "creator": "u-1001", "creatorName": "Ana",
+        "request": [{"method": "POST", "url": "https://sync.example.com/run"}],
+        "schedule": {"cron": ["* * * * *"]}, "overlap": "Skip",
+        "from": "2026-12-24T00:00:00Z", "to": "2026-12-25T00:00:00Z",
+        "simulatedTarget": {"p50": "2s", "p99": "30s", "failureRate": 0.05, "seed": 1},
+        "outages": [{"start": "2026-12-24T10:00:00Z", "length": "2h"}]
+    }))]
+    SimulationRequest {
+        /// The job's id, for its execution ids and jitter (default `simulated`).
+        #[schema(pattern = r"^(?:[A-Za-z0-9_-][A-Za-z0-9_.-]*|\.[A-Za-z0-9_-][A-Za-z0-9_.-]*|\.\.[A-Za-z0-9_.-]+)$", max_length = 128)]
+        job_id: Option<String>,
+        /// 1 (scheduled, the default) or 0 (paused: nothing fires).
+        active: Option<ActiveFlag>,
+        /// The first fire time considered: RFC 3339, or UTC without a zone (`2026-12-24T10:00`).
+        from: String,
+        /// Fires at or after it are not planned (runs started before it are followed to their
+        /// end); at most 366 days after `from`.
+        to: String,
+        /// How the calls behave (default: 1 s, never failing). Named so beside the job's own
+        /// `target` (an SQS queue or EventBridge bus), which a simulation takes as it is.
+        simulated_target: Option<crate::simulate::SimulationTarget>,
+        /// When the target is down (at most 100 windows).
+        #[schema(max_items = 100)]
+        outages: Option<Vec<crate::simulate::SimulationOutage>>,
+        /// When Sundial itself is down (at most 100 windows).
+        #[schema(max_items = 100)]
+        downtime: Option<Vec<crate::simulate::SimulationWindow>>,
+        /// How many rows to list (default 200, at most 10000).
+        #[schema(minimum = 0, maximum = 10000)]
+        rows: Option<u32>,
+    }
+}
+
+job_schema! {
     /// A job as `GET /jobs/{jobId}` shows it: the definition as written (the value of every
     /// secret header shown as `"***"`), with `active` set to the current state, plus `state`,
     /// `pausedNotes`, `createdAt` and `updatedAt`. Leave those four out to post it back to update.

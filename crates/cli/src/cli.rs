@@ -241,6 +241,51 @@ pub(crate) enum JobCommand {
         after_help = "Example:\n  sundial job occurrences report --from 2026-11-21T00:00:00Z --to 2026-11-22T00:00:00Z"
     )]
     Occurrences(OccurrencesArgs),
+    /// What a job would do over a range of time against a synthetic target: runs, skips, retries, missed fires, with totals
+    #[command(
+        after_help = "Example:\n  sundial job simulate -f job.yaml --from 2026-12-24T00:00 --to 2026-12-26T00:00 \\\n      --target-duration p50=2s,p99=30s --failure-rate 0.05 --outage 2026-12-24T10:00/2h"
+    )]
+    Simulate(SimulateArgs),
+}
+
+/// `sundial job simulate`.
+#[derive(Debug, Args)]
+pub(crate) struct SimulateArgs {
+    /// The first fire time considered: RFC 3339, or UTC without a zone (2026-12-24T10:00)
+    #[arg(long, value_name = "TIME")]
+    pub from: String,
+
+    /// Fires at or after it are not planned; at most 366 days after --from
+    #[arg(long, value_name = "TIME")]
+    pub to: String,
+
+    /// How long calls take: p50=DURATION,p99=DURATION (log-normal through both; default p50=1s)
+    #[arg(long, value_name = "p50=D,p99=D")]
+    pub target_duration: Option<String>,
+
+    /// The share of calls that answer HTTP 500, 0 to 1 (default 0)
+    #[arg(long, value_name = "RATE")]
+    pub failure_rate: Option<f64>,
+
+    /// The seed of the draws: the same seed gives the same answer (default 1)
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// The target is down: START/LENGTH (2026-12-24T10:00/2h); calls fail at once, or hang until
+    /// their timeout with START/LENGTH/timeout. Repeatable
+    #[arg(long = "outage", value_name = "START/LENGTH[/timeout]")]
+    pub outages: Vec<String>,
+
+    /// Sundial itself is down: START/LENGTH; what falls due happens when it is back. Repeatable
+    #[arg(long = "down", value_name = "START/LENGTH")]
+    pub downtime: Vec<String>,
+
+    /// How many rows to list, 0 to 10000 (default 200; the totals count everything)
+    #[arg(long, value_name = "N")]
+    pub rows: Option<u32>,
+
+    #[command(flatten)]
+    pub definition: DefinitionArgs,
 }
 
 /// `sundial job occurrences`.

@@ -1518,3 +1518,95 @@ fn console_edit_previews_old_and_new_times_and_saves_only_when_confirmed() {
         "{entry}"
     );
 }
+
+/// The create and edit pages' "Simulate" panel: the job as the form defines it, simulated by the
+/// server (`POST /jobs/simulate`'s use case) over the range typed, its totals and first rows
+/// shown; nothing is created or saved.
+#[test]
+fn console_create_and_edit_pages_simulate_the_job() {
+    let Some(browser) = browser() else { return };
+    let axe = axe_source();
+    let dir = TempDir::new("console-simulate");
+    let server = start(&dir, &[], &[]);
+    let base = format!("http://{}", server.addr);
+    let text_of = |css: &str| -> String {
+        browser
+            .script(&format!(
+                "const e = document.querySelector({css:?}); return e ? e.textContent : ''"
+            ))
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+
+    // The create page: every minute, Skip, 90 s calls: every other minute runs.
+    browser.go(&format!("{base}/ui/jobs/new"));
+    browser.type_into("#c-jobId", "sync");
+    browser.type_into("#c-jobName", "Sync");
+    browser.type_into("#c-creator", "carol");
+    browser.type_into("#c-creatorName", "Carol");
+    browser.type_into("#c-url", "http://127.0.0.1:9/never-called");
+    browser.type_into("#c-cron", "* * * * *");
+    browser.script("document.getElementById('c-overlap').value = 'Skip'");
+    browser.type_into("#c-timeoutSeconds", "300");
+    browser.type_into("#s-from", "2026-12-24T00:00");
+    browser.type_into("#s-to", "2026-12-24T01:00");
+    browser.type_into("#s-p50", "90s");
+    browser.click_and_load("#simulate-button");
+    assert!(browser.url().ends_with("/ui/jobs/new"), "{}", browser.url());
+    let totals = text_of("#simulation p.totals");
+    assert!(
+        totals.contains("Fires 60, runs 30") && totals.contains("skipped 30"),
+        "{totals}"
+    );
+    assert_eq!(browser.count("table.simulation tbody tr"), 20);
+    let first = browser.script(
+        "return [...document.querySelectorAll('table.simulation tbody tr')].slice(0, 2).map((r) => r.children[1].textContent)",
+    );
+    assert_eq!(first, json!(["attempt", "skipped"]));
+    // The form keeps what was typed, and no job was created.
+    assert_eq!(
+        browser.script("return [document.getElementById('c-jobId').value, document.getElementById('s-p50').value]"),
+        json!(["sync", "90s"])
+    );
+    assert_eq!(server.call("GET", "/jobs/sync", None).status, 404);
+    browser.screenshot_whole("create-simulate");
+    browser.check_accessibility(axe.as_deref(), "the create page's simulation");
+
+    // A bad field is the use case's message, naming it.
+    browser.type_into("#s-failure", "2");
+    browser.click_and_load("#simulate-button");
+    let problem = text_of("#simulation p.error");
+    assert!(
+        problem.starts_with("simulatedTarget.failureRate:"),
+        "{problem}"
+    );
+
+    // The edit page: the stored job, its calls failing, retried by its policy.
+    create(
+        &server,
+        &[],
+        "nightly",
+        json!({"jobName": "Nightly", "request": [{"method": "POST", "url": "http://127.0.0.1:9/"}],
+               "schedule": {"cron": ["0 2 * * *"]},
+               "retryPolicy": {"initialInterval": "1m", "backoffCoefficient": 2, "maximumAttempts": 3}}),
+    );
+    browser.go(&format!("{base}/ui/jobs/nightly/edit"));
+    browser.type_into("#s-from", "2026-12-24T00:00");
+    browser.type_into("#s-to", "2026-12-27T00:00");
+    browser.type_into("#s-failure", "1");
+    browser.click_and_load("#simulate-button");
+    let totals = text_of("#simulation p.totals");
+    assert!(
+        totals.contains("Fires 3, runs 3, attempts 9") && totals.contains("failed 3"),
+        "{totals}"
+    );
+    let retry_at = browser.script(
+        "return document.querySelector('table.simulation tbody tr').children[6].textContent",
+    );
+    assert_eq!(retry_at, json!("2026-12-24 02:01:01"));
+    // Nothing saved: the history holds the creation alone.
+    let history = server.call("GET", "/jobs/nightly/history", None).body;
+    assert_eq!(history["entries"].as_array().unwrap().len(), 1, "{history}");
+    browser.check_accessibility(axe.as_deref(), "the edit page's simulation");
+}

@@ -39,7 +39,7 @@ const PREVIEW_COUNT: u64 = 5;
 #[serde(rename_all = "camelCase", default)]
 pub(crate) struct JobForm {
     csrf: String,
-    /// `create` (the default) or `preview`: which submit button was pressed.
+    /// `create` (the default), `preview` or `simulate`: which submit button was pressed.
     action: String,
     job_id: String,
     job_name: String,
@@ -65,6 +65,9 @@ pub(crate) struct JobForm {
     guided: GuidedFields,
     /// The rest of the definition: a JSON object.
     extra: String,
+    /// The "Simulate" panel's controls.
+    #[serde(flatten)]
+    simulation: crate::simulate::SimulateFields,
 }
 
 impl JobForm {
@@ -569,7 +572,7 @@ enum PreviewShown {
 
 /// `GET /ui/jobs/new`.
 pub(crate) async fn new_job(Extension(session): Extension<Session>) -> Response {
-    page(&session, &JobForm::blank(), &[], None).into_response()
+    page(&session, &JobForm::blank(), &[], None, None).into_response()
 }
 
 /// `POST /ui/jobs/new`: creates the job and goes to its page, or shows the form again with its
@@ -590,20 +593,35 @@ pub(crate) async fn create_job<S: Store>(
                 (problem.into_iter().collect(), Some(shown))
             }
         };
-        return Ok(page(&session, &form, &problems, preview).into_response());
+        return Ok(page(&session, &form, &problems, preview, None).into_response());
+    }
+    if form.action == "simulate" {
+        return Ok(match &translated {
+            Err(problems) => page(&session, &form, problems, None, None),
+            Ok((definition, _)) => {
+                let mut definition = definition.clone();
+                // The job's id, when it is one, names its runs and seeds its jitter.
+                if parse_job_id(form.job_id.trim()).is_ok() {
+                    definition["jobId"] = json!(form.job_id.trim());
+                }
+                let shown = crate::simulate::run(app, &definition, &form.simulation).await?;
+                page(&session, &form, &[], None, Some(&shown))
+            }
+        }
+        .into_response());
     }
     let (definition, extra) = match translated {
         Ok(made) => made,
         Err(problems) => {
             return Ok((
                 StatusCode::BAD_REQUEST,
-                page(&session, &form, &problems, None),
+                page(&session, &form, &problems, None, None),
             )
                 .into_response())
         }
     };
     let refused = |status: StatusCode, problem: Problem| {
-        Ok((status, page(&session, &form, &[problem], None)).into_response())
+        Ok((status, page(&session, &form, &[problem], None, None)).into_response())
     };
     let job_id = match parse_job_id(form.job_id.trim()) {
         Ok(id) => id,
@@ -689,12 +707,14 @@ fn no_schedule(definition: &Value) -> String {
 }
 
 /// The page: the form with `form`'s values, `problems` at their controls and in a summary, and
-/// the preview's answer when the preview button asked for one.
+/// the preview's answer when the preview button asked for one, and the simulation's when the
+/// "Simulate" button did.
 fn page(
     session: &Session,
     form: &JobForm,
     problems: &[Problem],
     preview: Option<PreviewShown>,
+    simulation: Option<&crate::simulate::Simulated>,
 ) -> axum::response::Html<String> {
     let problem_at = |control: Control| Problem::message_at(problems, control.spot());
     // A text input or textarea with its label, hint and error, described by both.
@@ -839,6 +859,7 @@ fn page(
                 (text_input(Control::CancelUrl, "cancelUrl", &form.guided.cancel_url, Control::CancelUrl.guided_hint()))
             }
             (textarea(Control::Extra, "extra", &form.extra, 6, Some(r#"The rest of the definition as a JSON object: retry rules, more notification rules, a target instead of request, jitter under schedule, … Fields set above are added to it."#)))
+            (crate::simulate::panel(&form.simulation, simulation))
             div.actions {
                 button type="submit" name="action" value="create" { "Create job" }
                 a href="/" { "Cancel" }

@@ -54,6 +54,11 @@ pub(crate) struct EditForm {
     /// changed since are applied to the definition.
     #[serde(rename = "guidedShown")]
     guided_shown: String,
+    /// `simulate` from the "Simulate" button; anything else previews.
+    action: String,
+    /// The "Simulate" panel's controls.
+    #[serde(flatten)]
+    simulation: crate::simulate::SimulateFields,
 }
 
 impl EditForm {
@@ -101,7 +106,7 @@ pub(crate) async fn page<S: Store>(
 ) -> Result<Response, PageError> {
     let job = console.app.get_job(&parse_job_id(&job_id)?).await?;
     let form = EditForm::showing(&job.to_editable_json());
-    Ok(render(&session, &job_id, &form, &[], None).into_response())
+    Ok(render(&session, &job_id, &form, &[], None, None).into_response())
 }
 
 /// `POST /ui/jobs/{jobId}/edit/preview`: what the change would do; nothing is written.
@@ -113,6 +118,19 @@ pub(crate) async fn preview<S: Store>(
 ) -> Result<Response, PageError> {
     session.check_csrf(&form.csrf)?;
     let id = parse_job_id(&job_id)?;
+    if form.action == "simulate" {
+        let page = match body(&form) {
+            Ok(mut body) => {
+                if let Value::Object(map) = &mut body {
+                    map.insert("jobId".into(), Value::String(id.to_string()));
+                }
+                let shown = crate::simulate::run(&console.app, &body, &form.simulation).await?;
+                render(&session, &job_id, &form, &[], None, Some(&shown))
+            }
+            Err(problem) => render(&session, &job_id, &form, &[problem], None, None),
+        };
+        return Ok(page.into_response());
+    }
     let answer = match body(&form) {
         Ok(body) => console
             .app
@@ -129,10 +147,10 @@ pub(crate) async fn preview<S: Store>(
                 csrf: form.csrf,
                 ..EditForm::showing(&body)
             };
-            Ok(render(&session, &job_id, &shown, &[], Some(&preview)).into_response())
+            Ok(render(&session, &job_id, &shown, &[], Some(&preview), None).into_response())
         }
         Err(problem) => {
-            let page = render(&session, &job_id, &form, &[problem?], None);
+            let page = render(&session, &job_id, &form, &[problem?], None, None);
             Ok((StatusCode::BAD_REQUEST, page).into_response())
         }
     }
@@ -176,7 +194,7 @@ pub(crate) async fn save<S: Store>(
         },
         Err(problem) => problem,
     };
-    let page = render(&session, &job_id, &form, &[problem], None);
+    let page = render(&session, &job_id, &form, &[problem], None, None);
     Ok((status, page).into_response())
 }
 
@@ -195,6 +213,7 @@ fn render(
     form: &EditForm,
     problems: &[Problem],
     preview: Option<&UpdatePreview>,
+    simulation: Option<&crate::simulate::Simulated>,
 ) -> axum::response::Html<String> {
     let base = job_url(job_id);
     let error = Problem::message_at(problems, DEFINITION);
@@ -238,9 +257,10 @@ fn render(
                 }
             }
             div.actions {
-                button type="submit" { "Preview changes" }
+                button type="submit" name="action" value="preview" { "Preview changes" }
                 a href=(base) { "Cancel" }
             }
+            (crate::simulate::panel(&form.simulation, simulation))
         }
         @if let Some(preview) = preview {
             section.preview id="edit-preview" aria-labelledby="preview-title" {

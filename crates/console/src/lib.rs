@@ -64,6 +64,7 @@ pub mod jobs_page;
 mod ledger;
 pub mod ledger_page;
 mod pages;
+mod simulate;
 mod stats;
 mod upcoming;
 mod view;

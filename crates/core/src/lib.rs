@@ -21,6 +21,7 @@ pub mod plan;
 pub mod retry;
 pub mod settle;
 pub mod signing;
+pub mod simulate;
 pub mod source;
 pub mod spec;
 pub mod stats;

@@ -913,6 +913,101 @@ pub fn release(job: &mut Job, execution_id: &str, policy: OverlapPolicy) -> Vec<
     started
 }
 
+/// The overlap policy a run is admitted under: its own (a trigger's or a backfill's override),
+/// else its job's.
+pub fn policy_of(job: &Job, execution: &crate::execution::Execution) -> OverlapPolicy {
+    execution
+        .run
+        .overlap
+        .unwrap_or_else(|| job.definition.overlap())
+}
+
+/// The concurrency gate for `execution`, a run of `job` about to start: [`admit`] under `policy`,
+/// and a scheduled fire dropped from a full buffer recorded in the job's ranges
+/// ([`RangeReason::Dropped`]). What the engine's dispatch and the simulation ask.
+pub fn gate(
+    job: &mut Job,
+    execution: &crate::execution::Execution,
+    policy: OverlapPolicy,
+) -> Admission {
+    let admission = admit(job, &execution.execution_id, policy);
+    if admission == Admission::Drop {
+        record_not_run(
+            job,
+            &execution.scheduled_by_id,
+            execution.scheduled_time,
+            RangeReason::Dropped,
+        );
+    }
+    admission
+}
+
+/// Takes a run that will not start (its job paused, debug mode) out of its job's line and
+/// planned fires.
+pub fn leave_line(job: &mut Job, execution_id: &str) {
+    let state = &mut job.state;
+    state.waiting.retain(|w| w.execution_id != execution_id);
+    state
+        .pending_fires
+        .retain(|f| f.execution_id != execution_id);
+}
+
+/// A scheduled fire that [missed its chance](missed_at_admission) at the gate: out of its job's
+/// line, counted in `missedCatchupWindow` and recorded in the job's ranges
+/// ([`RangeReason::Missed`]).
+pub fn take_missed(job: &mut Job, execution: &crate::execution::Execution) {
+    job.state.missed_catchup_window += 1;
+    leave_line(job, &execution.execution_id);
+    record_not_run(
+        job,
+        &execution.scheduled_by_id,
+        execution.scheduled_time,
+        RangeReason::Missed,
+    );
+}
+
+/// A finished run's side of its job, at `now`: its slot (or buffer place) freed ([`release`]),
+/// a success's result kept as the job's last completion result (clearing the last failure), a
+/// failure that ended the run for good kept as the last failure, and a job with
+/// `pauseOnFailure` paused with a note. Returns the buffered runs that took the freed slots; the
+/// caller starts them.
+pub fn finish_on_job(
+    job: &mut Job,
+    execution: &crate::execution::Execution,
+    now: DateTime<Utc>,
+) -> Vec<String> {
+    let id = &execution.execution_id;
+    let policy = policy_of(job, execution);
+    let started = release(job, id, policy);
+    let job_state = &mut job.state;
+    match execution.state() {
+        ExecutionState::Succeeded => {
+            job_state.last_completion_result =
+                Some(execution.result.clone().unwrap_or(serde_json::Value::Null));
+            // docs/engine.md: a success clears the last failure.
+            job_state.last_failure = None;
+        }
+        // A run ended for good by its own failure; not one a user or a policy stopped.
+        state @ ExecutionState::Terminated if execution.error.is_some() => {
+            job_state.last_failure = Some(serde_json::json!({
+                "executionId": id,
+                "error": execution.error,
+                "finishedAt": execution.finished_at().map(|t| crate::job::time_serde::format(&t)),
+            }));
+            if job.definition.pause_on_failure() && job.definition.active() {
+                let note = format!(
+                    "paused on failure: execution {id} ended {} ({})",
+                    state,
+                    execution.error.as_deref().unwrap_or("no error code")
+                );
+                job.pause(Some(note), now);
+            }
+        }
+        _ => {}
+    }
+    started
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -20,6 +20,7 @@ mod preview;
 mod refusals;
 mod search;
 mod secrets;
+mod simulate;
 mod stats;
 mod support;
 mod timers;

@@ -526,17 +526,25 @@ fn examples(markdown: &str) -> Vec<Example> {
 /// The document's operation for `method path`, matching `{param}` segments.
 fn operation_for<'a>(document: &'a Value, method: &str, path: &str) -> Option<&'a Value> {
     let segments: Vec<&str> = path.split('/').collect();
+    // A literal segment wins over a parameter, as the router's does: `/jobs/simulate` is its own
+    // route, not `/jobs/{jobId}`.
     document["paths"]
         .as_object()?
         .iter()
-        .find_map(|(template, item)| {
+        .filter_map(|(template, item)| {
             let parts: Vec<&str> = template.split('/').collect();
             let matches = parts.len() == segments.len()
                 && parts.iter().zip(&segments).all(|(p, s)| {
                     p == s || (p.starts_with('{') && p.ends_with('}') && !s.is_empty())
                 });
-            matches.then(|| item.get(method.to_lowercase())).flatten()
+            let literal = parts.iter().zip(&segments).filter(|(p, s)| p == s).count();
+            matches
+                .then(|| item.get(method.to_lowercase()))
+                .flatten()
+                .map(|operation| (literal, operation))
         })
+        .max_by_key(|(literal, _)| *literal)
+        .map(|(_, operation)| operation)
 }
 
 /// A validator for a schema of the document (`$ref`s resolve against the whole document).

@@ -105,6 +105,7 @@ pub(super) async fn run(command: JobCommand, context: &Context) -> Result<(), Cl
                 .await?;
             context.show(&answer, || views::occurrences(&answer, context.style))
         }
+        JobCommand::Simulate(args) => super::simulate::run(args, context).await,
         JobCommand::Describe(args) => {
             let answer = client
                 .call(Request::get(&["jobs", &args.job_id, "describe"]))

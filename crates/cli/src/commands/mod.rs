@@ -16,6 +16,7 @@ mod bulk;
 pub(crate) mod definition;
 mod execution;
 mod job;
+pub(crate) mod simulate;
 
 /// What every client command works with.
 pub(crate) struct Context {

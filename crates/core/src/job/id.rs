@@ -19,6 +19,7 @@ const MAX_LEN: usize = super::document::MAX_JOB_ID_CHARS;
 /// use sundial_core::job::JobId;
 /// assert_eq!(JobId::parse("20220125").unwrap().as_str(), "20220125");
 /// assert_eq!(JobId::parse("a~b").unwrap_err().path, "jobId");
+/// assert_eq!(JobId::parse("simulate").unwrap_err().path, "jobId");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct JobId(String);
@@ -26,6 +27,15 @@ pub struct JobId(String);
 impl JobId {
     /// Parses a job id; errors have the path `jobId`.
     pub fn parse(text: &str) -> Result<JobId, FieldError> {
+        if RESERVED.contains(&text) {
+            return Err(FieldError::new(
+                "jobId",
+                format!(
+                    "{} is reserved: POST /jobs/{text} is a route of its own",
+                    quote(text)
+                ),
+            ));
+        }
         if is_valid(text) {
             Ok(JobId(text.to_string()))
         } else {
@@ -54,6 +64,9 @@ pub(crate) fn is_id_text(text: &str, max: usize) -> bool {
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
 }
+
+/// Ids that are routes under `/jobs/` (`POST /jobs/simulate`), so no job can be reached by them.
+pub(crate) const RESERVED: [&str; 1] = ["simulate"];
 
 /// What [`is_id_text`] accepts, for messages.
 const ID_RULE: &str =

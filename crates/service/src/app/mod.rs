@@ -16,6 +16,7 @@ mod ledger;
 mod liveness;
 mod search;
 mod settings;
+mod simulate;
 mod stats;
 mod upcoming;
 mod views;
@@ -50,6 +51,7 @@ pub use search::SearchFilters;
 pub use settings::{
     DebugModeChange, DebugModeSetting, DEBUG_MODE_CACHE, DEBUG_MODE_HISTORY, DEBUG_MODE_SETTING,
 };
+pub use simulate::MAX_API_FIRES;
 pub use stats::{DaySuccess, FleetStats, JobStats, TOP_JOBS};
 /// What started a run, as search filters name it (`source=backfill`).
 pub use sundial_ports::store::SourceFilter;

@@ -10,7 +10,6 @@ use sundial_core::debug_mode::debug_mode_stops;
 use sundial_core::execution::{Execution, ExecutionState};
 use sundial_core::job::JobStatus;
 use sundial_core::job::OverlapPolicy;
-use sundial_core::ledger::RangeReason;
 use sundial_core::outcome::Outcome;
 use sundial_core::plan::{self, Admission, Missed, NotStarted};
 use sundial_core::retry;
@@ -203,20 +202,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
     ) -> Result<Step, EngineError> {
         let now = self.now();
         let mut after = job;
-        let state = &mut after.job.state;
-        state.missed_catchup_window += 1;
-        state
-            .waiting
-            .retain(|w| w.execution_id != loaded.execution.execution_id);
-        state
-            .pending_fires
-            .retain(|f| f.execution_id != loaded.execution.execution_id);
-        plan::record_not_run(
-            &mut after.job,
-            &loaded.execution.scheduled_by_id,
-            loaded.execution.scheduled_time,
-            RangeReason::Missed,
-        );
+        plan::take_missed(&mut after.job, &loaded.execution);
         after.job.updated_at = now;
         loaded.job_changed = true;
         loaded.clear_fallback = true;
@@ -282,15 +268,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         policy: OverlapPolicy,
     ) -> (StoredJob, Admission) {
         let mut after = job.clone();
-        let admission = plan::admit(&mut after.job, &loaded.execution.execution_id, policy);
-        if admission == Admission::Drop {
-            plan::record_not_run(
-                &mut after.job,
-                &loaded.execution.scheduled_by_id,
-                loaded.execution.scheduled_time,
-                RangeReason::Dropped,
-            );
-        }
+        let admission = plan::gate(&mut after.job, &loaded.execution, policy);
         loaded.job_changed = after.job != job.job;
         if loaded.job_changed {
             after.job.updated_at = self.now();
@@ -336,9 +314,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             .and_then(|stored| stored.job.state.paused_notes.clone());
         if let Some(after) = job.as_mut() {
             let before = after.job.state.clone();
-            let state = &mut after.job.state;
-            state.waiting.retain(|w| w.execution_id != id);
-            state.pending_fires.retain(|f| f.execution_id != id);
+            plan::leave_line(&mut after.job, &id);
             loaded.job_changed = after.job.state != before;
             if loaded.job_changed {
                 after.job.updated_at = self.now();
@@ -405,10 +381,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
     }
 
     pub(super) fn policy_of(&self, execution: &Execution, job: &StoredJob) -> OverlapPolicy {
-        execution
-            .run
-            .overlap
-            .unwrap_or_else(|| job.job.definition.overlap())
+        plan::policy_of(&job.job, execution)
     }
 
     /// Enters Processing for a new attempt (the first or a retry) starting at `now` (the present,

@@ -5,7 +5,6 @@
 use std::time::Duration as StdDuration;
 
 use chrono::{DateTime, Utc};
-use serde_json::{json, Value};
 use sundial_core::execution::{Execution, ExecutionState};
 use sundial_core::job::{Job, JobId};
 use sundial_core::plan;
@@ -13,7 +12,7 @@ use sundial_core::plan;
 use super::{transition_error, Step};
 use crate::app::{audit_record, AppError, ChangeBy, Entry};
 use crate::engine::{Engine, EngineError, Loaded, Released, Written, MAX_STEP_RETRIES};
-use crate::records::{decode_job, encode_job, job_wakeup_key, json_time, StoredJob};
+use crate::records::{decode_job, encode_job, job_wakeup_key, StoredJob};
 use sundial_core::settle::{self, AttemptEnd};
 use sundial_ports::events::EventPublisher;
 use sundial_ports::http::{HttpClient, DEFAULT_CALL_TIMEOUT};
@@ -292,36 +291,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
     /// What a finished execution changes on its job: its slot freed (returning the buffered runs
     /// that start in it), the last result or failure, and a pause on failure. Idempotent.
     pub(super) fn apply_final(&self, stored: &mut StoredJob, execution: &Execution) -> Vec<String> {
-        let id = &execution.execution_id;
-        let policy = self.policy_of(execution, stored);
-        let started = plan::release(&mut stored.job, id, policy);
-        let job_state = &mut stored.job.state;
-        match execution.state() {
-            ExecutionState::Succeeded => {
-                job_state.last_completion_result =
-                    Some(execution.result.clone().unwrap_or(Value::Null));
-                // docs/engine.md: a success clears the last failure.
-                job_state.last_failure = None;
-            }
-            // A run ended for good by its own failure; not one a user or a policy stopped.
-            state @ ExecutionState::Terminated if execution.error.is_some() => {
-                job_state.last_failure = Some(json!({
-                    "executionId": id,
-                    "error": execution.error,
-                    "finishedAt": execution.finished_at().map(json_time),
-                }));
-                if stored.job.definition.pause_on_failure() && stored.job.definition.active() {
-                    let note = format!(
-                        "paused on failure: execution {id} ended {} ({})",
-                        state,
-                        execution.error.as_deref().unwrap_or("no error code")
-                    );
-                    stored.job.pause(Some(note), self.now());
-                }
-            }
-            _ => {}
-        }
-        started
+        plan::finish_on_job(&mut stored.job, execution, self.now())
     }
 
     /// The audit entry of a pause on failure, when `apply_final` turned the job `before` into the
