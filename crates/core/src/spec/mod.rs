@@ -33,7 +33,7 @@ use chrono::{DateTime, Datelike, SecondsFormat, TimeZone, Utc};
 use chrono_tz::Tz;
 use serde_json::{json, Value};
 
-pub use business::{BusinessCalendar, CalendarSet, Observance, Roll, YearlyRule};
+pub use business::{calendar_names, BusinessCalendar, CalendarSet, Observance, Roll, YearlyRule};
 pub use dst::{DstGap, DstOverlap, DstPolicy};
 pub use recurrence::rrule_wall_times;
 
