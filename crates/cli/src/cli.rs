@@ -133,6 +133,9 @@ pub(crate) enum Command {
     /// Settings switched at run time: the debug mode
     #[command(subcommand)]
     Settings(SettingsCommand),
+    /// Named business calendars that schedules refer to (onlyOn, exclude, business days)
+    #[command(subcommand, arg_required_else_help = true)]
+    Calendar(crate::commands::calendar::CalendarCommand),
     /// Print a shell completion script
     #[command(
         after_help = "Example: sundial completions bash > ~/.local/share/bash-completion/completions/sundial"

@@ -993,6 +993,12 @@ impl DaySet {
         }
     }
 
+    fn calendar_name(&self) -> &str {
+        match self {
+            DaySet::Listed(c) | DaySet::Business(c) => &c.name,
+        }
+    }
+
     pub(crate) fn to_json(&self) -> Value {
         match self {
             DaySet::Listed(c) => json!(c.name),
@@ -1020,6 +1026,18 @@ impl DaySet {
 impl DayFilter {
     pub(crate) fn is_empty(&self) -> bool {
         self.only_on.is_empty() && self.exclude.is_empty()
+    }
+
+    /// The calendar and the rule (`exclude`, `onlyOn`) that keep the wall-clock day `d` from
+    /// firing, if any.
+    pub(crate) fn removed_by(&self, d: i64) -> Option<(String, &'static str)> {
+        if let Some(set) = self.exclude.iter().find(|s| s.contains(d)) {
+            return Some((set.calendar_name().to_owned(), "exclude"));
+        }
+        if !self.only_on.is_empty() && !self.only_on.iter().any(|s| s.contains(d)) {
+            return Some((self.only_on[0].calendar_name().to_owned(), "onlyOn"));
+        }
+        None
     }
 
     /// Whether the wall-clock day `d` (days since 1970-01-01) may fire.

@@ -138,6 +138,21 @@ pub struct GapTime {
     pub moved_to: Option<DateTime<Utc>>,
 }
 
+/// A time a schedule would have fired but for a named calendar ([`Schedule::calendar_removals`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CalendarRemoval {
+    /// The nominal time removed.
+    pub at: DateTime<Utc>,
+    /// The calendar whose days removed it (for `onlyOn`, the first entry's when none allowed it).
+    pub calendar: String,
+    /// How: `exclude` (the day is one the calendar's entry in `exclude` names) or `onlyOn` (no
+    /// entry of `onlyOn` allows the day).
+    pub rule: &'static str,
+}
+
+/// The most removals one call of [`Schedule::calendar_removals`] lists.
+pub const MAX_CALENDAR_REMOVALS: usize = 10_000;
+
 /// How many excluded candidates one query may step over before it gives up and reports no further
 /// fire time. Exclusions skip whole runs at a time, so only adversarial specs get near this.
 const MAX_EXCLUDED_STEPS: usize = 100_000;
@@ -339,6 +354,42 @@ impl Schedule {
             .tz
             .from_utc_datetime(&time.naive_utc())
             .to_rfc3339_opts(SecondsFormat::AutoSi, false)
+    }
+
+    /// The nominal times in `[from, to)` this schedule would have fired without its named
+    /// calendars' day filters (`onlyOn`, and calendar names in `exclude`) and that they removed,
+    /// each with the calendar that removed it, oldest first, at most [`MAX_CALENDAR_REMOVALS`]:
+    /// what the non-run ledger reports. Business-day rules choose days rather than remove them,
+    /// so they remove nothing here.
+    pub fn calendar_removals(
+        &self,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> Vec<CalendarRemoval> {
+        if self.days.is_empty() {
+            return Vec::new();
+        }
+        let mut unfiltered = self.clone();
+        unfiltered.days = Arc::new(business::DayFilter::default());
+        let mut removed = Vec::new();
+        let mut after = from.timestamp() - 1;
+        while removed.len() < MAX_CALENDAR_REMOVALS {
+            let Some(t) = unfiltered.next_nominal(after) else {
+                break;
+            };
+            if t >= to.timestamp() {
+                break;
+            }
+            after = t;
+            let wall = t + i64::from(self.zone.offset_at(t));
+            let day = wall.div_euclid(civil::DAY);
+            if let Some((calendar, rule)) = self.days.removed_by(day) {
+                if let Some(at) = DateTime::from_timestamp(t, 0) {
+                    removed.push(CalendarRemoval { at, calendar, rule });
+                }
+            }
+        }
+        removed
     }
 
     /// The wall-clock times of this schedule's calendars that DST gaps in `[from, to)` took away

@@ -9,6 +9,7 @@ mod audit;
 pub mod auth;
 mod backfill;
 mod bulk;
+mod calendars;
 mod executions;
 mod hooks;
 mod jobs;
@@ -42,6 +43,7 @@ pub use backfill::BackfillReport;
 pub use bulk::{
     BulkAction, BulkDone, BulkOutcome, BulkReport, BulkRequest, BulkSelection, MAX_BULK_JOBS,
 };
+pub use calendars::{CalendarPut, StoredCalendar};
 pub use hooks::EngineHooks;
 pub use jobs::{job_filter, DeclarationReport, UpdatePreview};
 pub use ledger::Occurrences;
