@@ -81,6 +81,11 @@ pub(super) struct CalendarBody {
     ranges: Option<Vec<DateRange>>,
     /// Yearly days, at most 10000.
     rules: Option<Vec<YearlyRule>>,
+    /// The text of an iCalendar (`.ics`) file: its all-day events are added as dates (ranges
+    /// when they span days), its simple yearly `RRULE`s (`FREQ=YEARLY`, with `BYMONTH` and
+    /// `BYMONTHDAY` or one `BYDAY` like `1MO`) as rules; `X-WR-TIMEZONE` and `X-WR-CALNAME` fill
+    /// `timeZone` and `description` when they are not given. Other events are refused, named.
+    ics: Option<String>,
 }
 
 /// A stored calendar.
@@ -189,7 +194,7 @@ pub(super) async fn get_calendar<S: Store>(
     responses(
         (status = 200, description = "Replaced; the jobs using it re-planned.", body = CalendarPutAnswer),
         (status = 201, description = "Created.", body = CalendarPutAnswer),
-        (status = 400, description = "The calendar is invalid: the message names the field (`rules[3]: nth: …`, `dates[0]: …`, `weekend: …`, `name` when it differs from the path), or the body is not JSON.", body = ErrorEnvelope),
+        (status = 400, description = "The calendar is invalid: the message names the field (`rules[3]: nth: …`, `dates[0]: …`, `weekend: …`, `ics: event 2 (\"Meeting\"): …`, `name` when it differs from the path), or the body is not JSON.", body = ErrorEnvelope),
         (status = 409, description = "Changed concurrently too many times, or the store holds the most calendars it keeps (1000).", body = ErrorEnvelope),
         (status = 503, description = "The store failed; retry.", body = ErrorEnvelope),
     )

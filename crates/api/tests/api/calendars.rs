@@ -158,6 +158,17 @@ async fn only_on_and_exclude_name_calendars_and_deleting_a_job_unlists_it() {
             "2024-03-14T09:00:00+00:00"
         ]
     );
+    // The ledger names the calendar for the time it removed, beside the nominal times.
+    let (status, ledger) = api
+        .get("/jobs/daily/occurrences?from=2024-03-11T00:00:00Z&to=2024-03-14T00:00:00Z")
+        .await;
+    assert_eq!(status, StatusCode::OK, "{ledger}");
+    assert_eq!(ledger["count"], json!(2), "nominal times only: {ledger}");
+    assert_eq!(
+        ledger["occurrences"][1],
+        json!({"time": "2024-03-12T09:00:00Z", "status": "calendar", "calendar": "london", "rule": "exclude"}),
+        "{ledger}"
+    );
     api.create(
         "busy",
         &job(
@@ -225,4 +236,41 @@ async fn a_bad_calendar_is_a_400_naming_the_field() {
     );
     assert_eq!(api.get("/calendars/nope").await.0, StatusCode::NOT_FOUND);
     assert_eq!(api.delete("/calendars/nope").await.0, StatusCode::NOT_FOUND);
+}
+
+/// The `ics` field: an iCalendar file's all-day events become the calendar's days.
+#[tokio::test]
+async fn an_ics_file_becomes_the_calendars_days() {
+    let api = Api::new();
+    let ics = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//test//EN\r\nX-WR-CALNAME:UK\r\n\
+X-WR-TIMEZONE:Europe/London\r\n\
+BEGIN:VEVENT\r\nUID:1\r\nDTSTART;VALUE=DATE:20241224\r\nSUMMARY:Christmas Eve\r\nEND:VEVENT\r\n\
+BEGIN:VEVENT\r\nUID:2\r\nDTSTART;VALUE=DATE:20241225\r\nRRULE:FREQ=YEARLY\r\nSUMMARY:Christmas Day\r\nEND:VEVENT\r\n\
+END:VCALENDAR\r\n";
+    let (status, put) = api
+        .put(
+            "/calendars/uk",
+            Some(&json!({"ics": ics, "weekend": "SAT,SUN"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{put}");
+    let calendar = &put["calendar"];
+    assert_eq!(calendar["dates"], json!(["2024-12-24"]));
+    assert_eq!(
+        calendar["rules"],
+        json!([{"month": 12, "day": 25, "comment": "Christmas Day"}])
+    );
+    assert_eq!(calendar["timeZone"], json!("Europe/London"));
+    assert_eq!(calendar["description"], json!("UK"));
+    let timed = ics.replace("DTSTART;VALUE=DATE:20241224", "DTSTART:20241224T090000Z");
+    assert_error(
+        &api.put("/calendars/uk", Some(&json!({"ics": timed}))).await,
+        400,
+        "ics: event 0 (\"Christmas Eve\"): DTSTART",
+    );
+    assert_error(
+        &api.put("/calendars/uk", Some(&json!({"ics": 5}))).await,
+        400,
+        "ics: expected the text",
+    );
 }

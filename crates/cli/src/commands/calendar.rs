@@ -11,14 +11,15 @@ use crate::error::CliError;
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum CalendarCommand {
-    /// Create or replace a calendar from a JSON or YAML file; the jobs that use it are re-planned
+    /// Create or replace a calendar from a JSON, YAML or iCalendar (.ics) file; the jobs that use
+    /// it are re-planned
     #[command(
-        after_help = "Example: sundial calendar put london -f london.yaml\n\nThe file is docs/spec.md §16.1's calendar: description, timeZone, weekend, dates, ranges, rules."
+        after_help = "Examples:\n  sundial calendar put london -f london.yaml\n  sundial calendar put uk -f uk-holidays.ics\n\nThe file is docs/spec.md §16.1's calendar: description, timeZone, weekend, dates, ranges, rules; an .ics file's all-day events become its dates, ranges and yearly rules."
     )]
     Put {
         /// The calendar's name
         name: String,
-        /// The calendar (JSON or YAML; `-` for stdin)
+        /// The calendar (JSON or YAML, `-` for stdin; or an .ics file of all-day events)
         #[arg(short = 'f', long = "file", value_name = "FILE")]
         file: PathBuf,
     },
@@ -39,7 +40,19 @@ pub(crate) enum CalendarCommand {
 pub(crate) async fn run(command: CalendarCommand, context: &Context) -> Result<(), CliError> {
     match command {
         CalendarCommand::Put { name, file } => {
-            let body = definition::read_document(&file)?;
+            let is_ics = file
+                .extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| e.eq_ignore_ascii_case("ics"));
+            let body = if is_ics {
+                // The server reads the iCalendar file (the body's `ics` field).
+                let text = std::fs::read_to_string(&file).map_err(|e| {
+                    CliError::usage(format!("{}: cannot read: {e}", file.display()))
+                })?;
+                serde_json::json!({ "ics": text })
+            } else {
+                definition::read_document(&file)?
+            };
             let answer = context
                 .client
                 .call(Request {

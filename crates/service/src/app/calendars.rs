@@ -75,6 +75,21 @@ impl StoredCalendar {
         }
     }
 
+    /// Its days off (listed days, weekends aside) from `from` for `days` days, each with the
+    /// comment of the rule that lists it when one does: what the console shows of a calendar.
+    pub fn days_off(
+        &self,
+        from: chrono::NaiveDate,
+        days: u32,
+    ) -> Result<Vec<chrono::NaiveDate>, AppError> {
+        let calendar = self.parsed()?;
+        Ok(from
+            .iter_days()
+            .take(days as usize)
+            .filter(|d| calendar.is_listed(*d))
+            .collect())
+    }
+
     fn parsed(&self) -> Result<BusinessCalendar, AppError> {
         BusinessCalendar::from_json(&self.calendar)
             .map_err(|e| AppError::corrupt(format!("stored calendar {} is unreadable", e.path), e))
@@ -117,6 +132,9 @@ impl<S: Store> App<S> {
         let Value::Object(map) = &mut body else {
             return Err(field_error("calendar", "expected a JSON object"));
         };
+        if let Some(ics) = map.remove("ics") {
+            merge_ics(map, &ics)?;
+        }
         match map.get("name") {
             None | Some(Value::Null) => {
                 map.insert("name".into(), json!(name));
@@ -445,6 +463,33 @@ impl<S: Store> App<S> {
             .map_err(audit_race)?;
         Ok(())
     }
+}
+
+/// Adds what the iCalendar text `ics` holds (docs/api.md "Calendars") to the calendar body `map`:
+/// its dates, ranges and yearly rules after those the body gives, and its zone and description
+/// where the body gives none.
+fn merge_ics(map: &mut Map<String, Value>, ics: &Value) -> Result<(), AppError> {
+    let text = ics
+        .as_str()
+        .ok_or_else(|| field_error("ics", "expected the text of an iCalendar (.ics) file"))?;
+    let imported = super::ics::import(text).map_err(|m| field_error("ics", m))?;
+    for (key, items) in [
+        ("dates", imported.dates),
+        ("ranges", imported.ranges),
+        ("rules", imported.rules),
+    ] {
+        match map.entry(key).or_insert_with(|| Value::Array(Vec::new())) {
+            Value::Array(list) => list.extend(items),
+            _ => return Err(field_error(key, "expected an array")),
+        }
+    }
+    if let Some(zone) = imported.zone {
+        map.entry("timeZone").or_insert(json!(zone));
+    }
+    if let Some(description) = imported.description {
+        map.entry("description").or_insert(json!(description));
+    }
+    Ok(())
 }
 
 fn names_of(set: &CalendarSet) -> Vec<String> {

@@ -12,6 +12,7 @@ mod bulk;
 mod calendars;
 mod executions;
 mod hooks;
+mod ics;
 mod jobs;
 mod ledger;
 mod liveness;
