@@ -198,7 +198,7 @@ async fn only_on_and_exclude_name_calendars_and_deleting_a_job_unlists_it() {
         body["resp_msg"]
             .as_str()
             .unwrap()
-            .starts_with("schedule.onlyOn[0]: unknown calendar \"paris\""),
+            .starts_with("schedule.onlyOn[0]: unknown calendar \"paris\"; known: london"),
         "{body}"
     );
 }

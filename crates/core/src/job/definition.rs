@@ -64,9 +64,6 @@ pub struct JobDefinition {
     lineage: Lineage,
     created_at: DateTime<Utc>,
     written: Value,
-    /// The named business calendars its `schedule` refers to, as they were when it was parsed
-    /// (docs/spec.md §16): the job's document keeps a copy, so a fire never reads a calendar.
-    calendars: CalendarSet,
 }
 
 /// Who the job is: its names, its owner and its labels.
@@ -197,9 +194,6 @@ impl JobDefinition {
             lineage,
             created_at,
             written: body.clone(),
-            calendars: calendars.only(&crate::spec::calendar_names(
-                body.get("schedule").unwrap_or(&Value::Null),
-            )),
         })
     }
 
@@ -232,9 +226,15 @@ impl JobDefinition {
         }
     }
 
-    /// The named business calendars its schedule refers to, as parsed (empty for most jobs).
-    pub fn calendars(&self) -> &CalendarSet {
-        &self.calendars
+    /// The named business calendars its schedule refers to, as they were when it was parsed
+    /// (docs/spec.md §16; empty for most jobs): the job's document keeps a copy, so a fire never
+    /// reads a calendar. Taken from the schedule, which holds them, so a definition is no larger
+    /// for them.
+    pub fn calendars(&self) -> CalendarSet {
+        match &self.timing.when {
+            When::Scheduled(schedule) => schedule.business_calendars(),
+            When::TriggeredOnly => CalendarSet::new(),
+        }
     }
 
     /// The job's id.

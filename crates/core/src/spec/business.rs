@@ -994,8 +994,12 @@ impl DaySet {
     }
 
     fn calendar_name(&self) -> &str {
+        &self.calendar().name
+    }
+
+    pub(crate) fn calendar(&self) -> &Arc<BusinessCalendar> {
         match self {
-            DaySet::Listed(c) | DaySet::Business(c) => &c.name,
+            DaySet::Listed(c) | DaySet::Business(c) => c,
         }
     }
 

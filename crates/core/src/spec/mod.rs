@@ -356,6 +356,23 @@ impl Schedule {
             .to_rfc3339_opts(SecondsFormat::AutoSi, false)
     }
 
+    /// The named business calendars it uses (`onlyOn`, calendar names in `exclude`, business-day
+    /// rules), as it was parsed with them.
+    pub fn business_calendars(&self) -> CalendarSet {
+        let mut set = CalendarSet::new();
+        for calendar in self
+            .calendars
+            .iter()
+            .filter_map(Calendar::business_calendar)
+        {
+            set.insert_shared(Arc::clone(calendar));
+        }
+        for day_set in self.days.only_on.iter().chain(&self.days.exclude) {
+            set.insert_shared(Arc::clone(day_set.calendar()));
+        }
+        set
+    }
+
     /// The nominal times in `[from, to)` this schedule would have fired without its named
     /// calendars' day filters (`onlyOn`, and calendar names in `exclude`) and that they removed,
     /// each with the calendar that removed it, oldest first, at most [`MAX_CALENDAR_REMOVALS`]:

@@ -75,8 +75,8 @@ impl StoredCalendar {
         }
     }
 
-    /// Its days off (listed days, weekends aside) from `from` for `days` days, each with the
-    /// comment of the rule that lists it when one does: what the console shows of a calendar.
+    /// Its days off (listed days, weekends aside) from `from` for `days` days: what the console
+    /// shows of a calendar.
     pub fn days_off(
         &self,
         from: chrono::NaiveDate,
@@ -301,8 +301,17 @@ impl<S: Store> App<S> {
         let Some(schedule) = body.get("schedule") else {
             return Ok(set);
         };
+        let mut missing = false;
         for name in calendar_names(schedule) {
-            if let Some(record) = self.store.get_calendar(&name).await? {
+            match self.store.get_calendar(&name).await? {
+                Some(record) => set.insert(StoredCalendar::from_record(&record).parsed()?),
+                None => missing = true,
+            }
+        }
+        if missing {
+            // The parse fails naming the field and the calendar; with every calendar in the set
+            // its message also lists the names there are (`; known: london`).
+            for record in self.store.list_calendars().await? {
                 set.insert(StoredCalendar::from_record(&record).parsed()?);
             }
         }
@@ -392,7 +401,7 @@ impl<S: Store> App<S> {
                     None,
                     &job_id,
                     |stored| {
-                        let mut set = stored.job.definition.calendars().clone();
+                        let mut set = stored.job.definition.calendars();
                         set.insert_shared(Arc::clone(calendar));
                         let definition = JobDefinition::parse_with(
                             &job_id,

@@ -166,7 +166,7 @@ impl<S: Store> App<S> {
         };
         let record = encode_job(&job, 1, service);
         let entry = audit_record(by, job_id, now, Entry::new("create", Some(&job), 1));
-        self.list_calendar_users(job_id, job.definition.calendars())
+        self.list_calendar_users(job_id, &job.definition.calendars())
             .await?;
         match self
             .store
@@ -325,7 +325,7 @@ impl<S: Store> App<S> {
                         &calendars,
                     )?;
                     self.check_platform_limits(&definition)?;
-                    let before = stored.job.definition.calendars().clone();
+                    let before = stored.job.definition.calendars();
                     // The body is the whole job (docs/api.md): its `active` decides.
                     stored.job.apply_definition(definition);
                     Ok(before)
@@ -337,7 +337,7 @@ impl<S: Store> App<S> {
                 },
             )
             .await?;
-        self.unlist_calendar_user(job_id, &before, Some(stored.job.definition.calendars()))
+        self.unlist_calendar_user(job_id, &before, Some(&stored.job.definition.calendars()))
             .await?;
         self.plan_now(&stored.job).await;
         self.mark_parent(&stored.job).await?;
@@ -442,7 +442,7 @@ impl<S: Store> App<S> {
                 .map_err(audit_race)
             {
                 Ok(()) => {
-                    self.unlist_calendar_user(&id, stored.job.definition.calendars(), None)
+                    self.unlist_calendar_user(&id, &stored.job.definition.calendars(), None)
                         .await?;
                     return Ok(true);
                 }
@@ -552,7 +552,7 @@ impl<S: Store> App<S> {
                 None,
                 job_id,
                 |stored| {
-                    before_calendars = stored.job.definition.calendars().clone();
+                    before_calendars = stored.job.definition.calendars();
                     let plan = plan_reconcile(
                         stored.job.state.declaration.as_ref(),
                         declared,
@@ -605,7 +605,7 @@ impl<S: Store> App<S> {
         self.unlist_calendar_user(
             job_id,
             &before_calendars,
-            Some(stored.job.definition.calendars()),
+            Some(&stored.job.definition.calendars()),
         )
         .await?;
         if fields.is_some() {
