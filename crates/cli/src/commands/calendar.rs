@@ -1,41 +1,11 @@
 //! `sundial calendar put|get|list|delete`: named business calendars (docs/cli.md "Calendars").
 
-use std::path::PathBuf;
-
-use clap::Subcommand;
 use serde_json::Value;
 
 use super::{definition, Context};
+use crate::cli::CalendarCommand;
 use crate::client::Request;
 use crate::error::CliError;
-
-#[derive(Debug, Subcommand)]
-pub(crate) enum CalendarCommand {
-    /// Create or replace a calendar from a JSON, YAML or iCalendar (.ics) file; the jobs that use
-    /// it are re-planned
-    #[command(
-        after_help = "Examples:\n  sundial calendar put london -f london.yaml\n  sundial calendar put uk -f uk-holidays.ics\n\nThe file is docs/spec.md §16.1's calendar: description, timeZone, weekend, dates, ranges, rules; an .ics file's all-day events become its dates, ranges and yearly rules."
-    )]
-    Put {
-        /// The calendar's name
-        name: String,
-        /// The calendar (JSON or YAML, `-` for stdin; or an .ics file of all-day events)
-        #[arg(short = 'f', long = "file", value_name = "FILE")]
-        file: PathBuf,
-    },
-    /// Show a calendar and the jobs that use it
-    Get {
-        /// The calendar's name
-        name: String,
-    },
-    /// List the calendars
-    List,
-    /// Delete a calendar (refused while jobs use it)
-    Delete {
-        /// The calendar's name
-        name: String,
-    },
-}
 
 pub(crate) async fn run(command: CalendarCommand, context: &Context) -> Result<(), CliError> {
     match command {
