@@ -42,11 +42,12 @@ pub(super) struct Occurrence {
     /// catch-up window or left out by the catch-up policy, `paused` (`notes` of the pause in
     /// force), `debugMode` (due while debug mode stopped automatic runs), `dstGap` (at a DST
     /// gap's transition: `wallTime`s of the schedule that did not exist, and what `policy` did
-    /// with them), `beforeCreated`,
+    /// with them), `calendar` (a named calendar removed the time: `calendar`, and `rule`
+    /// `exclude` or `onlyOn`), `beforeCreated`,
     /// `ended` (remainingActions spent, or the job deleted), `notYet` (after now, or not planned
     /// yet), `noRecord` (nothing stored: its run was removed by retention).
     #[schema(
-        pattern = "^(ran|skipped|dropped|missed|paused|debugMode|dstGap|beforeCreated|ended|notYet|noRecord)$"
+        pattern = "^(ran|skipped|dropped|missed|paused|debugMode|dstGap|calendar|beforeCreated|ended|notYet|noRecord)$"
     )]
     pub status: &'static str,
     /// The run of this time (`ran`, `skipped`; `dropped` and `missed` when it reached the gate).
@@ -81,6 +82,13 @@ pub(super) struct Occurrence {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(format = DateTime)]
     pub moved_to: Option<String>,
+    /// The calendar that removed the time (`calendar`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub calendar: Option<String>,
+    /// How it removed it (`calendar`): `exclude` or `onlyOn`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(pattern = "^(exclude|onlyOn)$")]
+    pub rule: Option<&'static str>,
 }
 
 /// A range of consecutive nominal times that did not run for one reason.
@@ -157,6 +165,8 @@ fn occurrence(time: DateTime<Utc>, fate: Fate) -> Occurrence {
         count: None,
         policy: None,
         moved_to: None,
+        calendar: None,
+        rule: None,
     };
     match fate {
         Fate::Ran {
@@ -185,6 +195,10 @@ fn occurrence(time: DateTime<Utc>, fate: Fate) -> Occurrence {
             o.count = Some(gap.count);
             o.policy = Some(gap.policy);
             o.moved_to = gap.moved_to.map(json_time);
+        }
+        Fate::Calendar { calendar, rule } => {
+            o.calendar = Some(calendar);
+            o.rule = Some(rule);
         }
         Fate::NotYetCreated | Fate::Ended | Fate::DebugMode | Fate::Ahead | Fate::NoRecord => {}
     }
@@ -240,7 +254,7 @@ pub(super) async fn job_occurrences<S: Store>(
         count: ledger
             .entries
             .iter()
-            .filter(|(_, fate)| !matches!(fate, Fate::DstGap(_)))
+            .filter(|(_, fate)| !matches!(fate, Fate::DstGap(_) | Fate::Calendar { .. }))
             .count(),
         occurrences: ledger
             .entries

@@ -14,6 +14,7 @@
 
 pub mod auth;
 mod bulk;
+mod calendars;
 mod error;
 mod executions;
 mod extract;
@@ -127,6 +128,11 @@ api_routes! {
         job_centre::child_logs,
         job_centre::child_logs_by_execution,
         job_centre::destroy_by_parent,
+        calendars::list_calendars,
+        calendars::get_calendar,
+        calendars::put_calendar,
+        calendars::delete_calendar,
+        calendars::calendar_history,
     ],
     stateless: [
         openapi::openapi_json,

@@ -46,6 +46,7 @@ use super::{ApiError, Operations};
         (name = "executions", description = "Executions: trigger, backfill, describe, list, read, cancel, terminate, async feedback."),
         (name = "job-centre", description = "The job-scheduling centre's own routes (docs/api.md): `/main/…` and `DELETE /job/{jobId}`."),
         (name = "operations", description = "Health, stats, spec preview."),
+        (name = "calendars", description = "Named business calendars that schedules refer to (`onlyOn`, `exclude`, business-day rules); changing one re-plans the jobs that use it."),
         (name = "documents", description = "This document and its reference page."),
     ),
     components(schemas(ErrorEnvelope, JobSortName)),

@@ -133,6 +133,9 @@ pub(crate) enum Command {
     /// Settings switched at run time: the debug mode
     #[command(subcommand)]
     Settings(SettingsCommand),
+    /// Named business calendars that schedules refer to (onlyOn, exclude, business days)
+    #[command(subcommand, arg_required_else_help = true)]
+    Calendar(CalendarCommand),
     /// Print a shell completion script
     #[command(
         after_help = "Example: sundial completions bash > ~/.local/share/bash-completion/completions/sundial"
@@ -813,4 +816,33 @@ mod tests {
     fn the_command_line_is_consistent() {
         Cli::command().debug_assert();
     }
+}
+
+/// `sundial calendar …` (docs/cli.md, "Calendars").
+#[derive(Debug, Subcommand)]
+pub(crate) enum CalendarCommand {
+    /// Create or replace a calendar from a JSON, YAML or iCalendar (.ics) file; the jobs that use
+    /// it are re-planned
+    #[command(
+        after_help = "Examples:\n  sundial calendar put london -f london.yaml\n  sundial calendar put uk -f uk-holidays.ics\n\nThe file is docs/spec.md §16.1's calendar: description, timeZone, weekend, dates, ranges, rules; an .ics file's all-day events become its dates, ranges and yearly rules."
+    )]
+    Put {
+        /// The calendar's name
+        name: String,
+        /// The calendar (JSON or YAML, `-` for stdin; or an .ics file of all-day events)
+        #[arg(short = 'f', long = "file", value_name = "FILE")]
+        file: PathBuf,
+    },
+    /// Show a calendar and the jobs that use it
+    Get {
+        /// The calendar's name
+        name: String,
+    },
+    /// List the calendars
+    List,
+    /// Delete a calendar (refused while jobs use it)
+    Delete {
+        /// The calendar's name
+        name: String,
+    },
 }

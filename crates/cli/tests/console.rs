@@ -1609,4 +1609,84 @@ fn console_create_and_edit_pages_simulate_the_job() {
     let history = server.call("GET", "/jobs/nightly/history", None).body;
     assert_eq!(history["entries"].as_array().unwrap().len(), 1, "{history}");
     browser.check_accessibility(axe.as_deref(), "the edit page's simulation");
+
+/// Issue 27 item 2: the Calendars page, linked from the navigation, lists the stored calendars;
+/// a calendar's page shows its days off in the coming year and the jobs that use it, linked.
+#[test]
+fn console_calendars_show_days_off_and_the_jobs_using_them() {
+    let Some(browser) = browser() else { return };
+    let axe = axe_source();
+    let dir = TempDir::new("console-calendars");
+    let server = start(&dir, &[], &[]);
+    let base = format!("http://{}", server.addr);
+    let london = json!({
+        "description": "England and Wales bank holidays", "timeZone": "Europe/London",
+        "rules": [
+            {"month": 1, "day": 1, "observed": "nextWeekday", "comment": "New Year's Day"},
+            {"easter": -2, "comment": "Good Friday"},
+            {"easter": 1, "comment": "Easter Monday"},
+            {"month": 5, "weekday": "MON", "nth": 1},
+            {"month": 5, "weekday": "MON", "nth": -1},
+            {"month": 8, "weekday": "MON", "nth": -1},
+            {"month": 12, "day": 25, "observed": "nextWeekday"},
+            {"month": 12, "day": 26, "observed": "nextWeekday"}]
+    });
+    let put = server.call("PUT", "/calendars/london", Some(&london));
+    assert_eq!(put.status, 201, "{:?}", put.body);
+    create(
+        &server,
+        &[],
+        "payroll",
+        json!({"jobName": "payroll", "request": [{"method": "POST", "url": "http://127.0.0.1:9/pay"}],
+               "schedule": {"calendars": [{"businessDay": -1, "calendar": "london", "hour": "18"}],
+                            "timeZone": "Europe/London"}}),
+    );
+
+    browser.go(&format!("{base}/"));
+    browser.click_and_load("header nav a[href='/ui/calendars']");
+    assert!(
+        browser.url().ends_with("/ui/calendars"),
+        "{}",
+        browser.url()
+    );
+    assert_eq!(browser.count("table.calendars tbody tr"), 1);
+    browser.check_accessibility(axe.as_deref(), "the calendars page");
+    browser.click_and_load("table.calendars tbody a[href='/ui/calendars/london']");
+    // Eight yearly holidays fall in any coming year.
+    let days = browser.count("ul.days-off li");
+    assert!(
+        (8..=9).contains(&days),
+        "{days} days off: {}",
+        browser.text()
+    );
+    let dates = browser.script(
+        "return [...document.querySelectorAll('ul.days-off time')].map(t => t.getAttribute('datetime'))",
+    );
+    let dates: Vec<&str> = dates
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    let mut sorted = dates.clone();
+    sorted.sort_unstable();
+    assert_eq!(dates, sorted, "in date order");
+    assert!(
+        dates
+            .iter()
+            .any(|d| d.ends_with("-12-25") || d.ends_with("-12-27") || d.ends_with("-12-28")),
+        "Christmas or its substitute: {dates:?}"
+    );
+    assert_eq!(
+        browser.count("ul.calendar-jobs a[href='/ui/jobs/payroll']"),
+        1
+    );
+    browser.screenshot_whole("calendar");
+    browser.check_accessibility(axe.as_deref(), "a calendar's page");
+    browser.click_and_load("ul.calendar-jobs a");
+    assert!(
+        browser.url().ends_with("/ui/jobs/payroll"),
+        "{}",
+        browser.url()
+    );
 }

@@ -121,6 +121,7 @@ fn status_words(fate: &Fate) -> &'static str {
         Fate::Paused { .. } => "paused",
         Fate::DebugMode => "debug mode",
         Fate::DstGap(_) => "DST gap",
+        Fate::Calendar { .. } => "calendar",
         Fate::Ahead => "not yet",
         Fate::NoRecord => "no record",
     }
@@ -212,6 +213,11 @@ pub(crate) fn explanation(
                     None => { "not run" }
                 }
                 " (dst.gap " code { (gap.policy) } ")"
+            }
+            Fate::Calendar { calendar, rule } => {
+                "removed by calendar "
+                a href={ "/ui/calendars/" (seg(calendar)) } { (calendar) }
+                @if *rule == "onlyOn" { " (not one of its " code { "onlyOn" } " days)" } @else { " (" code { "exclude" } ")" }
             }
             Fate::NotYetCreated => {
                 "the job did not exist yet"

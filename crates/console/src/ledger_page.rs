@@ -233,7 +233,7 @@ impl Render for Counts<'_> {
         let entries = &shown.ledger.entries;
         let times = entries
             .iter()
-            .filter(|(_, f)| !matches!(f, Fate::DstGap(_)))
+            .filter(|(_, f)| !matches!(f, Fate::DstGap(_) | Fate::Calendar { .. }))
             .count();
         html! {
             p { (times) " nominal times from " (page.when(shown.from)) " to " (page.when(shown.to)) }

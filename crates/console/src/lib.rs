@@ -51,6 +51,7 @@
 mod auth;
 mod backfill;
 mod bulk;
+mod calendars_page;
 mod chart;
 mod create;
 mod edit;
@@ -146,6 +147,8 @@ pub fn router<S: Store>(app: Arc<App<S>>, config: ConsoleConfig) -> Router {
         .route("/ui/specs/preview", preview)
         .route("/ui/upcoming", get(upcoming::upcoming::<S>))
         .route("/ui/dashboard", get(stats::dashboard::<S>))
+        .route("/ui/calendars", get(calendars_page::calendars::<S>))
+        .route("/ui/calendars/{name}", get(calendars_page::calendar::<S>))
         .route("/ui/jobs/{job_id}", get(pages::job::<S>))
         .route(
             "/ui/jobs/{job_id}/occurrences",

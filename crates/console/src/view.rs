@@ -34,6 +34,7 @@ pub(crate) fn layout(title: &str, session: Option<&Session>, content: Markup) ->
                         a href="/ui/executions" { "Executions" }
                         a href="/ui/upcoming" { "Upcoming" }
                         a href="/ui/dashboard" { "Dashboard" }
+                        a href="/ui/calendars" { "Calendars" }
                     }
                     @if let Some(session) = session {
                         @if session.signed_in {

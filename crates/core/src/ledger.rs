@@ -249,6 +249,14 @@ pub enum Fate {
     /// A DST gap took wall-clock times of the schedule (listed at the gap's transition, beside
     /// the nominal times): which, and what its `dst.gap` policy did with them.
     DstGap(GapTime),
+    /// A named calendar removed the time (listed beside the nominal times, which it never
+    /// became): which calendar, and how (`exclude` or `onlyOn`).
+    Calendar {
+        /// The calendar's name.
+        calendar: String,
+        /// `exclude` or `onlyOn`.
+        rule: &'static str,
+    },
     /// Still ahead of `now`, or not planned yet.
     Ahead,
     /// Nothing is stored about it.
@@ -268,6 +276,7 @@ impl Fate {
             Fate::Paused { .. } => "paused",
             Fate::DebugMode => "debugMode",
             Fate::DstGap(_) => "dstGap",
+            Fate::Calendar { .. } => "calendar",
             Fate::Ahead => "notYet",
             Fate::NoRecord => "noRecord",
         }
@@ -368,6 +377,34 @@ pub fn gap_entries(
                     .into_iter()
                     .map(|gap| (gap.at, Fate::DstGap(gap))),
             );
+        }
+    }
+    entries
+}
+
+/// The times in `[from, to)` that the named calendars of the schedules in force (`versions` as
+/// for [`nominal_times`]) removed, as entries naming the calendar
+/// ([`crate::spec::Schedule::calendar_removals`]); merge them with [`with_gaps`].
+pub fn calendar_entries(
+    versions: &[(DateTime<Utc>, Option<&Schedule>)],
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> Vec<(DateTime<Utc>, Fate)> {
+    let mut entries = Vec::new();
+    for (i, (since, schedule)) in versions.iter().enumerate() {
+        let Some(schedule) = schedule else { continue };
+        let start = if i == 0 { from } else { from.max(*since) };
+        let end = versions.get(i + 1).map_or(to, |(next, _)| to.min(*next));
+        if start < end {
+            entries.extend(schedule.calendar_removals(start, end).into_iter().map(|r| {
+                (
+                    r.at,
+                    Fate::Calendar {
+                        calendar: r.calendar,
+                        rule: r.rule,
+                    },
+                )
+            }));
         }
     }
     entries

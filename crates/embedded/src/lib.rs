@@ -39,6 +39,7 @@
 //! ```
 
 mod audit;
+mod calendars;
 mod checkpoint;
 mod codec;
 mod labels;
@@ -60,11 +61,11 @@ use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OpenFlags};
 use sundial_ports::clock::Clock;
 use sundial_ports::store::{
-    check_batch, AuditCleanReport, AuditQuery, AuditRecord, AuditStore, CleanReport,
-    ExecutionQuery, ExecutionRecord, ExecutionStore, FleetHourRecord, JobFilter, JobOrder,
-    JobRecord, JobStore, ManyRead, Page, PageRequest, RollupRecord, RollupStore, SettingRecord,
-    SettingStore, StateRead, Store, StoreError, StoreStats, WakeUp, WakeUpIndex, Write,
-    WriteAllError,
+    check_batch, AuditCleanReport, AuditQuery, AuditRecord, AuditStore, CalendarRecord,
+    CalendarStore, CleanReport, ExecutionQuery, ExecutionRecord, ExecutionStore, FleetHourRecord,
+    JobFilter, JobOrder, JobRecord, JobStore, ManyRead, Page, PageRequest, RollupRecord,
+    RollupStore, SettingRecord, SettingStore, StateRead, Store, StoreError, StoreStats, WakeUp,
+    WakeUpIndex, Write, WriteAllError,
 };
 
 use crate::codec::{db, ExecutionRow, JobRow};
@@ -397,6 +398,49 @@ impl SettingStore for SqliteStore {
     async fn put_setting(&self, setting: &SettingRecord) -> Result<(), StoreError> {
         let setting = setting.clone();
         self.run(move |conn| settings::put(conn, &setting)).await
+    }
+}
+
+impl CalendarStore for SqliteStore {
+    async fn get_calendar(&self, name: &str) -> Result<Option<CalendarRecord>, StoreError> {
+        let name = name.to_owned();
+        self.read(move |conn| calendars::get(conn, &name)).await
+    }
+
+    async fn list_calendars(&self) -> Result<Vec<CalendarRecord>, StoreError> {
+        self.read(calendars::list).await
+    }
+
+    async fn put_calendar(&self, calendar: &CalendarRecord) -> Result<(), StoreError> {
+        let calendar = calendar.clone();
+        self.run(move |conn| calendars::put(conn, &calendar)).await
+    }
+
+    async fn delete_calendar(&self, name: &str, version: u64) -> Result<(), StoreError> {
+        let name = name.to_owned();
+        self.run(move |conn| calendars::delete(conn, &name, version))
+            .await
+    }
+
+    async fn add_calendar_users(&self, job_id: &str, names: &[String]) -> Result<(), StoreError> {
+        let (job_id, names) = (job_id.to_owned(), names.to_vec());
+        self.run(move |conn| calendars::add_users(conn, &job_id, &names))
+            .await
+    }
+
+    async fn remove_calendar_users(
+        &self,
+        job_id: &str,
+        names: &[String],
+    ) -> Result<(), StoreError> {
+        let (job_id, names) = (job_id.to_owned(), names.to_vec());
+        self.run(move |conn| calendars::remove_users(conn, &job_id, &names))
+            .await
+    }
+
+    async fn calendar_users(&self, name: &str) -> Result<Vec<String>, StoreError> {
+        let name = name.to_owned();
+        self.read(move |conn| calendars::users(conn, &name)).await
     }
 }
 

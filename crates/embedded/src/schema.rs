@@ -224,6 +224,21 @@ const MIGRATIONS: &[&str] = &[
         value      TEXT    NOT NULL
     );
     ",
+    // 10: named business calendars (`CalendarStore`), one versioned JSON document per name, and
+    // the index of the jobs using each (a calendar's change re-plans them; docs/engine.md).
+    "
+    CREATE TABLE IF NOT EXISTS calendars (
+        name       TEXT    NOT NULL PRIMARY KEY,
+        version    INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        document   TEXT    NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS calendar_users (
+        calendar TEXT NOT NULL,
+        job_id   TEXT NOT NULL,
+        PRIMARY KEY (calendar, job_id)
+    ) WITHOUT ROWID;
+    ",
 ];
 
 /// The schema version this build writes.

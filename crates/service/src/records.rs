@@ -2,10 +2,14 @@
 //! and the JSON form of times. The use cases ([`crate::app`]) and the engine ([`crate::engine`])
 //! both read and write records through this one module.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sundial_core::execution::{Execution, ExecutionState};
 use sundial_core::job::{FieldError, Job, JobId};
+use sundial_core::spec::BusinessCalendar;
 use sundial_core::stats::{hour_of, NotRun, Rollup};
 
 use sundial_ports::cause::Cause;
@@ -77,9 +81,12 @@ pub(crate) fn decode_job(record: &JobRecord) -> Result<StoredJob, RecordError> {
         source: Cause::new(e),
     };
     let job_id = JobId::parse(&record.job_id).map_err(unreadable)?;
-    let job = Job::from_document(
+    let calendars =
+        Job::document_calendars(&record.document, cached_calendar).map_err(unreadable)?;
+    let job = Job::from_parts(
         &job_id,
         &record.document,
+        &calendars,
         record.created_at,
         record.updated_at,
     )
@@ -89,6 +96,30 @@ pub(crate) fn decode_job(record: &JobRecord) -> Result<StoredJob, RecordError> {
         version: record.version,
         service: record.service.clone(),
     })
+}
+
+/// How many parsed calendars a process keeps ([`cached_calendar`]).
+const CALENDAR_CACHE: usize = 256;
+
+/// A calendar copy of a job document, parsed once per process: the cache holds each distinct
+/// copy (its JSON text is the key, so a changed calendar is a new entry), up to
+/// [`CALENDAR_CACHE`] of them, then starts again. Decoding a job that names a calendar therefore
+/// neither reads the store nor resolves the calendar's days again (docs/engine.md, "Calendars").
+pub(crate) fn cached_calendar(value: &Value) -> Result<Arc<BusinessCalendar>, FieldError> {
+    static CACHE: OnceLock<Mutex<HashMap<String, Arc<BusinessCalendar>>>> = OnceLock::new();
+    let key = value.to_string();
+    let cache = CACHE.get_or_init(Mutex::default);
+    if let Some(found) = cache.lock().ok().and_then(|c| c.get(&key).cloned()) {
+        return Ok(found);
+    }
+    let parsed = Arc::new(BusinessCalendar::from_json(value).map_err(|e| e.under("calendars"))?);
+    if let Ok(mut cache) = cache.lock() {
+        if cache.len() >= CALENDAR_CACHE {
+            cache.clear();
+        }
+        cache.insert(key, Arc::clone(&parsed));
+    }
+    Ok(parsed)
 }
 
 /// The wake-up index key of an execution's next step.

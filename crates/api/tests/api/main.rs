@@ -6,6 +6,7 @@
 
 mod arbitrary_json;
 mod bulk;
+mod calendars;
 mod errors;
 mod executions;
 mod history;

@@ -12,6 +12,8 @@
 //! | wake-up   | `{ns}W#{key}`   | `W`  | —                           | —                                   | `{ns}T{shard}` / due ms |
 //! | label     | `{ns}J#{jobId}` | `L#{key}` | `{ns}JL#{key}={value}` / jobId | —                             | —                 |
 //! | setting   | `{ns}S#{name}`  | `S`  | —                           | —                                   | —                 |
+//! | calendar  | `{ns}C#{name}`  | `C`  | `{ns}CALS` / name           | —                                   | —                 |
+//! | calendar user | `{ns}C#{name}` | `U#{jobId}` | —                  | —                                   | —                 |
 //!
 //! Label items (one per label of a job, see [`super::labels`]) share `gsi1` with jobs and
 //! executions: a label's jobs are one partition, in id order.
@@ -57,6 +59,10 @@ pub const EXECUTION_SK: &str = "E";
 pub const WAKEUP_SK: &str = "W";
 /// Sort key of settings.
 pub const SETTING_SK: &str = "S";
+/// Sort key of calendars.
+pub const CALENDAR_SK: &str = "C";
+/// Sort keys of a calendar's user items (one per job using it) start with this, then the job id.
+pub const CALENDAR_USER_SK_PREFIX: &str = "U#";
 /// Sort keys of label items start with this, then the label key.
 pub const LABEL_SK_PREFIX: &str = "L#";
 
@@ -104,6 +110,29 @@ impl Keys {
     /// The primary key of the setting `name` ([`sundial_ports::store::SettingStore`]).
     pub fn setting(&self, name: &str) -> Item {
         primary(format!("{}S#{name}", self.ns), SETTING_SK)
+    }
+
+    /// The `pk` of the calendar `name`'s item collection: the calendar and its user items.
+    pub fn calendar_pk(&self, name: &str) -> String {
+        format!("{}C#{name}", self.ns)
+    }
+
+    /// The primary key of the calendar `name` ([`sundial_ports::store::CalendarStore`]).
+    pub fn calendar(&self, name: &str) -> Item {
+        primary(self.calendar_pk(name), CALENDAR_SK)
+    }
+
+    /// The primary key of the item saying job `job_id` uses the calendar `name`.
+    pub fn calendar_user(&self, name: &str, job_id: &str) -> Item {
+        primary(
+            self.calendar_pk(name),
+            &format!("{CALENDAR_USER_SK_PREFIX}{job_id}"),
+        )
+    }
+
+    /// The `gsi1pk` under which every calendar is listed.
+    pub fn all_calendars(&self) -> String {
+        format!("{}CALS", self.ns)
     }
 
     /// The primary key of job `job_id`'s index item for label `key`.

@@ -12,6 +12,7 @@
 //! DynamoDB deletes expired items only eventually, so every read treats an expired item as gone.
 
 pub mod audit;
+mod calendars;
 mod cancellation;
 pub mod item;
 pub mod keys;

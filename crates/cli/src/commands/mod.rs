@@ -13,6 +13,7 @@ use crate::error::{Class, CliError};
 use crate::output::{self, views, Format, Style};
 
 mod bulk;
+pub(crate) mod calendar;
 pub(crate) mod definition;
 mod execution;
 mod job;
@@ -60,6 +61,7 @@ pub(crate) async fn run(command: Command, context: &Context) -> Result<(), CliEr
     match command {
         Command::Job(command) => job::run(command, context).await,
         Command::Bulk(args) => bulk::run(args, context).await,
+        Command::Calendar(command) => calendar::run(command, context).await,
         Command::Execution(command) => execution::run(command, context).await,
         Command::Timers(crate::cli::TimersCommand::Sync { service, file }) => {
             let list = definition::read_document(&file)?;

@@ -20,7 +20,7 @@ use super::{
     Action, FieldError, HttpTemplate, JobId, Labels, NotificationRule, RequestStep, Target,
 };
 use crate::duration::Duration;
-use crate::spec::Schedule;
+use crate::spec::{CalendarSet, Schedule};
 use crate::timer::{compile_timer, TimerPlan};
 
 /// Default `checkRateSeconds`.
@@ -137,6 +137,18 @@ impl JobDefinition {
         body: &Value,
         created_at: DateTime<Utc>,
     ) -> Result<JobDefinition, FieldError> {
+        JobDefinition::parse_with(job_id, body, created_at, &CalendarSet::new())
+    }
+
+    /// [`JobDefinition::parse`], resolving the calendar names of `schedule` (`onlyOn`, `exclude`,
+    /// business-day rules) in `calendars`; a name it does not hold is an error naming the field
+    /// and the calendar. The definition keeps the calendars it names ([`JobDefinition::calendars`]).
+    pub fn parse_with(
+        job_id: &JobId,
+        body: &Value,
+        created_at: DateTime<Utc>,
+        calendars: &CalendarSet,
+    ) -> Result<JobDefinition, FieldError> {
         let obj = Obj::new(body, "", &super::document::FIELD_NAMES)?;
 
         if let Some(written_id) = obj.get("jobId") {
@@ -153,7 +165,7 @@ impl JobDefinition {
         }
         let identity = Identity::parse(&obj)?;
         let notifications = NotificationSpec::parse(&obj)?;
-        let timing = Timing::parse(&obj, created_at)?;
+        let timing = Timing::parse(&obj, created_at, calendars)?;
         let action = ActionSpec::parse(&obj)?;
         let retries = RetrySpec::parse(&obj)?;
         let lineage = Lineage::parse(&obj, job_id)?;
@@ -195,10 +207,33 @@ impl JobDefinition {
         created_at: DateTime<Utc>,
         stored: Option<&JobDefinition>,
     ) -> Result<JobDefinition, FieldError> {
-        let parsed = JobDefinition::parse(job_id, body, created_at)?;
+        JobDefinition::parse_submitted_with(job_id, body, created_at, stored, &CalendarSet::new())
+    }
+
+    /// [`JobDefinition::parse_submitted`] with the calendars its schedule may name (see
+    /// [`JobDefinition::parse_with`]).
+    pub fn parse_submitted_with(
+        job_id: &JobId,
+        body: &Value,
+        created_at: DateTime<Utc>,
+        stored: Option<&JobDefinition>,
+        calendars: &CalendarSet,
+    ) -> Result<JobDefinition, FieldError> {
+        let parsed = JobDefinition::parse_with(job_id, body, created_at, calendars)?;
         match super::keep_redacted(body, stored.map(JobDefinition::as_written))? {
             None => Ok(parsed),
-            Some(kept) => JobDefinition::parse(job_id, &kept, created_at),
+            Some(kept) => JobDefinition::parse_with(job_id, &kept, created_at, calendars),
+        }
+    }
+
+    /// The named business calendars its schedule refers to, as they were when it was parsed
+    /// (docs/spec.md §16; empty for most jobs): the job's document keeps a copy, so a fire never
+    /// reads a calendar. Taken from the schedule, which holds them, so a definition is no larger
+    /// for them.
+    pub fn calendars(&self) -> CalendarSet {
+        match &self.timing.when {
+            When::Scheduled(schedule) => schedule.business_calendars(),
+            When::TriggeredOnly => CalendarSet::new(),
         }
     }
 
@@ -496,7 +531,11 @@ impl NotificationSpec {
 
 impl Timing {
     /// `active`, and `timer` or `schedule` (relative times anchored at `created_at`).
-    fn parse(obj: &Obj<'_>, created_at: DateTime<Utc>) -> Result<Timing, FieldError> {
+    fn parse(
+        obj: &Obj<'_>,
+        created_at: DateTime<Utc>,
+        calendars: &CalendarSet,
+    ) -> Result<Timing, FieldError> {
         let active = match obj.get("active") {
             None => true,
             Some(Value::Bool(b)) => *b,
@@ -512,7 +551,7 @@ impl Timing {
                 ))
             }
         };
-        let when = parse_when(obj, created_at)?;
+        let when = parse_when(obj, created_at, calendars)?;
         Ok(Timing { active, when })
     }
 }
@@ -663,14 +702,18 @@ impl Policies {
 }
 
 /// `timer` or `schedule` (not both); neither is docs/api.md's one run now.
-fn parse_when(obj: &Obj<'_>, created_at: DateTime<Utc>) -> Result<When, FieldError> {
+fn parse_when(
+    obj: &Obj<'_>,
+    created_at: DateTime<Utc>,
+    calendars: &CalendarSet,
+) -> Result<When, FieldError> {
     let from_plan = |plan: TimerPlan| match plan {
         TimerPlan::Scheduled(schedule) => When::Scheduled(schedule),
         TimerPlan::External => When::TriggeredOnly,
     };
     match (obj.get("timer"), obj.get("schedule")) {
         (Some(_), Some(_)) => Err(err("schedule", "give either timer or schedule, not both")),
-        (None, Some(schedule)) => Schedule::from_json(schedule)
+        (None, Some(schedule)) => Schedule::from_json_with(schedule, calendars)
             .map(When::Scheduled)
             .map_err(|e| {
                 // The spec engine names its own root `schedule`.

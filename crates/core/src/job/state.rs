@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 use super::fields::{err, ROOT};
 use super::time_serde::{self, option_rfc3339, rfc3339};
 use super::{FieldError, JobDefinition, JobId, OverlapPolicy, When};
+use crate::spec::{BusinessCalendar, CalendarSet};
 
 /// A backfill waiting to be run: every fire time of the schedule in `[start_time, end_time]`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -298,12 +299,34 @@ impl Job {
         self.updated_at = at;
     }
 
-    /// The stored form: `{"definition": …as written…, "state": …}`.
+    /// The stored form: `{"definition": …as written…, "state": …}`, and `"calendars": [...]`, a
+    /// copy of each named business calendar the schedule uses, when it uses some (so a job is
+    /// read back, and fires, without reading a calendar: docs/engine.md, "Calendars").
     pub fn to_document(&self) -> Value {
-        json!({
+        let mut doc = json!({
             "definition": self.definition.as_written(),
             "state": serde_json::to_value(&self.state).unwrap_or(Value::Null),
-        })
+        });
+        let calendars = self.definition.calendars();
+        if !calendars.is_empty() {
+            doc["calendars"] = Value::Array(calendars.iter().map(|c| c.to_json()).collect());
+        }
+        doc
+    }
+
+    /// The calendars a stored job document keeps (see [`Job::to_document`]), each read by
+    /// `read` (which may answer from a cache); an unreadable one is an error naming it.
+    pub fn document_calendars(
+        doc: &Value,
+        mut read: impl FnMut(&Value) -> Result<std::sync::Arc<BusinessCalendar>, FieldError>,
+    ) -> Result<CalendarSet, FieldError> {
+        let mut set = CalendarSet::new();
+        if let Some(items) = doc.get("calendars").and_then(Value::as_array) {
+            for item in items {
+                set.insert_shared(read(item)?);
+            }
+        }
+        Ok(set)
     }
 
     /// Reads the stored form back, re-parsing the definition with the original creation time.
@@ -315,6 +338,23 @@ impl Job {
         updated_at: DateTime<Utc>,
     ) -> Result<Job, FieldError> {
         // Stored documents are ours, not user input: other keys are left for newer versions.
+        let calendars = Job::document_calendars(doc, |c| {
+            BusinessCalendar::from_json(c)
+                .map(std::sync::Arc::new)
+                .map_err(|e| e.under("calendars"))
+        })?;
+        Job::from_parts(job_id, doc, &calendars, created_at, updated_at)
+    }
+
+    /// [`Job::from_document`] with the calendars of the document already read
+    /// ([`Job::document_calendars`]).
+    pub fn from_parts(
+        job_id: &JobId,
+        doc: &Value,
+        calendars: &CalendarSet,
+        created_at: DateTime<Utc>,
+        updated_at: DateTime<Utc>,
+    ) -> Result<Job, FieldError> {
         let Value::Object(obj) = doc else {
             return Err(err(ROOT, "expected a job document object"));
         };
@@ -322,7 +362,7 @@ impl Job {
             .get("definition")
             .filter(|v| !v.is_null())
             .ok_or_else(|| err("definition", "is required"))?;
-        let definition = JobDefinition::parse(job_id, written, created_at)?;
+        let definition = JobDefinition::parse_with(job_id, written, created_at, calendars)?;
         let state = match obj.get("state").filter(|v| !v.is_null()) {
             None => JobState::for_definition(&definition),
             Some(state) => JobState::deserialize(state)

@@ -11,7 +11,7 @@
 //! Specs name calendars; a [`CalendarSet`] passed to [`super::Schedule::from_json_with`] resolves
 //! the names. Nothing here reads a clock, a file or the network.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use chrono::{Datelike, NaiveDate};
@@ -777,7 +777,7 @@ impl Roll {
 
 /// The calendars specs may name, passed to [`super::Schedule::from_json_with`]. Pure: it holds
 /// calendars already loaded; it never looks one up anywhere else.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CalendarSet {
     calendars: BTreeMap<String, Arc<BusinessCalendar>>,
 }
@@ -792,6 +792,33 @@ impl CalendarSet {
     pub fn insert(&mut self, calendar: BusinessCalendar) {
         self.calendars
             .insert(calendar.name.clone(), Arc::new(calendar));
+    }
+
+    /// Adds (or replaces) a calendar already shared (a process cache's).
+    pub fn insert_shared(&mut self, calendar: Arc<BusinessCalendar>) {
+        self.calendars.insert(calendar.name.clone(), calendar);
+    }
+
+    /// Only the calendars of `names` that it holds.
+    pub fn only(&self, names: &BTreeSet<String>) -> CalendarSet {
+        CalendarSet {
+            calendars: self
+                .calendars
+                .iter()
+                .filter(|(name, _)| names.contains(*name))
+                .map(|(name, c)| (name.clone(), Arc::clone(c)))
+                .collect(),
+        }
+    }
+
+    /// Whether it holds no calendar.
+    pub fn is_empty(&self) -> bool {
+        self.calendars.is_empty()
+    }
+
+    /// The calendars, in name order.
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<BusinessCalendar>> {
+        self.calendars.values()
     }
 
     /// The calendar of that name.
@@ -814,6 +841,37 @@ impl CalendarSet {
             }
         })
     }
+}
+
+/// The names of the business calendars a schedule object refers to: the strings and
+/// `businessDaysOf` names of `onlyOn` and `exclude`, and the `calendar` of its `calendars`
+/// entries. What is not shaped as a name is left to the parser to report; this only says which
+/// calendars a parse of `schedule` needs ([`super::Schedule::from_json_with`]).
+pub fn calendar_names(schedule: &Value) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    let items = |key: &str| {
+        schedule
+            .get(key)
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+    };
+    for item in items("onlyOn").iter().chain(items("exclude")) {
+        let name = match item {
+            Value::String(name) => Some(name.as_str()),
+            Value::Object(obj) => obj.get("businessDaysOf").and_then(Value::as_str),
+            _ => None,
+        };
+        if let Some(name) = name {
+            names.insert(name.to_owned());
+        }
+    }
+    for entry in items("calendars") {
+        if let Some(name) = entry.get("calendar").and_then(Value::as_str) {
+            names.insert(name.to_owned());
+        }
+    }
+    names
 }
 
 /// A business-day rule of a calendar entry in a spec.
@@ -935,6 +993,16 @@ impl DaySet {
         }
     }
 
+    fn calendar_name(&self) -> &str {
+        &self.calendar().name
+    }
+
+    pub(crate) fn calendar(&self) -> &Arc<BusinessCalendar> {
+        match self {
+            DaySet::Listed(c) | DaySet::Business(c) => c,
+        }
+    }
+
     pub(crate) fn to_json(&self) -> Value {
         match self {
             DaySet::Listed(c) => json!(c.name),
@@ -962,6 +1030,18 @@ impl DaySet {
 impl DayFilter {
     pub(crate) fn is_empty(&self) -> bool {
         self.only_on.is_empty() && self.exclude.is_empty()
+    }
+
+    /// The calendar and the rule (`exclude`, `onlyOn`) that keep the wall-clock day `d` from
+    /// firing, if any.
+    pub(crate) fn removed_by(&self, d: i64) -> Option<(String, &'static str)> {
+        if let Some(set) = self.exclude.iter().find(|s| s.contains(d)) {
+            return Some((set.calendar_name().to_owned(), "exclude"));
+        }
+        if !self.only_on.is_empty() && !self.only_on.iter().any(|s| s.contains(d)) {
+            return Some((self.only_on[0].calendar_name().to_owned(), "onlyOn"));
+        }
+        None
     }
 
     /// Whether the wall-clock day `d` (days since 1970-01-01) may fire.

@@ -82,6 +82,11 @@ impl Calendar {
     }
 
     /// The same calendar with its days decided by a business-day rule.
+    /// The business calendar its business-day rule counts in, if it has one.
+    pub(crate) fn business_calendar(&self) -> Option<&Arc<super::business::BusinessCalendar>> {
+        self.business.as_ref().map(|b| &b.calendar)
+    }
+
     pub(crate) fn with_business(mut self, business: BusinessDays) -> Self {
         self.business = Some(Arc::new(business));
         self.masks.every_day = false;

@@ -33,7 +33,7 @@ use chrono::{DateTime, Datelike, SecondsFormat, TimeZone, Utc};
 use chrono_tz::Tz;
 use serde_json::{json, Value};
 
-pub use business::{BusinessCalendar, CalendarSet, Observance, Roll, YearlyRule};
+pub use business::{calendar_names, BusinessCalendar, CalendarSet, Observance, Roll, YearlyRule};
 pub use dst::{DstGap, DstOverlap, DstPolicy};
 pub use recurrence::rrule_wall_times;
 
@@ -137,6 +137,21 @@ pub struct GapTime {
     /// Where the first of them fired instead (`shift`, `transition`).
     pub moved_to: Option<DateTime<Utc>>,
 }
+
+/// A time a schedule would have fired but for a named calendar ([`Schedule::calendar_removals`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CalendarRemoval {
+    /// The nominal time removed.
+    pub at: DateTime<Utc>,
+    /// The calendar whose days removed it (for `onlyOn`, the first entry's when none allowed it).
+    pub calendar: String,
+    /// How: `exclude` (the day is one the calendar's entry in `exclude` names) or `onlyOn` (no
+    /// entry of `onlyOn` allows the day).
+    pub rule: &'static str,
+}
+
+/// The most removals one call of [`Schedule::calendar_removals`] lists.
+pub const MAX_CALENDAR_REMOVALS: usize = 10_000;
 
 /// How many excluded candidates one query may step over before it gives up and reports no further
 /// fire time. Exclusions skip whole runs at a time, so only adversarial specs get near this.
@@ -339,6 +354,59 @@ impl Schedule {
             .tz
             .from_utc_datetime(&time.naive_utc())
             .to_rfc3339_opts(SecondsFormat::AutoSi, false)
+    }
+
+    /// The named business calendars it uses (`onlyOn`, calendar names in `exclude`, business-day
+    /// rules), as it was parsed with them.
+    pub fn business_calendars(&self) -> CalendarSet {
+        let mut set = CalendarSet::new();
+        for calendar in self
+            .calendars
+            .iter()
+            .filter_map(Calendar::business_calendar)
+        {
+            set.insert_shared(Arc::clone(calendar));
+        }
+        for day_set in self.days.only_on.iter().chain(&self.days.exclude) {
+            set.insert_shared(Arc::clone(day_set.calendar()));
+        }
+        set
+    }
+
+    /// The nominal times in `[from, to)` this schedule would have fired without its named
+    /// calendars' day filters (`onlyOn`, and calendar names in `exclude`) and that they removed,
+    /// each with the calendar that removed it, oldest first, at most [`MAX_CALENDAR_REMOVALS`]:
+    /// what the non-run ledger reports. Business-day rules choose days rather than remove them,
+    /// so they remove nothing here.
+    pub fn calendar_removals(
+        &self,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> Vec<CalendarRemoval> {
+        if self.days.is_empty() {
+            return Vec::new();
+        }
+        let mut unfiltered = self.clone();
+        unfiltered.days = Arc::new(business::DayFilter::default());
+        let mut removed = Vec::new();
+        let mut after = from.timestamp() - 1;
+        while removed.len() < MAX_CALENDAR_REMOVALS {
+            let Some(t) = unfiltered.next_nominal(after) else {
+                break;
+            };
+            if t >= to.timestamp() {
+                break;
+            }
+            after = t;
+            let wall = t + i64::from(self.zone.offset_at(t));
+            let day = wall.div_euclid(civil::DAY);
+            if let Some((calendar, rule)) = self.days.removed_by(day) {
+                if let Some(at) = DateTime::from_timestamp(t, 0) {
+                    removed.push(CalendarRemoval { at, calendar, rule });
+                }
+            }
+        }
+        removed
     }
 
     /// The wall-clock times of this schedule's calendars that DST gaps in `[from, to)` took away

@@ -39,8 +39,8 @@ use serde_json::{json, Value};
 use tokio::sync::Barrier;
 
 use crate::store::{
-    ExecutionRecord, JobFilter, JobOrder, JobRecord, Page, PageRequest, SettingRecord, StateRead,
-    Store, StoreError, WakeUp, Write, WriteAllError,
+    CalendarRecord, ExecutionRecord, JobFilter, JobOrder, JobRecord, Page, PageRequest,
+    SettingRecord, StateRead, Store, StoreError, WakeUp, Write, WriteAllError,
 };
 
 /// Runs every case of the suite, each against a fresh store from `make_store`, and panics naming
@@ -93,6 +93,8 @@ pub async fn run_all<S: Store, F: Fn() -> S>(make_store: F) {
         concurrent_job_updates,
         concurrent_execution_creates,
         settings_are_versioned_documents,
+        calendars_are_versioned_documents,
+        calendar_users_index,
     );
     super::audit::run_cases(&make_store, &mut failures).await;
     super::report("store", &failures);
@@ -2296,4 +2298,130 @@ async fn settings_are_versioned_documents<S: Store>(store: S) {
     ));
     assert_eq!(store.get_setting("debugMode").await.unwrap(), Some(second));
     assert_eq!(store.get_setting("other").await.unwrap(), None);
+}
+
+fn calendar(name: &str, version: u64, at: i64) -> CalendarRecord {
+    CalendarRecord {
+        name: name.into(),
+        version,
+        updated_at: t(at),
+        document: json!({
+            "calendar": {"name": name, "timeZone": "Europe/London", "weekend": "SAT,SUN",
+                         "dates": ["2024-12-24"], "description": "Rémi's \"holidays\" ✓"},
+            "updatedBy": "alice",
+        }),
+    }
+}
+
+/// Calendars: absent until written; version 1 creates, each later version replaces exactly the
+/// one before it; listed in name order; deleted only at the version read.
+async fn calendars_are_versioned_documents<S: Store>(store: S) {
+    assert_eq!(store.get_calendar("london").await.unwrap(), None);
+    assert_eq!(store.list_calendars().await.unwrap(), vec![]);
+    let first = calendar("london", 1, 1_000);
+    store.put_calendar(&first).await.unwrap();
+    assert_eq!(
+        store.get_calendar("london").await.unwrap(),
+        Some(first.clone())
+    );
+    assert!(matches!(
+        store.put_calendar(&first).await,
+        Err(StoreError::AlreadyExists(key)) if key.contains("london")
+    ));
+    let second = CalendarRecord {
+        version: 2,
+        updated_at: t(2_000),
+        document: json!({"calendar": {"name": "london"}, "updatedBy": "bob"}),
+        ..first.clone()
+    };
+    store.put_calendar(&second).await.unwrap();
+    assert!(matches!(
+        store.put_calendar(&second).await,
+        Err(StoreError::VersionConflict { key, .. }) if key.contains("london")
+    ));
+    assert!(matches!(
+        store.put_calendar(&calendar("paris", 2, 0)).await,
+        Err(StoreError::NotFound(key)) if key.contains("paris")
+    ));
+    let other = calendar("frankfurt", 1, 3_000);
+    store.put_calendar(&other).await.unwrap();
+    assert_eq!(
+        store.list_calendars().await.unwrap(),
+        vec![other.clone(), second.clone()],
+        "name order"
+    );
+    assert!(matches!(
+        store.delete_calendar("london", 1).await,
+        Err(StoreError::VersionConflict { key, .. }) if key.contains("london")
+    ));
+    assert!(matches!(
+        store.delete_calendar("paris", 1).await,
+        Err(StoreError::NotFound(key)) if key.contains("paris")
+    ));
+    store.delete_calendar("london", 2).await.unwrap();
+    assert_eq!(store.get_calendar("london").await.unwrap(), None);
+    assert_eq!(store.list_calendars().await.unwrap(), vec![other]);
+    // A name can be used again after a deletion.
+    store.put_calendar(&first).await.unwrap();
+}
+
+/// The index of jobs by calendar: adding is idempotent, removing what is absent is no error, a
+/// job is listed under each of its calendars in id order, and a calendar's deletion does not
+/// touch it.
+async fn calendar_users_index<S: Store>(store: S) {
+    let names = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+    assert_eq!(
+        store.calendar_users("london").await.unwrap(),
+        Vec::<String>::new()
+    );
+    store
+        .add_calendar_users("job-b", &names(&["london", "ny"]))
+        .await
+        .unwrap();
+    store
+        .add_calendar_users("job-a", &names(&["london"]))
+        .await
+        .unwrap();
+    store
+        .add_calendar_users("job-a", &names(&["london"]))
+        .await
+        .unwrap();
+    // A name that is a prefix of another is its own partition.
+    store
+        .add_calendar_users("job-c", &names(&["lon"]))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.calendar_users("london").await.unwrap(),
+        names(&["job-a", "job-b"])
+    );
+    assert_eq!(store.calendar_users("ny").await.unwrap(), names(&["job-b"]));
+    assert_eq!(
+        store.calendar_users("lon").await.unwrap(),
+        names(&["job-c"])
+    );
+    store
+        .remove_calendar_users("job-b", &names(&["london", "paris"]))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.calendar_users("london").await.unwrap(),
+        names(&["job-a"])
+    );
+    assert_eq!(store.calendar_users("ny").await.unwrap(), names(&["job-b"]));
+    store.put_calendar(&calendar("london", 1, 0)).await.unwrap();
+    store.delete_calendar("london", 1).await.unwrap();
+    assert_eq!(
+        store.calendar_users("london").await.unwrap(),
+        names(&["job-a"])
+    );
+    // Many users: more than one page of any store's reads.
+    let many: Vec<String> = (0..130).map(|i| format!("job-{i:03}")).collect();
+    for id in &many {
+        store
+            .add_calendar_users(id, &names(&["busy"]))
+            .await
+            .unwrap();
+    }
+    assert_eq!(store.calendar_users("busy").await.unwrap(), many);
 }

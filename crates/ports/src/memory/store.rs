@@ -15,10 +15,11 @@ use chrono::{DateTime, SubsecRound, Utc};
 use crate::store::audit::in_range;
 use crate::store::retention::past_retention;
 use crate::store::{
-    check_batch, cursor, AuditCleanReport, AuditQuery, AuditRecord, AuditStore, CleanReport,
-    ExecutionQuery, ExecutionRecord, ExecutionStore, FleetHourRecord, JobFilter, JobOrder,
-    JobRecord, JobStore, Page, PageRequest, RollupRecord, RollupStore, SettingRecord, SettingStore,
-    Store, StoreError, StoreStats, WakeUp, WakeUpIndex, Write, WriteAllError, MAX_PAGE,
+    check_batch, cursor, AuditCleanReport, AuditQuery, AuditRecord, AuditStore, CalendarRecord,
+    CalendarStore, CleanReport, ExecutionQuery, ExecutionRecord, ExecutionStore, FleetHourRecord,
+    JobFilter, JobOrder, JobRecord, JobStore, Page, PageRequest, RollupRecord, RollupStore,
+    SettingRecord, SettingStore, Store, StoreError, StoreStats, WakeUp, WakeUpIndex, Write,
+    WriteAllError, MAX_PAGE,
 };
 
 /// An in-memory [`Store`]; each instance is a fresh, empty store.
@@ -38,6 +39,9 @@ struct Data {
     rollups: BTreeMap<(DateTime<Utc>, String), BTreeMap<String, u64>>,
     fleet_hours: BTreeMap<(DateTime<Utc>, u32), String>,
     settings: BTreeMap<String, SettingRecord>,
+    calendars: BTreeMap<String, CalendarRecord>,
+    /// The jobs using each calendar, by (calendar, job id).
+    calendar_users: std::collections::BTreeSet<(String, String)>,
     /// Writes left before an injected failure ([`MemoryStore::fail_write`]).
     fail_in: Option<usize>,
     /// Write operations asked for so far ([`MemoryStore::writes`]).
@@ -675,6 +679,90 @@ impl SettingStore for MemoryStore {
         }
         data.settings.insert(setting.name.clone(), setting.clone());
         Ok(())
+    }
+}
+
+impl CalendarStore for MemoryStore {
+    async fn get_calendar(&self, name: &str) -> Result<Option<CalendarRecord>, StoreError> {
+        Ok(self.lock()?.calendars.get(name).cloned())
+    }
+
+    async fn list_calendars(&self) -> Result<Vec<CalendarRecord>, StoreError> {
+        Ok(self
+            .lock()?
+            .calendars
+            .values()
+            .take(crate::store::MAX_CALENDARS)
+            .cloned()
+            .collect())
+    }
+
+    async fn put_calendar(&self, calendar: &CalendarRecord) -> Result<(), StoreError> {
+        let mut data = self.lock_write()?;
+        let key = format!("calendar {}", calendar.name);
+        match (data.calendars.get(&calendar.name), calendar.version) {
+            (Some(_), 1) => return Err(StoreError::AlreadyExists(key)),
+            (None, 1) => {}
+            (None, _) => return Err(StoreError::NotFound(key)),
+            (Some(stored), version) if stored.version + 1 != version => {
+                return Err(StoreError::VersionConflict {
+                    key,
+                    expected: version - 1,
+                })
+            }
+            (Some(_), _) => {}
+        }
+        data.calendars
+            .insert(calendar.name.clone(), calendar.clone());
+        Ok(())
+    }
+
+    async fn delete_calendar(&self, name: &str, version: u64) -> Result<(), StoreError> {
+        let mut data = self.lock_write()?;
+        let key = format!("calendar {name}");
+        match data.calendars.get(name) {
+            None => Err(StoreError::NotFound(key)),
+            Some(stored) if stored.version != version => Err(StoreError::VersionConflict {
+                key,
+                expected: version,
+            }),
+            Some(_) => {
+                data.calendars.remove(name);
+                Ok(())
+            }
+        }
+    }
+
+    async fn add_calendar_users(&self, job_id: &str, names: &[String]) -> Result<(), StoreError> {
+        let mut data = self.lock_write()?;
+        for name in names {
+            data.calendar_users
+                .insert((name.clone(), job_id.to_owned()));
+        }
+        Ok(())
+    }
+
+    async fn remove_calendar_users(
+        &self,
+        job_id: &str,
+        names: &[String],
+    ) -> Result<(), StoreError> {
+        let mut data = self.lock_write()?;
+        for name in names {
+            data.calendar_users
+                .remove(&(name.clone(), job_id.to_owned()));
+        }
+        Ok(())
+    }
+
+    async fn calendar_users(&self, name: &str) -> Result<Vec<String>, StoreError> {
+        Ok(self
+            .lock()?
+            .calendar_users
+            .range((name.to_owned(), String::new())..)
+            .take_while(|(calendar, _)| calendar == name)
+            .map(|(_, job)| job.clone())
+            .collect())
     }
 }
 

@@ -12,6 +12,7 @@
 //! same id, which is what makes a duplicate fire harmless.
 
 pub mod audit;
+pub mod calendars;
 pub mod cursor;
 pub mod labels;
 pub mod retention;
@@ -20,6 +21,7 @@ pub mod search;
 pub mod settings;
 
 pub use audit::{AuditCleanReport, AuditQuery, AuditRecord, AuditStore};
+pub use calendars::{CalendarRecord, CalendarStore, MAX_CALENDARS};
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -505,7 +507,7 @@ pub trait WakeUpIndex: Send + Sync + 'static {
 /// across all three, reads of both kinds at once, and counts. The engine and the control plane
 /// need all of it; adapters implement each part.
 pub trait Store:
-    JobStore + ExecutionStore + WakeUpIndex + RollupStore + AuditStore + SettingStore
+    JobStore + ExecutionStore + WakeUpIndex + RollupStore + AuditStore + SettingStore + CalendarStore
 {
     /// Makes every write of `writes` or none: the tick's job, fires and timer entry; a dispatch
     /// step's execution and the job slot it takes or frees. Each key appears at most once, and at

@@ -128,6 +128,19 @@ impl ChangeBy {
         }
     }
 
+    /// The re-plan of a job because the calendar `name` changed: action `calendar:update`.
+    pub(crate) fn calendar(&self, name: &str) -> Self {
+        ChangeBy {
+            actor: self.actor.clone(),
+            reason: Some(
+                self.reason
+                    .clone()
+                    .unwrap_or_else(|| format!("calendar {name} changed")),
+            ),
+            origin: Some("calendar".into()),
+        }
+    }
+
     /// The action an entry records for the use case `action`.
     fn action(&self, action: &str) -> String {
         match &self.origin {
@@ -231,6 +244,14 @@ pub(crate) fn audit_record(
             document.insert("changes".into(), Value::Array(changes));
         }
         document.insert("definition".into(), after.definition.as_shown());
+        // The calendars the definition names, as they were: what it meant then (the ledger).
+        let calendars = after.definition.calendars();
+        if !calendars.is_empty() {
+            document.insert(
+                "calendars".into(),
+                Value::Array(calendars.iter().map(|c| c.to_json()).collect()),
+            );
+        }
     }
     document.extend(entry.details);
     AuditRecord {

@@ -122,7 +122,8 @@ impl<S: Store> App<S> {
     ) -> Result<Job, AppError> {
         let now = self.now();
         // A redaction marker has no stored value to keep on create: refused naming the header.
-        let definition = JobDefinition::parse_submitted(job_id, body, now, None)?;
+        let calendars = self.calendars_for(body).await?;
+        let definition = JobDefinition::parse_submitted_with(job_id, body, now, None, &calendars)?;
         self.check_platform_limits(&definition)?;
         if let Some(parent) = definition.parent_job() {
             if parent == job_id {
@@ -165,6 +166,8 @@ impl<S: Store> App<S> {
         };
         let record = encode_job(&job, 1, service);
         let entry = audit_record(by, job_id, now, Entry::new("create", Some(&job), 1));
+        self.list_calendar_users(job_id, &job.definition.calendars())
+            .await?;
         match self
             .store
             .write_all(&[Write::CreateJob(&record), Write::AppendAudit(&entry)])
@@ -300,7 +303,10 @@ impl<S: Store> App<S> {
         previewed: Option<&str>,
     ) -> Result<Job, AppError> {
         let now = self.now();
-        let (stored, ()) = self
+        let calendars = self.calendars_for(body).await?;
+        // Listed under its calendars before it is written (docs/engine.md, "Calendars").
+        self.list_calendar_users(job_id, &calendars).await?;
+        let (stored, before) = self
             .modify_recorded(
                 None,
                 job_id,
@@ -311,16 +317,18 @@ impl<S: Store> App<S> {
                         )));
                     }
                     // A header value a read showed as the redaction marker keeps the stored secret.
-                    let definition = JobDefinition::parse_submitted(
+                    let definition = JobDefinition::parse_submitted_with(
                         job_id,
                         body,
                         stored.job.created_at,
                         Some(&stored.job.definition),
+                        &calendars,
                     )?;
                     self.check_platform_limits(&definition)?;
+                    let before = stored.job.definition.calendars();
                     // The body is the whole job (docs/api.md): its `active` decides.
                     stored.job.apply_definition(definition);
-                    Ok(())
+                    Ok(before)
                 },
                 |before, after, version| {
                     let mut entry = Entry::new("update", Some(after), version);
@@ -328,6 +336,8 @@ impl<S: Store> App<S> {
                     Some(audit_record(by, job_id, now, entry))
                 },
             )
+            .await?;
+        self.unlist_calendar_user(job_id, &before, Some(&stored.job.definition.calendars()))
             .await?;
         self.plan_now(&stored.job).await;
         self.mark_parent(&stored.job).await?;
@@ -346,11 +356,13 @@ impl<S: Store> App<S> {
     ) -> Result<UpdatePreview, AppError> {
         let stored = self.load(job_id).await?;
         let before = &stored.job;
-        let definition = JobDefinition::parse_submitted(
+        let calendars = self.calendars_for(body).await?;
+        let definition = JobDefinition::parse_submitted_with(
             job_id,
             body,
             before.created_at,
             Some(&before.definition),
+            &calendars,
         )?;
         self.check_platform_limits(&definition)?;
         let mut after = before.clone();
@@ -429,7 +441,11 @@ impl<S: Store> App<S> {
                 .await
                 .map_err(audit_race)
             {
-                Ok(()) => return Ok(true),
+                Ok(()) => {
+                    self.unlist_calendar_user(&id, &stored.job.definition.calendars(), None)
+                        .await?;
+                    return Ok(true);
+                }
                 Err(StoreError::NotFound(_)) => return Ok(false),
                 Err(StoreError::VersionConflict { key, .. }) => {
                     retry.lost(format!("job {key} was changed concurrently"));
@@ -527,11 +543,16 @@ impl<S: Store> App<S> {
         declared: &Value,
     ) -> Result<Option<Vec<String>>, AppError> {
         let now = self.now();
+        let declared_calendars = self.calendars_for(declared).await?;
+        self.list_calendar_users(job_id, &declared_calendars)
+            .await?;
+        let mut before_calendars = sundial_core::spec::CalendarSet::new();
         let (stored, fields) = self
             .modify_recorded(
                 None,
                 job_id,
                 |stored| {
+                    before_calendars = stored.job.definition.calendars();
                     let plan = plan_reconcile(
                         stored.job.state.declaration.as_ref(),
                         declared,
@@ -542,11 +563,17 @@ impl<S: Store> App<S> {
                         Reconcile::Create => None,
                         Reconcile::Unchanged { .. } => None,
                         Reconcile::Update { fields, definition } => {
-                            let definition = JobDefinition::parse_submitted(
+                            // The merged schedule is the declared one or the stored one.
+                            let mut calendars = before_calendars.clone();
+                            for calendar in declared_calendars.iter() {
+                                calendars.insert_shared(std::sync::Arc::clone(calendar));
+                            }
+                            let definition = JobDefinition::parse_submitted_with(
                                 job_id,
                                 &definition,
                                 stored.job.created_at,
                                 Some(&stored.job.definition),
+                                &calendars,
                             )?;
                             self.check_platform_limits(&definition)?;
                             // The merged definition carries the stored `active`: a paused job stays
@@ -575,6 +602,12 @@ impl<S: Store> App<S> {
                 },
             )
             .await?;
+        self.unlist_calendar_user(
+            job_id,
+            &before_calendars,
+            Some(&stored.job.definition.calendars()),
+        )
+        .await?;
         if fields.is_some() {
             self.plan_now(&stored.job).await;
             self.mark_parent(&stored.job).await?;
@@ -647,8 +680,10 @@ impl<S: Store> App<S> {
                 .ok_or_else(|| field_error(&format!("{path}.jobId"), "required"))?;
             let job_id = JobId::parse(id).map_err(|e| AppError::Invalid(e.under(&path)))?;
             // A service declares its timers with their real values: no redaction markers.
-            let definition = JobDefinition::parse_submitted(&job_id, body, now, None)
-                .map_err(|e| AppError::Invalid(e.under(&path)))?;
+            let calendars = self.calendars_for(body).await?;
+            let definition =
+                JobDefinition::parse_submitted_with(&job_id, body, now, None, &calendars)
+                    .map_err(|e| AppError::Invalid(e.under(&path)))?;
             self.check_platform_limits(&definition)
                 .map_err(|e| match e {
                     AppError::Invalid(e) => AppError::Invalid(e.under(&path)),

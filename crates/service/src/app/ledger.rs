@@ -157,7 +157,10 @@ impl<S: Store> App<S> {
             debug: Vec::new(),
             planned_through: life.planned_through,
         };
-        let gaps = ledger::gap_entries(&schedules, from, to);
+        let mut gaps = ledger::gap_entries(&schedules, from, to);
+        // The times named calendars removed, among the gaps (neither is a nominal time).
+        gaps.extend(ledger::calendar_entries(&schedules, from, to));
+        gaps.sort_by_key(|(at, _)| *at);
         Ok(Occurrences {
             entries: ledger::with_gaps(ledger::ledger(&times, &facts, now), gaps),
             ranges: life
@@ -226,9 +229,15 @@ impl<S: Store> App<S> {
                 .await?;
             for record in records.items {
                 let doc = &record.document;
-                let definition = doc
-                    .get("definition")
-                    .and_then(|body| JobDefinition::parse(job_id, body, record.at).ok());
+                // The calendars it named, as they were then (the entry keeps a copy).
+                let calendars = sundial_core::job::Job::document_calendars(
+                    doc,
+                    crate::records::cached_calendar,
+                )
+                .unwrap_or_default();
+                let definition = doc.get("definition").and_then(|body| {
+                    JobDefinition::parse_with(job_id, body, record.at, &calendars).ok()
+                });
                 let action = doc.get("action").and_then(Value::as_str).unwrap_or("");
                 let state = doc.get("state").and_then(Value::as_str);
                 changes.push(Change {

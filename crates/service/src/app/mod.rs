@@ -9,8 +9,10 @@ mod audit;
 pub mod auth;
 mod backfill;
 mod bulk;
+mod calendars;
 mod executions;
 mod hooks;
+mod ics;
 mod jobs;
 mod ledger;
 mod liveness;
@@ -43,6 +45,7 @@ pub use backfill::BackfillReport;
 pub use bulk::{
     BulkAction, BulkDone, BulkOutcome, BulkReport, BulkRequest, BulkSelection, MAX_BULK_JOBS,
 };
+pub use calendars::{CalendarPut, StoredCalendar};
 pub use hooks::EngineHooks;
 pub use jobs::{job_filter, DeclarationReport, UpdatePreview};
 pub use ledger::Occurrences;

@@ -1,0 +1,84 @@
+//! Named business calendars (docs/spec.md §16): one versioned JSON document per name, and the
+//! index of which jobs use which calendar, so that a calendar's change re-plans exactly its
+//! jobs and a calendar in use is not deleted, without a scan of the jobs.
+//!
+//! The index is kept a superset of the truth: the use cases add a job under a calendar before
+//! they write the job and remove it after, so a crash between the two leaves at most a job listed
+//! that no longer uses the calendar (which a re-plan or a delete reads and drops), never a job
+//! missing.
+
+use std::future::Future;
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+use super::StoreError;
+
+/// The most calendars a store lists ([`CalendarStore::list_calendars`]); a put beyond is the use
+/// case's to refuse.
+pub const MAX_CALENDARS: usize = 1000;
+
+/// A calendar as stored.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CalendarRecord {
+    /// The calendar's name (`london`).
+    pub name: String,
+    /// Optimistic-concurrency version: 1 when first written, +1 on every write.
+    pub version: u64,
+    /// When it was last written.
+    pub updated_at: DateTime<Utc>,
+    /// The calendar's document (its JSON form, and who wrote it).
+    pub document: Value,
+}
+
+/// The store of calendars and of the jobs that use them.
+///
+/// Implementations must be safe to call concurrently and must make each method atomic.
+pub trait CalendarStore: Send + Sync + 'static {
+    /// The calendar `name`, if there is one.
+    fn get_calendar(
+        &self,
+        name: &str,
+    ) -> impl Future<Output = Result<Option<CalendarRecord>, StoreError>> + Send;
+
+    /// Every calendar, in name order (at most [`MAX_CALENDARS`]).
+    fn list_calendars(
+        &self,
+    ) -> impl Future<Output = Result<Vec<CalendarRecord>, StoreError>> + Send;
+
+    /// Writes `calendar` at its version: version 1 only when there is none of that name (else
+    /// `AlreadyExists`), a later version only over version − 1 (else `VersionConflict`, or
+    /// `NotFound` when there is none).
+    fn put_calendar(
+        &self,
+        calendar: &CalendarRecord,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Deletes the calendar `name` at `version` (`NotFound` when there is none,
+    /// `VersionConflict` when it is at another version). Its index of jobs is left as it is.
+    fn delete_calendar(
+        &self,
+        name: &str,
+        version: u64,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Lists `job_id` under each calendar of `names` (idempotent).
+    fn add_calendar_users(
+        &self,
+        job_id: &str,
+        names: &[String],
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Removes `job_id` from under each calendar of `names` (absent entries are no error).
+    fn remove_calendar_users(
+        &self,
+        job_id: &str,
+        names: &[String],
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// The jobs listed under the calendar `name`, in id order.
+    fn calendar_users(
+        &self,
+        name: &str,
+    ) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
+}
