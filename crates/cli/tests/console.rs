@@ -1609,6 +1609,7 @@ fn console_create_and_edit_pages_simulate_the_job() {
     let history = server.call("GET", "/jobs/nightly/history", None).body;
     assert_eq!(history["entries"].as_array().unwrap().len(), 1, "{history}");
     browser.check_accessibility(axe.as_deref(), "the edit page's simulation");
+}
 
 /// Issue 27 item 2: the Calendars page, linked from the navigation, lists the stored calendars;
 /// a calendar's page shows its days off in the coming year and the jobs that use it, linked.
