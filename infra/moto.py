@@ -302,6 +302,8 @@ def create(endpoint, region, prefix, template, parameters=None, api_endpoint=Non
     # Secrets first: function environments may refer to them with {{resolve:...}}.
     sm = client("secretsmanager")
     for logical, res in of_type("AWS::SecretsManager::Secret").items():
+        if res.get("Condition") and not r.condition(res["Condition"]):
+            continue  # a secret the parameters leave out (ConsoleTokensSecret without Console)
         props = r.resolve(res.get("Properties") or {})
         name = local_name(prefix, logical)
         try:

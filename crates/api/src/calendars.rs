@@ -127,7 +127,13 @@ pub(super) struct CalendarPutAnswer {
     calendar: Value,
     /// Whether it was created (201) rather than replaced (200).
     created: bool,
-    /// How many jobs that use it were re-planned with it (their next fire times recomputed).
+    /// How many jobs were queued for re-planning with it (those listed as using it): on AWS
+    /// re-planned asynchronously after the answer, by the notify function; in `sundial serve`
+    /// in the request, before it.
+    queued: u64,
+    /// How many jobs were re-planned with it before the answer (their next fire times
+    /// recomputed): in `sundial serve` those of `queued` that still use it and held another
+    /// version of it (a put of the same calendar re-plans none); 0 on AWS.
     replanned: u64,
 }
 
@@ -183,8 +189,10 @@ pub(super) async fn get_calendar<S: Store>(
     Ok(Json(shown).into_response())
 }
 
-/// Creates or replaces a calendar, then re-plans every job that uses it (`replanned`). Recorded
-/// in the calendar's history and in the trail of each job re-planned (`calendar:update`).
+/// Creates or replaces a calendar, then re-plans every job that uses it: answers how many were
+/// queued for re-planning (`queued`; on AWS they are re-planned asynchronously) and how many
+/// were re-planned before the answer (`replanned`). Recorded in the calendar's history and in the
+/// trail of each job re-planned (`calendar:update`).
 #[utoipa::path(
     put,
     path = "/calendars/{name}",
@@ -192,7 +200,7 @@ pub(super) async fn get_calendar<S: Store>(
     params(CalendarPath),
     request_body(content = CalendarBody),
     responses(
-        (status = 200, description = "Replaced; the jobs using it re-planned.", body = CalendarPutAnswer),
+        (status = 200, description = "Replaced; the jobs using it queued for re-planning (`queued`), re-planned in the request on `sundial serve` (`replanned`).", body = CalendarPutAnswer),
         (status = 201, description = "Created.", body = CalendarPutAnswer),
         (status = 400, description = "The calendar is invalid: the message names the field (`rules[3]: nth: …`, `dates[0]: …`, `weekend: …`, `ics: event 2 (\"Meeting\"): …`, `name` when it differs from the path), or the body is not JSON.", body = ErrorEnvelope),
         (status = 409, description = "Changed concurrently too many times, or the store holds the most calendars it keeps (1000).", body = ErrorEnvelope),
@@ -216,6 +224,7 @@ pub(super) async fn put_calendar<S: Store>(
         Json(CalendarPutAnswer {
             calendar: put.calendar.to_json(),
             created: put.created,
+            queued: put.queued as u64,
             replanned: put.replanned as u64,
         }),
     )
@@ -245,7 +254,7 @@ pub(super) async fn delete_calendar<S: Store>(
 }
 
 /// A calendar's history, newest first: each creation, change and deletion, by whom, with the
-/// calendar it put in force and how many jobs it re-planned. It outlives the calendar.
+/// calendar it put in force and how many jobs it queued for re-planning. It outlives the calendar.
 #[utoipa::path(
     get,
     path = "/calendars/{name}/history",
@@ -292,8 +301,9 @@ pub(super) struct CalendarChange {
     /// The calendar a creation or change put in force.
     #[schema(value_type = Option<CalendarBody>)]
     definition: Option<Value>,
-    /// How many jobs a creation or change re-planned.
-    replanned: Option<u64>,
+    /// How many jobs a creation or change queued for re-planning: those listed as using the
+    /// calendar as it changed.
+    queued: Option<u64>,
 }
 
 /// A page of a calendar's history, newest first.

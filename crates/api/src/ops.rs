@@ -104,14 +104,14 @@ pub(super) async fn stats<S: Store>(State(app): AppState<S>, params: Params) -> 
     request_body(content = PreviewRequest),
     responses(
         (status = 200, description = "The times and the canonical spec; `warnings` when no time is ahead.", body = Preview),
-        (status = 400, description = "The spec is invalid (the message names the field: cron syntax, calendar ranges, durations, zones are checked beyond the schema), neither `schedule` nor `timer` is given, `from` or `count` is invalid, a field is unknown, or the body is not JSON.", body = ErrorEnvelope),
+        (status = 400, description = "The spec is invalid (the message names the field: cron syntax, calendar ranges, durations, zones are checked beyond the schema; a named calendar there is none of: `schedule.onlyOn[0]: unknown calendar \"paris\"; known: london`), neither `schedule` nor `timer` is given, `from` or `count` is invalid, a field is unknown, or the body is not JSON.", body = ErrorEnvelope),
     )
 )]
 pub(super) async fn preview<S: Store>(
     State(app): AppState<S>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let preview = app.preview_spec(&body)?;
+    let preview = app.preview_spec(&body).await?;
     Ok(Json(Preview {
         triggered_only: preview.schedule.is_none().then_some(true),
         times: preview.times,

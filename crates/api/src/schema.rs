@@ -205,6 +205,17 @@ built_schema! {
 }
 
 built_schema! {
+    /// What a row of a simulation is about: `attempt` (an attempt's call: start `at`, `end`,
+    /// `outcome`, and a retry's time), `skipped` (by overlap policy `Skip`), `buffered` (waits in
+    /// the overlap buffer), `dropped` (from a full overlap buffer), `missed` (fire times missed by
+    /// catch-up, from `scheduledTime` to `lastTime`, `count` of them), `cancelled` / `terminated`
+    /// (by a newer run: `CancelOther`, `TerminateOther`), `notStarted` (the job was paused),
+    /// `paused` (the job paused itself: `pauseOnFailure`). The names are core's
+    /// (`sundial_core::simulate::RowKind`).
+    SimulationRowKind, refs: [], names_of::<sundial_core::simulate::RowKind>
+}
+
+built_schema! {
     /// An HTTP method a job may use (any case).
     HttpMethod, refs: [], names_of::<sundial_core::job::HttpMethod>
 }

@@ -5,7 +5,6 @@
 use axum::extract::State;
 use axum::response::IntoResponse;
 use axum::Json;
-use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::extract::JsonBody;
@@ -97,31 +96,6 @@ pub(crate) struct SimulationWindow {
     length: String,
 }
 
-/// What a row of a simulation is about.
-#[derive(ToSchema, Serialize)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
-pub(crate) enum SimulationRowKind {
-    /// An attempt's call: start (`at`), `end`, `outcome`, and a retry's time.
-    Attempt,
-    /// Skipped by overlap policy `Skip`.
-    Skipped,
-    /// Waits in the overlap buffer.
-    Buffered,
-    /// Dropped from a full overlap buffer.
-    Dropped,
-    /// Fire times missed by catch-up, from `scheduledTime` to `lastTime` (`count` of them).
-    Missed,
-    /// Cancelled by a newer run (`CancelOther`).
-    Cancelled,
-    /// Terminated by a newer run (`TerminateOther`).
-    Terminated,
-    /// Not started: the job was paused.
-    NotStarted,
-    /// The job paused itself (`pauseOnFailure`).
-    Paused,
-}
-
 /// One thing that happened.
 #[derive(ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -131,7 +105,8 @@ pub(crate) struct SimulationRow {
     #[schema(format = DateTime)]
     at: String,
     /// What.
-    kind: SimulationRowKind,
+    #[schema(value_type = super::schema::SimulationRowKind)]
+    kind: String,
     /// The fire time of the run (for `missed`, the first time missed).
     #[schema(format = DateTime, nullable = false)]
     scheduled_time: Option<String>,

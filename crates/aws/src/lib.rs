@@ -8,6 +8,7 @@
 //! handler here. The handlers are generic over the engine's ports, so their tests run them on the
 //! in-memory adapters; the same services run `sundial serve` on the embedded store.
 
+pub mod console;
 pub mod dynamo;
 pub mod handlers;
 pub mod logging;
@@ -30,6 +31,27 @@ impl Sundial {
         let sundial = Sundial::new(&settings, &sdk)?;
         sundial.check_layout().await?;
         Ok(sundial)
+    }
+
+    /// The API function's router, built from the environment once per cold start: the API and,
+    /// when `SUNDIAL_CONSOLE_TOKENS_SECRET` names the console's secret, the console beside it
+    /// ([`handlers::api_router_with_console`]), its tokens read from that secret now. Returned
+    /// with the `Sundial` it serves, which the caller keeps for as long as it serves the router:
+    /// the use cases hold the engine weakly, and without it a trigger or a job planned at once
+    /// would send no message (the engine's hooks would be gone).
+    pub async fn api_from_env() -> Result<(Self, axum::Router), ConfigError> {
+        let settings = Settings::from_env()?;
+        let sdk = sdk_config().await;
+        let sundial = Sundial::new(&settings, &sdk)?.unbatched();
+        sundial.check_layout().await?;
+        let console = match &settings.console_tokens_secret {
+            Some(secret) => Some(console::config(
+                console::tokens_from_secret(&sdk, secret).await?,
+            )),
+            None => None,
+        };
+        let router = handlers::api_router_with_console(&sundial, console);
+        Ok((sundial, router))
     }
 
     /// Refuses a table of another layout (see [`dynamo::layout`]), recording this one on a fresh

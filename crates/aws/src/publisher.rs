@@ -8,6 +8,7 @@
 //! so a function that dies before flushing loses at most one invocation's events. A job's own
 //! `eventbridge` target is never buffered: that event *is* the run.
 
+use futures_util::FutureExt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -88,6 +89,7 @@ impl AwsPublisher {
                 .put_events()
                 .set_entries(Some(chunk))
                 .send()
+                .boxed()
                 .await
             {
                 Ok(output) if output.failed_entry_count() > 0 => tracing::warn!(
@@ -177,6 +179,7 @@ impl EventPublisher for AwsPublisher {
             .put_events()
             .entries(entry)
             .send()
+            .boxed()
             .await
             .map_err(|e| classify("PutEvents", e))?;
         if output.failed_entry_count() == 0 {
@@ -211,6 +214,7 @@ impl EventPublisher for AwsPublisher {
             .queue_url(queue_url)
             .message_body(body)
             .send()
+            .boxed()
             .await
             .map_err(|e| classify("SendMessage", e))?;
         Ok(())

@@ -72,6 +72,10 @@ pub struct Settings {
     pub outbound_allow: Option<String>,
     /// `SUNDIAL_VAR_*`.
     pub template_env: std::collections::BTreeMap<String, String>,
+    /// `SUNDIAL_CONSOLE_TOKENS_SECRET`: the ARN of the Secrets Manager secret holding the
+    /// console's login tokens (the API function's only; set when the stack turns the console
+    /// on). Unset: the API function serves no page.
+    pub console_tokens_secret: Option<String>,
 }
 
 /// A tick once a minute, planned 80 s ahead: a tick that EventBridge delivers up to 20 s late still
@@ -152,6 +156,7 @@ impl Settings {
                 .map_err(ConfigError)?,
             outbound_allow: get("SUNDIAL_OUTBOUND_ALLOW"),
             template_env: settings::template_env(vars.iter().cloned()),
+            console_tokens_secret: get("SUNDIAL_CONSOLE_TOKENS_SECRET"),
         })
     }
 }
@@ -245,6 +250,9 @@ where
             // Each execution environment names the leases it takes, so that a stop can tell a
             // call another environment is making (and waits for it) from one of its own.
             incarnation: instance_name(),
+            // A calendar's change answers at once; its jobs are re-planned by the notify
+            // function, 25 to a message (docs/engine.md, "Calendars").
+            replan_by_queue: true,
             ..EngineConfig::default()
         };
         let engine = Engine::new(

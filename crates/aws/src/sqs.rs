@@ -11,6 +11,7 @@
 //! `send`, `postpone` to set a failed message's backoff before reporting it as a batch failure,
 //! and `dead_letter` for a poison message.
 
+use futures_util::FutureExt;
 use std::time::Duration;
 
 use aws_sdk_sqs::error::SdkError;
@@ -129,6 +130,7 @@ impl Queue for SqsQueue {
             .message_body(body)
             .delay_seconds(seconds(delay, MAX_DELAY))
             .send()
+            .boxed()
             .await
             .map_err(|e| unavailable("SendMessage", e))?;
         Ok(())
@@ -162,6 +164,7 @@ impl Queue for SqsQueue {
                     .queue_url(&self.url)
                     .set_entries(Some(entries))
                     .send()
+                    .boxed()
                     .await
                     .map_err(|e| unavailable("SendMessageBatch", e))?;
                 pending = output
@@ -194,6 +197,7 @@ impl Queue for SqsQueue {
             .wait_time_seconds(0)
             .message_system_attribute_names(MessageSystemAttributeName::ApproximateReceiveCount)
             .send()
+            .boxed()
             .await
             .map_err(|e| unavailable("ReceiveMessage", e))?;
         Ok(output
@@ -222,6 +226,7 @@ impl Queue for SqsQueue {
             .queue_url(&self.url)
             .receipt_handle(receipt)
             .send()
+            .boxed()
             .await
             .map_err(|e| {
                 let stale = e
@@ -239,6 +244,7 @@ impl Queue for SqsQueue {
             .receipt_handle(receipt)
             .visibility_timeout(seconds(delay, MAX_VISIBILITY))
             .send()
+            .boxed()
             .await
             .map_err(|e| {
                 let stale = e.as_service_error().is_some_and(|s| {
@@ -277,6 +283,7 @@ impl Queue for SqsQueue {
             .message_body(&delivery.body)
             .message_attributes(DEAD_LETTER_REASON, reason)
             .send()
+            .boxed()
             .await
             .map_err(|e| unavailable("SendMessage to the dead-letter queue", e))?;
         self.ack(&delivery.receipt).await
@@ -296,6 +303,7 @@ impl Queue for SqsQueue {
             .visibility_timeout(0)
             .wait_time_seconds(0)
             .send()
+            .boxed()
             .await
             .map_err(|e| unavailable("ReceiveMessage", e))?;
         Ok(output

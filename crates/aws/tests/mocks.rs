@@ -14,6 +14,7 @@ use aws_sdk_dynamodb::operation::query::QueryOutput;
 use aws_sdk_dynamodb::operation::transact_write_items::{
     TransactWriteItemsError, TransactWriteItemsOutput,
 };
+use aws_sdk_dynamodb::operation::update_item::{UpdateItemError, UpdateItemOutput};
 use aws_sdk_dynamodb::types::error::{
     ConditionalCheckFailedException, ProvisionedThroughputExceededException,
     TransactionCanceledException, TransactionConflictException,
@@ -186,14 +187,25 @@ async fn a_delete_that_loses_a_race_reads_the_job_again() {
     assert_eq!(second.num_calls(), 1);
 }
 
+/// A run's wake-up (layout 4) is looked for on the run's own item first, then as an item of its
+/// own (older layouts, or one set before its run existed); moved in both, it is not cleared.
 #[tokio::test]
 async fn a_changed_wakeup_is_not_cleared() {
+    let not_on_the_run = mock!(Dynamo::update_item).then_error(|| {
+        UpdateItemError::ConditionalCheckFailedException(
+            ConditionalCheckFailedException::builder().build(),
+        )
+    });
     let moved = mock!(Dynamo::delete_item).then_error(|| {
         DeleteItemError::ConditionalCheckFailedException(
             ConditionalCheckFailedException::builder().build(),
         )
     });
-    let client = mock_client!(aws_sdk_dynamodb, [&moved]);
+    let client = mock_client!(
+        aws_sdk_dynamodb,
+        RuleMode::Sequential,
+        [&not_on_the_run, &moved]
+    );
     let due = Utc
         .timestamp_millis_opt(1_700_000_000_000)
         .single()
@@ -202,6 +214,13 @@ async fn a_changed_wakeup_is_not_cleared() {
         store(client).clear_wakeup_if("exec:a", due).await,
         Ok(false)
     );
+    assert_eq!((not_on_the_run.num_calls(), moved.num_calls()), (1, 1));
+
+    // On the run's item and still due then: removed there, with no second request.
+    let on_the_run = mock!(Dynamo::update_item).then_output(|| UpdateItemOutput::builder().build());
+    let client = mock_client!(aws_sdk_dynamodb, RuleMode::Sequential, [&on_the_run]);
+    assert_eq!(store(client).clear_wakeup_if("exec:a", due).await, Ok(true));
+    assert_eq!(on_the_run.num_calls(), 1);
 }
 
 fn throttled() -> PutItemError {

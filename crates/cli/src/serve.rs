@@ -226,6 +226,7 @@ async fn serve(options: ServeOptions) -> Result<(), String> {
             ConsoleAuth::Tokens(auth.clone())
         },
         session_lifetime: options.console_session,
+        secure_cookie: false,
     };
     let router =
         sundial_api::router(Arc::clone(&app), auth).merge(sundial_console::router(app, console));

@@ -72,7 +72,7 @@ fn calendar_commands_end_to_end() {
     assert_eq!(put.code, 0, "{put:?}");
     assert_eq!(
         put.stdout,
-        "calendar london created (version 1); 0 job(s) re-planned\n"
+        "calendar london created (version 1); 0 job(s) queued for re-planning, 0 re-planned\n"
     );
 
     // Payroll on the last business day of each month in London.
@@ -89,7 +89,9 @@ fn calendar_commands_end_to_end() {
         &server,
         &["calendar", "put", "london", "-f", &file, "-o", "json"],
     ));
-    assert_eq!(again["replanned"], json!(1));
+    // The same calendar again: the job is queued, and left as it is (its copy is already this).
+    assert_eq!(again["queued"], json!(1));
+    assert_eq!(again["replanned"], json!(0));
     assert_eq!(again["calendar"]["version"], json!(2));
 
     let table = cli(&server, &["calendar", "get", "london"]);

@@ -1,375 +1,32 @@
 //! The operator console end to end: a real `sundial serve` with seeded jobs and executions, read
 //! and driven in real headless Chromium through chromedriver (W3C WebDriver).
 //!
-//! The WebDriver client is the few commands these tests use, over `common::request` like every
-//! other cli test: no browser-automation crate to build for a dozen JSON calls. Without Chromium
-//! and chromedriver the tests print why and pass, unless `CI=true`, where they fail: CI installs
-//! Debian's `chromium` and `chromium-driver` (`.ci/run`). Chromium only ever talks to 127.0.0.1.
-//! Screenshots of every page go to `target/tmp/console-screenshots/`.
+//! The WebDriver client is `sundial_testkit::browser` (shared with the console test of the local
+//! AWS run): without Chromium and chromedriver the tests print why and pass, unless `CI=true`,
+//! where they fail. Screenshots of every page go to `target/tmp/console-screenshots/`.
 //!
-//! Every page is also checked with axe-core (an exact version from npm, which `.ci/run` installs
-//! into `~/.cache/sundial-ci/axe-core-<version>/` and names in `SUNDIAL_AXE_JS`): its script is
-//! injected into the page and `axe.run()` awaited, and any serious or critical violation fails
-//! the test. Without the file the check is skipped with a message, unless `CI=true`.
+//! Every page is also checked with axe-core (`SUNDIAL_AXE_JS`, which `.ci/run` installs): any
+//! serious or critical violation fails the test. Without the file the check is skipped with a
+//! message, unless `CI=true`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 
-use std::net::TcpListener;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use common::{request, start, wait_final, Server};
+use common::{start, wait_final, Server};
+use sundial_testkit::browser::axe_source;
 use sundial_testkit::{Target, TempDir};
 
-const CHROMIUM: &str = "/usr/bin/chromium";
-/// The axe-core `.ci/run` installs (keep the two in step).
-const AXE_VERSION: &str = "4.14.1";
-const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
-const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
-
-/// chromedriver and one browser session; dropping it ends both.
-struct Browser {
-    driver: Child,
-    addr: String,
-    session: String,
-    _profile: TempDir,
-}
-
-/// The browser, or `None` (with a message) when none is installed and CI is not set.
-fn browser() -> Option<Browser> {
-    let chromium = std::env::var("SUNDIAL_CHROMIUM").unwrap_or_else(|_| CHROMIUM.into());
-    let driver = std::env::var("SUNDIAL_CHROMEDRIVER").unwrap_or_else(|_| CHROMEDRIVER.into());
-    if !std::path::Path::new(&chromium).exists() || !std::path::Path::new(&driver).exists() {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "CI=true but {chromium} or {driver} is missing: install Debian's chromium and chromium-driver"
-        );
-        sundial_testkit::skipped(&format!(
-            "a console browser test: {chromium} or {driver} is not installed \
-             (apt-get install chromium chromium-driver)"
-        ));
-        return None;
-    }
-    let port = TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
-    let child = Command::new(&driver)
-        .arg(format!("--port={port}"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start chromedriver");
-    let addr = format!("127.0.0.1:{port}");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while request(&addr, "GET", "/status", &[], None)
-        .map(|r| r.body["value"]["ready"] != json!(true))
-        .unwrap_or(true)
-    {
-        assert!(Instant::now() < deadline, "chromedriver not ready in 20 s");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let profile = TempDir::new("chromium-profile");
-    let capabilities = json!({"capabilities": {"alwaysMatch": {
-        "browserName": "chrome",
-        "goog:chromeOptions": {
-            "binary": chromium,
-            "args": [
-                "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                "--disable-background-networking", "--disable-component-update",
-                "--disable-sync", "--disable-quic", "--window-size=1280,800",
-                format!("--user-data-dir={}", profile.path().display()),
-            ]
-        }
-    }}});
-    let body = serde_json::to_vec(&capabilities).unwrap();
-    let reply = request(&addr, "POST", "/session", &[], Some(&body)).expect("new session");
-    let session = reply.body["value"]["sessionId"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no session: {:?}", reply.body))
-        .to_string();
-    Some(Browser {
-        driver: child,
-        addr,
-        session,
-        _profile: profile,
-    })
-}
-
-/// axe-core's `axe.min.js`: `SUNDIAL_AXE_JS`, else where `.ci/run` caches it. `None` (with a
-/// message) when it is missing and CI is not set.
-fn axe_source() -> Option<String> {
-    let path = std::env::var("SUNDIAL_AXE_JS").unwrap_or_else(|_| {
-        format!(
-            "{}/.cache/sundial-ci/axe-core-{AXE_VERSION}/node_modules/axe-core/axe.min.js",
-            std::env::var("HOME").unwrap_or_default()
-        )
-    });
-    match std::fs::read_to_string(&path) {
-        Ok(source) => Some(source),
-        Err(e) => {
-            assert!(
-                std::env::var("CI").as_deref() != Ok("true"),
-                "CI=true but axe-core is missing at {path} ({e}): .ci/run installs it"
-            );
-            sundial_testkit::skipped(&format!(
-                "the accessibility checks of a console browser test: no axe-core at {path} ({e}); \
-                 npm install --prefix ~/.cache/sundial-ci/axe-core-{AXE_VERSION} axe-core@{AXE_VERSION}"
-            ));
-            None
-        }
-    }
-}
-
-impl Drop for Browser {
-    fn drop(&mut self) {
-        let _ = request(
-            &self.addr,
-            "DELETE",
-            &format!("/session/{}", self.session),
-            &[],
-            None,
-        );
-        let _ = self.driver.kill();
-        let _ = self.driver.wait();
-    }
-}
-
-impl Browser {
-    fn command(&self, method: &str, path: &str, body: Option<Value>) -> Value {
-        let bytes = body.map(|b| serde_json::to_vec(&b).unwrap());
-        let path = format!("/session/{}{path}", self.session);
-        let reply = request(&self.addr, method, &path, &[], bytes.as_deref())
-            .unwrap_or_else(|e| panic!("webdriver {path}: {e}"));
-        assert_eq!(
-            reply.status, 200,
-            "webdriver {method} {path}: {:?}",
-            reply.body
-        );
-        reply.body["value"].clone()
-    }
-
-    fn go(&self, url: &str) {
-        self.command("POST", "/url", Some(json!({ "url": url })));
-    }
-
-    fn url(&self) -> String {
-        self.command("GET", "/url", None)
-            .as_str()
-            .unwrap_or_default()
-            .to_string()
-    }
-
-    fn find(&self, css: &str) -> String {
-        let found = self.command(
-            "POST",
-            "/element",
-            Some(json!({"using": "css selector", "value": css})),
-        );
-        found[ELEMENT]
-            .as_str()
-            .unwrap_or_else(|| panic!("no element {css}: {found:?}\n{}", self.text()))
-            .to_string()
-    }
-
-    fn count(&self, css: &str) -> usize {
-        self.script(&format!(
-            "return document.querySelectorAll({}).length",
-            json!(css)
-        ))
-        .as_u64()
-        .unwrap_or(0) as usize
-    }
-
-    fn click(&self, css: &str) {
-        let element = self.find(css);
-        self.command(
-            "POST",
-            &format!("/element/{element}/click"),
-            Some(json!({})),
-        );
-    }
-
-    /// Clicks what submits a form or follows a link, and waits until the next page has loaded:
-    /// WebDriver's click returns before a form's navigation completes, so reading the page right
-    /// after it could read the old one.
-    fn click_and_load(&self, css: &str) {
-        self.script("window.__sundialOldPage = true");
-        self.click(css);
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            let loaded = self
-                .script(
-                    "return window.__sundialOldPage === undefined \
-                     && document.readyState === 'complete'",
-                )
-                .as_bool()
-                .unwrap_or(false);
-            if loaded {
-                return;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "clicking {css} loaded no new page within 10 s"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    /// Runs axe-core on the page and fails on any serious or critical violation; prints the
-    /// others. `axe` is [`axe_source`]'s script (nothing is checked without it).
-    fn check_accessibility(&self, axe: Option<&str>, page: &str) {
-        let Some(axe) = axe else { return };
-        self.command(
-            "POST",
-            "/execute/sync",
-            Some(json!({"script": format!("{axe}\n;return typeof axe;"), "args": []})),
-        );
-        let found = self.command(
-            "POST",
-            "/execute/async",
-            Some(json!({"script": "const done = arguments[arguments.length - 1];
-                axe.run(document, {resultTypes: ['violations']})
-                  .then((r) => done(r.violations.map((v) => ({id: v.id, impact: v.impact, help: v.help,
-                      nodes: v.nodes.slice(0, 5).map((n) => n.target.join(' '))}))))
-                  .catch((e) => done({error: String(e)}));", "args": []})),
-        );
-        let violations = found
-            .as_array()
-            .unwrap_or_else(|| panic!("axe on {page} failed: {found:?}"));
-        let (serious, other): (Vec<&Value>, Vec<&Value>) = violations
-            .iter()
-            .partition(|v| v["impact"] == "serious" || v["impact"] == "critical");
-        for v in &other {
-            eprintln!(
-                "axe on {page}: {} ({}): {} at {}",
-                v["id"], v["impact"], v["help"], v["nodes"]
-            );
-        }
-        assert!(
-            serious.is_empty(),
-            "axe-core found serious or critical violations on {page}: {}",
-            serde_json::to_string_pretty(&serious).unwrap()
-        );
-        eprintln!(
-            "axe on {page}: no serious or critical violations ({} minor or moderate)",
-            other.len()
-        );
-    }
-
-    /// The `data-job` ids of the jobs list's rows, in order.
-    fn rows(&self) -> Vec<String> {
-        self.script(
-            "return [...document.querySelectorAll('tr[data-job]')].map((r) => r.dataset.job)",
-        )
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_str().unwrap().to_string())
-        .collect()
-    }
-
-    fn type_into(&self, css: &str, text: &str) {
-        let element = self.find(css);
-        self.command(
-            "POST",
-            &format!("/element/{element}/clear"),
-            Some(json!({})),
-        );
-        self.command(
-            "POST",
-            &format!("/element/{element}/value"),
-            Some(json!({ "text": text })),
-        );
-    }
-
-    fn script(&self, script: &str) -> Value {
-        self.command(
-            "POST",
-            "/execute/sync",
-            Some(json!({"script": script, "args": []})),
-        )
-    }
-
-    /// The page's visible text.
-    fn text(&self) -> String {
-        self.script("return document.body.innerText")
-            .as_str()
-            .unwrap_or_default()
-            .to_string()
-    }
-
-    /// Waits until the page's text contains `needle` (pages that refresh themselves).
-    fn wait_for_text(&self, needle: &str, limit: Duration) -> String {
-        let deadline = Instant::now() + limit;
-        loop {
-            let text = self.text();
-            if text.contains(needle) {
-                return text;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{needle:?} not on the page within {limit:?}:\n{text}"
-            );
-            std::thread::sleep(Duration::from_millis(200));
-        }
-    }
-
-    fn cookies(&self) -> Vec<Value> {
-        self.command("GET", "/cookie", None)
-            .as_array()
-            .cloned()
-            .unwrap_or_default()
-    }
-
-    /// A screenshot of the whole page: the window made as tall as the page for it.
-    fn screenshot_whole(&self, name: &str) {
-        let height = self
-            .script("return document.documentElement.scrollHeight")
-            .as_u64()
-            .unwrap_or(800)
-            .clamp(800, 4000)
-            + 100;
-        let size = |height: u64| json!({"width": 1280, "height": height});
-        self.command("POST", "/window/rect", Some(size(height)));
-        self.script("window.scrollTo(0, 0)");
-        self.screenshot(name);
-        self.command("POST", "/window/rect", Some(size(800)));
-    }
-
-    fn screenshot(&self, name: &str) {
-        let data = self.command("GET", "/screenshot", None);
-        let png = base64_decode(data.as_str().unwrap_or_default());
-        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("console-screenshots");
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
-    }
-}
-
-fn base64_decode(text: &str) -> Vec<u8> {
-    let value = |c: u8| match c {
-        b'A'..=b'Z' => Some(c - b'A'),
-        b'a'..=b'z' => Some(c - b'a' + 26),
-        b'0'..=b'9' => Some(c - b'0' + 52),
-        b'+' => Some(62),
-        b'/' => Some(63),
-        _ => None,
-    };
-    let digits: Vec<u8> = text.bytes().filter_map(value).collect();
-    let mut out = Vec::with_capacity(digits.len() * 3 / 4);
-    for chunk in digits.chunks(4) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |acc, (i, d)| acc | u32::from(*d) << (18 - 6 * i));
-        let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
-        out.extend_from_slice(&bytes[..chunk.len().saturating_sub(1)]);
-    }
-    out
+/// The browser, its screenshots in `target/tmp/console-screenshots/`.
+fn browser() -> Option<sundial_testkit::browser::Browser> {
+    sundial_testkit::browser::browser(
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("console-screenshots"),
+    )
 }
 
 fn create(server: &Server, headers: &[(&str, &str)], id: &str, mut job: Value) {
@@ -1681,6 +1338,22 @@ fn console_calendars_show_days_off_and_the_jobs_using_them() {
     assert_eq!(
         browser.count("ul.calendar-jobs a[href='/ui/jobs/payroll']"),
         1
+    );
+    // Its yearly rules in words (core's `YearlyRule::describe`), not as JSON.
+    let rules = browser
+        .script("return [...document.querySelectorAll('ul.rules li')].map(l => l.textContent)");
+    assert_eq!(
+        rules,
+        json!([
+            "1 January, or the next weekday when on a weekend — New Year's Day",
+            "2 days before Easter Sunday — Good Friday",
+            "the day after Easter Sunday — Easter Monday",
+            "first Monday of May",
+            "last Monday of May",
+            "last Monday of August",
+            "25 December, or the next weekday when on a weekend",
+            "26 December, or the next weekday when on a weekend"
+        ])
     );
     browser.screenshot_whole("calendar");
     browser.check_accessibility(axe.as_deref(), "a calendar's page");

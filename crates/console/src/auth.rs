@@ -1,8 +1,9 @@
 //! Sessions, login and CSRF tokens (docs/deploy.md, "Operator console").
 //!
-//! A session is a signed cookie, `EXPIRY.NONCE.SIGNATURE`, with the HMAC of the server's signing
-//! secret: nothing is stored but the nonces signed out early, so a restart keeps people signed in
-//! and a forged or altered cookie fails the signature. The CSRF token of a session is the HMAC of
+//! A session is a signed cookie, `EXPIRY.NONCE.NAME.SIGNATURE`, with the HMAC of the server's
+//! signing secret: nothing is stored but the nonces signed out early (in the store's
+//! [`App::sign_out_session`](sundial_service::App::sign_out_session), so a logout holds across restarts and Lambda execution environments), so a
+//! restart keeps people signed in and a forged or altered cookie fails the signature. The CSRF token of a session is the HMAC of
 //! its cookie under another label: a page embeds it in every form, and a form that does not carry
 //! its own session's token is refused. With `SameSite=Strict` a cross-site form post does not even
 //! carry the cookie; the token is the second lock, for browsers and proxies that get that wrong.
@@ -132,32 +133,63 @@ impl<S: Store> Console<S> {
         if expiry <= self.app.now().timestamp() {
             return None;
         }
-        let revoked = self
-            .revoked
-            .lock()
-            .map(|r| r.contains_key(nonce))
-            .unwrap_or(true);
-        if revoked {
-            return None;
-        }
         let actor = unhex(name)?;
         self.session_of(cookie, nonce.to_string(), expiry, &actor)
     }
 
-    fn revoke(&self, session: &Session) {
-        let now = self.app.now().timestamp();
-        if let Ok(mut revoked) = self.revoked.lock() {
-            revoked.retain(|_, expiry| *expiry > now);
-            revoked.insert(session.nonce.clone(), session.expiry);
+    /// [`Console::verify`], then whether the session was signed out (one read of the store). A
+    /// store that cannot answer refuses the session: a logout is never ignored.
+    async fn verify_live(&self, cookie: &str) -> Option<Session> {
+        let session = self.verify(cookie)?;
+        match self.app.session_signed_out(&session.nonce).await {
+            Ok(false) => Some(session),
+            Ok(true) => None,
+            Err(e) => {
+                tracing::warn!(error = %e, "console: cannot read the signed-out sessions");
+                None
+            }
         }
+    }
+
+    /// Records the session as signed out until its cookie expires, for every process that reads
+    /// the store.
+    async fn revoke(&self, session: &Session) -> Result<(), PageError> {
+        let expiry =
+            chrono::DateTime::from_timestamp(session.expiry, 0).unwrap_or_else(|| self.app.now());
+        self.app
+            .sign_out_session(&session.nonce, expiry)
+            .await
+            .map_err(|e| {
+                PageError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    format!("cannot log out now ({e}): try again."),
+                )
+            })
     }
 
     fn set_cookie(&self, cookie: &str) -> HeaderValue {
         let max_age = self.config.session_lifetime.as_secs();
+        let secure = if self.config.secure_cookie {
+            "; Secure"
+        } else {
+            ""
+        };
         HeaderValue::from_str(&format!(
-            "{COOKIE}={cookie}; Path=/; HttpOnly; SameSite=Strict; Max-Age={max_age}"
+            "{COOKIE}={cookie}; Path=/; HttpOnly; SameSite=Strict; Max-Age={max_age}{secure}"
         ))
         .unwrap_or_else(|_| HeaderValue::from_static("sundial_session=; Path=/; Max-Age=0"))
+    }
+
+    fn clear_cookie(&self) -> HeaderValue {
+        if self.config.secure_cookie {
+            HeaderValue::from_static(
+                "sundial_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0; Secure",
+            )
+        } else {
+            HeaderValue::from_static(
+                "sundial_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0",
+            )
+        }
     }
 }
 
@@ -204,10 +236,6 @@ fn cookie_of(headers: &HeaderMap) -> Option<&str> {
         .find_map(|pair| pair.trim().strip_prefix(COOKIE)?.strip_prefix('='))
 }
 
-fn clear_cookie() -> HeaderValue {
-    HeaderValue::from_static("sundial_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0")
-}
-
 /// Lets the login page and the assets through; every other route needs a session. Open mode
 /// starts one at the first page; token mode sends readers without one to the login page.
 pub(crate) async fn require_session<S: Store>(
@@ -222,7 +250,11 @@ pub(crate) async fn require_session<S: Store>(
     let cookie = cookie_of(request.headers());
     // Read (at most every few seconds) before the session is made, which shows it.
     console.app.debug_mode_now().await;
-    if let Some(session) = cookie.and_then(|c| console.verify(c)) {
+    let session = match cookie {
+        Some(cookie) => console.verify_live(cookie).await,
+        None => None,
+    };
+    if let Some(session) = session {
         if session.scope == Scope::Read && changes_something(request.method(), path) {
             return PageError::new(
                 StatusCode::FORBIDDEN,
@@ -270,7 +302,7 @@ pub(crate) async fn require_session<S: Store>(
             if had_cookie {
                 response
                     .headers_mut()
-                    .append(header::SET_COOKIE, clear_cookie());
+                    .append(header::SET_COOKIE, console.clear_cookie());
             }
             response
         }
@@ -364,7 +396,7 @@ pub(crate) async fn logout<S: Store>(
     Form(form): Form<CsrfForm>,
 ) -> Result<Response, PageError> {
     session.check_csrf(&form.csrf)?;
-    console.revoke(&session);
+    console.revoke(&session).await?;
     let to = match console.config.auth {
         ConsoleAuth::Open => "/",
         ConsoleAuth::Tokens(_) => "/ui/login",
@@ -372,6 +404,6 @@ pub(crate) async fn logout<S: Store>(
     let mut response = Redirect::to(to).into_response();
     response
         .headers_mut()
-        .append(header::SET_COOKIE, clear_cookie());
+        .append(header::SET_COOKIE, console.clear_cookie());
     Ok(response)
 }

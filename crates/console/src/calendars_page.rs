@@ -88,6 +88,7 @@ pub(crate) async fn calendar<S: Store>(
         .unwrap_or(chrono_tz::Tz::UTC);
     let today = console.app.now().with_timezone(&zone).date_naive();
     let days = stored.days_off(today, AHEAD_DAYS)?;
+    let rules = stored.rules_in_words()?;
     let c = &stored.calendar;
     let content = html! {
         p.crumbs { a href="/ui/calendars" { "Calendars" } " / " (name) }
@@ -117,10 +118,10 @@ pub(crate) async fn calendar<S: Store>(
                 @for id in &jobs { li { a href=(job_url(id)) { (id) } } }
             }
         }
-        @if let Some(rules) = c["rules"].as_array().filter(|r| !r.is_empty()) {
+        @if !rules.is_empty() {
             h2 { "Yearly rules" }
             ul.rules {
-                @for rule in rules { li { code { (rule) } } }
+                @for rule in &rules { li { (rule) } }
             }
         }
         p.muted { "Year " (today.year()) "–" (today.year() + 1) "." }

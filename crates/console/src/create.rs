@@ -589,7 +589,7 @@ pub(crate) async fn create_job<S: Store>(
         let (problems, preview) = match &translated {
             Err(problems) => (problems.clone(), None),
             Ok((definition, extra)) => {
-                let (problem, shown) = preview(app, &form, definition, extra)?;
+                let (problem, shown) = preview(app, &form, definition, extra).await?;
                 (problem.into_iter().collect(), Some(shown))
             }
         };
@@ -656,7 +656,7 @@ pub(crate) async fn create_job<S: Store>(
 /// What the preview button shows for `definition`: its next fire times through the preview use
 /// case (`POST /specs/preview`'s), or why there are none; an invalid schedule is also a problem
 /// at its control.
-fn preview<S: Store>(
+async fn preview<S: Store>(
     app: &sundial_service::App<S>,
     form: &JobForm,
     definition: &Value,
@@ -665,7 +665,7 @@ fn preview<S: Store>(
     let Some(request) = preview_request(form, definition) else {
         return Ok((None, PreviewShown::Note(no_schedule(definition))));
     };
-    match app.preview_spec(&request) {
+    match app.preview_spec(&request).await {
         Ok(preview) if preview.times.is_empty() => {
             let why = preview.warnings.first().cloned();
             let why = why.unwrap_or_else(|| "Only when triggered: no fire times.".to_string());

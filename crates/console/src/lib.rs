@@ -7,8 +7,8 @@
 //! through the same [`App`] use cases as the API (`tests/single_path.rs` holds them to it), so a
 //! rule is never enforced twice or skipped here.
 //!
-//! A page is a view model and its rendering: [`job_page::JobPage`], [`execution_page::ExecutionPage`]
-//! and [`ledger_page::LedgerPage`] each `load` what the page shows (reads that do not depend on
+//! A page is a view model and its rendering: [`job_page::JobPage`], [`execution_page::ExecutionPage`],
+//! [`ledger_page::LedgerPage`], [`upcoming::UpcomingPage`] and [`stats::DashboardPage`] each `load` what the page shows (reads that do not depend on
 //! each other made at once), typed, and implement [`maud::Render`] from one small component per
 //! section; their handlers load, render and answer. Those modules are public so that tests assert
 //! on what a page shows, leaving a few HTML checks for its structure.
@@ -46,7 +46,10 @@
 //! Access (docs/deploy.md, "Operator console"): with no token configured the console is open, which
 //! `serve` allows on loopback only; with a token, a login page exchanges it for a session cookie
 //! (`HttpOnly`, `SameSite=Strict`, expiring). Either way every form that changes something carries
-//! a CSRF token bound to the session. The API Lambda does not mount the console: on AWS it is off.
+//! a CSRF token bound to the session. A logout is stored ([`App::sign_out_session`]),
+//! so it holds across restarts and, on AWS, across the API function's execution environments:
+//! there the API function mounts the console beside the API when the stack turns it on, with
+//! `Secure` cookies and the tokens of the stack's secret (docs/deploy.md).
 
 mod auth;
 mod backfill;
@@ -66,12 +69,11 @@ mod ledger;
 pub mod ledger_page;
 mod pages;
 mod simulate;
-mod stats;
-mod upcoming;
+pub mod stats;
+pub mod upcoming;
 mod view;
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::{header, StatusCode};
@@ -109,6 +111,9 @@ pub struct ConsoleConfig {
     pub auth: ConsoleAuth,
     /// How long a session cookie stays valid after login.
     pub session_lifetime: Duration,
+    /// Whether the session cookie is `Secure` (sent over HTTPS only): on AWS, where API Gateway
+    /// serves HTTPS only; not on `serve`, which speaks plain HTTP.
+    pub secure_cookie: bool,
 }
 
 impl ConsoleConfig {
@@ -116,12 +121,11 @@ impl ConsoleConfig {
     pub const DEFAULT_SESSION_LIFETIME: Duration = Duration::from_secs(8 * 3600);
 }
 
-/// What every handler reads: the use cases and the sessions signed out before they expired.
+/// What every handler reads: the use cases (and through them the store, which keeps the
+/// sessions signed out before they expired) and the settings.
 struct Console<S> {
     app: Arc<App<S>>,
     config: ConsoleConfig,
-    /// Session nonces signed out, with their expiry (unix seconds), so logout is final.
-    revoked: Mutex<HashMap<String, i64>>,
 }
 
 type ConsoleState<S> = axum::extract::State<Arc<Console<S>>>;
@@ -132,11 +136,7 @@ pub fn router<S: Store>(app: Arc<App<S>>, config: ConsoleConfig) -> Router {
     // The create page's live preview: the API's own `POST /specs/preview` handler, here behind
     // the console's session (in token mode the page has a session cookie, never the API token).
     let preview = sundial_api::spec_preview_route(Arc::clone(&app));
-    let state = Arc::new(Console {
-        app,
-        config,
-        revoked: Mutex::new(HashMap::new()),
-    });
+    let state = Arc::new(Console { app, config });
     Router::new()
         .route("/", get(pages::jobs::<S>))
         .route("/ui/jobs", get(pages::jobs::<S>))

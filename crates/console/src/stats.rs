@@ -1,18 +1,18 @@
 //! `/ui/dashboard` and the "Statistics" section of a job's page: the figures of
 //! [`App::fleet_stats`](sundial_service::App::fleet_stats) and
 //! [`App::job_stats`](sundial_service::App::job_stats) as they are (the rollups' counts,
-//! percentiles and time series), drawn with [`crate::chart`]. The window is a query parameter
+//! percentiles and time series), drawn with the console's `chart` module. The window is a query parameter
 //! (`?window=1h|24h|7d`, 24 hours by default), so every view is a link.
 
 use axum::extract::{Query, State};
 use axum::response::{IntoResponse, Response};
 use axum::Extension;
-use maud::{html, Markup};
+use maud::{html, Markup, Render};
 use serde::Deserialize;
 use sundial_core::stats::{Figures, StatsWindow};
 use sundial_ports::store::Store;
-use sundial_service::app::JobStats;
-use sundial_service::AppError;
+use sundial_service::app::{FleetStats, JobStats};
+use sundial_service::{App, AppError};
 
 use crate::auth::Session;
 use crate::chart::{self, millis, percent, Bucket};
@@ -176,39 +176,72 @@ pub(crate) fn job_section(stats: &JobStats, base: &str) -> Markup {
     }
 }
 
-/// `/ui/dashboard`: all jobs' figures over the window, the top failing and slowest jobs, and
-/// debug mode when it is on.
+/// `/ui/dashboard` as a view model: all jobs' figures over a window, the top failing and slowest
+/// jobs ([`App::fleet_stats`]'s answer, typed), and the window it shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DashboardPage {
+    /// The window shown.
+    pub window: StatsWindow,
+    /// Its figures.
+    pub fleet: FleetStats,
+}
+
+impl DashboardPage {
+    /// Reads the figures of `window`.
+    pub async fn load<S: Store>(app: &App<S>, window: StatsWindow) -> Result<Self, AppError> {
+        let fleet = app.fleet_stats(window).await?;
+        Ok(DashboardPage { window, fleet })
+    }
+}
+
+/// `/ui/dashboard` (debug mode, when it is on, is said by the layout).
 pub(crate) async fn dashboard<S: Store>(
     State(console): ConsoleState<S>,
     Extension(session): Extension<Session>,
     Query(query): Query<WindowQuery>,
 ) -> Result<Response, PageError> {
-    let window = query.window()?;
-    let app = &console.app;
-    let fleet = app.fleet_stats(window).await?;
-    let all = &fleet.all;
-    let url = |w: StatsWindow| format!("/ui/dashboard?window={}", w.name());
-    let content = html! {
-        h1 { "Dashboard" }
-        (window_switch(window, &url))
-        p.muted {
-            "All jobs, " (window_words(window).to_lowercase()) ": from "
-            (all.from.format("%Y-%m-%d %H:%M UTC")) " (whole hours are read)."
+    let page = DashboardPage::load(&console.app, query.window()?).await?;
+    Ok(layout("Dashboard", Some(&session), page.render()).into_response())
+}
+
+impl Render for DashboardPage {
+    fn render(&self) -> Markup {
+        let (window, all) = (self.window, &self.fleet.all);
+        let url = |w: StatsWindow| format!("/ui/dashboard?window={}", w.name());
+        html! {
+            h1 { "Dashboard" }
+            (window_switch(window, &url))
+            p.muted {
+                "All jobs, " (window_words(window).to_lowercase()) ": from "
+                (all.from.format("%Y-%m-%d %H:%M UTC")) " (whole hours are read)."
+            }
+            section.stats aria-labelledby="fleet" data-window=(window.name()) {
+                h2 id="fleet" { "All jobs" }
+                (figures_list(&all.figures))
+                (charts(all, "fleet"))
+            }
+            div.charts {
+                (TopFailing(&self.fleet.top_failing))
+                (Slowest(&self.fleet.slowest))
+            }
         }
-        section.stats aria-labelledby="fleet" data-window=(window.name()) {
-            h2 id="fleet" { "All jobs" }
-            (figures_list(&all.figures))
-            (charts(all, "fleet"))
-        }
-        div.charts {
+    }
+}
+
+/// The jobs with the most failed runs.
+struct TopFailing<'a>(&'a [(String, Figures)]);
+
+impl Render for TopFailing<'_> {
+    fn render(&self) -> Markup {
+        html! {
             section aria-labelledby="failing" {
                 h2 id="failing" { "Top failing jobs" }
-                @if fleet.top_failing.is_empty() {
+                @if self.0.is_empty() {
                     p.muted { "No job failed in this window." }
                 } @else {
                     div.table-wrap { table.top-failing {
                         thead { tr { th scope="col" { "Job" } th scope="col" { "Failed" } th scope="col" { "Runs" } th scope="col" { "Success rate" } } }
-                        tbody { @for (id, f) in &fleet.top_failing {
+                        tbody { @for (id, f) in self.0 {
                             tr data-job=(id) data-failed=(f.failed()) {
                                 td { a href=(job_url(id)) { (id) } }
                                 td { (f.failed()) }
@@ -219,14 +252,24 @@ pub(crate) async fn dashboard<S: Store>(
                     } }
                 }
             }
+        }
+    }
+}
+
+/// The jobs with the highest p95 duration.
+struct Slowest<'a>(&'a [(String, Figures)]);
+
+impl Render for Slowest<'_> {
+    fn render(&self) -> Markup {
+        html! {
             section aria-labelledby="slowest" {
                 h2 id="slowest" { "Slowest jobs" }
-                @if fleet.slowest.is_empty() {
+                @if self.0.is_empty() {
                     p.muted { "No run started in this window." }
                 } @else {
                     div.table-wrap { table.slowest {
                         thead { tr { th scope="col" { "Job" } th scope="col" { "Duration p95" } th scope="col" { "p50" } th scope="col" { "Runs" } } }
-                        tbody { @for (id, f) in &fleet.slowest {
+                        tbody { @for (id, f) in self.0 {
                             tr data-job=(id) {
                                 td { a href=(job_url(id)) { (id) } }
                                 td { (millis(f.duration.p95)) }
@@ -238,6 +281,5 @@ pub(crate) async fn dashboard<S: Store>(
                 }
             }
         }
-    };
-    Ok(layout("Dashboard", Some(&session), content).into_response())
+    }
 }

@@ -15,11 +15,14 @@ use serde_json::{json, Value};
 use sundial_console::execution_page::ExecutionPage;
 use sundial_console::job_page::{JobPage, ShownRequest};
 use sundial_console::ledger_page::{LedgerPage, RangeQuery};
+use sundial_console::stats::DashboardPage;
+use sundial_console::upcoming::{ListedFire, UpcomingPage, UpcomingQuery};
 use sundial_console::{ConsoleAuth, ConsoleConfig};
 use sundial_core::job::{HttpMethod, JobId, OverlapPolicy};
 use sundial_core::stats::{NotRun, Rollup, StatsWindow};
 use sundial_ports::memory::{ManualClock, MemoryStore};
 use sundial_ports::store::{RollupRecord, Store, Write};
+use sundial_service::app::UpcomingCut;
 use sundial_service::{App, AppConfig};
 use support::urlencode;
 use tower::ServiceExt;
@@ -486,6 +489,7 @@ async fn with_a_token_the_preview_needs_a_session_and_only_that() {
         ConsoleConfig {
             auth: ConsoleAuth::token(token),
             session_lifetime: Duration::from_secs(3600),
+            secure_cookie: false,
         },
     );
     let login = router
@@ -538,6 +542,7 @@ async fn a_session_acts_as_its_token_and_a_read_token_changes_nothing() {
                 ApiToken::new("wallboard", Scope::Read, reader),
             ])),
             session_lifetime: Duration::from_secs(3600),
+            secure_cookie: false,
         },
     );
     let id = sundial_service::app::parse_job_id("nightly").unwrap();
@@ -666,6 +671,27 @@ async fn upcoming_merges_the_fleets_fires_marks_a_clock_change_and_says_where_it
     create("utc-hourly", job(json!({"cron": ["30 * * * *"]}), 1)).await;
     create("paused", job(json!({"cron": ["* * * * *"]}), 0)).await;
 
+    // The view model: 15:30 … 14:30 next day hourly (24 fires) and New York's Sunday 09:00 EDT
+    // (13:00 UTC), soonest first, the one after the clock change marked; nothing left out.
+    let model = UpcomingPage::load(&console.app, UpcomingQuery::default().filter())
+        .await
+        .unwrap();
+    assert_eq!((model.fire_count, model.listed.len()), (25, 25));
+    assert!(model.minutes.is_empty() && model.cut.is_none());
+    assert!(model.listed.windows(2).all(|w| w[0].due <= w[1].due));
+    let marked: Vec<&ListedFire> = model
+        .listed
+        .iter()
+        .filter(|fire| fire.clock_change.is_some())
+        .collect();
+    assert_eq!(marked.len(), 1, "only the fire after the change is marked");
+    assert_eq!(
+        (marked[0].job_id.as_str(), marked[0].due.to_rfc3339()),
+        ("ny-daily", "2027-03-14T13:00:00+00:00".to_owned())
+    );
+    assert_eq!(marked[0].zone, chrono_tz::America::New_York);
+    assert!(!model.listed.iter().any(|fire| fire.job_id == "paused"));
+
     let page = console.get("/ui/upcoming").await;
     assert_eq!(page.status, StatusCode::OK);
     let rows: Vec<&str> = page.html.split("<tr>").skip(2).collect();
@@ -713,6 +739,17 @@ async fn upcoming_merges_the_fleets_fires_marks_a_clock_change_and_says_where_it
     );
     assert!(page.html.contains(r#"data-fires="20000""#));
     assert!(page.html.contains("Later fires, per minute"));
+    let model = UpcomingPage::load(&console.app, UpcomingQuery::default().filter())
+        .await
+        .unwrap();
+    assert_eq!(model.cut, Some(UpcomingCut::Fires));
+    assert_eq!((model.fire_count, model.listed.len()), (20_000, 100));
+    let counted: usize = model.minutes.iter().map(|m| m.fires).sum();
+    assert_eq!(
+        counted,
+        20_000 - 100,
+        "every fire past the listed is counted"
+    );
     let filtered = console.get("/ui/upcoming?creator=nobody").await;
     assert!(filtered
         .html
@@ -827,6 +864,22 @@ fn figure<'a>(html: &'a str, name: &str) -> &'a str {
 async fn the_dashboard_charts_the_seeded_runs_and_names_the_failing_and_slow_jobs() {
     let console = Console::open().await;
     seed_stats(&console).await;
+
+    // The view model: the fleet's figures over the hour, the failing and slow jobs in order.
+    let model = DashboardPage::load(&console.app, StatsWindow::Hour)
+        .await
+        .unwrap();
+    assert_eq!(model.window, StatsWindow::Hour);
+    let all = &model.fleet.all.figures;
+    assert_eq!((all.runs, all.missed, all.skipped), (6, 2, 1));
+    let named = |jobs: &[(String, sundial_core::stats::Figures)]| -> Vec<String> {
+        jobs.iter().map(|(id, _)| id.clone()).collect()
+    };
+    assert_eq!(named(&model.fleet.top_failing), ["flaky", "steady"]);
+    assert_eq!(
+        model.fleet.slowest.first().map(|(id, _)| id.as_str()),
+        Some("flaky")
+    );
 
     let page = console.get("/ui/dashboard?window=1h").await;
     assert_eq!(page.status, StatusCode::OK, "{}", page.html);
@@ -1616,6 +1669,7 @@ async fn a_read_token_previews_backfills_and_edits_but_runs_and_saves_nothing() 
                 reader,
             )])),
             session_lifetime: Duration::from_secs(3600),
+            secure_cookie: false,
         },
     );
     let id: sundial_core::job::JobId = "hourly".parse().unwrap();

@@ -19,6 +19,12 @@ use crate::job::{FieldError, JobId};
 /// The most events an execution keeps; beyond it the oldest after the first are dropped and counted.
 pub const MAX_EVENTS: usize = 200;
 
+/// The template variable of a job's last successful run's result.
+pub const LAST_COMPLETION_RESULT: &str = "lastCompletionResult";
+
+/// The template variable of a job's last failed run.
+pub const LAST_FAILURE: &str = "lastFailure";
+
 /// The longest trigger id.
 const MAX_TRIGGER_ID_LEN: usize = 64;
 
@@ -424,17 +430,13 @@ impl LastResults {
     /// definition (requests, checks, notifications) names, so that an execution item stays small
     /// when they are not used (a result can be 64 KB).
     pub fn capture(job: &crate::job::Job) -> LastResults {
-        let written = job.definition.as_written().to_string();
-        let state = &job.state;
+        let (named, state) = (job.definition.last_results_named(), &job.state);
         LastResults {
-            last_completion_result: written
-                .contains("lastCompletionResult")
+            last_completion_result: named
+                .completion_result
                 .then(|| state.last_completion_result.clone())
                 .flatten(),
-            last_failure: written
-                .contains("lastFailure")
-                .then(|| state.last_failure.clone())
-                .flatten(),
+            last_failure: named.failure.then(|| state.last_failure.clone()).flatten(),
         }
     }
 }

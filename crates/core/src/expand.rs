@@ -147,7 +147,7 @@ impl Variables {
             ("scheduledTime", json!(scheduled)),
             // As the run saw them when it started, when it kept them; else the job's now.
             (
-                "lastCompletionResult",
+                crate::execution::LAST_COMPLETION_RESULT,
                 match &execution.run.last_results {
                     Some(kept) => kept.last_completion_result.clone(),
                     None => job.last_completion_result.clone(),
@@ -155,7 +155,7 @@ impl Variables {
                 .unwrap_or(Value::Null),
             ),
             (
-                "lastFailure",
+                crate::execution::LAST_FAILURE,
                 match &execution.run.last_results {
                     Some(kept) => kept.last_failure.clone(),
                     None => job.last_failure.clone(),

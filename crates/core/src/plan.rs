@@ -982,8 +982,13 @@ pub fn finish_on_job(
     let job_state = &mut job.state;
     match execution.state() {
         ExecutionState::Succeeded => {
-            job_state.last_completion_result =
-                Some(execution.result.clone().unwrap_or(serde_json::Value::Null));
+            // Kept only while the definition names it: the job item is written by every run,
+            // and a result it carries would be paid for in each of those writes (issue 31).
+            job_state.last_completion_result = job
+                .definition
+                .last_results_named()
+                .completion_result
+                .then(|| execution.result.clone().unwrap_or(serde_json::Value::Null));
             // docs/engine.md: a success clears the last failure.
             job_state.last_failure = None;
         }
@@ -1036,6 +1041,41 @@ mod tests {
             json!({"schedule": {"cron": ["* * * * *"]}}),
             "2024-01-01T00:00:30Z",
         )
+    }
+
+    /// A success leaves its result on the job only when the job's templates name
+    /// `${lastCompletionResult}` (issue 31: the job item is written by every run).
+    #[test]
+    fn a_success_keeps_its_result_on_the_job_only_when_named() {
+        let succeeded = |job: &Job| {
+            let mut run = crate::execution::Execution::new(
+                "job-1~t~a".into(),
+                JobId::parse("job-1").unwrap(),
+                1,
+                ExecutionState::Enqueued,
+                at("2024-01-01T00:01:00Z"),
+                "trigger".into(),
+                at("2024-01-01T00:01:00Z"),
+            )
+            .unwrap();
+            let now = at("2024-01-01T00:01:01Z");
+            run.transition(ExecutionState::Processing, now, "started")
+                .unwrap();
+            run.result = Some(json!({"rows": 3}));
+            run.transition(ExecutionState::Succeeded, now, "done")
+                .unwrap();
+            let mut job = job.clone();
+            finish_on_job(&mut job, &run, now);
+            job.state.last_completion_result
+        };
+        assert_eq!(succeeded(&every_minute()), None);
+        let naming = job_with(
+            json!({"schedule": {"cron": ["* * * * *"]},
+                   "request": [{"method": "POST", "url": "http://127.0.0.1:1/x",
+                                "body": {"last": "${lastCompletionResult}|json"}}]}),
+            "2024-01-01T00:00:30Z",
+        );
+        assert_eq!(succeeded(&naming), Some(json!({"rows": 3})));
     }
 
     /// Plans backfills of a job none of whose times ran before.

@@ -83,6 +83,24 @@ pub fn settle_attempt(
     now: DateTime<Utc>,
     timed_out_before_start: bool,
 ) -> Result<Settled, TransitionError> {
+    let settled = settle_end(execution, definition, end, now, timed_out_before_start)?;
+    // A run that ended keeps its chain's responses only for its notifications, which are
+    // rendered when delivered; without any, its result (the last response) is all that is
+    // read again, so the record does not store each body twice (issue 31).
+    if execution.is_finished() && definition.notifications().is_empty() {
+        execution.run.responses.clear();
+        execution.run.named.clear();
+    }
+    Ok(settled)
+}
+
+fn settle_end(
+    execution: &mut Execution,
+    definition: &JobDefinition,
+    end: &AttemptEnd,
+    now: DateTime<Utc>,
+    timed_out_before_start: bool,
+) -> Result<Settled, TransitionError> {
     match end {
         AttemptEnd::AwaitAsync => {
             let waiting_for = if definition.check_url().is_some() {

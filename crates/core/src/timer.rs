@@ -31,7 +31,9 @@ use chrono_tz::Tz;
 use serde_json::Value;
 
 use crate::duration::{Duration, DurationError};
-use crate::spec::{exact_calendar, Dialect, DstPolicy, Schedule, ScheduleParts, SpecError};
+use crate::spec::{
+    exact_calendar, CalendarSet, Dialect, DstPolicy, Schedule, ScheduleParts, SpecError,
+};
 
 /// What a timer, or a preview request, compiles to.
 #[derive(Clone, Debug, PartialEq)]
@@ -53,6 +55,16 @@ pub fn compile_preview_request(
     value: &Value,
     created_at: DateTime<Utc>,
 ) -> Result<TimerPlan, SpecError> {
+    compile_preview_request_with(value, created_at, &CalendarSet::new())
+}
+
+/// [`compile_preview_request`] against the named business calendars of `calendars` (docs/spec.md
+/// §16): a spec naming one that is not in the set is an error naming the field and the calendar.
+pub fn compile_preview_request_with(
+    value: &Value,
+    created_at: DateTime<Utc>,
+    calendars: &CalendarSet,
+) -> Result<TimerPlan, SpecError> {
     if let Some(obj) = value.as_object() {
         match (obj.get("schedule"), obj.get("timer")) {
             (Some(_), Some(_)) => {
@@ -62,7 +74,7 @@ pub fn compile_preview_request(
                 ))
             }
             (Some(schedule), None) => {
-                return Schedule::from_json(schedule)
+                return Schedule::from_json_with(schedule, calendars)
                     .map(TimerPlan::Scheduled)
                     .map_err(|e| e.under("schedule"))
             }
@@ -70,7 +82,7 @@ pub fn compile_preview_request(
             (None, None) => {}
         }
     }
-    Schedule::from_json(value).map(TimerPlan::Scheduled)
+    Schedule::from_json_with(value, calendars).map(TimerPlan::Scheduled)
 }
 
 /// The answer to a preview request: what `sundial spec preview` and `POST /specs/preview` return.
@@ -94,7 +106,20 @@ pub fn preview(
     count: usize,
     job_id: Option<&str>,
 ) -> Result<Preview, SpecError> {
-    let schedule = match compile_preview_request(value, from)? {
+    preview_with(value, from, count, job_id, &CalendarSet::new())
+}
+
+/// [`preview`] against the named business calendars of `calendars`, as
+/// [`compile_preview_request_with`] reads them: what `POST /specs/preview` answers with the
+/// calendars the store holds.
+pub fn preview_with(
+    value: &Value,
+    from: DateTime<Utc>,
+    count: usize,
+    job_id: Option<&str>,
+    calendars: &CalendarSet,
+) -> Result<Preview, SpecError> {
+    let schedule = match compile_preview_request_with(value, from, calendars)? {
         TimerPlan::External => {
             return Ok(Preview {
                 times: Vec::new(),

@@ -11,6 +11,7 @@ use crate::execution::ExecutionState;
 use crate::job::{
     BackfillMode, CatchupPolicy, HttpMethod, JobStatus, OverlapPolicy, ParentClosePolicy,
 };
+use crate::simulate::RowKind;
 use crate::spec::{Dialect, DstGap, DstOverlap};
 
 /// A closed set of names: every value of the type and each one's name on the wire.
@@ -75,6 +76,11 @@ vocabulary!(ParentClosePolicy, name, [Abandon, Cancel, Terminate]);
 vocabulary!(BackfillMode, name, [All, Missing, Failed]);
 vocabulary!(RunPlace, name, [Planned, Waiting, Buffered]);
 vocabulary!(JobStatus, name, [Active, Paused]);
+vocabulary!(
+    RowKind,
+    name,
+    [Attempt, Skipped, Buffered, Dropped, Missed, Cancelled, Terminated, NotStarted, Paused]
+);
 
 #[cfg(test)]
 mod tests {

@@ -1,111 +1,68 @@
 //! Calendars (`CalendarStore`): one row per name in `calendars`, written only over the version
 //! read; the jobs using each in `calendar_users`, keyed by (calendar, job id).
 
-use rusqlite::{params, Connection, OptionalExtension};
-use sundial_ports::store::{CalendarRecord, StoreError, MAX_CALENDARS};
+use rusqlite::{params, Connection};
+use sundial_ports::store::{AuditRecord, CalendarRecord, StoreError, MAX_CALENDARS};
 
-use crate::codec::{db, int, json_text, millis, Json, Millis, Unsigned};
+use crate::audit::{self, AuditRow};
+use crate::codec::db;
+use crate::documents::{self, Table};
 
-fn row(name: String, row: &rusqlite::Row<'_>) -> rusqlite::Result<CalendarRecord> {
-    Ok(CalendarRecord {
+const CALENDARS: Table = Table {
+    name: "calendars",
+    column: "document",
+    noun: "calendar",
+};
+
+fn record(name: String, (version, updated_at, document): documents::Row) -> CalendarRecord {
+    CalendarRecord {
         name,
-        version: row.get::<_, Unsigned>(0)?.0,
-        updated_at: row.get::<_, Millis>(1)?.0,
-        document: row.get::<_, Json>(2)?.0,
-    })
+        version,
+        updated_at,
+        document,
+    }
 }
 
 pub(crate) fn get(conn: &mut Connection, name: &str) -> Result<Option<CalendarRecord>, StoreError> {
-    conn.prepare_cached("SELECT version, updated_at, document FROM calendars WHERE name = ?1")
-        .and_then(|mut select| {
-            select
-                .query_row(params![name], |r| row(name.to_owned(), r))
-                .optional()
-        })
-        .map_err(db)
+    Ok(documents::get(conn, &CALENDARS, name)?.map(|row| record(name.to_owned(), row)))
 }
 
 pub(crate) fn list(conn: &mut Connection) -> Result<Vec<CalendarRecord>, StoreError> {
-    conn.prepare_cached(
-        "SELECT version, updated_at, document, name FROM calendars ORDER BY name LIMIT ?1",
-    )
-    .and_then(|mut select| {
-        select
-            .query_map(params![MAX_CALENDARS as i64], |r| row(r.get(3)?, r))?
-            .collect()
-    })
-    .map_err(db)
+    Ok(documents::list(conn, &CALENDARS, MAX_CALENDARS)?
+        .into_iter()
+        .map(|(name, row)| record(name, row))
+        .collect())
 }
 
-pub(crate) fn put(conn: &mut Connection, calendar: &CalendarRecord) -> Result<(), StoreError> {
-    let key = format!("calendar {}", calendar.name);
-    let (version, updated_at, document) = (
-        int(calendar.version)?,
-        millis(&calendar.updated_at),
-        json_text(&calendar.document)?,
-    );
-    if calendar.version == 1 {
-        let inserted = conn
-            .prepare_cached(
-                "INSERT INTO calendars (name, version, updated_at, document) VALUES (?1, ?2, ?3, ?4)
-                 ON CONFLICT (name) DO NOTHING",
-            )
-            .and_then(|mut insert| {
-                insert.execute(params![calendar.name, version, updated_at, document])
-            })
-            .map_err(db)?;
-        return if inserted == 1 {
-            Ok(())
-        } else {
-            Err(StoreError::AlreadyExists(key))
-        };
-    }
-    let updated = conn
-        .prepare_cached(
-            "UPDATE calendars SET version = ?2, updated_at = ?3, document = ?4
-             WHERE name = ?1 AND version = ?5",
-        )
-        .and_then(|mut update| {
-            update.execute(params![
-                calendar.name,
-                version,
-                updated_at,
-                document,
-                version - 1
-            ])
-        })
-        .map_err(db)?;
-    if updated == 1 {
-        return Ok(());
-    }
-    Err(if get(conn, &calendar.name)?.is_some() {
-        StoreError::VersionConflict {
-            key,
-            expected: calendar.version - 1,
-        }
-    } else {
-        StoreError::NotFound(key)
-    })
+/// Writes `calendar` at its version and appends `history`, in one operation (the writer runs
+/// each inside its own savepoint: both or neither).
+pub(crate) fn put(
+    conn: &mut Connection,
+    calendar: &CalendarRecord,
+    history: &AuditRecord,
+) -> Result<(), StoreError> {
+    let history = AuditRow::new(history)?;
+    documents::put(
+        conn,
+        &CALENDARS,
+        &calendar.name,
+        calendar.version,
+        &calendar.updated_at,
+        &calendar.document,
+    )?;
+    audit::append(conn, &history)
 }
 
-pub(crate) fn delete(conn: &mut Connection, name: &str, version: u64) -> Result<(), StoreError> {
-    let key = format!("calendar {name}");
-    let at = int(version)?;
-    let deleted = conn
-        .prepare_cached("DELETE FROM calendars WHERE name = ?1 AND version = ?2")
-        .and_then(|mut delete| delete.execute(params![name, at]))
-        .map_err(db)?;
-    if deleted == 1 {
-        return Ok(());
-    }
-    Err(if get(conn, name)?.is_some() {
-        StoreError::VersionConflict {
-            key,
-            expected: version,
-        }
-    } else {
-        StoreError::NotFound(key)
-    })
+/// Deletes the calendar `name` at `version` and appends `history`, in one operation.
+pub(crate) fn delete(
+    conn: &mut Connection,
+    name: &str,
+    version: u64,
+    history: &AuditRecord,
+) -> Result<(), StoreError> {
+    let history = AuditRow::new(history)?;
+    documents::delete(conn, &CALENDARS, name, version)?;
+    audit::append(conn, &history)
 }
 
 pub(crate) fn add_users(

@@ -42,12 +42,14 @@ mod audit;
 mod calendars;
 mod checkpoint;
 mod codec;
+mod documents;
 mod labels;
 mod ops;
 mod queue;
 mod rollups;
 mod schema;
 mod search;
+mod sessions;
 mod settings;
 mod writer;
 
@@ -64,8 +66,8 @@ use sundial_ports::store::{
     check_batch, AuditCleanReport, AuditQuery, AuditRecord, AuditStore, CalendarRecord,
     CalendarStore, CleanReport, ExecutionQuery, ExecutionRecord, ExecutionStore, FleetHourRecord,
     JobFilter, JobOrder, JobRecord, JobStore, ManyRead, Page, PageRequest, RollupRecord,
-    RollupStore, SettingRecord, SettingStore, StateRead, Store, StoreError, StoreStats, WakeUp,
-    WakeUpIndex, Write, WriteAllError,
+    RollupStore, SessionStore, SettingRecord, SettingStore, StateRead, Store, StoreError,
+    StoreStats, WakeUp, WakeUpIndex, Write, WriteAllError,
 };
 
 use crate::codec::{db, ExecutionRow, JobRow};
@@ -401,6 +403,29 @@ impl SettingStore for SqliteStore {
     }
 }
 
+impl SessionStore for SqliteStore {
+    async fn revoke_session(
+        &self,
+        nonce: &str,
+        expires_at: chrono::DateTime<chrono::Utc>,
+    ) -> Result<(), StoreError> {
+        let nonce = nonce.to_owned();
+        let now = chrono::Utc::now();
+        self.run(move |conn| sessions::revoke(conn, &nonce, &expires_at, &now))
+            .await
+    }
+
+    async fn session_revoked(
+        &self,
+        nonce: &str,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<bool, StoreError> {
+        let nonce = nonce.to_owned();
+        self.read(move |conn| sessions::revoked(conn, &nonce, &now))
+            .await
+    }
+}
+
 impl CalendarStore for SqliteStore {
     async fn get_calendar(&self, name: &str) -> Result<Option<CalendarRecord>, StoreError> {
         let name = name.to_owned();
@@ -411,14 +436,24 @@ impl CalendarStore for SqliteStore {
         self.read(calendars::list).await
     }
 
-    async fn put_calendar(&self, calendar: &CalendarRecord) -> Result<(), StoreError> {
-        let calendar = calendar.clone();
-        self.run(move |conn| calendars::put(conn, &calendar)).await
+    async fn put_calendar(
+        &self,
+        calendar: &CalendarRecord,
+        history: &AuditRecord,
+    ) -> Result<(), StoreError> {
+        let (calendar, history) = (calendar.clone(), history.clone());
+        self.run(move |conn| calendars::put(conn, &calendar, &history))
+            .await
     }
 
-    async fn delete_calendar(&self, name: &str, version: u64) -> Result<(), StoreError> {
-        let name = name.to_owned();
-        self.run(move |conn| calendars::delete(conn, &name, version))
+    async fn delete_calendar(
+        &self,
+        name: &str,
+        version: u64,
+        history: &AuditRecord,
+    ) -> Result<(), StoreError> {
+        let (name, history) = (name.to_owned(), history.clone());
+        self.run(move |conn| calendars::delete(conn, &name, version, &history))
             .await
     }
 

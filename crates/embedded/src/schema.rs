@@ -239,6 +239,14 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (calendar, job_id)
     ) WITHOUT ROWID;
     ",
+    // 11: console sessions signed out before they expired (`SessionStore`), so that a logout
+    // survives a restart; rows past their expiry are deleted by the next logout.
+    "
+    CREATE TABLE IF NOT EXISTS revoked_sessions (
+        nonce      TEXT    NOT NULL PRIMARY KEY,
+        expires_at INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    ",
 ];
 
 /// The schema version this build writes.

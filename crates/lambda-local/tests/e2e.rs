@@ -818,3 +818,456 @@ async fn every_second_job_runs(overlap: &str) {
         "{overlap}: a job firing every second ran {ran} times in 15 s"
     );
 }
+
+/// The console's login tokens for the console tests: a write token and a read one, named.
+const CONSOLE_TOKENS: &str =
+    "alice:write:alice-token-0123456789abcdef,auditor:read:auditor-token-0123456789ab";
+
+/// Replaces the value of the secret `arn` on moto (`PutSecretValue`), as an operator does with
+/// `aws secretsmanager put-secret-value`: moto reads the service from the credential scope and
+/// checks no signature.
+async fn put_secret(moto: &str, arn: &str, value: &str) {
+    let response = reqwest::Client::new()
+        .post(moto)
+        .header("x-amz-target", "secretsmanager.PutSecretValue")
+        .header("content-type", "application/x-amz-json-1.1")
+        .header(
+            "authorization",
+            "AWS4-HMAC-SHA256 Credential=test/20240101/us-east-1/secretsmanager/aws4_request, SignedHeaders=host, Signature=0",
+        )
+        .body(json!({"SecretId": arn, "SecretString": value}).to_string())
+        .send()
+        .await
+        .unwrap();
+    let status = response.status();
+    assert!(
+        status.is_success(),
+        "PutSecretValue: {status} {}",
+        response.text().await.unwrap_or_default()
+    );
+}
+
+/// One console page load or form post through the local API Gateway, redirects not followed.
+struct Page {
+    status: u16,
+    location: String,
+    set_cookie: String,
+    body: String,
+}
+
+impl Page {
+    fn session(&self) -> String {
+        self.set_cookie
+            .strip_prefix("sundial_session=")
+            .and_then(|rest| rest.split(';').next())
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    fn csrf(&self) -> String {
+        let marker = "name=\"csrf\" value=\"";
+        let at = self
+            .body
+            .find(marker)
+            .unwrap_or_else(|| panic!("no CSRF token on the page:\n{}", self.body));
+        let rest = &self.body[at + marker.len()..];
+        rest[..rest.find('"').unwrap()].to_owned()
+    }
+}
+
+async fn page(
+    http: &reqwest::Client,
+    url: &str,
+    method: &str,
+    session: Option<&str>,
+    form: &[(&str, &str)],
+) -> Page {
+    let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+    let mut request = http.request(method.clone(), url);
+    if let Some(session) = session {
+        request = request.header("cookie", format!("sundial_session={session}"));
+    }
+    if method == reqwest::Method::POST {
+        let body: String = form
+            .iter()
+            .map(|(k, v)| format!("{}={}", encode(k), encode(v)))
+            .collect::<Vec<_>>()
+            .join("&");
+        request = request
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(body);
+    }
+    let response = request.send().await.unwrap();
+    let header = |name: &str| {
+        response
+            .headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let (location, set_cookie) = (header("location"), header("set-cookie"));
+    let status = response.status().as_u16();
+    Page {
+        status,
+        location,
+        set_cookie,
+        body: response.text().await.unwrap_or_default(),
+    }
+}
+
+/// Form encoding of one name or value.
+fn encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// The operator console served by the real `api` binary (issue 28, docs/deploy.md "The operator
+/// console"): `Console=true` adds its routes with no authorizer and its tokens' secret; the
+/// binary reads the secret at its cold start. Through the local API Gateway: the login page, a
+/// wrong token refused, `Secure` cookies, the jobs list, a job, an execution, a bulk pause, a read
+/// session refused every change, and a logout that holds after the API process is killed and a
+/// new one cold-starts. Also measures what a page view costs on DynamoDB (the capacity meter).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "needs the lambda-local build of the functions and moto; .ci/run runs it (see the file's doc)"]
+async fn the_console_is_served_by_the_api_binary_behind_the_token_login() {
+    let _one_stack = ONE_STACK_AT_A_TIME.lock().await;
+    let service = Service::default();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let app = axum::Router::new()
+        .fallback(serve)
+        .with_state(service.clone());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let mut options = Options::new(repo());
+    if let Ok(python) = sundial_testkit::python::python() {
+        options.python = python;
+    }
+    options.prefix = format!("con{}", std::process::id());
+    options.schedules = false;
+    options.parameters = vec![
+        ("Console".into(), "true".into()),
+        ("OutboundAllow".into(), "127.0.0.1".into()),
+        ("Services".into(), format!("work=http://127.0.0.1:{port}")),
+    ];
+    options.log = Log::file(&std::env::temp_dir().join(format!(
+        "sundial-lambda-local-console-{}.log",
+        std::process::id()
+    )))
+    .unwrap();
+    let stack = LocalStack::start(options)
+        .await
+        .expect("the stack starts with the console");
+    let secret =
+        stack.stack.functions["ApiFunction"].environment["SUNDIAL_CONSOLE_TOKENS_SECRET"].clone();
+    assert!(secret.starts_with("arn:aws:secretsmanager:"), "{secret}");
+    // The operators name people and scopes in the secret before the function's first start.
+    put_secret(&stack.moto_endpoint, &secret, CONSOLE_TOKENS).await;
+    let api = Api {
+        url: stack.api_url.clone(),
+        http: reqwest::Client::new(),
+    };
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let url = |path: &str| format!("{}{path}", stack.api_url);
+
+    // A job and a run of it, through the API's routes.
+    let job = json!({
+        "jobName": "console", "creator": "e2e", "creatorName": "e2e",
+        "timer": {"period": "external"}, "labels": {"team": "ops"},
+        "request": [{"method": "POST", "url": "service://work/run/${jobId}"}],
+    });
+    for id in ["report-a", "report-b"] {
+        let (status, body) = api
+            .call("POST", &format!("/jobs/{id}"), Some(job.clone()), &[])
+            .await;
+        assert_eq!(status, 200, "{body}");
+    }
+    let (status, body) = api
+        .call("POST", "/jobs/report-a/trigger", Some(json!({})), &[])
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let run = body["executionId"].as_str().unwrap().to_owned();
+    // The triggered run waits in the wake-up index for the tick (schedules are off here).
+    let (status, tick) = api.call("POST", "/_local/tick", None, &[]).await;
+    assert_eq!(status, 200, "{tick}");
+    let done = api
+        .wait_state(&run, "Succeeded", Duration::from_secs(20))
+        .await;
+    assert_eq!(done["state"], "Succeeded", "{done:#}");
+
+    // No session: the login page.
+    let first = page(&http, &url("/"), "GET", None, &[]).await;
+    assert_eq!(
+        (first.status, first.location.as_str()),
+        (303, "/ui/login"),
+        "{}",
+        first.body
+    );
+    let login = page(&http, &url("/ui/login"), "GET", None, &[]).await;
+    assert_eq!(login.status, 200);
+    assert!(login.body.contains("Access token"), "{}", login.body);
+    let wrong = page(
+        &http,
+        &url("/ui/login"),
+        "POST",
+        None,
+        &[("token", "wrong-token-0123456789")],
+    )
+    .await;
+    assert_eq!(wrong.status, 401);
+
+    let login = page(
+        &http,
+        &url("/ui/login"),
+        "POST",
+        None,
+        &[("token", "alice-token-0123456789abcdef")],
+    )
+    .await;
+    assert_eq!(
+        (login.status, login.location.as_str()),
+        (303, "/"),
+        "{}",
+        login.body
+    );
+    for attribute in ["HttpOnly", "SameSite=Strict", "Secure"] {
+        assert!(
+            login.set_cookie.contains(attribute),
+            "{attribute}: {}",
+            login.set_cookie
+        );
+    }
+    let alice = login.session();
+
+    let list = page(&http, &url("/"), "GET", Some(&alice), &[]).await;
+    assert_eq!(list.status, 200, "{}", list.body);
+    assert!(
+        list.body.contains("report-a") && list.body.contains("report-b"),
+        "{}",
+        list.body
+    );
+    let job_page = page(&http, &url("/ui/jobs/report-a"), "GET", Some(&alice), &[]).await;
+    assert_eq!(job_page.status, 200, "{}", job_page.body);
+    assert!(
+        job_page.body.contains(&run),
+        "the job's runs list its execution"
+    );
+    let execution = page(
+        &http,
+        &url(&format!("/ui/executions/{run}")),
+        "GET",
+        Some(&alice),
+        &[],
+    )
+    .await;
+    assert_eq!(execution.status, 200, "{}", execution.body);
+    assert!(execution.body.contains("Succeeded"), "{}", execution.body);
+
+    // A bulk pause of every job labelled team:ops: the dry run, then confirmed.
+    let csrf = list.csrf();
+    let bulk = [
+        ("csrf", csrf.as_str()),
+        ("action", "pause"),
+        ("scope", "filter"),
+        ("label", "team:ops"),
+        ("reason", "maintenance window"),
+    ];
+    let dry = page(&http, &url("/ui/bulk/jobs"), "POST", Some(&alice), &bulk).await;
+    assert_eq!(dry.status, 200, "{}", dry.body);
+    assert!(dry.body.contains("data-matched=\"2\""), "{}", dry.body);
+    let mut confirmed = bulk.to_vec();
+    confirmed.push(("confirm", "1"));
+    let done = page(
+        &http,
+        &url("/ui/bulk/jobs"),
+        "POST",
+        Some(&alice),
+        &confirmed,
+    )
+    .await;
+    assert_eq!(done.status, 200, "{}", done.body);
+    for id in ["report-a", "report-b"] {
+        let (status, body) = api
+            .call("GET", &format!("/jobs/{id}/history"), None, &[])
+            .await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(
+            (&body["entries"][0]["action"], &body["entries"][0]["actor"]),
+            (&json!("bulk:pause"), &json!("alice")),
+            "{body}"
+        );
+    }
+
+    // A read session sees the pages and changes nothing.
+    let login = page(
+        &http,
+        &url("/ui/login"),
+        "POST",
+        None,
+        &[("token", "auditor-token-0123456789ab")],
+    )
+    .await;
+    let auditor = login.session();
+    let seen = page(&http, &url("/ui/jobs/report-a"), "GET", Some(&auditor), &[]).await;
+    assert_eq!(seen.status, 200);
+    let refused = page(
+        &http,
+        &url("/ui/jobs/report-a/unpause"),
+        "POST",
+        Some(&auditor),
+        &[("csrf", &seen.csrf()), ("notes", "x")],
+    )
+    .await;
+    assert_eq!(refused.status, 403, "{}", refused.body);
+
+    // In headless Chromium: the login page, the jobs list, a job and an execution, each checked
+    // with axe-core; the login page and the list saved as screenshots (docs/images/console-aws-*).
+    let screenshots = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("console-screenshots");
+    if let Some(browser) = sundial_testkit::browser::browser(&screenshots) {
+        let axe = sundial_testkit::browser::axe_source();
+        browser.go(&url("/"));
+        assert!(browser.url().ends_with("/ui/login"), "{}", browser.url());
+        browser.check_accessibility(axe.as_deref(), "the login page on AWS");
+        browser.screenshot("aws-login");
+        browser.type_into("#token", "alice-token-0123456789abcdef");
+        browser.click_and_load("form.card button[type=submit]");
+        browser.wait_for_text("report-b", Duration::from_secs(10));
+        let cookies = browser.cookies();
+        let session = cookies
+            .iter()
+            .find(|c| c["name"] == "sundial_session")
+            .unwrap_or_else(|| panic!("{cookies:?}"));
+        assert_eq!(session["secure"], true, "{session}");
+        browser.check_accessibility(axe.as_deref(), "the jobs list on AWS");
+        browser.screenshot_whole("aws-jobs");
+        browser.go(&url("/ui/jobs/report-a"));
+        browser.wait_for_text("report-a", Duration::from_secs(10));
+        browser.check_accessibility(axe.as_deref(), "a job on AWS");
+        browser.go(&url(&format!("/ui/executions/{run}")));
+        browser.wait_for_text("Succeeded", Duration::from_secs(10));
+        browser.check_accessibility(axe.as_deref(), "an execution on AWS");
+        eprintln!("screenshots in {}", screenshots.display());
+    }
+
+    // What a page view costs: the jobs list (2 jobs, then a full page of 50), a job's page and an
+    // execution's, each loaded 10 times by a signed-in reader, through the capacity meter in
+    // front of moto.
+    let measured = [
+        ("jobs list, 2 jobs", "/".to_owned()),
+        ("job page", "/ui/jobs/report-a".to_owned()),
+        ("execution page", format!("/ui/executions/{run}")),
+        ("jobs list, 50 jobs", "/".to_owned()),
+    ];
+    for (name, path) in measured {
+        if name == "jobs list, 50 jobs" {
+            for i in 0..48 {
+                let (status, body) = api
+                    .call(
+                        "POST",
+                        &format!("/jobs/fill-{i:02}"),
+                        Some(job.clone()),
+                        &[],
+                    )
+                    .await;
+                assert_eq!(status, 200, "{body}");
+            }
+        }
+        let path = path.as_str();
+        stack.meter().reset();
+        let started = Instant::now();
+        for _ in 0..10 {
+            let loaded = page(&http, &url(path), "GET", Some(&alice), &[]).await;
+            assert_eq!(loaded.status, 200);
+        }
+        let took = started.elapsed() / 10;
+        let bill = stack.meter().total();
+        eprintln!(
+            "console {name} ({path}), per page view: {:.1} DynamoDB requests, {:.2} RRU, {:.2} WRU, {took:?} through the local gateway on moto",
+            bill.dynamo_requests as f64 / 10.0,
+            bill.rru / 10.0,
+            bill.wru / 10.0
+        );
+        for (operation, bill) in stack.meter().by_operation() {
+            eprintln!(
+                "  {operation}: {:.1} requests, {:.2} RRU per page view",
+                bill.dynamo_requests as f64 / 10.0,
+                bill.rru / 10.0
+            );
+        }
+    }
+
+    // Logout, then every API process killed: the cold-started one refuses the cookie too.
+    let logout = page(
+        &http,
+        &url("/ui/logout"),
+        "POST",
+        Some(&alice),
+        &[("csrf", &csrf)],
+    )
+    .await;
+    assert_eq!(
+        (logout.status, logout.location.as_str()),
+        (303, "/ui/login"),
+        "{}",
+        logout.body
+    );
+    let after = page(&http, &url("/"), "GET", Some(&alice), &[]).await;
+    assert_eq!(
+        (after.status, after.location.as_str()),
+        (303, "/ui/login?expired=1")
+    );
+    let (_, instances) = api.call("GET", "/_local/instances", None, &[]).await;
+    let pids: Vec<u64> = instances
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["function"] == "ApiFunction")
+        .filter_map(|i| i["pid"].as_u64())
+        .collect();
+    assert!(!pids.is_empty(), "{instances:#}");
+    for pid in &pids {
+        let killed = std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let after = page(&http, &url("/"), "GET", Some(&alice), &[]).await;
+    assert_eq!(
+        (after.status, after.location.as_str()),
+        (303, "/ui/login?expired=1")
+    );
+    let (_, instances) = api.call("GET", "/_local/instances", None, &[]).await;
+    let new: Vec<u64> = instances
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["function"] == "ApiFunction")
+        .filter_map(|i| i["pid"].as_u64())
+        .collect();
+    assert!(
+        new.iter().all(|pid| !pids.contains(pid)),
+        "a new process: {instances:#}"
+    );
+    let still = page(&http, &url("/"), "GET", Some(&auditor), &[]).await;
+    assert_eq!(still.status, 200, "the other session lives on");
+
+    let calls = stack.aws_calls();
+    let problems = sundial_lambda_local::checks::unauthorized(&stack.stack, &calls);
+    assert_eq!(problems, Vec::<String>::new(), "{calls:#?}");
+    assert!(
+        calls["ApiFunction"].contains_key("secretsmanager:GetSecretValue"),
+        "{calls:#?}"
+    );
+    stack.stop().await;
+}

@@ -37,7 +37,12 @@ async fn the_template_gives_the_binaries_what_they_read_and_aws_accepts() {
         read.contains("SUNDIAL_TABLE") && read.contains("SUNDIAL_DISPATCH_DLQ_URL"),
         "{read:?}"
     );
-    let optional = ["SUNDIAL_DISPATCH_DLQ_URL", "SUNDIAL_NOTIFY_DLQ_URL"];
+    // The console's secret is the API function's only (empty unless Console is true).
+    let optional = [
+        "SUNDIAL_DISPATCH_DLQ_URL",
+        "SUNDIAL_NOTIFY_DLQ_URL",
+        "SUNDIAL_CONSOLE_TOKENS_SECRET",
+    ];
     assert_eq!(
         checks::environment(&line.stack, &read, &optional),
         Vec::<String>::new()
@@ -49,6 +54,9 @@ async fn the_template_gives_the_binaries_what_they_read_and_aws_accepts() {
     assert!(functions["NotifyFunction"]
         .environment
         .contains_key("SUNDIAL_NOTIFY_DLQ_URL"));
+    assert!(functions["ApiFunction"]
+        .environment
+        .contains_key("SUNDIAL_CONSOLE_TOKENS_SECRET"));
 
     // Each function's environment, as the template resolves it, is one its binary starts with.
     for (id, function) in functions {

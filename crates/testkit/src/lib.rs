@@ -15,6 +15,7 @@
 
 use proptest::test_runner::{Config, FileFailurePersistence, RngSeed};
 
+pub mod browser;
 pub mod moto;
 pub mod python;
 mod target;

@@ -62,6 +62,7 @@ async fn a_job_names_a_stored_calendar_and_its_change_replans_it() {
     let (status, put) = api.put("/calendars/london", Some(&london())).await;
     assert_eq!(status, StatusCode::CREATED, "{put}");
     assert_eq!(put["created"], json!(true));
+    assert_eq!(put["queued"], json!(0));
     assert_eq!(put["replanned"], json!(0));
     assert_eq!(put["calendar"]["name"], json!("london"));
     assert_eq!(put["calendar"]["version"], json!(1));
@@ -78,6 +79,8 @@ async fn a_job_names_a_stored_calendar_and_its_change_replans_it() {
     changed["dates"] = json!(["2024-03-28"]);
     let (status, put) = api.put("/calendars/london", Some(&changed)).await;
     assert_eq!(status, StatusCode::OK, "{put}");
+    // Re-planned in the request (no engine queues re-plans here).
+    assert_eq!(put["queued"], json!(1));
     assert_eq!(put["replanned"], json!(1));
     assert_eq!(put["calendar"]["version"], json!(2));
     let after = future(&api, "payroll").await;
@@ -128,7 +131,7 @@ async fn a_job_names_a_stored_calendar_and_its_change_replans_it() {
         actions,
         ["calendar:delete", "calendar:update", "calendar:create"]
     );
-    assert_eq!(trail["entries"][1]["replanned"], json!(1));
+    assert_eq!(trail["entries"][1]["queued"], json!(1));
 }
 
 #[tokio::test]
@@ -272,5 +275,52 @@ END:VCALENDAR\r\n";
         &api.put("/calendars/uk", Some(&json!({"ics": 5}))).await,
         400,
         "ics: expected the text",
+    );
+}
+
+/// Issue 27: `POST /specs/preview` reads the stored calendars a spec names, as job creation does;
+/// an unknown one is a 400 naming the field.
+#[tokio::test]
+async fn spec_preview_knows_stored_calendars() {
+    let api = Api::new();
+    let spec = json!({"schedule": {"cron": ["0 9 * * *"], "onlyOn": [{"businessDaysOf": "london"}],
+                                   "timeZone": "Europe/London"},
+                      "from": "2024-03-27T00:00:00Z", "count": 3});
+    let (status, body) = api.post("/specs/preview", &spec).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    let message = body["resp_msg"].as_str().unwrap();
+    assert!(
+        message.starts_with("schedule.onlyOn[0]: unknown calendar \"london\""),
+        "{message}"
+    );
+    assert_eq!(
+        api.put("/calendars/london", Some(&london())).await.0,
+        StatusCode::CREATED
+    );
+    let (status, body) = api.post("/specs/preview", &spec).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    // Good Friday (29 March), the weekend and Easter Monday (1 April) are skipped.
+    assert_eq!(
+        body["times"],
+        json!([
+            "2024-03-27T09:00:00+00:00",
+            "2024-03-28T09:00:00+00:00",
+            "2024-04-02T09:00:00+01:00"
+        ])
+    );
+    // An unknown name beside known ones: the message lists those there are.
+    let (status, body) = api
+        .post(
+            "/specs/preview",
+            &json!({"schedule": {"cron": ["0 9 * * *"], "exclude": ["paris"]}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(
+        body["resp_msg"]
+            .as_str()
+            .unwrap()
+            .starts_with("schedule.exclude[0]: unknown calendar \"paris\"; known: london"),
+        "{body}"
     );
 }

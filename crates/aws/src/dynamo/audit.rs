@@ -7,6 +7,7 @@
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::Utc;
+use futures_util::FutureExt;
 use sundial_ports::store::audit::entry_id_floor as time_bound;
 use sundial_ports::store::retention::past_retention;
 use sundial_ports::store::{
@@ -128,7 +129,11 @@ impl AuditStore for DynamoStore {
             for (name, value) in &values {
                 request = request.expression_attribute_values(*name, value.clone());
             }
-            let output = request.send().await.map_err(|e| unavailable("Query", e))?;
+            let output = request
+                .send()
+                .boxed()
+                .await
+                .map_err(|e| unavailable("Query", e))?;
             for item in output.items.unwrap_or_default() {
                 if !expired(&item, now) {
                     kept.push(audit_record(&item)?);

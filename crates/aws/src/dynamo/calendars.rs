@@ -3,17 +3,86 @@
 //! keys only, then read by key: no scan, no index of its own). The jobs using a calendar are
 //! items in the calendar's own partition (`{ns}C#{name}` / `U#{jobId}`), read by one `Query`.
 
-use aws_sdk_dynamodb::types::AttributeValue;
-use sundial_ports::store::{CalendarRecord, CalendarStore, StoreError, MAX_CALENDARS};
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::types::{
+    AttributeValue, Delete, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
+};
+use futures_util::FutureExt;
+use sundial_ports::store::{
+    AuditRecord, CalendarRecord, CalendarStore, StoreError, Write, MAX_CALENDARS,
+};
 
 use super::item::{millis, number, string};
 use super::keys::{Item, CALENDAR_USER_SK_PREFIX, GSI1};
-use super::{unavailable, DynamoStore, IndexQuery, VERSION_MATCHES};
+use super::{audit, unavailable, DynamoStore, IndexQuery, VERSION_MATCHES};
 
 /// The `kind` of calendar items.
 const KIND_CALENDAR: &str = "calendar";
 /// The `kind` of calendar user items.
 const KIND_CALENDAR_USER: &str = "calendarUser";
+
+fn built(e: aws_sdk_dynamodb::error::BuildError) -> StoreError {
+    StoreError::unavailable_because("building a transaction", e)
+}
+
+impl DynamoStore {
+    /// Writes a calendar's `change` (its put or delete, conditioned on the calendar's version:
+    /// `expected`, or none for a creation) and its `history` entry in one transaction, so that
+    /// neither is stored without the other; a failed condition answers as the port says.
+    async fn write_with_history(
+        &self,
+        name: &str,
+        change: TransactWriteItem,
+        expected: Option<u64>,
+        history: &AuditRecord,
+    ) -> Result<(), StoreError> {
+        let key = format!("calendar {name}");
+        let entry = Put::builder()
+            .table_name(&self.table)
+            .set_item(Some(audit::audit_item(
+                &self.keys,
+                history,
+                self.audit_expires_at(),
+            )?))
+            .condition_expression("attribute_not_exists(pk)")
+            .build()
+            .map_err(built)?;
+        let items = vec![change, TransactWriteItem::builder().put(entry).build()];
+        let error = match self.transact(items).await {
+            Ok(()) => return Ok(()),
+            Err(e) => e,
+        };
+        let reasons = match error.as_service_error() {
+            Some(TransactWriteItemsError::TransactionCanceledException(c)) => {
+                c.cancellation_reasons().to_vec()
+            }
+            _ => return Err(unavailable("TransactWriteItems", error)),
+        };
+        let code = |i: usize| reasons.get(i).and_then(|r| r.code());
+        let moved = |expected: Option<u64>| match expected {
+            None => StoreError::AlreadyExists(key.clone()),
+            Some(expected) => StoreError::VersionConflict {
+                key: key.clone(),
+                expected,
+            },
+        };
+        Err(match (code(0), code(1)) {
+            (Some("ConditionalCheckFailed"), _) => {
+                let stored = reasons[0].item().is_some_and(|i| !i.is_empty());
+                match expected {
+                    Some(_) if !stored => StoreError::NotFound(key),
+                    _ => moved(expected),
+                }
+            }
+            // Another transaction held the calendar: as good as a lost race.
+            (Some("TransactionConflict"), _) => moved(expected),
+            (_, Some("ConditionalCheckFailed")) => {
+                StoreError::AlreadyExists(Write::AppendAudit(history).key())
+            }
+            _ => unavailable("TransactWriteItems", error),
+        })
+    }
+}
 
 fn record(name: &str, item: &Item) -> Result<CalendarRecord, StoreError> {
     let text = string(item, "doc")?;
@@ -55,8 +124,11 @@ impl CalendarStore for DynamoStore {
             .collect()
     }
 
-    async fn put_calendar(&self, calendar: &CalendarRecord) -> Result<(), StoreError> {
-        let key = format!("calendar {}", calendar.name);
+    async fn put_calendar(
+        &self,
+        calendar: &CalendarRecord,
+        history: &AuditRecord,
+    ) -> Result<(), StoreError> {
         let mut item = self.keys.calendar(&calendar.name);
         let doc = serde_json::to_string(&calendar.document)
             .map_err(|e| StoreError::unavailable_because("encoding a calendar", e))?;
@@ -76,55 +148,45 @@ impl CalendarStore for DynamoStore {
             AttributeValue::N(calendar.updated_at.timestamp_millis().to_string()),
         );
         item.insert("doc".into(), AttributeValue::S(doc));
-        if calendar.version <= 1 {
-            return match self
-                .put_if(item, "attribute_not_exists(pk)", vec![])
-                .await?
-            {
-                None => Ok(()),
-                Some(_) => Err(StoreError::AlreadyExists(key)),
-            };
-        }
-        let expected = calendar.version - 1;
-        let values = vec![(":v", AttributeValue::N(expected.to_string()))];
-        match self.put_if(item, VERSION_MATCHES, values).await? {
-            None => Ok(()),
-            Some(Some(_)) => Err(StoreError::VersionConflict { key, expected }),
-            Some(None) => Err(StoreError::NotFound(key)),
-        }
+        let put = Put::builder()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
+        let (put, expected) = if calendar.version <= 1 {
+            (put.condition_expression("attribute_not_exists(pk)"), None)
+        } else {
+            let expected = calendar.version - 1;
+            let put = put
+                .condition_expression(VERSION_MATCHES)
+                .expression_attribute_names("#version", "version")
+                .expression_attribute_values(":v", AttributeValue::N(expected.to_string()));
+            (put, Some(expected))
+        };
+        let change = TransactWriteItem::builder()
+            .put(put.build().map_err(built)?)
+            .build();
+        self.write_with_history(&calendar.name, change, expected, history)
+            .await
     }
 
-    async fn delete_calendar(&self, name: &str, version: u64) -> Result<(), StoreError> {
-        let key = format!("calendar {name}");
-        let result = self
-            .client
-            .delete_item()
+    async fn delete_calendar(
+        &self,
+        name: &str,
+        version: u64,
+        history: &AuditRecord,
+    ) -> Result<(), StoreError> {
+        let delete = Delete::builder()
             .table_name(&self.table)
             .set_key(Some(self.keys.calendar(name)))
             .condition_expression(VERSION_MATCHES)
             .expression_attribute_names("#version", "version")
             .expression_attribute_values(":v", AttributeValue::N(version.to_string()))
-            .return_values_on_condition_check_failure(
-                aws_sdk_dynamodb::types::ReturnValuesOnConditionCheckFailure::AllOld,
-            )
-            .send()
-            .await;
-        match result {
-            Ok(_) => Ok(()),
-            Err(e) => match e.as_service_error() {
-                Some(
-                    aws_sdk_dynamodb::operation::delete_item::DeleteItemError::ConditionalCheckFailedException(c),
-                ) => Err(if c.item().is_some_and(|i| !i.is_empty()) {
-                    StoreError::VersionConflict {
-                        key,
-                        expected: version,
-                    }
-                } else {
-                    StoreError::NotFound(key)
-                }),
-                _ => Err(unavailable("DeleteItem", e)),
-            },
-        }
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .build()
+            .map_err(built)?;
+        let change = TransactWriteItem::builder().delete(delete).build();
+        self.write_with_history(name, change, Some(version), history)
+            .await
     }
 
     async fn add_calendar_users(&self, job_id: &str, names: &[String]) -> Result<(), StoreError> {
@@ -132,13 +194,7 @@ impl CalendarStore for DynamoStore {
             let mut item = self.keys.calendar_user(name, job_id);
             item.insert("kind".into(), AttributeValue::S(KIND_CALENDAR_USER.into()));
             item.insert("jobId".into(), AttributeValue::S(job_id.to_owned()));
-            self.client
-                .put_item()
-                .table_name(&self.table)
-                .set_item(Some(item))
-                .send()
-                .await
-                .map_err(|e| unavailable("PutItem", e))?;
+            self.put_item(item).await?;
         }
         Ok(())
     }
@@ -172,6 +228,7 @@ impl CalendarStore for DynamoStore {
                 .consistent_read(true)
                 .set_exclusive_start_key(start.take())
                 .send()
+                .boxed()
                 .await
                 .map_err(|e| unavailable("Query", e))?;
             for item in output.items.unwrap_or_default() {

@@ -162,9 +162,7 @@ pub fn execution_record(item: &Item) -> Result<ExecutionRecord, StoreError> {
 pub fn wakeup_item(keys: &Keys, key: &str, due: DateTime<Utc>) -> Item {
     let mut item = keys.wakeup(key);
     item.insert("kind".into(), s(KIND_WAKEUP));
-    item.insert("key".into(), s(key));
-    item.insert("tshard".into(), s(keys.timer_shard(key)));
-    item.insert("tdue".into(), n(due.timestamp_millis()));
+    item.extend(super::own_wakeup::attributes(keys, key, due));
     item
 }
 

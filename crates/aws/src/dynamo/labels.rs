@@ -20,6 +20,7 @@
 //! with `BatchGetItem` (strongly consistent, so the index being a moment behind never shows a job
 //! whose labels no longer match) and keeps those that match the whole filter.
 
+use futures_util::FutureExt;
 use std::collections::BTreeMap;
 
 use aws_sdk_dynamodb::config::http::HttpResponse;
@@ -190,6 +191,7 @@ impl DynamoStore {
             .transact_write_items()
             .set_transact_items(Some(items))
             .send()
+            .boxed()
             .await
             .map(drop)
     }
@@ -333,6 +335,7 @@ impl DynamoStore {
                     .table_name(&self.table)
                     .set_key(Some(wakeup))
                     .send()
+                    .boxed()
                     .await
                     .map_err(|e| unavailable("DeleteItem", e))?;
                 return Ok(false);
@@ -404,6 +407,7 @@ impl DynamoStore {
                 .consistent_read(true)
                 .set_exclusive_start_key(start.take())
                 .send()
+                .boxed()
                 .await
                 .map_err(|e| unavailable("Query", e))?;
             items.extend(output.items.unwrap_or_default());
@@ -451,7 +455,11 @@ impl DynamoStore {
                     .key_condition_expression(format!("gsi1pk = :pk AND {condition}"))
                     .expression_attribute_values(name, value);
             }
-            let output = request.send().await.map_err(|e| unavailable("Query", e))?;
+            let output = request
+                .send()
+                .boxed()
+                .await
+                .map_err(|e| unavailable("Query", e))?;
             let ids: Vec<String> = output
                 .items
                 .unwrap_or_default()

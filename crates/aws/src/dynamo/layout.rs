@@ -25,8 +25,16 @@
 //!   then on a layout-2 function refuses the table at its cold start. A layout-2 function still warm
 //!   during the deployment fails its reads of deflated documents until it is replaced; the
 //!   messages and requests it fails are retried.
+//! - 4: an execution's wake-up written with the execution (every fire's and trigger's fallback)
+//!   is three attributes of the execution's item, not an item of its own, and executions are
+//!   updated with `UpdateItem` so that a write of the run keeps it (see `own_wakeup.rs`).
+//!   Binaries of layout 4 still read and remove wake-ups kept as items of their own, so they
+//!   upgrade a table of layout 2 or 3 in place, as above; a layout-3 function still warm during
+//!   the deployment would replace an execution's item without its wake-up (a fallback lost, which
+//!   only matters if that run's message is lost too).
 
 use aws_sdk_dynamodb::types::AttributeValue;
+use futures_util::FutureExt;
 use sundial_ports::store::StoreError;
 
 use super::item::number;
@@ -34,7 +42,7 @@ use super::keys::{Item, GSI1};
 use super::{unavailable, DynamoStore};
 
 /// The layout these binaries read and write.
-pub const LAYOUT_VERSION: u32 = 3;
+pub const LAYOUT_VERSION: u32 = 4;
 
 /// The oldest layout these binaries upgrade in place: one they read as it is, whose record they
 /// move to [`LAYOUT_VERSION`].
@@ -132,13 +140,7 @@ impl DynamoStore {
         let mut item = self.layout_key();
         item.insert("kind".into(), AttributeValue::S("layout".into()));
         item.insert("layout".into(), AttributeValue::N(version.to_string()));
-        self.client
-            .put_item()
-            .table_name(&self.table)
-            .set_item(Some(item))
-            .send()
-            .await
-            .map_err(|e| unavailable("PutItem", e))?;
+        self.put_item(item).await?;
         Ok(())
     }
 
@@ -200,6 +202,7 @@ impl DynamoStore {
             .expression_attribute_values(":pk", AttributeValue::S(self.keys.all_jobs()))
             .limit(1)
             .send()
+            .boxed()
             .await
             .map_err(|e| unavailable("Query", e))?;
         Ok(output.items.is_some_and(|items| !items.is_empty()))

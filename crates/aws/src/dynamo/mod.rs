@@ -18,10 +18,13 @@ pub mod item;
 pub mod keys;
 pub mod labels;
 pub mod layout;
+mod own_wakeup;
 pub mod rollups;
 mod search;
+mod sessions;
 mod settings;
 
+use futures_util::FutureExt;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Duration;
 
@@ -47,6 +50,7 @@ use item::{
 };
 use keys::{Item, Keys, GSI1, GSI2, WAKEUPS};
 use labels::{labels_text, prefix_condition, JobPartition, LABELS};
+use own_wakeup::{execution_of, ItemUpdate, OwnWakeup};
 
 /// The condition of every update: the item exists at the version the writer read.
 const VERSION_MATCHES: &str = "attribute_exists(pk) AND #version = :v";
@@ -121,6 +125,7 @@ impl DynamoStore {
             .set_key(Some(key))
             .consistent_read(true)
             .send()
+            .boxed()
             .await
             .map_err(|e| unavailable("GetItem", e))?;
         Ok(output
@@ -180,6 +185,7 @@ impl DynamoStore {
                     .batch_get_item()
                     .request_items(&self.table, request)
                     .send()
+                    .boxed()
                     .await
                     .map_err(|e| unavailable("BatchGetItem", e))?;
                 for item in output
@@ -245,6 +251,7 @@ impl DynamoStore {
         &self,
         write: &Write<'_>,
         labels: &[Item],
+        own: OwnWakeup,
     ) -> Result<Vec<TransactWriteItem>, StoreError> {
         let built = |e: aws_sdk_dynamodb::error::BuildError| {
             StoreError::unavailable_because("building a transaction", e)
@@ -296,28 +303,20 @@ impl DynamoStore {
                 }
                 Ok(items)
             }
-            _ => Ok(vec![self.transact_item(write)?]),
+            _ => Ok(vec![self.transact_item(write, own)?]),
         }
     }
 
-    /// A write of the original kinds as an item of `TransactWriteItems`.
-    fn transact_item(&self, write: &Write<'_>) -> Result<TransactWriteItem, StoreError> {
+    /// A write of the original kinds as an item of `TransactWriteItems`; an execution's write
+    /// also does `own` to the wake-up its item carries (see `own_wakeup`).
+    fn transact_item(
+        &self,
+        write: &Write<'_>,
+        own: OwnWakeup,
+    ) -> Result<TransactWriteItem, StoreError> {
         use aws_sdk_dynamodb::types::Put;
         let built = |e: aws_sdk_dynamodb::error::BuildError| {
             StoreError::unavailable_because("building a transaction", e)
-        };
-        let versioned = |item: Item, expected: u64| {
-            Put::builder()
-                .table_name(&self.table)
-                .set_item(Some(item))
-                .condition_expression(VERSION_MATCHES)
-                .expression_attribute_names("#version", "version")
-                .expression_attribute_values(":v", AttributeValue::N(expected.to_string()))
-                .return_values_on_condition_check_failure(
-                    ReturnValuesOnConditionCheckFailure::AllOld,
-                )
-                .build()
-                .map_err(built)
         };
         let put = match *write {
             Write::UpdateJob(job) => {
@@ -326,15 +325,30 @@ impl DynamoStore {
                 self.job_put(job, &text)?
             }
             Write::UpdateExecution(e) => {
-                let expires = self.expires_at(&e.state);
-                let item = execution_item(&self.keys, e, next_version(e.version)?, expires)?;
-                versioned(item, e.version)?
+                let update = self.execution_update(e, own)?;
+                let update = aws_sdk_dynamodb::types::Update::builder()
+                    .table_name(&self.table)
+                    .set_key(Some(update.key))
+                    .update_expression(update.expression)
+                    .condition_expression(VERSION_MATCHES)
+                    .set_expression_attribute_names(Some(update.names))
+                    .set_expression_attribute_values(Some(update.values))
+                    .return_values_on_condition_check_failure(
+                        ReturnValuesOnConditionCheckFailure::AllOld,
+                    )
+                    .build()
+                    .map_err(built)?;
+                return Ok(TransactWriteItem::builder().update(update).build());
             }
             Write::CreateExecution(e) => {
                 let expires = self.expires_at(&e.state);
+                let mut item = execution_item(&self.keys, e, e.version, expires)?;
+                if let OwnWakeup::Set(wakeup) = own {
+                    item.extend(wakeup);
+                }
                 Put::builder()
                     .table_name(&self.table)
-                    .set_item(Some(execution_item(&self.keys, e, e.version, expires)?))
+                    .set_item(Some(item))
                     .condition_expression("attribute_not_exists(pk)")
                     .build()
                     .map_err(built)?
@@ -363,6 +377,19 @@ impl DynamoStore {
         Ok(TransactWriteItem::builder().put(put).build())
     }
 
+    /// An unconditional put of `item`.
+    async fn put_item(&self, item: Item) -> Result<(), StoreError> {
+        self.client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .send()
+            .boxed()
+            .await
+            .map_err(|e| unavailable("PutItem", e))?;
+        Ok(())
+    }
+
     /// A conditional put. `Ok(None)` when it went through; `Ok(Some(old))` when the condition
     /// failed, with the item as it is (`None` inside if there is none).
     async fn put_if(
@@ -389,7 +416,7 @@ impl DynamoStore {
         for (name, value) in values {
             request = request.expression_attribute_values(name, value);
         }
-        match request.send().await {
+        match request.send().boxed().await {
             Ok(_) => Ok(None),
             Err(e) => match e.as_service_error() {
                 // A transaction held the item at that moment (dispatch writes jobs in
@@ -412,6 +439,101 @@ impl DynamoStore {
                 _ => Err(unavailable("PutItem", e)),
             },
         }
+    }
+
+    /// Execution `e`'s next version as an update of its stored item, doing `own` to its wake-up.
+    fn execution_update(
+        &self,
+        e: &ExecutionRecord,
+        own: OwnWakeup,
+    ) -> Result<ItemUpdate, StoreError> {
+        let expires = self.expires_at(&e.state);
+        let item = execution_item(&self.keys, e, next_version(e.version)?, expires)?;
+        let mut update = own_wakeup::execution_update(item, own);
+        update.names.insert("#version".into(), "version".into());
+        update
+            .values
+            .insert(":v".into(), AttributeValue::N(e.version.to_string()));
+        Ok(update)
+    }
+
+    /// [`DynamoStore::put_if`] for an update made by [`DynamoStore::execution_update`]
+    /// (conditioned on the version it was made from).
+    async fn update_if(&self, update: ItemUpdate) -> Result<Option<Option<Item>>, StoreError> {
+        use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
+        let result = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(update.key))
+            .update_expression(update.expression)
+            .condition_expression(VERSION_MATCHES)
+            .set_expression_attribute_names(Some(update.names))
+            .set_expression_attribute_values(Some(update.values))
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .send()
+            .boxed()
+            .await;
+        match result {
+            Ok(_) => Ok(None),
+            Err(e) => match e.as_service_error() {
+                // As `put_if`: a transaction held the item; as good as a lost race.
+                Some(UpdateItemError::TransactionConflictException(_)) => {
+                    Ok(Some(Some(Item::new())))
+                }
+                Some(UpdateItemError::ConditionalCheckFailedException(c)) => {
+                    Ok(Some(c.item().cloned()))
+                }
+                _ => Err(unavailable("UpdateItem", e)),
+            },
+        }
+    }
+
+    /// Puts or removes the wake-up that execution `execution_id`'s item carries, when the item
+    /// exists (and, removing, only when it is due at `due_is`). Whether it was there to change.
+    async fn change_own_wakeup(
+        &self,
+        execution_id: &str,
+        set: Option<Item>,
+        due_is: Option<DateTime<Utc>>,
+    ) -> Result<bool, StoreError> {
+        let mut request = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(self.keys.execution(execution_id)));
+        let mut condition = "attribute_exists(pk)".to_owned();
+        match set {
+            Some(attributes) => {
+                let mut sets = Vec::new();
+                for (index, (name, value)) in attributes.into_iter().enumerate() {
+                    request = request
+                        .expression_attribute_names(format!("#w{index}"), name)
+                        .expression_attribute_values(format!(":w{index}"), value);
+                    sets.push(format!("#w{index} = :w{index}"));
+                }
+                request = request.update_expression(format!("SET {}", sets.join(", ")));
+            }
+            None => {
+                let mut removes = Vec::new();
+                for (index, name) in own_wakeup::WAKEUP_ATTRIBUTES.iter().enumerate() {
+                    request = request.expression_attribute_names(format!("#w{index}"), *name);
+                    removes.push(format!("#w{index}"));
+                }
+                request = request.update_expression(format!("REMOVE {}", removes.join(", ")));
+            }
+        }
+        if let Some(due) = due_is {
+            condition.push_str(" AND tdue = :due");
+            request = request.expression_attribute_values(
+                ":due",
+                AttributeValue::N(due.timestamp_millis().to_string()),
+            );
+        }
+        let result = request.condition_expression(condition).send().boxed().await;
+        condition_held("UpdateItem", result, |e| {
+            e.is_conditional_check_failed_exception()
+        })
     }
 
     /// The `Query` of one page of `query`'s index partition, at most `limit` entries from `start`.
@@ -456,6 +578,7 @@ impl DynamoStore {
             let output = self
                 .index_page(&query, limit, start.take())
                 .send()
+                .boxed()
                 .await
                 .map_err(|e| unavailable("Query", e))?;
             for item in output.items.unwrap_or_default() {
@@ -498,6 +621,7 @@ impl DynamoStore {
             let output = self
                 .index_page(&query, limit, start.take())
                 .send()
+                .boxed()
                 .await
                 .map_err(|e| unavailable("Query", e))?;
             let keys: Vec<Item> = output
@@ -546,7 +670,11 @@ impl DynamoStore {
                     .expression_attribute_names("#pk", "pk")
                     .expression_attribute_values(":ns", AttributeValue::S(self.keys.ns().into()));
             }
-            let output = request.send().await.map_err(|e| unavailable("Scan", e))?;
+            let output = request
+                .send()
+                .boxed()
+                .await
+                .map_err(|e| unavailable("Scan", e))?;
             items.extend(
                 output
                     .items
@@ -583,6 +711,7 @@ impl DynamoStore {
                     .batch_write_item()
                     .request_items(&self.table, std::mem::take(&mut pending))
                     .send()
+                    .boxed()
                     .await
                     .map_err(|e| unavailable("BatchWriteItem", e))?;
                 pending = output
@@ -699,6 +828,24 @@ where
     R: std::fmt::Debug + Send + Sync + 'static,
 {
     StoreError::unavailable_because(operation, error)
+}
+
+/// Whether a conditional write went through (`false`: its condition did not hold, which
+/// `failed_condition` tells from its error).
+fn condition_held<T, E, R>(
+    operation: &str,
+    result: Result<T, SdkError<E, R>>,
+    failed_condition: impl Fn(&E) -> bool,
+) -> Result<bool, StoreError>
+where
+    E: std::error::Error + Send + Sync + 'static,
+    R: std::fmt::Debug + Send + Sync + 'static,
+{
+    match result {
+        Ok(_) => Ok(true),
+        Err(e) if e.as_service_error().is_some_and(&failed_condition) => Ok(false),
+        Err(e) => Err(unavailable(operation, e)),
+    }
 }
 
 fn looked_ahead<T>(mut items: Vec<T>, limit: usize, cursor_of: impl Fn(&T) -> String) -> Page<T> {
@@ -879,10 +1026,8 @@ impl ExecutionStore for DynamoStore {
 
     async fn update_execution(&self, execution: &ExecutionRecord) -> Result<u64, StoreError> {
         let version = next_version(execution.version)?;
-        let expires = self.expires_at(&execution.state);
-        let item = execution_item(&self.keys, execution, version, expires)?;
-        let values = vec![(":v", AttributeValue::N(execution.version.to_string()))];
-        match self.put_if(item, VERSION_MATCHES, values).await? {
+        let update = self.execution_update(execution, OwnWakeup::Keep)?;
+        match self.update_if(update).await? {
             None => Ok(version),
             Some(old) => Err(conflict_or_missing(
                 &execution.execution_id,
@@ -1000,15 +1145,18 @@ impl ExecutionStore for DynamoStore {
 
 impl WakeUpIndex for DynamoStore {
     async fn set_wakeup(&self, key: &str, due: Option<DateTime<Utc>>) -> Result<(), StoreError> {
+        // A run's wake-up goes on the run's item when there is one (`own_wakeup`); removing
+        // one takes it from both places, as an item of its own is how older layouts kept it.
+        if let Some(execution_id) = execution_of(key) {
+            let set = due.map(|due| own_wakeup::attributes(&self.keys, key, due));
+            let carried = self.change_own_wakeup(execution_id, set, None).await?;
+            if carried && due.is_some() {
+                return Ok(());
+            }
+        }
         match due {
             Some(due) => {
-                self.client
-                    .put_item()
-                    .table_name(&self.table)
-                    .set_item(Some(wakeup_item(&self.keys, key, due)))
-                    .send()
-                    .await
-                    .map_err(|e| unavailable("PutItem", e))?;
+                self.put_item(wakeup_item(&self.keys, key, due)).await?;
             }
             None => {
                 self.client
@@ -1016,6 +1164,7 @@ impl WakeUpIndex for DynamoStore {
                     .table_name(&self.table)
                     .set_key(Some(self.keys.wakeup(key)))
                     .send()
+                    .boxed()
                     .await
                     .map_err(|e| unavailable("DeleteItem", e))?;
             }
@@ -1024,6 +1173,14 @@ impl WakeUpIndex for DynamoStore {
     }
 
     async fn clear_wakeup_if(&self, key: &str, due: DateTime<Utc>) -> Result<bool, StoreError> {
+        if let Some(execution_id) = execution_of(key) {
+            if self
+                .change_own_wakeup(execution_id, None, Some(due))
+                .await?
+            {
+                return Ok(true);
+            }
+        }
         let result = self
             .client
             .delete_item()
@@ -1036,20 +1193,21 @@ impl WakeUpIndex for DynamoStore {
             )
             .return_values(ReturnValue::None)
             .send()
+            .boxed()
             .await;
-        match result {
-            Ok(_) => Ok(true),
-            Err(e)
-                if e.as_service_error()
-                    .is_some_and(|s| s.is_conditional_check_failed_exception()) =>
-            {
-                Ok(false)
-            }
-            Err(e) => Err(unavailable("DeleteItem", e)),
-        }
+        condition_held("DeleteItem", result, |e| {
+            e.is_conditional_check_failed_exception()
+        })
     }
 
     async fn get_wakeup(&self, key: &str) -> Result<Option<DateTime<Utc>>, StoreError> {
+        if let Some(execution_id) = execution_of(key) {
+            if let Some(item) = self.get_item(self.keys.execution(execution_id)).await? {
+                if item.contains_key("tdue") {
+                    return item::millis(&item, "tdue").map(Some);
+                }
+            }
+        }
         self.get_item(self.keys.wakeup(key))
             .await?
             .as_ref()
@@ -1108,7 +1266,12 @@ impl DynamoStore {
     ) -> Result<(Vec<usize>, Vec<TransactWriteItem>), WriteAllError> {
         let mut owners = Vec::with_capacity(writes.len());
         let mut items = Vec::with_capacity(writes.len());
+        // A run's wake-up goes on the run's own item when the batch writes the run.
+        let folded = own_wakeup::fold(&self.keys, writes);
         for (index, write) in writes.iter().enumerate() {
+            if folded.carried.contains(&index) {
+                continue;
+            }
             let made = match (write, relabelled.get(&index)) {
                 (Write::UpdateJob(job), Some(old)) => {
                     let (put, changes) =
@@ -1116,7 +1279,11 @@ impl DynamoStore {
                     std::iter::once(put).chain(changes).collect()
                 }
                 _ => self
-                    .transact_items(write, doomed.get(&index).map_or(&[][..], Vec::as_slice))
+                    .transact_items(
+                        write,
+                        doomed.get(&index).map_or(&[][..], Vec::as_slice),
+                        folded.own(index),
+                    )
                     .map_err(WriteAllError::whole)?,
             };
             owners.extend(std::iter::repeat_n(index, made.len()));

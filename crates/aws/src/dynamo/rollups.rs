@@ -23,6 +23,7 @@
 //! one `FH` partition, written once by the first reader of the hour and read by hour range: a
 //! week is 169 items per part, however many jobs ran.
 
+use futures_util::FutureExt;
 use std::collections::{BTreeMap, HashMap};
 
 use aws_sdk_dynamodb::types::{AttributeValue, CancellationReason, TransactWriteItem, Update};
@@ -144,6 +145,7 @@ impl DynamoStore {
             .set_expression_attribute_names(Some(names))
             .set_expression_attribute_values(Some(values))
             .send()
+            .boxed()
             .await
             .map(drop)
             .map_err(|e| unavailable("UpdateItem", e))
@@ -173,6 +175,7 @@ impl DynamoStore {
                 .expression_attribute_values(":hi", AttributeValue::S(high.clone()))
                 .set_exclusive_start_key(start.take())
                 .send()
+                .boxed()
                 .await
                 .map_err(|e| unavailable("Query", e))?;
             items.extend(output.items.unwrap_or_default());
@@ -352,13 +355,7 @@ impl RollupStore for DynamoStore {
                     AttributeValue::N(expires.to_string()),
                 ),
             ]);
-            self.client
-                .put_item()
-                .table_name(&self.table)
-                .set_item(Some(item))
-                .send()
-                .await
-                .map_err(|e| unavailable("PutItem", e))?;
+            self.put_item(item).await?;
         }
         Ok(())
     }

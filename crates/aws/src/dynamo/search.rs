@@ -14,6 +14,7 @@
 //! ends the listing.
 
 use aws_sdk_dynamodb::types::AttributeValue;
+use futures_util::FutureExt;
 use sundial_ports::store::{
     cursor, ExecutionQuery, ExecutionRecord, Page, PageRequest, StoreError, MAX_PAGE,
 };
@@ -142,7 +143,11 @@ impl DynamoStore {
         if let Some(hi) = hi {
             request = request.expression_attribute_values(":hi", AttributeValue::S(hi.to_owned()));
         }
-        let output = request.send().await.map_err(|e| unavailable("Query", e))?;
+        let output = request
+            .send()
+            .boxed()
+            .await
+            .map_err(|e| unavailable("Query", e))?;
         let truncated = output
             .last_evaluated_key
             .as_ref()

@@ -12,7 +12,8 @@
 //!   (else it would wait out the queue's whole visibility timeout); after `maxReceiveCount`
 //!   receives SQS moves it to the DLQ. A poison message (a body that does not decode, corrupt
 //!   stored data) is sent to the DLQ at once and not reported, so the event source deletes it.
-//! - **api** is the router `sundial serve` runs.
+//! - **api** is the router `sundial serve` runs: the API and, when the stack turns it on, the
+//!   operator console with its own login ([`api_router_with_console`]).
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -230,6 +231,28 @@ where
     H: HttpClient,
     P: EventPublisher,
 {
-    sundial_api::router(Arc::clone(sundial.engine.app()), None)
-        .layer(axum::middleware::from_fn(identity::caller_from_context))
+    api_router_with_console(sundial, None)
+}
+
+/// [`api_router`] and, with `console`, the operator console beside it as `sundial serve` mounts
+/// it (`/`, `/ui/…`): on routes API Gateway leaves to the function, so the console checks its
+/// own sessions; the API routes keep API Gateway's authorizer. The console's pages call the use
+/// cases in this process and never hold the API's credentials.
+pub fn api_router_with_console<S, Q, H, P>(
+    sundial: &Sundial<S, Q, H, P>,
+    console: Option<sundial_console::ConsoleConfig>,
+) -> axum::Router
+where
+    S: Store,
+    Q: Queue,
+    H: HttpClient,
+    P: EventPublisher,
+{
+    let app = Arc::clone(sundial.engine.app());
+    let router = sundial_api::router(Arc::clone(&app), None);
+    let router = match console {
+        Some(config) => router.merge(sundial_console::router(app, config)),
+        None => router,
+    };
+    router.layer(axum::middleware::from_fn(identity::caller_from_context))
 }

@@ -292,8 +292,9 @@ async fn the_principal_or_the_jwt_subject_is_the_actor_in_the_history() {
     );
 }
 
-/// The console is off on AWS (docs/deploy.md, "The operator console"): the API function's router
-/// answers the console's paths with the API's own 404 envelope, never a page or a login form.
+/// Without the console's secret (the stack's default), the API function serves no page
+/// (docs/deploy.md, "The operator console"): its router answers the console's paths with the
+/// API's own 404 envelope, never a page or a login form.
 #[tokio::test]
 async fn the_api_function_serves_no_console_page() {
     let rig = memory_rig("2024-06-10T12:00:00Z", FIXTURE_SECRET);
@@ -311,6 +312,260 @@ async fn the_api_function_serves_no_console_page() {
         assert_eq!(body["resp_code"], 404, "{method} {path}: {body}");
         assert!(body["resp_msg"].is_string(), "{method} {path}: {body}");
     }
+}
+
+/// A console request as API Gateway passes it on the console's routes, which have no authorizer:
+/// no identity in the request context, the session cookie and a form body, if any.
+fn console_event(method: &str, path: &str, cookie: Option<&str>, form: Option<&str>) -> Value {
+    let mut event = fixture("api-create-job.json");
+    let (path, query) = path.split_once('?').unwrap_or((path, ""));
+    event["rawPath"] = json!(path);
+    event["rawQueryString"] = json!(query);
+    event["requestContext"]["http"]["method"] = json!(method);
+    event["requestContext"]["http"]["path"] = json!(path);
+    event["requestContext"]
+        .as_object_mut()
+        .unwrap()
+        .remove("authorizer");
+    let mut headers = json!({"host": "abc.execute-api.us-east-1.amazonaws.com"});
+    // Payload 2.0 moves the request's cookies out of the headers into `cookies`.
+    if let Some(cookie) = cookie {
+        event["cookies"] = json!([format!("sundial_session={cookie}")]);
+    }
+    if form.is_some() {
+        headers["content-type"] = json!("application/x-www-form-urlencoded");
+    }
+    event["headers"] = headers;
+    event["body"] = form.map_or(Value::Null, |f| json!(f));
+    event["isBase64Encoded"] = json!(false);
+    event
+}
+
+/// What the console answered: status, `Location`, `Set-Cookie` and the page.
+struct Answer {
+    status: u16,
+    location: String,
+    set_cookie: String,
+    page: String,
+}
+
+impl Answer {
+    /// The session cookie's value it set.
+    fn session(&self) -> String {
+        self.set_cookie
+            .strip_prefix("sundial_session=")
+            .and_then(|rest| rest.split(';').next())
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    /// The CSRF token its forms carry.
+    fn csrf(&self) -> String {
+        let at = self
+            .page
+            .find("name=\"csrf\" value=\"")
+            .expect("a form with a CSRF token");
+        let rest = &self.page[at + "name=\"csrf\" value=\"".len()..];
+        rest[..rest.find('"').unwrap()].to_owned()
+    }
+}
+
+/// The console's tokens on the stack: a write token and a read one, as the secret holds them.
+const CONSOLE_SECRET: &str =
+    "alice:write:alice-token-0123456789abcdef,auditor:read:auditor-token-0123456789ab";
+
+async fn console_call(router: &axum::Router, event: Value) -> Answer {
+    let request = lambda_http::request::from_str(&event.to_string()).unwrap();
+    let response = router.clone().oneshot(request).await.unwrap();
+    let header = |name| {
+        response
+            .headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let (location, set_cookie) = (header("location"), header("set-cookie"));
+    let status = response.status().as_u16();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    Answer {
+        status,
+        location,
+        set_cookie,
+        page: String::from_utf8_lossy(&bytes).into_owned(),
+    }
+}
+
+/// The API function with the console on (docs/deploy.md, "The operator console"): its pages
+/// behind the login of the stack's tokens, `Secure` cookies, the token's name as the actor of a
+/// change, a read token refused every change, and a logout that holds in a new execution
+/// environment (a router built afresh over the same table).
+#[tokio::test]
+async fn the_api_function_serves_the_console_behind_the_login_of_the_stacks_tokens() {
+    let rig = memory_rig("2024-06-10T11:58:00Z", FIXTURE_SECRET);
+    let (status, body) = rig.api_event(&fixture("api-create-job.json")).await;
+    assert_eq!(status, 200, "{body}");
+    let auth = crate::console::tokens_of_secret(CONSOLE_SECRET).unwrap();
+    let router = api_router_with_console(&rig.sundial, Some(crate::console::config(auth.clone())));
+    let call = |method, path, cookie: Option<String>, form: Option<String>| {
+        let event = console_event(method, path, cookie.as_deref(), form.as_deref());
+        let router = router.clone();
+        async move { console_call(&router, event).await }
+    };
+
+    // No session: every page sends the reader to the login page; the assets are open.
+    for path in ["/", "/ui/jobs", "/ui/jobs/sample-report", "/ui/dashboard"] {
+        let answer = call("GET", path, None, None).await;
+        assert_eq!(
+            (answer.status, answer.location.as_str()),
+            (303, "/ui/login"),
+            "{path}"
+        );
+    }
+    let answer = call(
+        "POST",
+        "/ui/jobs/sample-report/pause",
+        None,
+        Some("csrf=x".into()),
+    )
+    .await;
+    assert_eq!(
+        (answer.status, answer.location.as_str()),
+        (303, "/ui/login")
+    );
+    assert_eq!(
+        call("GET", "/ui/assets/console.css", None, None)
+            .await
+            .status,
+        200
+    );
+    let login = call("GET", "/ui/login", None, None).await;
+    assert_eq!(login.status, 200);
+    assert!(login.page.contains("Access token"), "{}", login.page);
+
+    // A wrong token, and the API's own credentials are not asked for.
+    let wrong = call(
+        "POST",
+        "/ui/login",
+        None,
+        Some("token=nope-0123456789abcdef0".into()),
+    )
+    .await;
+    assert_eq!(wrong.status, 401);
+
+    let login = call(
+        "POST",
+        "/ui/login",
+        None,
+        Some("token=alice-token-0123456789abcdef".into()),
+    )
+    .await;
+    assert_eq!((login.status, login.location.as_str()), (303, "/"));
+    for attribute in [
+        "HttpOnly",
+        "SameSite=Strict",
+        "Secure",
+        "Path=/",
+        "Max-Age=28800",
+    ] {
+        assert!(
+            login.set_cookie.contains(attribute),
+            "{attribute}: {}",
+            login.set_cookie
+        );
+    }
+    let alice = login.session();
+
+    let list = call("GET", "/", Some(alice.clone()), None).await;
+    assert_eq!(list.status, 200);
+    assert!(list.page.contains("sample-report"), "{}", list.page);
+    let job = call("GET", "/ui/jobs/sample-report", Some(alice.clone()), None).await;
+    assert_eq!(job.status, 200);
+    let csrf = job.csrf();
+    // A form without the session's CSRF token changes nothing.
+    let forged = call(
+        "POST",
+        "/ui/jobs/sample-report/pause",
+        Some(alice.clone()),
+        Some("csrf=forged&notes=x".into()),
+    )
+    .await;
+    assert_eq!(forged.status, 403);
+    let paused = call(
+        "POST",
+        "/ui/jobs/sample-report/pause",
+        Some(alice.clone()),
+        Some(format!("csrf={csrf}&notes=from+the+console")),
+    )
+    .await;
+    assert_eq!(paused.status, 303, "{}", paused.page);
+
+    // A read token's session sees the pages and changes nothing.
+    let login = call(
+        "POST",
+        "/ui/login",
+        None,
+        Some("token=auditor-token-0123456789ab".into()),
+    )
+    .await;
+    let auditor = login.session();
+    let job = call("GET", "/ui/jobs/sample-report", Some(auditor.clone()), None).await;
+    assert_eq!(job.status, 200);
+    let refused = call(
+        "POST",
+        "/ui/jobs/sample-report/unpause",
+        Some(auditor.clone()),
+        Some(format!("csrf={}&notes=x", job.csrf())),
+    )
+    .await;
+    assert_eq!(refused.status, 403, "{}", refused.page);
+    assert!(refused.page.contains("scope read"), "{}", refused.page);
+
+    let (status, history) = rig.api("GET", "/jobs/sample-report/history", None).await;
+    assert_eq!(status, 200, "{history}");
+    let entries: Vec<(&str, &str)> = history["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["action"].as_str().unwrap(), e["actor"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        entries,
+        [
+            ("pause", "alice"),
+            ("create", "arn:aws:iam::123456789012:user/ana")
+        ]
+    );
+
+    // Logout: the cookie is cleared and refused from then on, here and in a new execution
+    // environment (the console's state built afresh, the table the same).
+    let logout = call(
+        "POST",
+        "/ui/logout",
+        Some(alice.clone()),
+        Some(format!("csrf={csrf}")),
+    )
+    .await;
+    assert_eq!(
+        (logout.status, logout.location.as_str()),
+        (303, "/ui/login")
+    );
+    assert!(logout.set_cookie.contains("Max-Age=0") && logout.set_cookie.contains("Secure"));
+    let after = call("GET", "/", Some(alice.clone()), None).await;
+    assert_eq!(
+        (after.status, after.location.as_str()),
+        (303, "/ui/login?expired=1")
+    );
+    let cold = api_router_with_console(&rig.sundial, Some(crate::console::config(auth)));
+    let event = console_event("GET", "/ui/jobs", Some(&alice), None);
+    let after = console_call(&cold, event).await;
+    assert_eq!(
+        (after.status, after.location.as_str()),
+        (303, "/ui/login?expired=1")
+    );
+    // The other session is still on.
+    let event = console_event("GET", "/ui/jobs", Some(&auditor), None);
+    assert_eq!(console_call(&cold, event).await.status, 200);
 }
 
 /// A job whose first fire falls within the tick's horizon is planned by the API function in the

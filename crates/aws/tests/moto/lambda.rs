@@ -154,6 +154,16 @@ impl Rig {
         event
     }
 
+    /// What the notify queue holds now, as the event source would hand it to the function.
+    pub(crate) async fn poll_notify(&self) -> SqsEvent {
+        Rig::poll(&self.notify).await
+    }
+
+    /// Deletes a notify batch the function handled, as the event source does.
+    pub(crate) async fn delete_notify(&self, event: &SqsEvent) {
+        self.delete_batch(self.notify.url(), event).await;
+    }
+
     /// The dispatch queue's URL.
     pub(crate) fn dispatch_url(&self) -> &str {
         self.dispatch.url()

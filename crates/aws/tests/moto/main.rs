@@ -5,6 +5,7 @@
 mod support;
 
 mod bulk;
+mod calendars;
 mod hotkeys;
 mod lambda;
 mod queue;

@@ -37,8 +37,8 @@ pub(crate) async fn run(command: CalendarCommand, context: &Context) -> Result<(
                     "replaced"
                 };
                 format!(
-                    "calendar {name} {verb} (version {}); {} job(s) re-planned\n",
-                    answer["calendar"]["version"], answer["replanned"]
+                    "calendar {name} {verb} (version {}); {} job(s) queued for re-planning, {} re-planned\n",
+                    answer["calendar"]["version"], answer["queued"], answer["replanned"]
                 )
             })
         }

@@ -19,6 +19,7 @@ pub(crate) fn open_router<S: Store>(app: Arc<App<S>>) -> Router {
         ConsoleConfig {
             auth: ConsoleAuth::Open,
             session_lifetime: Duration::from_secs(3600),
+            secure_cookie: false,
         },
     )
 }

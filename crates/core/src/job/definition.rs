@@ -64,6 +64,20 @@ pub struct JobDefinition {
     lineage: Lineage,
     created_at: DateTime<Utc>,
     written: Value,
+    /// What of its job's last results anything written in it names (see [`LastResultsNamed`]).
+    last_results_named: LastResultsNamed,
+}
+
+/// Which of a job's last results its definition names, anywhere it is written (a request,
+/// a check, a notification): what a run keeps of them, and what the job keeps of a success,
+/// so that a job that does not use them stores nothing more per run. Read from the definition
+/// once, when it is parsed, rather than by every run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LastResultsNamed {
+    /// `${lastCompletionResult}`.
+    pub completion_result: bool,
+    /// `${lastFailure}`.
+    pub failure: bool,
 }
 
 /// Who the job is: its names, its owner and its labels.
@@ -173,9 +187,16 @@ impl JobDefinition {
 
         // Every value has been read with bounded depth, so serialising it is safe; the bound keeps a
         // job, with its state, inside one DynamoDB item.
-        let bytes = serde_json::to_vec(body)
-            .map(|v| v.len())
-            .unwrap_or(usize::MAX);
+        let text = serde_json::to_string(body).unwrap_or_default();
+        let bytes = if text.is_empty() {
+            usize::MAX
+        } else {
+            text.len()
+        };
+        let last_results_named = LastResultsNamed {
+            completion_result: text.contains(crate::execution::LAST_COMPLETION_RESULT),
+            failure: text.contains(crate::execution::LAST_FAILURE),
+        };
         if bytes > MAX_DEFINITION_BYTES {
             return Err(err(
                 ROOT,
@@ -194,6 +215,7 @@ impl JobDefinition {
             lineage,
             created_at,
             written: body.clone(),
+            last_results_named,
         })
     }
 
@@ -483,6 +505,11 @@ impl JobDefinition {
     /// The body as written (with `active` updated by [`JobDefinition::set_active`]).
     pub fn as_written(&self) -> &Value {
         &self.written
+    }
+
+    /// Which of its job's last results the definition names.
+    pub fn last_results_named(&self) -> LastResultsNamed {
+        self.last_results_named
     }
 }
 

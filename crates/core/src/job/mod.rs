@@ -39,7 +39,9 @@ pub(crate) mod time_serde;
 mod tests;
 
 pub use crate::spec::SpecError as FieldError;
-pub use definition::{JobDefinition, When, DEFAULT_MAX_RETRIES, POLICY_RETRY_CAP};
+pub use definition::{
+    JobDefinition, LastResultsNamed, When, DEFAULT_MAX_RETRIES, POLICY_RETRY_CAP,
+};
 pub use diff::{definition_changes, FieldChange};
 pub use http::{
     is_reserved_header, Action, HttpMethod, HttpTemplate, NotificationRule, RequestStep, Target,

@@ -261,3 +261,34 @@ fn check_interval_is_the_check_rate() {
         chrono::Duration::seconds(7)
     );
 }
+
+/// A run that ended keeps its chain's responses only when a notification may still render
+/// them; otherwise its result is the one copy of the last body its record stores (issue 31).
+#[test]
+fn an_ended_run_keeps_its_responses_only_for_its_notifications() {
+    let end = AttemptEnd::Succeeded {
+        outcome: Outcome::Http { status: 200 },
+        result: Some(json!({"rows": 3})),
+        response: json!({"rows": 3}),
+    };
+    let now = at("2024-01-01T00:00:02Z");
+    let settle = |definition: &JobDefinition, end: &AttemptEnd| {
+        let mut execution = running();
+        execution.run.responses.push(json!({"rows": 3}));
+        execution
+            .run
+            .named
+            .insert("ROWS".into(), json!({"rows": 3}));
+        settle_attempt(&mut execution, definition, end, now, false).unwrap();
+        (execution.run.responses.len(), execution.run.named.len())
+    };
+    assert_eq!(settle(&definition(json!({})), &end), (0, 0));
+    let notified = definition(json!({"notification": [
+        {"url": "https://example.com/hook", "method": "POST",
+         "body": {"rows": "${$.responses[0].rows}"}}]}));
+    assert_eq!(settle(&notified, &end), (1, 1));
+    // A failed attempt that will be retried is not the end: its next attempt starts afresh.
+    let retried = definition(json!({"retry": [{"errorEquals": "500", "maxAttempts": 2}]}));
+    assert_eq!(settle(&retried, &failed(500)), (1, 1));
+    assert_eq!(settle(&definition(json!({})), &failed(500)), (0, 0));
+}

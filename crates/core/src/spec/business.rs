@@ -71,6 +71,60 @@ pub enum YearlyRule {
     },
 }
 
+impl YearlyRule {
+    /// The rule in words, as the console shows it: `first Monday of May`, `last Monday of
+    /// August`, `25 December, or the next weekday when on a weekend`, `2 days before Easter
+    /// Sunday`. The one place a rule is worded.
+    pub fn describe(&self) -> String {
+        use super::words::{MONTHS, WEEKDAYS};
+        let month = |m: u32| {
+            MONTHS
+                .get(m.wrapping_sub(1) as usize)
+                .copied()
+                .unwrap_or("?")
+        };
+        match *self {
+            YearlyRule::Fixed {
+                month: m,
+                day,
+                observed,
+            } => {
+                let when = match observed {
+                    Observance::None => "",
+                    Observance::NextWeekday => ", or the next weekday when on a weekend",
+                    Observance::NearestWeekday => {
+                        ", or the nearest weekday when on a weekend (Saturday: the Friday before, Sunday: the Monday after)"
+                    }
+                };
+                format!("{day} {}{when}", month(m))
+            }
+            YearlyRule::NthWeekday {
+                month: m,
+                weekday,
+                nth,
+            } => {
+                let nth = match nth {
+                    1 => "first",
+                    2 => "second",
+                    3 => "third",
+                    4 => "fourth",
+                    5 => "fifth",
+                    _ => "last",
+                };
+                let weekday = WEEKDAYS.get(weekday as usize).copied().unwrap_or("?");
+                format!("{nth} {weekday} of {}", month(m))
+            }
+            YearlyRule::Easter { offset } => match offset {
+                0 => "Easter Sunday".to_owned(),
+                1 => "the day after Easter Sunday".to_owned(),
+                -1 => "the day before Easter Sunday".to_owned(),
+                n if n > 0 => format!("{n} days after Easter Sunday"),
+                n => format!("{} days before Easter Sunday", n.unsigned_abs()),
+            },
+        }
+    }
+}
+
 /// A named business calendar.
 #[derive(Clone)]
 pub struct BusinessCalendar {
@@ -503,6 +557,11 @@ impl BusinessCalendar {
             .collect();
         obj.insert("rules".into(), Value::Array(rules));
         Value::Object(obj)
+    }
+
+    /// Its yearly rules, in order, each with its comment.
+    pub fn rules(&self) -> &[(YearlyRule, Option<String>)] {
+        &self.rules
     }
 
     /// The calendar's name, by which specs refer to it.
@@ -1053,6 +1112,43 @@ impl DayFilter {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn yearly_rules_in_words() {
+        let cases = [
+            (
+                YearlyRule::NthWeekday { month: 5, weekday: 1, nth: 1 },
+                "first Monday of May",
+            ),
+            (
+                YearlyRule::NthWeekday { month: 8, weekday: 1, nth: -1 },
+                "last Monday of August",
+            ),
+            (
+                YearlyRule::NthWeekday { month: 11, weekday: 4, nth: 4 },
+                "fourth Thursday of November",
+            ),
+            (
+                YearlyRule::Fixed { month: 12, day: 25, observed: Observance::NextWeekday },
+                "25 December, or the next weekday when on a weekend",
+            ),
+            (
+                YearlyRule::Fixed { month: 7, day: 4, observed: Observance::NearestWeekday },
+                "4 July, or the nearest weekday when on a weekend (Saturday: the Friday before, Sunday: the Monday after)",
+            ),
+            (
+                YearlyRule::Fixed { month: 1, day: 1, observed: Observance::None },
+                "1 January",
+            ),
+            (YearlyRule::Easter { offset: -2 }, "2 days before Easter Sunday"),
+            (YearlyRule::Easter { offset: 1 }, "the day after Easter Sunday"),
+            (YearlyRule::Easter { offset: 0 }, "Easter Sunday"),
+            (YearlyRule::Easter { offset: 39 }, "39 days after Easter Sunday"),
+        ];
+        for (rule, words) in cases {
+            assert_eq!(rule.describe(), words, "{rule:?}");
+        }
+    }
+
     use super::*;
 
     fn d(s: &str) -> NaiveDate {

@@ -13,7 +13,7 @@ use super::field::{DaySpecial, FieldKind, FieldSpec, Range, WeekdaySpecial};
 use super::interval::Interval;
 use super::Schedule;
 
-const WEEKDAYS: [&str; 7] = [
+pub(super) const WEEKDAYS: [&str; 7] = [
     "Sunday",
     "Monday",
     "Tuesday",
@@ -23,7 +23,7 @@ const WEEKDAYS: [&str; 7] = [
     "Saturday",
 ];
 
-const MONTHS: [&str; 12] = [
+pub(super) const MONTHS: [&str; 12] = [
     "January",
     "February",
     "March",

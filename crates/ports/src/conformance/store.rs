@@ -39,8 +39,8 @@ use serde_json::{json, Value};
 use tokio::sync::Barrier;
 
 use crate::store::{
-    CalendarRecord, ExecutionRecord, JobFilter, JobOrder, JobRecord, Page, PageRequest,
-    SettingRecord, StateRead, Store, StoreError, WakeUp, Write, WriteAllError,
+    AuditQuery, AuditRecord, CalendarRecord, ExecutionRecord, JobFilter, JobOrder, JobRecord, Page,
+    PageRequest, SettingRecord, StateRead, Store, StoreError, WakeUp, Write, WriteAllError,
 };
 
 /// Runs every case of the suite, each against a fresh store from `make_store`, and panics naming
@@ -94,7 +94,9 @@ pub async fn run_all<S: Store, F: Fn() -> S>(make_store: F) {
         concurrent_execution_creates,
         settings_are_versioned_documents,
         calendars_are_versioned_documents,
+        calendar_change_and_history_are_one_write,
         calendar_users_index,
+        revoked_sessions_are_remembered_until_they_expire,
     );
     super::audit::run_cases(&make_store, &mut failures).await;
     super::report("store", &failures);
@@ -2250,6 +2252,26 @@ async fn wakeup_cleared_only_if_unchanged<S: Store>(store: S) {
 
 /// Settings (the debug mode): absent until written; version 1 creates, each later version
 /// replaces exactly the one before it; the document and the time round-trip.
+/// A signed-out console session is refused until the expiry it was recorded with; another
+/// session, and the same one after that expiry, are not (times are near the wall clock: DynamoDB
+/// drops items whose TTL has passed on read).
+async fn revoked_sessions_are_remembered_until_they_expire<S: Store>(store: S) {
+    let now = chrono::Utc::now();
+    let expiry = now + chrono::Duration::hours(8);
+    assert!(!store.session_revoked("a1b2", now).await.unwrap());
+    store.revoke_session("a1b2", expiry).await.unwrap();
+    assert!(store.session_revoked("a1b2", now).await.unwrap());
+    assert!(!store.session_revoked("c3d4", now).await.unwrap());
+    // Signing out twice (two tabs) is no error.
+    store.revoke_session("a1b2", expiry).await.unwrap();
+    assert!(store.session_revoked("a1b2", now).await.unwrap());
+    // Once the cookie would have expired anyway, the record may be forgotten.
+    assert!(!store
+        .session_revoked("a1b2", expiry + chrono::Duration::seconds(1))
+        .await
+        .unwrap());
+}
+
 async fn settings_are_versioned_documents<S: Store>(store: S) {
     assert_eq!(store.get_setting("debugMode").await.unwrap(), None);
     let first = SettingRecord {
@@ -2313,19 +2335,33 @@ fn calendar(name: &str, version: u64, at: i64) -> CalendarRecord {
     }
 }
 
+/// An entry of the calendar `name`'s own trail (`calendar:{name}`), entry `n`.
+fn history(name: &str, n: u64) -> AuditRecord {
+    let at = t(1_000 + n as i64);
+    AuditRecord {
+        job_id: format!("calendar:{name}"),
+        entry_id: crate::store::audit::entry_id(at, n, n),
+        at,
+        document: json!({"action": "calendar:update", "calendar": name, "n": n}),
+    }
+}
+
 /// Calendars: absent until written; version 1 creates, each later version replaces exactly the
 /// one before it; listed in name order; deleted only at the version read.
 async fn calendars_are_versioned_documents<S: Store>(store: S) {
     assert_eq!(store.get_calendar("london").await.unwrap(), None);
     assert_eq!(store.list_calendars().await.unwrap(), vec![]);
     let first = calendar("london", 1, 1_000);
-    store.put_calendar(&first).await.unwrap();
+    store
+        .put_calendar(&first, &history("c", 101))
+        .await
+        .unwrap();
     assert_eq!(
         store.get_calendar("london").await.unwrap(),
         Some(first.clone())
     );
     assert!(matches!(
-        store.put_calendar(&first).await,
+        store.put_calendar(&first, &history("c", 102)).await,
         Err(StoreError::AlreadyExists(key)) if key.contains("london")
     ));
     let second = CalendarRecord {
@@ -2334,35 +2370,119 @@ async fn calendars_are_versioned_documents<S: Store>(store: S) {
         document: json!({"calendar": {"name": "london"}, "updatedBy": "bob"}),
         ..first.clone()
     };
-    store.put_calendar(&second).await.unwrap();
+    store
+        .put_calendar(&second, &history("c", 103))
+        .await
+        .unwrap();
     assert!(matches!(
-        store.put_calendar(&second).await,
+        store.put_calendar(&second, &history("c", 104)).await,
         Err(StoreError::VersionConflict { key, .. }) if key.contains("london")
     ));
     assert!(matches!(
-        store.put_calendar(&calendar("paris", 2, 0)).await,
+        store.put_calendar(&calendar("paris", 2, 0), &history("c", 105)).await,
         Err(StoreError::NotFound(key)) if key.contains("paris")
     ));
     let other = calendar("frankfurt", 1, 3_000);
-    store.put_calendar(&other).await.unwrap();
+    store
+        .put_calendar(&other, &history("c", 106))
+        .await
+        .unwrap();
     assert_eq!(
         store.list_calendars().await.unwrap(),
         vec![other.clone(), second.clone()],
         "name order"
     );
     assert!(matches!(
-        store.delete_calendar("london", 1).await,
+        store.delete_calendar("london", 1, &history("c", 109)).await,
         Err(StoreError::VersionConflict { key, .. }) if key.contains("london")
     ));
     assert!(matches!(
-        store.delete_calendar("paris", 1).await,
+        store.delete_calendar("paris", 1, &history("c", 110)).await,
         Err(StoreError::NotFound(key)) if key.contains("paris")
     ));
-    store.delete_calendar("london", 2).await.unwrap();
+    store
+        .delete_calendar("london", 2, &history("c", 111))
+        .await
+        .unwrap();
     assert_eq!(store.get_calendar("london").await.unwrap(), None);
     assert_eq!(store.list_calendars().await.unwrap(), vec![other]);
     // A name can be used again after a deletion.
-    store.put_calendar(&first).await.unwrap();
+    store
+        .put_calendar(&first, &history("c", 107))
+        .await
+        .unwrap();
+}
+
+/// A calendar's change and its history entry are one write: both are stored, or, when either's
+/// condition fails (the calendar's version, the entry's id), neither.
+async fn calendar_change_and_history_are_one_write<S: Store>(store: S) {
+    async fn trail<S: Store>(store: &S) -> Vec<AuditRecord> {
+        store
+            .list_audit(
+                "calendar:london",
+                &AuditQuery::default(),
+                &PageRequest::first(10),
+            )
+            .await
+            .unwrap()
+            .items
+    }
+    let first = calendar("london", 1, 1_000);
+    store
+        .put_calendar(&first, &history("london", 1))
+        .await
+        .unwrap();
+    assert_eq!(trail(&store).await, vec![history("london", 1)]);
+    // The entry's id is taken: the calendar is not written either.
+    let second = CalendarRecord {
+        version: 2,
+        updated_at: t(2_000),
+        ..first.clone()
+    };
+    assert!(matches!(
+        store.put_calendar(&second, &history("london", 1)).await,
+        Err(StoreError::AlreadyExists(key)) if key.contains("calendar:london")
+    ));
+    assert_eq!(
+        store.get_calendar("london").await.unwrap(),
+        Some(first.clone())
+    );
+    // The calendar's condition fails: no entry is written.
+    assert!(matches!(
+        store.put_calendar(&first, &history("london", 2)).await,
+        Err(StoreError::AlreadyExists(_))
+    ));
+    assert!(matches!(
+        store
+            .delete_calendar("london", 7, &history("london", 3))
+            .await,
+        Err(StoreError::VersionConflict { .. })
+    ));
+    assert_eq!(trail(&store).await, vec![history("london", 1)]);
+    // A deletion whose entry's id is taken deletes nothing.
+    assert!(matches!(
+        store
+            .delete_calendar("london", 1, &history("london", 1))
+            .await,
+        Err(StoreError::AlreadyExists(_))
+    ));
+    assert_eq!(store.get_calendar("london").await.unwrap(), Some(first));
+    store
+        .put_calendar(&second, &history("london", 4))
+        .await
+        .unwrap();
+    store
+        .delete_calendar("london", 2, &history("london", 5))
+        .await
+        .unwrap();
+    assert_eq!(store.get_calendar("london").await.unwrap(), None);
+    let mut ids: Vec<u64> = trail(&store)
+        .await
+        .iter()
+        .map(|e| e.document["n"].as_u64().unwrap())
+        .collect();
+    ids.sort_unstable();
+    assert_eq!(ids, vec![1, 4, 5]);
 }
 
 /// The index of jobs by calendar: adding is idempotent, removing what is absent is no error, a
@@ -2409,8 +2529,14 @@ async fn calendar_users_index<S: Store>(store: S) {
         names(&["job-a"])
     );
     assert_eq!(store.calendar_users("ny").await.unwrap(), names(&["job-b"]));
-    store.put_calendar(&calendar("london", 1, 0)).await.unwrap();
-    store.delete_calendar("london", 1).await.unwrap();
+    store
+        .put_calendar(&calendar("london", 1, 0), &history("c", 108))
+        .await
+        .unwrap();
+    store
+        .delete_calendar("london", 1, &history("c", 112))
+        .await
+        .unwrap();
     assert_eq!(
         store.calendar_users("london").await.unwrap(),
         names(&["job-a"])

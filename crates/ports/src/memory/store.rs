@@ -18,8 +18,8 @@ use crate::store::{
     check_batch, cursor, AuditCleanReport, AuditQuery, AuditRecord, AuditStore, CalendarRecord,
     CalendarStore, CleanReport, ExecutionQuery, ExecutionRecord, ExecutionStore, FleetHourRecord,
     JobFilter, JobOrder, JobRecord, JobStore, Page, PageRequest, RollupRecord, RollupStore,
-    SettingRecord, SettingStore, Store, StoreError, StoreStats, WakeUp, WakeUpIndex, Write,
-    WriteAllError, MAX_PAGE,
+    SessionStore, SettingRecord, SettingStore, Store, StoreError, StoreStats, WakeUp, WakeUpIndex,
+    Write, WriteAllError, MAX_PAGE,
 };
 
 /// An in-memory [`Store`]; each instance is a fresh, empty store.
@@ -42,6 +42,8 @@ struct Data {
     calendars: BTreeMap<String, CalendarRecord>,
     /// The jobs using each calendar, by (calendar, job id).
     calendar_users: std::collections::BTreeSet<(String, String)>,
+    /// Console sessions signed out, with the expiry they were recorded with.
+    revoked_sessions: BTreeMap<String, DateTime<Utc>>,
     /// Writes left before an injected failure ([`MemoryStore::fail_write`]).
     fail_in: Option<usize>,
     /// Write operations asked for so far ([`MemoryStore::writes`]).
@@ -96,14 +98,7 @@ impl MemoryStore {
 impl Data {
     /// Whether `write`'s condition holds: a conditional write's version, a create's free id.
     fn check(&self, write: &Write<'_>) -> Result<(), StoreError> {
-        let versioned = |key: &str, stored: Option<u64>, expected: u64| match stored {
-            None => Err(StoreError::NotFound(key.to_owned())),
-            Some(version) if version != expected => Err(StoreError::VersionConflict {
-                key: key.to_owned(),
-                expected,
-            }),
-            Some(_) => Ok(()),
-        };
+        let versioned = |key: &str, stored, expected| at_version(key.to_owned(), stored, expected);
         match write {
             Write::UpdateJob(job) => versioned(
                 &job.job_id,
@@ -665,20 +660,51 @@ impl SettingStore for MemoryStore {
     async fn put_setting(&self, setting: &SettingRecord) -> Result<(), StoreError> {
         let mut data = self.lock_write()?;
         let key = format!("setting {}", setting.name);
-        match (data.settings.get(&setting.name), setting.version) {
-            (Some(_), 1) => return Err(StoreError::AlreadyExists(key)),
-            (None, 1) => {}
-            (None, _) => return Err(StoreError::NotFound(key)),
-            (Some(stored), version) if stored.version + 1 != version => {
-                return Err(StoreError::VersionConflict {
-                    key,
-                    expected: version - 1,
-                })
-            }
-            (Some(_), _) => {}
-        }
+        let stored = data.settings.get(&setting.name).map(|s| s.version);
+        check_next_version(stored, setting.version, key)?;
         data.settings.insert(setting.name.clone(), setting.clone());
         Ok(())
+    }
+}
+
+/// Whether a versioned document (a setting, a calendar) at `stored` (`None`: there is none) may
+/// be written at `version`: 1 only when there is none (else `AlreadyExists`), a later version
+/// only over version − 1 (else `VersionConflict`, or `NotFound` when there is none).
+fn check_next_version(stored: Option<u64>, version: u64, key: String) -> Result<(), StoreError> {
+    match (stored, version) {
+        (Some(_), 1) => Err(StoreError::AlreadyExists(key)),
+        (None, 1) => Ok(()),
+        (stored, version) => at_version(key, stored, version - 1),
+    }
+}
+
+/// Whether a versioned record at `stored` (`None`: there is none) is at `expected` (else
+/// `NotFound` or `VersionConflict`, naming `key`).
+fn at_version(key: String, stored: Option<u64>, expected: u64) -> Result<(), StoreError> {
+    match stored {
+        None => Err(StoreError::NotFound(key)),
+        Some(version) if version != expected => Err(StoreError::VersionConflict { key, expected }),
+        Some(_) => Ok(()),
+    }
+}
+
+impl SessionStore for MemoryStore {
+    async fn revoke_session(
+        &self,
+        nonce: &str,
+        expires_at: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let mut data = self.lock_write()?;
+        data.revoked_sessions.insert(nonce.to_owned(), expires_at);
+        Ok(())
+    }
+
+    async fn session_revoked(&self, nonce: &str, now: DateTime<Utc>) -> Result<bool, StoreError> {
+        Ok(self
+            .lock()?
+            .revoked_sessions
+            .get(nonce)
+            .is_some_and(|expiry| *expiry > now))
     }
 }
 
@@ -697,40 +723,37 @@ impl CalendarStore for MemoryStore {
             .collect())
     }
 
-    async fn put_calendar(&self, calendar: &CalendarRecord) -> Result<(), StoreError> {
+    async fn put_calendar(
+        &self,
+        calendar: &CalendarRecord,
+        history: &AuditRecord,
+    ) -> Result<(), StoreError> {
         let mut data = self.lock_write()?;
         let key = format!("calendar {}", calendar.name);
-        match (data.calendars.get(&calendar.name), calendar.version) {
-            (Some(_), 1) => return Err(StoreError::AlreadyExists(key)),
-            (None, 1) => {}
-            (None, _) => return Err(StoreError::NotFound(key)),
-            (Some(stored), version) if stored.version + 1 != version => {
-                return Err(StoreError::VersionConflict {
-                    key,
-                    expected: version - 1,
-                })
-            }
-            (Some(_), _) => {}
-        }
+        let stored = data.calendars.get(&calendar.name).map(|c| c.version);
+        check_next_version(stored, calendar.version, key)?;
+        let history = Write::AppendAudit(history);
+        data.check(&history)?;
         data.calendars
             .insert(calendar.name.clone(), calendar.clone());
+        data.apply(&history)?;
         Ok(())
     }
 
-    async fn delete_calendar(&self, name: &str, version: u64) -> Result<(), StoreError> {
+    async fn delete_calendar(
+        &self,
+        name: &str,
+        version: u64,
+        history: &AuditRecord,
+    ) -> Result<(), StoreError> {
         let mut data = self.lock_write()?;
         let key = format!("calendar {name}");
-        match data.calendars.get(name) {
-            None => Err(StoreError::NotFound(key)),
-            Some(stored) if stored.version != version => Err(StoreError::VersionConflict {
-                key,
-                expected: version,
-            }),
-            Some(_) => {
-                data.calendars.remove(name);
-                Ok(())
-            }
-        }
+        at_version(key, data.calendars.get(name).map(|c| c.version), version)?;
+        let history = Write::AppendAudit(history);
+        data.check(&history)?;
+        data.calendars.remove(name);
+        data.apply(&history)?;
+        Ok(())
     }
 
     async fn add_calendar_users(&self, job_id: &str, names: &[String]) -> Result<(), StoreError> {

@@ -6,13 +6,16 @@
 //! they write the job and remove it after, so a crash between the two leaves at most a job listed
 //! that no longer uses the calendar (which a re-plan or a delete reads and drops), never a job
 //! missing.
+//!
+//! A calendar's change and the entry of its own history that records it (`calendar:{name}` in the
+//! audit trail) are written together, atomically: neither is ever stored without the other.
 
 use std::future::Future;
 
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use super::StoreError;
+use super::{AuditRecord, StoreError};
 
 /// The most calendars a store lists ([`CalendarStore::list_calendars`]); a put beyond is the use
 /// case's to refuse.
@@ -48,18 +51,23 @@ pub trait CalendarStore: Send + Sync + 'static {
 
     /// Writes `calendar` at its version: version 1 only when there is none of that name (else
     /// `AlreadyExists`), a later version only over version − 1 (else `VersionConflict`, or
-    /// `NotFound` when there is none).
+    /// `NotFound` when there is none), and appends `history` to the audit trail in the same
+    /// atomic write (its entry id must be free, else `AlreadyExists` naming the entry, and the
+    /// calendar is not written either).
     fn put_calendar(
         &self,
         calendar: &CalendarRecord,
+        history: &AuditRecord,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// Deletes the calendar `name` at `version` (`NotFound` when there is none,
-    /// `VersionConflict` when it is at another version). Its index of jobs is left as it is.
+    /// `VersionConflict` when it is at another version), appending `history` in the same atomic
+    /// write as [`CalendarStore::put_calendar`] does. Its index of jobs is left as it is.
     fn delete_calendar(
         &self,
         name: &str,
         version: u64,
+        history: &AuditRecord,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// Lists `job_id` under each calendar of `names` (idempotent).

@@ -18,6 +18,7 @@ pub mod labels;
 pub mod retention;
 pub mod rollups;
 pub mod search;
+pub mod sessions;
 pub mod settings;
 
 pub use audit::{AuditCleanReport, AuditQuery, AuditRecord, AuditStore};
@@ -33,6 +34,7 @@ use crate::cause::Cause;
 pub use labels::{id_prefix_end, LabelSelector};
 pub use rollups::{FleetHourRecord, RollupRecord, RollupStore};
 pub use search::{ExecutionQuery, SourceFilter, TimeRange};
+pub use sessions::SessionStore;
 pub use settings::{SettingRecord, SettingStore};
 
 /// A job as stored.
@@ -507,7 +509,14 @@ pub trait WakeUpIndex: Send + Sync + 'static {
 /// across all three, reads of both kinds at once, and counts. The engine and the control plane
 /// need all of it; adapters implement each part.
 pub trait Store:
-    JobStore + ExecutionStore + WakeUpIndex + RollupStore + AuditStore + SettingStore + CalendarStore
+    JobStore
+    + ExecutionStore
+    + WakeUpIndex
+    + RollupStore
+    + AuditStore
+    + SettingStore
+    + CalendarStore
+    + SessionStore
 {
     /// Makes every write of `writes` or none: the tick's job, fires and timer entry; a dispatch
     /// step's execution and the job slot it takes or frees. Each key appears at most once, and at

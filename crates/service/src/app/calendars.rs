@@ -9,12 +9,19 @@
 //! - The store indexes which jobs use which calendar ([`CalendarStore`]): a job is listed before it
 //!   is written and unlisted after, so the index may name a job that no longer uses the calendar,
 //!   never miss one that does.
-//! - Changing a calendar re-plans every job listed under it, in the request, each with an entry
-//!   `calendar:update` in its audit trail (who changed the calendar, and the definition in force
-//!   from then on); the answer says how many (`replanned`).
+//! - Changing a calendar re-plans every job listed under it, each with an entry `calendar:update`
+//!   in its audit trail (who changed the calendar, and the definition in force from then on):
+//!   in the request (`sundial serve`), or, where the engine says so
+//!   ([`EngineHooks::replans_by_queue`](super::EngineHooks::replans_by_queue), on AWS), through
+//!   its queue, a message per [`REPLAN_BATCH`] jobs. The answer says how many jobs were queued
+//!   for re-planning (`queued`) and how many were re-planned before it (`replanned`).
+//! - A re-plan ([`App::replan_job`]) is idempotent: it reads the calendar as stored now and
+//!   leaves a job whose copy already equals it untouched, so a message delivered twice, or late
+//!   behind a newer change, writes nothing wrong.
 //! - Deleting a calendar that jobs use is refused (409) naming them.
 //! - Every change of a calendar is also recorded in the calendar's own trail
-//!   (`GET /calendars/{name}/history`), kept in the audit store under `calendar:{name}`.
+//!   (`GET /calendars/{name}/history`), kept in the audit store under `calendar:{name}`, written
+//!   in the same atomic store write as the change itself ([`CalendarStore::put_calendar`]).
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -25,11 +32,10 @@ use sundial_core::job::{JobDefinition, JobId};
 use sundial_core::spec::{calendar_names, BusinessCalendar, CalendarSet};
 use sundial_ports::store::audit::entry_id;
 use sundial_ports::store::{
-    AuditQuery, AuditRecord, CalendarRecord, Page, PageRequest, Store, StoreError, Write,
-    MAX_CALENDARS,
+    AuditQuery, AuditRecord, CalendarRecord, Page, PageRequest, Store, StoreError, MAX_CALENDARS,
 };
 
-use super::{audit_race, audit_record, field_error, App, AppError, ChangeBy, Entry};
+use super::{audit_record, field_error, Actor, App, AppError, ChangeBy, Entry};
 use crate::records::json_time;
 
 /// A stored calendar as the API shows it.
@@ -90,6 +96,20 @@ impl StoredCalendar {
             .collect())
     }
 
+    /// Its yearly rules in words (`first Monday of May`, with the rule's comment after a dash
+    /// when it has one): what the console shows of them.
+    pub fn rules_in_words(&self) -> Result<Vec<String>, AppError> {
+        Ok(self
+            .parsed()?
+            .rules()
+            .iter()
+            .map(|(rule, comment)| match comment {
+                Some(comment) => format!("{} — {comment}", rule.describe()),
+                None => rule.describe(),
+            })
+            .collect())
+    }
+
     fn parsed(&self) -> Result<BusinessCalendar, AppError> {
         BusinessCalendar::from_json(&self.calendar)
             .map_err(|e| AppError::corrupt(format!("stored calendar {} is unreadable", e.path), e))
@@ -103,8 +123,42 @@ pub struct CalendarPut {
     pub calendar: StoredCalendar,
     /// Whether it was created (else replaced).
     pub created: bool,
-    /// How many jobs were re-planned with it.
+    /// How many jobs were queued for re-planning with it: those listed under it (the index may
+    /// name a job that no longer uses it; its re-plan then drops it).
+    pub queued: usize,
+    /// How many of them were re-planned before the answer where the re-plan runs in the request
+    /// (`sundial serve`): those that use it and held another version of it; none where it goes
+    /// through the queue (AWS).
     pub replanned: usize,
+}
+
+/// How many jobs one queued re-plan message names: a few seconds of work for its receiver.
+pub const REPLAN_BATCH: usize = 25;
+
+/// The re-plan of jobs after a change of their calendar, as the engine queues it
+/// ([`EngineHooks::queue_replans`](super::EngineHooks::queue_replans)).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReplanOrder {
+    /// The calendar that changed.
+    pub calendar: String,
+    /// Who changed it (recorded in each job's trail).
+    pub actor: String,
+    /// The reason the change gave, if any.
+    pub reason: Option<String>,
+    /// The jobs to re-plan: at most [`REPLAN_BATCH`] per message sent.
+    pub jobs: Vec<String>,
+}
+
+impl ReplanOrder {
+    /// Who the re-plans are by: the change's author, action `calendar:update`.
+    fn by(&self) -> ChangeBy {
+        let by = ChangeBy::new(Actor::new(self.actor.clone()));
+        let by = match &self.reason {
+            Some(reason) => by.with_reason(reason.clone()),
+            None => by,
+        };
+        by.calendar(&self.calendar)
+    }
 }
 
 /// The audit trail key of a calendar's own changes: not a job id (job ids hold no `:`).
@@ -167,7 +221,18 @@ impl<S: Store> App<S> {
                 updated_at: now,
                 document: json!({"calendar": stored_form, "updatedBy": by.actor.name()}),
             };
-            match self.store.put_calendar(&record).await {
+            let action = if existing.is_none() {
+                "create"
+            } else {
+                "update"
+            };
+            // The jobs listed under it as it changes: what the history says the change queued.
+            let listed = self.store.calendar_users(name).await?.len();
+            let mut details = Map::new();
+            details.insert("definition".into(), record.document["calendar"].clone());
+            details.insert("queued".into(), json!(listed));
+            let history = calendar_entry(by, name, action, version, now, details);
+            match self.store.put_calendar(&record, &history).await {
                 Ok(()) => {
                     written = Some((record, existing.is_none()));
                     break;
@@ -181,17 +246,22 @@ impl<S: Store> App<S> {
         let Some((record, created)) = written else {
             return Err(retry.exhausted(|| format!("calendar {name} is busy; retry")));
         };
-        let replanned = self.replan_users(by, &calendar).await?;
-        let action = if created { "create" } else { "update" };
-        let mut details = Map::new();
-        details.insert("replanned".into(), json!(replanned));
-        details.insert("calendar".into(), record.document["calendar"].clone());
-        self.record_calendar_change(by, name, action, record.version, now, details)
-            .await?;
-        tracing::info!(calendar = %name, replanned, "calendar {action}d");
+        // Listed after the write: a job listed meanwhile read the calendar before it changed
+        // (it is listed before it reads), so it is re-planned too.
+        let jobs = self.store.calendar_users(name).await?;
+        let queued = jobs.len();
+        let order = ReplanOrder {
+            calendar: name.to_owned(),
+            actor: by.actor.name().to_owned(),
+            reason: by.reason.clone(),
+            jobs,
+        };
+        let replanned = self.replan(order, &calendar).await?;
+        tracing::info!(calendar = %name, queued, replanned, "calendar {}", if created { "created" } else { "updated" });
         Ok(CalendarPut {
             calendar: StoredCalendar::from_record(&record),
             created,
+            queued,
             replanned,
         })
     }
@@ -252,28 +322,30 @@ impl<S: Store> App<S> {
                 using.len()
             )));
         }
-        match self.store.delete_calendar(name, record.version).await {
+        let history = calendar_entry(
+            by,
+            name,
+            "delete",
+            record.version.saturating_add(1),
+            self.now(),
+            Map::new(),
+        );
+        match self
+            .store
+            .delete_calendar(name, record.version, &history)
+            .await
+        {
             Ok(()) => {}
             Err(StoreError::NotFound(_)) => {
                 return Err(AppError::NotFound(format!("calendar {name}")))
             }
-            Err(StoreError::VersionConflict { .. }) => {
+            Err(StoreError::VersionConflict { .. } | StoreError::AlreadyExists(_)) => {
                 return Err(AppError::Conflict(format!(
                     "calendar {name} was changed concurrently; retry"
                 )))
             }
             Err(e) => return Err(e.into()),
         }
-        let now = self.now();
-        self.record_calendar_change(
-            by,
-            name,
-            "delete",
-            record.version.saturating_add(1),
-            now,
-            Map::new(),
-        )
-        .await?;
         tracing::info!(calendar = %name, "calendar deleted");
         Ok(())
     }
@@ -297,10 +369,19 @@ impl<S: Store> App<S> {
     /// The calendars a job body's `schedule` names, read from the store (those that do not exist
     /// are left out: the parser then names the field and the calendar).
     pub(crate) async fn calendars_for(&self, body: &Value) -> Result<CalendarSet, AppError> {
+        match body.get("schedule") {
+            Some(schedule) => self.calendars_named_by(schedule).await,
+            None => Ok(CalendarSet::new()),
+        }
+    }
+
+    /// The calendars the spec `schedule` names, read from the store (those that do not exist
+    /// are left out, as in [`App::calendars_for`]).
+    pub(crate) async fn calendars_named_by(
+        &self,
+        schedule: &Value,
+    ) -> Result<CalendarSet, AppError> {
         let mut set = CalendarSet::new();
-        let Some(schedule) = body.get("schedule") else {
-            return Ok(set);
-        };
         let mut missing = false;
         for name in calendar_names(schedule) {
             match self.store.get_calendar(&name).await? {
@@ -378,99 +459,161 @@ impl<S: Store> App<S> {
         Ok(uses)
     }
 
-    /// Re-plans every job using `calendar` with it: each job's schedule is parsed again against
-    /// the new calendar and its next fire recomputed, as an update of the job would; returns how
-    /// many.
-    async fn replan_users(
+    /// Re-plans the jobs of `order` after their calendar changed to `calendar`: through the
+    /// engine's queue where it says so (then none is re-planned here: answers 0), else here, one
+    /// by one (answers how many were). Should the queue refuse, here too.
+    async fn replan(
         &self,
-        by: &ChangeBy,
+        order: ReplanOrder,
         calendar: &Arc<BusinessCalendar>,
     ) -> Result<usize, AppError> {
-        let name = calendar.name();
-        let by = by.calendar(name);
-        let mut replanned = 0;
-        for id in self.store.calendar_users(name).await? {
-            if !self.job_uses(&id, name).await? {
-                continue;
-            }
-            let job_id = JobId::parse(&id)
-                .map_err(|e| AppError::corrupt(format!("calendar index names job {id:?}"), e))?;
-            let now = self.now();
-            let result = self
-                .modify_recorded(
-                    None,
-                    &job_id,
-                    |stored| {
-                        let mut set = stored.job.definition.calendars();
-                        set.insert_shared(Arc::clone(calendar));
-                        let definition = JobDefinition::parse_with(
-                            &job_id,
-                            stored.job.definition.as_written(),
-                            stored.job.created_at,
-                            &set,
-                        )?;
-                        stored.job.apply_definition(definition);
-                        Ok(())
-                    },
-                    |before, after, version| {
-                        let mut entry = Entry::new("update", Some(after), version);
-                        entry.before = Some(before);
-                        Some(audit_record(&by, &job_id, now, entry))
-                    },
-                )
-                .await;
-            match result {
-                Ok((stored, ())) => {
-                    self.plan_now(&stored.job).await;
-                    replanned += 1;
+        if order.jobs.is_empty() {
+            return Ok(0);
+        }
+        if let Some(engine) = self.engine().filter(|e| e.replans_by_queue()) {
+            match engine.queue_replans(order.clone()).await {
+                Ok(()) => return Ok(0),
+                Err(e) => {
+                    tracing::warn!(calendar = %order.calendar, error = %e, "could not queue the re-plans; re-planning in the request");
                 }
-                // Deleted since the index was read.
-                Err(AppError::NotFound(_)) => {}
-                Err(e) => return Err(e),
+            }
+        }
+        let by = order.by();
+        let mut replanned = 0;
+        for id in &order.jobs {
+            if self.replan_job(&by, calendar, id).await? {
+                replanned += 1;
             }
         }
         Ok(replanned)
     }
 
-    async fn record_calendar_change(
+    /// Re-plans the jobs of a queued re-plan message ([`ReplanOrder`]) with their calendar as it
+    /// is stored now (a message late behind a newer change re-plans with the newer one; none, when
+    /// the calendar is gone). Every job is tried; the first failure is the answer, so the message
+    /// comes back and the jobs already re-planned are left as they are.
+    pub async fn replan_queued(&self, order: &ReplanOrder) -> Result<usize, AppError> {
+        let Some(record) = self.store.get_calendar(&order.calendar).await? else {
+            tracing::info!(calendar = %order.calendar, "re-plan: the calendar is gone; nothing to do");
+            return Ok(0);
+        };
+        let calendar = Arc::new(StoredCalendar::from_record(&record).parsed()?);
+        let by = order.by();
+        let mut replanned = 0;
+        let mut failed = None;
+        for id in &order.jobs {
+            match self.replan_job(&by, &calendar, id).await {
+                Ok(true) => replanned += 1,
+                Ok(false) => {}
+                Err(e) => {
+                    tracing::warn!(calendar = %order.calendar, job_id = %id, error = %e, "re-plan failed; the message comes back");
+                    failed.get_or_insert(e);
+                }
+            }
+        }
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(replanned),
+        }
+    }
+
+    /// Re-plans the job `id` with `calendar`: its schedule parsed again against it and its next
+    /// fire recomputed, as an update of the job would, with an entry `calendar:update` by `by`.
+    /// Nothing when the job is gone or no longer uses the calendar (its index entry is then
+    /// dropped), or when its copy of the calendar already is `calendar` (re-planned already):
+    /// answers whether it wrote.
+    pub(crate) async fn replan_job(
         &self,
         by: &ChangeBy,
-        name: &str,
-        action: &str,
-        version: u64,
-        at: DateTime<Utc>,
-        details: Map<String, Value>,
-    ) -> Result<(), AppError> {
-        let at = chrono::SubsecRound::trunc_subsecs(at, 3);
-        let mut document = Map::new();
-        document.insert("at".into(), json_time(at));
-        document.insert("calendar".into(), json!(name));
-        document.insert("actor".into(), json!(by.actor.name()));
-        document.insert("action".into(), json!(format!("calendar:{action}")));
-        if let Some(reason) = &by.reason {
-            document.insert("reason".into(), json!(reason));
-        }
-        document.insert("version".into(), json!(version));
-        for (key, value) in details {
-            let key = if key == "calendar" {
-                "definition".to_owned()
-            } else {
-                key
-            };
-            document.insert(key, value);
-        }
-        let nonce = u64::from(at.timestamp_subsec_nanos()) ^ version.rotate_left(32);
-        let entry = AuditRecord {
-            job_id: trail_key(name),
-            entry_id: entry_id(at, version, nonce),
-            at,
-            document: Value::Object(document),
+        calendar: &Arc<BusinessCalendar>,
+        id: &str,
+    ) -> Result<bool, AppError> {
+        let name = calendar.name();
+        let job_id = JobId::parse(id)
+            .map_err(|e| AppError::corrupt(format!("calendar index names job {id:?}"), e))?;
+        let stored = match self.load(&job_id).await {
+            Ok(stored) => stored,
+            Err(AppError::NotFound(_)) => {
+                self.store
+                    .remove_calendar_users(id, &[name.to_owned()])
+                    .await?;
+                return Ok(false);
+            }
+            Err(e) => return Err(e),
         };
-        self.store
-            .write_all(&[Write::AppendAudit(&entry)])
-            .await
-            .map_err(audit_race)?;
-        Ok(())
+        match stored.job.definition.calendars().get(name) {
+            None => {
+                self.store
+                    .remove_calendar_users(id, &[name.to_owned()])
+                    .await?;
+                return Ok(false);
+            }
+            Some(copy) if **copy == **calendar => return Ok(false),
+            Some(_) => {}
+        }
+        let now = self.now();
+        let result = self
+            .modify_recorded(
+                Some(stored),
+                &job_id,
+                |stored| {
+                    let mut set = stored.job.definition.calendars();
+                    set.insert_shared(Arc::clone(calendar));
+                    let definition = JobDefinition::parse_with(
+                        &job_id,
+                        stored.job.definition.as_written(),
+                        stored.job.created_at,
+                        &set,
+                    )?;
+                    stored.job.apply_definition(definition);
+                    Ok(())
+                },
+                |before, after, version| {
+                    let mut entry = Entry::new("update", Some(after), version);
+                    entry.before = Some(before);
+                    Some(audit_record(by, &job_id, now, entry))
+                },
+            )
+            .await;
+        match result {
+            Ok((stored, ())) => {
+                self.plan_now(&stored.job).await;
+                Ok(true)
+            }
+            // Deleted since it was read.
+            Err(AppError::NotFound(_)) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// The entry of a calendar's own trail recording `action` (`create`, `update`, `delete`) by `by`
+/// at `version`, with `details` (the calendar put in force as `definition`, `queued`).
+fn calendar_entry(
+    by: &ChangeBy,
+    name: &str,
+    action: &str,
+    version: u64,
+    at: DateTime<Utc>,
+    details: Map<String, Value>,
+) -> AuditRecord {
+    let at = chrono::SubsecRound::trunc_subsecs(at, 3);
+    let mut document = Map::new();
+    document.insert("at".into(), json_time(at));
+    document.insert("calendar".into(), json!(name));
+    document.insert("actor".into(), json!(by.actor.name()));
+    document.insert("action".into(), json!(format!("calendar:{action}")));
+    if let Some(reason) = &by.reason {
+        document.insert("reason".into(), json!(reason));
+    }
+    document.insert("version".into(), json!(version));
+    document.extend(details);
+    let nonce = u64::from(at.timestamp_subsec_nanos()) ^ version.rotate_left(32);
+    AuditRecord {
+        job_id: trail_key(name),
+        entry_id: entry_id(at, version, nonce),
+        at,
+        document: Value::Object(document),
     }
 }
 

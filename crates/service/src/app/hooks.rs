@@ -8,7 +8,7 @@ use std::pin::Pin;
 use chrono::{DateTime, Utc};
 use sundial_core::job::JobId;
 
-use super::AppError;
+use super::{AppError, ReplanOrder};
 
 /// What the control plane asks of the engine: start a run it just created, and take an async
 /// job's feedback. Object-safe so that [`App`](super::App) need not know the engine's port types.
@@ -33,6 +33,19 @@ pub trait EngineHooks: Send + Sync {
     /// process about to make their first call look at their job once more, so that none calls
     /// after the pause's answer.
     fn paused(&self, job_id: &JobId);
+
+    /// Whether a calendar's change re-plans its jobs through the queue
+    /// ([`EngineHooks::queue_replans`]) rather than in the request: on AWS, where a calendar
+    /// that thousands of jobs use would otherwise make a request of minutes.
+    fn replans_by_queue(&self) -> bool;
+
+    /// Queues the re-plan of `order`'s jobs, a message per
+    /// [`REPLAN_BATCH`](super::REPLAN_BATCH) jobs, each taken by
+    /// [`App::replan_queued`](super::App::replan_queued) when it arrives.
+    fn queue_replans(
+        &self,
+        order: ReplanOrder,
+    ) -> Pin<Box<dyn Future<Output = Result<(), AppError>> + Send + '_>>;
 
     /// Applies an async job's feedback report to its execution.
     fn feedback(

@@ -17,6 +17,7 @@ mod jobs;
 mod ledger;
 mod liveness;
 mod search;
+mod sessions;
 mod settings;
 mod simulate;
 mod stats;
@@ -45,7 +46,7 @@ pub use backfill::BackfillReport;
 pub use bulk::{
     BulkAction, BulkDone, BulkOutcome, BulkReport, BulkRequest, BulkSelection, MAX_BULK_JOBS,
 };
-pub use calendars::{CalendarPut, StoredCalendar};
+pub use calendars::{CalendarPut, ReplanOrder, StoredCalendar, REPLAN_BATCH};
 pub use hooks::EngineHooks;
 pub use jobs::{job_filter, DeclarationReport, UpdatePreview};
 pub use ledger::Occurrences;

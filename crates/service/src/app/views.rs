@@ -94,10 +94,16 @@ impl<S: Store> App<S> {
     }
 }
 
-/// Previews read no store.
-impl<S> App<S> {
-    /// `POST /specs/preview`: `{"schedule"|"timer": …, "from", "count", "jobId"}`.
-    pub fn preview_spec(&self, body: &Value) -> Result<sundial_core::timer::Preview, AppError> {
+/// Previews write nothing; they read only the calendars a spec names.
+impl<S: Store> App<S> {
+    /// `POST /specs/preview`: `{"schedule"|"timer": …, "from", "count", "jobId"}`. A spec naming
+    /// stored calendars (`onlyOn`, `exclude`, business-day rules) is read against them, as job
+    /// creation reads it; an unknown name is an error naming the field
+    /// (`schedule.onlyOn[0]: unknown calendar "paris"; known: london`).
+    pub async fn preview_spec(
+        &self,
+        body: &Value,
+    ) -> Result<sundial_core::timer::Preview, AppError> {
         let obj = body
             .as_object()
             .ok_or_else(|| super::field_error("body", "expected a JSON object"))?;
@@ -151,7 +157,13 @@ impl<S> App<S> {
                 ))
             }
         };
-        Ok(sundial_core::timer::preview(body, from, count, job_id)?)
+        let calendars = match obj.get("schedule") {
+            Some(schedule) => self.calendars_named_by(schedule).await?,
+            None => Default::default(),
+        };
+        Ok(sundial_core::timer::preview_with(
+            body, from, count, job_id, &calendars,
+        )?)
     }
 }
 

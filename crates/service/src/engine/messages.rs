@@ -178,6 +178,12 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                     )))
                 }
             },
+            // A calendar's re-plan shares the notify queue (see `replan`). Boxed: its job writes
+            // are deep futures, and inline they would grow every message's future, which a
+            // Lambda worker's 2 MiB stack holds (debug builds keep every frame large).
+            QueueKind::Notify if super::ReplanMessage::from_body(body).is_some() => {
+                Box::pin(self.replan(body)).await
+            }
             // Decoded here as well as in `notify`, so that an undecodable body is poison here
             // rather than dropped there.
             QueueKind::Notify => match serde_json::from_str::<NotifyMessage>(body) {

@@ -27,6 +27,7 @@ mod dispatch;
 mod messages;
 mod notify;
 mod pace;
+mod replan;
 pub mod runner;
 mod tick;
 
@@ -57,6 +58,7 @@ use sundial_ports::store::{ExecutionRecord, Store, StoreError, Write, WriteAllEr
 
 pub use messages::{Handled, Prefetched, QueueKind};
 pub use notify::NotifyMessage;
+pub use replan::ReplanMessage;
 pub use tick::TickReport;
 
 /// How many times one step re-reads and retries after losing a conditional write.
@@ -120,6 +122,11 @@ pub struct EngineConfig {
     /// through the engine; [`AWS_STOP_CHECK_EVERY`] on AWS. A call shorter than this costs no
     /// read.
     pub stop_check_every: Option<StdDuration>,
+    /// Whether a calendar's change re-plans its jobs through the notify queue, a message per 25
+    /// jobs, rather than in the request ([`EngineHooks::replans_by_queue`]). Off in `sundial
+    /// serve`; on on AWS, where a calendar thousands of jobs use would otherwise hold the API
+    /// function for minutes.
+    pub replan_by_queue: bool,
 }
 
 /// Which execution state changes are published as events (the `StateChangeEvents` deploy
@@ -185,6 +192,7 @@ impl Default for EngineConfig {
             max_hold: None,
             plan_on_change: true,
             stop_check_every: None,
+            replan_by_queue: false,
         }
     }
 }
@@ -692,6 +700,17 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> EngineHooks for Engin
         self.pauses
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         tracing::debug!(%job_id, "paused: runs about to call look at their job once more");
+    }
+
+    fn replans_by_queue(&self) -> bool {
+        self.config.replan_by_queue
+    }
+
+    fn queue_replans(
+        &self,
+        order: crate::app::ReplanOrder,
+    ) -> Pin<Box<dyn Future<Output = Result<(), AppError>> + Send + '_>> {
+        Box::pin(async move { self.send_replans(&order).await })
     }
 
     fn feedback(

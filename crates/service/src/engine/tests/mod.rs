@@ -303,7 +303,10 @@ async fn scheduled_fires_land_on_their_second_with_templates_expanded() {
     let state = w.job_state("every-minute").await;
     assert_eq!(state.action_count, 3);
     assert!(state.running.is_empty());
-    assert_eq!(state.last_completion_result, Some(json!({"done": true})));
+    // Its definition does not name `${lastCompletionResult}`: the job does not carry the result
+    // into its later writes (issue 31). A job that names it keeps it
+    // (`last_results_are_those_of_the_runs_start`).
+    assert_eq!(state.last_completion_result, None);
     // Every state change was published.
     let events = w.engine.publisher().sent().len();
     assert_eq!(events, 12, "every state change of the test's runs, once");
@@ -935,7 +938,6 @@ async fn a_run_whose_job_changed_during_its_call_still_finishes() {
     assert_eq!(states(&executions), ["Succeeded"; 3], "{executions:#?}");
     let state = w.job_state("busy").await;
     assert!(state.running.is_empty(), "every slot freed: {state:?}");
-    assert_eq!(state.last_completion_result, Some(json!({"done": true})));
 }
 
 /// The run a freed slot starts (here: the buffered one of a BufferAll job) has its message lost:
@@ -1759,6 +1761,7 @@ async fn refused_addresses_fail_for_good_with_their_own_code() {
 
 mod backfills;
 mod batches;
+mod calendars;
 mod catchup;
 mod events;
 mod ledger;
