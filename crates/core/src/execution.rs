@@ -19,12 +19,6 @@ use crate::job::{FieldError, JobId};
 /// The most events an execution keeps; beyond it the oldest after the first are dropped and counted.
 pub const MAX_EVENTS: usize = 200;
 
-/// The template variable of a job's last successful run's result.
-pub const LAST_COMPLETION_RESULT: &str = "lastCompletionResult";
-
-/// The template variable of a job's last failed run.
-pub const LAST_FAILURE: &str = "lastFailure";
-
 /// The longest trigger id.
 const MAX_TRIGGER_ID_LEN: usize = 64;
 

@@ -147,7 +147,7 @@ impl Variables {
             ("scheduledTime", json!(scheduled)),
             // As the run saw them when it started, when it kept them; else the job's now.
             (
-                crate::execution::LAST_COMPLETION_RESULT,
+                crate::job::LAST_COMPLETION_RESULT,
                 match &execution.run.last_results {
                     Some(kept) => kept.last_completion_result.clone(),
                     None => job.last_completion_result.clone(),
@@ -155,7 +155,7 @@ impl Variables {
                 .unwrap_or(Value::Null),
             ),
             (
-                crate::execution::LAST_FAILURE,
+                crate::job::LAST_FAILURE,
                 match &execution.run.last_results {
                     Some(kept) => kept.last_failure.clone(),
                     None => job.last_failure.clone(),

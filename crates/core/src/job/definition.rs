@@ -68,6 +68,12 @@ pub struct JobDefinition {
     last_results_named: LastResultsNamed,
 }
 
+/// The template variable of a job's last successful run's result.
+pub const LAST_COMPLETION_RESULT: &str = "lastCompletionResult";
+
+/// The template variable of a job's last failed run.
+pub const LAST_FAILURE: &str = "lastFailure";
+
 /// Which of a job's last results its definition names, anywhere it is written (a request,
 /// a check, a notification): what a run keeps of them, and what the job keeps of a success,
 /// so that a job that does not use them stores nothing more per run. Read from the definition
@@ -194,8 +200,8 @@ impl JobDefinition {
             text.len()
         };
         let last_results_named = LastResultsNamed {
-            completion_result: text.contains(crate::execution::LAST_COMPLETION_RESULT),
-            failure: text.contains(crate::execution::LAST_FAILURE),
+            completion_result: text.contains(LAST_COMPLETION_RESULT),
+            failure: text.contains(LAST_FAILURE),
         };
         if bytes > MAX_DEFINITION_BYTES {
             return Err(err(
