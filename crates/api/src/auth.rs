@@ -7,8 +7,9 @@
 //! everything; every route that changes something ([`needs_write`]) answers it 403 with the
 //! error envelope naming the missing scope. On AWS, API Gateway has authorized the request (IAM
 //! or JWT) before the Lambda runs; the API function's layer (in `sundial-aws`) puts the principal
-//! on the request as a [`Caller`] of scope write. Without either (loopback, no tokens) the caller
-//! is [`Actor::ANONYMOUS`] with scope write.
+//! on the request as a [`Caller`] through [`admit`]: scope write for IAM, the scope the JWT's
+//! claims grant under a JWT authorizer. Without either (loopback, no tokens) the caller is
+//! [`Actor::ANONYMOUS`] with scope write.
 
 use std::sync::Arc;
 
@@ -73,7 +74,7 @@ pub fn needs_write(method: &Method, path: &str) -> bool {
 /// tokens, and a change needs scope write.
 pub(super) async fn require_token(
     State(auth): State<Arc<ApiAuth>>,
-    mut request: Request,
+    request: Request,
     next: Next,
 ) -> Response {
     if super::is_public_path(request.uri().path()) {
@@ -92,18 +93,30 @@ pub(super) async fn require_token(
         actor: Actor::new(token.name.clone()),
         scope: token.scope,
     };
+    match admit(caller, request).await {
+        Ok(admitted) => next.run(admitted).await,
+        Err(refused) => refused.into_response(),
+    }
+}
+
+/// `request` with `caller` on it, or the 403 naming the missing scope when the caller may not
+/// change what it asks to: a route that [`needs_write`] is refused to a read caller unless it is
+/// a dry run. What every layer that knows the caller does (the token layer here, the API
+/// function's identity layer on AWS).
+pub async fn admit(caller: Caller, request: Request) -> Result<Request, ApiError> {
+    let mut request = request;
     if needs_write(request.method(), request.uri().path()) {
         if let Err(refused) = require_write(&caller) {
-            // A dry run changes nothing: a read token may ask it.
+            // A dry run changes nothing: a read caller may ask it.
             let (is_dry_run, checked) = dry_run(request).await;
             request = checked;
             if !is_dry_run {
-                return refused.into_response();
+                return Err(refused);
             }
         }
     }
     request.extensions_mut().insert(caller);
-    next.run(request).await
+    Ok(request)
 }
 
 /// Where a route that changes something says it is only a dry run.

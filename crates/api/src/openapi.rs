@@ -148,7 +148,7 @@ fn add_shared_answers(path: &str, method: &Method, operation: &mut Operation) {
     if !public && super::auth::needs_write(method, path) {
         responses.entry("403".into()).or_insert_with(|| {
             RefOr::T(error(
-                "The bearer token has scope read (`SUNDIAL_API_TOKENS`); this route changes something and needs scope write.",
+                "The bearer token has scope read (`SUNDIAL_API_TOKENS`; on AWS with `AuthMode=JWT`, a JWT that grants only `JwtReadScope`, or neither scope); this route changes something and needs scope write.",
             ))
         });
     }

@@ -11,6 +11,7 @@
 pub mod console;
 pub mod dynamo;
 pub mod handlers;
+pub mod jwt_scopes;
 pub mod logging;
 pub mod metrics;
 pub mod publisher;

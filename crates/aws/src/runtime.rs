@@ -18,6 +18,7 @@ use sundial_service::engine::{Engine, EngineConfig, StateChangeEvents, AWS_STOP_
 use sundial_service::{settings, App, AppConfig};
 
 use crate::dynamo::{DynamoStore, DEFAULT_WAKEUP_SHARDS};
+use crate::jwt_scopes::JwtScopes;
 use crate::metrics::Metrics;
 use crate::publisher::AwsPublisher;
 use crate::sqs::SqsQueue;
@@ -76,6 +77,11 @@ pub struct Settings {
     /// console's login tokens (the API function's only; set when the stack turns the console
     /// on). Unset: the API function serves no page.
     pub console_tokens_secret: Option<String>,
+    /// `SUNDIAL_JWT_SCOPE_CLAIM`, `SUNDIAL_JWT_WRITE_SCOPE`, `SUNDIAL_JWT_READ_SCOPE` (defaults
+    /// `scope`, `sundial/write`, `sundial/read`): what a JWT's claims must hold for each scope
+    /// under `AuthMode=JWT` (the API function's; template parameters `JwtScopeClaim`,
+    /// `JwtWriteScope`, `JwtReadScope`).
+    pub jwt_scopes: JwtScopes,
 }
 
 /// A tick once a minute, planned 80 s ahead: a tick that EventBridge delivers up to 20 s late still
@@ -157,8 +163,39 @@ impl Settings {
             outbound_allow: get("SUNDIAL_OUTBOUND_ALLOW"),
             template_env: settings::template_env(vars.iter().cloned()),
             console_tokens_secret: get("SUNDIAL_CONSOLE_TOKENS_SECRET"),
+            jwt_scopes: jwt_scopes(&get)?,
         })
     }
+}
+
+/// The JWT scope mapping of the environment (see [`Settings::jwt_scopes`]).
+fn jwt_scopes(get: &impl Fn(&str) -> Option<String>) -> Result<JwtScopes, ConfigError> {
+    let default = JwtScopes::default();
+    let value = |name: &str, default: String| -> Result<String, ConfigError> {
+        let value = get(name).unwrap_or(default);
+        if value
+            .chars()
+            .any(|c| c.is_whitespace() || c == ',' || c == '[' || c == ']')
+        {
+            // Claims are matched value by value, split on spaces and commas.
+            return Err(ConfigError(format!(
+                "{name}: one value without spaces, commas or brackets, got {value:?}"
+            )));
+        }
+        Ok(value)
+    };
+    let scopes = JwtScopes {
+        claim: value("SUNDIAL_JWT_SCOPE_CLAIM", default.claim)?,
+        write: value("SUNDIAL_JWT_WRITE_SCOPE", default.write)?,
+        read: value("SUNDIAL_JWT_READ_SCOPE", default.read)?,
+    };
+    if scopes.write == scopes.read {
+        return Err(ConfigError(format!(
+            "SUNDIAL_JWT_WRITE_SCOPE and SUNDIAL_JWT_READ_SCOPE are both {:?}: each scope needs its own value",
+            scopes.write
+        )));
+    }
+    Ok(scopes)
 }
 
 /// The SDK configuration: region and credentials from the environment as usual (on Lambda, the
@@ -196,6 +233,8 @@ where
     pub engine: Arc<Engine<S, Q, H, P>>,
     /// Counters the handlers flush as EMF metrics after each invocation.
     pub metrics: Arc<Metrics>,
+    /// What a JWT's claims must hold for each scope (the API function's identity layer).
+    pub jwt_scopes: Arc<JwtScopes>,
 }
 
 /// The adapters a [`Sundial`] runs on: DynamoDB, SQS, the outbound client and EventBridge on AWS
@@ -263,7 +302,11 @@ where
             ports.publisher,
             config,
         );
-        Sundial { engine, metrics }
+        Sundial {
+            engine,
+            metrics,
+            jwt_scopes: Arc::new(settings.jwt_scopes.clone()),
+        }
     }
 }
 
@@ -384,6 +427,39 @@ mod tests {
         assert_eq!(with("all"), Ok(StateChangeEvents::All));
         assert_eq!(with("true"), Ok(StateChangeEvents::All));
         assert_eq!(with("false"), Ok(StateChangeEvents::None));
+    }
+
+    #[test]
+    fn jwt_scopes_default_to_a_cognito_resource_server_and_refuse_ambiguity() {
+        let scopes = |extra: &[(&str, &str)]| {
+            Settings::from_vars(vars(extra))
+                .map(|s| s.jwt_scopes)
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(scopes(&[]), Ok(JwtScopes::default()));
+        let groups = scopes(&[
+            ("SUNDIAL_JWT_SCOPE_CLAIM", "cognito:groups"),
+            ("SUNDIAL_JWT_WRITE_SCOPE", "operators"),
+            ("SUNDIAL_JWT_READ_SCOPE", "viewers"),
+        ]);
+        assert_eq!(
+            groups,
+            Ok(JwtScopes {
+                claim: "cognito:groups".into(),
+                write: "operators".into(),
+                read: "viewers".into(),
+            })
+        );
+        let same = scopes(&[("SUNDIAL_JWT_READ_SCOPE", "sundial/write")]);
+        assert!(
+            matches!(&same, Err(e) if e.contains("each scope needs its own value")),
+            "{same:?}"
+        );
+        let spaced = scopes(&[("SUNDIAL_JWT_WRITE_SCOPE", "a b")]);
+        assert!(
+            matches!(&spaced, Err(e) if e.starts_with("SUNDIAL_JWT_WRITE_SCOPE")),
+            "{spaced:?}"
+        );
     }
 
     #[test]

@@ -627,7 +627,10 @@ async fn jwt_routes_are_authorized_as_api_gateway_authorizes_them() {
         http: reqwest::Client::new(),
     };
     let now = chrono::Utc::now().timestamp();
-    let claims = |sub: &str, aud: &str, exp: i64| json!({"iss": issuer.url, "sub": sub, "aud": aud, "iat": now, "nbf": now - 5, "exp": exp});
+    // The template's default JwtScopeClaim, JwtWriteScope and JwtReadScope: `scope`,
+    // `sundial/write`, `sundial/read` (docs/deploy.md, "JWT").
+    let scoped = |sub: &str, aud: &str, exp: i64, scope: &str| json!({"iss": issuer.url, "sub": sub, "aud": aud, "iat": now, "nbf": now - 5, "exp": exp, "scope": scope});
+    let claims = |sub: &str, aud: &str, exp: i64| scoped(sub, aud, exp, "openid sundial/write");
     let bearer = |token: String| format!("Bearer {token}");
     let job = json!({"jobName": "jwt", "creator": "u-1", "creatorName": "U",
                      "request": [{"url": "service://work/run/jwt"}]});
@@ -697,7 +700,7 @@ async fn jwt_routes_are_authorized_as_api_gateway_authorizes_them() {
     let bob = bearer(token(
         "local-test-2",
         "local-test-2",
-        claims("bob", "sundial-local", now + 300),
+        scoped("bob", "sundial-local", now + 300, "sundial/read"),
     ));
     let (status, _) = api
         .call("GET", "/jobs", None, &[("authorization", &bob)])
@@ -710,6 +713,65 @@ async fn jwt_routes_are_authorized_as_api_gateway_authorizes_them() {
         .call("GET", "/jobs", None, &[("authorization", &bob)])
         .await;
     assert_eq!(status, 200, "after the rotation: {body}");
+    // Bob's token grants `sundial/read`: he reads, asks a dry run, and may change nothing (the
+    // function's 403, as `sundial serve` answers a read token).
+    let (status, body) = api
+        .call("GET", "/jobs/jwt-job", None, &[("authorization", &bob)])
+        .await;
+    assert_eq!(status, 200, "a read token reads: {body}");
+    let (status, body) = api
+        .call(
+            "POST",
+            "/jobs/jwt-job/pause",
+            Some(json!({"notes": "by bob"})),
+            &[("authorization", &bob)],
+        )
+        .await;
+    assert_eq!(status, 403, "a read token changes nothing: {body}");
+    assert_eq!(
+        body["resp_msg"],
+        "scope: this route needs scope write; token bob has scope read"
+    );
+    let (status, body) = api
+        .call(
+            "POST",
+            "/bulk/jobs/pause",
+            Some(json!({"jobIds": ["jwt-job"], "reason": "try", "dryRun": true})),
+            &[("authorization", &bob)],
+        )
+        .await;
+    assert_eq!(status, 200, "a dry run is a read: {body}");
+    // A valid token that grants no Sundial scope reaches the function and is refused there.
+    let carol = bearer(token(
+        "local-test-1",
+        "local-test-1",
+        scoped("carol", "sundial-local", now + 300, "openid profile"),
+    ));
+    let (status, body) = api
+        .call("GET", "/jobs", None, &[("authorization", &carol)])
+        .await;
+    assert_eq!(status, 403, "no Sundial scope: {body}");
+    assert!(
+        body["resp_msg"]
+            .as_str()
+            .is_some_and(|m| m.contains("grants no scope") && m.contains("sundial/read")),
+        "{body}"
+    );
+    // Nothing bob or carol asked is in the history.
+    let (status, body) = api
+        .call(
+            "GET",
+            "/jobs/jwt-job/history",
+            None,
+            &[("authorization", &alice)],
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let actors: Vec<&str> = body["entries"]
+        .as_array()
+        .map(|entries| entries.iter().filter_map(|e| e["actor"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(actors, ["alice"], "{body}");
     stack.stop().await;
 }
 

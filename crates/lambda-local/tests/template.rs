@@ -37,11 +37,15 @@ async fn the_template_gives_the_binaries_what_they_read_and_aws_accepts() {
         read.contains("SUNDIAL_TABLE") && read.contains("SUNDIAL_DISPATCH_DLQ_URL"),
         "{read:?}"
     );
-    // The console's secret is the API function's only (empty unless Console is true).
+    // The console's secret (empty unless Console is true) and the JWT scope mapping are the API
+    // function's only.
     let optional = [
         "SUNDIAL_DISPATCH_DLQ_URL",
         "SUNDIAL_NOTIFY_DLQ_URL",
         "SUNDIAL_CONSOLE_TOKENS_SECRET",
+        "SUNDIAL_JWT_SCOPE_CLAIM",
+        "SUNDIAL_JWT_WRITE_SCOPE",
+        "SUNDIAL_JWT_READ_SCOPE",
     ];
     assert_eq!(
         checks::environment(&line.stack, &read, &optional),
@@ -54,9 +58,17 @@ async fn the_template_gives_the_binaries_what_they_read_and_aws_accepts() {
     assert!(functions["NotifyFunction"]
         .environment
         .contains_key("SUNDIAL_NOTIFY_DLQ_URL"));
-    assert!(functions["ApiFunction"]
-        .environment
-        .contains_key("SUNDIAL_CONSOLE_TOKENS_SECRET"));
+    for name in [
+        "SUNDIAL_CONSOLE_TOKENS_SECRET",
+        "SUNDIAL_JWT_SCOPE_CLAIM",
+        "SUNDIAL_JWT_WRITE_SCOPE",
+        "SUNDIAL_JWT_READ_SCOPE",
+    ] {
+        assert!(
+            functions["ApiFunction"].environment.contains_key(name),
+            "{name}"
+        );
+    }
 
     // Each function's environment, as the template resolves it, is one its binary starts with.
     for (id, function) in functions {

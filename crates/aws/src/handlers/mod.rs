@@ -221,7 +221,8 @@ where
 
 /// The HTTP API, as `sundial serve` serves it: the same router, without the bearer token (API
 /// Gateway authenticates with IAM or JWT), behind [`identity::caller_from_context`], which makes
-/// the principal API Gateway authorized the actor of the request's changes. On AWS build its
+/// the principal API Gateway authorized the actor of the request's changes, with scope write for
+/// IAM and the scope of [`Sundial::jwt_scopes`] for a JWT. On AWS build its
 /// [`Sundial`] with [`Sundial::unbatched`]: a request's state changes are published before it
 /// answers.
 pub fn api_router<S, Q, H, P>(sundial: &Sundial<S, Q, H, P>) -> axum::Router
@@ -254,5 +255,8 @@ where
         Some(config) => router.merge(sundial_console::router(app, config)),
         None => router,
     };
-    router.layer(axum::middleware::from_fn(identity::caller_from_context))
+    router.layer(axum::middleware::from_fn_with_state(
+        Arc::clone(&sundial.jwt_scopes),
+        identity::caller_from_context,
+    ))
 }

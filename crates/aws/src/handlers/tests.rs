@@ -259,7 +259,8 @@ async fn the_principal_or_the_jwt_subject_is_the_actor_in_the_history() {
     event["requestContext"]["http"]["path"] = json!("/jobs/sample-report/pause");
     event["body"] = json!(json!({"notes": "by JWT"}).to_string());
     event["requestContext"]["authorizer"] = json!({
-        "jwt": {"claims": {"sub": "user-42", "iss": "https://issuer.example"}, "scopes": null}
+        "jwt": {"claims": {"sub": "user-42", "iss": "https://issuer.example",
+                           "scope": "sundial/write"}, "scopes": ["sundial/write"]}
     });
     let (status, body) = rig.api_event(&event).await;
     assert_eq!(status, 200, "{body}");
@@ -289,6 +290,78 @@ async fn the_principal_or_the_jwt_subject_is_the_actor_in_the_history() {
             ("pause", "user-42"),
             ("create", "arn:aws:iam::123456789012:user/ana"),
         ]
+    );
+}
+
+/// A JWT has the scope its claims grant (`JwtScopeClaim`, `JwtWriteScope`, `JwtReadScope`; the
+/// defaults here): `sundial/read` reads and asks dry runs but changes nothing, a token with
+/// neither scope is refused everything, both with the API's 403 envelope naming the scope.
+#[tokio::test]
+async fn a_jwt_has_the_scope_its_claims_grant() {
+    let rig = memory_rig("2024-06-10T11:58:00Z", FIXTURE_SECRET);
+    let (status, body) = rig.api_event(&fixture("api-create-job.json")).await;
+    assert_eq!(status, 200, "{body}");
+    let with_jwt = |method: &str, path: &str, body: Option<Value>, claims: Value| {
+        let mut event = fixture("api-create-job.json");
+        event["rawPath"] = json!(path);
+        event["requestContext"]["http"]["method"] = json!(method);
+        event["requestContext"]["http"]["path"] = json!(path);
+        event["body"] = body.map_or(Value::Null, |b| json!(b.to_string()));
+        let scopes = claims["scope"]
+            .as_str()
+            .map(|s| s.split_whitespace().collect::<Vec<_>>());
+        event["requestContext"]["authorizer"] =
+            json!({"jwt": {"claims": claims, "scopes": scopes}});
+        event
+    };
+    let reader = json!({"sub": "viewer-7", "scope": "openid sundial/read"});
+    let (status, body) = rig
+        .api_event(&with_jwt(
+            "GET",
+            "/jobs/sample-report",
+            None,
+            reader.clone(),
+        ))
+        .await;
+    assert_eq!(status, 200, "a reader reads: {body}");
+    let pause = json!({"notes": "by a reader"});
+    let (status, body) = rig
+        .api_event(&with_jwt(
+            "POST",
+            "/jobs/sample-report/pause",
+            Some(pause),
+            reader.clone(),
+        ))
+        .await;
+    assert_eq!(status, 403, "{body}");
+    assert_eq!(
+        body["resp_msg"],
+        "scope: this route needs scope write; token viewer-7 has scope read"
+    );
+    let dry_run = json!({"jobIds": ["sample-report"], "reason": "try", "dryRun": true});
+    let (status, body) = rig
+        .api_event(&with_jwt("POST", "/bulk/jobs/pause", Some(dry_run), reader))
+        .await;
+    assert_eq!(status, 200, "a dry run is a read: {body}");
+
+    let stranger = json!({"sub": "stranger", "scope": "openid profile"});
+    let (status, body) = rig
+        .api_event(&with_jwt("GET", "/jobs", None, stranger))
+        .await;
+    assert_eq!(status, 403, "{body}");
+    assert_eq!(body["resp_code"], 403, "{body}");
+    assert!(
+        body["resp_msg"]
+            .as_str()
+            .is_some_and(|m| m.contains("token stranger grants no scope")),
+        "{body}"
+    );
+
+    let (status, job) = rig.api("GET", "/jobs/sample-report", None).await;
+    assert_eq!(status, 200, "{job}");
+    assert_eq!(
+        job["state"], "active",
+        "the reader's pause did nothing: {job}"
     );
 }
 
