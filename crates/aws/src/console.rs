@@ -4,6 +4,9 @@
 //! Manager secret the stack creates (its ARN in `SUNDIAL_CONSOLE_TOKENS_SECRET`), read once per
 //! cold start: never in the function's environment, and never the API's credentials, which the
 //! pages neither hold nor forward (they call the use cases in the process, as on `serve`).
+//! With `AuthMode=JWT` the login is a sign-in at the stack's issuer instead ([`crate::oidc`]),
+//! as the client `SUNDIAL_CONSOLE_CLIENT_ID`, its secret (if any) read from the Secrets Manager
+//! secret `SUNDIAL_CONSOLE_CLIENT_SECRET` names, at cold start too.
 
 use aws_config::SdkConfig;
 use futures_util::FutureExt;
@@ -33,17 +36,25 @@ pub fn tokens_of_secret(value: &str) -> Result<ApiAuth, String> {
 /// The console's settings on AWS: a token login with `auth`, sessions of the default lifetime,
 /// and `Secure` cookies (API Gateway serves HTTPS only).
 pub fn config(auth: ApiAuth) -> ConsoleConfig {
+    config_with(ConsoleAuth::Tokens(auth))
+}
+
+/// The console's settings on AWS with the sign-in `auth`.
+pub fn config_with(auth: ConsoleAuth) -> ConsoleConfig {
     ConsoleConfig {
-        auth: ConsoleAuth::Tokens(auth),
+        auth,
         session_lifetime: ConsoleConfig::DEFAULT_SESSION_LIFETIME,
         secure_cookie: true,
     }
 }
 
-/// Reads the secret `secret_id` (`GetSecretValue`, the function's role allows it on that secret
-/// only) and parses its tokens: what the API function does at its cold start when the console
-/// is on. A missing or malformed secret stops the function from starting, naming the setting.
-pub async fn tokens_from_secret(sdk: &SdkConfig, secret_id: &str) -> Result<ApiAuth, ConfigError> {
+/// The value of the Secrets Manager secret `secret_id` (`GetSecretValue`, which the function's
+/// role allows on that secret only), read for the setting `setting`.
+pub async fn read_secret(
+    sdk: &SdkConfig,
+    setting: &str,
+    secret_id: &str,
+) -> Result<String, ConfigError> {
     let client = aws_sdk_secretsmanager::Client::new(sdk);
     let output = client
         .get_secret_value()
@@ -53,12 +64,19 @@ pub async fn tokens_from_secret(sdk: &SdkConfig, secret_id: &str) -> Result<ApiA
         .await
         .map_err(|e| {
             ConfigError::new(format!(
-                "SUNDIAL_CONSOLE_TOKENS_SECRET: cannot read {secret_id}: {}",
+                "{setting}: cannot read {secret_id}: {}",
                 aws_sdk_secretsmanager::error::DisplayErrorContext(&e)
             ))
         })?;
-    let value = output.secret_string().unwrap_or_default();
-    tokens_of_secret(value).map_err(|e| {
+    Ok(output.secret_string().unwrap_or_default().to_owned())
+}
+
+/// Reads the secret `secret_id` and parses its tokens: what the API function does at its cold
+/// start when the console is on with the token login. A missing or malformed secret stops the
+/// function from starting, naming the setting.
+pub async fn tokens_from_secret(sdk: &SdkConfig, secret_id: &str) -> Result<ApiAuth, ConfigError> {
+    let value = read_secret(sdk, "SUNDIAL_CONSOLE_TOKENS_SECRET", secret_id).await?;
+    tokens_of_secret(&value).map_err(|e| {
         ConfigError::new(format!(
             "SUNDIAL_CONSOLE_TOKENS_SECRET ({secret_id}): {}",
             e.replace("SUNDIAL_API_TOKENS", "the secret")

@@ -36,9 +36,13 @@ impl Default for JwtScopes {
 }
 
 impl JwtScopes {
-    /// The scope a token with these claims has, if any.
+    /// The scope a token with these claims (as API Gateway passes them) has, if any.
     pub fn scope_of(&self, jwt: &ApiGatewayRequestAuthorizerJwtDescription) -> Option<Scope> {
-        let values = self.values(jwt);
+        self.scope_of_values(&self.values(jwt))
+    }
+
+    /// The scope that the claim's `values` grant, if any.
+    pub fn scope_of_values(&self, values: &[&str]) -> Option<Scope> {
         if values.iter().any(|v| *v == self.write) {
             Some(Scope::Write)
         } else if values.iter().any(|v| *v == self.read) {
@@ -56,18 +60,10 @@ impl JwtScopes {
                 return scopes.iter().map(String::as_str).collect();
             }
         }
-        let Some(text) = jwt.claims.get(&self.claim) else {
-            return Vec::new();
-        };
-        let text = text.trim();
-        let listed = text
-            .strip_prefix('[')
-            .and_then(|t| t.strip_suffix(']'))
-            .unwrap_or(text);
-        listed
-            .split(|c: char| c.is_whitespace() || c == ',')
-            .filter(|v| !v.is_empty())
-            .collect()
+        jwt.claims
+            .get(&self.claim)
+            .map(|text| listed_values(text))
+            .unwrap_or_default()
     }
 
     /// The 403 of a token whose claims grant neither scope.
@@ -81,6 +77,20 @@ impl JwtScopes {
             ),
         )
     }
+}
+
+/// The values of a claim written as text: space- or comma-separated, optionally in brackets
+/// (API Gateway's form of a list claim, `[a b]`).
+pub fn listed_values(text: &str) -> Vec<&str> {
+    let text = text.trim();
+    let listed = text
+        .strip_prefix('[')
+        .and_then(|t| t.strip_suffix(']'))
+        .unwrap_or(text);
+    listed
+        .split(|c: char| c.is_whitespace() || c == ',')
+        .filter(|v| !v.is_empty())
+        .collect()
 }
 
 #[cfg(test)]

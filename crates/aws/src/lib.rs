@@ -14,6 +14,7 @@ pub mod handlers;
 pub mod jwt_scopes;
 pub mod logging;
 pub mod metrics;
+pub mod oidc;
 pub mod publisher;
 pub mod runtime;
 pub mod sqs;
@@ -45,14 +46,49 @@ impl Sundial {
         let sdk = sdk_config().await;
         let sundial = Sundial::new(&settings, &sdk)?.unbatched();
         sundial.check_layout().await?;
-        let console = match &settings.console_tokens_secret {
-            Some(secret) => Some(console::config(
+        let console = match (&settings.console_tokens_secret, &settings.console_client_id) {
+            (Some(secret), _) => Some(console::config(
                 console::tokens_from_secret(&sdk, secret).await?,
             )),
-            None => None,
+            (None, Some(client_id)) => {
+                Some(Self::sign_in_console(&settings, &sdk, client_id).await?)
+            }
+            (None, None) => None,
         };
         let router = handlers::api_router_with_console(&sundial, console);
         Ok((sundial, router))
+    }
+
+    /// The console with a sign-in at the stack's issuer as the client `client_id`, its secret
+    /// read now if the stack names one.
+    async fn sign_in_console(
+        settings: &Settings,
+        sdk: &aws_config::SdkConfig,
+        client_id: &str,
+    ) -> Result<sundial_console::ConsoleConfig, ConfigError> {
+        let issuer = settings.jwt_issuer.as_deref().ok_or_else(|| {
+            ConfigError::new("SUNDIAL_CONSOLE_CLIENT_ID: the sign-in needs SUNDIAL_JWT_ISSUER")
+        })?;
+        let secret = match &settings.console_client_secret {
+            Some(arn) => Some(
+                console::read_secret(sdk, "SUNDIAL_CONSOLE_CLIENT_SECRET", arn)
+                    .await?
+                    .trim()
+                    .to_owned(),
+            ),
+            None => None,
+        };
+        let client = oidc::OidcClient::new(
+            issuer,
+            client_id,
+            secret,
+            &settings.public_url,
+            settings.jwt_scopes.clone(),
+        )
+        .map_err(ConfigError::new)?;
+        Ok(console::config_with(sundial_console::ConsoleAuth::SignIn(
+            sundial_console::sign_in::Provider(std::sync::Arc::new(client)),
+        )))
     }
 
     /// Refuses a table of another layout (see [`dynamo::layout`]), recording this one on a fresh

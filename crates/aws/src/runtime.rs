@@ -82,6 +82,15 @@ pub struct Settings {
     /// under `AuthMode=JWT` (the API function's; template parameters `JwtScopeClaim`,
     /// `JwtWriteScope`, `JwtReadScope`).
     pub jwt_scopes: JwtScopes,
+    /// `SUNDIAL_JWT_ISSUER`: the stack's JWT issuer (`JwtIssuer`), where the console signs
+    /// people in under `AuthMode=JWT`.
+    pub jwt_issuer: Option<String>,
+    /// `SUNDIAL_CONSOLE_CLIENT_ID`: the console's client at the issuer (`ConsoleClientId`). Set
+    /// (with the console on under `AuthMode=JWT`), the console's login is a sign-in there.
+    pub console_client_id: Option<String>,
+    /// `SUNDIAL_CONSOLE_CLIENT_SECRET`: the ARN of the Secrets Manager secret holding that
+    /// client's secret, for providers that give the client one (`ConsoleClientSecretArn`).
+    pub console_client_secret: Option<String>,
 }
 
 /// A tick once a minute, planned 80 s ahead: a tick that EventBridge delivers up to 20 s late still
@@ -164,6 +173,9 @@ impl Settings {
             template_env: settings::template_env(vars.iter().cloned()),
             console_tokens_secret: get("SUNDIAL_CONSOLE_TOKENS_SECRET"),
             jwt_scopes: jwt_scopes(&get)?,
+            jwt_issuer: get("SUNDIAL_JWT_ISSUER"),
+            console_client_id: get("SUNDIAL_CONSOLE_CLIENT_ID"),
+            console_client_secret: get("SUNDIAL_CONSOLE_CLIENT_SECRET"),
         })
     }
 }

@@ -49,7 +49,8 @@
 //! a CSRF token bound to the session. A logout is stored ([`App::sign_out_session`]),
 //! so it holds across restarts and, on AWS, across the API function's execution environments:
 //! there the API function mounts the console beside the API when the stack turns it on, with
-//! `Secure` cookies and the tokens of the stack's secret (docs/deploy.md).
+//! `Secure` cookies and the tokens of the stack's secret, or, with `AuthMode=JWT`, a sign-in at
+//! the stack's OpenID Connect issuer ([`sign_in`]; docs/deploy.md).
 
 mod auth;
 mod backfill;
@@ -68,6 +69,7 @@ pub mod jobs_page;
 mod ledger;
 pub mod ledger_page;
 mod pages;
+pub mod sign_in;
 mod simulate;
 pub mod stats;
 pub mod upcoming;
@@ -95,6 +97,10 @@ pub enum ConsoleAuth {
     /// session's changes are recorded as the token's name, and a token of scope read sees every
     /// page while every form is refused (403).
     Tokens(ApiAuth),
+    /// The login page sends people to an identity provider (OpenID Connect on AWS with
+    /// `AuthMode=JWT`); the session's actor is who signed in there and its scope what their
+    /// claims grant, as for a token.
+    SignIn(sign_in::Provider),
 }
 
 impl ConsoleAuth {
@@ -188,6 +194,8 @@ pub fn router<S: Store>(app: Arc<App<S>>, config: ConsoleConfig) -> Router {
             "/ui/login",
             get(auth::login_page::<S>).post(auth::login::<S>),
         )
+        .route("/ui/login/start", get(auth::sign_in_start::<S>))
+        .route("/ui/login/callback", get(auth::sign_in_callback::<S>))
         .route("/ui/logout", post(auth::logout::<S>))
         .route("/ui/assets/console.css", get(stylesheet))
         .route("/ui/assets/console.js", get(script))

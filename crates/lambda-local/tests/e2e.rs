@@ -546,11 +546,67 @@ async fn the_real_binaries_run_jobs_end_to_end() {
 }
 
 /// An OpenID issuer on loopback: its discovery document and its JWKS, which holds the first
-/// fixture key until `rotate` adds the second.
+/// fixture key until `rotate` adds the second; and, for the console's sign-in, an authorization
+/// endpoint that signs `olga` in at once (a 302 back to the callback with a code) and a token
+/// endpoint that redeems the code for her ID token once its PKCE verifier matches.
 #[derive(Clone)]
 struct Issuer {
     url: String,
     rotated: Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// A code of the issuer: the authorization request's client, S256 challenge and nonce.
+type Codes = Arc<Mutex<HashMap<String, (String, String, String)>>>;
+
+/// `GET /authorize`: `olga` signs in; back to the callback with a code and the request's state.
+fn authorize(codes: &Codes, query: &HashMap<String, String>) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let field = |name: &str| query.get(name).cloned().unwrap_or_default();
+    let mut codes = codes.lock().unwrap();
+    let code = format!("code-{}", codes.len());
+    codes.insert(
+        code.clone(),
+        (field("client_id"), field("code_challenge"), field("nonce")),
+    );
+    let mut back = reqwest::Url::parse(&field("redirect_uri")).unwrap();
+    back.query_pairs_mut()
+        .append_pair("code", &code)
+        .append_pair("state", &field("state"));
+    (StatusCode::FOUND, [("location", back.to_string())]).into_response()
+}
+
+/// `POST /token`: the code for olga's ID token (scope write granted), once.
+fn redeem(
+    issuer: &str,
+    codes: &Codes,
+    form: &HashMap<String, String>,
+) -> (StatusCode, axum::Json<Value>) {
+    let field = |name: &str| form.get(name).cloned().unwrap_or_default();
+    let Some((client, challenge, nonce)) = codes.lock().unwrap().remove(&field("code")) else {
+        return (
+            StatusCode::BAD_REQUEST,
+            axum::Json(json!({"error": "invalid_grant"})),
+        );
+    };
+    if sundial_aws::oidc::pkce_challenge(&field("code_verifier")) != challenge
+        || field("client_id") != client
+    {
+        return (
+            StatusCode::BAD_REQUEST,
+            axum::Json(json!({"error": "invalid_grant"})),
+        );
+    }
+    let now = chrono::Utc::now().timestamp();
+    let claims = json!({"iss": issuer, "sub": "olga", "aud": client, "iat": now,
+                        "exp": now + 300, "nonce": nonce});
+    (
+        StatusCode::OK,
+        axum::Json(
+            json!({"id_token": token("local-test-1", "local-test-1", claims),
+                          "access_token": "opaque", "token_type": "Bearer",
+                          "scope": "openid sundial/write"}),
+        ),
+    )
 }
 
 async fn issuer() -> Issuer {
@@ -560,13 +616,40 @@ async fn issuer() -> Issuer {
     let all: Value =
         serde_json::from_str(include_str!("fixtures/jwks.json")).expect("the fixture JWKS");
     let (discovery_url, keys_rotated) = (url.clone(), Arc::clone(&rotated));
+    let codes: Codes = Arc::default();
+    let (authorize_codes, token_codes, token_issuer) =
+        (Arc::clone(&codes), Arc::clone(&codes), url.clone());
     let app = axum::Router::new()
         .route(
             "/.well-known/openid-configuration",
             axum::routing::get(move || {
                 let url = discovery_url.clone();
-                async move { axum::Json(json!({"issuer": url, "jwks_uri": format!("{url}/jwks")})) }
+                async move {
+                    axum::Json(json!({"issuer": url, "jwks_uri": format!("{url}/jwks"),
+                                      "authorization_endpoint": format!("{url}/authorize"),
+                                      "token_endpoint": format!("{url}/token")}))
+                }
             }),
+        )
+        .route(
+            "/authorize",
+            axum::routing::get(
+                move |axum::extract::Query(query): axum::extract::Query<
+                    HashMap<String, String>,
+                >| {
+                    let codes = Arc::clone(&authorize_codes);
+                    async move { authorize(&codes, &query) }
+                },
+            ),
+        )
+        .route(
+            "/token",
+            axum::routing::post(
+                move |axum::Form(form): axum::Form<HashMap<String, String>>| {
+                    let (codes, issuer) = (Arc::clone(&token_codes), token_issuer.clone());
+                    async move { redeem(&issuer, &codes, &form) }
+                },
+            ),
         )
         .route(
             "/jwks",
@@ -613,6 +696,9 @@ async fn jwt_routes_are_authorized_as_api_gateway_authorizes_them() {
         ("AuthMode".into(), "JWT".into()),
         ("JwtIssuer".into(), issuer.url.clone()),
         ("JwtAudience".into(), "sundial-local".into()),
+        // The console, signing people in at the issuer as its own (public) client.
+        ("Console".into(), "true".into()),
+        ("ConsoleClientId".into(), "sundial-console".into()),
     ];
     options.log = Log::file(&std::env::temp_dir().join(format!(
         "sundial-lambda-local-jwt-{}.log",
@@ -772,6 +858,74 @@ async fn jwt_routes_are_authorized_as_api_gateway_authorizes_them() {
         .map(|entries| entries.iter().filter_map(|e| e["actor"].as_str()).collect())
         .unwrap_or_default();
     assert_eq!(actors, ["alice"], "{body}");
+
+    // The console signs olga in at the issuer (authorization code with PKCE) through the real
+    // `api` binary: the login page, the issuer's authorization request and its redirect back,
+    // the callback's session, then the jobs list as her.
+    let browser = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let set_cookie = |response: &reqwest::Response, name: &str| -> Option<String> {
+        response
+            .headers()
+            .get_all("set-cookie")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .find_map(|c| c.strip_prefix(&format!("{name}=")))
+            .map(|rest| rest.split(';').next().unwrap_or_default().to_owned())
+    };
+    let login = browser
+        .get(format!("{}/ui/login", stack.api_url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(login.status(), 200);
+    assert!(login.text().await.unwrap().contains("/ui/login/start"));
+    let start = browser
+        .get(format!("{}/ui/login/start", stack.api_url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(start.status(), 303);
+    let login_cookie = set_cookie(&start, "sundial_login").expect("the login cookie");
+    let to_issuer = start.headers()["location"].to_str().unwrap().to_owned();
+    assert!(
+        to_issuer.starts_with(&format!("{}/authorize?", issuer.url)),
+        "{to_issuer}"
+    );
+    let back = browser.get(&to_issuer).send().await.unwrap();
+    assert_eq!(back.status(), 302);
+    let callback = back.headers()["location"].to_str().unwrap().to_owned();
+    assert!(
+        callback.starts_with(&format!("{}/ui/login/callback?", stack.api_url)),
+        "{callback}"
+    );
+    let signed_in = browser
+        .get(&callback)
+        .header("cookie", format!("sundial_login={login_cookie}"))
+        .send()
+        .await
+        .unwrap();
+    let session = set_cookie(&signed_in, "sundial_session");
+    let status = signed_in.status();
+    let page = signed_in.text().await.unwrap();
+    assert_eq!(status, 200, "{page}");
+    let session = session.expect("a session");
+    let jobs = browser
+        .get(format!("{}/ui/jobs", stack.api_url))
+        .header("cookie", format!("sundial_session={session}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(jobs.status(), 200);
+    assert!(
+        jobs.text().await.unwrap().contains("jwt-job"),
+        "the jobs list as olga"
+    );
+    // The same callback again: its code is spent and its login cookie was cleared.
+    let again = browser.get(&callback).send().await.unwrap();
+    assert_eq!(again.status(), 400);
     stack.stop().await;
 }
 

@@ -46,6 +46,9 @@ async fn the_template_gives_the_binaries_what_they_read_and_aws_accepts() {
         "SUNDIAL_JWT_SCOPE_CLAIM",
         "SUNDIAL_JWT_WRITE_SCOPE",
         "SUNDIAL_JWT_READ_SCOPE",
+        "SUNDIAL_JWT_ISSUER",
+        "SUNDIAL_CONSOLE_CLIENT_ID",
+        "SUNDIAL_CONSOLE_CLIENT_SECRET",
     ];
     assert_eq!(
         checks::environment(&line.stack, &read, &optional),

@@ -41,6 +41,9 @@ pub use sundial_service::engine::QueueKind;
 #[cfg(test)]
 mod tests;
 
+#[cfg(test)]
+mod sign_in_tests;
+
 /// What a handler does with its publisher at the end of an invocation: send what it buffered.
 /// The AWS publisher batches state-change events ([`AwsPublisher::flush`]); a publisher that
 /// buffers nothing does nothing.

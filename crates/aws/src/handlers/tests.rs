@@ -22,7 +22,7 @@ use crate::metrics::Metrics;
 use crate::runtime::{Ports, Settings};
 
 /// The secret `events/api-feedback.json`'s token was signed with (docs/deploy.md).
-const FIXTURE_SECRET: &str = "sample-signing-secret-for-the-fixtures";
+pub(super) const FIXTURE_SECRET: &str = "sample-signing-secret-for-the-fixtures";
 
 fn fixture(name: &str) -> Value {
     let path = format!("{}/../../events/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -41,7 +41,7 @@ fn at(text: &str) -> DateTime<Utc> {
 /// The job service: answers 200 and records every call; a call to a `/panic` path panics, as a
 /// bug in a step would.
 #[derive(Clone, Default)]
-struct Target {
+pub(super) struct Target {
     calls: Arc<Mutex<Vec<HttpRequest>>>,
 }
 
@@ -64,17 +64,17 @@ impl HttpClient for Target {
     }
 }
 
-type MemorySundial = Sundial<MemoryStore, MemoryQueue, Target, RecordingPublisher>;
+pub(super) type MemorySundial = Sundial<MemoryStore, MemoryQueue, Target, RecordingPublisher>;
 
-struct Rig {
-    sundial: MemorySundial,
+pub(super) struct Rig {
+    pub(super) sundial: MemorySundial,
     clock: Arc<ManualClock>,
     target: Target,
 }
 
 /// The functions' wiring ([`Sundial::on`], the settings a deployment gives) on the in-memory
 /// adapters, at `start`.
-fn memory_rig(start: &str, secret: &str) -> Rig {
+pub(super) fn memory_rig(start: &str, secret: &str) -> Rig {
     let vars = [
         ("SUNDIAL_TABLE", "memory"),
         ("SUNDIAL_DISPATCH_QUEUE_URL", "memory://dispatch"),
@@ -114,7 +114,7 @@ impl Rig {
     }
 
     /// The create-job fixture turned into another request.
-    async fn api(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+    pub(super) async fn api(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
         let mut event = fixture("api-create-job.json");
         event["rawPath"] = json!(path);
         event["requestContext"]["http"]["method"] = json!(method);
