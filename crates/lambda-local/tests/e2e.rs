@@ -558,13 +558,13 @@ struct Issuer {
 /// A code of the issuer: the authorization request's client, S256 challenge and nonce.
 type Codes = Arc<Mutex<HashMap<String, (String, String, String)>>>;
 
-/// `GET /authorize`: `olga` signs in; back to the callback with a code and the request's state.
-fn authorize(codes: &Codes, query: &HashMap<String, String>) -> axum::response::Response {
-    use axum::response::IntoResponse;
+/// `GET /authorize`: the issuer's sign-in page, where `olga` is signed in already: a link back to
+/// the callback with a code and the request's state. A page rather than a redirect, as a real
+/// issuer's is: the way back to the console then starts on the issuer's site.
+fn authorize(codes: &Codes, query: &HashMap<String, String>) -> axum::response::Html<String> {
     let field = |name: &str| query.get(name).cloned().unwrap_or_default();
-    let mut codes = codes.lock().unwrap();
-    let code = format!("code-{}", codes.len());
-    codes.insert(
+    let code = format!("code-{}", field("state"));
+    codes.lock().unwrap().insert(
         code.clone(),
         (field("client_id"), field("code_challenge"), field("nonce")),
     );
@@ -572,7 +572,10 @@ fn authorize(codes: &Codes, query: &HashMap<String, String>) -> axum::response::
     back.query_pairs_mut()
         .append_pair("code", &code)
         .append_pair("state", &field("state"));
-    (StatusCode::FOUND, [("location", back.to_string())]).into_response()
+    axum::response::Html(format!(
+        "<!doctype html><html lang=\"en\"><head><title>Sign in</title></head><body><main>\
+         <h1>Signed in as olga</h1><a id=\"continue\" href=\"{back}\">Continue</a></main></body></html>"
+    ))
 }
 
 /// `POST /token`: the code for olga's ID token (scope write granted), once.
@@ -624,9 +627,13 @@ async fn issuer() -> Issuer {
             "/.well-known/openid-configuration",
             axum::routing::get(move || {
                 let url = discovery_url.clone();
+                // The browser meets the issuer at `localhost`, another site than the API's
+                // `127.0.0.1` (both loopback), as a real issuer's domain is another site than the
+                // API's: its redirect back to the console is a cross-site navigation.
+                let authorize = url.replace("127.0.0.1", "localhost");
                 async move {
                     axum::Json(json!({"issuer": url, "jwks_uri": format!("{url}/jwks"),
-                                      "authorization_endpoint": format!("{url}/authorize"),
+                                      "authorization_endpoint": format!("{authorize}/authorize"),
                                       "token_endpoint": format!("{url}/token")}))
                 }
             }),
@@ -891,12 +898,26 @@ async fn jwt_routes_are_authorized_as_api_gateway_authorizes_them() {
     let login_cookie = set_cookie(&start, "sundial_login").expect("the login cookie");
     let to_issuer = start.headers()["location"].to_str().unwrap().to_owned();
     assert!(
-        to_issuer.starts_with(&format!("{}/authorize?", issuer.url)),
+        to_issuer.starts_with(&format!(
+            "{}/authorize?",
+            issuer.url.replace("127.0.0.1", "localhost")
+        )),
         "{to_issuer}"
     );
-    let back = browser.get(&to_issuer).send().await.unwrap();
-    assert_eq!(back.status(), 302);
-    let callback = back.headers()["location"].to_str().unwrap().to_owned();
+    let issuer_page = browser
+        .get(&to_issuer)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let callback = issuer_page
+        .split("href=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_else(|| panic!("{issuer_page}"))
+        .to_owned();
     assert!(
         callback.starts_with(&format!("{}/ui/login/callback?", stack.api_url)),
         "{callback}"
@@ -926,6 +947,30 @@ async fn jwt_routes_are_authorized_as_api_gateway_authorizes_them() {
     // The same callback again: its code is spent and its login cookie was cleared.
     let again = browser.get(&callback).send().await.unwrap();
     assert_eq!(again.status(), 400);
+
+    // In headless Chromium: the login page (axe), the link to the issuer at another site, its
+    // redirect back, and the page that moves on to the jobs list with the new session, which a
+    // browser sends only on a navigation the console's own site starts (SameSite=Strict).
+    let screenshots = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("console-screenshots");
+    if let Some(chromium) = sundial_testkit::browser::browser(&screenshots) {
+        let axe = sundial_testkit::browser::axe_source();
+        chromium.go(&format!("{}/", stack.api_url));
+        assert!(chromium.url().ends_with("/ui/login"), "{}", chromium.url());
+        chromium.check_accessibility(axe.as_deref(), "the sign-in page on AWS");
+        chromium.click_and_load("a.button");
+        chromium.wait_for_text("Signed in as olga", Duration::from_secs(10));
+        chromium.click_and_load("#continue");
+        chromium.wait_for_text("jwt-job", Duration::from_secs(15));
+        assert_eq!(chromium.url(), format!("{}/", stack.api_url));
+        let cookies = chromium.cookies();
+        let session = cookies
+            .iter()
+            .find(|c| c["name"] == "sundial_session")
+            .unwrap_or_else(|| panic!("{cookies:?}"));
+        assert_eq!(session["secure"], true, "{session}");
+        assert_eq!(session["sameSite"], "Strict", "{session}");
+        chromium.check_accessibility(axe.as_deref(), "the jobs list after a sign-in on AWS");
+    }
     stack.stop().await;
 }
 
