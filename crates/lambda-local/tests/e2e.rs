@@ -944,6 +944,41 @@ async fn jwt_routes_are_authorized_as_api_gateway_authorizes_them() {
         jobs.text().await.unwrap().contains("jwt-job"),
         "the jobs list as olga"
     );
+    // Her pause from the job's page is recorded under her subject.
+    let job_page = browser
+        .get(format!("{}/ui/jobs/jwt-job", stack.api_url))
+        .header("cookie", format!("sundial_session={session}"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let csrf = job_page
+        .split("name=\"csrf\" value=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_else(|| panic!("a form on the job's page: {job_page}"))
+        .to_owned();
+    let paused = browser
+        .post(format!("{}/ui/jobs/jwt-job/pause", stack.api_url))
+        .header("cookie", format!("sundial_session={session}"))
+        .form(&[("csrf", csrf.as_str()), ("notes", "by olga")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(paused.status(), 303);
+    let (status, body) = api
+        .call(
+            "GET",
+            "/jobs/jwt-job/history",
+            None,
+            &[("authorization", &alice)],
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["entries"][0]["actor"], "olga", "{body}");
+    assert_eq!(body["entries"][0]["action"], "pause", "{body}");
     // The same callback again: its code is spent and its login cookie was cleared.
     let again = browser.get(&callback).send().await.unwrap();
     assert_eq!(again.status(), 400);
