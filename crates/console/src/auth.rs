@@ -184,13 +184,18 @@ impl<S: Store> Console<S> {
             })
     }
 
-    fn set_cookie(&self, cookie: &str) -> HeaderValue {
-        let max_age = self.config.session_lifetime.as_secs();
-        let secure = if self.config.secure_cookie {
+    /// The cookies' `Secure` attribute, when they are (on AWS).
+    fn secure(&self) -> &'static str {
+        if self.config.secure_cookie {
             "; Secure"
         } else {
             ""
-        };
+        }
+    }
+
+    fn set_cookie(&self, cookie: &str) -> HeaderValue {
+        let max_age = self.config.session_lifetime.as_secs();
+        let secure = self.secure();
         HeaderValue::from_str(&format!(
             "{COOKIE}={cookie}; Path=/; HttpOnly; SameSite=Strict; Max-Age={max_age}{secure}"
         ))
@@ -210,11 +215,7 @@ impl<S: Store> Console<S> {
             pending.state, pending.nonce, pending.verifier
         );
         let signature = signing::sign(self.secret(), format!("{LOGIN_LABEL}{payload}").as_bytes());
-        let secure = if self.config.secure_cookie {
-            "; Secure"
-        } else {
-            ""
-        };
+        let secure = self.secure();
         HeaderValue::from_str(&format!(
             "{LOGIN_COOKIE}={payload}.{signature}; Path=/ui/login; HttpOnly; SameSite=Lax; Max-Age={LOGIN_LIFETIME_SECONDS}{secure}"
         ))

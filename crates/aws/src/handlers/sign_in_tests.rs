@@ -148,6 +148,14 @@ struct Answer {
 }
 
 impl Answer {
+    /// The CSRF token its page's forms carry.
+    fn csrf(&self) -> String {
+        let marker = "name=\"csrf\" value=\"";
+        let at = self.page.find(marker).expect("a form");
+        let rest = &self.page[at + marker.len()..];
+        rest[..rest.find('"').unwrap_or(0)].to_owned()
+    }
+
     /// The value of the cookie `name` it set.
     fn cookie(&self, name: &str) -> Option<String> {
         self.cookies.iter().find_map(|c| {
@@ -358,9 +366,7 @@ async fn the_console_signs_people_in_at_the_issuer_with_pkce_and_their_groups_sc
         None,
     )
     .await;
-    let at = page.page.find("name=\"csrf\" value=\"").expect("a form");
-    let rest = &page.page[at + "name=\"csrf\" value=\"".len()..];
-    let csrf = &rest[..rest.find('"').unwrap()];
+    let csrf = page.csrf();
     let paused = call(
         &router,
         "POST",
@@ -393,9 +399,7 @@ async fn the_console_signs_people_in_at_the_issuer_with_pkce_and_their_groups_sc
     )
     .await;
     assert_eq!(page.status, 200);
-    let at = page.page.find("name=\"csrf\" value=\"").expect("a form");
-    let rest = &page.page[at + "name=\"csrf\" value=\"".len()..];
-    let csrf = &rest[..rest.find('"').unwrap()];
+    let csrf = page.csrf();
     let refused = call(
         &router,
         "POST",
@@ -429,42 +433,34 @@ async fn the_console_signs_people_in_at_the_issuer_with_pkce_and_their_groups_sc
 
     // Refused: a token signed by a key the issuer does not publish, another sign-in's nonce,
     // another audience, an expired token.
-    let forged = sign_in(
-        &router,
-        &issuer,
-        "local-test-2",
-        person("eve", json!(["operators"])),
-    )
-    .await
-    .1;
-    assert_eq!(forged.status, 401, "{}", forged.page);
-    assert!(
-        forged.page.contains("ID token is refused"),
-        "{}",
-        forged.page
-    );
-    let issuer_url = issuer.url.clone();
-    let replayed = sign_in(&router, &issuer, "local-test-1", |_: &str| {
-        json!({"iss": issuer_url, "sub": "eve", "aud": CLIENT, "exp": now + 300, "nonce": "another", "cognito:groups": ["operators"]})
-    })
-    .await
-    .1;
-    assert_eq!(replayed.status, 401, "{}", replayed.page);
-    assert!(replayed.page.contains("nonce"), "{}", replayed.page);
-    let issuer_url = issuer.url.clone();
-    let elsewhere = sign_in(&router, &issuer, "local-test-1", |nonce: &str| {
-        json!({"iss": issuer_url, "sub": "eve", "aud": "another-client", "exp": now + 300, "nonce": nonce, "cognito:groups": ["operators"]})
-    })
-    .await
-    .1;
-    assert_eq!(elsewhere.status, 401, "{}", elsewhere.page);
-    let issuer_url = issuer.url.clone();
-    let expired = sign_in(&router, &issuer, "local-test-1", |nonce: &str| {
-        json!({"iss": issuer_url, "sub": "eve", "aud": CLIENT, "exp": now - 120, "nonce": nonce, "cognito:groups": ["operators"]})
-    })
-    .await
-    .1;
-    assert_eq!(expired.status, 401, "{}", expired.page);
+    let eve = person("eve", json!(["operators"]));
+    let cases = [
+        ("local-test-2", None, "ID token is refused"),
+        ("local-test-1", Some(("nonce", json!("another"))), "nonce"),
+        (
+            "local-test-1",
+            Some(("aud", json!("another-client"))),
+            "InvalidAudience",
+        ),
+        (
+            "local-test-1",
+            Some(("exp", json!(now - 120))),
+            "ExpiredSignature",
+        ),
+    ];
+    for (signer, change, why) in cases {
+        let claims = |nonce: &str| {
+            let mut claims = eve(nonce);
+            if let Some((name, value)) = &change {
+                claims[*name] = value.clone();
+            }
+            claims
+        };
+        let (_, refused) = sign_in(&router, &issuer, signer, claims).await;
+        assert_eq!(refused.status, 401, "{change:?}: {}", refused.page);
+        assert!(refused.page.contains(why), "{change:?}: {}", refused.page);
+        assert_eq!(refused.cookie("sundial_session"), None);
+    }
 
     // Refused before the issuer is asked: a callback without the login cookie, or with another
     // sign-in's state; and a code redeemed with another verifier (the issuer refuses it).
