@@ -95,7 +95,7 @@ impl<S: Store> Console<S> {
         let lifetime = i64::try_from(self.config.session_lifetime.as_secs()).unwrap_or(i64::MAX);
         let expiry = self.app.now().timestamp().saturating_add(lifetime);
         // Hex keeps the cookie's dots its own, whatever the actor's name holds.
-        let name: String = actor.bytes().map(|b| format!("{b:02x}")).collect();
+        let name = hex(actor.as_bytes());
         let payload = format!("{expiry}.{nonce}.{name}.{}", scope.name());
         let signature = signing::sign(
             self.secret(),
@@ -135,18 +135,21 @@ impl<S: Store> Console<S> {
         })
     }
 
+    /// The payload of a cookie `PAYLOAD.SIGNATURE` signed under `label`, if its signature holds.
+    fn signed_payload<'c>(&self, label: &str, cookie: &'c str) -> Option<&'c str> {
+        let (payload, signature) = cookie.rsplit_once('.')?;
+        let signed = format!("{label}{payload}");
+        signing::verify(self.secret(), signed.as_bytes(), signature).then_some(payload)
+    }
+
     /// The session a cookie value names, if its signature holds and it has not expired or been
     /// signed out.
     fn verify(&self, cookie: &str) -> Option<Session> {
-        let (payload, signature) = cookie.rsplit_once('.')?;
+        let payload = self.signed_payload(SESSION_LABEL, cookie)?;
         let mut parts = payload.splitn(4, '.');
         let (expiry, nonce, name) = (parts.next()?, parts.next()?, parts.next()?);
         let scope = Scope::parse(parts.next()?)?;
         let expiry: i64 = expiry.parse().ok()?;
-        let signed = format!("{SESSION_LABEL}{payload}");
-        if !signing::verify(self.secret(), signed.as_bytes(), signature) {
-            return None;
-        }
         if expiry <= self.app.now().timestamp() {
             return None;
         }
@@ -224,11 +227,7 @@ impl<S: Store> Console<S> {
 
     /// The sign-in in flight a login cookie names, if its signature holds and it has not expired.
     fn pending_login(&self, cookie: &str) -> Option<PendingLogin> {
-        let (payload, signature) = cookie.rsplit_once('.')?;
-        let signed = format!("{LOGIN_LABEL}{payload}");
-        if !signing::verify(self.secret(), signed.as_bytes(), signature) {
-            return None;
-        }
+        let payload = self.signed_payload(LOGIN_LABEL, cookie)?;
         let mut parts = payload.split('.');
         let expiry: i64 = parts.next()?.parse().ok()?;
         let (state, nonce, verifier) = (parts.next()?, parts.next()?, parts.next()?);
@@ -272,7 +271,12 @@ fn random_hex(bytes: usize) -> Result<String, PageError> {
                 format!("cannot start a session: {e}"),
             )
         })?;
-    Ok(random.iter().map(|b| format!("{b:02x}")).collect())
+    Ok(hex(&random))
+}
+
+/// `bytes` as lower-case hex.
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Text from the lower-case hex [`Console::new_session`] writes.
