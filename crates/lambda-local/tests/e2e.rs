@@ -992,6 +992,7 @@ async fn jwt_routes_are_authorized_as_api_gateway_authorizes_them() {
         chromium.go(&format!("{}/", stack.api_url));
         assert!(chromium.url().ends_with("/ui/login"), "{}", chromium.url());
         chromium.check_accessibility(axe.as_deref(), "the sign-in page on AWS");
+        chromium.screenshot("aws-sign-in");
         chromium.click_and_load("a.button");
         chromium.wait_for_text("Signed in as olga", Duration::from_secs(10));
         chromium.click_and_load("#continue");
