@@ -20,7 +20,7 @@ pub(crate) struct Table {
 /// A row as read: version, last write, document.
 pub(crate) type Row = (u64, DateTime<Utc>, Value);
 
-fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
+pub(crate) fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
     Ok((
         r.get::<_, Unsigned>(0)?.0,
         r.get::<_, Millis>(1)?.0,
@@ -40,25 +40,6 @@ pub(crate) fn get(
     );
     conn.prepare_cached(&sql)
         .and_then(|mut select| select.query_row(params![name], row).optional())
-        .map_err(db)
-}
-
-/// Up to `limit` rows of `table`, in name order, each with its name.
-pub(crate) fn list(
-    conn: &mut Connection,
-    table: &Table,
-    limit: usize,
-) -> Result<Vec<(String, Row)>, StoreError> {
-    let sql = format!(
-        "SELECT version, updated_at, {}, name FROM {} ORDER BY name LIMIT ?1",
-        table.column, table.name
-    );
-    conn.prepare_cached(&sql)
-        .and_then(|mut select| {
-            select
-                .query_map(params![limit as i64], |r| Ok((r.get(3)?, row(r)?)))?
-                .collect()
-        })
         .map_err(db)
 }
 

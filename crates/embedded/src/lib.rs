@@ -450,10 +450,11 @@ impl CalendarStore for SqliteStore {
         &self,
         name: &str,
         version: u64,
+        listings: u64,
         history: &AuditRecord,
     ) -> Result<(), StoreError> {
         let (name, history) = (name.to_owned(), history.clone());
-        self.run(move |conn| calendars::delete(conn, &name, version, &history))
+        self.run(move |conn| calendars::delete(conn, &name, version, listings, &history))
             .await
     }
 

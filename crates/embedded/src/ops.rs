@@ -605,6 +605,9 @@ pub(crate) fn write_all(conn: &mut Connection, writes: &[OwnedWrite]) -> Result<
             }
             OwnedWrite::AppendAudit(entry) => crate::audit::append(conn, entry).map_err(at)?,
             OwnedWrite::AddRollup(rollup) => crate::rollups::add(conn, rollup).map_err(at)?,
+            OwnedWrite::RequireCalendarUser(calendar, job_id) => {
+                crate::calendars::require_user(conn, calendar, job_id).map_err(at)?
+            }
         }
     }
     Ok(())
@@ -620,6 +623,7 @@ pub(crate) enum OwnedWrite {
     DeleteJob(String, u64),
     AppendAudit(crate::audit::AuditRow),
     AddRollup(sundial_ports::store::RollupRecord),
+    RequireCalendarUser(String, String),
 }
 
 impl TryFrom<&Write<'_>> for OwnedWrite {
@@ -637,6 +641,9 @@ impl TryFrom<&Write<'_>> for OwnedWrite {
                 OwnedWrite::AppendAudit(crate::audit::AuditRow::new(entry)?)
             }
             Write::AddRollup(rollup) => OwnedWrite::AddRollup(rollup.clone()),
+            Write::RequireCalendarUser(calendar, job_id) => {
+                OwnedWrite::RequireCalendarUser(calendar.to_owned(), job_id.to_owned())
+            }
         })
     }
 }

@@ -247,6 +247,15 @@ const MIGRATIONS: &[&str] = &[
         expires_at INTEGER NOT NULL
     ) WITHOUT ROWID;
     ",
+    // 12: how many times jobs were listed under each calendar (`CalendarRecord::listings`): a
+    // delete is made only at the count its check of the jobs read. A table of its own rather than
+    // a column, so that the step can run again over a file that has it, as every step can.
+    "
+    CREATE TABLE IF NOT EXISTS calendar_listings (
+        name     TEXT    NOT NULL PRIMARY KEY,
+        listings INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    ",
 ];
 
 /// The schema version this build writes.

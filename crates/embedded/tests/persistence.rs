@@ -146,8 +146,8 @@ fn file_store_uses_wal_and_records_its_schema_version() {
         .unwrap();
     assert_eq!(
         versions,
-        [11],
-        "store tables (1), queue tables (2), the jobs list's orders (3), labels (4), statistics rollups (5), the audit trail (6), fleet summaries (7), run search (8), settings (9), calendars (10), signed-out console sessions (11)"
+        [12],
+        "store tables (1), queue tables (2), the jobs list's orders (3), labels (4), statistics rollups (5), the audit trail (6), fleet summaries (7), run search (8), settings (9), calendars (10), signed-out console sessions (11), calendars' listings (12)"
     );
     drop(raw);
     drop(SqliteStore::open(&file).expect("reopening an up-to-date file migrates nothing"));

@@ -1,11 +1,14 @@
 //! Calendars (`CalendarStore`): one item per name (`{ns}C#{name}` / `C`), its document JSON text
 //! in `doc`, written only over the version read and listed through `gsi1` (`{ns}CALS` / name,
 //! keys only, then read by key: no scan, no index of its own). The jobs using a calendar are
-//! items in the calendar's own partition (`{ns}C#{name}` / `U#{jobId}`), read by one `Query`.
+//! items in the calendar's own partition (`{ns}C#{name}` / `U#{jobId}`), read by one `Query`
+//! (paged). The calendar item counts its listings in `listings` (absent: none), which a later
+//! version's write keeps (an `Update`, not a `Put`) and a delete is conditioned on.
 
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{
-    AttributeValue, Delete, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
+    AttributeValue, Delete, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
 };
 use futures_util::FutureExt;
 use sundial_ports::store::{
@@ -20,6 +23,8 @@ use super::{audit, unavailable, DynamoStore, IndexQuery, VERSION_MATCHES};
 const KIND_CALENDAR: &str = "calendar";
 /// The `kind` of calendar user items.
 const KIND_CALENDAR_USER: &str = "calendarUser";
+/// The attribute of a calendar item counting its listings (`CalendarRecord::listings`).
+const LISTINGS: &str = "listings";
 
 fn built(e: aws_sdk_dynamodb::error::BuildError) -> StoreError {
     StoreError::unavailable_because("building a transaction", e)
@@ -97,6 +102,10 @@ fn record(name: &str, item: &Item) -> Result<CalendarRecord, StoreError> {
         version: number(item, "version")?,
         updated_at: millis(item, "updatedAt")?,
         document,
+        listings: match item.get(LISTINGS) {
+            None => 0,
+            Some(_) => number(item, LISTINGS)?,
+        },
     })
 }
 
@@ -148,23 +157,50 @@ impl CalendarStore for DynamoStore {
             AttributeValue::N(calendar.updated_at.timestamp_millis().to_string()),
         );
         item.insert("doc".into(), AttributeValue::S(doc));
-        let put = Put::builder()
-            .table_name(&self.table)
-            .set_item(Some(item))
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
-        let (put, expected) = if calendar.version <= 1 {
-            (put.condition_expression("attribute_not_exists(pk)"), None)
+        let change = if calendar.version <= 1 {
+            let put = Put::builder()
+                .table_name(&self.table)
+                .set_item(Some(item))
+                .condition_expression("attribute_not_exists(pk)")
+                .return_values_on_condition_check_failure(
+                    ReturnValuesOnConditionCheckFailure::AllOld,
+                )
+                .build()
+                .map_err(built)?;
+            TransactWriteItem::builder().put(put).build()
         } else {
-            let expected = calendar.version - 1;
-            let put = put
+            // An update of every attribute but the key and `listings`, which it keeps.
+            let mut update = Update::builder()
+                .table_name(&self.table)
+                .set_key(Some(self.keys.calendar(&calendar.name)))
                 .condition_expression(VERSION_MATCHES)
                 .expression_attribute_names("#version", "version")
-                .expression_attribute_values(":v", AttributeValue::N(expected.to_string()));
-            (put, Some(expected))
+                .expression_attribute_values(
+                    ":v",
+                    AttributeValue::N((calendar.version - 1).to_string()),
+                )
+                .return_values_on_condition_check_failure(
+                    ReturnValuesOnConditionCheckFailure::AllOld,
+                );
+            let mut sets = Vec::new();
+            for (i, (name, value)) in item
+                .into_iter()
+                .filter(|(name, _)| name != "pk" && name != "sk")
+                .enumerate()
+            {
+                let (placeholder, value_name) = (format!("#a{i}"), format!(":a{i}"));
+                sets.push(format!("{placeholder} = {value_name}"));
+                update = update
+                    .expression_attribute_names(placeholder, name)
+                    .expression_attribute_values(value_name, value);
+            }
+            let update = update
+                .update_expression(format!("SET {}", sets.join(", ")))
+                .build()
+                .map_err(built)?;
+            TransactWriteItem::builder().update(update).build()
         };
-        let change = TransactWriteItem::builder()
-            .put(put.build().map_err(built)?)
-            .build();
+        let expected = (calendar.version > 1).then(|| calendar.version - 1);
         self.write_with_history(&calendar.name, change, expected, history)
             .await
     }
@@ -173,14 +209,23 @@ impl CalendarStore for DynamoStore {
         &self,
         name: &str,
         version: u64,
+        listings: u64,
         history: &AuditRecord,
     ) -> Result<(), StoreError> {
+        // No job listed since the count was read (a calendar never listed has no count).
+        let counted = if listings == 0 {
+            "(attribute_not_exists(#listings) OR #listings = :n)"
+        } else {
+            "#listings = :n"
+        };
         let delete = Delete::builder()
             .table_name(&self.table)
             .set_key(Some(self.keys.calendar(name)))
-            .condition_expression(VERSION_MATCHES)
+            .condition_expression(format!("{VERSION_MATCHES} AND {counted}"))
             .expression_attribute_names("#version", "version")
+            .expression_attribute_names("#listings", LISTINGS)
             .expression_attribute_values(":v", AttributeValue::N(version.to_string()))
+            .expression_attribute_values(":n", AttributeValue::N(listings.to_string()))
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .build()
             .map_err(built)?;
@@ -191,10 +236,35 @@ impl CalendarStore for DynamoStore {
 
     async fn add_calendar_users(&self, job_id: &str, names: &[String]) -> Result<(), StoreError> {
         for name in names {
+            // The entry first, then its count: a delete that read the count before this listing
+            // fails on it, and one that read it after sees the entry.
             let mut item = self.keys.calendar_user(name, job_id);
             item.insert("kind".into(), AttributeValue::S(KIND_CALENDAR_USER.into()));
             item.insert("jobId".into(), AttributeValue::S(job_id.to_owned()));
             self.put_item(item).await?;
+            let counted = self
+                .client
+                .update_item()
+                .table_name(&self.table)
+                .set_key(Some(self.keys.calendar(name)))
+                .update_expression("ADD #listings :one")
+                .condition_expression("attribute_exists(pk)")
+                .expression_attribute_names("#listings", LISTINGS)
+                .expression_attribute_values(":one", AttributeValue::N("1".into()))
+                .send()
+                .boxed()
+                .await;
+            match counted {
+                Ok(_) => {}
+                Err(e) => match e.as_service_error() {
+                    Some(UpdateItemError::ConditionalCheckFailedException(_)) => {
+                        self.remove_calendar_users(job_id, std::slice::from_ref(name))
+                            .await?;
+                        return Err(StoreError::NotFound(format!("calendar {name}")));
+                    }
+                    _ => return Err(unavailable("UpdateItem", e)),
+                },
+            }
         }
         Ok(())
     }

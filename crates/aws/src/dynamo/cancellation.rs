@@ -58,6 +58,7 @@ fn condition_failed(write: &Write<'_>, old: Option<&Item>, relabelled: bool) -> 
         Write::CreateJob(job) => StoreError::AlreadyExists(job.job_id.clone()),
         Write::DeleteJob(job_id, version) => conflict_or_missing(job_id, *version, old.cloned()),
         Write::AppendAudit(_) => StoreError::AlreadyExists(write.key()),
+        Write::RequireCalendarUser(..) => StoreError::NotFound(write.key()),
     };
     Cancellation::Failed(error)
 }
@@ -72,7 +73,7 @@ fn held(write: &Write<'_>) -> StoreError {
         Write::SetWakeup(key, _) => ((*key).to_owned(), 0),
         Write::AddRollup(rollup) => (rollup.key(), 0),
         Write::DeleteJob(job_id, version) => ((*job_id).to_owned(), *version),
-        Write::AppendAudit(_) => (write.key(), 0),
+        Write::AppendAudit(_) | Write::RequireCalendarUser(..) => (write.key(), 0),
     };
     StoreError::VersionConflict { key, expected }
 }

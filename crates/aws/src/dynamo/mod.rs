@@ -241,6 +241,15 @@ impl DynamoStore {
                 "a deletion is written in a transaction",
             )),
             Write::AddRollup(rollup) => self.add_rollup(rollup).await,
+            Write::RequireCalendarUser(calendar, job_id) => {
+                match self
+                    .get_item(self.keys.calendar_user(calendar, job_id))
+                    .await?
+                {
+                    Some(_) => Ok(()),
+                    None => Err(StoreError::NotFound(write.key())),
+                }
+            }
         }
     }
 
@@ -359,6 +368,15 @@ impl DynamoStore {
                 .build()
                 .map_err(built)?,
             Write::AddRollup(rollup) => return self.rollup_transact_item(rollup),
+            Write::RequireCalendarUser(calendar, job_id) => {
+                let check = aws_sdk_dynamodb::types::ConditionCheck::builder()
+                    .table_name(&self.table)
+                    .set_key(Some(self.keys.calendar_user(calendar, job_id)))
+                    .condition_expression("attribute_exists(pk)")
+                    .build()
+                    .map_err(built)?;
+                return Ok(TransactWriteItem::builder().condition_check(check).build());
+            }
             Write::SetWakeup(key, None) => {
                 let delete = Delete::builder()
                     .table_name(&self.table)

@@ -96,6 +96,7 @@ pub async fn run_all<S: Store, F: Fn() -> S>(make_store: F) {
         calendars_are_versioned_documents,
         calendar_change_and_history_are_one_write,
         calendar_users_index,
+        calendar_listings_guard_deletes,
         revoked_sessions_are_remembered_until_they_expire,
     );
     super::audit::run_cases(&make_store, &mut failures).await;
@@ -2332,6 +2333,7 @@ fn calendar(name: &str, version: u64, at: i64) -> CalendarRecord {
                          "dates": ["2024-12-24"], "description": "Rémi's \"holidays\" ✓"},
             "updatedBy": "alice",
         }),
+        listings: 0,
     }
 }
 
@@ -2393,15 +2395,15 @@ async fn calendars_are_versioned_documents<S: Store>(store: S) {
         "name order"
     );
     assert!(matches!(
-        store.delete_calendar("london", 1, &history("c", 109)).await,
+        store.delete_calendar("london", 1, 0, &history("c", 109)).await,
         Err(StoreError::VersionConflict { key, .. }) if key.contains("london")
     ));
     assert!(matches!(
-        store.delete_calendar("paris", 1, &history("c", 110)).await,
+        store.delete_calendar("paris", 1, 0, &history("c", 110)).await,
         Err(StoreError::NotFound(key)) if key.contains("paris")
     ));
     store
-        .delete_calendar("london", 2, &history("c", 111))
+        .delete_calendar("london", 2, 0, &history("c", 111))
         .await
         .unwrap();
     assert_eq!(store.get_calendar("london").await.unwrap(), None);
@@ -2454,7 +2456,7 @@ async fn calendar_change_and_history_are_one_write<S: Store>(store: S) {
     ));
     assert!(matches!(
         store
-            .delete_calendar("london", 7, &history("london", 3))
+            .delete_calendar("london", 7, 0, &history("london", 3))
             .await,
         Err(StoreError::VersionConflict { .. })
     ));
@@ -2462,7 +2464,7 @@ async fn calendar_change_and_history_are_one_write<S: Store>(store: S) {
     // A deletion whose entry's id is taken deletes nothing.
     assert!(matches!(
         store
-            .delete_calendar("london", 1, &history("london", 1))
+            .delete_calendar("london", 1, 0, &history("london", 1))
             .await,
         Err(StoreError::AlreadyExists(_))
     ));
@@ -2472,7 +2474,7 @@ async fn calendar_change_and_history_are_one_write<S: Store>(store: S) {
         .await
         .unwrap();
     store
-        .delete_calendar("london", 2, &history("london", 5))
+        .delete_calendar("london", 2, 0, &history("london", 5))
         .await
         .unwrap();
     assert_eq!(store.get_calendar("london").await.unwrap(), None);
@@ -2494,6 +2496,12 @@ async fn calendar_users_index<S: Store>(store: S) {
         store.calendar_users("london").await.unwrap(),
         Vec::<String>::new()
     );
+    for (n, name) in ["london", "ny", "lon", "busy"].into_iter().enumerate() {
+        store
+            .put_calendar(&calendar(name, 1, 0), &history("c", 120 + n as u64))
+            .await
+            .unwrap();
+    }
     store
         .add_calendar_users("job-b", &names(&["london", "ny"]))
         .await
@@ -2529,12 +2537,9 @@ async fn calendar_users_index<S: Store>(store: S) {
         names(&["job-a"])
     );
     assert_eq!(store.calendar_users("ny").await.unwrap(), names(&["job-b"]));
+    let london = store.get_calendar("london").await.unwrap().unwrap();
     store
-        .put_calendar(&calendar("london", 1, 0), &history("c", 108))
-        .await
-        .unwrap();
-    store
-        .delete_calendar("london", 1, &history("c", 112))
+        .delete_calendar("london", 1, london.listings, &history("c", 112))
         .await
         .unwrap();
     assert_eq!(
@@ -2550,4 +2555,107 @@ async fn calendar_users_index<S: Store>(store: S) {
             .unwrap();
     }
     assert_eq!(store.calendar_users("busy").await.unwrap(), many);
+}
+
+/// What keeps a delete from racing a job that starts to use the calendar: every listing counts on
+/// the calendar (a put keeps the count), a delete is made only at the count read, listing under a
+/// calendar that is not there fails without listing, and a batch requiring a listing that is not
+/// there writes nothing.
+async fn calendar_listings_guard_deletes<S: Store>(store: S) {
+    let names = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+    store
+        .put_calendar(&calendar("london", 1, 0), &history("c", 130))
+        .await
+        .unwrap();
+    let read = store.get_calendar("london").await.unwrap().unwrap();
+    assert_eq!(read.listings, 0);
+    store
+        .add_calendar_users("job-a", &names(&["london"]))
+        .await
+        .unwrap();
+    store
+        .add_calendar_users("job-a", &names(&["london"]))
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .get_calendar("london")
+            .await
+            .unwrap()
+            .unwrap()
+            .listings,
+        2,
+        "each listing counts, a repeated one too"
+    );
+    // The job left again: the delete's check finds no job, but it read the count before the
+    // listings, so the delete fails and nothing is written.
+    store
+        .remove_calendar_users("job-a", &names(&["london"]))
+        .await
+        .unwrap();
+    assert!(matches!(
+        store.delete_calendar("london", 1, read.listings, &history("c", 131)).await,
+        Err(StoreError::VersionConflict { key, .. }) if key.contains("london")
+    ));
+    assert!(store.get_calendar("london").await.unwrap().is_some());
+    // A later version keeps the stored count, whatever the record says.
+    let second = CalendarRecord {
+        version: 2,
+        updated_at: t(2_000),
+        listings: 0,
+        ..read.clone()
+    };
+    store
+        .put_calendar(&second, &history("c", 132))
+        .await
+        .unwrap();
+    let now = store.get_calendar("london").await.unwrap().unwrap();
+    assert_eq!((now.version, now.listings), (2, 2));
+    // A calendar that is not there lists nobody.
+    assert!(matches!(
+        store.add_calendar_users("job-b", &names(&["paris"])).await,
+        Err(StoreError::NotFound(key)) if key.contains("paris")
+    ));
+    assert_eq!(
+        store.calendar_users("paris").await.unwrap(),
+        Vec::<String>::new()
+    );
+    // A batch that requires a listing writes only when it is there.
+    let unlisted = job("job-b");
+    let refused = store
+        .write_all(&[
+            Write::CreateJob(&unlisted),
+            Write::RequireCalendarUser("london", "job-b"),
+        ])
+        .await
+        .unwrap_err();
+    assert_eq!(refused.index, Some(1), "{refused:?}");
+    assert!(
+        matches!(&refused.error, StoreError::NotFound(key) if key.contains("london") && key.contains("job-b")),
+        "{refused:?}"
+    );
+    assert_eq!(store.get_job("job-b").await.unwrap(), None);
+    store
+        .add_calendar_users("job-b", &names(&["london"]))
+        .await
+        .unwrap();
+    store
+        .write_all(&[
+            Write::CreateJob(&unlisted),
+            Write::RequireCalendarUser("london", "job-b"),
+        ])
+        .await
+        .unwrap();
+    assert!(store.get_job("job-b").await.unwrap().is_some());
+    // At the count it reads, the delete goes through.
+    store
+        .remove_calendar_users("job-b", &names(&["london"]))
+        .await
+        .unwrap();
+    let last = store.get_calendar("london").await.unwrap().unwrap();
+    store
+        .delete_calendar("london", last.version, last.listings, &history("c", 133))
+        .await
+        .unwrap();
+    assert_eq!(store.get_calendar("london").await.unwrap(), None);
 }

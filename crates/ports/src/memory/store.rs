@@ -26,6 +26,23 @@ use crate::store::{
 #[derive(Debug, Default)]
 pub struct MemoryStore {
     data: Mutex<Data>,
+    /// What [`MemoryStore::before_next_job_write`] set, until its write comes.
+    before_job_write: Interleave,
+}
+
+/// A step a test runs in the middle of a use case.
+type Interleaved =
+    Box<dyn FnOnce() -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> + Send>;
+
+/// The step [`MemoryStore::before_next_job_write`] holds.
+#[derive(Default)]
+struct Interleave(Mutex<Option<Interleaved>>);
+
+impl std::fmt::Debug for Interleave {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let set = self.0.lock().map(|step| step.is_some()).unwrap_or(false);
+        f.debug_tuple("Interleave").field(&set).finish()
+    }
 }
 
 #[derive(Debug, Default)]
@@ -61,6 +78,20 @@ impl MemoryStore {
     pub fn fail_write(&self, n: usize) {
         if let Ok(mut data) = self.data.lock() {
             data.fail_in = Some(n);
+        }
+    }
+
+    /// Runs `step` (awaited) just before the next [`Store::write_all`] that creates or updates a
+    /// job, once: how a test puts a concurrent request between a use case's reads and its write,
+    /// to see that the write's conditions catch what the request changed.
+    pub fn before_next_job_write(
+        &self,
+        step: impl FnOnce() -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>
+            + Send
+            + 'static,
+    ) {
+        if let Ok(mut slot) = self.before_job_write.0.lock() {
+            *slot = Some(Box::new(step));
         }
     }
 
@@ -126,7 +157,15 @@ impl Data {
             {
                 Err(StoreError::AlreadyExists(write.key()))
             }
+            Write::RequireCalendarUser(calendar, job_id)
+                if !self
+                    .calendar_users
+                    .contains(&((*calendar).to_owned(), (*job_id).to_owned())) =>
+            {
+                Err(StoreError::NotFound(write.key()))
+            }
             Write::CreateExecution(_)
+            | Write::RequireCalendarUser(..)
             | Write::SetWakeup(..)
             | Write::CreateJob(_)
             | Write::AppendAudit(_)
@@ -202,6 +241,7 @@ impl Data {
                 }
                 Ok(0)
             }
+            Write::RequireCalendarUser(..) => Ok(0),
         }
     }
 
@@ -734,8 +774,14 @@ impl CalendarStore for MemoryStore {
         check_next_version(stored, calendar.version, key)?;
         let history = Write::AppendAudit(history);
         data.check(&history)?;
-        data.calendars
-            .insert(calendar.name.clone(), calendar.clone());
+        let listings = data.calendars.get(&calendar.name).map_or(0, |c| c.listings);
+        data.calendars.insert(
+            calendar.name.clone(),
+            CalendarRecord {
+                listings,
+                ..calendar.clone()
+            },
+        );
         data.apply(&history)?;
         Ok(())
     }
@@ -744,11 +790,19 @@ impl CalendarStore for MemoryStore {
         &self,
         name: &str,
         version: u64,
+        listings: u64,
         history: &AuditRecord,
     ) -> Result<(), StoreError> {
         let mut data = self.lock_write()?;
         let key = format!("calendar {name}");
-        at_version(key, data.calendars.get(name).map(|c| c.version), version)?;
+        let stored = data.calendars.get(name);
+        at_version(key.clone(), stored.map(|c| c.version), version)?;
+        if stored.is_some_and(|c| c.listings != listings) {
+            return Err(StoreError::VersionConflict {
+                key,
+                expected: version,
+            });
+        }
         let history = Write::AppendAudit(history);
         data.check(&history)?;
         data.calendars.remove(name);
@@ -759,6 +813,10 @@ impl CalendarStore for MemoryStore {
     async fn add_calendar_users(&self, job_id: &str, names: &[String]) -> Result<(), StoreError> {
         let mut data = self.lock_write()?;
         for name in names {
+            let Some(calendar) = data.calendars.get_mut(name) else {
+                return Err(StoreError::NotFound(format!("calendar {name}")));
+            };
+            calendar.listings = calendar.listings.saturating_add(1);
             data.calendar_users
                 .insert((name.clone(), job_id.to_owned()));
         }
@@ -792,6 +850,20 @@ impl CalendarStore for MemoryStore {
 impl Store for MemoryStore {
     async fn write_all(&self, writes: &[Write<'_>]) -> Result<(), WriteAllError> {
         check_batch(writes)?;
+        if writes
+            .iter()
+            .any(|w| matches!(w, Write::CreateJob(_) | Write::UpdateJob(_)))
+        {
+            let step = self
+                .before_job_write
+                .0
+                .lock()
+                .ok()
+                .and_then(|mut slot| slot.take());
+            if let Some(step) = step {
+                step().await;
+            }
+        }
         let mut data = self.lock_write().map_err(WriteAllError::whole)?;
         for (index, write) in writes.iter().enumerate() {
             data.check(write).map_err(|e| WriteAllError::at(index, e))?;

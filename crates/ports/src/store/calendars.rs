@@ -7,6 +7,15 @@
 //! that no longer uses the calendar (which a re-plan or a delete reads and drops), never a job
 //! missing.
 //!
+//! A delete must not race a job write that starts to use the calendar. Three rules close it
+//! (docs/engine.md, "Calendars"): listing a job counts a *listing* on the calendar, after the
+//! entry is stored ([`CalendarStore::add_calendar_users`]; the count never goes down); a delete is
+//! made only at the count its check of the jobs read ([`CalendarStore::delete_calendar`]); and
+//! the job write that starts using a calendar requires its entry to be there
+//! ([`Write::RequireCalendarUser`](super::Write::RequireCalendarUser)), so an entry the delete's
+//! check dropped as stale fails the write, which lists the job again, and that fails on a deleted
+//! calendar.
+//!
 //! A calendar's change and the entry of its own history that records it (`calendar:{name}` in the
 //! audit trail) are written together, atomically: neither is ever stored without the other.
 
@@ -32,6 +41,10 @@ pub struct CalendarRecord {
     pub updated_at: DateTime<Utc>,
     /// The calendar's document (its JSON form, and who wrote it).
     pub document: Value,
+    /// How many times jobs were listed under it ([`CalendarStore::add_calendar_users`]); never
+    /// goes down. A put keeps the stored count (a new calendar starts at 0) whatever the record
+    /// says; a delete is made only at the count read.
+    pub listings: u64,
 }
 
 /// The store of calendars and of the jobs that use them.
@@ -60,17 +73,21 @@ pub trait CalendarStore: Send + Sync + 'static {
         history: &AuditRecord,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
-    /// Deletes the calendar `name` at `version` (`NotFound` when there is none,
-    /// `VersionConflict` when it is at another version), appending `history` in the same atomic
-    /// write as [`CalendarStore::put_calendar`] does. Its index of jobs is left as it is.
+    /// Deletes the calendar `name` at `version` and `listings` (`NotFound` when there is none,
+    /// `VersionConflict` when it is at another version or a job was listed under it since the
+    /// count was read), appending `history` in the same atomic write as
+    /// [`CalendarStore::put_calendar`] does. Its index of jobs is left as it is.
     fn delete_calendar(
         &self,
         name: &str,
         version: u64,
+        listings: u64,
         history: &AuditRecord,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
-    /// Lists `job_id` under each calendar of `names` (idempotent).
+    /// Lists `job_id` under each calendar of `names` (idempotent), then counts a listing on each
+    /// ([`CalendarRecord::listings`]). `NotFound` naming the calendar when one of `names` does not
+    /// exist: then `job_id` is not listed under that one.
     fn add_calendar_users(
         &self,
         job_id: &str,

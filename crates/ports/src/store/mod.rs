@@ -179,6 +179,11 @@ pub enum Write<'a> {
     AppendAudit(&'a AuditRecord),
     /// Adds counters to a job's hourly rollup bucket, creating it if absent ([`rollups`]).
     AddRollup(&'a RollupRecord),
+    /// Writes nothing: the batch fails (`NotFound`) unless the job (second) is listed under the
+    /// calendar (first) ([`CalendarStore::calendar_users`]). Beside the job write that starts
+    /// using a calendar, so that a delete of the calendar cannot slip between the listing and the
+    /// write ([`calendars`]).
+    RequireCalendarUser(&'a str, &'a str),
 }
 
 impl Write<'_> {
@@ -193,6 +198,9 @@ impl Write<'_> {
             }
             Write::SetWakeup(key, _) => format!("wakeup {key}"),
             Write::AddRollup(rollup) => rollup.key(),
+            Write::RequireCalendarUser(calendar, job_id) => {
+                format!("calendar {calendar} user {job_id}")
+            }
         }
     }
 }
@@ -524,7 +532,7 @@ pub trait Store:
     /// names that write (`index`) with what [`JobStore::update_job`], [`ExecutionStore::create_execution`]
     /// (`AlreadyExists`) or [`ExecutionStore::update_execution`] would have answered; for
     /// [`Write::CreateJob`] and [`Write::AppendAudit`] `AlreadyExists`, for [`Write::DeleteJob`]
-    /// `NotFound` or `VersionConflict`. A [`Write::DeleteJob`] removes the job's wake-up itself:
+    /// `NotFound` or `VersionConflict`, for [`Write::RequireCalendarUser`] `NotFound`. A [`Write::DeleteJob`] removes the job's wake-up itself:
     /// the batch must not also write `job:{id}`.
     fn write_all(
         &self,

@@ -32,7 +32,8 @@ use sundial_core::job::{JobDefinition, JobId};
 use sundial_core::spec::{calendar_names, BusinessCalendar, CalendarSet};
 use sundial_ports::store::audit::entry_id;
 use sundial_ports::store::{
-    AuditQuery, AuditRecord, CalendarRecord, Page, PageRequest, Store, StoreError, MAX_CALENDARS,
+    AuditQuery, AuditRecord, CalendarRecord, Page, PageRequest, Store, StoreError, Write,
+    WriteAllError, MAX_CALENDARS,
 };
 
 use super::{audit_record, field_error, Actor, App, AppError, ChangeBy, Entry};
@@ -220,6 +221,8 @@ impl<S: Store> App<S> {
                 version,
                 updated_at: now,
                 document: json!({"calendar": stored_form, "updatedBy": by.actor.name()}),
+                // The store keeps its own count.
+                listings: existing.as_ref().map_or(0, |r| r.listings),
             };
             let action = if existing.is_none() {
                 "create"
@@ -299,52 +302,64 @@ impl<S: Store> App<S> {
 
     /// Deletes the calendar `name`, refused (`Conflict`) while jobs use it, naming them.
     pub async fn delete_calendar_by(&self, by: &ChangeBy, name: &str) -> Result<(), AppError> {
-        let record = self
-            .store
-            .get_calendar(name)
-            .await?
-            .ok_or_else(|| AppError::NotFound(format!("calendar {name}")))?;
-        let using = self.calendar_jobs(name).await?;
-        if !using.is_empty() {
-            const SHOWN: usize = 20;
-            let more = using.len().saturating_sub(SHOWN);
-            let mut names = using
-                .iter()
-                .take(SHOWN)
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(", ");
-            if more > 0 {
-                names.push_str(&format!(" and {more} more"));
-            }
-            return Err(AppError::Conflict(format!(
-                "calendar {name} is used by {} job(s): {names}; change or delete them first",
-                using.len()
-            )));
-        }
-        let history = calendar_entry(
-            by,
-            name,
-            "delete",
-            record.version.saturating_add(1),
-            self.now(),
-            Map::new(),
-        );
-        match self
-            .store
-            .delete_calendar(name, record.version, &history)
-            .await
-        {
-            Ok(()) => {}
-            Err(StoreError::NotFound(_)) => {
-                return Err(AppError::NotFound(format!("calendar {name}")))
-            }
-            Err(StoreError::VersionConflict { .. } | StoreError::AlreadyExists(_)) => {
+        // A job listed under the calendar after its jobs were checked moves its listings count,
+        // and the delete, made at the count read, fails: then the jobs are checked again.
+        let mut retry = super::ConflictRetry::new(&*self.clock);
+        let mut deleted = false;
+        while retry.next_round().await {
+            let record = self
+                .store
+                .get_calendar(name)
+                .await?
+                .ok_or_else(|| AppError::NotFound(format!("calendar {name}")))?;
+            let using = self.calendar_jobs(name).await?;
+            if !using.is_empty() {
+                const SHOWN: usize = 20;
+                let more = using.len().saturating_sub(SHOWN);
+                let mut names = using
+                    .iter()
+                    .take(SHOWN)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                if more > 0 {
+                    names.push_str(&format!(" and {more} more"));
+                }
                 return Err(AppError::Conflict(format!(
-                    "calendar {name} was changed concurrently; retry"
-                )))
+                    "calendar {name} is used by {} job(s): {names}; change or delete them first",
+                    using.len()
+                )));
             }
-            Err(e) => return Err(e.into()),
+            let history = calendar_entry(
+                by,
+                name,
+                "delete",
+                record.version.saturating_add(1),
+                self.now(),
+                Map::new(),
+            );
+            match self
+                .store
+                .delete_calendar(name, record.version, record.listings, &history)
+                .await
+            {
+                Ok(()) => {
+                    deleted = true;
+                    break;
+                }
+                Err(StoreError::NotFound(_)) => {
+                    return Err(AppError::NotFound(format!("calendar {name}")))
+                }
+                Err(StoreError::VersionConflict { .. } | StoreError::AlreadyExists(_)) => {
+                    retry.lost(format!(
+                        "calendar {name} was changed or given a job concurrently; retry"
+                    ));
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        if !deleted {
+            return Err(retry.exhausted(|| format!("calendar {name} is busy; retry")));
         }
         tracing::info!(calendar = %name, "calendar deleted");
         Ok(())
@@ -399,19 +414,29 @@ impl<S: Store> App<S> {
         Ok(set)
     }
 
-    /// Lists `job_id` under `calendars` (before the job is written).
-    pub(crate) async fn list_calendar_users(
+    /// The calendars `body`'s schedule names, read from the store after `job_id` is listed under
+    /// each of them (docs/engine.md, "Calendars"): a calendar changed after this read re-plans
+    /// the job, and one deleted after it cannot be deleted under the job's write, which requires
+    /// the listings ([`calendar_checks`]). A name without a calendar is left to the definition's
+    /// parse, which refuses it naming the field.
+    pub(crate) async fn listed_calendars_for(
         &self,
         job_id: &JobId,
-        calendars: &CalendarSet,
-    ) -> Result<(), AppError> {
-        let names = names_of(calendars);
-        if !names.is_empty() {
-            self.store
-                .add_calendar_users(job_id.as_str(), &names)
-                .await?;
+        body: &Value,
+    ) -> Result<CalendarSet, AppError> {
+        if let Some(schedule) = body.get("schedule") {
+            for name in calendar_names(schedule) {
+                match self
+                    .store
+                    .add_calendar_users(job_id.as_str(), std::slice::from_ref(&name))
+                    .await
+                {
+                    Ok(()) | Err(StoreError::NotFound(_)) => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
         }
-        Ok(())
+        self.calendars_for(body).await
     }
 
     /// Unlists `job_id` from the calendars of `before` that `after` (`None`: the job was deleted)
@@ -644,6 +669,34 @@ fn merge_ics(map: &mut Map<String, Value>, ics: &Value) -> Result<(), AppError> 
     Ok(())
 }
 
-fn names_of(set: &CalendarSet) -> Vec<String> {
+pub(crate) fn names_of(set: &CalendarSet) -> Vec<String> {
     set.names().map(str::to_owned).collect()
+}
+
+/// The checks that go with a job write whose definition uses `calendars`: each requires the
+/// job's listing under one of them, so that a delete of the calendar that dropped the listing
+/// fails the write instead of leaving a job on a deleted calendar.
+pub(crate) fn calendar_checks<'a>(job_id: &'a str, calendars: &'a [String]) -> Vec<Write<'a>> {
+    calendars
+        .iter()
+        .map(|calendar| Write::RequireCalendarUser(calendar, job_id))
+        .collect()
+}
+
+/// The answer to a job write that failed on one of its [`calendar_checks`] (from `first_check`
+/// on in the batch): the listing was dropped meanwhile, by a delete of the calendar or the check
+/// of a concurrent change that did not yet see the job use it. `None` for any other failure.
+pub(crate) fn lost_listing(
+    job_id: &JobId,
+    error: &WriteAllError,
+    first_check: usize,
+) -> Option<AppError> {
+    match (error.index, &error.error) {
+        (Some(index), StoreError::NotFound(_)) if index >= first_check => {
+            Some(AppError::Conflict(format!(
+                "a calendar job {job_id} uses was deleted or changed while the job was written; retry"
+            )))
+        }
+        _ => None,
+    }
 }

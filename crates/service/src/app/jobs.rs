@@ -10,6 +10,7 @@ use sundial_core::job::{
     Job, JobDefinition, JobId, JobState, JobStatus, LabelSelector, ServiceName,
 };
 
+use super::calendars;
 use super::{
     audit_race, audit_record, field_error, upcoming_fires, App, AppError, ChangeBy, Entry,
 };
@@ -122,7 +123,7 @@ impl<S: Store> App<S> {
     ) -> Result<Job, AppError> {
         let now = self.now();
         // A redaction marker has no stored value to keep on create: refused naming the header.
-        let calendars = self.calendars_for(body).await?;
+        let calendars = self.listed_calendars_for(job_id, body).await?;
         let definition = JobDefinition::parse_submitted_with(job_id, body, now, None, &calendars)?;
         self.check_platform_limits(&definition)?;
         if let Some(parent) = definition.parent_job() {
@@ -166,20 +167,21 @@ impl<S: Store> App<S> {
         };
         let record = encode_job(&job, 1, service);
         let entry = audit_record(by, job_id, now, Entry::new("create", Some(&job), 1));
-        self.list_calendar_users(job_id, &job.definition.calendars())
-            .await?;
-        match self
-            .store
-            .write_all(&[Write::CreateJob(&record), Write::AppendAudit(&entry)])
-            .await
-        {
+        let uses = calendars::names_of(&job.definition.calendars());
+        let mut writes = vec![Write::CreateJob(&record), Write::AppendAudit(&entry)];
+        writes.extend(calendars::calendar_checks(job_id.as_str(), &uses));
+        match self.store.write_all(&writes).await {
             Err(WriteAllError {
                 index: Some(0),
                 error: StoreError::AlreadyExists(_),
             }) => {
                 return Err(AppError::Conflict(format!("job {job_id} already exists")));
             }
-            other => other.map_err(audit_race)?,
+            Err(e) => match calendars::lost_listing(job_id, &e, 2) {
+                Some(lost) => return Err(lost),
+                None => return Err(audit_race(e).into()),
+            },
+            Ok(()) => {}
         }
         self.refresh_wakeup(&job).await?;
         self.plan_now(&job).await;
@@ -303,13 +305,14 @@ impl<S: Store> App<S> {
         previewed: Option<&str>,
     ) -> Result<Job, AppError> {
         let now = self.now();
-        let calendars = self.calendars_for(body).await?;
         // Listed under its calendars before it is written (docs/engine.md, "Calendars").
-        self.list_calendar_users(job_id, &calendars).await?;
+        let calendars = self.listed_calendars_for(job_id, body).await?;
+        let uses = calendars::names_of(&calendars);
         let (stored, before) = self
-            .modify_recorded(
+            .modify_listed(
                 None,
                 job_id,
+                &uses,
                 |stored| {
                     if previewed.is_some_and(|tag| tag != definition_tag(&stored.job)) {
                         return Err(AppError::Conflict(format!(
@@ -543,14 +546,14 @@ impl<S: Store> App<S> {
         declared: &Value,
     ) -> Result<Option<Vec<String>>, AppError> {
         let now = self.now();
-        let declared_calendars = self.calendars_for(declared).await?;
-        self.list_calendar_users(job_id, &declared_calendars)
-            .await?;
+        let declared_calendars = self.listed_calendars_for(job_id, declared).await?;
+        let uses = calendars::names_of(&declared_calendars);
         let mut before_calendars = sundial_core::spec::CalendarSet::new();
         let (stored, fields) = self
-            .modify_recorded(
+            .modify_listed(
                 None,
                 job_id,
+                &uses,
                 |stored| {
                     before_calendars = stored.job.definition.calendars();
                     let plan = plan_reconcile(

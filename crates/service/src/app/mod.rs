@@ -463,8 +463,21 @@ impl<S: Store> App<S> {
     /// the write leaves), if it makes one.
     pub(crate) async fn modify_recorded<T>(
         &self,
+        known: Option<StoredJob>,
+        job_id: &JobId,
+        change: impl FnMut(&mut StoredJob) -> Result<T, AppError>,
+        record: impl Fn(&Job, &Job, u64) -> Option<AuditRecord>,
+    ) -> Result<(StoredJob, T), AppError> {
+        self.modify_listed(known, job_id, &[], change, record).await
+    }
+
+    /// As [`App::modify_recorded`], the write also requiring the job's listing under each of
+    /// `calendars` ([`calendars::calendar_checks`]): a `Conflict` if one was dropped meanwhile.
+    pub(crate) async fn modify_listed<T>(
+        &self,
         mut known: Option<StoredJob>,
         job_id: &JobId,
+        calendars: &[String],
         mut change: impl FnMut(&mut StoredJob) -> Result<T, AppError>,
         record: impl Fn(&Job, &Job, u64) -> Option<AuditRecord>,
     ) -> Result<(StoredJob, T), AppError> {
@@ -480,14 +493,20 @@ impl<S: Store> App<S> {
             stored.job.updated_at = self.now();
             let job = encode_job(&stored.job, stored.version, stored.service.clone());
             let entry = record(&previous, &stored.job, stored.version.saturating_add(1));
-            let written = match &entry {
-                None => self.store.update_job(&job).await,
-                Some(entry) => self
-                    .store
-                    .write_all(&[Write::UpdateJob(&job), Write::AppendAudit(entry)])
-                    .await
-                    .map(|()| stored.version.saturating_add(1))
-                    .map_err(audit_race),
+            let written = if entry.is_none() && calendars.is_empty() {
+                self.store.update_job(&job).await
+            } else {
+                let mut writes = vec![Write::UpdateJob(&job)];
+                writes.extend(entry.as_ref().map(Write::AppendAudit));
+                let first_check = writes.len();
+                writes.extend(calendars::calendar_checks(job_id.as_str(), calendars));
+                match self.store.write_all(&writes).await {
+                    Ok(()) => Ok(stored.version.saturating_add(1)),
+                    Err(e) => match calendars::lost_listing(job_id, &e, first_check) {
+                        Some(lost) => return Err(lost),
+                        None => Err(audit_race(e)),
+                    },
+                }
             };
             match written {
                 Ok(version) => {

@@ -5,7 +5,7 @@
 use super::*;
 use crate::app::{ChangeBy, REPLAN_BATCH};
 use sundial_ports::queue::Delivery;
-use sundial_ports::store::{AuditQuery, AuditStore};
+use sundial_ports::store::{AuditQuery, AuditRecord, AuditStore, CalendarStore};
 
 /// docs/spec.md §16.1's London calendar (Good Friday is 29 March 2024).
 fn london(extra_dates: &[&str]) -> Value {
@@ -233,4 +233,126 @@ async fn without_the_queue_the_replan_is_in_the_request() {
     assert_eq!((put.queued, put.replanned), (1, 1));
     assert_eq!(next_fire(&w, "pay").await, "2024-03-27T18:00:00+00:00");
     assert!(receive_all(&w).await.is_empty());
+}
+
+/// The job body of [`payroll`], whole.
+fn payroll_job() -> Value {
+    let mut body = payroll();
+    body["jobName"] = json!("payroll");
+    body["creator"] = json!("c");
+    body["creatorName"] = json!("C");
+    body["request"] = json!([{"method": "POST", "url": "service://main/run"}]);
+    body
+}
+
+/// Deletes the calendar `london` through the control plane just before the next job write.
+fn delete_london_before_the_next_job_write(w: &World) {
+    let app = Arc::clone(w.engine.app());
+    w.app().store().before_next_job_write(move || {
+        Box::pin(async move {
+            app.delete_calendar_by(&ChangeBy::anonymous(), "london")
+                .await
+                .expect("the job is not written yet: the delete goes through");
+        })
+    });
+}
+
+#[tokio::test]
+async fn a_delete_between_a_jobs_listing_and_its_creation_fails_the_creation() {
+    let w = World::new("2024-03-10T00:00:00Z", |_, _| ok(json!({})));
+    let by = ChangeBy::anonymous();
+    w.app()
+        .put_calendar_by(&by, "london", &london(&[]))
+        .await
+        .unwrap();
+    // The creation lists the job under london and reads it; the delete then finds the listing
+    // of a job that does not exist, drops it and deletes the calendar.
+    delete_london_before_the_next_job_write(&w);
+    let id = JobId::parse("payroll").unwrap();
+    let refused = w.app().create_job_by(&by, &id, &payroll_job()).await;
+    assert!(
+        matches!(&refused, Err(AppError::Conflict(why)) if why.contains("payroll") && why.contains("calendar")),
+        "{refused:?}"
+    );
+    assert!(matches!(
+        w.app().load(&id).await,
+        Err(AppError::NotFound(_))
+    ));
+    assert!(matches!(
+        w.app().get_calendar("london").await,
+        Err(AppError::NotFound(_))
+    ));
+    // Asked again, the creation is refused for the calendar it names.
+    let again = w.app().create_job_by(&by, &id, &payroll_job()).await;
+    assert!(
+        matches!(&again, Err(AppError::Invalid(e)) if e.to_string().contains("london")),
+        "{again:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_delete_between_a_jobs_listing_and_its_update_fails_the_update() {
+    let w = World::new("2024-03-10T00:00:00Z", |_, _| ok(json!({})));
+    let by = ChangeBy::anonymous();
+    w.app()
+        .put_calendar_by(&by, "london", &london(&[]))
+        .await
+        .unwrap();
+    w.create("payroll", json!({"schedule": {"cron": ["0 18 * * *"]}}))
+        .await;
+    let id = JobId::parse("payroll").unwrap();
+    let before = w.app().load(&id).await.unwrap();
+    // The update starts using london: the delete's check finds the job on its old schedule.
+    delete_london_before_the_next_job_write(&w);
+    let refused = w.app().update_job_by(&by, &id, &payroll_job()).await;
+    assert!(
+        matches!(&refused, Err(AppError::Conflict(why)) if why.contains("calendar")),
+        "{refused:?}"
+    );
+    let after = w.app().load(&id).await.unwrap();
+    assert_eq!(after.version, before.version, "the job was not written");
+    assert!(after.job.definition.calendars().get("london").is_none());
+}
+
+#[tokio::test]
+async fn a_job_listed_after_the_deletes_check_makes_the_delete_look_again() {
+    let w = World::new("2024-03-10T00:00:00Z", |_, _| ok(json!({})));
+    let by = ChangeBy::anonymous();
+    w.app()
+        .put_calendar_by(&by, "london", &london(&[]))
+        .await
+        .unwrap();
+    let read = w
+        .app()
+        .store()
+        .get_calendar("london")
+        .await
+        .unwrap()
+        .unwrap();
+    // A creation lists its job after a delete read the calendar and found no job.
+    w.app()
+        .store()
+        .add_calendar_users("payroll", &["london".to_owned()])
+        .await
+        .unwrap();
+    let history = AuditRecord {
+        job_id: "calendar:london".into(),
+        entry_id: "e".into(),
+        at: w.clock.now(),
+        document: json!({}),
+    };
+    assert!(matches!(
+        w.app()
+            .store()
+            .delete_calendar("london", read.version, read.listings, &history)
+            .await,
+        Err(StoreError::VersionConflict { .. })
+    ));
+    // Through the control plane, the delete reads again: the job is there now, so it is refused.
+    w.create("payroll", payroll()).await;
+    let refused = w.app().delete_calendar_by(&by, "london").await;
+    assert!(
+        matches!(&refused, Err(AppError::Conflict(why)) if why.contains("used by 1 job(s): payroll")),
+        "{refused:?}"
+    );
 }
