@@ -111,7 +111,7 @@ impl StoredCalendar {
             .collect())
     }
 
-    fn parsed(&self) -> Result<BusinessCalendar, AppError> {
+    pub(crate) fn parsed(&self) -> Result<BusinessCalendar, AppError> {
         BusinessCalendar::from_json(&self.calendar)
             .map_err(|e| AppError::corrupt(format!("stored calendar {} is unreadable", e.path), e))
     }
@@ -540,6 +540,30 @@ impl<S: Store> App<S> {
             Some(e) => Err(e),
             None => Ok(replanned),
         }
+    }
+
+    /// Re-plans `job`, just written, with each calendar it uses that changed since the read its
+    /// write was parsed against. The change's own re-plan may have come before the write (the job
+    /// listed, its old schedule re-planned, then the write retried over it with the copy it had
+    /// read); read after the write, the calendar is either the copy written or newer, and then
+    /// this brings the job to it. A change after this read re-plans the job itself.
+    pub(crate) async fn catch_up_calendars(
+        &self,
+        by: &ChangeBy,
+        job: &sundial_core::job::Job,
+    ) -> Result<(), AppError> {
+        let copies = job.definition.calendars();
+        for copy in copies.iter() {
+            let Some(record) = self.store.get_calendar(copy.name()).await? else {
+                continue;
+            };
+            let stored = Arc::new(StoredCalendar::from_record(&record).parsed()?);
+            if *stored != **copy {
+                tracing::info!(job_id = %job.job_id(), calendar = %copy.name(), "the calendar changed while the job was written: re-planned with it");
+                self.replan_job(by, &stored, job.job_id().as_str()).await?;
+            }
+        }
+        Ok(())
     }
 
     /// Re-plans the job `id` with `calendar`: its schedule parsed again against it and its next

@@ -184,6 +184,7 @@ impl<S: Store> App<S> {
             Ok(()) => {}
         }
         self.refresh_wakeup(&job).await?;
+        self.catch_up_calendars(by, &job).await?;
         self.plan_now(&job).await;
         self.mark_parent(&job).await?;
         tracing::info!(job_id = %job_id, "job created");
@@ -342,6 +343,7 @@ impl<S: Store> App<S> {
             .await?;
         self.unlist_calendar_user(job_id, &before, Some(&stored.job.definition.calendars()))
             .await?;
+        self.catch_up_calendars(by, &stored.job).await?;
         self.plan_now(&stored.job).await;
         self.mark_parent(&stored.job).await?;
         Ok(stored.job)
@@ -612,6 +614,7 @@ impl<S: Store> App<S> {
         )
         .await?;
         if fields.is_some() {
+            self.catch_up_calendars(by, &stored.job).await?;
             self.plan_now(&stored.job).await;
             self.mark_parent(&stored.job).await?;
         }

@@ -356,3 +356,42 @@ async fn a_job_listed_after_the_deletes_check_makes_the_delete_look_again() {
         "{refused:?}"
     );
 }
+
+#[tokio::test]
+async fn a_calendar_changed_while_a_job_is_written_ends_in_the_job() {
+    let w = World::new("2024-03-10T00:00:00Z", |_, _| ok(json!({})));
+    let by = ChangeBy::anonymous();
+    w.app()
+        .put_calendar_by(&by, "london", &london(&[]))
+        .await
+        .unwrap();
+    let id = JobId::parse("payroll").unwrap();
+    w.app()
+        .create_job_by(&by, &id, &payroll_job())
+        .await
+        .unwrap();
+    // The update read london before it changed; the change re-plans the job before the update's
+    // write, which then retries over it with the copy it read.
+    let app = Arc::clone(w.engine.app());
+    w.app().store().before_next_job_write(move || {
+        Box::pin(async move {
+            app.put_calendar_by(&ChangeBy::anonymous(), "london", &london(&["2024-03-28"]))
+                .await
+                .expect("the calendar changes");
+        })
+    });
+    let mut later = payroll_job();
+    later["schedule"]["calendars"][0]["hour"] = json!("19");
+    w.app().update_job_by(&by, &id, &later).await.unwrap();
+    let stored = w.app().get_calendar("london").await.unwrap();
+    let job = w.app().load(&id).await.unwrap().job;
+    let copy = job.definition.calendars();
+    let copy = copy.get("london").expect("the job uses london");
+    assert_eq!(
+        **copy,
+        stored.parsed().unwrap(),
+        "the job's copy is the calendar as it is now"
+    );
+    // 2024-03-28 is a day off now: the last business day of March is the 27th.
+    assert_eq!(next_fire(&w, "payroll").await, "2024-03-27T19:00:00+00:00");
+}
