@@ -60,9 +60,22 @@ macro_rules! bulk_request {
 }
 
 bulk_request! {
-    /// `POST /bulk/jobs/pause` and `POST /bulk/jobs/unpause`.
-    #[schema(example = json!({"labels": {"team": "payments"}, "state": "active", "reason": "payments freeze for the migration", "dryRun": true}))]
+    /// `POST /bulk/jobs/pause`.
+    #[schema(example = json!({"labels": {"team": "payments"}, "state": "active", "reason": "payments freeze for the migration", "until": "2h", "dryRun": true}))]
     BulkPauseRequest {
+        /// The notes (default: the reason).
+        #[schema(max_length = 4096)]
+        notes: Option<String>,
+        /// When every pause ends by itself, as `POST /jobs/{jobId}/pause` takes it; a duration
+        /// counts from the request, so all end at one time.
+        until: Option<String>,
+    }
+}
+
+bulk_request! {
+    /// `POST /bulk/jobs/unpause`.
+    #[schema(example = json!({"labels": {"team": "payments"}, "state": "paused", "reason": "migration done"}))]
+    BulkUnpauseRequest {
         /// The notes (default: the reason).
         #[schema(max_length = 4096)]
         notes: Option<String>,
@@ -204,7 +217,7 @@ bulk_route!(
     bulk_unpause,
     Unpause,
     "/bulk/jobs/unpause",
-    BulkPauseRequest,
+    BulkUnpauseRequest,
     "unpauses"
 );
 bulk_route!(

@@ -10,11 +10,12 @@ use super::extract::{JsonBody, LabelledParams, Params, PathParams};
 use super::auth::Authenticated;
 use super::schema::{
     AffectedRun, Created, Envelope, ErrorEnvelope, FireTimesBeforeAfter, Job, JobDefinition,
-    JobListQuery, JobPath, JobsPage, Notes, UpdateAnswer, UpdatePreview, Updated,
+    JobListQuery, JobPath, JobsPage, Notes, PauseRequest, UpdateAnswer, UpdatePreview, Updated,
 };
 use super::{bool_param, page_of, ApiError, ApiResult, AppState};
+use sundial_core::job::PauseEnd;
 use sundial_ports::store::{JobFilter, JobOrder, LabelSelector, Store};
-use sundial_service::app::{job_filter, parse_job_id, AppError};
+use sundial_service::app::{job_filter, parse_job_id, pause_end, AppError};
 
 /// The warnings of a created or updated job, absent when there are none.
 fn warnings_of(warnings: Vec<String>) -> Option<Vec<String>> {
@@ -263,20 +264,32 @@ fn notes_of(body: &Value) -> Result<Option<String>, ApiError> {
     }
 }
 
-/// Pauses a job; the schedule is kept and `notes` say why.
+/// The end of a pause body's pause: its `until`, if given.
+pub(crate) fn pause_end_of(body: &Value) -> Result<Option<PauseEnd>, ApiError> {
+    match body.get("until") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(until)) => Ok(Some(pause_end(until)?)),
+        Some(_) => Err(ApiError::invalid(
+            "until",
+            "expected an RFC 3339 instant or a duration such as \"2h\"",
+        )),
+    }
+}
+
+/// Pauses a job; the schedule is kept and `notes` say why; with `until`, until then.
 #[utoipa::path(
     post,
     path = "/jobs/{jobId}/pause",
     tag = "jobs",
     params(JobPath),
-    request_body(content = Option<Notes>, description = "Optional; without notes the pause records `\"paused\"`."),
+    request_body(content = Option<PauseRequest>, description = "Optional; without notes the pause records `\"paused\"`; with `until` the pause ends by itself."),
     responses(
         (status = 200, description = "Paused.", body = Envelope,
             links(
                 ("unpause" = (operation_id = "unpause", parameters(("jobId" = "$request.path.jobId")))),
                 ("get_job" = (operation_id = "get_job", parameters(("jobId" = "$request.path.jobId")))),
             )),
-        (status = 400, description = "`notes` is not a string of at most 4096 bytes, the body is not JSON, or `jobId` is malformed.", body = ErrorEnvelope),
+        (status = 400, description = "`notes` is not a string of at most 4096 bytes, `until` is neither an RFC 3339 instant nor a duration or is not later than now, the body is not JSON, or `jobId` is malformed.", body = ErrorEnvelope),
         (status = 404, description = "No such job.", body = ErrorEnvelope),
         (status = 409, description = "The job is busy; retry.", body = ErrorEnvelope),
         (status = 503, description = "The store failed; retry.", body = ErrorEnvelope),
@@ -290,7 +303,8 @@ pub(super) async fn pause<S: Store>(
 ) -> ApiResult {
     let job_id = parse_job_id(&job_id)?;
     let notes = notes_of(&body)?.or_else(|| Some("paused".to_string()));
-    app.set_active_by(&caller.change(), &job_id, false, notes)
+    let until = pause_end_of(&body)?;
+    app.pause_by(&caller.change(), &job_id, notes, until)
         .await?;
     Ok(Json(Envelope::ok()).into_response())
 }

@@ -869,7 +869,8 @@ job_schema! {
 job_schema! {
     /// A job as `GET /jobs/{jobId}` shows it: the definition as written (the value of every
     /// secret header shown as `"***"`), with `active` set to the current state, plus `state`,
-    /// `pausedNotes`, `createdAt` and `updatedAt`. Leave those four out to post it back to update.
+    /// `pausedNotes`, `pausedUntil` (when set), `createdAt` and `updatedAt`. Leave those out to post
+    /// it back to update.
     #[derive(ToSchema)]
     #[serde(rename_all = "camelCase")]
     Job {
@@ -883,6 +884,9 @@ job_schema! {
         state: JobStateName,
         /// Why the job was paused or resumed.
         paused_notes: Option<String>,
+        /// When a paused job resumes by itself (present only for a pause given `until`).
+        #[schema(format = DateTime)]
+        paused_until: Option<String>,
         /// When the job was created (UTC, milliseconds).
         #[schema(format = DateTime)]
         created_at: String,
@@ -921,6 +925,21 @@ pub struct Notes {
     /// At most 4096 bytes; a pause without notes records `"paused"`.
     #[schema(max_length = 4096, example = "waiting for the new warehouse")]
     notes: Option<String>,
+}
+
+/// Why a job is paused, and until when.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct PauseRequest {
+    /// At most 4096 bytes; a pause without notes records `"paused"`.
+    #[schema(max_length = 4096, example = "waiting for the new warehouse")]
+    notes: Option<String>,
+    /// When the pause ends by itself: an RFC 3339 instant or a duration from now (`"2h"`,
+    /// `"PT30M"`), later than now. The tick then resumes the job as the system, and its schedule
+    /// goes on from that time. Without it, the job stays paused until resumed.
+    #[schema(example = "2h")]
+    until: Option<String>,
 }
 
 /// Why an execution is cancelled or terminated; goes into its event log.

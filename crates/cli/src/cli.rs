@@ -226,10 +226,13 @@ pub(crate) enum JobCommand {
     List(ListArgs),
     /// Delete a job (its executions stay until retention)
     Delete(JobId),
-    /// Pause a job's schedule
+    /// Pause a job's schedule, until resumed or until a time
+    #[command(
+        after_help = "Example: sundial job pause nightly-report --notes \"vendor maintenance\" --until 2h"
+    )]
     Pause(PauseArgs),
     /// Resume a paused job
-    Unpause(PauseArgs),
+    Unpause(UnpauseArgs),
     /// Run a job once now
     Trigger(TriggerArgs),
     /// Run every fire time of a job's schedule in a past range
@@ -559,6 +562,13 @@ pub(crate) struct BulkArgs {
     /// pause, unpause: the notes (default: the reason)
     #[arg(long, help_heading = "Action parameters")]
     pub notes: Option<String>,
+    /// pause: end every pause by itself, at an RFC 3339 instant or a duration from now (2h)
+    #[arg(
+        long,
+        value_name = "TIME_OR_DURATION",
+        help_heading = "Action parameters"
+    )]
+    pub until: Option<String>,
     /// trigger: an argument for the request templates, ${KEY}; repeatable
     #[arg(
         long = "arg",
@@ -592,6 +602,19 @@ pub(crate) struct PauseArgs {
     #[arg(value_name = "JOB_ID")]
     pub job_id: String,
     /// Why (kept in pausedNotes)
+    #[arg(long)]
+    pub notes: Option<String>,
+    /// End the pause by itself: an RFC 3339 instant or a duration from now (2h, 30m, PT1H)
+    #[arg(long, value_name = "TIME_OR_DURATION")]
+    pub until: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct UnpauseArgs {
+    /// The job id
+    #[arg(value_name = "JOB_ID")]
+    pub job_id: String,
+    /// Why (replaces pausedNotes)
     #[arg(long)]
     pub notes: Option<String>,
 }

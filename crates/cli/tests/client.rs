@@ -232,6 +232,33 @@ fn job_commands_end_to_end() {
         "active"
     );
 
+    // a pause that ends by itself: --until, shown as when the job resumes
+    let before = chrono::Utc::now();
+    cli(
+        &server,
+        &["job", "pause", "nightly", "--until", "2h", "-o", "json"],
+    )
+    .json();
+    let job = cli(&server, &["job", "get", "nightly", "-o", "json"]).json();
+    let until: chrono::DateTime<chrono::Utc> = job["pausedUntil"]
+        .as_str()
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("pausedUntil of {job}"));
+    let ahead = until - before;
+    assert!(
+        ahead >= chrono::Duration::minutes(119) && ahead <= chrono::Duration::minutes(121),
+        "{until} is not 2 h after {before}"
+    );
+    let table = cli(&server, &["job", "get", "nightly"]);
+    assert!(table.stdout.contains("Resumes"), "{}", table.stdout);
+    cli(
+        &server,
+        &["job", "pause", "nightly", "--until", "yesterday"],
+    )
+    .fails(4, "until");
+    cli(&server, &["job", "unpause", "nightly", "-o", "json"]).json();
+    assert!(server.call("GET", "/jobs/nightly", None).body["pausedUntil"].is_null());
+
     // update: flags change the stored definition, which is kept otherwise; it runs once now
     let updated = cli(
         &server,
@@ -973,6 +1000,8 @@ fn labels_and_bulk_actions() {
             "team:payments",
             "--reason",
             "freeze",
+            "--until",
+            "2030-01-01T00:00:00Z",
             "--all",
             "-o",
             "json",
@@ -985,6 +1014,7 @@ fn labels_and_bulk_actions() {
         (job["active"].as_u64(), job["pausedNotes"].as_str()),
         (Some(0), Some("freeze"))
     );
+    assert_eq!(job["pausedUntil"], "2030-01-01T00:00:00Z");
 
     // A job that fails is listed, and the command exits 1.
     let partial = cli(

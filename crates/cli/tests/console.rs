@@ -201,21 +201,23 @@ fn console_shows_seeded_jobs_and_drives_them() {
     let run = server.call("GET", "/executions/hook~t~browser-later", None);
     assert_eq!(run.body["state"], "Scheduled", "{:?}", run.body);
 
-    // Pause with notes; the list shows them.
+    // Pause with notes, until a time: the job page and the list show when it resumes.
     browser.go(&format!("{base}/ui/jobs/sweep"));
     browser.type_into("#pause-notes", "maintenance window");
+    browser.type_into("#pause-until", "2h");
     browser.click_and_load("form[action$='/pause'] button");
     browser.wait_for_text("Notes: maintenance window", Duration::from_secs(5));
+    let text = browser.text();
+    assert!(text.contains("Resumes by itself"), "{text}");
     browser.go(&format!("{base}/?state=paused"));
     let text = browser.text();
     assert!(
-        text.contains("sweep") && text.contains("maintenance window"),
+        text.contains("sweep") && text.contains("maintenance window") && text.contains("resumes"),
         "{text}"
     );
-    assert_eq!(
-        server.call("GET", "/jobs/sweep", None).body["active"],
-        json!(0)
-    );
+    let paused = server.call("GET", "/jobs/sweep", None).body;
+    assert_eq!(paused["active"], json!(0));
+    assert!(paused["pausedUntil"].is_string(), "{paused}");
 
     // The session cookie: HttpOnly, SameSite=Strict, with an expiry.
     let cookies = browser.cookies();
@@ -674,10 +676,15 @@ fn console_bulk_pauses_the_jobs_a_label_selects_and_triggers_the_rows_selected()
     browser.click("#bulk input[name=scope][value=filter]");
     browser.click("#bulk-action option[value=pause]");
     browser.type_into("#bulk-reason", reason);
+    browser.type_into("#bulk-until", "2030-01-01T00:00:00Z");
     browser.screenshot_whole("jobs-bulk");
     browser.click_and_load("#bulk button[type=submit]");
     let text = browser.text();
     assert!(text.contains("Pause 3 jobs?"), "{text}");
+    assert!(
+        text.contains("2030-01-01T00:00:00Z"),
+        "the confirmation states the end: {text}"
+    );
     assert!(
         text.contains("3 jobs match the filter label team:payments."),
         "{text}"
@@ -716,6 +723,7 @@ fn console_bulk_pauses_the_jobs_a_label_selects_and_triggers_the_rows_selected()
             .collect();
         if team == "payments" {
             assert_eq!(job["active"], json!(0), "{id}: {job}");
+            assert_eq!(job["pausedUntil"], "2030-01-01T00:00:00Z", "{id}: {job}");
             assert_eq!(bulk.len(), 1, "{id}: {history}");
             assert_eq!(bulk[0]["reason"], reason, "{id}: {history}");
             assert_eq!(bulk[0]["actor"], "anonymous", "{id}: {history}");

@@ -48,6 +48,8 @@ enum Scope {
 struct BulkForm {
     action: BulkAction,
     reason: String,
+    /// A pause's end, as typed (an instant or a duration); only a pause takes it.
+    until: Option<String>,
     scope: Scope,
     job_ids: Vec<String>,
     filter: JobFilter,
@@ -89,6 +91,9 @@ impl BulkForm {
         Ok(BulkForm {
             action,
             reason: field(pairs, "reason").unwrap_or_default(),
+            until: field(pairs, "until")
+                .map(|u| u.trim().to_string())
+                .filter(|u| !u.is_empty() && action == BulkAction::Pause),
             scope,
             job_ids: pairs
                 .iter()
@@ -105,6 +110,9 @@ impl BulkForm {
         let mut body = Map::new();
         body.insert("reason".into(), json!(self.reason));
         body.insert("dryRun".into(), json!(dry_run));
+        if let Some(until) = &self.until {
+            body.insert("until".into(), json!(until));
+        }
         match self.scope {
             Scope::Selected => {
                 body.insert("jobIds".into(), json!(self.job_ids));
@@ -142,6 +150,7 @@ impl BulkForm {
             input type="hidden" name="csrf" value=(session.csrf);
             input type="hidden" name="action" value=(self.action.name());
             input type="hidden" name="reason" value=(self.reason);
+            @if let Some(until) = &self.until { input type="hidden" name="until" value=(until); }
             @match self.scope {
                 Scope::Selected => {
                     input type="hidden" name="scope" value="selected";
@@ -165,6 +174,7 @@ impl BulkForm {
             input type="hidden" name="csrf" value=(session.csrf);
             input type="hidden" name="action" value=(self.action.name());
             input type="hidden" name="reason" value=(self.reason);
+            @if let Some(until) = &self.until { input type="hidden" name="until" value=(until); }
             input type="hidden" name="scope" value="selected";
             @for outcome in report.outcomes.iter().filter(|o| o.result.is_ok()) {
                 input type="hidden" name="jobIds" value=(outcome.job_id);
@@ -192,6 +202,7 @@ impl BulkForm {
             dl.definition {
                 dt { "Action" } dd { (self.action.name()) }
                 dt { "Reason" } dd.reason { (self.reason) }
+                @if let Some(until) = &self.until { dt { "Until" } dd.until { (until) } }
                 dt { "Jobs" } dd { (capitalized(&self.selection_words())) }
             }
         }
@@ -257,6 +268,11 @@ pub(crate) fn bulk_form(csrf: &str, filter: &JobFilter) -> Markup {
                 label for="bulk-reason" { "Reason" }
                 p.hint id="bulk-reason-hint" { "Required: recorded in each job's history." }
                 input id="bulk-reason" name="reason" type="text" required maxlength="4096" aria-describedby="bulk-reason-hint";
+            }
+            div.field {
+                label for="bulk-until" { "Pause until" }
+                p.hint id="bulk-until-hint" { "Pause only, optional: the pauses end by themselves at this time (2026-12-24T08:00:00Z) or after this long (2h)." }
+                input id="bulk-until" name="until" type="text" maxlength="64" aria-describedby="bulk-until-hint";
             }
             div.actions {
                 button type="submit" { "Review the jobs" }

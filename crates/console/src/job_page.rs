@@ -482,7 +482,11 @@ impl Render for Actions<'_> {
             form.card method="post" action={ (base) "/" (verb) } {
                 input type="hidden" name="csrf" value=(csrf);
                 label for={ (verb) "-notes" } { (label) " notes" }
-                @if self.active { input id="pause-notes" name="notes" type="text" placeholder="why it is paused"; }
+                @if self.active {
+                    input id="pause-notes" name="notes" type="text" placeholder="why it is paused";
+                    label for="pause-until" { "Until (optional)" }
+                    input id="pause-until" name="until" type="text" maxlength="64" placeholder="2h or 2026-12-24T08:00:00Z";
+                }
                 @else { input id="unpause-notes" name="notes" type="text"; }
                 button type="submit" { (label) }
             }
@@ -547,6 +551,9 @@ impl Render for JobPage {
             h1 { (id) " " (chip(if active { "active" } else { "paused" })) }
             (self.notice)
             @if let Some(notes) = &job.state.paused_notes { p.notes { "Notes: " (notes) } }
+            @if let (false, Some(until)) = (active, job.state.paused_until) {
+                p.resumes { "Resumes by itself " (when(until, self.zone, self.now)) }
+            }
             (section("def", None, html! { "Definition" }, self.definition.render()))
             (section("counters", None, html! { "Counters" }, Counters(&job.state).render()))
             (job_section(&self.stats, &base))

@@ -261,6 +261,9 @@ impl Render for JobRow {
                         @if let Some(notes) = &job.state.paused_notes {
                             br; span.notes { (notes) }
                         }
+                        @if let Some(until) = job.state.paused_until {
+                            br; span.resumes { "resumes " (when(until, zone, now)) }
+                        }
                     }
                 }
                 td.schedule { (schedule_words(job)) }

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use sundial_core::source::RunSource;
 use sundial_core::trigger::TriggerOptions;
 use sundial_ports::store::{JobOrder, Store};
-use sundial_service::app::parse_job_id;
+use sundial_service::app::{parse_job_id, pause_end};
 use sundial_service::AppError;
 
 use crate::auth::Session;
@@ -95,21 +95,35 @@ fn job_page(job_id: &str) -> Redirect {
     Redirect::to(&job_url(job_id))
 }
 
+/// The pause form: notes and, optionally, when the pause ends by itself.
+#[derive(Deserialize)]
+pub(crate) struct PauseForm {
+    csrf: String,
+    #[serde(default)]
+    notes: String,
+    #[serde(default)]
+    until: String,
+}
+
 /// `POST /ui/jobs/{jobId}/pause`.
 pub(crate) async fn pause<S: Store>(
     State(console): ConsoleState<S>,
     Extension(session): Extension<Session>,
     Path(job_id): Path<String>,
-    Form(form): Form<NotesForm>,
+    Form(form): Form<PauseForm>,
 ) -> PageResult {
     session.check_csrf(&form.csrf)?;
     let id = parse_job_id(&job_id)?;
     let notes = Some(form.notes.trim().to_string())
         .filter(|n| !n.is_empty())
         .unwrap_or_else(|| "paused".to_string());
+    let until = match form.until.trim() {
+        "" => None,
+        until => Some(pause_end(until)?),
+    };
     console
         .app
-        .set_active_by(&session.change(), &id, false, Some(notes))
+        .pause_by(&session.change(), &id, Some(notes), until)
         .await?;
     Ok(job_page(&job_id).into_response())
 }

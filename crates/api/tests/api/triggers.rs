@@ -184,6 +184,89 @@ async fn feedback_without_a_verifying_token_is_always_the_same_401() {
     );
 }
 
+/// A pause with `until` (an instant or a duration from now) shows `pausedUntil` until the job is
+/// resumed; a malformed or past `until` is a 400 naming it, for one job and in bulk.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pause_until_shows_its_end_and_refuses_a_bad_one() {
+    let api = Api::new();
+    api.create("20220125", &seed_job()).await;
+    let answer = api
+        .post(
+            "/jobs/20220125/pause",
+            &json!({"notes": "vendor window", "until": "2h"}),
+        )
+        .await;
+    assert_eq!(answer, (StatusCode::OK, ok()));
+    let job = api.job("20220125").await;
+    assert_eq!(job["state"], json!("paused"));
+    assert_eq!(job["pausedUntil"], json!("2024-03-10T14:34:56Z"));
+    let answer = api
+        .post(
+            "/jobs/20220125/pause",
+            &json!({"until": "2024-03-11T00:00:00+01:00"}),
+        )
+        .await;
+    assert_eq!(answer, (StatusCode::OK, ok()));
+    assert_eq!(
+        api.job("20220125").await["pausedUntil"],
+        json!("2024-03-10T23:00:00Z")
+    );
+    assert_eq!(
+        api.call(Method::POST, "/jobs/20220125/unpause", None).await,
+        (StatusCode::OK, ok())
+    );
+    assert!(api.job("20220125").await.get("pausedUntil").is_none());
+    for (until, why) in [
+        (
+            json!("soon"),
+            "until: expected an RFC 3339 instant or a duration",
+        ),
+        (
+            json!(7200),
+            "until: expected an RFC 3339 instant or a duration",
+        ),
+        (
+            json!("2024-03-10T12:00:00Z"),
+            "until: the pause would end at 2024-03-10T12:00:00Z, which is not later than now",
+        ),
+    ] {
+        assert_error(
+            &api.post("/jobs/20220125/pause", &json!({"until": until}))
+                .await,
+            400,
+            why,
+        );
+        if !why.contains("not later") {
+            assert_error(
+                &api.post(
+                    "/bulk/jobs/pause",
+                    &json!({"jobIds": ["20220125"], "reason": "r", "until": until}),
+                )
+                .await,
+                400,
+                why,
+            );
+        }
+    }
+    assert_eq!(
+        api.job("20220125").await["state"],
+        json!("active"),
+        "nothing paused"
+    );
+    // In bulk, a duration counts from the request.
+    let answer = api
+        .post(
+            "/bulk/jobs/pause",
+            &json!({"jobIds": ["20220125"], "reason": "window", "until": "30m"}),
+        )
+        .await;
+    assert_eq!(answer.0, StatusCode::OK, "{answer:?}");
+    assert_eq!(
+        api.job("20220125").await["pausedUntil"],
+        json!("2024-03-10T13:04:56Z")
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn pause_and_unpause_keep_their_notes() {
     let api = Api::new();

@@ -954,6 +954,56 @@ async fn a_pause_skips_a_fire_planned_before_it() {
     );
 }
 
+/// A pause until a time on DynamoDB (issue 30 item 4): the job's wake-up waits for the end, the
+/// tick of that minute resumes the job as the system and plans its fires from the end on.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pause_until_ends_at_the_tick_of_its_minute() {
+    let _moto = need_moto!();
+    let Some(rig) = rig(at("2029-12-31T23:59:30Z")).await else {
+        return;
+    };
+    let mut minutely = job(rig.port);
+    minutely["schedule"]["startTime"] = json!("2030-01-01T00:01:00Z");
+    let (status, body) = rig.api("POST", "/jobs/window", Some(minutely)).await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = rig
+        .api(
+            "POST",
+            "/jobs/window/pause",
+            Some(json!({"notes": "vendor window", "until": "2030-01-01T00:03:00Z"})),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let (_, shown) = rig.api("GET", "/jobs/window", None).await;
+    let shown = shown.get("data").cloned().unwrap_or(shown);
+    assert_eq!(shown["pausedUntil"], "2030-01-01T00:03:00Z", "{shown:#}");
+    let tick: Value = serde_json::from_str(&fixture("tick.json")).expect("JSON");
+    for minute in ["00:01:00", "00:02:00"] {
+        rig.clock.set(at(&format!("2030-01-01T{minute}Z")));
+        let report = handlers::tick(&rig.sundial, &tick).await.expect("tick");
+        assert_eq!(report["fires"], 0, "paused at {minute}: {report}");
+    }
+    // The tick of 00:03 comes 20 s late: the job resumes at 00:03 and its 00:03 fire runs.
+    rig.clock.set(at("2030-01-01T00:03:20Z"));
+    let report = handlers::tick(&rig.sundial, &tick).await.expect("tick");
+    assert!(report["fires"].as_u64() >= Some(1), "{report}");
+    rig.drain_dispatch().await;
+    assert_eq!(rig.target.received("/run/window").len(), 1);
+    let (_, shown) = rig.api("GET", "/jobs/window", None).await;
+    let shown = shown.get("data").cloned().unwrap_or(shown);
+    assert_eq!(shown["state"], "active", "{shown:#}");
+    assert!(shown.get("pausedUntil").is_none(), "{shown:#}");
+    let (_, run) = rig
+        .api("GET", "/executions/window~20300101T000300Z", None)
+        .await;
+    let run = run.get("data").cloned().unwrap_or(run);
+    assert_eq!(run["state"], "Succeeded", "{run:#}");
+    let (_, history) = rig.api("GET", "/jobs/window/history", None).await;
+    let history = history.get("data").cloned().unwrap_or(history);
+    assert_eq!(history["entries"][0]["action"], "unpause", "{history:#}");
+    assert_eq!(history["entries"][0]["actor"], "system", "{history:#}");
+}
+
 /// What every function does at cold start (`Sundial::from_env` → `Sundial::check_layout`): a
 /// fresh stack's table takes this layout, and a table of an older one stops the function with a
 /// message that says what to do.

@@ -73,6 +73,7 @@ fn body(args: &BulkArgs) -> Result<Map<String, Value>, CliError> {
         ("service", &args.filter.service),
         ("idPrefix", &args.filter.id_prefix),
         ("notes", &args.notes),
+        ("until", &args.until),
         ("idempotencyKey", &args.idempotency_key),
     ] {
         if let Some(value) = value {

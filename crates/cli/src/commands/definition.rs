@@ -14,7 +14,13 @@ use crate::error::CliError;
 
 /// The fields of a read job that are not part of its definition (docs/api.md, Read a job): they
 /// are left out when a read job is sent back to update.
-pub(crate) const READ_ONLY_FIELDS: [&str; 4] = ["state", "pausedNotes", "createdAt", "updatedAt"];
+pub(crate) const READ_ONLY_FIELDS: [&str; 5] = [
+    "state",
+    "pausedNotes",
+    "pausedUntil",
+    "createdAt",
+    "updatedAt",
+];
 
 /// Reads `path` (`-` for stdin) as JSON, or YAML for `.yaml`/`.yml` and for text that is not JSON.
 pub(crate) fn read_document(path: &Path) -> Result<Value, CliError> {

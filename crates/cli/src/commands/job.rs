@@ -143,8 +143,32 @@ pub(super) async fn run(command: JobCommand, context: &Context) -> Result<(), Cl
                 .await?;
             context.show(&answer, || format!("Deleted job {}.\n", args.job_id))
         }
-        JobCommand::Pause(args) => pause(context, &args.job_id, args.notes, true).await,
-        JobCommand::Unpause(args) => pause(context, &args.job_id, args.notes, false).await,
+        JobCommand::Pause(args) => {
+            let mut body = serde_json::Map::new();
+            if let Some(notes) = args.notes {
+                body.insert("notes".into(), json!(notes));
+            }
+            if let Some(until) = args.until {
+                body.insert("until".into(), json!(until));
+            }
+            let answer = client
+                .call(Request::post(
+                    &["jobs", &args.job_id, "pause"],
+                    Some(&Value::Object(body)),
+                ))
+                .await?;
+            context.show(&answer, || format!("Paused job {}.\n", args.job_id))
+        }
+        JobCommand::Unpause(args) => {
+            let body = args.notes.map(|notes| json!({ "notes": notes }));
+            let answer = client
+                .call(Request::post(
+                    &["jobs", &args.job_id, "unpause"],
+                    body.as_ref(),
+                ))
+                .await?;
+            context.show(&answer, || format!("Resumed job {}.\n", args.job_id))
+        }
         JobCommand::Trigger(args) => {
             let poll = execution::poll_interval(&args.poll)?;
             let arguments = definition::trigger_arguments(args.args_json.as_deref(), &args.args)?;
@@ -237,25 +261,4 @@ pub(super) async fn run(command: JobCommand, context: &Context) -> Result<(), Cl
             })
         }
     }
-}
-
-async fn pause(
-    context: &Context,
-    job_id: &str,
-    notes: Option<String>,
-    pause: bool,
-) -> Result<(), CliError> {
-    let body = notes.map(|notes| json!({ "notes": notes }));
-    let action = if pause { "pause" } else { "unpause" };
-    let answer = context
-        .client
-        .call(Request::post(&["jobs", job_id, action], body.as_ref()))
-        .await?;
-    context.show(&answer, || {
-        if pause {
-            format!("Paused job {job_id}.\n")
-        } else {
-            format!("Resumed job {job_id}.\n")
-        }
-    })
 }

@@ -336,6 +336,9 @@ fn job_fields(job: &Value, zone: Tz, now: DateTime<Utc>) -> Vec<(&'static str, C
             color,
         ),
     ));
+    if job.get("pausedUntil").is_some_and(|v| !v.is_null()) {
+        rows.push(("Resumes", when(job, "pausedUntil", zone, now).into()));
+    }
     rows.push(("Schedule", schedule_summary(job).into()));
     rows.push(("Action", action_summary(job).into()));
     let parent = text(job, "parentJob");

@@ -111,6 +111,14 @@ pub struct JobState {
     /// declared before declarations were kept.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub declaration: Option<Value>,
+    /// When a pause given an end (`POST /jobs/{jobId}/pause` with `until`) ends: the tick resumes
+    /// the job then, as the system. `None` for a job that is not paused, or paused until resumed.
+    #[serde(
+        default,
+        with = "option_rfc3339",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub paused_until: Option<DateTime<Utc>>,
 }
 
 /// An execution waiting for admission: see [`JobState::waiting`].
@@ -189,6 +197,7 @@ impl Default for JobState {
             waiting: Vec::new(),
             fire_ranges: Vec::new(),
             declaration: None,
+            paused_until: None,
         }
     }
 }
@@ -199,6 +208,39 @@ impl JobState {
         JobState {
             remaining_actions: definition.remaining_actions(),
             ..JobState::default()
+        }
+    }
+}
+
+/// When a pause ends, as a pause's `until` gives it: an instant (RFC 3339, `2026-12-24T08:00:00Z`)
+/// or a time from the pause (`2h`, `PT30M`: [`crate::duration::Duration`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PauseEnd {
+    /// At this instant.
+    At(DateTime<Utc>),
+    /// This long after the pause.
+    After(crate::duration::Duration),
+}
+
+impl PauseEnd {
+    /// Parses `until`; the error says what is wrong with it (the caller names the field).
+    pub fn parse(until: &str) -> Result<PauseEnd, String> {
+        if let Ok(at) = DateTime::parse_from_rfc3339(until.trim()) {
+            return Ok(PauseEnd::At(at.with_timezone(&Utc)));
+        }
+        crate::duration::Duration::parse(until)
+            .map(PauseEnd::After)
+            .map_err(|e| format!("expected an RFC 3339 instant or a duration such as \"2h\": {e}"))
+    }
+
+    /// The instant it names for a pause made at `now` (`None` past the range of times).
+    pub fn at(self, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        match self {
+            PauseEnd::At(at) => Some(at),
+            PauseEnd::After(after) => {
+                let millis = i64::try_from(after.as_millis()).ok()?;
+                now.checked_add_signed(chrono::Duration::milliseconds(millis))
+            }
         }
     }
 }
@@ -272,15 +314,43 @@ impl Job {
         }
         if definition.active() {
             self.state.paused_notes = None;
+            self.state.paused_until = None;
         }
         self.definition = definition;
     }
 
-    /// Pauses the job with a note saying why (docs/engine.md's pause with notes).
+    /// Pauses the job with a note saying why (docs/engine.md's pause with notes), until resumed.
     pub fn pause(&mut self, notes: Option<String>, at: DateTime<Utc>) {
+        self.pause_until(notes, at, None);
+    }
+
+    /// Pauses the job with a note saying why; with `until`, the pause ends by itself then
+    /// ([`Job::pause_ended`]). A pause of a paused job replaces its end (`None`: until resumed).
+    pub fn pause_until(
+        &mut self,
+        notes: Option<String>,
+        at: DateTime<Utc>,
+        until: Option<DateTime<Utc>>,
+    ) {
         self.definition.set_active(false);
         self.state.paused_notes = notes;
+        self.state.paused_until = until;
         self.updated_at = at;
+    }
+
+    /// Whether the job is paused with an end that has come at `now`: the tick resumes it.
+    pub fn pause_ended(&self, now: DateTime<Utc>) -> bool {
+        !self.definition.active() && self.state.paused_until.is_some_and(|until| until <= now)
+    }
+
+    /// When the tick must look at the job next: its next fire ([`Job::next_fire`]), or the end
+    /// of its pause when it is paused until a time. What its wake-up index entry holds.
+    pub fn wake_at(&self) -> Option<DateTime<Utc>> {
+        match self.next_fire() {
+            Some(next) => Some(next),
+            None if !self.definition.active() => self.state.paused_until,
+            None => None,
+        }
     }
 
     /// Resumes the job; the note, if given, replaces the pause note. Fires that fell in the pause
@@ -296,6 +366,7 @@ impl Job {
         }
         self.definition.set_active(true);
         self.state.paused_notes = notes;
+        self.state.paused_until = None;
         self.updated_at = at;
     }
 
@@ -379,12 +450,15 @@ impl Job {
     /// The API form (`GET /jobs/{jobId}`, list, describe): the definition as written at the top
     /// level, sensitive header values replaced by [`super::REDACTED`], with `jobId`
     /// and `active` (1 or 0) always present, plus `state` (`active`/`paused`), `pausedNotes`,
-    /// `createdAt` and `updatedAt`.
+    /// `pausedUntil` (only when the pause has an end), `createdAt` and `updatedAt`.
     pub fn to_api_json(&self) -> Value {
         let mut shown = self.to_editable_json();
         if let Value::Object(map) = &mut shown {
             map.insert("state".into(), json!(self.status().name()));
             map.insert("pausedNotes".into(), json!(self.state.paused_notes));
+            if let (JobStatus::Paused, Some(until)) = (self.status(), self.state.paused_until) {
+                map.insert("pausedUntil".into(), json!(time_serde::format(&until)));
+            }
             map.insert(
                 "createdAt".into(),
                 json!(time_serde::format(&self.created_at)),

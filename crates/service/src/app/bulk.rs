@@ -14,7 +14,7 @@
 
 use serde_json::{Map, Value};
 use sundial_core::backfill::BackfillRequest;
-use sundial_core::job::{JobId, LabelSelector};
+use sundial_core::job::{JobId, LabelSelector, PauseEnd};
 use sundial_core::trigger::TriggerOptions;
 
 use super::{field_error, job_filter, Actor, App, AppError, BackfillReport, ChangeBy};
@@ -82,7 +82,8 @@ impl BulkAction {
     /// The body fields of this action's parameters.
     fn parameters(self) -> &'static [&'static str] {
         match self {
-            BulkAction::Pause | BulkAction::Unpause => &["notes"],
+            BulkAction::Pause => &["notes", "until"],
+            BulkAction::Unpause => &["notes"],
             BulkAction::Trigger => &["arguments", "idempotencyKey"],
             BulkAction::Delete => &[],
             BulkAction::Backfill => &["backfill"],
@@ -119,6 +120,9 @@ pub struct BulkRequest {
     pub dry_run: bool,
     /// Pause and unpause notes (default: the reason).
     pub notes: Option<String>,
+    /// When a bulk pause ends by itself ([`App::pause_by`]); a duration counts from the request,
+    /// so every job's pause ends at the same time.
+    pub until: Option<PauseEnd>,
     /// Trigger arguments (default `{}`).
     pub arguments: Value,
     /// Trigger idempotency key: each job's run is `{jobId}~t~{key}`, so a retried bulk trigger
@@ -212,6 +216,16 @@ impl BulkRequest {
             },
         };
         let notes = text("notes", 4096)?;
+        let until = match get("until") {
+            None => None,
+            Some(Value::String(until)) => Some(super::pause_end(until)?),
+            Some(_) => {
+                return Err(field_error(
+                    "until",
+                    "expected an RFC 3339 instant or a duration such as \"2h\"",
+                ))
+            }
+        };
         let arguments = match get("arguments") {
             None => Value::Object(Map::new()),
             Some(v @ Value::Object(_)) => v.clone(),
@@ -253,6 +267,7 @@ impl BulkRequest {
             actor,
             dry_run,
             notes,
+            until,
             arguments,
             idempotency_key,
             backfill,
@@ -363,6 +378,21 @@ impl<S: Store> App<S> {
     /// Acts on every job `request` selects, each with its single-job use case, at most
     /// [`MAX_BULK_JOBS`] of them (see the module's doc).
     pub async fn bulk(&self, request: &BulkRequest) -> Result<BulkReport, AppError> {
+        // A pause's duration counts from the request: every job's pause ends at one time.
+        let resolved;
+        let request = match request.until {
+            Some(end @ PauseEnd::After(_)) => {
+                let at = end.at(self.now()).ok_or_else(|| {
+                    field_error("until", "the pause would end past the range of times")
+                })?;
+                resolved = BulkRequest {
+                    until: Some(PauseEnd::At(at)),
+                    ..request.clone()
+                };
+                &resolved
+            }
+            _ => request,
+        };
         let mut outcomes = Vec::new();
         let next_cursor = match &request.selection {
             BulkSelection::Ids(ids) => {
@@ -476,7 +506,7 @@ impl<S: Store> App<S> {
         };
         match request.action {
             BulkAction::Pause => self
-                .set_active_by(by, job_id, false, notes())
+                .pause_by(by, job_id, notes(), request.until)
                 .await
                 .map(|_| BulkDone::Done),
             BulkAction::Unpause => self

@@ -7,14 +7,15 @@ use sundial_core::change::{affected_runs, AffectedRun, RunPlace, UnstartedRun};
 use sundial_core::declaration::{plan_reconcile, Reconcile};
 use sundial_core::execution::incarnation_of_execution;
 use sundial_core::job::{
-    Job, JobDefinition, JobId, JobState, JobStatus, LabelSelector, ServiceName,
+    Job, JobDefinition, JobId, JobState, JobStatus, LabelSelector, PauseEnd, ServiceName,
 };
 
 use super::calendars;
 use super::{
     audit_race, audit_record, field_error, upcoming_fires, App, AppError, ChangeBy, Entry,
 };
-use crate::records::{decode_execution, decode_job, encode_job};
+use crate::records::{decode_execution, decode_job, encode_job, json_time};
+use chrono::{DateTime, Utc};
 use sundial_ports::store::{
     JobFilter, JobOrder, Page, PageRequest, Store, StoreError, Write, WriteAllError,
 };
@@ -247,34 +248,133 @@ impl<S: Store> App<S> {
         active: bool,
         notes: Option<String>,
     ) -> Result<Job, AppError> {
+        if !active {
+            return self.pause_by(by, job_id, notes, None).await;
+        }
         let now = self.now();
-        let action = if active { "unpause" } else { "pause" };
         let (stored, ()) = self
             .modify_recorded(
                 None,
                 job_id,
                 |stored| {
-                    if active {
-                        stored.job.unpause(notes.clone(), now);
-                    } else {
-                        stored.job.pause(notes.clone(), now);
-                    }
+                    stored.job.unpause(notes.clone(), now);
                     Ok(())
                 },
                 |_, after, version| {
-                    let mut entry = Entry::new(action, Some(after), version);
+                    let mut entry = Entry::new("unpause", Some(after), version);
                     entry.notes = notes.as_deref();
                     Some(audit_record(by, job_id, now, entry))
                 },
             )
             .await?;
-        if active {
-            self.plan_now(&stored.job).await;
-        } else if let Some(engine) = self.engine() {
-            engine.paused(job_id);
-        }
+        self.plan_now(&stored.job).await;
         tracing::info!(job_id = %job_id, active, "job active state changed");
         Ok(stored.job)
+    }
+
+    /// Pauses a job by `by`, with `notes`, until resumed or, with `until`, until then
+    /// (`POST /jobs/{jobId}/pause`): the tick resumes it at `until` as the system
+    /// ([`App::end_pause`]). `until` must be later than now (else a 400 naming `until`). Recorded
+    /// as `pause`, with `until` in the entry.
+    pub async fn pause_by(
+        &self,
+        by: &ChangeBy,
+        job_id: &JobId,
+        notes: Option<String>,
+        until: Option<PauseEnd>,
+    ) -> Result<Job, AppError> {
+        let now = self.now();
+        let until = match until {
+            None => None,
+            Some(end) => Some(end.at(now).ok_or_else(|| {
+                field_error("until", "the pause would end past the range of times")
+            })?),
+        };
+        if let Some(until) = until {
+            if until <= now {
+                return Err(field_error(
+                    "until",
+                    format!(
+                        "the pause would end at {}, which is not later than now ({})",
+                        shown(until),
+                        shown(now)
+                    ),
+                ));
+            }
+        }
+        let (_, ()) = self
+            .modify_recorded(
+                None,
+                job_id,
+                |stored| {
+                    stored.job.pause_until(notes.clone(), now, until);
+                    Ok(())
+                },
+                |_, after, version| {
+                    let mut entry = Entry::new("pause", Some(after), version);
+                    entry.notes = notes.as_deref();
+                    if let Some(until) = until {
+                        entry.details.insert("until".into(), json_time(until));
+                    }
+                    Some(audit_record(by, job_id, now, entry))
+                },
+            )
+            .await?;
+        if let Some(engine) = self.engine() {
+            engine.paused(job_id);
+        }
+        tracing::info!(job_id = %job_id, ?until, "job paused");
+        self.get_job(job_id).await
+    }
+
+    /// Resumes `job_id` if it is paused with an end (`pausedUntil`) that has come at `now`, as
+    /// the system (the entry `unpause` gives the end as its reason): what the tick does when a
+    /// paused job's wake-up comes. The schedule resumes at the end of the pause, not at `now`, so a
+    /// tick that comes a little late still runs the fires due from the end on (within the
+    /// catch-up window). Answers whether it resumed: not when the job was resumed, deleted or
+    /// paused again meanwhile.
+    pub(crate) async fn end_pause(
+        &self,
+        job_id: &JobId,
+        now: DateTime<Utc>,
+    ) -> Result<bool, AppError> {
+        const NOT_ENDED: &str = "the pause has no end that has come";
+        let result = self
+            .modify_recorded(
+                None,
+                job_id,
+                |stored| {
+                    let until = stored
+                        .job
+                        .state
+                        .paused_until
+                        .filter(|_| stored.job.pause_ended(now))
+                        .ok_or_else(|| AppError::Conflict(NOT_ENDED.into()))?;
+                    stored.job.unpause(None, until);
+                    Ok(())
+                },
+                |before, after, version| {
+                    let until = before.state.paused_until?;
+                    let by = ChangeBy::system()
+                        .with_reason(format!("the pause until {} ended", shown(until)));
+                    Some(audit_record(
+                        &by,
+                        job_id,
+                        now,
+                        Entry::new("unpause", Some(after), version),
+                    ))
+                },
+            )
+            .await;
+        match result {
+            Ok(_) => {
+                tracing::info!(job_id = %job_id, "the pause ended: job resumed");
+                Ok(true)
+            }
+            Err(AppError::Conflict(why)) if why == NOT_ENDED => Ok(false),
+            Err(AppError::NotFound(_)) => Ok(false),
+            Err(e) => Err(e),
+        }
     }
 
     /// Replaces a job's definition, keeping its state and history (`POST /jobs/{jobId}/update`),
@@ -795,4 +895,9 @@ fn changed_top_level_fields(before: &Value, after: &Value) -> Vec<String> {
         .filter(|k| before.get(*k) != after.get(*k))
         .cloned()
         .collect()
+}
+
+/// A time as messages show it (RFC 3339, UTC).
+fn shown(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)
 }

@@ -488,7 +488,7 @@ impl<S: Store> App<S> {
                 None => self.load(job_id).await?,
             };
             let previous = stored.job.clone();
-            let before = stored.job.next_fire();
+            let before = stored.job.wake_at();
             let out = change(&mut stored)?;
             stored.job.updated_at = self.now();
             let job = encode_job(&stored.job, stored.version, stored.service.clone());
@@ -511,7 +511,7 @@ impl<S: Store> App<S> {
             match written {
                 Ok(version) => {
                     stored.version = version;
-                    if stored.job.next_fire() != before {
+                    if stored.job.wake_at() != before {
                         self.refresh_wakeup(&stored.job).await?;
                     }
                     return Ok((stored, out));
@@ -570,7 +570,7 @@ impl<S: Store> App<S> {
     /// Keeps the wake-up index in step with a job: its next nominal fire, or no entry when it is
     /// paused, triggered-only or exhausted. Finding due work reads this index; it never scans jobs.
     pub(crate) async fn refresh_wakeup(&self, job: &Job) -> Result<(), AppError> {
-        let due = job.next_fire();
+        let due = job.wake_at();
         self.store
             .set_wakeup(&job_wakeup_key(job.definition.job_id()), due)
             .await?;
@@ -588,6 +588,12 @@ pub(crate) fn audit_race(e: WriteAllError) -> StoreError {
         }
         other => other,
     }
+}
+
+/// Parses a pause's `until` (an RFC 3339 instant or a duration from now), as a 400 naming
+/// `until` when it is neither.
+pub fn pause_end(until: &str) -> Result<sundial_core::job::PauseEnd, AppError> {
+    sundial_core::job::PauseEnd::parse(until).map_err(|why| field_error("until", why))
 }
 
 /// Parses a path's job id, as a 400 naming `jobId` when malformed.

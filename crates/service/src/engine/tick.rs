@@ -305,6 +305,13 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                 return Ok((0, 0, None));
             };
             let mut stored = decode_job(&record)?;
+            if stored.job.pause_ended(now) {
+                // A pause given an end ends by itself (its wake-up was at the end); the job is
+                // then planned as any, from the end of the pause on.
+                Box::pin(self.app.end_pause(job_id, now)).await?;
+                known = None;
+                continue;
+            }
             let before = stored.job.state.clone();
             // Boxed: with the store's batch reads (DynamoDB's are deep futures) inlined, the
             // future of a dispatch step that plans a backfill's next window on settling would
@@ -448,7 +455,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                 .iter()
                 .map(|(key, due)| Write::SetWakeup(key, Some(*due))),
         );
-        writes.push(Write::SetWakeup(&job_key, stored.job.next_fire()));
+        writes.push(Write::SetWakeup(&job_key, stored.job.wake_at()));
         writes.extend(missed.map(Write::AddRollup));
         match self.store().write_all(&writes).await {
             Ok(()) => {

@@ -411,8 +411,8 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                     .iter()
                     .map(|(key, due)| Write::SetWakeup(key, Some(*due))),
             );
-            let next = stored.job.next_fire();
-            if next != before.next_fire() {
+            let next = stored.job.wake_at();
+            if next != before.wake_at() {
                 writes.push(Write::SetWakeup(&job_key, next));
             }
             match self.store().write_all(&writes).await {

@@ -3,7 +3,11 @@
 //! the buffer, and runs admitted ahead and held for their fire time; a manual trigger of the
 //! paused job still runs; a run already in its call finishes.
 
+use sundial_core::job::{JobStatus, PauseEnd};
 use sundial_core::ledger::Fate;
+use sundial_ports::store::{AuditQuery, AuditStore, WakeUpIndex};
+
+use crate::app::{Actor, ChangeBy};
 
 use super::*;
 
@@ -164,4 +168,131 @@ async fn a_run_in_its_call_finishes_after_a_pause() {
         .unwrap();
     w.drain().await;
     assert_eq!(states(&w.executions("slow").await), ["Succeeded"]);
+}
+
+/// Issue 30 item 4: a pause given an end resumes by itself. An every-minute job paused at 00:02:30
+/// until 00:05 does not run 00:03 or 00:04, is resumed by the tick as the system (its history says
+/// why), and runs 00:05 on, even when the tick that ends the pause comes late.
+#[tokio::test]
+async fn a_pause_until_ends_by_itself_and_the_schedule_goes_on_from_its_end() {
+    let w = World::new("2024-01-01T00:00:00Z", |_, _| ok(json!({})));
+    w.create("minute", json!({"schedule": {"cron": ["* * * * *"]}}))
+        .await;
+    w.run_until("2024-01-01T00:02:30Z").await;
+    let id = JobId::parse("minute").unwrap();
+    let job = w
+        .app()
+        .pause_by(
+            &ChangeBy::new(Actor::new("olga")),
+            &id,
+            Some("vendor maintenance".into()),
+            Some(PauseEnd::At(t("2024-01-01T00:05:00Z"))),
+        )
+        .await
+        .unwrap();
+    assert_eq!(job.state.paused_until, Some(t("2024-01-01T00:05:00Z")));
+    assert_eq!(
+        job.to_api_json()["pausedUntil"],
+        json!("2024-01-01T00:05:00Z")
+    );
+    // Its wake-up waits for the end of the pause.
+    assert_eq!(
+        w.app().store().get_wakeup("job:minute").await.unwrap(),
+        Some(t("2024-01-01T00:05:00Z"))
+    );
+    // The tick that ends it comes 40 s late: 00:05 still runs (within the catch-up window).
+    w.run_until("2024-01-01T00:04:59Z").await;
+    assert_eq!(
+        w.call_times(),
+        ["00:00:01", "00:01:00", "00:02:00"],
+        "nothing runs while paused"
+    );
+    w.resume_at("2024-01-01T00:05:40Z").await;
+    w.run_until("2024-01-01T00:06:30Z").await;
+    assert_eq!(
+        w.call_times(),
+        ["00:00:01", "00:01:00", "00:02:00", "00:05:40", "00:06:00"]
+    );
+    let job = w.app().get_job(&id).await.unwrap();
+    assert_eq!(job.status(), JobStatus::Active);
+    assert_eq!(job.state.paused_until, None);
+    assert!(job.to_api_json().get("pausedUntil").is_none());
+    let history = w
+        .app()
+        .store()
+        .list_audit("minute", &AuditQuery::default(), &PageRequest::first(10))
+        .await
+        .unwrap()
+        .items;
+    let actions: Vec<(String, String)> = history
+        .iter()
+        .map(|e| {
+            (
+                e.document["action"].as_str().unwrap_or_default().to_owned(),
+                e.document["actor"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        actions[..2],
+        [
+            ("unpause".to_owned(), "system".to_owned()),
+            ("pause".to_owned(), "olga".to_owned())
+        ],
+        "newest first: {history:#?}"
+    );
+    assert_eq!(
+        history[0].document["reason"],
+        json!("the pause until 2024-01-01T00:05:00Z ended")
+    );
+    assert_eq!(history[1].document["until"], json!("2024-01-01T00:05:00Z"));
+}
+
+/// A pause given an end is replaced by a later pause or ended by a resume: neither is undone when
+/// the first end comes. A duration counts from the pause; an end not later than now is refused.
+#[tokio::test]
+async fn a_pause_until_is_replaced_by_a_later_pause_or_a_resume() {
+    let w = World::new("2024-01-01T00:00:00Z", |_, _| ok(json!({})));
+    w.create("minute", json!({"schedule": {"cron": ["* * * * *"]}}))
+        .await;
+    let id = JobId::parse("minute").unwrap();
+    let by = ChangeBy::anonymous();
+    let job = w
+        .app()
+        .pause_by(&by, &id, None, Some(PauseEnd::parse("2m").unwrap()))
+        .await
+        .unwrap();
+    assert_eq!(job.state.paused_until, Some(t("2024-01-01T00:02:00Z")));
+    // Paused again, until resumed: the first end passes and the job stays paused.
+    w.app().pause_by(&by, &id, None, None).await.unwrap();
+    w.run_until("2024-01-01T00:03:30Z").await;
+    assert_eq!(
+        w.app().get_job(&id).await.unwrap().status(),
+        JobStatus::Paused
+    );
+    assert!(w.calls().is_empty());
+    // Resumed by hand before the end: the end does nothing.
+    w.app()
+        .pause_by(&by, &id, None, Some(PauseEnd::parse("PT5M").unwrap()))
+        .await
+        .unwrap();
+    w.app().set_active(&id, true, None).await.unwrap();
+    w.app().pause_by(&by, &id, None, None).await.unwrap();
+    w.run_until("2024-01-01T00:09:00Z").await;
+    assert_eq!(
+        w.app().get_job(&id).await.unwrap().status(),
+        JobStatus::Paused
+    );
+    // An end not later than now names the field.
+    for end in [
+        PauseEnd::At(t("2024-01-01T00:09:00Z")),
+        PauseEnd::parse("0s").unwrap(),
+    ] {
+        let refused = w.app().pause_by(&by, &id, None, Some(end)).await;
+        assert!(
+            matches!(&refused, Err(AppError::Invalid(e)) if e.path == "until"),
+            "{refused:?}"
+        );
+    }
+    assert!(PauseEnd::parse("tomorrow").is_err());
 }
