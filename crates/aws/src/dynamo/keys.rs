@@ -15,7 +15,7 @@
 //! | calendar  | `{ns}C#{name}`  | `C`  | `{ns}CALS` / name           | —                                   | —                 |
 //! | calendar user | `{ns}C#{name}` | `U#{jobId}` | —                  | —                                   | —                 |
 //!
-//! A calendar item also counts its listings (`listings`, see [`super::calendars`]).
+//! A calendar item also counts its listings (`listings`, see `dynamo/calendars.rs`).
 //!
 //! Label items (one per label of a job, see [`super::labels`]) share `gsi1` with jobs and
 //! executions: a label's jobs are one partition, in id order.

@@ -274,7 +274,7 @@ impl<S: Store> App<S> {
 
     /// Pauses a job by `by`, with `notes`, until resumed or, with `until`, until then
     /// (`POST /jobs/{jobId}/pause`): the tick resumes it at `until` as the system
-    /// ([`App::end_pause`]). `until` must be later than now (else a 400 naming `until`). Recorded
+    /// (`App::end_pause`). `until` must be later than now (else a 400 naming `until`). Recorded
     /// as `pause`, with `until` in the entry.
     pub async fn pause_by(
         &self,
