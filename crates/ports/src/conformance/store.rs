@@ -2487,11 +2487,15 @@ async fn calendar_change_and_history_are_one_write<S: Store>(store: S) {
     assert_eq!(ids, vec![1, 4, 5]);
 }
 
+/// Calendar names as the calendar-users methods take them.
+fn names(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| (*s).to_owned()).collect()
+}
+
 /// The index of jobs by calendar: adding is idempotent, removing what is absent is no error, a
 /// job is listed under each of its calendars in id order, and a calendar's deletion does not
 /// touch it.
 async fn calendar_users_index<S: Store>(store: S) {
-    let names = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
     assert_eq!(
         store.calendar_users("london").await.unwrap(),
         Vec::<String>::new()
@@ -2562,7 +2566,6 @@ async fn calendar_users_index<S: Store>(store: S) {
 /// calendar that is not there fails without listing, and a batch requiring a listing that is not
 /// there writes nothing.
 async fn calendar_listings_guard_deletes<S: Store>(store: S) {
-    let names = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
     store
         .put_calendar(&calendar("london", 1, 0), &history("c", 130))
         .await

@@ -218,12 +218,7 @@ async fn a_late_message_replans_with_the_calendar_as_stored_now() {
 /// `sundial serve` (no queue for re-plans) re-plans in the request and answers the same field.
 #[tokio::test]
 async fn without_the_queue_the_replan_is_in_the_request() {
-    let w = World::new("2024-03-10T00:00:00Z", |_, _| ok(json!({})));
-    let by = ChangeBy::anonymous();
-    w.app()
-        .put_calendar_by(&by, "london", &london(&[]))
-        .await
-        .unwrap();
+    let (w, by) = with_london().await;
     w.create("pay", payroll()).await;
     let put = w
         .app()
@@ -245,6 +240,17 @@ fn payroll_job() -> Value {
     body
 }
 
+/// A world (not re-planning through the queue) with the calendar `london`, and who changes it.
+async fn with_london() -> (World, ChangeBy) {
+    let w = World::new("2024-03-10T00:00:00Z", |_, _| ok(json!({})));
+    let by = ChangeBy::anonymous();
+    w.app()
+        .put_calendar_by(&by, "london", &london(&[]))
+        .await
+        .unwrap();
+    (w, by)
+}
+
 /// Deletes the calendar `london` through the control plane just before the next job write.
 fn delete_london_before_the_next_job_write(w: &World) {
     let app = Arc::clone(w.engine.app());
@@ -259,12 +265,7 @@ fn delete_london_before_the_next_job_write(w: &World) {
 
 #[tokio::test]
 async fn a_delete_between_a_jobs_listing_and_its_creation_fails_the_creation() {
-    let w = World::new("2024-03-10T00:00:00Z", |_, _| ok(json!({})));
-    let by = ChangeBy::anonymous();
-    w.app()
-        .put_calendar_by(&by, "london", &london(&[]))
-        .await
-        .unwrap();
+    let (w, by) = with_london().await;
     // The creation lists the job under london and reads it; the delete then finds the listing
     // of a job that does not exist, drops it and deletes the calendar.
     delete_london_before_the_next_job_write(&w);
@@ -292,12 +293,7 @@ async fn a_delete_between_a_jobs_listing_and_its_creation_fails_the_creation() {
 
 #[tokio::test]
 async fn a_delete_between_a_jobs_listing_and_its_update_fails_the_update() {
-    let w = World::new("2024-03-10T00:00:00Z", |_, _| ok(json!({})));
-    let by = ChangeBy::anonymous();
-    w.app()
-        .put_calendar_by(&by, "london", &london(&[]))
-        .await
-        .unwrap();
+    let (w, by) = with_london().await;
     w.create("payroll", json!({"schedule": {"cron": ["0 18 * * *"]}}))
         .await;
     let id = JobId::parse("payroll").unwrap();
@@ -316,12 +312,7 @@ async fn a_delete_between_a_jobs_listing_and_its_update_fails_the_update() {
 
 #[tokio::test]
 async fn a_job_listed_after_the_deletes_check_makes_the_delete_look_again() {
-    let w = World::new("2024-03-10T00:00:00Z", |_, _| ok(json!({})));
-    let by = ChangeBy::anonymous();
-    w.app()
-        .put_calendar_by(&by, "london", &london(&[]))
-        .await
-        .unwrap();
+    let (w, by) = with_london().await;
     let read = w
         .app()
         .store()
@@ -359,12 +350,7 @@ async fn a_job_listed_after_the_deletes_check_makes_the_delete_look_again() {
 
 #[tokio::test]
 async fn a_calendar_changed_while_a_job_is_written_ends_in_the_job() {
-    let w = World::new("2024-03-10T00:00:00Z", |_, _| ok(json!({})));
-    let by = ChangeBy::anonymous();
-    w.app()
-        .put_calendar_by(&by, "london", &london(&[]))
-        .await
-        .unwrap();
+    let (w, by) = with_london().await;
     let id = JobId::parse("payroll").unwrap();
     w.app()
         .create_job_by(&by, &id, &payroll_job())
