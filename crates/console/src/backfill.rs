@@ -18,7 +18,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::{Extension, Form};
 use chrono::{DateTime, LocalResult, TimeZone, Utc};
 use chrono_tz::Tz;
-use maud::html;
+use maud::{html, Markup, Render};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use sundial_core::job::{BackfillMode, Job, OverlapPolicy, When};
@@ -261,64 +261,178 @@ fn render(
     problems: &[Problem],
     report: Option<&BackfillReport>,
 ) -> axum::response::Html<String> {
-    let id = job.definition.job_id().as_str();
-    let base = job_url(id);
-    let zone = zone_of(job);
-    let error = |spot: Spot| Problem::message_at(problems, spot);
-    let scheduled = matches!(job.definition.when(), When::Scheduled(_));
-    let time_input = |spot: Spot, name: &str, value: &str| {
-        let hint = format!("A date and time in {zone}, the job's time zone; inclusive.");
-        field(
-            spot,
-            Some(&hint),
-            error(spot),
-            html! {
-                input id=(spot.id) name=(name) type="datetime-local" step="1" value=(value)
-                    aria-describedby=[described_by(spot.id, true, error(spot).is_some())]
-                    aria-invalid=[invalid(error(spot))];
-            },
-        )
-    };
-    // A group of radio buttons, its error under its legend.
-    let radios = |spot: Spot, name: &str, current: &str, choices: &[(&str, &str)]| {
+    let page = BackfillPage::new(job, form, problems, report, &session.csrf, session.scope);
+    layout(
+        &format!("Backfill {}", page.job_id),
+        Some(session),
+        page.render(),
+    )
+}
+
+/// What the backfill page shows, read from the job, the form and the dry run: no HTML, so tests
+/// read it directly.
+pub(crate) struct BackfillPage<'a> {
+    /// The job backfilled.
+    job_id: &'a str,
+    /// The job's zone: the form's times are read and shown in it.
+    zone: Tz,
+    /// Whether the job has fire times (a triggered-only job has none to backfill).
+    scheduled: bool,
+    /// The form as posted (or its defaults).
+    form: &'a BackfillForm,
+    /// What keeps the form from being a backfill, at its fields.
+    problems: &'a [Problem],
+    /// The session's form token.
+    csrf: &'a str,
+    /// The dry run's answer, when one was asked.
+    preview: Option<BackfillPreview>,
+}
+
+/// A dry run as the page lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct BackfillPreview {
+    /// How many runs the backfill makes.
+    count: usize,
+    /// The first [`SHOWN`] times: (RFC 3339, as shown in the job's zone).
+    shown: Vec<(String, String)>,
+    /// How many more there are past those, and the last of them as shown.
+    more: Option<(usize, String)>,
+    /// The instants the form's range was read as (`startTime`, `endTime`), which the run button
+    /// posts, so that what runs is what was previewed.
+    resolved: Vec<(&'static str, String)>,
+    /// Whether the session may run it (scope write) or only preview it.
+    can_run: bool,
+}
+
+impl<'a> BackfillPage<'a> {
+    /// The page of `job`'s backfill with `form`, its `problems` and the dry run's `report`, for a
+    /// session of `scope` holding the token `csrf`.
+    pub(crate) fn new(
+        job: &'a Job,
+        form: &'a BackfillForm,
+        problems: &'a [Problem],
+        report: Option<&BackfillReport>,
+        csrf: &'a str,
+        scope: Scope,
+    ) -> Self {
+        let zone = zone_of(job);
+        let preview = report.map(|report| {
+            let resolved = match request(form, zone) {
+                Ok(Value::Object(body)) => ["startTime", "endTime"]
+                    .into_iter()
+                    .filter_map(|key| {
+                        body.get(key)
+                            .and_then(Value::as_str)
+                            .map(|instant| (key, instant.to_owned()))
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            };
+            BackfillPreview {
+                count: report.count,
+                shown: report
+                    .times
+                    .iter()
+                    .take(SHOWN)
+                    .map(|t| (t.clone(), shown_time(t, zone)))
+                    .collect(),
+                more: (report.times.len() > SHOWN).then(|| {
+                    (
+                        report.times.len() - SHOWN,
+                        report
+                            .times
+                            .last()
+                            .map(|t| shown_time(t, zone))
+                            .unwrap_or_default(),
+                    )
+                }),
+                resolved,
+                can_run: scope == Scope::Write,
+            }
+        });
+        BackfillPage {
+            job_id: job.definition.job_id().as_str(),
+            zone,
+            scheduled: matches!(job.definition.when(), When::Scheduled(_)),
+            form,
+            problems,
+            csrf,
+            preview,
+        }
+    }
+}
+
+impl Render for BackfillPage<'_> {
+    fn render(&self) -> Markup {
+        let (id, base) = (self.job_id, job_url(self.job_id));
         html! {
-            fieldset id=(spot.id) aria-describedby=[error(spot).map(|_| format!("{}-error", spot.id))] {
-                legend { (spot.label) }
-                div.kinds {
-                    @for (value, label) in choices {
-                        label.kind {
-                            input type="radio" name=(name) value=(value) checked[current == *value];
-                            " " (label)
-                        }
-                    }
-                }
-                @if let Some(message) = error(spot) { p.field-error id={ (spot.id) "-error" } { (message) } }
+            p.crumbs { a href="/" { "Jobs" } " / " a href=(base) { (id) } " / Backfill" }
+            h1 { "Backfill " (id) }
+            (error_summary("The backfill was not recorded", self.problems))
+            @if !self.scheduled {
+                p { "This job runs only when triggered: it has no fire times to backfill." }
+            } @else {
+                p { "Runs the job's fire times in a range now, exempt from the catch-up window. Times are read and shown in "
+                    strong { (self.zone) } ", the job's time zone. Preview first: nothing runs until you press Run backfill." }
+                (RangeForm(self))
+                @if let Some(preview) = &self.preview { (PreviewSection { page: self, preview }) }
             }
         }
-    };
-    let modes: Vec<(&str, &str)> = BackfillMode::ALL
-        .iter()
-        .map(|mode| {
-            let words = match mode {
-                BackfillMode::All => "All: every fire time in the range",
-                BackfillMode::Missing => "Missing: only times with no run at all",
-                BackfillMode::Failed => "Failed: only times whose latest run failed for good",
-            };
-            (mode.name(), words)
-        })
-        .collect();
-    let hidden = |name: &str, value: &str| html! { input type="hidden" name=(name) value=(value); };
-    let content = html! {
-        p.crumbs { a href="/" { "Jobs" } " / " a href=(base) { (id) } " / Backfill" }
-        h1 { "Backfill " (id) }
-        (error_summary("The backfill was not recorded", problems))
-        @if !scheduled {
-            p { "This job runs only when triggered: it has no fire times to backfill." }
-        } @else {
-            p { "Runs the job's fire times in a range now, exempt from the catch-up window. Times are read and shown in "
-                strong { (zone) } ", the job's time zone. Preview first: nothing runs until you press Run backfill." }
+    }
+}
+
+/// The form of the range, mode, order and overlap, posted as a dry run.
+struct RangeForm<'p, 'a>(&'p BackfillPage<'a>);
+
+impl Render for RangeForm<'_, '_> {
+    fn render(&self) -> Markup {
+        let page = self.0;
+        let (form, zone, base) = (page.form, page.zone, job_url(page.job_id));
+        let error = |spot: Spot| Problem::message_at(page.problems, spot);
+        let time_input = |spot: Spot, name: &str, value: &str| {
+            let hint = format!("A date and time in {zone}, the job's time zone; inclusive.");
+            field(
+                spot,
+                Some(&hint),
+                error(spot),
+                html! {
+                    input id=(spot.id) name=(name) type="datetime-local" step="1" value=(value)
+                        aria-describedby=[described_by(spot.id, true, error(spot).is_some())]
+                        aria-invalid=[invalid(error(spot))];
+                },
+            )
+        };
+        // A group of radio buttons, its error under its legend.
+        let radios = |spot: Spot, name: &str, current: &str, choices: &[(&str, &str)]| {
+            html! {
+                fieldset id=(spot.id) aria-describedby=[error(spot).map(|_| format!("{}-error", spot.id))] {
+                    legend { (spot.label) }
+                    div.kinds {
+                        @for (value, label) in choices {
+                            label.kind {
+                                input type="radio" name=(name) value=(value) checked[current == *value];
+                                " " (label)
+                            }
+                        }
+                    }
+                    @if let Some(message) = error(spot) { p.field-error id={ (spot.id) "-error" } { (message) } }
+                }
+            }
+        };
+        let modes: Vec<(&str, &str)> = BackfillMode::ALL
+            .iter()
+            .map(|mode| {
+                let words = match mode {
+                    BackfillMode::All => "All: every fire time in the range",
+                    BackfillMode::Missing => "Missing: only times with no run at all",
+                    BackfillMode::Failed => "Failed: only times whose latest run failed for good",
+                };
+                (mode.name(), words)
+            })
+            .collect();
+        html! {
             form.previewed method="post" action={ (base) "/backfill/preview" } novalidate {
-                input type="hidden" name="csrf" value=(session.csrf);
+                input type="hidden" name="csrf" value=(page.csrf);
                 fieldset {
                     legend { "Range" }
                     (time_input(START, "start", &form.start))
@@ -340,45 +454,141 @@ fn render(
                     a href=(base) { "Cancel" }
                 }
             }
-            @if let Some(report) = report {
-                section.preview id="backfill-preview" aria-labelledby="preview-title" data-count=(report.count) {
-                    h2 id="preview-title" { "What it would run" }
-                    @if report.count == 0 {
-                        p { "Nothing: no fire time in the range is selected by this mode." }
+        }
+    }
+}
+
+/// The dry run's times, and the button that runs exactly them.
+struct PreviewSection<'p, 'a> {
+    page: &'p BackfillPage<'a>,
+    preview: &'p BackfillPreview,
+}
+
+impl Render for PreviewSection<'_, '_> {
+    fn render(&self) -> Markup {
+        let (page, preview) = (self.page, self.preview);
+        let (form, base) = (page.form, job_url(page.job_id));
+        let hidden =
+            |name: &str, value: &str| html! { input type="hidden" name=(name) value=(value); };
+        html! {
+            section.preview id="backfill-preview" aria-labelledby="preview-title" data-count=(preview.count) {
+                h2 id="preview-title" { "What it would run" }
+                @if preview.count == 0 {
+                    p { "Nothing: no fire time in the range is selected by this mode." }
+                } @else {
+                    p { strong { (preview.count) } @if preview.count == 1 { " run, at this time:" } @else { " runs, at these times, in this order:" } }
+                    ol.fires.backfill-times {
+                        @for (instant, shown) in &preview.shown {
+                            li { time datetime=(instant) { (shown) } }
+                        }
+                    }
+                    @if let Some((more, last)) = &preview.more {
+                        p.muted { "… and " (more) " more, up to " (last) "." }
+                    }
+                    @if preview.can_run {
+                        form method="post" action={ (base) "/backfill" } {
+                            input type="hidden" name="csrf" value=(page.csrf);
+                            (hidden("start", &form.start))
+                            (hidden("end", &form.end))
+                            (hidden("mode", &form.mode))
+                            (hidden("order", &form.order))
+                            (hidden("overlap", &form.overlap))
+                            @for (key, instant) in &preview.resolved { (hidden(key, instant)) }
+                            p.hint { "Runs the range and mode previewed here: these times, unless runs of them end before you press it. Change the form above and preview again for anything else." }
+                            button type="submit" id="run-backfill" { "Run backfill (" (preview.count) ")" }
+                        }
                     } @else {
-                        p { strong { (report.count) } @if report.count == 1 { " run, at this time:" } @else { " runs, at these times, in this order:" } }
-                        ol.fires.backfill-times {
-                            @for t in report.times.iter().take(SHOWN) {
-                                li { time datetime=(t) { (shown_time(t, zone)) } }
-                            }
-                        }
-                        @if report.times.len() > SHOWN {
-                            p.muted { "… and " (report.times.len() - SHOWN) " more, up to "
-                                (report.times.last().map(|t| shown_time(t, zone)).unwrap_or_default()) "." }
-                        }
-                        @if session.scope == Scope::Write {
-                            form method="post" action={ (base) "/backfill" } {
-                                input type="hidden" name="csrf" value=(session.csrf);
-                                (hidden("start", &form.start))
-                                (hidden("end", &form.end))
-                                (hidden("mode", &form.mode))
-                                (hidden("order", &form.order))
-                                (hidden("overlap", &form.overlap))
-                                @if let Ok(Value::Object(resolved)) = request(form, zone) {
-                                    @for key in ["startTime", "endTime"] {
-                                        @if let Some(instant) = resolved.get(key).and_then(Value::as_str) { (hidden(key, instant)) }
-                                    }
-                                }
-                                p.hint { "Runs the range and mode previewed here: these times, unless runs of them end before you press it. Change the form above and preview again for anything else." }
-                                button type="submit" id="run-backfill" { "Run backfill (" (report.count) ")" }
-                            }
-                        } @else {
-                            p.muted { "Your token is of scope read: it may preview a backfill, not run one." }
-                        }
+                        p.muted { "Your token is of scope read: it may preview a backfill, not run one." }
                     }
                 }
             }
         }
-    };
-    layout(&format!("Backfill {id}"), Some(session), content)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sundial_core::job::{JobDefinition, JobId};
+
+    fn job(body: Value) -> Job {
+        let mut full = json!({
+            "jobName": "report", "creator": "c", "creatorName": "C",
+            "request": [{"method": "POST", "url": "http://127.0.0.1:9/run"}],
+        });
+        for (key, value) in body.as_object().into_iter().flatten() {
+            full[key] = value.clone();
+        }
+        let created = "2026-01-01T00:00:00Z".parse().unwrap_or_default();
+        let id = JobId::parse("report").expect("a job id");
+        Job::new(JobDefinition::parse(&id, &full, created).expect("a job"))
+    }
+
+    fn form() -> BackfillForm {
+        BackfillForm {
+            start: "2026-01-05T09:00".into(),
+            end: "2026-01-05T12:00".into(),
+            mode: "all".into(),
+            order: "oldest".into(),
+            ..BackfillForm::default()
+        }
+    }
+
+    fn report(count: usize) -> BackfillReport {
+        BackfillReport {
+            count,
+            dry_run: true,
+            times: (0..count)
+                .map(|i| format!("2026-01-05T{:02}:{:02}:00+01:00", 9 + i / 60, i % 60))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_preview_lists_its_first_times_in_the_jobs_zone_and_counts_the_rest() {
+        let job = job(json!({"schedule": {"cron": ["* * * * *"], "timeZone": "Europe/Paris"}}));
+        let (form, report) = (form(), report(SHOWN + 50));
+        let page = BackfillPage::new(&job, &form, &[], Some(&report), "t", Scope::Write);
+        assert!(page.scheduled);
+        let preview = page.preview.expect("a preview");
+        assert_eq!(preview.count, SHOWN + 50);
+        assert_eq!(preview.shown.len(), SHOWN);
+        assert_eq!(
+            preview.shown[0],
+            (
+                "2026-01-05T09:00:00+01:00".to_owned(),
+                "2026-01-05 09:00:00 CET".to_owned()
+            )
+        );
+        assert_eq!(
+            preview.more,
+            Some((50, "2026-01-05 13:09:00 CET".to_owned()))
+        );
+        // The run button posts the instants the form's wall times were read as, in Paris.
+        assert_eq!(
+            preview.resolved,
+            [
+                ("startTime", "2026-01-05T08:00:00+00:00".to_owned()),
+                ("endTime", "2026-01-05T11:00:00+00:00".to_owned())
+            ]
+        );
+        assert!(preview.can_run);
+    }
+
+    #[test]
+    fn a_read_session_previews_and_a_triggered_only_job_has_nothing_to_backfill() {
+        let scheduled = job(json!({"schedule": {"cron": ["0 * * * *"]}}));
+        let (form, report) = (form(), report(3));
+        let page = BackfillPage::new(&scheduled, &form, &[], Some(&report), "t", Scope::Read);
+        let preview = page.preview.expect("a preview");
+        assert!(!preview.can_run);
+        assert_eq!(preview.more, None);
+        let page = BackfillPage::new(&scheduled, &form, &[], None, "t", Scope::Write);
+        assert!(page.preview.is_none());
+        let triggered = job(json!({"timer": {"period": "external"}}));
+        let page = BackfillPage::new(&triggered, &form, &[], None, "t", Scope::Write);
+        assert!(!page.scheduled);
+        let html = page.render().into_string();
+        assert!(html.contains("no fire times to backfill"), "{html}");
+    }
 }
