@@ -16,7 +16,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::{Extension, Form};
 use chrono::DateTime;
-use maud::html;
+use maud::{html, Markup, Render};
 use serde::Deserialize;
 use serde_json::Value;
 use sundial_ports::store::Store;
@@ -207,6 +207,8 @@ fn fire_time(text: &str) -> maud::Markup {
     html! { time datetime=(text) { (shown) } }
 }
 
+/// The page: the definition's form with `form`'s values and `problems`, the dry run's `preview`
+/// and the `simulation` when they were asked.
 fn render(
     session: &Session,
     job_id: &str,
@@ -215,72 +217,196 @@ fn render(
     preview: Option<&UpdatePreview>,
     simulation: Option<&crate::simulate::Simulated>,
 ) -> axum::response::Html<String> {
-    let base = job_url(job_id);
-    let error = Problem::message_at(problems, DEFINITION);
-    let hint = "The whole job, as GET /jobs/{jobId} shows it (docs/api.md). A secret header value shown as \"***\" keeps its stored value.";
-    let content = html! {
-        p.crumbs { a href="/" { "Jobs" } " / " a href=(base) { (job_id) } " / Edit" }
-        h1 { "Edit " (job_id) }
-        p { "Preview the change first: nothing is saved until you press Save under the preview." }
-        (error_summary("The change was not previewed or saved", problems))
-        form.previewed method="post" action={ (base) "/edit/preview" } novalidate {
-            input type="hidden" name="csrf" value=(session.csrf);
-            (field(DEFINITION, Some(hint), error, html! {
-                textarea id=(DEFINITION.id) name="definition" rows="24" spellcheck="false"
-                    aria-describedby=[described_by(DEFINITION.id, true, error.is_some())]
-                    aria-invalid=[invalid(error)] { (form.definition) }
-            }))
-            input type="hidden" name="guidedShown" value=(form.guided_shown);
-            p.hint { "The fields below are the same definition's retries, timeouts, first notification and async polling: change one here or in the JSON. A field changed here replaces the JSON's; one left as shown leaves the JSON as typed; emptied, the field is removed." }
-            @for (legend, controls) in [
-                ("Retries and timeouts", &guided::CONTROLS[..8]),
-                ("Notifications", &guided::CONTROLS[8..10]),
-                ("Asynchronous completion", &guided::CONTROLS[10..]),
-            ] {
-                fieldset.guided {
-                    legend { (legend) }
-                    @for control in controls {
-                        @let id = format!("e-{}", control.name);
-                        div.field {
-                            label for=(id) { (control.label) }
-                            p.hint id={ (id) "-hint" } { (control.hint()) }
-                            @if control.is_checkbox() {
-                                input id=(id) name=(control.name) type="checkbox" value="on"
-                                    checked[!control.text(&form.guided).trim().is_empty()]
-                                    aria-describedby={ (id) "-hint" };
-                            } @else {
-                                input id=(id) name=(control.name) type="text" value=(control.text(&form.guided))
-                                    aria-describedby={ (id) "-hint" };
+    let page = EditPage::new(
+        job_id,
+        form,
+        problems,
+        preview,
+        &session.csrf,
+        session.scope,
+    );
+    layout(
+        &format!("Edit {job_id}"),
+        Some(session),
+        EditView {
+            page: &page,
+            simulation,
+        }
+        .render(),
+    )
+}
+
+/// What the edit page shows, read from the form and the dry run: no HTML, so tests read it.
+pub(crate) struct EditPage<'a> {
+    /// The job edited.
+    job_id: &'a str,
+    /// The form as posted (or the job as it is).
+    form: &'a EditForm,
+    /// What keeps the change from being previewed or saved.
+    problems: &'a [Problem],
+    /// The session's form token.
+    csrf: &'a str,
+    /// The dry run's answer, when one was asked.
+    preview: Option<EditPreview<'a>>,
+}
+
+/// A dry run of the change as the page shows it.
+pub(crate) struct EditPreview<'a> {
+    /// The next fire times now and with the change, side by side.
+    fires: Vec<FireChange<'a>>,
+    /// The runs not yet started the change affects, and how.
+    affected: &'a [sundial_core::change::AffectedRun],
+    /// What the change would warn about.
+    warnings: &'a [String],
+    /// The definition previewed, which the save button posts back.
+    definition_tag: &'a str,
+    /// Whether the session may save it (scope write) or only preview it.
+    can_save: bool,
+}
+
+/// The `n`th next fire time before and after the change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FireChange<'a> {
+    /// 1, 2, 3…
+    n: usize,
+    /// Now, if there is an `n`th.
+    before: Option<&'a str>,
+    /// With the change, if there is an `n`th.
+    after: Option<&'a str>,
+    /// Whether the two differ.
+    changed: bool,
+}
+
+impl<'a> EditPage<'a> {
+    /// The page of `job_id`'s edit with `form`, its `problems` and the dry run's `preview`, for a
+    /// session of `scope` holding the token `csrf`.
+    pub(crate) fn new(
+        job_id: &'a str,
+        form: &'a EditForm,
+        problems: &'a [Problem],
+        preview: Option<&'a UpdatePreview>,
+        csrf: &'a str,
+        scope: Scope,
+    ) -> Self {
+        let preview = preview.map(|preview| {
+            let rows = preview.before.len().max(preview.after.len());
+            EditPreview {
+                fires: (0..rows)
+                    .map(|i| {
+                        let before = preview.before.get(i).map(String::as_str);
+                        let after = preview.after.get(i).map(String::as_str);
+                        FireChange {
+                            n: i + 1,
+                            before,
+                            after,
+                            changed: before != after,
+                        }
+                    })
+                    .collect(),
+                affected: &preview.affected,
+                warnings: &preview.warnings,
+                definition_tag: &preview.definition_tag,
+                can_save: scope == Scope::Write,
+            }
+        });
+        EditPage {
+            job_id,
+            form,
+            problems,
+            csrf,
+            preview,
+        }
+    }
+}
+
+/// The whole page: the form, the simulation panel in it, and the preview.
+struct EditView<'p, 'a> {
+    page: &'p EditPage<'a>,
+    simulation: Option<&'p crate::simulate::Simulated>,
+}
+
+impl Render for EditView<'_, '_> {
+    fn render(&self) -> Markup {
+        let (page, simulation) = (self.page, self.simulation);
+        let (job_id, form, problems) = (page.job_id, page.form, page.problems);
+        let base = job_url(job_id);
+        let error = Problem::message_at(problems, DEFINITION);
+        let hint = "The whole job, as GET /jobs/{jobId} shows it (docs/api.md). A secret header value shown as \"***\" keeps its stored value.";
+        html! {
+            p.crumbs { a href="/" { "Jobs" } " / " a href=(base) { (job_id) } " / Edit" }
+            h1 { "Edit " (job_id) }
+            p { "Preview the change first: nothing is saved until you press Save under the preview." }
+            (error_summary("The change was not previewed or saved", problems))
+            form.previewed method="post" action={ (base) "/edit/preview" } novalidate {
+                input type="hidden" name="csrf" value=(page.csrf);
+                (field(DEFINITION, Some(hint), error, html! {
+                    textarea id=(DEFINITION.id) name="definition" rows="24" spellcheck="false"
+                        aria-describedby=[described_by(DEFINITION.id, true, error.is_some())]
+                        aria-invalid=[invalid(error)] { (form.definition) }
+                }))
+                input type="hidden" name="guidedShown" value=(form.guided_shown);
+                p.hint { "The fields below are the same definition's retries, timeouts, first notification and async polling: change one here or in the JSON. A field changed here replaces the JSON's; one left as shown leaves the JSON as typed; emptied, the field is removed." }
+                @for (legend, controls) in [
+                    ("Retries and timeouts", &guided::CONTROLS[..8]),
+                    ("Notifications", &guided::CONTROLS[8..10]),
+                    ("Asynchronous completion", &guided::CONTROLS[10..]),
+                ] {
+                    fieldset.guided {
+                        legend { (legend) }
+                        @for control in controls {
+                            @let id = format!("e-{}", control.name);
+                            div.field {
+                                label for=(id) { (control.label) }
+                                p.hint id={ (id) "-hint" } { (control.hint()) }
+                                @if control.is_checkbox() {
+                                    input id=(id) name=(control.name) type="checkbox" value="on"
+                                        checked[!control.text(&form.guided).trim().is_empty()]
+                                        aria-describedby={ (id) "-hint" };
+                                } @else {
+                                    input id=(id) name=(control.name) type="text" value=(control.text(&form.guided))
+                                        aria-describedby={ (id) "-hint" };
+                                }
                             }
                         }
                     }
                 }
+                div.actions {
+                    button type="submit" name="action" value="preview" { "Preview changes" }
+                    a href=(base) { "Cancel" }
+                }
+                (crate::simulate::panel(&form.simulation, simulation))
             }
-            div.actions {
-                button type="submit" name="action" value="preview" { "Preview changes" }
-                a href=(base) { "Cancel" }
-            }
-            (crate::simulate::panel(&form.simulation, simulation))
+            @if let Some(preview) = &page.preview { (ChangePreview { page, preview }) }
         }
-        @if let Some(preview) = preview {
+    }
+}
+
+/// The dry run's fire times and affected runs, and the button that saves exactly them.
+struct ChangePreview<'p, 'a> {
+    page: &'p EditPage<'a>,
+    preview: &'p EditPreview<'a>,
+}
+
+impl Render for ChangePreview<'_, '_> {
+    fn render(&self) -> Markup {
+        let (page, preview) = (self.page, self.preview);
+        let base = job_url(page.job_id);
+        html! {
             section.preview id="edit-preview" aria-labelledby="preview-title" {
                 h2 id="preview-title" { "What the change would do" }
                 h3 { "Next fire times" }
-                @let rows = preview.before.len().max(preview.after.len());
-                @if rows == 0 {
+                @if preview.fires.is_empty() {
                     p.muted { "No fire times before or after: the job is paused or only triggered." }
                 } @else {
                     div.table-wrap { table.fire-changes {
                         thead { tr { th scope="col" { "#" } th scope="col" { "Now" } th scope="col" { "With the change" } th scope="col" { "Changed" } } }
                         tbody {
-                            @for i in 0..rows {
-                                @let (before, after) = (preview.before.get(i), preview.after.get(i));
-                                @let changed = before != after;
-                                tr.changed[changed] {
-                                    td { (i + 1) }
-                                    td.before { @if let Some(t) = before { (fire_time(t)) } @else { "—" } }
-                                    td.after { @if let Some(t) = after { (fire_time(t)) } @else { "—" } }
-                                    td { @if changed { strong { "changed" } } @else { span.muted { "same" } } }
+                            @for fire in &preview.fires {
+                                tr.changed[fire.changed] {
+                                    td { (fire.n) }
+                                    td.before { @if let Some(t) = fire.before { (fire_time(t)) } @else { "—" } }
+                                    td.after { @if let Some(t) = fire.after { (fire_time(t)) } @else { "—" } }
+                                    td { @if fire.changed { strong { "changed" } } @else { span.muted { "same" } } }
                                 }
                             }
                         }
@@ -293,7 +419,7 @@ fn render(
                     div.table-wrap { table.affected {
                         thead { tr { th scope="col" { "Run" } th scope="col" { "Where" } th scope="col" { "Scheduled" } th scope="col" { "What changes for it" } } }
                         tbody {
-                            @for affected in &preview.affected {
+                            @for affected in preview.affected {
                                 @let run = &affected.run;
                                 tr {
                                     td {
@@ -311,12 +437,12 @@ fn render(
                 }
                 @if !preview.warnings.is_empty() {
                     h3 { "Warnings" }
-                    ul.warnings { @for warning in &preview.warnings { li { (warning) } } }
+                    ul.warnings { @for warning in preview.warnings { li { (warning) } } }
                 }
-                @if session.scope == Scope::Write {
+                @if preview.can_save {
                     form method="post" action={ (base) "/edit" } {
-                        input type="hidden" name="csrf" value=(session.csrf);
-                        input type="hidden" name="definition" value=(form.definition);
+                        input type="hidden" name="csrf" value=(page.csrf);
+                        input type="hidden" name="definition" value=(page.form.definition);
                         input type="hidden" name="confirm" value="yes";
                         input type="hidden" name="previewed" value=(preview.definition_tag);
                         p.hint { "Saves exactly what is previewed here; change the definition above and preview again for anything else. Saving does not run the job." }
@@ -327,6 +453,63 @@ fn render(
                 }
             }
         }
-    };
-    layout(&format!("Edit {job_id}"), Some(session), content)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn preview(before: &[&str], after: &[&str]) -> UpdatePreview {
+        let texts = |v: &[&str]| v.iter().map(|t| (*t).to_owned()).collect();
+        UpdatePreview {
+            before: texts(before),
+            after: texts(after),
+            affected: Vec::new(),
+            warnings: vec!["a warning".into()],
+            definition_tag: "tag".into(),
+        }
+    }
+
+    #[test]
+    fn the_preview_pairs_the_fire_times_and_marks_the_changed_ones() {
+        let form = EditForm::default();
+        let dry = preview(
+            &["2026-01-05T09:00:00Z", "2026-01-06T09:00:00Z"],
+            &[
+                "2026-01-05T09:00:00Z",
+                "2026-01-06T10:00:00Z",
+                "2026-01-07T10:00:00Z",
+            ],
+        );
+        let page = EditPage::new("report", &form, &[], Some(&dry), "t", Scope::Write);
+        let preview = page.preview.as_ref().expect("a preview");
+        let rows: Vec<(usize, bool)> = preview.fires.iter().map(|f| (f.n, f.changed)).collect();
+        assert_eq!(rows, [(1, false), (2, true), (3, true)]);
+        assert_eq!(preview.fires[2].before, None);
+        assert_eq!(preview.fires[2].after, Some("2026-01-07T10:00:00Z"));
+        assert_eq!(preview.definition_tag, "tag");
+        assert!(preview.can_save);
+    }
+
+    #[test]
+    fn a_read_session_previews_but_may_not_save() {
+        let form = EditForm::default();
+        let dry = preview(&[], &[]);
+        let page = EditPage::new("report", &form, &[], Some(&dry), "t", Scope::Read);
+        let preview = page.preview.as_ref().expect("a preview");
+        assert!(preview.fires.is_empty());
+        assert!(!preview.can_save);
+        let html = ChangePreview {
+            page: &page,
+            preview,
+        }
+        .render()
+        .into_string();
+        assert!(
+            html.contains("may preview a change, not save one"),
+            "{html}"
+        );
+        assert!(!html.contains("save-edit"), "{html}");
+    }
 }
