@@ -205,11 +205,14 @@ fn console_shows_seeded_jobs_and_drives_them() {
     browser.go(&format!("{base}/ui/jobs/sweep"));
     browser.type_into("#pause-notes", "maintenance window");
     browser.type_into("#pause-until", "2h");
+    browser.screenshot_whole("job-pause-form");
     browser.click_and_load("form[action$='/pause'] button");
     browser.wait_for_text("Notes: maintenance window", Duration::from_secs(5));
     let text = browser.text();
     assert!(text.contains("Resumes by itself"), "{text}");
+    browser.screenshot_whole("job-paused-until");
     browser.go(&format!("{base}/?state=paused"));
+    browser.screenshot("jobs-paused-until");
     let text = browser.text();
     assert!(
         text.contains("sweep") && text.contains("maintenance window") && text.contains("resumes"),
