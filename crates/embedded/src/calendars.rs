@@ -2,7 +2,7 @@
 //! read; the jobs using each in `calendar_users`, keyed by (calendar, job id).
 
 use rusqlite::{params, Connection, OptionalExtension};
-use sundial_ports::store::{AuditRecord, CalendarRecord, StoreError, MAX_CALENDARS};
+use sundial_ports::store::{AuditRecord, CalendarRecord, StoreError, Write, MAX_CALENDARS};
 
 use crate::audit::{self, AuditRow};
 use crate::codec::{db, Unsigned};
@@ -138,9 +138,9 @@ pub(crate) fn require_user(
     if listed {
         Ok(())
     } else {
-        Err(StoreError::NotFound(format!(
-            "calendar {calendar} user {job_id}"
-        )))
+        Err(StoreError::NotFound(
+            Write::RequireCalendarUser(calendar, job_id).key(),
+        ))
     }
 }
 

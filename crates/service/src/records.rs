@@ -163,7 +163,12 @@ pub(crate) fn decode_execution(record: &ExecutionRecord) -> Result<Execution, Re
 
 /// A time as the API and events write it: RFC 3339 in UTC, with only the fraction it has.
 pub(crate) fn json_time(t: DateTime<Utc>) -> Value {
-    Value::String(t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true))
+    Value::String(time_text(t))
+}
+
+/// A time as the API and its messages write it: RFC 3339 in UTC, sub-seconds only when present.
+pub(crate) fn time_text(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)
 }
 
 /// What a run's final write adds to its job's statistics ([`sundial_core::stats`]): `None` unless

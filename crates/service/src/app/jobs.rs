@@ -14,7 +14,7 @@ use super::calendars;
 use super::{
     audit_race, audit_record, field_error, upcoming_fires, App, AppError, ChangeBy, Entry,
 };
-use crate::records::{decode_execution, decode_job, encode_job, json_time};
+use crate::records::{decode_execution, decode_job, encode_job, json_time, time_text, StoredJob};
 use chrono::{DateTime, Utc};
 use sundial_ports::store::{
     JobFilter, JobOrder, Page, PageRequest, Store, StoreError, Write, WriteAllError,
@@ -170,6 +170,7 @@ impl<S: Store> App<S> {
         let entry = audit_record(by, job_id, now, Entry::new("create", Some(&job), 1));
         let uses = calendars::names_of(&job.definition.calendars());
         let mut writes = vec![Write::CreateJob(&record), Write::AppendAudit(&entry)];
+        let first_check = writes.len();
         writes.extend(calendars::calendar_checks(job_id.as_str(), &uses));
         match self.store.write_all(&writes).await {
             Err(WriteAllError {
@@ -178,7 +179,7 @@ impl<S: Store> App<S> {
             }) => {
                 return Err(AppError::Conflict(format!("job {job_id} already exists")));
             }
-            Err(e) => match calendars::lost_listing(job_id, &e, 2) {
+            Err(e) => match calendars::lost_listing(job_id, &e, first_check) {
                 Some(lost) => return Err(lost),
                 None => return Err(audit_race(e).into()),
             },
@@ -268,7 +269,7 @@ impl<S: Store> App<S> {
             )
             .await?;
         self.plan_now(&stored.job).await;
-        tracing::info!(job_id = %job_id, active, "job active state changed");
+        tracing::info!(job_id = %job_id, "job resumed");
         Ok(stored.job)
     }
 
@@ -296,13 +297,13 @@ impl<S: Store> App<S> {
                     "until",
                     format!(
                         "the pause would end at {}, which is not later than now ({})",
-                        shown(until),
-                        shown(now)
+                        time_text(until),
+                        time_text(now)
                     ),
                 ));
             }
         }
-        let (_, ()) = self
+        let (stored, ()) = self
             .modify_recorded(
                 None,
                 job_id,
@@ -324,24 +325,25 @@ impl<S: Store> App<S> {
             engine.paused(job_id);
         }
         tracing::info!(job_id = %job_id, ?until, "job paused");
-        self.get_job(job_id).await
+        Ok(stored.job)
     }
 
     /// Resumes `job_id` if it is paused with an end (`pausedUntil`) that has come at `now`, as
     /// the system (the entry `unpause` gives the end as its reason): what the tick does when a
     /// paused job's wake-up comes. The schedule resumes at the end of the pause, not at `now`, so a
     /// tick that comes a little late still runs the fires due from the end on (within the
-    /// catch-up window). Answers whether it resumed: not when the job was resumed, deleted or
-    /// paused again meanwhile.
+    /// catch-up window). `known` is the job as the tick read it. Answers whether it resumed: not
+    /// when the job was resumed, deleted or paused again meanwhile.
     pub(crate) async fn end_pause(
         &self,
+        known: StoredJob,
         job_id: &JobId,
         now: DateTime<Utc>,
     ) -> Result<bool, AppError> {
         const NOT_ENDED: &str = "the pause has no end that has come";
         let result = self
             .modify_recorded(
-                None,
+                Some(known),
                 job_id,
                 |stored| {
                     let until = stored
@@ -356,7 +358,7 @@ impl<S: Store> App<S> {
                 |before, after, version| {
                     let until = before.state.paused_until?;
                     let by = ChangeBy::system()
-                        .with_reason(format!("the pause until {} ended", shown(until)));
+                        .with_reason(format!("the pause until {} ended", time_text(until)));
                     Some(audit_record(
                         &by,
                         job_id,
@@ -895,9 +897,4 @@ fn changed_top_level_fields(before: &Value, after: &Value) -> Vec<String> {
         .filter(|k| before.get(*k) != after.get(*k))
         .cloned()
         .collect()
-}
-
-/// A time as messages show it (RFC 3339, UTC).
-fn shown(t: DateTime<Utc>) -> String {
-    t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)
 }

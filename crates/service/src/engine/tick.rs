@@ -308,7 +308,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             if stored.job.pause_ended(now) {
                 // A pause given an end ends by itself (its wake-up was at the end); the job is
                 // then planned as any, from the end of the pause on.
-                Box::pin(self.app.end_pause(job_id, now)).await?;
+                Box::pin(self.app.end_pause(stored, job_id, now)).await?;
                 known = None;
                 continue;
             }
