@@ -68,6 +68,7 @@ bulk_request! {
         notes: Option<String>,
         /// When every pause ends by itself, as `POST /jobs/{jobId}/pause` takes it; a duration
         /// counts from the request, so all end at one time.
+        #[schema(min_length = 1)]
         until: Option<String>,
     }
 }

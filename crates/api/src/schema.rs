@@ -938,7 +938,7 @@ pub struct PauseRequest {
     /// When the pause ends by itself: an RFC 3339 instant or a duration from now (`"2h"`,
     /// `"PT30M"`), later than now. The tick then resumes the job as the system, and its schedule
     /// goes on from that time. Without it, the job stays paused until resumed.
-    #[schema(example = "2h")]
+    #[schema(min_length = 1, example = "2h")]
     until: Option<String>,
 }
 

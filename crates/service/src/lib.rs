@@ -5,6 +5,7 @@
 //! - [`engine`]: the execution engine's use cases (tick, dispatch, notify) and the in-process
 //!   runner `sundial serve` uses;
 //! - [`records`]: how jobs and executions are stored, shared by `app` and `engine`;
+//! - `conflict`: the retry of a read-modify-write that lost a race, shared by `app` and `engine`;
 //! - [`adapters`]: the real outbound HTTP client with its address policy;
 //! - [`settings`]: the environment every entrypoint reads.
 //!
@@ -15,6 +16,7 @@
 
 pub mod adapters;
 pub mod app;
+mod conflict;
 pub mod engine;
 pub mod records;
 pub mod settings;

@@ -247,7 +247,9 @@ impl<S: Store> App<S> {
             }
         }
         let Some((record, created)) = written else {
-            return Err(retry.exhausted(|| format!("calendar {name} is busy; retry")));
+            return Err(AppError::Conflict(
+                retry.exhausted(|| format!("calendar {name} is busy; retry")),
+            ));
         };
         // Listed after the write: a job listed meanwhile read the calendar before it changed
         // (it is listed before it reads), so it is re-planned too.
@@ -359,7 +361,9 @@ impl<S: Store> App<S> {
             }
         }
         if !deleted {
-            return Err(retry.exhausted(|| format!("calendar {name} is busy; retry")));
+            return Err(AppError::Conflict(
+                retry.exhausted(|| format!("calendar {name} is busy; retry")),
+            ));
         }
         tracing::info!(calendar = %name, "calendar deleted");
         Ok(())

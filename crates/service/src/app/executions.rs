@@ -221,7 +221,9 @@ impl<S: Store> App<S> {
             }
         }
         let Some(execution) = created else {
-            return Err(retry.exhausted(|| format!("job {job_id} is busy; retry")));
+            return Err(AppError::Conflict(
+                retry.exhausted(|| format!("job {job_id} is busy; retry")),
+            ));
         };
         tracing::info!(job_id = %job_id, execution_id, source = source.prefix(), "execution enqueued");
         if let Some(engine) = self.engine() {
@@ -331,7 +333,9 @@ impl<S: Store> App<S> {
                 Err(e) => return Err(e.into()),
             }
         }
-        Err(retry.exhausted(|| format!("execution {execution_id} is busy; retry")))
+        Err(AppError::Conflict(retry.exhausted(|| {
+            format!("execution {execution_id} is busy; retry")
+        })))
     }
 
     /// Retention (`DELETE /main/schedule/clean`): executions, and the audit trail by the same

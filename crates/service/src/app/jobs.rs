@@ -560,7 +560,9 @@ impl<S: Store> App<S> {
                 Err(e) => return Err(e.into()),
             }
         }
-        Err(retry.exhausted(|| format!("job {job_id} is busy; retry")))
+        Err(AppError::Conflict(
+            retry.exhausted(|| format!("job {job_id} is busy; retry")),
+        ))
     }
 
     /// Lists jobs (`GET /jobs`) in `order`; an order the store cannot serve without a scan is

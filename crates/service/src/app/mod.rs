@@ -31,6 +31,7 @@ use sundial_core::debug_mode::DebugMode;
 use chrono::{DateTime, Utc};
 use sundial_core::job::{FieldError, Job, JobDefinition, JobId, Target};
 
+pub(crate) use crate::conflict::ConflictRetry;
 use crate::records::{decode_job, encode_job, job_wakeup_key, RecordError, StoredJob};
 use sundial_ports::cause::Cause;
 use sundial_ports::clock::Clock;
@@ -61,77 +62,6 @@ pub use stats::{DaySuccess, FleetStats, JobStats, TOP_JOBS};
 pub use sundial_ports::store::SourceFilter;
 pub use upcoming::{Upcoming, UpcomingCut, UPCOMING_FIRES, UPCOMING_JOBS};
 pub use views::{upcoming_fires, Describe, Stats};
-
-/// How many times a read-modify-write of one job is retried after losing a race. A busy job (a
-/// burst of triggers while the engine admits and settles its runs, each a write of the job)
-/// loses many in a row; a request that does not conflict with the caller's intent must not fail
-/// for that, so the rounds are many and spaced by [`conflict_backoff`] (about 2 s at most in
-/// all) before the request gives up with 409.
-const MAX_CONFLICT_RETRIES: usize = 40;
-
-/// How long to wait before round `round` (from 1) of a read-modify-write that lost a race: a
-/// pseudo-random time up to 2^min(round, 6) ms, so that racing writers spread out instead of
-/// colliding again. The noise comes from the clock's sub-second digits, not a wall clock read.
-fn conflict_backoff(clock: &dyn Clock, round: usize) -> std::time::Duration {
-    let cap_micros = 1000u64 << round.min(6);
-    let noise = u64::from(clock.now().timestamp_subsec_nanos())
-        .wrapping_add(round as u64)
-        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-        .rotate_left(17);
-    std::time::Duration::from_micros(noise % cap_micros)
-}
-
-/// The rounds of one read-modify-write that may lose races to concurrent writers: at most
-/// [`MAX_CONFLICT_RETRIES`], spaced by [`conflict_backoff`] through the [`Clock`] (never a wall
-/// clock sleep), remembering why the last round was lost for the 409 if all are.
-///
-/// ```text
-/// let mut retry = ConflictRetry::new(clock);
-/// while retry.next_round().await {
-///     read; change; write → return on success, or retry.lost(why) on a version conflict
-/// }
-/// Err(retry.exhausted(|| "job … is busy; retry".into()))
-/// ```
-pub(crate) struct ConflictRetry<'c> {
-    clock: &'c dyn Clock,
-    round: usize,
-    last: Option<String>,
-}
-
-impl<'c> ConflictRetry<'c> {
-    /// The first round of a read-modify-write timed by `clock`.
-    pub(crate) fn new(clock: &'c dyn Clock) -> Self {
-        ConflictRetry {
-            clock,
-            round: 0,
-            last: None,
-        }
-    }
-
-    /// Whether another round may run: at once the first time, after a back-off later, and
-    /// `false` once every round is spent.
-    pub(crate) async fn next_round(&mut self) -> bool {
-        if self.round >= MAX_CONFLICT_RETRIES {
-            return false;
-        }
-        if self.round > 0 {
-            let wait = conflict_backoff(self.clock, self.round);
-            self.clock.back_off(wait).await;
-        }
-        self.round += 1;
-        true
-    }
-
-    /// This round lost to a concurrent writer, for the reason `why`.
-    pub(crate) fn lost(&mut self, why: String) {
-        self.last = Some(why);
-    }
-
-    /// The 409 after every round was lost: the last reason, or `busy`'s.
-    pub(crate) fn exhausted(self, busy: impl FnOnce() -> String) -> AppError {
-        AppError::Conflict(self.last.unwrap_or_else(busy))
-    }
-}
 
 /// Settings of the control plane.
 #[derive(Clone, Debug)]
@@ -365,6 +295,11 @@ impl<S> App<S> {
         self.clock.now()
     }
 
+    /// The clock this control plane and its engine read and wait on.
+    pub(crate) fn clock(&self) -> &dyn Clock {
+        &*self.clock
+    }
+
     /// Waits until this control plane's clock shows `at`.
     pub(crate) async fn sleep_until(&self, at: DateTime<Utc>) {
         self.clock.sleep_until(at).await;
@@ -522,7 +457,9 @@ impl<S: Store> App<S> {
                 Err(other) => return Err(other.into()),
             }
         }
-        Err(retry.exhausted(|| format!("job {job_id} is busy; retry")))
+        Err(AppError::Conflict(
+            retry.exhausted(|| format!("job {job_id} is busy; retry")),
+        ))
     }
 
     /// Refuses a definition this platform cannot run: a target it does not deliver

@@ -152,7 +152,9 @@ impl<S: Store> App<S> {
                 Err(other) => return Err(other.into()),
             }
         }
-        Err(retry.exhausted(|| "the debug mode is busy; retry".into()))
+        Err(AppError::Conflict(
+            retry.exhausted(|| "the debug mode is busy; retry".into()),
+        ))
     }
 
     async fn read_debug_mode(&self) -> Result<DebugModeSetting, AppError> {

@@ -46,6 +46,7 @@ use sundial_core::job::JobId;
 use tokio::sync::Notify;
 
 use crate::app::{App, AppError, EngineHooks};
+use crate::conflict::ConflictRetry;
 use crate::records::{
     decode_execution, decode_job, encode_execution, encode_job, execution_wakeup_key, final_rollup,
     RecordError, StoredJob,
@@ -60,9 +61,6 @@ pub use messages::{Handled, Prefetched, QueueKind};
 pub use notify::NotifyMessage;
 pub use replan::ReplanMessage;
 pub use tick::TickReport;
-
-/// How many times one step re-reads and retries after losing a conditional write.
-const MAX_STEP_RETRIES: usize = 16;
 
 /// Settings of the engine.
 #[derive(Clone, Debug)]
@@ -359,6 +357,11 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
 
     fn now(&self) -> DateTime<Utc> {
         self.app.now()
+    }
+
+    /// The rounds of one step's read-modify-write, spaced through the engine's clock.
+    fn step_retry(&self) -> ConflictRetry<'_> {
+        ConflictRetry::for_step(self.app.clock())
     }
 
     /// How many pauses this process answered so far.

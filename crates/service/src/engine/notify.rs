@@ -16,7 +16,7 @@ use sundial_core::job::Qos;
 use sundial_core::outcome::Outcome;
 use sundial_core::signing;
 
-use super::{Engine, EngineError, MAX_STEP_RETRIES};
+use super::{Engine, EngineError};
 use crate::app::AppError;
 use crate::records::StoredJob;
 use sundial_ports::events::EventPublisher;
@@ -182,7 +182,8 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
 
     /// Adds a line to an execution's log without changing its state.
     async fn note_execution(&self, execution_id: &str, note: &str) -> Result<(), EngineError> {
-        for _ in 0..MAX_STEP_RETRIES {
+        let mut retry = self.step_retry();
+        while retry.next_round().await {
             let Some(mut loaded) = self.read_execution(execution_id).await? else {
                 return Ok(());
             };

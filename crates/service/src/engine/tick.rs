@@ -18,7 +18,7 @@ use sundial_core::source::RunSource;
 
 use std::collections::HashMap;
 
-use super::{Engine, EngineError, MAX_STEP_RETRIES};
+use super::{Engine, EngineError};
 use crate::records::{
     decode_job, encode_execution, encode_job, execution_wakeup_key, job_wakeup_key, not_run_rollup,
     StoredJob, FALLBACK_WAKEUP_GRACE,
@@ -293,7 +293,8 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         wakes: &mut Vec<(String, DateTime<Utc>)>,
     ) -> Result<(usize, u64, Option<(StoredJob, Vec<PendingFire>)>), EngineError> {
         let mut planned = None;
-        for _ in 0..MAX_STEP_RETRIES {
+        let mut retry = self.step_retry();
+        while retry.next_round().await {
             let record = match known.take() {
                 Some(record) => record,
                 None => self.store().get_job(job_id.as_str()).await?,
@@ -310,6 +311,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                 // then planned as any, from the end of the pause on.
                 Box::pin(self.app.end_pause(stored, job_id, now)).await?;
                 known = None;
+                retry.went_on();
                 continue;
             }
             let before = stored.job.state.clone();

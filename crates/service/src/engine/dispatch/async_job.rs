@@ -10,7 +10,7 @@ use sundial_core::retry;
 use super::call::response_value;
 use super::Step;
 use crate::app::AppError;
-use crate::engine::{Engine, EngineError, Loaded, MAX_STEP_RETRIES};
+use crate::engine::{Engine, EngineError, Loaded};
 use crate::records::StoredJob;
 use sundial_core::settle::{self, AttemptEnd};
 use sundial_ports::events::EventPublisher;
@@ -187,7 +187,8 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         body: &Value,
     ) -> Result<(), EngineError> {
         let report = AsyncReport::parse(body).map_err(|e| AppError::Invalid(e.under("body")))?;
-        for _ in 0..MAX_STEP_RETRIES {
+        let mut retry = self.step_retry();
+        while retry.next_round().await {
             let Some(mut loaded) = self.read_execution(execution_id).await? else {
                 return Err(AppError::NotFound(format!("execution {execution_id}")).into());
             };

@@ -17,7 +17,7 @@ use sundial_core::execution::ExecutionState;
 
 use std::collections::HashMap;
 
-use super::{Engine, EngineError, Loaded, Run, MAX_STEP_RETRIES};
+use super::{Engine, EngineError, Loaded, Run};
 use crate::app::AppError;
 use crate::records::StoredJob;
 use sundial_ports::events::EventPublisher;
@@ -31,8 +31,12 @@ pub(super) const LEASE_MARGIN: chrono::Duration = chrono::Duration::seconds(30);
 
 /// Whether a step finished or must read the execution again.
 pub(super) enum Step {
+    /// The message's work is done.
     Done,
+    /// A write lost a race (or the run was found moved): read again after a back-off.
     Again,
+    /// The step waited in place for the run's time: read again at once.
+    Waited,
 }
 
 impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
@@ -65,7 +69,8 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         // backfill is planned further only when few of its job's tasks are still alive.
         let mut counted = None;
         let mut stepped = Err(EngineError::Contended(format!("execution {execution_id}")));
-        for _ in 0..MAX_STEP_RETRIES {
+        let mut retry = self.step_retry();
+        while retry.next_round().await {
             let run = match read.take() {
                 Some(run) => run,
                 None => match self.read_run(execution_id).await {
@@ -90,6 +95,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                     break;
                 }
                 Ok(Step::Again) => {}
+                Ok(Step::Waited) => retry.went_on(),
                 Err(e) => {
                     stepped = Err(e);
                     break;
@@ -115,7 +121,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         let wait = (at - self.now()).to_std().unwrap_or_default();
         if !wait.is_zero() && wait <= self.config.max_inline_wait {
             self.app.sleep_until(at).await;
-            return Ok(Step::Again);
+            return Ok(Step::Waited);
         }
         self.wake_at(execution_id, at).await?;
         Ok(Step::Done)

@@ -11,7 +11,7 @@ use sundial_core::plan;
 
 use super::{transition_error, Step};
 use crate::app::{audit_record, AppError, ChangeBy, Entry};
-use crate::engine::{Engine, EngineError, Loaded, Released, Written, MAX_STEP_RETRIES};
+use crate::engine::{Engine, EngineError, Loaded, Released, Written};
 use crate::records::{decode_job, encode_job, job_wakeup_key, StoredJob};
 use sundial_core::settle::{self, AttemptEnd};
 use sundial_ports::events::EventPublisher;
@@ -38,7 +38,8 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         // write, so it cannot go alone.)
         let mut separate = !loaded.job_changed && job.job.state.running.len() > 1;
         let mut job_races = 0;
-        for _ in 0..MAX_STEP_RETRIES {
+        let mut retry = self.step_retry();
+        while retry.next_round().await {
             // What this round changes is applied to the execution as it is now; a write lost to
             // a concurrent job writer applies it again from here.
             let unsettled = loaded.execution.clone();
@@ -170,7 +171,8 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         to: ExecutionState,
         reason: &str,
     ) -> Result<Option<DateTime<Utc>>, EngineError> {
-        for _ in 0..MAX_STEP_RETRIES {
+        let mut retry = self.step_retry();
+        while retry.next_round().await {
             let Some(mut loaded) = self.read_execution(execution_id).await? else {
                 return Ok(None);
             };
@@ -366,7 +368,8 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             return Ok(Vec::new());
         };
         let mut known = known.cloned();
-        for _ in 0..MAX_STEP_RETRIES {
+        let mut retry = self.step_retry();
+        while retry.next_round().await {
             let mut stored = match known.take() {
                 Some(stored) => stored,
                 None => match self.app.load(&job_id).await {
