@@ -371,6 +371,12 @@ pub(super) async fn search_executions<S: Store>(
             ));
         }
     }
+    if labels.iter().any(|label| label.trim().is_empty()) {
+        return Err(crate::error::ApiError::invalid(
+            "label",
+            "is empty; leave it out to not filter by it",
+        ));
+    }
     let param = |name: &str| params.get(name).cloned();
     let filters = SearchFilters {
         state: param("state"),

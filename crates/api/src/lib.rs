@@ -121,6 +121,7 @@ api_routes! {
         executions::terminate,
         ops::preview,
         ops::reconcile_declared_jobs,
+        ops::apply,
         ops::get_debug_mode,
         ops::put_debug_mode,
         job_centre::clean,

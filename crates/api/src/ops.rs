@@ -7,13 +7,14 @@ use axum::Json;
 
 use super::extract::{JsonBody, Params, PathParams};
 use super::schema::{
-    DebugModeAnswer, DebugModeRequest, EngineHealth, Envelope, ErrorEnvelope, Health, HealthStatus,
-    Preview, PreviewRequest, TimerList, TimersReconciled,
+    Applied, ApplyBody, DebugModeAnswer, DebugModeRequest, EngineHealth, Envelope, ErrorEnvelope,
+    Health, HealthStatus, Preview, PreviewRequest, TimerList, TimersReconciled,
 };
 use super::stats::Stats;
 use super::{ApiResult, AppState};
 use sundial_core::debug_mode::DebugMode;
 use sundial_ports::store::Store;
+use sundial_service::app::ApplyRequest;
 
 /// 200 while the process serves requests and its engine (if it runs one) ticks; 503 with
 /// `"status": "stalled"` when the tick is late. Always open: no token needed.
@@ -159,6 +160,54 @@ pub(super) async fn reconcile_declared_jobs<S: Store>(
         changed_fields: report.changed_fields,
         unchanged: report.unchanged,
         removed: report.removed,
+    })
+    .into_response())
+}
+
+/// Applies a set of job files (`sundial apply`): the missing jobs are created; of the others, only
+/// the fields the files changed since the last apply are written (state, history, pause, pause
+/// notes, labels and operators' edits of other fields kept, as for declared timers); with `prune`,
+/// the jobs an earlier apply wrote that match its labels and are no longer listed are deleted.
+/// The whole set is checked first, so a bad entry or a job a service owns changes nothing. Each
+/// change is audited as `apply:create`, `apply:update` or `apply:delete` with the change id.
+#[utoipa::path(
+    post,
+    path = "/apply",
+    tag = "jobs",
+    request_body(content = ApplyBody, description = "The jobs of the files, and what to prune."),
+    responses(
+        (status = 200, description = "Applied (or with `dryRun`, what would be): what changed.", body = Applied,
+            example = json!({"resp_code": 200, "resp_msg": null, "changeId": "git:3f2c1a9", "dryRun": false, "created": ["nightly-report"], "updated": {"hourly-sync": [{"path": "/timeoutSeconds", "old": 60, "new": 90}]}, "unchanged": [], "deleted": ["old-report"]})),
+        (status = 400, description = "An entry is invalid (the message names `jobs[i].field`), an id is listed twice, `prune` has no label, `changeId` is malformed, a field is unknown, or the body is not JSON.", body = ErrorEnvelope),
+        (status = 409, description = "A listed job is declared by a service's timer list, or a job is busy.", body = ErrorEnvelope),
+        (status = 503, description = "The store failed; retry.", body = ErrorEnvelope),
+    )
+)]
+pub(super) async fn apply<S: Store>(
+    State(app): AppState<S>,
+    super::auth::Authenticated(caller): super::auth::Authenticated,
+    JsonBody(body): JsonBody,
+) -> ApiResult {
+    let request = ApplyRequest::parse(&body)?;
+    let report = app.apply_jobs_by(&caller.change(), &request).await?;
+    Ok(Json(Applied {
+        envelope: Envelope::ok(),
+        change_id: report.change_id,
+        dry_run: report.dry_run,
+        created: report.created,
+        updated: report
+            .updated
+            .into_iter()
+            .map(|(id, changes)| {
+                let changes = changes
+                    .into_iter()
+                    .map(|c| serde_json::json!(super::history::FieldChange::from(c)))
+                    .collect();
+                (id, changes)
+            })
+            .collect(),
+        unchanged: report.unchanged,
+        deleted: report.deleted,
     })
     .into_response())
 }

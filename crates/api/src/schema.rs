@@ -1072,6 +1072,48 @@ pub struct TimersListObject {
     timers: Vec<DeclaredJob>,
 }
 
+built_schema! {
+    /// The labels that select the jobs a prune may remove: 1–16 `key: value` pairs, as `labels`.
+    PruneLabels, refs: [], |description: &str| {
+        let RefOr::T(Schema::Object(mut schema)) = <Labels as PartialSchema>::schema() else {
+            unreachable!("Labels is an object schema");
+        };
+        schema.min_properties = Some(1);
+        schema.description = Some(description.to_string());
+        RefOr::T(Schema::Object(schema))
+    }
+}
+
+/// What an apply may remove: the jobs an earlier apply wrote that match these labels and that
+/// `jobs` no longer lists.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(dead_code)]
+pub struct Prune {
+    /// Every one of these must match.
+    labels: PruneLabels,
+}
+
+/// `POST /apply`'s body: the jobs of a set of files, merged into the stored ones as declared
+/// timers are, and what to prune.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(example = json!({"jobs": [{"jobId": "nightly-report", "schedule": {"cron": ["0 2 * * *"]}, "request": [{"url": "https://reports.example.com/run"}], "labels": {"team": "payments"}}], "prune": {"labels": {"team": "payments"}}, "dryRun": true, "changeId": "git:3f2c1a9"}))]
+#[allow(dead_code)]
+pub struct ApplyBody {
+    /// The declared jobs, each a job definition with its `jobId` (at most 1,000, no id twice).
+    #[schema(max_items = 1000)]
+    jobs: Vec<DeclaredJob>,
+    /// Also delete the jobs an earlier apply wrote that match these labels and `jobs` no longer
+    /// lists. Without it nothing is deleted.
+    prune: Option<Prune>,
+    /// Only answer what would change; write nothing.
+    dry_run: Option<bool>,
+    /// The change's id in the audit trail (a commit, say); made from the time when not given.
+    #[schema(pattern = r"^[A-Za-z0-9_.:/-]{1,128}$")]
+    change_id: Option<String>,
+}
+
 // ------------------------------------------------------------------------------------------------
 // Answers.
 
@@ -1265,6 +1307,30 @@ pub struct TimersReconciled {
     pub unchanged: Vec<String>,
     /// Jobs of the service that the list no longer declares.
     pub removed: Vec<String>,
+}
+
+/// What `POST /apply` changed, or with `dryRun` would change.
+#[derive(ToSchema, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Applied {
+    /// The envelope.
+    #[serde(flatten)]
+    pub envelope: Envelope,
+    /// The change's id, as the audit trail records it.
+    pub change_id: String,
+    /// Nothing was written.
+    pub dry_run: bool,
+    /// Jobs created.
+    pub created: Vec<String>,
+    /// Jobs updated, each with the changes of the fields the files changed since the last apply,
+    /// by JSON pointer (secret header values as `"***"`), as the job's history shows an update.
+    #[schema(value_type = std::collections::BTreeMap<String, Vec<crate::history::FieldChange>>)]
+    pub updated: std::collections::BTreeMap<String, Vec<serde_json::Value>>,
+    /// Jobs the files did not change since the last apply (an operator's pause, notes, labels and
+    /// edits stay).
+    pub unchanged: Vec<String>,
+    /// Jobs pruned.
+    pub deleted: Vec<String>,
 }
 
 /// The envelope of retention: what was removed.

@@ -121,6 +121,17 @@ pub(crate) enum Command {
     /// A service's declared timer list
     #[command(subcommand, arg_required_else_help = true)]
     Timers(TimersCommand),
+    /// Write jobs as files without state (a YAML stream; -o json: a JSON array), for apply
+    #[command(after_help = "Example: sundial export --label team:payments > jobs/payments.yaml")]
+    Export(ExportArgs),
+    /// Create, update and (with --prune) delete jobs to match job files, keeping operators' pauses and edits
+    #[command(
+        after_help = "Examples:\n  sundial apply -f jobs/ --dry-run\n  sundial apply -f jobs/ --prune --label team:payments --change-id \"git:$(git rev-parse --short HEAD)\""
+    )]
+    Apply(ApplyArgs),
+    /// Show how the server differs from job files (a dry-run apply); exit code 1 when it does
+    #[command(after_help = "Example: sundial diff -f jobs/ --prune --label team:payments")]
+    Diff(DiffArgs),
     /// Pause, unpause, trigger, delete or backfill every job a filter selects, with a reason
     #[command(
         after_help = "Example: sundial bulk pause --label team:payments --reason \"ledger migration\" --dry-run"
@@ -839,6 +850,48 @@ mod tests {
     fn the_command_line_is_consistent() {
         Cli::command().debug_assert();
     }
+}
+
+/// `sundial export`.
+#[derive(Debug, Args)]
+pub(crate) struct ExportArgs {
+    /// Only jobs with this label, KEY:VALUE; repeatable (all must match)
+    #[arg(long = "label", value_name = "KEY:VALUE")]
+    pub labels: Vec<String>,
+}
+
+/// The job files and the prune of `sundial apply` and `sundial diff`.
+#[derive(Debug, Args)]
+pub(crate) struct FilesArgs {
+    /// A job file (one job, a list, or a YAML stream) or a directory of .yaml, .yml and .json files; repeatable
+    #[arg(short = 'f', long = "file", value_name = "PATH", required = true)]
+    pub files: Vec<PathBuf>,
+    /// Also delete the jobs an earlier apply wrote that match --label and the files no longer list
+    #[arg(long, requires = "labels")]
+    pub prune: bool,
+    /// With --prune: the jobs it may delete, KEY:VALUE or KEY=VALUE; repeatable (all must match)
+    #[arg(long = "label", value_name = "KEY:VALUE", requires = "prune")]
+    pub labels: Vec<String>,
+}
+
+/// `sundial apply`.
+#[derive(Debug, Args)]
+pub(crate) struct ApplyArgs {
+    #[command(flatten)]
+    pub files: FilesArgs,
+    /// Only show what would change
+    #[arg(long)]
+    pub dry_run: bool,
+    /// The change's id in the audit trail (default: the time of the apply)
+    #[arg(long, value_name = "ID")]
+    pub change_id: Option<String>,
+}
+
+/// `sundial diff`.
+#[derive(Debug, Args)]
+pub(crate) struct DiffArgs {
+    #[command(flatten)]
+    pub files: FilesArgs,
 }
 
 /// `sundial calendar …` (docs/cli.md, "Calendars").

@@ -1495,3 +1495,124 @@ fn execution_search_across_jobs() {
     cli(&server, &["execution", "list", "--state", "Broken"]).fails(4, "state:");
     cli(&server, &["execution", "list", "--since", "yesterday"]).fails(4, "since:");
 }
+
+/// Issue 30 item 5: schedules kept in git. Jobs exported from one server are applied to another
+/// from a directory; `diff` exits 1 while the server differs and 0 once applied; an operator's
+/// pause survives a change of the files; `--prune` deletes only what an apply wrote.
+#[test]
+fn export_apply_and_diff_keep_a_server_in_step_with_files() {
+    let dir = TempDir::new("cli-apply");
+    let source = start(&dir, &[], &[]);
+    let job = |id: &str, cron: &str| {
+        json!({"jobId": id, "jobName": id, "creator": "payments", "creatorName": "Payments",
+               "request": [{"method": "POST", "url": "http://127.0.0.1:9/run"}],
+               "schedule": {"cron": [cron]}, "labels": {"team": "payments"}})
+    };
+    for (id, cron) in [("pay-a", "0 2 * * *"), ("pay-b", "0 3 * * *")] {
+        let file = write(&dir, &format!("{id}.json"), &job(id, cron).to_string());
+        assert_eq!(cli(&source, &["job", "create", id, "-f", &file]).code, 0);
+    }
+    assert_eq!(
+        cli(
+            &source,
+            &["job", "pause", "pay-a", "--notes", "source only"]
+        )
+        .code,
+        0
+    );
+    let exported = cli(&source, &["export", "--label", "team:payments"]);
+    assert_eq!(exported.code, 0, "{exported:?}");
+    assert!(exported.stdout.starts_with("---\n"), "{exported:?}");
+    assert!(
+        !exported.stdout.contains("pausedNotes"),
+        "no state: {exported:?}"
+    );
+    let jobs_dir = dir.join("jobs");
+    std::fs::create_dir_all(jobs_dir.join("payments")).unwrap();
+    std::fs::write(jobs_dir.join("payments/all.yaml"), &exported.stdout).unwrap();
+    let jobs = jobs_dir.display().to_string();
+
+    let target = start(&TempDir::new("cli-apply-target"), &[], &[]);
+    let diff = cli(&target, &["diff", "-f", &jobs]);
+    assert_eq!(diff.code, 1, "the target lacks the jobs: {diff:?}");
+    assert!(diff.stdout.contains("create"), "{diff:?}");
+    let applied = cli(
+        &target,
+        &["apply", "-f", &jobs, "--change-id", "git:1", "-o", "json"],
+    )
+    .json();
+    assert_eq!(applied["created"], json!(["pay-a", "pay-b"]), "{applied}");
+    let target_a = cli(&target, &["job", "get", "pay-a", "-o", "json"]).json();
+    assert_eq!(
+        target_a["state"],
+        json!("active"),
+        "a pause is not exported"
+    );
+    assert_eq!(cli(&target, &["diff", "-f", &jobs]).code, 0);
+
+    // An operator pauses pay-a on the target; the files move pay-b: the pause stays.
+    assert_eq!(
+        cli(&target, &["job", "pause", "pay-a", "--notes", "incident 9"]).code,
+        0
+    );
+    let moved = exported.stdout.replace("0 3 * * *", "30 3 * * *");
+    std::fs::write(jobs_dir.join("payments/all.yaml"), &moved).unwrap();
+    let diff = cli(&target, &["diff", "-f", &jobs]);
+    assert_eq!(diff.code, 1, "{diff:?}");
+    assert!(
+        diff.stdout.contains("update") && diff.stdout.contains("30 3 * * *"),
+        "{diff:?}"
+    );
+    let applied = cli(&target, &["apply", "-f", &jobs, "-o", "json"]).json();
+    assert_eq!(
+        applied["updated"]["pay-b"][0]["path"],
+        json!("/schedule/cron/0")
+    );
+    let target_a = cli(&target, &["job", "get", "pay-a", "-o", "json"]).json();
+    assert_eq!(target_a["pausedNotes"], json!("incident 9"));
+
+    // pay-b leaves the files: --prune deletes it; a job made by hand with the label stays.
+    let by_hand = write(
+        &dir,
+        "by-hand.json",
+        &job("by-hand", "0 4 * * *").to_string(),
+    );
+    assert_eq!(
+        cli(&target, &["job", "create", "by-hand", "-f", &by_hand]).code,
+        0
+    );
+    let only_a: String = moved
+        .split("---\n")
+        .filter(|doc| doc.contains("jobId: pay-a"))
+        .map(|doc| format!("---\n{doc}"))
+        .collect();
+    std::fs::write(jobs_dir.join("payments/all.yaml"), only_a).unwrap();
+    let prune = ["--prune", "--label", "team=payments"];
+    let diff = cli(&target, &[&["diff", "-f", &jobs][..], &prune[..]].concat());
+    assert_eq!(diff.code, 1, "{diff:?}");
+    let applied = cli(
+        &target,
+        &[&["apply", "-f", &jobs, "-o", "json"][..], &prune[..]].concat(),
+    )
+    .json();
+    assert_eq!(applied["deleted"], json!(["pay-b"]), "{applied}");
+    assert_eq!(
+        cli(&target, &["job", "get", "by-hand", "-o", "json"]).code,
+        0
+    );
+    let diff = cli(&target, &[&["diff", "-f", &jobs][..], &prune[..]].concat());
+    assert_eq!(diff.code, 0, "{diff:?}");
+    assert!(
+        diff.stdout.contains("The server matches the files."),
+        "{diff:?}"
+    );
+
+    // A bad file names the field, the job and the file.
+    std::fs::write(
+        jobs_dir.join("payments/bad.json"),
+        json!({"jobId": "pay-c", "timeoutSeconds": "soon"}).to_string(),
+    )
+    .unwrap();
+    cli(&target, &["apply", "-f", &jobs]).fails(4, "job pay-c in ");
+    cli(&target, &["apply", "-f", &jobs, "--label", "team:x"]).fails(2, "--prune");
+}

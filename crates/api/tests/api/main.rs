@@ -4,6 +4,7 @@
 //! One module per area of the API; `support` holds the router and the helpers they share.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod apply;
 mod arbitrary_json;
 mod bulk;
 mod calendars;

@@ -126,3 +126,9 @@ async fn a_bad_search_filter_is_a_400_naming_it() {
     let empty: Value = api.get("/executions").await.1;
     assert_eq!(empty, json!({"executions": [], "nextCursor": null}));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_empty_label_filter_is_refused_as_the_document_says() {
+    let api = Api::new();
+    assert_error(&api.get("/executions?label=").await, 400, "label: is empty");
+}

@@ -4,6 +4,7 @@
 
 mod support;
 
+mod apply;
 mod bulk;
 mod calendars;
 mod hotkeys;

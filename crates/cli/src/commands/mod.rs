@@ -16,6 +16,7 @@ mod bulk;
 pub(crate) mod calendar;
 pub(crate) mod definition;
 mod execution;
+mod files;
 mod job;
 pub(crate) mod simulate;
 
@@ -61,6 +62,9 @@ pub(crate) async fn run(command: Command, context: &Context) -> Result<(), CliEr
     match command {
         Command::Job(command) => job::run(command, context).await,
         Command::Bulk(args) => bulk::run(args, context).await,
+        Command::Export(args) => files::export(args, context).await,
+        Command::Apply(args) => files::apply(args, context).await,
+        Command::Diff(args) => files::diff(args, context).await,
         Command::Calendar(command) => calendar::run(command, context).await,
         Command::Execution(command) => execution::run(command, context).await,
         Command::Timers(crate::cli::TimersCommand::Sync { service, file }) => {

@@ -58,6 +58,11 @@ impl Table {
         self
     }
 
+    /// Whether no row was added.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
     pub(crate) fn row(&mut self, cells: Vec<Cell>) {
         let cells = cells
             .into_iter()

@@ -886,6 +886,71 @@ pub(crate) fn timers_sync(service: &str, answer: &Value, style: Style) -> String
     format!("Timers of {service} reconciled:\n{}", table.render(style))
 }
 
+/// `sundial apply` and `sundial diff`: each job created, updated (a row per field changed, by JSON
+/// pointer, with its value before and after) or deleted; the unchanged counted.
+pub(crate) fn applied(answer: &Value, style: Style) -> String {
+    let text = |v: &Value| v.as_str().map_or_else(|| v.to_string(), str::to_string);
+    let short = |v: Option<&Value>| match v {
+        None => "(none)".to_string(),
+        Some(v) => {
+            let v = v.to_string();
+            if v.chars().count() > 48 {
+                format!("{}…", v.chars().take(47).collect::<String>())
+            } else {
+                v
+            }
+        }
+    };
+    let mut table = Table::new(&["CHANGE", "JOB", "FIELD", "BEFORE → AFTER"]);
+    for id in list(answer, "created") {
+        table.row(vec![
+            "create".into(),
+            text(&id).into(),
+            "".into(),
+            "".into(),
+        ]);
+    }
+    if let Some(updated) = answer["updated"].as_object() {
+        for (id, changes) in updated {
+            let changes = changes.as_array().map(Vec::as_slice).unwrap_or_default();
+            for (i, change) in changes.iter().enumerate() {
+                table.row(vec![
+                    if i == 0 { "update" } else { "" }.into(),
+                    if i == 0 { id.clone() } else { String::new() }.into(),
+                    text(&change["path"]).into(),
+                    format!(
+                        "{} → {}",
+                        short(change.get("old")),
+                        short(change.get("new"))
+                    )
+                    .into(),
+                ]);
+            }
+        }
+    }
+    for id in list(answer, "deleted") {
+        table.row(vec![
+            "delete".into(),
+            text(&id).into(),
+            "".into(),
+            "".into(),
+        ]);
+    }
+    let unchanged = list(answer, "unchanged").len();
+    let change = text(&answer["changeId"]);
+    let head = if answer["dryRun"] == Value::Bool(true) {
+        "Dry run, nothing written".to_string()
+    } else {
+        format!("Change {change} applied")
+    };
+    let body = if table.is_empty() {
+        "The server matches the files.\n".to_string()
+    } else {
+        table.render(style)
+    };
+    format!("{head}; {unchanged} job(s) unchanged.\n{body}")
+}
+
 /// `sundial job backfill --dry-run`: the times that would run, in the order they would.
 pub(crate) fn backfill_preview(job_id: &str, answer: &Value, style: Style) -> String {
     let times = list(answer, "times");

@@ -128,6 +128,20 @@ impl ChangeBy {
         }
     }
 
+    /// A change of `POST /apply` whose change id is `change_id`: actions `apply:create`,
+    /// `apply:update`, `apply:delete`, for the reason `apply {change_id}` unless the caller gave
+    /// one (then the reason ends with the change id in brackets).
+    pub(crate) fn applied(&self, change_id: &str) -> Self {
+        ChangeBy {
+            actor: self.actor.clone(),
+            reason: Some(match &self.reason {
+                Some(reason) => format!("{reason} [apply {change_id}]"),
+                None => format!("apply {change_id}"),
+            }),
+            origin: Some("apply".into()),
+        }
+    }
+
     /// The re-plan of a job because the calendar `name` changed: action `calendar:update`.
     pub(crate) fn calendar(&self, name: &str) -> Self {
         ChangeBy {
@@ -311,6 +325,8 @@ mod tests {
         let by = ChangeBy::new(Actor::new("alice"));
         assert_eq!(by.action("pause"), "pause");
         assert_eq!(by.declaration("billing").action("create"), "timers:create");
+        assert_eq!(by.applied("c1").action("update"), "apply:update");
+        assert_eq!(by.applied("c1").reason.as_deref(), Some("apply c1"));
         assert_eq!(
             ChangeBy::bulk(Actor::new("bob"), "pause", "maintenance").action("pause"),
             "bulk:pause"

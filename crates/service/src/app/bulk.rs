@@ -302,16 +302,11 @@ fn parse_ids(value: &Value) -> Result<Vec<JobId>, AppError> {
     Ok(ids)
 }
 
-fn parse_filter<'a>(get: &impl Fn(&str) -> Option<&'a Value>) -> Result<JobFilter, AppError> {
-    let string = |key: &str| -> Result<Option<String>, AppError> {
-        match get(key) {
-            None => Ok(None),
-            Some(Value::String(s)) if !s.is_empty() => Ok(Some(s.clone())),
-            Some(_) => Err(field_error(key, "expected a non-empty string")),
-        }
-    };
-    let labels = match get("labels") {
-        None => Vec::new(),
+/// A label selector given as `{key: value, …}` (each field named `labels.{key}` in errors); none
+/// when absent.
+pub(super) fn label_selectors(labels: Option<&Value>) -> Result<Vec<LabelSelector>, AppError> {
+    match labels {
+        None => Ok(Vec::new()),
         Some(Value::Object(map)) => {
             let mut selectors = Vec::with_capacity(map.len());
             for (key, value) in map {
@@ -324,15 +319,24 @@ fn parse_filter<'a>(get: &impl Fn(&str) -> Option<&'a Value>) -> Result<JobFilte
                         .map_err(AppError::Invalid)?,
                 );
             }
-            selectors
+            Ok(selectors)
         }
-        Some(_) => {
-            return Err(field_error(
-                "labels",
-                "expected an object of key: value strings",
-            ))
+        Some(_) => Err(field_error(
+            "labels",
+            "expected an object of key: value strings",
+        )),
+    }
+}
+
+fn parse_filter<'a>(get: &impl Fn(&str) -> Option<&'a Value>) -> Result<JobFilter, AppError> {
+    let string = |key: &str| -> Result<Option<String>, AppError> {
+        match get(key) {
+            None => Ok(None),
+            Some(Value::String(s)) if !s.is_empty() => Ok(Some(s.clone())),
+            Some(_) => Err(field_error(key, "expected a non-empty string")),
         }
     };
+    let labels = label_selectors(get("labels"))?;
     job_filter(
         string("state")?,
         string("creator")?,

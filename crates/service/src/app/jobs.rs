@@ -1,4 +1,4 @@
-//! Job lifecycle: create, read, update, pause, delete, list, and declarative timers.
+//! Job lifecycle: create, read, update, pause, delete, list, and the merge of a declared job.
 
 use std::collections::BTreeMap;
 
@@ -6,11 +6,10 @@ use serde_json::Value;
 use sundial_core::change::{affected_runs, AffectedRun, RunPlace, UnstartedRun};
 use sundial_core::declaration::{plan_reconcile, Reconcile};
 use sundial_core::execution::incarnation_of_execution;
-use sundial_core::job::{
-    Job, JobDefinition, JobId, JobState, JobStatus, LabelSelector, PauseEnd, ServiceName,
-};
+use sundial_core::job::{Job, JobDefinition, JobId, JobState, JobStatus, LabelSelector, PauseEnd};
 
 use super::calendars;
+use super::declared::DeclaredChange;
 use super::{
     audit_race, audit_record, field_error, upcoming_fires, App, AppError, ChangeBy, Entry,
 };
@@ -19,6 +18,18 @@ use chrono::{DateTime, Utc};
 use sundial_ports::store::{
     JobFilter, JobOrder, Page, PageRequest, Store, StoreError, Write, WriteAllError,
 };
+
+/// Who declares a job being created, if anyone: a declarer's next declaration of it is merged
+/// three ways against the one kept with the job (`app::declared`).
+#[derive(Clone, Debug)]
+pub(super) enum Declarer {
+    /// Created by a request of its own (`POST /jobs/{jobId}`): no declaration kept.
+    None,
+    /// Declared by this service's timer list, which owns it.
+    Service(String),
+    /// Declared by an apply of job files.
+    Apply,
+}
 
 /// How many next fire times a preview of a change shows before and after (as `describe` shows).
 const PREVIEW_FIRES: usize = 10;
@@ -111,16 +122,16 @@ impl<S: Store> App<S> {
         job_id: &JobId,
         body: &Value,
     ) -> Result<Job, AppError> {
-        self.create_job_for(by, job_id, body, None).await
+        self.create_job_for(by, job_id, body, Declarer::None).await
     }
 
-    /// Creates a job; `service` declared it (with `body`, kept as its declaration).
-    async fn create_job_for(
+    /// Creates a job; a declarer keeps `body` as the job's declaration for the next merge.
+    pub(super) async fn create_job_for(
         &self,
         by: &ChangeBy,
         job_id: &JobId,
         body: &Value,
-        service: Option<String>,
+        declarer: Declarer,
     ) -> Result<Job, AppError> {
         let now = self.now();
         // A redaction marker has no stored value to keep on create: refused naming the header.
@@ -133,9 +144,13 @@ impl<S: Store> App<S> {
             }
         }
         let mut state = JobState::for_definition(&definition);
-        if service.is_some() {
+        if !matches!(declarer, Declarer::None) {
             state.declaration = Some(body.clone());
         }
+        let service = match declarer {
+            Declarer::Service(service) => Some(service),
+            Declarer::None | Declarer::Apply => None,
+        };
         // A job id used before (deleted, its executions kept) starts a new incarnation: new
         // execution ids, and execute numbers that continue after the old job's.
         let last = self
@@ -528,7 +543,11 @@ impl<S: Store> App<S> {
 
     /// Deletes the job `job_id` with its wake-up and the audit entry of the deletion, in one
     /// batch at the version read; returns whether there was a job.
-    async fn delete_recorded(&self, by: &ChangeBy, job_id: &str) -> Result<bool, AppError> {
+    pub(super) async fn delete_recorded(
+        &self,
+        by: &ChangeBy,
+        job_id: &str,
+    ) -> Result<bool, AppError> {
         let id = JobId::parse(job_id)
             .map_err(|e| AppError::corrupt(format!("stored job {job_id} has an invalid id"), e))?;
         let mut retry = super::ConflictRetry::new(&*self.clock);
@@ -642,15 +661,15 @@ impl<S: Store> App<S> {
     /// Applies a service's new declaration `declared` to its stored job `job_id` by the three-way
     /// merge of [`plan_reconcile`], against the job as it is when written (a concurrent change
     /// is merged again): the fields the code changed are set, and the declaration is kept with the
-    /// job for the next one. Returns the fields applied, `None` when there were none (then only
+    /// job for the next one. Returns the fields applied and the changes they made (redacted), `None` when there were none (then only
     /// the kept declaration is written, with no audit entry: the job did not change). An update
     /// is recorded as `timers:update` with its changed fields, as any update is.
-    async fn apply_declaration(
+    pub(super) async fn apply_declaration(
         &self,
         by: &ChangeBy,
         job_id: &JobId,
         declared: &Value,
-    ) -> Result<Option<Vec<String>>, AppError> {
+    ) -> Result<Option<DeclaredChange>, AppError> {
         let now = self.now();
         let declared_calendars = self.listed_calendars_for(job_id, declared).await?;
         let uses = calendars::names_of(&declared_calendars);
@@ -672,6 +691,7 @@ impl<S: Store> App<S> {
                         Reconcile::Create => None,
                         Reconcile::Unchanged { .. } => None,
                         Reconcile::Update { fields, definition } => {
+                            let before = stored.job.definition.as_written().clone();
                             // The merged schedule is the declared one or the stored one.
                             let mut calendars = before_calendars.clone();
                             for calendar in declared_calendars.iter() {
@@ -688,7 +708,13 @@ impl<S: Store> App<S> {
                             // The merged definition carries the stored `active`: a paused job stays
                             // paused, with its notes.
                             stored.job.apply_definition(definition);
-                            Some(fields)
+                            // A secret's marker declared over its stored value changes nothing.
+                            let change = DeclaredChange::new(
+                                fields,
+                                &before,
+                                stored.job.definition.as_written(),
+                            );
+                            (!change.changes.is_empty()).then_some(change)
                         }
                     };
                     stored.job.state.declaration = Some(declared.clone());
@@ -723,165 +749,6 @@ impl<S: Store> App<S> {
             self.mark_parent(&stored.job).await?;
         }
         Ok(fields)
-    }
-
-    /// Reconciles the jobs a service declares (docs/api.md's timer list and its check-timers job):
-    /// creates the missing, updates the changed, removes the undeclared. Idempotent. As an
-    /// anonymous caller.
-    pub async fn reconcile_declared_jobs(
-        &self,
-        service: &str,
-        timers: &Value,
-    ) -> Result<DeclarationReport, AppError> {
-        self.reconcile_declared_jobs_by(&ChangeBy::anonymous(), service, timers)
-            .await
-    }
-
-    /// [`App::reconcile_declared_jobs`] by `by`: every job it creates, updates or removes gets an entry
-    /// `timers:create`, `timers:update` (with the fields changed) or `timers:delete` in its audit
-    /// trail. A declared job that exists is merged three ways ([`plan_reconcile`]): only the fields
-    /// the code changed since its previous declaration are applied; its pause state, pause notes
-    /// and labels are never touched, and an operator's edit of a field the code did not change
-    /// stays.
-    pub async fn reconcile_declared_jobs_by(
-        &self,
-        by: &ChangeBy,
-        service: &str,
-        timers: &Value,
-    ) -> Result<DeclarationReport, AppError> {
-        let by = &by.declaration(service);
-        let service = ServiceName::parse(service)?;
-        let service = service.as_str();
-        let list = match timers {
-            Value::Array(list) => list,
-            Value::Object(obj) => {
-                // Exactly one of `timer` and `timers` (docs/api.md, "Declarative timers"): anything
-                // else beside it is a typo or a misunderstanding, refused like an unknown field.
-                if let Some(key) = obj
-                    .keys()
-                    .find(|k| !matches!(k.as_str(), "timer" | "timers"))
-                {
-                    return Err(field_error(
-                        key,
-                        "unknown field; expected {\"timer\": [job, …]} (or \"timers\")",
-                    ));
-                }
-                if obj.contains_key("timer") && obj.contains_key("timers") {
-                    return Err(field_error(
-                        "timers",
-                        "give either timer or timers, not both",
-                    ));
-                }
-                match obj.get("timer").or_else(|| obj.get("timers")) {
-                    Some(Value::Array(list)) => list,
-                    _ => return Err(field_error("timer", "expected an array of job definitions")),
-                }
-            }
-            _ => return Err(field_error("timer", "expected an array of job definitions")),
-        };
-        // Validate the whole list before changing anything, so a bad entry changes nothing.
-        let now = self.now();
-        let mut declared = BTreeMap::new();
-        for (i, body) in list.iter().enumerate() {
-            let path = format!("timer[{i}]");
-            let id = body
-                .get("jobId")
-                .and_then(Value::as_str)
-                .ok_or_else(|| field_error(&format!("{path}.jobId"), "required"))?;
-            let job_id = JobId::parse(id).map_err(|e| AppError::Invalid(e.under(&path)))?;
-            // A service declares its timers with their real values: no redaction markers.
-            let calendars = self.calendars_for(body).await?;
-            let definition =
-                JobDefinition::parse_submitted_with(&job_id, body, now, None, &calendars)
-                    .map_err(|e| AppError::Invalid(e.under(&path)))?;
-            self.check_platform_limits(&definition)
-                .map_err(|e| match e {
-                    AppError::Invalid(e) => AppError::Invalid(e.under(&path)),
-                    other => other,
-                })?;
-            if declared
-                .insert(job_id.to_string(), (job_id, body))
-                .is_some()
-            {
-                return Err(field_error(
-                    &format!("{path}.jobId"),
-                    format!("{id:?} is declared twice"),
-                ));
-            }
-        }
-        // Check ownership of every declared id before writing, so a conflict changes nothing either.
-        let mut existing_jobs = BTreeMap::new();
-        for id in declared.keys() {
-            if let Some(record) = self.store.get_job(id).await? {
-                let existing = decode_job(&record)?;
-                if existing.service.as_deref() != Some(service) {
-                    return Err(AppError::Conflict(format!(
-                        "job {id} exists and is not declared by service {service}"
-                    )));
-                }
-                existing_jobs.insert(id.clone(), existing);
-            }
-        }
-        let mut report = DeclarationReport::default();
-        for (id, (job_id, body)) in &declared {
-            let existing = existing_jobs.get(id);
-            let plan = plan_reconcile(
-                existing.and_then(|e| e.job.state.declaration.as_ref()),
-                body,
-                existing.map(|e| e.job.definition.as_written()),
-            );
-            match plan {
-                Reconcile::Create => {
-                    self.create_job_for(by, job_id, body, Some(service.to_string()))
-                        .await?;
-                    report.created.push(id.clone());
-                }
-                Reconcile::Unchanged { record: false } => report.unchanged.push(id.clone()),
-                Reconcile::Unchanged { record: true } | Reconcile::Update { .. } => {
-                    match self.apply_declaration(by, job_id, body).await? {
-                        Some(fields) => {
-                            report.updated.push(id.clone());
-                            report.changed_fields.insert(id.clone(), fields);
-                        }
-                        None => report.unchanged.push(id.clone()),
-                    }
-                }
-            }
-        }
-        let filter = JobFilter {
-            service: Some(service.to_string()),
-            ..JobFilter::default()
-        };
-        let mut cursor = None;
-        let mut stale = Vec::new();
-        loop {
-            let page = self
-                .store
-                .list_jobs(&filter, JobOrder::Id, &PageRequest { limit: 500, cursor })
-                .await?;
-            stale.extend(
-                page.items
-                    .into_iter()
-                    .map(|r| r.job_id)
-                    .filter(|id| !declared.contains_key(id)),
-            );
-            cursor = page.next_cursor;
-            if cursor.is_none() {
-                break;
-            }
-        }
-        for id in stale {
-            self.delete_recorded(by, &id).await?;
-            report.removed.push(id);
-        }
-        tracing::info!(
-            service,
-            created = report.created.len(),
-            updated = report.updated.len(),
-            removed = report.removed.len(),
-            "timers reconciled"
-        );
-        Ok(report)
     }
 }
 
