@@ -216,9 +216,10 @@ pub(super) async fn backfill<S: Store>(
     PathParams(job_id): PathParams<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let report = app
-        .backfill_by(&caller.change(), &parse_job_id(&job_id)?, &body)
-        .await?;
+    let job_id = parse_job_id(&job_id)?;
+    let request =
+        sundial_core::backfill::BackfillRequest::parse(&body).map_err(AppError::Invalid)?;
+    let report = app.backfill_by(&caller.change(), &job_id, &request).await?;
     Ok(Json(BackfillAccepted {
         envelope: Envelope::ok(),
         count: report.count as u64,

@@ -11,6 +11,7 @@ use super::extract::JsonBody;
 use super::schema::{Duration, ErrorEnvelope, SimulationRequest};
 use super::{ApiResult, AppState};
 use sundial_ports::store::Store;
+use sundial_service::app::MAX_API_FIRES;
 
 /// Simulates a job: its definition (as for create, `jobId` optional) run through the engine's
 /// planner, catch-up, overlap, retry and settle rules under a virtual clock, against a synthetic
@@ -34,7 +35,9 @@ pub(super) async fn simulate_job<S: Store>(
     State(app): AppState<S>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let report = app.simulate_job(&body).await?;
+    let request = sundial_core::simulate::Request::parse(&body, MAX_API_FIRES)
+        .map_err(sundial_service::AppError::Invalid)?;
+    let report = app.simulate_job(request).await?;
     Ok(Json(report.to_json()).into_response())
 }
 

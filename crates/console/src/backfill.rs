@@ -21,7 +21,8 @@ use chrono_tz::Tz;
 use maud::{html, Markup, Render};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
-use sundial_core::job::{BackfillMode, Job, OverlapPolicy, When};
+use sundial_core::backfill::BackfillRequest;
+use sundial_core::job::{BackfillMode, Job, JobId, OverlapPolicy, When};
 use sundial_ports::store::Store;
 use sundial_service::app::Scope;
 use sundial_service::app::{parse_job_id, BackfillReport};
@@ -200,7 +201,7 @@ pub(crate) async fn preview<S: Store>(
         }
     };
     body["dryRun"] = json!(true);
-    match console.app.backfill_by(&session.change(), &id, &body).await {
+    match backfill(&console.app, &session, &id, &body).await {
         Ok(report) => Ok(render(&session, &job, &form, &[], Some(&report)).into_response()),
         Err(e) => {
             let (status, problem) = refusal(e)?;
@@ -227,7 +228,7 @@ pub(crate) async fn run<S: Store>(
         Ok(body) => body,
         Err(problems) => return refused(StatusCode::BAD_REQUEST, &problems),
     };
-    match console.app.backfill_by(&session.change(), &id, &body).await {
+    match backfill(&console.app, &session, &id, &body).await {
         Ok(report) => {
             let to = format!("{}?backfilled={}", job_url(&job_id), report.count);
             Ok(Redirect::to(&to).into_response())
@@ -237,6 +238,18 @@ pub(crate) async fn run<S: Store>(
             refused(status, &[problem])
         }
     }
+}
+
+/// Records the backfill `body` of the form (with `dryRun`, only counts it) as the session: read
+/// as the API's route reads its body, then the use case.
+async fn backfill<S: Store>(
+    app: &sundial_service::App<S>,
+    session: &Session,
+    job_id: &JobId,
+    body: &Value,
+) -> Result<BackfillReport, AppError> {
+    let request = BackfillRequest::parse(body).map_err(AppError::Invalid)?;
+    app.backfill_by(&session.change(), job_id, &request).await
 }
 
 /// A time of the report (RFC 3339 with the schedule's offset) as the page shows it: in the

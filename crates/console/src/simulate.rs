@@ -9,6 +9,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use sundial_core::simulate::{Report, Row};
 use sundial_ports::store::Store;
+use sundial_service::app::MAX_API_FIRES;
 use sundial_service::{App, AppError};
 
 use crate::PageError;
@@ -90,10 +91,12 @@ pub(crate) async fn run<S: Store>(
     definition: &Value,
     fields: &SimulateFields,
 ) -> Result<Simulated, PageError> {
-    match app
-        .simulate_job(&request(definition, fields, app.now()))
-        .await
-    {
+    let body = request(definition, fields, app.now());
+    let simulated = match sundial_core::simulate::Request::parse(&body, MAX_API_FIRES) {
+        Ok(request) => app.simulate_job(request).await,
+        Err(e) => Err(AppError::Invalid(e)),
+    };
+    match simulated {
         Ok(report) => Ok(Simulated::Report(Box::new(report))),
         Err(AppError::Invalid(e)) => Ok(Simulated::Problem(e.to_string())),
         Err(e) => Err(e.into()),

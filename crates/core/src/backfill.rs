@@ -43,6 +43,8 @@ pub struct BackfillRequest {
     pub reverse: bool,
     /// Only say which times would run.
     pub dry_run: bool,
+    /// The request as the caller sent it, which the audit trail records.
+    pub as_sent: Value,
 }
 
 impl BackfillRequest {
@@ -107,6 +109,7 @@ impl BackfillRequest {
             mode,
             reverse: flag("reverse")?,
             dry_run: flag("dryRun")?,
+            as_sent: body.clone(),
         })
     }
 

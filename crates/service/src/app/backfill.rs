@@ -36,7 +36,9 @@ impl<S: Store> App<S> {
     /// (`reverse`) newest first. With `dryRun` it only says which times, and writes nothing.
     /// As an anonymous caller; see [`App::backfill_by`].
     pub async fn backfill(&self, job_id: &JobId, body: &Value) -> Result<BackfillReport, AppError> {
-        self.backfill_by(&ChangeBy::anonymous(), job_id, body).await
+        let request = BackfillRequest::parse(body)?;
+        self.backfill_by(&ChangeBy::anonymous(), job_id, &request)
+            .await
     }
 
     /// [`App::backfill`] by `by`, recorded in the job's audit trail with the request and how many
@@ -45,9 +47,8 @@ impl<S: Store> App<S> {
         &self,
         by: &ChangeBy,
         job_id: &JobId,
-        body: &Value,
+        request: &BackfillRequest,
     ) -> Result<BackfillReport, AppError> {
-        let request = BackfillRequest::parse(body)?;
         let stored = self.load(job_id).await?;
         let When::Scheduled(schedule) = stored.job.definition.when() else {
             return Err(no_schedule(job_id));
@@ -84,7 +85,7 @@ impl<S: Store> App<S> {
             Ok(())
         }, |_, after, version| {
             let mut entry = Entry::new("backfill", Some(after), version);
-            entry.details.insert("request".into(), body.clone());
+            entry.details.insert("request".into(), request.as_sent.clone());
             entry.details.insert("count".into(), count.into());
             Some(audit_record(by, job_id, now, entry))
         })

@@ -128,8 +128,8 @@ pub struct BulkRequest {
     /// Trigger idempotency key: each job's run is `{jobId}~t~{key}`, so a retried bulk trigger
     /// finds the runs it made.
     pub idempotency_key: Option<String>,
-    /// The backfill body, as `POST /jobs/{jobId}/backfill` takes it.
-    pub backfill: Value,
+    /// The backfill request, as `POST /jobs/{jobId}/backfill` takes it (`backfill` only).
+    pub backfill: Option<BackfillRequest>,
 }
 
 const FILTERS: [&str; 6] = [
@@ -256,9 +256,9 @@ impl BulkRequest {
                         "use the bulk request's dryRun",
                     ));
                 }
-                body.clone()
+                Some(request)
             }
-            _ => Value::Null,
+            _ => None,
         };
         Ok(BulkRequest {
             action,
@@ -531,10 +531,16 @@ impl<S: Store> App<S> {
                 .delete_job_by(by, job_id)
                 .await
                 .map(|()| BulkDone::Done),
-            BulkAction::Backfill => self
-                .backfill_by(by, job_id, &request.backfill)
-                .await
-                .map(|report: BackfillReport| BulkDone::Backfilled(report.count)),
+            BulkAction::Backfill => match &request.backfill {
+                Some(backfill) => self
+                    .backfill_by(by, job_id, backfill)
+                    .await
+                    .map(|report: BackfillReport| BulkDone::Backfilled(report.count)),
+                None => Err(field_error(
+                    "backfill",
+                    "is required: {\"startTime\", \"endTime\", …} as for one job",
+                )),
+            },
         }
     }
 }

@@ -1,7 +1,6 @@
 //! Simulating a job before it goes live (`POST /jobs/simulate`, `sundial job simulate`): the
 //! request parsed and run by [`sundial_core::simulate`], off the async workers.
 
-use serde_json::Value;
 use sundial_core::simulate::{Report, Request};
 use sundial_ports::store::Store;
 
@@ -15,10 +14,10 @@ use super::{App, AppError};
 pub const MAX_API_FIRES: usize = 100_000;
 
 impl<S: Store> App<S> {
-    /// Simulates the job `body` defines over the scenario it carries (docs/api.md, "Simulating a
-    /// job"): nothing is read or written. A bad field is [`AppError::Invalid`] naming it.
-    pub async fn simulate_job(&self, body: &Value) -> Result<Report, AppError> {
-        let request = Request::parse(body, MAX_API_FIRES)?;
+    /// Simulates the job a request defines over the scenario it carries (docs/api.md,
+    /// "Simulating a job"): nothing is read or written. An adapter reads the request with
+    /// [`Request::parse`] and at most [`MAX_API_FIRES`] fires.
+    pub async fn simulate_job(&self, request: Request) -> Result<Report, AppError> {
         // Up to a second of CPU on a laptop: kept off the workers that serve other requests.
         tokio::task::spawn_blocking(move || request.run())
             .await
