@@ -16,7 +16,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Form};
-use maud::{html, Markup};
+use maud::{html, Markup, Render};
 use serde_json::{json, Map, Value};
 use sundial_ports::store::{JobFilter, Store};
 use sundial_service::app::Scope as TokenScope;
@@ -305,103 +305,211 @@ pub(crate) async fn bulk_jobs<S: Store>(
     let confirmed = field(&pairs, "confirm").as_deref() == Some("1");
     let request = BulkRequest::parse(form.action, &form.body(!confirmed), session.actor.clone())?;
     let report = console.app.bulk(&request).await?;
-    let (title, content) = if confirmed {
-        results(&session, &form, &report)
-    } else {
-        confirmation(&session, &form, &report)
-    };
-    Ok(layout(&title, Some(&session), content).into_response())
+    let page = BulkPage::new(&form, &report, confirmed, session.scope);
+    let content = BulkView {
+        page: &page,
+        session: &session,
+    }
+    .render();
+    Ok(layout(&page.title, Some(&session), content).into_response())
 }
 
-/// The dry run's page: how many jobs match and which, and the button that acts on them.
-fn confirmation(session: &Session, form: &BulkForm, report: &BulkReport) -> (String, Markup) {
-    let matched = report.outcomes.iter().filter(|o| o.result.is_ok()).count();
-    let verb = verb(form.action);
-    let title = format!("{verb} {}?", jobs(matched));
-    let content = html! {
-        p.crumbs { a href="/" { "Jobs" } " / Act on several jobs" }
-        h1 { (title) }
-        p.count role="status" data-matched=(matched) {
-            strong { (jobs(matched)) } " match " (form.selection_words()) "."
-            @if report.next_cursor.is_some() {
-                " More than " (thousands(MAX_BULK_JOBS)) " match: this acts on the first "
-                (thousands(MAX_BULK_JOBS)) ", and its results page goes on with the next."
-            }
+/// What a bulk page shows, read from the form, the use case's report and the session: no HTML, so
+/// tests read it. A dry run's page (`confirmed` false) asks to confirm; a run's page reports.
+pub(crate) struct BulkPage<'a> {
+    form: &'a BulkForm,
+    report: &'a BulkReport,
+    /// The page's title: the question or the tally.
+    title: String,
+    /// Whether this is the run's page (else the dry run's).
+    confirmed: bool,
+    /// Jobs the dry run matched, or the run acted on.
+    done: usize,
+    /// The confirm button, when the dry run matched jobs and the session may act on them.
+    confirm: Option<Confirm>,
+    /// Whether jobs matched but the session's token is of scope read.
+    read_only: bool,
+    /// One row per job.
+    rows: Vec<OutcomeRow<'a>>,
+}
+
+/// How the confirm button posts the selection again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Confirm {
+    /// Every match fits in one request: exactly the jobs listed, by id, so a job that matches
+    /// only by the time the button is pressed is left alone.
+    Exactly,
+    /// More match than one request acts on: the same selection, from the form's cursor.
+    Selection,
+}
+
+/// A job's row: its id, whether it links to the job's page, and what became of it.
+#[derive(Debug, PartialEq)]
+struct OutcomeRow<'a> {
+    job_id: &'a str,
+    /// A deleted job's page is gone.
+    linked: bool,
+    outcome: Outcome<'a>,
+}
+
+/// What became of one job.
+#[derive(Debug, PartialEq)]
+enum Outcome<'a> {
+    Matched,
+    Triggered(&'a str),
+    Backfilled(usize),
+    Done,
+    Failed(String),
+}
+
+impl Outcome<'_> {
+    fn kind(&self) -> &'static str {
+        match self {
+            Outcome::Matched => "matched",
+            Outcome::Failed(_) => "failed",
+            _ => "done",
         }
-        (form.summary())
-        @if matched > 0 && session.scope != TokenScope::Write {
-            p.muted { "Your token is of scope read: it may see which jobs match, not act on them." }
-        } @else if matched > 0 {
-            form.card.confirm.danger[form.action == BulkAction::Delete] method="post" action="/ui/bulk/jobs" {
-                @if report.next_cursor.is_none() {
-                    // Every match fits in one request: confirm acts on exactly the jobs listed,
-                    // not on what the filter selects by the time the button is pressed.
-                    (form.exactly(session, report))
-                } @else {
-                    (form.hidden(session, form.cursor.as_deref()))
+    }
+}
+
+impl<'a> BulkPage<'a> {
+    /// The page of `form`'s dry run (`confirmed` false) or run, which gave `report`, for a
+    /// session of `scope`.
+    fn new(form: &'a BulkForm, report: &'a BulkReport, confirmed: bool, scope: TokenScope) -> Self {
+        let failed = report.outcomes.iter().filter(|o| o.result.is_err()).count();
+        let done = report.outcomes.len() - failed;
+        let verb = verb(form.action);
+        let title = if confirmed {
+            format!("{verb}: {done} done, {failed} failed")
+        } else {
+            format!("{verb} {}?", jobs(done))
+        };
+        let may_act = !confirmed && done > 0 && scope == TokenScope::Write;
+        let confirm = may_act.then_some(match report.next_cursor {
+            None => Confirm::Exactly,
+            Some(_) => Confirm::Selection,
+        });
+        let rows = report
+            .outcomes
+            .iter()
+            .map(|outcome| {
+                let outcome_of = match &outcome.result {
+                    Ok(BulkDone::Matched) => Outcome::Matched,
+                    Ok(BulkDone::Triggered(run)) => Outcome::Triggered(run),
+                    Ok(BulkDone::Backfilled(n)) => Outcome::Backfilled(*n),
+                    Ok(BulkDone::Done) => Outcome::Done,
+                    Err(e) => Outcome::Failed(e.to_string()),
+                };
+                OutcomeRow {
+                    job_id: &outcome.job_id,
+                    linked: !(form.action == BulkAction::Delete && outcome_of == Outcome::Done),
+                    outcome: outcome_of,
                 }
-                input type="hidden" name="confirm" value="1";
-                button type="submit" { (verb) " " (jobs(matched)) }
-                a href=(form.list_url()) { "Cancel" }
-            }
+            })
+            .collect();
+        BulkPage {
+            form,
+            report,
+            title,
+            confirmed,
+            done,
+            confirm,
+            read_only: !confirmed && done > 0 && scope != TokenScope::Write,
+            rows,
         }
-        (outcome_table(form.action, report, "Jobs that match"))
-    };
-    (title, content)
+    }
 }
 
-/// The run's page: each job's outcome, and the way on when more jobs match.
-fn results(session: &Session, form: &BulkForm, report: &BulkReport) -> (String, Markup) {
-    let failed = report.outcomes.iter().filter(|o| o.result.is_err()).count();
-    let done = report.outcomes.len() - failed;
-    let title = format!("{}: {done} done, {failed} failed", verb(form.action));
-    let content = html! {
-        p.crumbs { a href="/" { "Jobs" } " / Act on several jobs" }
-        h1 { (title) }
-        (form.summary())
-        (outcome_table(form.action, report, "Each job's outcome"))
-        @if let Some(cursor) = &report.next_cursor {
-            form.card method="post" action="/ui/bulk/jobs/preview" {
-                p { "More jobs match than one request acts on (" (thousands(MAX_BULK_JOBS)) ")." }
-                (form.hidden(session, Some(cursor)))
-                button type="submit" { "Continue with the next jobs" }
+/// The page's content for `session` (whose form token and selection the buttons post).
+struct BulkView<'p, 'a> {
+    page: &'p BulkPage<'a>,
+    session: &'p Session,
+}
+
+impl Render for BulkView<'_, '_> {
+    fn render(&self) -> Markup {
+        let (page, form, session) = (self.page, self.page.form, self.session);
+        let more = page.report.next_cursor.as_ref();
+        html! {
+            p.crumbs { a href="/" { "Jobs" } " / Act on several jobs" }
+            h1 { (page.title) }
+            @if page.confirmed {
+                (form.summary())
+                (OutcomeTable { page, caption: "Each job's outcome" })
+                @if let Some(cursor) = more {
+                    form.card method="post" action="/ui/bulk/jobs/preview" {
+                        p { "More jobs match than one request acts on (" (thousands(MAX_BULK_JOBS)) ")." }
+                        (form.hidden(session, Some(cursor)))
+                        button type="submit" { "Continue with the next jobs" }
+                    }
+                }
+                p { a href=(form.list_url()) { "Back to the jobs" } }
+            } @else {
+                p.count role="status" data-matched=(page.done) {
+                    strong { (jobs(page.done)) } " match " (form.selection_words()) "."
+                    @if more.is_some() {
+                        " More than " (thousands(MAX_BULK_JOBS)) " match: this acts on the first "
+                        (thousands(MAX_BULK_JOBS)) ", and its results page goes on with the next."
+                    }
+                }
+                (form.summary())
+                @if page.read_only {
+                    p.muted { "Your token is of scope read: it may see which jobs match, not act on them." }
+                }
+                @if let Some(confirm) = page.confirm {
+                    form.card.confirm.danger[form.action == BulkAction::Delete] method="post" action="/ui/bulk/jobs" {
+                        @match confirm {
+                            Confirm::Exactly => (form.exactly(session, page.report)),
+                            Confirm::Selection => (form.hidden(session, form.cursor.as_deref())),
+                        }
+                        input type="hidden" name="confirm" value="1";
+                        button type="submit" { (verb(form.action)) " " (jobs(page.done)) }
+                        a href=(form.list_url()) { "Cancel" }
+                    }
+                }
+                (OutcomeTable { page, caption: "Jobs that match" })
             }
         }
-        p { a href=(form.list_url()) { "Back to the jobs" } }
-    };
-    (title, content)
+    }
 }
 
 /// One row per job: matched (a dry run), done, triggered with a link to its run, or the error
 /// its single-job action gave.
-fn outcome_table(action: BulkAction, report: &BulkReport, caption: &str) -> Markup {
-    html! {
-        @if !report.outcomes.is_empty() {
-            div.table-wrap {
-                table.outcomes {
-                    caption { (caption) }
-                    thead { tr { th scope="col" { "Job" } th scope="col" { "Outcome" } } }
-                    tbody {
-                        @for outcome in &report.outcomes {
-                            tr data-job=(outcome.job_id) data-outcome=(match &outcome.result { Ok(BulkDone::Matched) => "matched", Ok(_) => "done", Err(_) => "failed" }) {
-                                td {
-                                    // A deleted job's page is gone.
-                                    @if action == BulkAction::Delete && matches!(outcome.result, Ok(BulkDone::Done)) {
-                                        (outcome.job_id)
-                                    } @else {
-                                        a href=(job_url(&outcome.job_id)) { (outcome.job_id) }
-                                    }
-                                }
-                                td {
-                                    @match &outcome.result {
-                                        Ok(BulkDone::Matched) => (chip("matched")),
-                                        Ok(BulkDone::Triggered(run)) => {
-                                            (chip("done")) " triggered: "
-                                            a href={ "/ui/executions/" (seg(run)) } { (run) }
+struct OutcomeTable<'p, 'a> {
+    page: &'p BulkPage<'a>,
+    caption: &'static str,
+}
+
+impl Render for OutcomeTable<'_, '_> {
+    fn render(&self) -> Markup {
+        let action = self.page.form.action;
+        html! {
+            @if !self.page.rows.is_empty() {
+                div.table-wrap {
+                    table.outcomes {
+                        caption { (self.caption) }
+                        thead { tr { th scope="col" { "Job" } th scope="col" { "Outcome" } } }
+                        tbody {
+                            @for row in &self.page.rows {
+                                tr data-job=(row.job_id) data-outcome=(row.outcome.kind()) {
+                                    td {
+                                        @if row.linked {
+                                            a href=(job_url(row.job_id)) { (row.job_id) }
+                                        } @else {
+                                            (row.job_id)
                                         }
-                                        Ok(BulkDone::Backfilled(n)) => { (chip("done")) " backfilled: " (n) " runs" }
-                                        Ok(BulkDone::Done) => { (chip("done")) " " (past(action)) }
-                                        Err(e) => { (chip("failed")) " " span.error { (e) } }
+                                    }
+                                    td {
+                                        @match &row.outcome {
+                                            Outcome::Matched => (chip("matched")),
+                                            Outcome::Triggered(run) => {
+                                                (chip("done")) " triggered: "
+                                                a href={ "/ui/executions/" (seg(run)) } { (run) }
+                                            }
+                                            Outcome::Backfilled(n) => { (chip("done")) " backfilled: " (n) " runs" }
+                                            Outcome::Done => { (chip("done")) " " (past(action)) }
+                                            Outcome::Failed(e) => { (chip("failed")) " " span.error { (e) } }
+                                        }
                                     }
                                 }
                             }
@@ -434,4 +542,106 @@ fn thousands(n: usize) -> String {
         out.push(c);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sundial_service::app::{AppError, BulkOutcome};
+
+    fn form(action: BulkAction) -> BulkForm {
+        BulkForm {
+            action,
+            reason: "freeze".into(),
+            until: None,
+            scope: Scope::Selected,
+            job_ids: vec!["a".into(), "b".into()],
+            filter: JobFilter::default(),
+            cursor: None,
+        }
+    }
+
+    fn report(results: Vec<(&str, Result<BulkDone, AppError>)>, more: bool) -> BulkReport {
+        BulkReport {
+            outcomes: results
+                .into_iter()
+                .map(|(id, result)| BulkOutcome {
+                    job_id: id.into(),
+                    result,
+                })
+                .collect(),
+            next_cursor: more.then(|| "next".to_string()),
+        }
+    }
+
+    #[test]
+    fn a_dry_run_asks_to_confirm_exactly_the_jobs_it_matched() {
+        let form = form(BulkAction::Pause);
+        let report = report(
+            vec![("a", Ok(BulkDone::Matched)), ("b", Ok(BulkDone::Matched))],
+            false,
+        );
+        let page = BulkPage::new(&form, &report, false, TokenScope::Write);
+        assert_eq!(page.title, "Pause 2 jobs?");
+        assert_eq!(page.confirm, Some(Confirm::Exactly));
+        assert!(!page.read_only);
+        assert!(page
+            .rows
+            .iter()
+            .all(|r| r.outcome == Outcome::Matched && r.linked));
+        // More than one request's worth: the confirm posts the selection from its cursor.
+        let more = super::tests::report(vec![("a", Ok(BulkDone::Matched))], true);
+        let page = BulkPage::new(&form, &more, false, TokenScope::Write);
+        assert_eq!(page.confirm, Some(Confirm::Selection));
+    }
+
+    #[test]
+    fn a_read_session_sees_the_matches_and_no_button() {
+        let form = form(BulkAction::Delete);
+        let report = report(vec![("a", Ok(BulkDone::Matched))], false);
+        let page = BulkPage::new(&form, &report, false, TokenScope::Read);
+        assert_eq!((page.confirm, page.read_only), (None, true));
+        let none = super::tests::report(vec![], false);
+        let page = BulkPage::new(&form, &none, false, TokenScope::Write);
+        assert_eq!(
+            (page.title.as_str(), page.confirm),
+            ("Delete 0 jobs?", None)
+        );
+    }
+
+    #[test]
+    fn a_run_tallies_each_outcome_and_unlinks_deleted_jobs() {
+        let form = form(BulkAction::Delete);
+        let report = report(
+            vec![
+                ("a", Ok(BulkDone::Done)),
+                ("b", Err(AppError::Conflict("job b is busy; retry".into()))),
+            ],
+            false,
+        );
+        let page = BulkPage::new(&form, &report, true, TokenScope::Write);
+        assert_eq!(page.title, "Delete: 1 done, 1 failed");
+        assert_eq!((page.done, page.confirm), (1, None));
+        assert_eq!(
+            page.rows,
+            [
+                OutcomeRow {
+                    job_id: "a",
+                    linked: false,
+                    outcome: Outcome::Done
+                },
+                OutcomeRow {
+                    job_id: "b",
+                    linked: true,
+                    outcome: Outcome::Failed("job b is busy; retry".into())
+                },
+            ]
+        );
+        let triggered =
+            super::tests::report(vec![("a", Ok(BulkDone::Triggered("a~t~k".into())))], false);
+        let trigger = super::tests::form(BulkAction::Trigger);
+        let page = BulkPage::new(&trigger, &triggered, true, TokenScope::Write);
+        assert_eq!(page.rows[0].outcome, Outcome::Triggered("a~t~k"));
+        assert_eq!(page.rows[0].outcome.kind(), "done");
+    }
 }
