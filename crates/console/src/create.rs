@@ -17,7 +17,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::{Extension, Form};
-use maud::{html, Markup};
+use maud::{html, Markup, Render};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use sundial_core::job::OverlapPolicy;
@@ -716,155 +716,333 @@ fn page(
     preview: Option<PreviewShown>,
     simulation: Option<&crate::simulate::Simulated>,
 ) -> axum::response::Html<String> {
-    let problem_at = |control: Control| Problem::message_at(problems, control.spot());
-    // A text input or textarea with its label, hint and error, described by both.
-    let field = |control: Control, hint: Option<&str>, input: Markup| {
-        field(control.spot(), hint, problem_at(control), input)
-    };
-    let described = |control: Control, hint: bool| {
-        described_by(control.id(), hint, problem_at(control).is_some())
-    };
-    let invalid = |control: Control| invalid(problem_at(control));
-    let text_input = |control: Control, name: &str, value: &str, hint: Option<&str>| {
-        field(
-            control,
-            hint,
-            html! {
-                input id=(control.id()) name=(name) type="text" value=(value)
-                    aria-describedby=[described(control, hint.is_some())]
-                    aria-invalid=[invalid(control)];
-            },
-        )
-    };
-    let textarea = |control: Control, name: &str, value: &str, rows: u8, hint: Option<&str>| {
-        field(
-            control,
-            hint,
-            html! {
-                textarea id=(control.id()) name=(name) rows=(rows) spellcheck="false"
-                    aria-describedby=[described(control, hint.is_some())]
-                    aria-invalid=[invalid(control)] { (value) }
-            },
-        )
-    };
-    let when_error = problem_at(Control::When);
-    let content = html! {
-        p.crumbs { a href="/" { "Jobs" } " / New job" }
-        h1 { "New job" }
-        (error_summary("The job was not created", problems))
-        form.create method="post" action="/ui/jobs/new" novalidate {
-            input type="hidden" name="csrf" value=(session.csrf);
-            fieldset {
-                legend { "The job" }
-                (text_input(Control::JobId, "jobId", &form.job_id, Some("1–128 letters, digits, _ . - : the job's address, /jobs/{jobId}.")))
-                (text_input(Control::JobName, "jobName", &form.job_name, None))
-                (text_input(Control::Creator, "creator", &form.creator, None))
-                (text_input(Control::CreatorName, "creatorName", &form.creator_name, None))
-            }
-            fieldset id=(Control::When.id()) aria-describedby=[when_error.map(|_| "c-when-error")] {
-                legend { (Control::When.label()) }
-                div.kinds {
-                    @for (value, label) in KINDS {
-                        label.kind {
-                            input type="radio" name="when" value=(value) checked[form.when == value];
-                            " " (label)
+    let page = CreatePage::new(form, problems, preview, &session.csrf);
+    layout(
+        "New job",
+        Some(session),
+        CreateView {
+            page: &page,
+            simulation,
+        }
+        .render(),
+    )
+}
+
+/// What the new-job page shows, read from the form, its problems and the preview: no HTML, so
+/// tests read it.
+struct CreatePage<'a> {
+    /// The form as posted (blank on a first visit).
+    form: &'a JobForm,
+    /// What keeps the job from being created, each at its control when it has one.
+    problems: &'a [Problem],
+    /// The "Next fire times" panel.
+    preview: PreviewPanel,
+    /// The schedule kinds, the form's checked.
+    kinds: Vec<Choice>,
+    /// The HTTP methods, the form's selected.
+    methods: Vec<Choice>,
+    /// The overlap policies after the default, the form's selected.
+    overlaps: Vec<Choice>,
+    /// The session's form token.
+    csrf: &'a str,
+}
+
+/// One option of a radio group or a select.
+#[derive(Debug, PartialEq, Eq)]
+struct Choice {
+    value: &'static str,
+    label: &'static str,
+    chosen: bool,
+}
+
+/// The "Next fire times" panel.
+#[derive(Debug, PartialEq, Eq)]
+enum PreviewPanel {
+    /// Not asked yet.
+    NotAsked,
+    /// The next fire times: each as RFC 3339 and as shown.
+    Times(Vec<(String, String)>),
+    /// Why there are none.
+    Note(String),
+    /// Why the schedule cannot be previewed.
+    Problem(String),
+}
+
+impl<'a> CreatePage<'a> {
+    fn new(
+        form: &'a JobForm,
+        problems: &'a [Problem],
+        preview: Option<PreviewShown>,
+        csrf: &'a str,
+    ) -> Self {
+        let preview = match preview {
+            None => PreviewPanel::NotAsked,
+            Some(PreviewShown::Times(times)) => PreviewPanel::Times(
+                times
+                    .into_iter()
+                    .map(|t| {
+                        let shown = t.replacen('T', " ", 1);
+                        (t, shown)
+                    })
+                    .collect(),
+            ),
+            Some(PreviewShown::Note(note)) => PreviewPanel::Note(note),
+            Some(PreviewShown::Problem(problem)) => PreviewPanel::Problem(problem),
+        };
+        let choice = |value: &'static str, label: &'static str, given: &str| Choice {
+            value,
+            label,
+            chosen: given == value,
+        };
+        CreatePage {
+            form,
+            problems,
+            preview,
+            kinds: KINDS
+                .iter()
+                .map(|(value, label)| choice(value, label, &form.when))
+                .collect(),
+            methods: ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
+                .into_iter()
+                .map(|method| choice(method, method, &form.method))
+                .collect(),
+            overlaps: OverlapPolicy::ALL
+                .iter()
+                .map(|policy| choice(policy.name(), policy.name(), &form.overlap))
+                .collect(),
+            csrf,
+        }
+    }
+
+    /// The problem shown at `control`, if any.
+    fn problem_at(&self, control: Control) -> Option<&str> {
+        Problem::message_at(self.problems, control.spot())
+    }
+}
+
+/// The whole page: the form, its preview panel and the simulation panel in it.
+struct CreateView<'p, 'a> {
+    page: &'p CreatePage<'a>,
+    simulation: Option<&'p crate::simulate::Simulated>,
+}
+
+impl Render for CreateView<'_, '_> {
+    fn render(&self) -> Markup {
+        let (page, form, problems, simulation) = (
+            self.page,
+            self.page.form,
+            self.page.problems,
+            self.simulation,
+        );
+        let problem_at = |control: Control| page.problem_at(control);
+        // A text input or textarea with its label, hint and error, described by both.
+        let field = |control: Control, hint: Option<&str>, input: Markup| {
+            field(control.spot(), hint, problem_at(control), input)
+        };
+        let described = |control: Control, hint: bool| {
+            described_by(control.id(), hint, problem_at(control).is_some())
+        };
+        let invalid = |control: Control| invalid(problem_at(control));
+        let text_input = |control: Control, name: &str, value: &str, hint: Option<&str>| {
+            field(
+                control,
+                hint,
+                html! {
+                    input id=(control.id()) name=(name) type="text" value=(value)
+                        aria-describedby=[described(control, hint.is_some())]
+                        aria-invalid=[invalid(control)];
+                },
+            )
+        };
+        let textarea = |control: Control, name: &str, value: &str, rows: u8, hint: Option<&str>| {
+            field(
+                control,
+                hint,
+                html! {
+                    textarea id=(control.id()) name=(name) rows=(rows) spellcheck="false"
+                        aria-describedby=[described(control, hint.is_some())]
+                        aria-invalid=[invalid(control)] { (value) }
+                },
+            )
+        };
+        let when_error = problem_at(Control::When);
+        html! {
+            p.crumbs { a href="/" { "Jobs" } " / New job" }
+            h1 { "New job" }
+            (error_summary("The job was not created", problems))
+            form.create method="post" action="/ui/jobs/new" novalidate {
+                input type="hidden" name="csrf" value=(page.csrf);
+                fieldset {
+                    legend { "The job" }
+                    (text_input(Control::JobId, "jobId", &form.job_id, Some("1–128 letters, digits, _ . - : the job's address, /jobs/{jobId}.")))
+                    (text_input(Control::JobName, "jobName", &form.job_name, None))
+                    (text_input(Control::Creator, "creator", &form.creator, None))
+                    (text_input(Control::CreatorName, "creatorName", &form.creator_name, None))
+                }
+                fieldset id=(Control::When.id()) aria-describedby=[when_error.map(|_| "c-when-error")] {
+                    legend { (Control::When.label()) }
+                    div.kinds {
+                        @for kind in &page.kinds {
+                            label.kind {
+                                input type="radio" name="when" value=(kind.value) checked[kind.chosen];
+                                " " (kind.label)
+                            }
                         }
                     }
-                }
-                @if let Some(error) = when_error { p.field-error id="c-when-error" { (error) } }
-                div.when data-when="cron" {
-                    (textarea(Control::Cron, "cron", &form.cron, 2, Some("One per line: 5 fields (m h dom mon dow), 6 with seconds first; @daily, CRON_TZ=… (docs/spec.md).")))
-                }
-                div.when data-when="interval" {
-                    (text_input(Control::Interval, "interval", &form.interval, Some("Every so long from the Unix epoch, with an offset: 6h, 6h/5h, PT30M.")))
-                }
-                div.when data-when="calendars" {
-                    (textarea(Control::Calendars, "calendars", &form.calendars, 4, Some(r#"A calendar or a list: [{"hour": "9", "dayOfWeek": "MON-FRI"}]; unset fields: second, minute, hour 0, the rest any."#)))
-                }
-                div.when data-when="cron interval calendars" {
-                    (text_input(Control::TimeZone, "timeZone", &form.time_zone, Some("An IANA zone: Europe/London, America/New_York.")))
-                }
-                div.when data-when="timer" {
-                    (text_input(Control::DueTime, "dueTime", &form.due_time, Some("From creation (10m, PT1H) or a time (2026-10-01 09:00:01).")))
-                    (text_input(Control::Period, "period", &form.period, Some("1h, R4/PT3S, a Quartz cron (0 0/5 * * * ?), or external.")))
-                    (text_input(Control::Ttl, "ttl", &form.ttl, Some("The schedule ends this long after creation.")))
-                }
-                section.preview aria-labelledby="preview-title" {
-                    h2 id="preview-title" { "Next fire times" }
-                    div id="preview" aria-live="polite" {
-                        @match &preview {
-                            Some(PreviewShown::Times(times)) => ol.fires {
-                                @for t in times { li { time datetime=(t) { (t.replacen('T', " ", 1)) } } }
-                            },
-                            Some(PreviewShown::Note(note)) => p.muted { (note) },
-                            Some(PreviewShown::Problem(problem)) => p.error { (problem) },
-                            None => p.muted { "Preview the schedule to see when it fires." },
-                        }
+                    @if let Some(error) = when_error { p.field-error id="c-when-error" { (error) } }
+                    div.when data-when="cron" {
+                        (textarea(Control::Cron, "cron", &form.cron, 2, Some("One per line: 5 fields (m h dom mon dow), 6 with seconds first; @daily, CRON_TZ=… (docs/spec.md).")))
                     }
-                    button.secondary type="submit" name="action" value="preview" { "Preview fire times" }
+                    div.when data-when="interval" {
+                        (text_input(Control::Interval, "interval", &form.interval, Some("Every so long from the Unix epoch, with an offset: 6h, 6h/5h, PT30M.")))
+                    }
+                    div.when data-when="calendars" {
+                        (textarea(Control::Calendars, "calendars", &form.calendars, 4, Some(r#"A calendar or a list: [{"hour": "9", "dayOfWeek": "MON-FRI"}]; unset fields: second, minute, hour 0, the rest any."#)))
+                    }
+                    div.when data-when="cron interval calendars" {
+                        (text_input(Control::TimeZone, "timeZone", &form.time_zone, Some("An IANA zone: Europe/London, America/New_York.")))
+                    }
+                    div.when data-when="timer" {
+                        (text_input(Control::DueTime, "dueTime", &form.due_time, Some("From creation (10m, PT1H) or a time (2026-10-01 09:00:01).")))
+                        (text_input(Control::Period, "period", &form.period, Some("1h, R4/PT3S, a Quartz cron (0 0/5 * * * ?), or external.")))
+                        (text_input(Control::Ttl, "ttl", &form.ttl, Some("The schedule ends this long after creation.")))
+                    }
+                    section.preview aria-labelledby="preview-title" {
+                        h2 id="preview-title" { "Next fire times" }
+                        div id="preview" aria-live="polite" {
+                            @match &page.preview {
+                                PreviewPanel::Times(times) => ol.fires {
+                                    @for (t, shown) in times { li { time datetime=(t) { (shown) } } }
+                                },
+                                PreviewPanel::Note(note) => p.muted { (note) },
+                                PreviewPanel::Problem(problem) => p.error { (problem) },
+                                PreviewPanel::NotAsked => p.muted { "Preview the schedule to see when it fires." },
+                            }
+                        }
+                        button.secondary type="submit" name="action" value="preview" { "Preview fire times" }
+                    }
                 }
-            }
-            fieldset {
-                legend { "What it calls" }
-                (text_input(Control::Url, "url", &form.url, Some("http(s)://… or service://name/path; ${…} templates allowed (docs/api.md).")))
-                (field(Control::Method, None, html! {
-                    select id=(Control::Method.id()) name="method" aria-invalid=[invalid(Control::Method)]
-                        aria-describedby=[described(Control::Method, false)] {
-                        @for method in ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"] {
-                            option value=(method) selected[form.method == method] { (method) }
+                fieldset {
+                    legend { "What it calls" }
+                    (text_input(Control::Url, "url", &form.url, Some("http(s)://… or service://name/path; ${…} templates allowed (docs/api.md).")))
+                    (field(Control::Method, None, html! {
+                        select id=(Control::Method.id()) name="method" aria-invalid=[invalid(Control::Method)]
+                            aria-describedby=[described(Control::Method, false)] {
+                            @for method in &page.methods {
+                                option value=(method.value) selected[method.chosen] { (method.label) }
+                            }
                         }
-                    }
-                }))
-                (textarea(Control::Headers, "headers", &form.headers, 2, Some("One per line: Name: value.")))
-                (textarea(Control::Body, "body", &form.body, 3, Some(r#"JSON: {"key": "value"}, or text in double quotes."#)))
-            }
-            fieldset {
-                legend { "Policies" }
-                (field(Control::Overlap, Some("When a fire comes while the last run is still going."), html! {
-                    select id=(Control::Overlap.id()) name="overlap" aria-invalid=[invalid(Control::Overlap)]
-                        aria-describedby=[described(Control::Overlap, true)] {
-                        option value="" selected[form.overlap.is_empty()] { "Default (Skip)" }
-                        @for policy in OverlapPolicy::ALL {
-                            option value=(policy.name()) selected[form.overlap == policy.name()] { (policy.name()) }
+                    }))
+                    (textarea(Control::Headers, "headers", &form.headers, 2, Some("One per line: Name: value.")))
+                    (textarea(Control::Body, "body", &form.body, 3, Some(r#"JSON: {"key": "value"}, or text in double quotes."#)))
+                }
+                fieldset {
+                    legend { "Policies" }
+                    (field(Control::Overlap, Some("When a fire comes while the last run is still going."), html! {
+                        select id=(Control::Overlap.id()) name="overlap" aria-invalid=[invalid(Control::Overlap)]
+                            aria-describedby=[described(Control::Overlap, true)] {
+                            option value="" selected[form.overlap.is_empty()] { "Default (Skip)" }
+                            @for policy in &page.overlaps {
+                                option value=(policy.value) selected[policy.chosen] { (policy.label) }
+                            }
                         }
-                    }
-                }))
-                (text_input(Control::Timeout, "timeoutSeconds", &form.timeout_seconds, Some(described_field("timeoutSeconds"))))
-            }
-            fieldset {
-                legend { "Retries and timeouts" }
-                (text_input(Control::MaxRetries, "maxRetries", &form.guided.max_retries, Control::MaxRetries.guided_hint()))
-                (text_input(Control::RetryInitial, "retryInitialInterval", &form.guided.retry_initial_interval, Control::RetryInitial.guided_hint()))
-                (text_input(Control::RetryBackoff, "retryBackoffCoefficient", &form.guided.retry_backoff_coefficient, Control::RetryBackoff.guided_hint()))
-                (text_input(Control::RetryMaxInterval, "retryMaximumInterval", &form.guided.retry_maximum_interval, Control::RetryMaxInterval.guided_hint()))
-                (text_input(Control::RetryMaxAttempts, "retryMaximumAttempts", &form.guided.retry_maximum_attempts, Control::RetryMaxAttempts.guided_hint()))
-                (text_input(Control::ScheduleToStart, "scheduleToStart", &form.guided.schedule_to_start, Control::ScheduleToStart.guided_hint()))
-                (text_input(Control::ScheduleToClose, "scheduleToClose", &form.guided.schedule_to_close, Control::ScheduleToClose.guided_hint()))
-                (text_input(Control::Heartbeat, "heartbeat", &form.guided.heartbeat, Control::Heartbeat.guided_hint()))
-                p.hint { "Retry rules by outcome (" code { "retry" } "), non-retryable errors: in Other fields below." }
-            }
-            fieldset {
-                legend { "Notifications" }
-                (text_input(Control::NotifyUrl, "notifyUrl", &form.guided.notify_url, Control::NotifyUrl.guided_hint()))
-                (text_input(Control::NotifyState, "notifyState", &form.guided.notify_state, Control::NotifyState.guided_hint()))
-            }
-            fieldset {
-                legend { "Asynchronous completion" }
-                (field(Control::Async, Control::Async.guided_hint(), html! {
-                    input id=(Control::Async.id()) name="async" type="checkbox" value="on" checked[!form.guided.is_async.trim().is_empty()]
-                        aria-describedby=[described(Control::Async, true)] aria-invalid=[invalid(Control::Async)];
-                }))
-                (text_input(Control::CheckUrl, "checkUrl", &form.guided.check_url, Control::CheckUrl.guided_hint()))
-                (text_input(Control::CheckRate, "checkRateSeconds", &form.guided.check_rate_seconds, Control::CheckRate.guided_hint()))
-                (text_input(Control::CancelUrl, "cancelUrl", &form.guided.cancel_url, Control::CancelUrl.guided_hint()))
-            }
-            (textarea(Control::Extra, "extra", &form.extra, 6, Some(r#"The rest of the definition as a JSON object: retry rules, more notification rules, a target instead of request, jitter under schedule, … Fields set above are added to it."#)))
-            (crate::simulate::panel(&form.simulation, simulation))
-            div.actions {
-                button type="submit" name="action" value="create" { "Create job" }
-                a href="/" { "Cancel" }
+                    }))
+                    (text_input(Control::Timeout, "timeoutSeconds", &form.timeout_seconds, Some(described_field("timeoutSeconds"))))
+                }
+                fieldset {
+                    legend { "Retries and timeouts" }
+                    (text_input(Control::MaxRetries, "maxRetries", &form.guided.max_retries, Control::MaxRetries.guided_hint()))
+                    (text_input(Control::RetryInitial, "retryInitialInterval", &form.guided.retry_initial_interval, Control::RetryInitial.guided_hint()))
+                    (text_input(Control::RetryBackoff, "retryBackoffCoefficient", &form.guided.retry_backoff_coefficient, Control::RetryBackoff.guided_hint()))
+                    (text_input(Control::RetryMaxInterval, "retryMaximumInterval", &form.guided.retry_maximum_interval, Control::RetryMaxInterval.guided_hint()))
+                    (text_input(Control::RetryMaxAttempts, "retryMaximumAttempts", &form.guided.retry_maximum_attempts, Control::RetryMaxAttempts.guided_hint()))
+                    (text_input(Control::ScheduleToStart, "scheduleToStart", &form.guided.schedule_to_start, Control::ScheduleToStart.guided_hint()))
+                    (text_input(Control::ScheduleToClose, "scheduleToClose", &form.guided.schedule_to_close, Control::ScheduleToClose.guided_hint()))
+                    (text_input(Control::Heartbeat, "heartbeat", &form.guided.heartbeat, Control::Heartbeat.guided_hint()))
+                    p.hint { "Retry rules by outcome (" code { "retry" } "), non-retryable errors: in Other fields below." }
+                }
+                fieldset {
+                    legend { "Notifications" }
+                    (text_input(Control::NotifyUrl, "notifyUrl", &form.guided.notify_url, Control::NotifyUrl.guided_hint()))
+                    (text_input(Control::NotifyState, "notifyState", &form.guided.notify_state, Control::NotifyState.guided_hint()))
+                }
+                fieldset {
+                    legend { "Asynchronous completion" }
+                    (field(Control::Async, Control::Async.guided_hint(), html! {
+                        input id=(Control::Async.id()) name="async" type="checkbox" value="on" checked[!form.guided.is_async.trim().is_empty()]
+                            aria-describedby=[described(Control::Async, true)] aria-invalid=[invalid(Control::Async)];
+                    }))
+                    (text_input(Control::CheckUrl, "checkUrl", &form.guided.check_url, Control::CheckUrl.guided_hint()))
+                    (text_input(Control::CheckRate, "checkRateSeconds", &form.guided.check_rate_seconds, Control::CheckRate.guided_hint()))
+                    (text_input(Control::CancelUrl, "cancelUrl", &form.guided.cancel_url, Control::CancelUrl.guided_hint()))
+                }
+                (textarea(Control::Extra, "extra", &form.extra, 6, Some(r#"The rest of the definition as a JSON object: retry rules, more notification rules, a target instead of request, jitter under schedule, … Fields set above are added to it."#)))
+                (crate::simulate::panel(&form.simulation, simulation))
+                div.actions {
+                    button type="submit" name="action" value="create" { "Create job" }
+                    a href="/" { "Cancel" }
+                }
             }
         }
-    };
-    layout("New job", Some(session), content)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_first_visit_offers_cron_get_and_the_default_overlap() {
+        let form = JobForm::blank();
+        let page = CreatePage::new(&form, &[], None, "token");
+        let chosen = |choices: &[Choice]| -> Vec<&str> {
+            choices
+                .iter()
+                .filter(|c| c.chosen)
+                .map(|c| c.value)
+                .collect()
+        };
+        assert_eq!(chosen(&page.kinds), ["cron"]);
+        assert_eq!(chosen(&page.methods), ["GET"]);
+        assert!(
+            chosen(&page.overlaps).is_empty(),
+            "the default option, Skip, is chosen"
+        );
+        assert_eq!(page.preview, PreviewPanel::NotAsked);
+        assert_eq!(page.problem_at(Control::Cron), None);
+    }
+
+    #[test]
+    fn the_form_as_posted_is_chosen_again_with_its_problems_and_preview() {
+        let form = JobForm {
+            when: "timer".into(),
+            method: "POST".into(),
+            overlap: "BufferAll".into(),
+            ..JobForm::blank()
+        };
+        let problems = [Problem::at(
+            Control::Period.spot(),
+            "period: not a duration",
+        )];
+        let preview = PreviewShown::Times(vec!["2026-12-02T09:00:00Z".into()]);
+        let page = CreatePage::new(&form, &problems, Some(preview), "token");
+        assert!(page.kinds.iter().any(|k| k.value == "timer" && k.chosen));
+        assert!(page.methods.iter().any(|m| m.value == "POST" && m.chosen));
+        assert!(page
+            .overlaps
+            .iter()
+            .any(|o| o.value == "BufferAll" && o.chosen));
+        assert_eq!(
+            page.problem_at(Control::Period),
+            Some("period: not a duration")
+        );
+        assert_eq!(page.problem_at(Control::Cron), None);
+        assert_eq!(
+            page.preview,
+            PreviewPanel::Times(vec![(
+                "2026-12-02T09:00:00Z".into(),
+                "2026-12-02 09:00:00Z".into()
+            )])
+        );
+    }
 }
