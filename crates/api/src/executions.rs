@@ -18,7 +18,7 @@ use super::schema::{
 };
 use super::{count_param, page_of, ApiError, ApiResult, AppState};
 use sundial_ports::store::{Page, Store};
-use sundial_service::app::{parse_job_id, AppError, SearchFilters};
+use sundial_service::app::{parse_execution_id, parse_job_id, AppError, SearchFilters};
 
 /// A time as answers show it: RFC 3339 in UTC, `Z`, sub-seconds only when present (as the
 /// domain stores it).
@@ -410,7 +410,9 @@ pub(super) async fn get_execution<S: Store>(
     State(app): AppState<S>,
     PathParams(execution_id): PathParams<String>,
 ) -> ApiResult {
-    let execution = app.get_execution(&execution_id).await?;
+    let execution = app
+        .get_execution(&parse_execution_id(&execution_id)?)
+        .await?;
     Ok(Json(Execution::from(&execution)).into_response())
 }
 
@@ -445,6 +447,7 @@ pub(super) async fn cancel<S: Store>(
     PathParams(execution_id): PathParams<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
+    let execution_id = parse_execution_id(&execution_id)?;
     let reason = reason_of(&body, "cancelled by a user")?;
     let execution = app.cancel_execution(&execution_id, &reason).await?;
     Ok(Json(StateChanged {
@@ -474,6 +477,7 @@ pub(super) async fn terminate<S: Store>(
     PathParams(execution_id): PathParams<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
+    let execution_id = parse_execution_id(&execution_id)?;
     let reason = reason_of(&body, "terminated by a user")?;
     let execution = app.terminate_execution(&execution_id, &reason).await?;
     Ok(Json(StateChanged {

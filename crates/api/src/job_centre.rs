@@ -11,7 +11,7 @@ use super::schema::{
 };
 use super::{bool_param, count_param, page_of, required_param, ApiError, ApiResult, AppState};
 use sundial_ports::store::Store;
-use sundial_service::app::parse_job_id;
+use sundial_service::app::{parse_execution_id, parse_job_id};
 
 /// docs/api.md's clean-up: removes the executions of deleted jobs and all but the newest
 /// `retainExecutionCount` executions of every job, whatever their state.
@@ -122,7 +122,9 @@ pub(super) async fn child_logs_by_execution<S: Store>(
     Params(params): Params,
 ) -> ApiResult {
     let execution_id = required_param(&params, "executionId")?;
-    let parent = app.get_execution(execution_id).await?;
+    let parent = app
+        .get_execution(&parse_execution_id(execution_id)?)
+        .await?;
     let page = app
         .child_executions(
             &parent.job_id,

@@ -462,7 +462,11 @@ async fn fire_lag(dir: &Path) -> Result<(), String> {
     let mut lags = Vec::with_capacity(arrived.len());
     for (scheduled, at, id) in &arrived {
         let due = if spread {
-            match rig.app.get_execution(id).await {
+            match rig
+                .app
+                .get_execution(&sundial_core::execution::ExecutionId::parse(id).expect("an id"))
+                .await
+            {
                 Ok(execution) => execution
                     .run
                     .due

@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use maud::{html, Markup, Render};
 use serde_json::Value;
-use sundial_core::execution::{Execution, ExecutionEvent};
+use sundial_core::execution::{Execution, ExecutionEvent, ExecutionId};
 use sundial_ports::store::{PageRequest, Store};
 use sundial_service::{App, AppError};
 
@@ -49,7 +49,7 @@ impl ExecutionPage {
     /// turn); a job deleted since is no error.
     pub async fn load<S: Store>(
         app: &App<S>,
-        execution_id: &str,
+        execution_id: &ExecutionId,
     ) -> Result<ExecutionPage, AppError> {
         let execution = app.get_execution(execution_id).await?;
         let first = PageRequest::first(CHILD_RUNS);

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use sundial_core::source::RunSource;
 use sundial_core::trigger::TriggerOptions;
 use sundial_ports::store::{JobOrder, Store};
-use sundial_service::app::{parse_job_id, pause_end};
+use sundial_service::app::{parse_execution_id, parse_job_id, pause_end};
 use sundial_service::AppError;
 
 use crate::auth::Session;
@@ -78,7 +78,7 @@ pub(crate) async fn execution<S: Store>(
     Extension(session): Extension<Session>,
     Path(execution_id): Path<String>,
 ) -> PageResult {
-    let page = ExecutionPage::load(&console.app, &execution_id).await?;
+    let page = ExecutionPage::load(&console.app, &parse_execution_id(&execution_id)?).await?;
     let page = page.for_session(&session.csrf);
     Ok(layout(&page.title(), Some(&session), page.render()).into_response())
 }
@@ -262,7 +262,10 @@ pub(crate) async fn cancel<S: Store>(
 ) -> PageResult {
     session.check_csrf(&form.csrf)?;
     let reason = reason(&form, "cancelled by a user");
-    console.app.cancel_execution(&execution_id, &reason).await?;
+    console
+        .app
+        .cancel_execution(&parse_execution_id(&execution_id)?, &reason)
+        .await?;
     Ok(Redirect::to(&format!("/ui/executions/{}", seg(&execution_id))).into_response())
 }
 
@@ -277,7 +280,7 @@ pub(crate) async fn terminate<S: Store>(
     let reason = reason(&form, "terminated by a user");
     console
         .app
-        .terminate_execution(&execution_id, &reason)
+        .terminate_execution(&parse_execution_id(&execution_id)?, &reason)
         .await?;
     Ok(Redirect::to(&format!("/ui/executions/{}", seg(&execution_id))).into_response())
 }

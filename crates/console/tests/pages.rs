@@ -18,6 +18,7 @@ use sundial_console::ledger_page::{LedgerPage, RangeQuery};
 use sundial_console::stats::DashboardPage;
 use sundial_console::upcoming::{ListedFire, UpcomingPage, UpcomingQuery};
 use sundial_console::{ConsoleAuth, ConsoleConfig};
+use sundial_core::execution::ExecutionId;
 use sundial_core::job::{HttpMethod, JobId, OverlapPolicy};
 use sundial_core::stats::{NotRun, Rollup, StatsWindow};
 use sundial_ports::memory::{ManualClock, MemoryStore};
@@ -2612,7 +2613,9 @@ async fn an_execution_page_holds_the_run_its_zone_and_its_jobs_requests_with_sec
     let id = weekly_with_a_child(&console).await;
     let run = processing(&console, &id, at("2026-01-05T09:00:00Z")).await;
 
-    let page = ExecutionPage::load(&console.app, &run).await.unwrap();
+    let page = ExecutionPage::load(&console.app, &ExecutionId::parse(&run).unwrap())
+        .await
+        .unwrap();
     assert_eq!(page.execution.execute_number, 1);
     assert!(!page.execution.is_finished());
     assert_eq!(page.execution.events().len(), 3);
@@ -2622,11 +2625,14 @@ async fn an_execution_page_holds_the_run_its_zone_and_its_jobs_requests_with_sec
 
     // Deleted since, the job leaves the run's page in UTC and without requests.
     console.app.delete_job(&id).await.unwrap();
-    let page = ExecutionPage::load(&console.app, &run).await.unwrap();
+    let page = ExecutionPage::load(&console.app, &ExecutionId::parse(&run).unwrap())
+        .await
+        .unwrap();
     assert_eq!(page.zone, chrono_tz::UTC);
     assert!(page.requests.is_empty());
 
-    let missing = ExecutionPage::load(&console.app, "nothing").await;
+    let missing =
+        ExecutionPage::load(&console.app, &ExecutionId::parse("nothing~t~x").unwrap()).await;
     assert!(matches!(
         missing,
         Err(sundial_service::AppError::NotFound(_))
@@ -2854,7 +2860,7 @@ async fn the_trigger_form_takes_delay_scheduled_time_overlap_and_an_idempotency_
     assert_eq!(location, "/ui/executions/on-demand~t~redo-2026-01-05");
     let run = console
         .app
-        .get_execution("on-demand~t~redo-2026-01-05")
+        .get_execution(&ExecutionId::parse("on-demand~t~redo-2026-01-05").unwrap())
         .await
         .unwrap();
     assert_eq!(run.state().name(), "Scheduled", "the delay holds it");
@@ -2977,7 +2983,7 @@ async fn a_parent_runs_page_lists_its_childrens_runs() {
         .await
         .unwrap();
 
-    let page = ExecutionPage::load(&console.app, &first.execution_id)
+    let page = ExecutionPage::load(&console.app, &first.id())
         .await
         .unwrap();
     let ids: Vec<&str> = page
@@ -3000,13 +3006,13 @@ async fn a_parent_runs_page_lists_its_childrens_runs() {
         "{html}"
     );
     assert!(html.contains("child-a") && !html.contains("child-b"));
-    let page = ExecutionPage::load(&console.app, &second.execution_id)
+    let page = ExecutionPage::load(&console.app, &second.id())
         .await
         .unwrap();
     assert_eq!(page.children.len(), 1);
     assert_eq!(page.children[0].execution_id, of_second.execution_id);
     // A run whose job has no children shows no such section.
-    let child = ExecutionPage::load(&console.app, &of_second.execution_id)
+    let child = ExecutionPage::load(&console.app, &of_second.id())
         .await
         .unwrap();
     assert!(child.children.is_empty());

@@ -265,6 +265,76 @@ pub fn validate_trigger_id(trigger_id: &str) -> Result<(), FieldError> {
     }
 }
 
+/// The longest execution id: a job id (128), an incarnation, and a fire time with a re-run
+/// number or a trigger id (64), with room to spare.
+pub const MAX_EXECUTION_ID_LEN: usize = 256;
+
+/// An execution's id, read once where one comes in (a path, a form): a valid job id, a `~`, and
+/// the rest of one of the forms [`execution_id_for_fire`], [`execution_id_for_rerun`] and
+/// [`execution_id_for_trigger`] make, printable and at most [`MAX_EXECUTION_ID_LEN`] bytes. Whether
+/// an execution has it is the store's to say.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ExecutionId {
+    text: String,
+    job_id: JobId,
+}
+
+impl ExecutionId {
+    /// Reads an execution id; errors have the path `executionId`.
+    ///
+    /// ```
+    /// use sundial_core::execution::ExecutionId;
+    /// let id = ExecutionId::parse("nightly~i2~20260101T020000Z").unwrap();
+    /// assert_eq!((id.job_id().as_str(), id.incarnation()), ("nightly", 2));
+    /// assert!(ExecutionId::parse("nightly").is_err());
+    /// assert!(ExecutionId::parse("../x~1").is_err());
+    /// ```
+    pub fn parse(text: &str) -> Result<ExecutionId, FieldError> {
+        let bad = |why: &str| {
+            FieldError::new("executionId", format!("{why}: {}", crate::job::quote(text)))
+        };
+        if text.len() > MAX_EXECUTION_ID_LEN {
+            return Err(bad(&format!("longer than {MAX_EXECUTION_ID_LEN} bytes")));
+        }
+        if text.chars().any(|c| c.is_control() || c.is_whitespace()) {
+            return Err(bad("has a control or space character"));
+        }
+        let job_id = job_id_of_execution(text)
+            .ok_or_else(|| bad("expected {jobId}~… as the API gives execution ids"))?;
+        Ok(ExecutionId {
+            text: text.to_owned(),
+            job_id,
+        })
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// The job the execution belongs to.
+    pub fn job_id(&self) -> &JobId {
+        &self.job_id
+    }
+
+    /// The incarnation of its job the execution belongs to ([`incarnation_of_execution`]).
+    pub fn incarnation(&self) -> u32 {
+        incarnation_of_execution(&self.text)
+    }
+}
+
+impl fmt::Display for ExecutionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl AsRef<str> for ExecutionId {
+    fn as_ref(&self) -> &str {
+        &self.text
+    }
+}
+
 /// The job an execution id belongs to: the part before the first `~`.
 pub fn job_id_of_execution(execution_id: &str) -> Option<JobId> {
     let (job, rest) = execution_id.split_once('~')?;
@@ -442,6 +512,14 @@ impl RunState {
 }
 
 impl Execution {
+    /// Its id as an [`ExecutionId`] (made by the `execution_id_for_*` functions for its job).
+    pub fn id(&self) -> ExecutionId {
+        ExecutionId {
+            text: self.execution_id.clone(),
+            job_id: self.job_id.clone(),
+        }
+    }
+
     /// A new execution in `initial` state, with its creation event. docs/api.md creates executions
     /// Scheduled (delayed) or Enqueued only; any other `initial` is a [`TransitionError`] with
     /// `from: None`.
@@ -637,6 +715,36 @@ impl Execution {
 mod tests {
     use super::*;
     use ExecutionState::*;
+
+    #[test]
+    fn an_execution_id_is_read_once_with_its_job_and_incarnation() {
+        let job = JobId::parse("nightly").unwrap();
+        let nominal = at("2026-01-01T02:00:00Z");
+        for made in [
+            execution_id_for_fire(&job, 0, nominal),
+            execution_id_for_rerun(&job, 3, nominal, 2),
+            execution_id_for_trigger(&job, 1, "redo-1").unwrap(),
+        ] {
+            let id = ExecutionId::parse(&made).unwrap();
+            assert_eq!(id.as_str(), made);
+            assert_eq!(id.job_id(), &job);
+            assert_eq!(id.incarnation(), incarnation_of_execution(&made));
+            assert_eq!(id.to_string(), made);
+        }
+        for bad in [
+            "",
+            "nightly",
+            "nightly~",
+            "~x",
+            "../x~1",
+            "night ly~1",
+            "nightly~a\nb",
+            &format!("nightly~{}", "x".repeat(MAX_EXECUTION_ID_LEN)),
+        ] {
+            let error = ExecutionId::parse(bad).unwrap_err();
+            assert_eq!(error.path, "executionId", "{bad:?}");
+        }
+    }
 
     fn at(s: &str) -> DateTime<Utc> {
         s.parse().unwrap()

@@ -453,7 +453,10 @@ async fn a_cancel_from_another_environment_closes_the_call_at_its_next_read() {
     rig.other
         .engine
         .app()
-        .cancel_execution(&id, "from the API function")
+        .cancel_execution(
+            &sundial_core::execution::ExecutionId::parse(&id).expect("an id"),
+            "from the API function",
+        )
         .await
         .expect("cancel");
     tokio::time::sleep(Duration::from_millis(500)).await;

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sundial_core::execution::{
-    execution_id_for_trigger, validate_trigger_id, Execution, ExecutionState,
+    execution_id_for_trigger, validate_trigger_id, Execution, ExecutionId, ExecutionState,
 };
 use sundial_core::job::{Job, JobId};
 use sundial_core::source::RunSource;
@@ -233,10 +233,10 @@ impl<S: Store> App<S> {
     }
 
     /// One execution (`GET /executions/{id}`), with its event log.
-    pub async fn get_execution(&self, execution_id: &str) -> Result<Execution, AppError> {
+    pub async fn get_execution(&self, execution_id: &ExecutionId) -> Result<Execution, AppError> {
         let record = self
             .store
-            .get_execution(execution_id)
+            .get_execution(execution_id.as_str())
             .await?
             .ok_or_else(|| AppError::NotFound(format!("execution {execution_id}")))?;
         Ok(decode_execution(&record)?)
@@ -269,7 +269,7 @@ impl<S: Store> App<S> {
     /// Cancels an execution that has not finished (`POST /executions/{id}/cancel`).
     pub async fn cancel_execution(
         &self,
-        execution_id: &str,
+        execution_id: &ExecutionId,
         reason: &str,
     ) -> Result<Execution, AppError> {
         self.finish_execution(execution_id, ExecutionState::Cancelled, reason)
@@ -279,7 +279,7 @@ impl<S: Store> App<S> {
     /// Terminates a running or failed execution (`POST /executions/{id}/terminate`).
     pub async fn terminate_execution(
         &self,
-        execution_id: &str,
+        execution_id: &ExecutionId,
         reason: &str,
     ) -> Result<Execution, AppError> {
         self.finish_execution(execution_id, ExecutionState::Terminated, reason)
@@ -288,7 +288,7 @@ impl<S: Store> App<S> {
 
     async fn finish_execution(
         &self,
-        execution_id: &str,
+        execution_id: &ExecutionId,
         to: ExecutionState,
         reason: &str,
     ) -> Result<Execution, AppError> {
@@ -296,7 +296,7 @@ impl<S: Store> App<S> {
         while retry.next_round().await {
             let record = self
                 .store
-                .get_execution(execution_id)
+                .get_execution(execution_id.as_str())
                 .await?
                 .ok_or_else(|| AppError::NotFound(format!("execution {execution_id}")))?;
             let mut execution = decode_execution(&record)?;
@@ -322,7 +322,7 @@ impl<S: Store> App<S> {
                     // The engine closes the run's call in flight, frees its slot and starts what
                     // waited for it.
                     if let Some(engine) = self.engine() {
-                        engine.stopped(execution_id);
+                        engine.stopped(execution_id.as_str());
                         engine.kick(execution_id.to_string()).await;
                     }
                     return Ok(execution);

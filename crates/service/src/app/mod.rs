@@ -30,6 +30,7 @@ use std::sync::{Arc, OnceLock, Weak};
 use sundial_core::debug_mode::DebugMode;
 
 use chrono::{DateTime, Utc};
+use sundial_core::execution::ExecutionId;
 use sundial_core::job::{FieldError, Job, JobDefinition, JobId, Target};
 
 pub(crate) use crate::conflict::ConflictRetry;
@@ -538,6 +539,12 @@ pub fn pause_end(until: &str) -> Result<sundial_core::job::PauseEnd, AppError> {
 /// Parses a path's job id, as a 400 naming `jobId` when malformed.
 pub fn parse_job_id(text: &str) -> Result<JobId, AppError> {
     Ok(JobId::parse(text)?)
+}
+
+/// Parses a path's execution id. A malformed one is no execution's: a 404, as for an id that is
+/// well formed but unknown, so that the answer does not depend on how the id is wrong.
+pub fn parse_execution_id(text: &str) -> Result<ExecutionId, AppError> {
+    ExecutionId::parse(text).map_err(|_| AppError::NotFound(format!("execution {text}")))
 }
 
 pub(crate) fn field_error(path: &str, message: impl Into<String>) -> AppError {

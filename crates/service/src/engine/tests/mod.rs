@@ -68,6 +68,11 @@ struct World {
     reverse: bool,
 }
 
+/// An execution id a test holds as text.
+fn eid(text: &str) -> sundial_core::execution::ExecutionId {
+    sundial_core::execution::ExecutionId::parse(text).unwrap()
+}
+
 fn t(s: &str) -> DateTime<Utc> {
     s.parse().unwrap()
 }
@@ -202,7 +207,7 @@ impl World {
     async fn cancel_first(&self, job: &str) {
         let first = &self.executions(job).await[0];
         self.app()
-            .cancel_execution(&first.execution_id, "test")
+            .cancel_execution(&first.id(), "test")
             .await
             .unwrap();
         self.drain().await;
@@ -563,7 +568,7 @@ async fn async_jobs_complete_by_signed_feedback() {
         .feedback(&job, 1, id, Some(&token), &report)
         .await
         .unwrap();
-    let done = w.app().get_execution(&exec.execution_id).await.unwrap();
+    let done = w.app().get_execution(&exec.id()).await.unwrap();
     assert_eq!(done.state(), ExecutionState::Succeeded);
     assert_eq!(done.result, Some(json!({"ok": 1})));
 }
@@ -761,7 +766,7 @@ async fn the_triggers_debug_mode_stops_programs_triggers_not_the_consoles() {
         .await
         .unwrap();
     w.drain().await;
-    let program = w.app().get_execution(&program.execution_id).await.unwrap();
+    let program = w.app().get_execution(&program.id()).await.unwrap();
     assert_eq!(program.state(), ExecutionState::Skipped);
     assert!(w.calls().is_empty());
     let console = w
@@ -777,7 +782,7 @@ async fn the_triggers_debug_mode_stops_programs_triggers_not_the_consoles() {
         .await
         .unwrap();
     w.drain().await;
-    let console = w.app().get_execution(&console.execution_id).await.unwrap();
+    let console = w.app().get_execution(&console.id()).await.unwrap();
     assert_eq!(console.scheduled_by_id, "console:by-hand");
     assert_eq!(console.state(), ExecutionState::Succeeded);
     assert_eq!(w.calls().len(), 1);
@@ -1681,7 +1686,7 @@ async fn a_run_stopped_while_held_is_never_called() {
         match stop {
             "cancel" => {
                 w.app()
-                    .cancel_execution(&id, "changed my mind")
+                    .cancel_execution(&eid(&id), "changed my mind")
                     .await
                     .unwrap();
             }
@@ -1695,7 +1700,7 @@ async fn a_run_stopped_while_held_is_never_called() {
         worker.await.unwrap();
         w.drain().await;
         assert!(w.calls().is_empty(), "{stop}: no call after the stop");
-        let run = w.app().get_execution(&id).await.unwrap();
+        let run = w.app().get_execution(&eid(&id)).await.unwrap();
         assert_eq!(run.state(), ExecutionState::Cancelled, "{stop}");
     }
 }

@@ -30,8 +30,8 @@ async fn the_older_of_two_quick_triggers_runs_and_the_newer_is_skipped() {
     let (older, newer) = (older.unwrap(), newer.unwrap());
     w.drain().await;
     w.run_until("2024-01-01T00:00:03Z").await;
-    let older = w.app().get_execution(&older.execution_id).await.unwrap();
-    let newer = w.app().get_execution(&newer.execution_id).await.unwrap();
+    let older = w.app().get_execution(&older.id()).await.unwrap();
+    let newer = w.app().get_execution(&newer.id()).await.unwrap();
     assert_eq!(older.state(), ExecutionState::Processing);
     assert_eq!(newer.state(), ExecutionState::Skipped);
     let skipped = log_lines(&newer).join("\n");
@@ -180,7 +180,7 @@ async fn a_run_of_a_deleted_job_is_not_adopted_by_its_successor() {
     w.app().delete_job(&job("successor")).await.unwrap();
     w.create("successor", body).await;
     w.run_until("2024-01-01T00:00:40Z").await;
-    let old = w.app().get_execution(&old.execution_id).await.unwrap();
+    let old = w.app().get_execution(&old.id()).await.unwrap();
     assert_eq!(old.state(), ExecutionState::Cancelled);
     let state = w.job_state("successor").await;
     assert!(state.running.is_empty(), "{:?}", state.running);

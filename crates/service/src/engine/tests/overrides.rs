@@ -53,7 +53,7 @@ async fn a_delayed_trigger_is_scheduled_until_its_time() {
         .unwrap();
     w.drain().await;
     assert!(w.calls().is_empty(), "nothing runs before its time");
-    let soon_now = w.app().get_execution(&soon.execution_id).await.unwrap();
+    let soon_now = w.app().get_execution(&soon.id()).await.unwrap();
     assert_eq!(soon_now.state(), ExecutionState::Scheduled);
     w.run_until("2024-01-01T00:20:05Z").await;
     assert_eq!(
@@ -67,7 +67,7 @@ async fn a_delayed_trigger_is_scheduled_until_its_time() {
         calls[0].url
     );
     for id in [&soon.execution_id, &far.execution_id] {
-        let run = w.app().get_execution(id).await.unwrap();
+        let run = w.app().get_execution(&eid(id)).await.unwrap();
         assert_eq!(run.state(), ExecutionState::Succeeded, "{id}");
         let log = log_lines(&run).join("\n");
         assert!(log.contains("trigger overrides: delay"), "{log}");
@@ -119,7 +119,7 @@ async fn a_trigger_reports_its_scheduled_time_and_takes_its_overlap_policy() {
         .unwrap();
     w.drain().await;
 
-    let first = w.app().get_execution(&first.execution_id).await.unwrap();
+    let first = w.app().get_execution(&first.id()).await.unwrap();
     assert_eq!(first.scheduled_time, t("2023-06-01T06:00:00Z"));
     // Its scheduleToStart counts from when it was due, not from the time it reports.
     assert_eq!(first.state(), ExecutionState::Processing);
@@ -129,10 +129,10 @@ async fn a_trigger_reports_its_scheduled_time_and_takes_its_overlap_policy() {
         log.contains("trigger overrides: scheduledTime 2023-06-01T06:00:00Z"),
         "{log}"
     );
-    let second = w.app().get_execution(&second.execution_id).await.unwrap();
+    let second = w.app().get_execution(&second.id()).await.unwrap();
     assert_eq!(second.state(), ExecutionState::Enqueued, "buffered");
     assert!(log_lines(&second).join("\n").contains("overlap BufferAll"));
-    let skipped = w.app().get_execution(&skipped.execution_id).await.unwrap();
+    let skipped = w.app().get_execution(&skipped.id()).await.unwrap();
     assert_eq!(skipped.state(), ExecutionState::Skipped);
     assert_eq!(w.job_state("report").await.buffered, [second.execution_id]);
 }

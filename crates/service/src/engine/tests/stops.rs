@@ -14,7 +14,7 @@ use sundial_core::job::JobId;
 use sundial_core::trigger::TriggerOptions;
 use tokio::task::JoinHandle;
 
-use super::{t, TEST_SECRET};
+use super::{eid, t, TEST_SECRET};
 use crate::engine::{DispatchMessage, Engine, EngineConfig};
 use crate::records::{decode_execution, encode_execution};
 use crate::{App, AppConfig};
@@ -201,7 +201,7 @@ impl World {
     }
 
     async fn execution(&self, id: &str) -> Execution {
-        self.app().get_execution(id).await.unwrap()
+        self.app().get_execution(&eid(id)).await.unwrap()
     }
 
     async fn executions(&self, job: &str) -> Vec<Execution> {
@@ -268,7 +268,7 @@ async fn a_cancel_closes_the_call_in_flight_at_once() {
     let id = w.trigger("slow").await;
     w.advance(2).await;
     assert_eq!(w.target.log(), ["start /slow?n=1 at 00:00:00"]);
-    w.app().cancel_execution(&id, "enough").await.unwrap();
+    w.app().cancel_execution(&eid(&id), "enough").await.unwrap();
     settle().await;
     assert_eq!(
         w.target.log(),
@@ -436,7 +436,10 @@ async fn a_stopped_async_run_calls_its_cancel_url() {
     let id = w.trigger("async-job").await;
     w.advance(2).await;
     assert!(w.execution(&id).await.run.awaiting_async);
-    w.app().terminate_execution(&id, "enough").await.unwrap();
+    w.app()
+        .terminate_execution(&eid(&id), "enough")
+        .await
+        .unwrap();
     w.pump().await;
     assert_eq!(
         w.target.log(),
