@@ -13,7 +13,7 @@ use super::schema::{
     JobListQuery, JobPath, JobsPage, Notes, PauseRequest, UpdateAnswer, UpdatePreview, Updated,
 };
 use super::{bool_param, page_of, ApiError, ApiResult, AppState};
-use sundial_core::job::PauseEnd;
+use sundial_core::job::{JobDocument, PauseEnd};
 use sundial_ports::store::{JobFilter, JobOrder, LabelSelector, Store};
 use sundial_service::app::{job_filter, parse_job_id, pause_end, AppError};
 
@@ -53,8 +53,8 @@ pub(super) async fn create_job<S: Store>(
     PathParams(job_id): PathParams<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let job_id = parse_job_id(&job_id)?;
-    let job = app.create_job_by(&caller.change(), &job_id, &body).await?;
+    let document = JobDocument::read(&parse_job_id(&job_id)?, &body).map_err(AppError::Invalid)?;
+    let job = app.create_job_by(&caller.change(), &document).await?;
     Ok(Json(Created {
         envelope: Envelope::ok(),
         warnings: warnings_of(app.warnings(&job)),
@@ -210,8 +210,9 @@ pub(super) async fn update_job<S: Store>(
 ) -> ApiResult {
     let job_id = parse_job_id(&job_id)?;
     let Params(params) = params.only(&["dryRun"])?;
+    let document = JobDocument::read(&job_id, &body).map_err(AppError::Invalid)?;
     if bool_param(&params, "dryRun", false)? {
-        let preview = app.preview_update(&job_id, &body).await?;
+        let preview = app.preview_update(&document).await?;
         return Ok(Json(UpdatePreview {
             envelope: Envelope::ok(),
             dry_run: true,
@@ -237,9 +238,7 @@ pub(super) async fn update_job<S: Store>(
         })
         .into_response());
     }
-    let (job, execution) = app
-        .update_and_run_by(&caller.change(), &job_id, &body)
-        .await?;
+    let (job, execution) = app.update_and_run_by(&caller.change(), &document).await?;
     Ok(Json(Updated {
         envelope: Envelope::ok(),
         execution_id: execution.execution_id,

@@ -14,7 +14,7 @@ use super::stats::Stats;
 use super::{ApiResult, AppState};
 use sundial_core::debug_mode::DebugMode;
 use sundial_ports::store::Store;
-use sundial_service::app::ApplyRequest;
+use sundial_service::app::{timer_list, ApplyRequest};
 
 /// 200 while the process serves requests and its engine (if it runs one) ticks; 503 with
 /// `"status": "stalled"` when the tick is late. Always open: no token needed.
@@ -151,7 +151,7 @@ pub(super) async fn reconcile_declared_jobs<S: Store>(
     JsonBody(body): JsonBody,
 ) -> ApiResult {
     let report = app
-        .reconcile_declared_jobs_by(&caller.change(), &service_name, &body)
+        .reconcile_declared_jobs_by(&caller.change(), &service_name, timer_list(&body)?)
         .await?;
     Ok(Json(TimersReconciled {
         envelope: Envelope::ok(),

@@ -20,7 +20,7 @@ use axum::{Extension, Form};
 use maud::{html, Markup, Render};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
-use sundial_core::job::OverlapPolicy;
+use sundial_core::job::{JobDocument, OverlapPolicy};
 use sundial_ports::store::Store;
 use sundial_service::app::parse_job_id;
 use sundial_service::AppError;
@@ -633,10 +633,11 @@ pub(crate) async fn create_job<S: Store>(
         }
         Err(e) => return Err(e.into()),
     };
-    match app
-        .create_job_by(&session.change(), &job_id, &definition)
-        .await
-    {
+    let created = match JobDocument::read(&job_id, &definition) {
+        Ok(document) => app.create_job_by(&session.change(), &document).await,
+        Err(e) => Err(AppError::Invalid(e)),
+    };
+    match created {
         Ok(_) => Ok(Redirect::to(&job_url(job_id.as_str())).into_response()),
         Err(AppError::Invalid(e)) => refused(
             StatusCode::BAD_REQUEST,

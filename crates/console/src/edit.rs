@@ -19,6 +19,7 @@ use chrono::DateTime;
 use maud::{html, Markup, Render};
 use serde::Deserialize;
 use serde_json::Value;
+use sundial_core::job::JobDocument;
 use sundial_ports::store::Store;
 use sundial_service::app::Scope;
 use sundial_service::app::{parse_job_id, UpdatePreview};
@@ -132,12 +133,12 @@ pub(crate) async fn preview<S: Store>(
         return Ok(page.into_response());
     }
     let answer = match body(&form) {
-        Ok(body) => console
-            .app
-            .preview_update(&id, &body)
-            .await
-            .map(|preview| (preview, body))
-            .map_err(refusal),
+        Ok(body) => match JobDocument::read(&id, &body) {
+            Ok(document) => console.app.preview_update(&document).await,
+            Err(e) => Err(AppError::Invalid(e)),
+        }
+        .map(|preview| (preview, body))
+        .map_err(refusal),
         Err(problem) => Err(Ok(problem)),
     };
     match answer {
@@ -171,27 +172,33 @@ pub(crate) async fn save<S: Store>(
     let id = parse_job_id(&job_id)?;
     let mut status = StatusCode::BAD_REQUEST;
     let problem = match body(&form) {
-        Ok(body) => match console
-            .app
-            .update_job_if_by(
-                &session.change(),
-                &id,
-                &body,
-                Some(form.previewed.as_str()).filter(|tag| !tag.is_empty()),
-            )
-            .await
-        {
-            Ok(_) => {
-                let to = format!("{}?updated=1", job_url(&job_id));
-                return Ok(Redirect::to(&to).into_response());
-            }
-            Err(e) => {
-                if matches!(e, AppError::Conflict(_)) {
-                    status = StatusCode::CONFLICT;
+        Ok(body) => {
+            let saved = match JobDocument::read(&id, &body) {
+                Ok(document) => {
+                    console
+                        .app
+                        .update_job_if_by(
+                            &session.change(),
+                            &document,
+                            Some(form.previewed.as_str()).filter(|tag| !tag.is_empty()),
+                        )
+                        .await
                 }
-                refusal(e)?
+                Err(e) => Err(AppError::Invalid(e)),
+            };
+            match saved {
+                Ok(_) => {
+                    let to = format!("{}?updated=1", job_url(&job_id));
+                    return Ok(Redirect::to(&to).into_response());
+                }
+                Err(e) => {
+                    if matches!(e, AppError::Conflict(_)) {
+                        status = StatusCode::CONFLICT;
+                    }
+                    refusal(e)?
+                }
             }
-        },
+        }
         Err(problem) => problem,
     };
     let page = render(&session, &job_id, &form, &[problem], None, None);

@@ -149,6 +149,67 @@ struct Lineage {
     parent_job_execution: Option<u64>,
 }
 
+/// A job's document as a caller submits it (a create, an update, a declared timer, a job file),
+/// read as far as it can be without the store: an object of the job document's fields whose
+/// `jobId`, when written, is the job's. The use case finishes the parse
+/// ([`JobDefinition::parse_submitted_with`]) once it has read what it needs: the calendars the
+/// schedule names ([`JobDocument::calendar_names`]) and, for an update, the stored definition
+/// whose secret header values a `***` keeps.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobDocument {
+    job_id: JobId,
+    body: Value,
+}
+
+impl JobDocument {
+    /// Reads `body` as the document of job `job_id`; errors name the field (an unknown one, or
+    /// `jobId` when the body names another job).
+    pub fn read(job_id: &JobId, body: &Value) -> Result<JobDocument, FieldError> {
+        document_object(job_id, body)?;
+        Ok(JobDocument {
+            job_id: job_id.clone(),
+            body: body.clone(),
+        })
+    }
+
+    /// The job it defines.
+    pub fn job_id(&self) -> &JobId {
+        &self.job_id
+    }
+
+    /// The document as submitted.
+    pub fn body(&self) -> &Value {
+        &self.body
+    }
+
+    /// The named calendars its schedule refers to (`onlyOn`, `exclude`, business-day rules).
+    pub fn calendar_names(&self) -> std::collections::BTreeSet<String> {
+        self.body
+            .get("schedule")
+            .map(crate::spec::calendar_names)
+            .unwrap_or_default()
+    }
+}
+
+/// `body` as the object of a job document of `job_id`: only the document's fields, and the
+/// job's own id if it writes one.
+fn document_object<'a>(job_id: &JobId, body: &'a Value) -> Result<Obj<'a>, FieldError> {
+    let obj = Obj::new(body, "", &super::document::FIELD_NAMES)?;
+    if let Some(written_id) = obj.get("jobId") {
+        if written_id.as_str() != Some(job_id.as_str()) {
+            return Err(err(
+                "jobId",
+                format!(
+                    "the body says {} but the path says {}",
+                    super::fields::describe(written_id),
+                    quote(job_id.as_str())
+                ),
+            ));
+        }
+    }
+    Ok(obj)
+}
+
 impl JobDefinition {
     /// Parses a create body for the job `job_id`, created at `created_at` (which anchors relative
     /// timer due times and `ttl`). Errors name the field in JSON path form.
@@ -169,20 +230,7 @@ impl JobDefinition {
         created_at: DateTime<Utc>,
         calendars: &CalendarSet,
     ) -> Result<JobDefinition, FieldError> {
-        let obj = Obj::new(body, "", &super::document::FIELD_NAMES)?;
-
-        if let Some(written_id) = obj.get("jobId") {
-            if written_id.as_str() != Some(job_id.as_str()) {
-                return Err(err(
-                    "jobId",
-                    format!(
-                        "the body says {} but the path says {}",
-                        super::fields::describe(written_id),
-                        quote(job_id.as_str())
-                    ),
-                ));
-            }
-        }
+        let obj = document_object(job_id, body)?;
         let identity = Identity::parse(&obj)?;
         let notifications = NotificationSpec::parse(&obj)?;
         let timing = Timing::parse(&obj, created_at, calendars)?;

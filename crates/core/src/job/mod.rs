@@ -40,8 +40,8 @@ mod tests;
 
 pub use crate::spec::SpecError as FieldError;
 pub use definition::{
-    JobDefinition, LastResultsNamed, When, DEFAULT_MAX_RETRIES, LAST_COMPLETION_RESULT,
-    LAST_FAILURE, POLICY_RETRY_CAP,
+    JobDefinition, JobDocument, LastResultsNamed, When, DEFAULT_MAX_RETRIES,
+    LAST_COMPLETION_RESULT, LAST_FAILURE, POLICY_RETRY_CAP,
 };
 pub use diff::{definition_changes, FieldChange};
 pub use http::{

@@ -28,7 +28,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use serde_json::{json, Map, Value};
-use sundial_core::job::{JobDefinition, JobId};
+use sundial_core::job::{JobDefinition, JobDocument, JobId};
 use sundial_core::spec::{calendar_names, BusinessCalendar, CalendarSet};
 use sundial_ports::store::audit::entry_id;
 use sundial_ports::store::{
@@ -425,22 +425,19 @@ impl<S: Store> App<S> {
     /// parse, which refuses it naming the field.
     pub(crate) async fn listed_calendars_for(
         &self,
-        job_id: &JobId,
-        body: &Value,
+        document: &JobDocument,
     ) -> Result<CalendarSet, AppError> {
-        if let Some(schedule) = body.get("schedule") {
-            for name in calendar_names(schedule) {
-                match self
-                    .store
-                    .add_calendar_users(job_id.as_str(), std::slice::from_ref(&name))
-                    .await
-                {
-                    Ok(()) | Err(StoreError::NotFound(_)) => {}
-                    Err(e) => return Err(e.into()),
-                }
+        for name in document.calendar_names() {
+            match self
+                .store
+                .add_calendar_users(document.job_id().as_str(), std::slice::from_ref(&name))
+                .await
+            {
+                Ok(()) | Err(StoreError::NotFound(_)) => {}
+                Err(e) => return Err(e.into()),
             }
         }
-        self.calendars_for(body).await
+        self.calendars_for(document.body()).await
     }
 
     /// Unlists `job_id` from the calendars of `before` that `after` (`None`: the job was deleted)

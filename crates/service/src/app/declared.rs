@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 use sundial_core::declaration::{plan_reconcile, Reconcile};
 use sundial_core::job::{
-    definition_changes, FieldChange, JobDefinition, JobId, LabelSelector, ServiceName,
+    definition_changes, FieldChange, JobDefinition, JobDocument, JobId, LabelSelector, ServiceName,
 };
 
 use super::bulk::label_selectors;
@@ -192,19 +192,9 @@ struct Reconciled {
 }
 
 impl<S: Store> App<S> {
-    /// Reconciles the jobs a service declares (docs/api.md's timer list and its check-timers job):
-    /// creates the missing, updates the changed, removes the undeclared. Idempotent. As an
-    /// anonymous caller.
-    pub async fn reconcile_declared_jobs(
-        &self,
-        service: &str,
-        timers: &Value,
-    ) -> Result<DeclarationReport, AppError> {
-        self.reconcile_declared_jobs_by(&ChangeBy::anonymous(), service, timers)
-            .await
-    }
-
-    /// [`App::reconcile_declared_jobs`] by `by`: every job it creates, updates or removes gets an entry
+    /// Reconciles the jobs a service declares (docs/api.md's timer list and its check-timers job,
+    /// read from its envelope by [`timer_list`]): creates the missing, updates the changed,
+    /// removes the undeclared. Idempotent. Every job it creates, updates or removes gets an entry
     /// `timers:create`, `timers:update` (with the fields changed) or `timers:delete` in its audit
     /// trail. A declared job that exists is merged three ways ([`plan_reconcile`]): only the fields
     /// the code changed since its previous declaration are applied; its pause state, pause notes
@@ -214,12 +204,11 @@ impl<S: Store> App<S> {
         &self,
         by: &ChangeBy,
         service: &str,
-        timers: &Value,
+        list: &[Value],
     ) -> Result<DeclarationReport, AppError> {
         let by = &by.declaration(service);
         let service = ServiceName::parse(service)?;
         let service = service.as_str();
-        let list = timer_list(timers)?;
         let done = self
             .reconcile(by, &Scope::Service(service), "timer", list, false)
             .await?;
@@ -312,8 +301,10 @@ impl<S: Store> App<S> {
                 .and_then(Value::as_str)
                 .ok_or_else(|| field_error(&format!("{at}.jobId"), "required"))?;
             let job_id = JobId::parse(id).map_err(|e| AppError::Invalid(e.under(&at)))?;
+            let document =
+                JobDocument::read(&job_id, body).map_err(|e| AppError::Invalid(e.under(&at)))?;
             if declared
-                .insert(job_id.to_string(), (at, job_id, body))
+                .insert(job_id.to_string(), (at, document))
                 .is_some()
             {
                 return Err(field_error(
@@ -330,7 +321,8 @@ impl<S: Store> App<S> {
         }
         // Every definition, so a bad entry changes nothing.
         let now = self.now();
-        for (id, (at, job_id, body)) in &declared {
+        for (id, (at, document)) in &declared {
+            let (job_id, body) = (document.job_id(), document.body());
             // A service declares its timers with their real values: no redaction markers. A job
             // file may keep a stored secret header's marker (as `sundial export` writes it).
             let previous = match scope {
@@ -356,7 +348,8 @@ impl<S: Store> App<S> {
             Scope::Apply { .. } => Declarer::Apply,
         };
         let mut done = Reconciled::default();
-        for (id, (_, job_id, body)) in &declared {
+        for (id, (_, document)) in &declared {
+            let (job_id, body) = (document.job_id(), document.body());
             let stored = existing.get(id);
             let plan = plan_reconcile(
                 stored.and_then(|e| e.job.state.declaration.as_ref()),
@@ -366,8 +359,7 @@ impl<S: Store> App<S> {
             match (plan, stored) {
                 (Reconcile::Create, _) | (_, None) => {
                     if !dry {
-                        self.create_job_for(by, job_id, body, declarer.clone())
-                            .await?;
+                        self.create_job_for(by, document, declarer.clone()).await?;
                     }
                     done.created.push(id.clone());
                 }
@@ -399,7 +391,7 @@ impl<S: Store> App<S> {
                     }
                 }
                 (Reconcile::Unchanged { record: true } | Reconcile::Update { .. }, Some(_)) => {
-                    match self.apply_declaration(by, job_id, body).await? {
+                    match self.apply_declaration(by, document).await? {
                         Some(change) => {
                             done.updated.insert(id.clone(), change);
                         }
@@ -481,8 +473,9 @@ fn check_owner(scope: &Scope<'_>, id: &str, job: &StoredJob) -> Result<(), AppEr
     }
 }
 
-/// A timer list's jobs: `{"timer": […]}`, `{"timers": […]}` or a bare array.
-fn timer_list(timers: &Value) -> Result<&[Value], AppError> {
+/// A timer list's jobs, read from the body of `PUT /services/{serviceName}/timers`:
+/// `{"timer": […]}`, `{"timers": […]}` or a bare array.
+pub fn timer_list(timers: &Value) -> Result<&[Value], AppError> {
     match timers {
         Value::Array(list) => Ok(list),
         Value::Object(obj) => {

@@ -12,7 +12,7 @@ use serde_json::Value;
 use sundial_core::execution::{
     execution_id_for_trigger, validate_trigger_id, Execution, ExecutionId, ExecutionState,
 };
-use sundial_core::job::{Job, JobId};
+use sundial_core::job::{Job, JobDocument, JobId};
 use sundial_core::source::RunSource;
 use sundial_core::stats::StatsWindow;
 use sundial_core::trigger::{plan_manual_run, ManualRun, TriggerOptions};
@@ -101,10 +101,10 @@ impl<S: Store> App<S> {
     pub async fn update_and_run_by(
         &self,
         by: &ChangeBy,
-        job_id: &JobId,
-        body: &Value,
+        document: &JobDocument,
     ) -> Result<(Job, Execution), AppError> {
-        let job = self.update_job_by(by, job_id, body).await?;
+        let job_id = document.job_id();
+        let job = self.update_job_by(by, document).await?;
         let run = self
             .enqueue(
                 job_id,

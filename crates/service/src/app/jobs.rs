@@ -6,7 +6,9 @@ use serde_json::Value;
 use sundial_core::change::{affected_runs, AffectedRun, RunPlace, UnstartedRun};
 use sundial_core::declaration::{plan_reconcile, Reconcile};
 use sundial_core::execution::incarnation_of_execution;
-use sundial_core::job::{Job, JobDefinition, JobId, JobState, JobStatus, LabelSelector, PauseEnd};
+use sundial_core::job::{
+    Job, JobDefinition, JobDocument, JobId, JobState, JobStatus, LabelSelector, PauseEnd,
+};
 
 use super::calendars;
 use super::declared::DeclaredChange;
@@ -111,31 +113,31 @@ pub fn job_filter(
 impl<S: Store> App<S> {
     /// Creates a job from a docs/api.md body (`POST /jobs/{jobId}`), as an anonymous caller.
     pub async fn create_job(&self, job_id: &JobId, body: &Value) -> Result<Job, AppError> {
-        self.create_job_by(&ChangeBy::anonymous(), job_id, body)
-            .await
+        let document = JobDocument::read(job_id, body)?;
+        self.create_job_by(&ChangeBy::anonymous(), &document).await
     }
 
-    /// [`App::create_job`] by `by`, recorded in the job's audit trail with the definition.
+    /// Creates the job `document` defines, by `by`, recorded in the job's audit trail with the
+    /// definition.
     pub async fn create_job_by(
         &self,
         by: &ChangeBy,
-        job_id: &JobId,
-        body: &Value,
+        document: &JobDocument,
     ) -> Result<Job, AppError> {
-        self.create_job_for(by, job_id, body, Declarer::None).await
+        self.create_job_for(by, document, Declarer::None).await
     }
 
-    /// Creates a job; a declarer keeps `body` as the job's declaration for the next merge.
+    /// Creates a job; a declarer keeps its document as the job's declaration for the next merge.
     pub(super) async fn create_job_for(
         &self,
         by: &ChangeBy,
-        job_id: &JobId,
-        body: &Value,
+        document: &JobDocument,
         declarer: Declarer,
     ) -> Result<Job, AppError> {
+        let (job_id, body) = (document.job_id(), document.body());
         let now = self.now();
         // A redaction marker has no stored value to keep on create: refused naming the header.
-        let calendars = self.listed_calendars_for(job_id, body).await?;
+        let calendars = self.listed_calendars_for(document).await?;
         let definition = JobDefinition::parse_submitted_with(job_id, body, now, None, &calendars)?;
         self.check_platform_limits(&definition)?;
         if let Some(parent) = definition.parent_job() {
@@ -397,19 +399,18 @@ impl<S: Store> App<S> {
     /// Replaces a job's definition, keeping its state and history (`POST /jobs/{jobId}/update`),
     /// as an anonymous caller. The caller runs it afterwards.
     pub async fn update_job(&self, job_id: &JobId, body: &Value) -> Result<Job, AppError> {
-        self.update_job_by(&ChangeBy::anonymous(), job_id, body)
-            .await
+        let document = JobDocument::read(job_id, body)?;
+        self.update_job_by(&ChangeBy::anonymous(), &document).await
     }
 
-    /// [`App::update_job`] by `by`, recorded in the job's audit trail with the fields that
-    /// changed and the definition after.
+    /// Replaces the definition of the job `document` names by it, by `by`, recorded in the job's
+    /// audit trail with the fields that changed and the definition after.
     pub async fn update_job_by(
         &self,
         by: &ChangeBy,
-        job_id: &JobId,
-        body: &Value,
+        document: &JobDocument,
     ) -> Result<Job, AppError> {
-        self.update_job_if_by(by, job_id, body, None).await
+        self.update_job_if_by(by, document, None).await
     }
 
     /// [`App::update_job_by`], refused (`Conflict`) when `previewed` is given and the job's
@@ -418,13 +419,13 @@ impl<S: Store> App<S> {
     pub async fn update_job_if_by(
         &self,
         by: &ChangeBy,
-        job_id: &JobId,
-        body: &Value,
+        document: &JobDocument,
         previewed: Option<&str>,
     ) -> Result<Job, AppError> {
+        let (job_id, body) = (document.job_id(), document.body());
         let now = self.now();
         // Listed under its calendars before it is written (docs/engine.md, "Calendars").
-        let calendars = self.listed_calendars_for(job_id, body).await?;
+        let calendars = self.listed_calendars_for(document).await?;
         let uses = calendars::names_of(&calendars);
         let (stored, before) = self
             .modify_listed(
@@ -471,11 +472,8 @@ impl<S: Store> App<S> {
     /// it would affect and how ([`affected_runs`]), and the warnings an update would answer. The
     /// body is checked exactly as an update checks it. The runs are the job's planned fires, the
     /// runs in its line and in its buffer, read by id.
-    pub async fn preview_update(
-        &self,
-        job_id: &JobId,
-        body: &Value,
-    ) -> Result<UpdatePreview, AppError> {
+    pub async fn preview_update(&self, document: &JobDocument) -> Result<UpdatePreview, AppError> {
+        let (job_id, body) = (document.job_id(), document.body());
         let stored = self.load(job_id).await?;
         let before = &stored.job;
         let calendars = self.calendars_for(body).await?;
@@ -667,11 +665,11 @@ impl<S: Store> App<S> {
     pub(super) async fn apply_declaration(
         &self,
         by: &ChangeBy,
-        job_id: &JobId,
-        declared: &Value,
+        document: &JobDocument,
     ) -> Result<Option<DeclaredChange>, AppError> {
+        let (job_id, declared) = (document.job_id(), document.body());
         let now = self.now();
-        let declared_calendars = self.listed_calendars_for(job_id, declared).await?;
+        let declared_calendars = self.listed_calendars_for(document).await?;
         let uses = calendars::names_of(&declared_calendars);
         let mut before_calendars = sundial_core::spec::CalendarSet::new();
         let (stored, fields) = self

@@ -50,7 +50,7 @@ pub use bulk::{
     BulkAction, BulkDone, BulkOutcome, BulkReport, BulkRequest, BulkSelection, MAX_BULK_JOBS,
 };
 pub use calendars::{CalendarPut, ReplanOrder, StoredCalendar, REPLAN_BATCH};
-pub use declared::{ApplyReport, ApplyRequest, MAX_APPLY_JOBS};
+pub use declared::{timer_list, ApplyReport, ApplyRequest, MAX_APPLY_JOBS};
 pub use hooks::EngineHooks;
 pub use jobs::{job_filter, DeclarationReport, UpdatePreview};
 pub use ledger::Occurrences;

@@ -270,7 +270,7 @@ async fn a_delete_between_a_jobs_listing_and_its_creation_fails_the_creation() {
     // of a job that does not exist, drops it and deletes the calendar.
     delete_london_before_the_next_job_write(&w);
     let id = JobId::parse("payroll").unwrap();
-    let refused = w.app().create_job_by(&by, &id, &payroll_job()).await;
+    let refused = w.app().create_job_by(&by, &doc(&id, &payroll_job())).await;
     assert!(
         matches!(&refused, Err(AppError::Conflict(why)) if why.contains("payroll") && why.contains("calendar")),
         "{refused:?}"
@@ -284,7 +284,7 @@ async fn a_delete_between_a_jobs_listing_and_its_creation_fails_the_creation() {
         Err(AppError::NotFound(_))
     ));
     // Asked again, the creation is refused for the calendar it names.
-    let again = w.app().create_job_by(&by, &id, &payroll_job()).await;
+    let again = w.app().create_job_by(&by, &doc(&id, &payroll_job())).await;
     assert!(
         matches!(&again, Err(AppError::Invalid(e)) if e.to_string().contains("london")),
         "{again:?}"
@@ -300,7 +300,7 @@ async fn a_delete_between_a_jobs_listing_and_its_update_fails_the_update() {
     let before = w.app().load(&id).await.unwrap();
     // The update starts using london: the delete's check finds the job on its old schedule.
     delete_london_before_the_next_job_write(&w);
-    let refused = w.app().update_job_by(&by, &id, &payroll_job()).await;
+    let refused = w.app().update_job_by(&by, &doc(&id, &payroll_job())).await;
     assert!(
         matches!(&refused, Err(AppError::Conflict(why)) if why.contains("calendar")),
         "{refused:?}"
@@ -353,7 +353,7 @@ async fn a_calendar_changed_while_a_job_is_written_ends_in_the_job() {
     let (w, by) = with_london().await;
     let id = JobId::parse("payroll").unwrap();
     w.app()
-        .create_job_by(&by, &id, &payroll_job())
+        .create_job_by(&by, &doc(&id, &payroll_job()))
         .await
         .unwrap();
     // The update read london before it changed; the change re-plans the job before the update's
@@ -368,7 +368,7 @@ async fn a_calendar_changed_while_a_job_is_written_ends_in_the_job() {
     });
     let mut later = payroll_job();
     later["schedule"]["calendars"][0]["hour"] = json!("19");
-    w.app().update_job_by(&by, &id, &later).await.unwrap();
+    w.app().update_job_by(&by, &doc(&id, &later)).await.unwrap();
     let stored = w.app().get_calendar("london").await.unwrap();
     let job = w.app().load(&id).await.unwrap().job;
     let copy = job.definition.calendars();

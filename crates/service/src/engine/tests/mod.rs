@@ -68,6 +68,11 @@ struct World {
     reverse: bool,
 }
 
+/// The document of job `id` a test holds as JSON.
+fn doc(id: &JobId, body: &Value) -> sundial_core::job::JobDocument {
+    sundial_core::job::JobDocument::read(id, body).unwrap()
+}
+
 /// An execution id a test holds as text.
 fn eid(text: &str) -> sundial_core::execution::ExecutionId {
     sundial_core::execution::ExecutionId::parse(text).unwrap()

@@ -31,7 +31,7 @@ async fn previewing_a_change_lists_the_runs_it_affects_and_writes_nothing() {
     let job_before = w.app().get_job(&id).await.unwrap();
     let writes = w.app().store().writes();
     let change = body("0 * * * *", "Skip", 30);
-    let preview = w.app().preview_update(&id, &change).await.unwrap();
+    let preview = w.app().preview_update(&doc(&id, &change)).await.unwrap();
     assert_eq!(w.app().store().writes(), writes, "a preview writes nothing");
     assert_eq!(w.app().get_job(&id).await.unwrap(), job_before);
     assert_eq!(w.executions("busy").await, runs);
@@ -78,7 +78,7 @@ async fn previewing_a_change_lists_the_runs_it_affects_and_writes_nothing() {
     // A preview of what is already there affects nothing.
     let same = w
         .app()
-        .preview_update(&id, &body("* * * * *", "BufferAll", 600))
+        .preview_update(&doc(&id, &body("* * * * *", "BufferAll", 600)))
         .await
         .unwrap();
     assert!(same.affected.is_empty());
