@@ -12,6 +12,24 @@ fn file_job(job_id: &str, team: &str) -> Value {
     body
 }
 
+/// A read job as a file keeps it: without its state (and, as `sundial export` writes it, without
+/// `active`).
+fn strip_state(job: &mut Value, active_too: bool) {
+    let map = job.as_object_mut().unwrap();
+    for key in [
+        "state",
+        "pausedNotes",
+        "pausedUntil",
+        "createdAt",
+        "updatedAt",
+    ] {
+        map.remove(key);
+    }
+    if active_too {
+        map.remove("active");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn an_apply_creates_merges_and_prunes_what_it_wrote() {
     let api = Api::new();
@@ -47,15 +65,7 @@ async fn an_apply_creates_merges_and_prunes_what_it_wrote() {
         .await;
     assert_eq!(status, StatusCode::OK);
     let mut edited = api.job("f-a").await;
-    for key in [
-        "state",
-        "pausedNotes",
-        "pausedUntil",
-        "createdAt",
-        "updatedAt",
-    ] {
-        edited.as_object_mut().unwrap().remove(key);
-    }
+    strip_state(&mut edited, false);
     edited["timeoutSeconds"] = json!(300);
     let (status, answer) = api.post("/jobs/f-a/update", &edited).await;
     assert_eq!(status, StatusCode::OK, "{answer}");
@@ -172,16 +182,7 @@ async fn an_exported_secret_header_keeps_its_stored_value() {
         exported["request"][0]["headers"]["Authorization"],
         json!("***")
     );
-    for key in [
-        "state",
-        "pausedNotes",
-        "pausedUntil",
-        "createdAt",
-        "updatedAt",
-        "active",
-    ] {
-        exported.as_object_mut().unwrap().remove(key);
-    }
+    strip_state(&mut exported, true);
     exported["jobName"] = json!("renamed");
     let (status, body) = api.post("/apply", &json!({"jobs": [exported]})).await;
     assert_eq!(status, StatusCode::OK, "{body}");
@@ -190,18 +191,27 @@ async fn an_exported_secret_header_keeps_its_stored_value() {
         json!([{"path": "/jobName", "old": "job测试2", "new": "renamed"}]),
         "the marker keeps the secret: {body}"
     );
+    // A changed secret is shown changed, never shown, in the dry run and in the apply.
+    let mut rotated = api.job("s-a").await;
+    strip_state(&mut rotated, true);
+    rotated["request"][0]["headers"]["Authorization"] = json!("Bearer n3w");
+    for dry in [true, false] {
+        let (status, body) = api
+            .post("/apply", &json!({"jobs": [rotated.clone()], "dryRun": dry}))
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert!(!body.to_string().contains("s3cret"), "{body}");
+        assert!(!body.to_string().contains("n3w"), "{body}");
+        assert_eq!(
+            body["updated"]["s-a"],
+            json!([{"path": "/request/0/headers/Authorization", "old": "***", "new": "***"}]),
+            "dry run {dry}: {body}"
+        );
+    }
     // The marker on a new job has no stored value to keep.
     let mut fresh = api.job("s-a").await;
     fresh["jobId"] = json!("s-b");
-    for key in [
-        "state",
-        "pausedNotes",
-        "pausedUntil",
-        "createdAt",
-        "updatedAt",
-    ] {
-        fresh.as_object_mut().unwrap().remove(key);
-    }
+    strip_state(&mut fresh, false);
     let answer = api.post("/apply", &json!({"jobs": [fresh]})).await;
     assert_eq!(answer.0, StatusCode::BAD_REQUEST, "{}", answer.1);
 }

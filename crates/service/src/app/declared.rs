@@ -14,8 +14,10 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 use sundial_core::declaration::{plan_reconcile, Reconcile};
 use sundial_core::job::{
-    definition_changes, FieldChange, JobDefinition, JobDocument, JobId, LabelSelector, ServiceName,
+    definition_changes, FieldChange, FieldError, Job, JobDefinition, JobDocument, JobId,
+    LabelSelector, ServiceName,
 };
+use sundial_core::spec::CalendarSet;
 
 use super::bulk::label_selectors;
 use super::jobs::Declarer;
@@ -349,7 +351,7 @@ impl<S: Store> App<S> {
         };
         let mut done = Reconciled::default();
         for (id, (_, document)) in &declared {
-            let (job_id, body) = (document.job_id(), document.body());
+            let body = document.body();
             let stored = existing.get(id);
             let plan = plan_reconcile(
                 stored.and_then(|e| e.job.state.declaration.as_ref()),
@@ -372,13 +374,7 @@ impl<S: Store> App<S> {
                 (Reconcile::Update { fields, definition }, Some(stored)) if dry => {
                     // What the write would store: secret markers restored, as it restores them.
                     let calendars = self.calendars_for(&definition).await?;
-                    let merged = JobDefinition::parse_submitted_with(
-                        job_id,
-                        &definition,
-                        stored.job.created_at,
-                        Some(&stored.job.definition),
-                        &calendars,
-                    )?;
+                    let merged = merged_definition(&stored.job, &definition, &calendars)?;
                     let change = DeclaredChange::new(
                         fields,
                         stored.job.definition.as_written(),
@@ -456,6 +452,22 @@ impl<S: Store> App<S> {
         }
         Ok(stale)
     }
+}
+
+/// The definition a declaration's merge `merged` of the stored `job` parses to: as an update, a
+/// secret header's `***` keeps the stored value.
+pub(super) fn merged_definition(
+    job: &Job,
+    merged: &Value,
+    calendars: &CalendarSet,
+) -> Result<JobDefinition, FieldError> {
+    JobDefinition::parse_submitted_with(
+        job.definition.job_id(),
+        merged,
+        job.created_at,
+        Some(&job.definition),
+        calendars,
+    )
 }
 
 /// Refuses a declared id whose stored job another owner has: a service's job for another service

@@ -11,7 +11,7 @@ use sundial_core::job::{
 };
 
 use super::calendars;
-use super::declared::DeclaredChange;
+use super::declared::{merged_definition, DeclaredChange};
 use super::{
     audit_race, audit_record, field_error, upcoming_fires, App, AppError, ChangeBy, Entry,
 };
@@ -695,13 +695,8 @@ impl<S: Store> App<S> {
                             for calendar in declared_calendars.iter() {
                                 calendars.insert_shared(std::sync::Arc::clone(calendar));
                             }
-                            let definition = JobDefinition::parse_submitted_with(
-                                job_id,
-                                &definition,
-                                stored.job.created_at,
-                                Some(&stored.job.definition),
-                                &calendars,
-                            )?;
+                            let definition =
+                                merged_definition(&stored.job, &definition, &calendars)?;
                             self.check_platform_limits(&definition)?;
                             // The merged definition carries the stored `active`: a paused job stays
                             // paused, with its notes.
