@@ -13,6 +13,7 @@ use super::extract::{JsonBody, Params, PathParams};
 use super::schema::{ErrorEnvelope, PageQuery};
 use super::{page_of, ApiResult, AppState};
 use sundial_ports::store::Store;
+use sundial_service::app::read_calendar;
 
 /// The calendar's name in the path.
 #[derive(IntoParams)]
@@ -213,7 +214,8 @@ pub(super) async fn put_calendar<S: Store>(
     PathParams(name): PathParams<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let put = app.put_calendar_by(&caller.change(), &name, &body).await?;
+    let calendar = read_calendar(&name, &body)?;
+    let put = app.save_calendar_by(&caller.change(), calendar).await?;
     let status = if put.created {
         StatusCode::CREATED
     } else {

@@ -15,6 +15,7 @@ use super::{ApiResult, AppState};
 use sundial_core::debug_mode::DebugMode;
 use sundial_ports::store::Store;
 use sundial_service::app::{timer_list, ApplyRequest};
+use sundial_service::AppError;
 
 /// 200 while the process serves requests and its engine (if it runs one) ticks; 503 with
 /// `"status": "stalled"` when the tick is late. Always open: no token needed.
@@ -112,7 +113,8 @@ pub(super) async fn preview<S: Store>(
     State(app): AppState<S>,
     JsonBody(body): JsonBody,
 ) -> ApiResult {
-    let preview = app.preview_spec(&body).await?;
+    let request = sundial_core::timer::PreviewRequest::parse(&body).map_err(AppError::Invalid)?;
+    let preview = app.preview_spec(&request).await?;
     Ok(Json(Preview {
         triggered_only: preview.schedule.is_none().then_some(true),
         times: preview.times,

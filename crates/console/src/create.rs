@@ -21,6 +21,7 @@ use maud::{html, Markup, Render};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use sundial_core::job::{JobDocument, OverlapPolicy};
+use sundial_core::timer::PreviewRequest;
 use sundial_ports::store::Store;
 use sundial_service::app::parse_job_id;
 use sundial_service::AppError;
@@ -666,7 +667,11 @@ async fn preview<S: Store>(
     let Some(request) = preview_request(form, definition) else {
         return Ok((None, PreviewShown::Note(no_schedule(definition))));
     };
-    match app.preview_spec(&request).await {
+    let previewed = match PreviewRequest::parse(&request) {
+        Ok(request) => app.preview_spec(&request).await,
+        Err(e) => Err(AppError::Invalid(e)),
+    };
+    match previewed {
         Ok(preview) if preview.times.is_empty() => {
             let why = preview.warnings.first().cloned();
             let why = why.unwrap_or_else(|| "Only when triggered: no fire times.".to_string());

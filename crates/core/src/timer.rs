@@ -109,6 +109,109 @@ pub fn preview(
     preview_with(value, from, count, job_id, &CalendarSet::new())
 }
 
+/// A `POST /specs/preview` request, read: `{"schedule"|"timer": …, "from", "count", "jobId"}`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PreviewRequest {
+    /// The request as sent: its `schedule` or `timer` is compiled as a job's would be.
+    body: Value,
+    /// From when (default: now, which the caller knows).
+    pub from: Option<DateTime<Utc>>,
+    /// How many times, 1–1000 (default 10).
+    pub count: usize,
+    /// The job whose jitter the times take, if any.
+    pub job_id: Option<String>,
+}
+
+impl PreviewRequest {
+    /// Reads a request; errors name the field. The spec itself is checked when it is compiled
+    /// ([`PreviewRequest::preview`]), against the calendars it names.
+    pub fn parse(body: &Value) -> Result<PreviewRequest, SpecError> {
+        let field_error = |key: &str, message: String| SpecError::new(key, message);
+        let obj = body
+            .as_object()
+            .ok_or_else(|| field_error("body", "expected a JSON object".into()))?;
+        if let Some(key) = obj.keys().find(|key| {
+            !matches!(
+                key.as_str(),
+                "schedule" | "timer" | "from" | "count" | "jobId"
+            )
+        }) {
+            return Err(field_error(
+                key,
+                "unknown field; expected schedule or timer, from, count, jobId".into(),
+            ));
+        }
+        if !obj.contains_key("schedule") && !obj.contains_key("timer") {
+            return Err(field_error("schedule", "required (or timer)".into()));
+        }
+        let from = match obj.get("from") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(text)) => Some(
+                DateTime::parse_from_rfc3339(text)
+                    .map(|t| t.with_timezone(&Utc))
+                    .map_err(|_| {
+                        field_error("from", format!("expected an RFC 3339 time, got {text:?}"))
+                    })?,
+            ),
+            Some(other) => {
+                return Err(field_error(
+                    "from",
+                    format!("expected an RFC 3339 time, got {other}"),
+                ))
+            }
+        };
+        let count = match obj.get("count") {
+            None | Some(Value::Null) => 10,
+            Some(v) => v
+                .as_u64()
+                .filter(|n| (1..=1000).contains(n))
+                .ok_or_else(|| {
+                    field_error(
+                        "count",
+                        format!("expected an integer from 1 to 1000, got {v}"),
+                    )
+                })? as usize,
+        };
+        let job_id = match obj.get("jobId") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(id)) => Some(id.clone()),
+            Some(other) => {
+                return Err(field_error(
+                    "jobId",
+                    format!("expected a string, got {other}"),
+                ))
+            }
+        };
+        Ok(PreviewRequest {
+            body: body.clone(),
+            from,
+            count,
+            job_id,
+        })
+    }
+
+    /// The `schedule` spec, if the request has one (its named calendars are read for it).
+    pub fn schedule(&self) -> Option<&Value> {
+        self.body.get("schedule")
+    }
+
+    /// The times from `from` (the request's, else `now`), against the named calendars of
+    /// `calendars` ([`preview_with`]).
+    pub fn preview(
+        &self,
+        now: DateTime<Utc>,
+        calendars: &CalendarSet,
+    ) -> Result<Preview, SpecError> {
+        preview_with(
+            &self.body,
+            self.from.unwrap_or(now),
+            self.count,
+            self.job_id.as_deref(),
+            calendars,
+        )
+    }
+}
+
 /// [`preview`] against the named business calendars of `calendars`, as
 /// [`compile_preview_request_with`] reads them: what `POST /specs/preview` answers with the
 /// calendars the store holds.
@@ -452,6 +555,52 @@ fn parse_period(text: &str) -> Result<Period, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_preview_request_is_read_with_its_defaults_and_refusals() {
+        let request =
+            PreviewRequest::parse(&serde_json::json!({"schedule": {"cron": ["0 9 * * *"]}}))
+                .unwrap();
+        assert_eq!(
+            (request.from, request.count, request.job_id.as_deref()),
+            (None, 10, None)
+        );
+        assert!(request.schedule().is_some());
+        let times = request
+            .preview(at("2026-12-02T10:00:00Z"), &CalendarSet::new())
+            .unwrap()
+            .times;
+        assert_eq!(
+            times.first().map(String::as_str),
+            Some("2026-12-03T09:00:00+00:00")
+        );
+        for (body, field) in [
+            (serde_json::json!([]), "body"),
+            (
+                serde_json::json!({"timer": {"period": "1h"}, "when": 1}),
+                "when",
+            ),
+            (serde_json::json!({"count": 3}), "schedule"),
+            (
+                serde_json::json!({"timer": {"period": "1h"}, "count": 1001}),
+                "count",
+            ),
+            (
+                serde_json::json!({"timer": {"period": "1h"}, "from": "soon"}),
+                "from",
+            ),
+            (
+                serde_json::json!({"timer": {"period": "1h"}, "jobId": 7}),
+                "jobId",
+            ),
+        ] {
+            assert_eq!(
+                PreviewRequest::parse(&body).unwrap_err().path,
+                field,
+                "{body}"
+            );
+        }
+    }
 
     fn at(s: &str) -> DateTime<Utc> {
         s.parse().unwrap_or_default()

@@ -50,8 +50,8 @@ async fn an_apply_merges_and_prunes_by_label_on_dynamodb() {
     assert_eq!(status, 200, "{body}");
     let requests = take(&counts);
     assert_eq!(
-        body["updated"]["f-a"][0]["field"],
-        json!("jobName"),
+        body["updated"]["f-a"][0]["path"],
+        json!("/jobName"),
         "{body}"
     );
     assert_eq!(body["deleted"], json!(["f-b"]), "{body}");

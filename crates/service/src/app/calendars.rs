@@ -162,47 +162,63 @@ impl ReplanOrder {
     }
 }
 
+/// Reads the calendar `name` from its JSON form (docs/spec.md §16.1): its `ics` file merged in,
+/// and a `name` in the body, if any, the path's. Errors name the field.
+pub fn read_calendar(name: &str, body: &Value) -> Result<BusinessCalendar, AppError> {
+    if name == "." || name == ".." {
+        return Err(field_error(
+            "name",
+            format!("{name:?}: a path segment of its own meaning; choose another name"),
+        ));
+    }
+    let mut body = body.clone();
+    let Value::Object(map) = &mut body else {
+        return Err(field_error("calendar", "expected a JSON object"));
+    };
+    if let Some(ics) = map.remove("ics") {
+        merge_ics(map, &ics)?;
+    }
+    match map.get("name") {
+        None | Some(Value::Null) => {
+            map.insert("name".into(), json!(name));
+        }
+        Some(Value::String(given)) if given == name => {}
+        Some(other) => {
+            return Err(field_error(
+                "name",
+                format!("the body says {other} but the path says {name:?}"),
+            ))
+        }
+    }
+    Ok(BusinessCalendar::from_json(&body)?)
+}
+
 /// The audit trail key of a calendar's own changes: not a job id (job ids hold no `:`).
 fn trail_key(name: &str) -> String {
     format!("calendar:{name}")
 }
 
 impl<S: Store> App<S> {
-    /// Creates or replaces the calendar `name` from its JSON form (docs/spec.md §16.1; a `name`
-    /// in the body must be `name`), then re-plans every job that uses it. By `by`, recorded in
-    /// the calendar's trail and in each re-planned job's.
+    /// [`read_calendar`] then [`App::save_calendar_by`]: the calendar `name` from its JSON form,
+    /// as `PUT /calendars/{name}` takes it.
     pub async fn put_calendar_by(
         &self,
         by: &ChangeBy,
         name: &str,
         body: &Value,
     ) -> Result<CalendarPut, AppError> {
-        if name == "." || name == ".." {
-            return Err(field_error(
-                "name",
-                format!("{name:?}: a path segment of its own meaning; choose another name"),
-            ));
-        }
-        let mut body = body.clone();
-        let Value::Object(map) = &mut body else {
-            return Err(field_error("calendar", "expected a JSON object"));
-        };
-        if let Some(ics) = map.remove("ics") {
-            merge_ics(map, &ics)?;
-        }
-        match map.get("name") {
-            None | Some(Value::Null) => {
-                map.insert("name".into(), json!(name));
-            }
-            Some(Value::String(given)) if given == name => {}
-            Some(other) => {
-                return Err(field_error(
-                    "name",
-                    format!("the body says {other} but the path says {name:?}"),
-                ))
-            }
-        }
-        let calendar = BusinessCalendar::from_json(&body)?;
+        self.save_calendar_by(by, read_calendar(name, body)?).await
+    }
+
+    /// Creates or replaces a calendar, then re-plans every job that uses it. By `by`, recorded in
+    /// the calendar's trail and in each re-planned job's.
+    pub async fn save_calendar_by(
+        &self,
+        by: &ChangeBy,
+        calendar: BusinessCalendar,
+    ) -> Result<CalendarPut, AppError> {
+        let name = calendar.name().to_owned();
+        let name = name.as_str();
         let stored_form = calendar.to_json();
         let calendar = Arc::new(calendar);
         let now = self.now();

@@ -49,7 +49,7 @@ pub use backfill::BackfillReport;
 pub use bulk::{
     BulkAction, BulkDone, BulkOutcome, BulkReport, BulkRequest, BulkSelection, MAX_BULK_JOBS,
 };
-pub use calendars::{CalendarPut, ReplanOrder, StoredCalendar, REPLAN_BATCH};
+pub use calendars::{read_calendar, CalendarPut, ReplanOrder, StoredCalendar, REPLAN_BATCH};
 pub use declared::{timer_list, ApplyReport, ApplyRequest, MAX_APPLY_JOBS};
 pub use hooks::EngineHooks;
 pub use jobs::{job_filter, DeclarationReport, UpdatePreview};

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 use sundial_core::execution::{Execution, ExecutionState};
 use sundial_core::job::{Job, JobId, When};
+use sundial_core::timer::PreviewRequest;
 
 use super::{App, AppError};
 use sundial_ports::store::{PageRequest, Store};
@@ -96,74 +97,19 @@ impl<S: Store> App<S> {
 
 /// Previews write nothing; they read only the calendars a spec names.
 impl<S: Store> App<S> {
-    /// `POST /specs/preview`: `{"schedule"|"timer": …, "from", "count", "jobId"}`. A spec naming
-    /// stored calendars (`onlyOn`, `exclude`, business-day rules) is read against them, as job
-    /// creation reads it; an unknown name is an error naming the field
+    /// `POST /specs/preview`, read by [`PreviewRequest::parse`]. A spec naming stored calendars
+    /// (`onlyOn`, `exclude`, business-day rules) is read against them, as job creation reads it;
+    /// an unknown name is an error naming the field
     /// (`schedule.onlyOn[0]: unknown calendar "paris"; known: london`).
     pub async fn preview_spec(
         &self,
-        body: &Value,
+        request: &PreviewRequest,
     ) -> Result<sundial_core::timer::Preview, AppError> {
-        let obj = body
-            .as_object()
-            .ok_or_else(|| super::field_error("body", "expected a JSON object"))?;
-        for key in obj.keys() {
-            if !matches!(
-                key.as_str(),
-                "schedule" | "timer" | "from" | "count" | "jobId"
-            ) {
-                return Err(super::field_error(
-                    key,
-                    "unknown field; expected schedule or timer, from, count, jobId",
-                ));
-            }
-        }
-        if !obj.contains_key("schedule") && !obj.contains_key("timer") {
-            return Err(super::field_error("schedule", "required (or timer)"));
-        }
-        let from = match obj.get("from") {
-            None | Some(Value::Null) => self.now(),
-            Some(Value::String(text)) => chrono::DateTime::parse_from_rfc3339(text)
-                .map(|t| t.with_timezone(&chrono::Utc))
-                .map_err(|_| {
-                    super::field_error("from", format!("expected an RFC 3339 time, got {text:?}"))
-                })?,
-            Some(other) => {
-                return Err(super::field_error(
-                    "from",
-                    format!("expected an RFC 3339 time, got {other}"),
-                ))
-            }
-        };
-        let count = match obj.get("count") {
-            None | Some(Value::Null) => 10,
-            Some(v) => v
-                .as_u64()
-                .filter(|n| (1..=1000).contains(n))
-                .ok_or_else(|| {
-                    super::field_error(
-                        "count",
-                        format!("expected an integer from 1 to 1000, got {v}"),
-                    )
-                })? as usize,
-        };
-        let job_id = match obj.get("jobId") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(id)) => Some(id.as_str()),
-            Some(other) => {
-                return Err(super::field_error(
-                    "jobId",
-                    format!("expected a string, got {other}"),
-                ))
-            }
-        };
-        let calendars = match obj.get("schedule") {
+        let calendars = match request.schedule() {
             Some(schedule) => self.calendars_named_by(schedule).await?,
             None => Default::default(),
         };
-        Ok(sundial_core::timer::preview_with(
-            body, from, count, job_id, &calendars,
-        )?)
+        Ok(request.preview(self.now(), &calendars)?)
     }
 }
 
