@@ -133,18 +133,48 @@ impl DynamoStore {
             .filter(|item| !expired(item, Utc::now().timestamp())))
     }
 
+    /// Executions and jobs in one `BatchGetItem` per hundred ([`Store::read_many`]), strongly
+    /// consistent or not.
+    async fn read_many_as(
+        &self,
+        execution_ids: &[String],
+        job_ids: &[String],
+        consistent: bool,
+    ) -> Result<ManyRead, StoreError> {
+        let keys = execution_ids
+            .iter()
+            .map(|id| self.keys.execution(id))
+            .chain(job_ids.iter().map(|id| self.keys.job(id)))
+            .collect();
+        let mut items = self
+            .batch_get_as_stored(keys, false, consistent)
+            .await?
+            .into_iter();
+        let executions = items
+            .by_ref()
+            .take(execution_ids.len())
+            .map(|item| item.as_ref().map(execution_record).transpose())
+            .collect::<Result<_, _>>()?;
+        let jobs = items
+            .map(|item| item.as_ref().map(job_record).transpose())
+            .collect::<Result<_, _>>()?;
+        Ok(ManyRead { executions, jobs })
+    }
+
     /// Strongly consistent reads of many items (`BatchGetItem`, 100 keys per request), in the
     /// order of `keys`; `None` for a missing or expired item.
     async fn batch_get(&self, keys: Vec<Item>) -> Result<Vec<Option<Item>>, StoreError> {
-        self.batch_get_as_stored(keys, false).await
+        self.batch_get_as_stored(keys, false, true).await
     }
 
     /// [`DynamoStore::batch_get`], keeping expired items when `with_expired` (rollups: their
-    /// readers judge their hours, and an expired one is still there to be cleaned).
+    /// readers judge their hours, and an expired one is still there to be cleaned), and
+    /// eventually consistent (half the read units) unless `consistent`.
     async fn batch_get_as_stored(
         &self,
         keys: Vec<Item>,
         with_expired: bool,
+        consistent: bool,
     ) -> Result<Vec<Option<Item>>, StoreError> {
         use aws_sdk_dynamodb::types::KeysAndAttributes;
         let identity = |item: &Item| {
@@ -177,7 +207,7 @@ impl DynamoStore {
                 }
                 let request = KeysAndAttributes::builder()
                     .set_keys(Some(std::mem::take(&mut pending)))
-                    .consistent_read(true)
+                    .consistent_read(consistent)
                     .build()
                     .map_err(|e| StoreError::unavailable_because("building a batch read", e))?;
                 let output = self
@@ -1418,21 +1448,15 @@ impl Store for DynamoStore {
         execution_ids: &[String],
         job_ids: &[String],
     ) -> Result<ManyRead, StoreError> {
-        let keys = execution_ids
-            .iter()
-            .map(|id| self.keys.execution(id))
-            .chain(job_ids.iter().map(|id| self.keys.job(id)))
-            .collect();
-        let mut items = self.batch_get(keys).await?.into_iter();
-        let executions = items
-            .by_ref()
-            .take(execution_ids.len())
-            .map(|item| item.as_ref().map(execution_record).transpose())
-            .collect::<Result<_, _>>()?;
-        let jobs = items
-            .map(|item| item.as_ref().map(job_record).transpose())
-            .collect::<Result<_, _>>()?;
-        Ok(ManyRead { executions, jobs })
+        self.read_many_as(execution_ids, job_ids, true).await
+    }
+
+    async fn read_many_maybe_stale(
+        &self,
+        execution_ids: &[String],
+        job_ids: &[String],
+    ) -> Result<ManyRead, StoreError> {
+        self.read_many_as(execution_ids, job_ids, false).await
     }
 
     async fn stats(&self) -> Result<StoreStats, StoreError> {

@@ -232,7 +232,7 @@ impl DynamoStore {
     ) -> Result<Vec<Item>, StoreError> {
         let keys = self.shard_rollup_keys(from, to).await?;
         // As the index read them, expired or not (before layout 2 the index held the items).
-        let items = self.batch_get_as_stored(keys, true).await?;
+        let items = self.batch_get_as_stored(keys, true, true).await?;
         Ok(items.into_iter().flatten().collect())
     }
 }

@@ -17,9 +17,9 @@ use crate::store::retention::past_retention;
 use crate::store::{
     check_batch, cursor, AuditCleanReport, AuditQuery, AuditRecord, AuditStore, CalendarRecord,
     CalendarStore, CleanReport, ExecutionQuery, ExecutionRecord, ExecutionStore, FleetHourRecord,
-    JobFilter, JobOrder, JobRecord, JobStore, Page, PageRequest, RollupRecord, RollupStore,
-    SessionStore, SettingRecord, SettingStore, Store, StoreError, StoreStats, WakeUp, WakeUpIndex,
-    Write, WriteAllError, MAX_PAGE,
+    JobFilter, JobOrder, JobRecord, JobStore, ManyRead, Page, PageRequest, RollupRecord,
+    RollupStore, SessionStore, SettingRecord, SettingStore, Store, StoreError, StoreStats, WakeUp,
+    WakeUpIndex, Write, WriteAllError, MAX_PAGE,
 };
 
 /// An in-memory [`Store`]; each instance is a fresh, empty store.
@@ -65,6 +65,12 @@ struct Data {
     fail_in: Option<usize>,
     /// Write operations asked for so far ([`MemoryStore::writes`]).
     writes: u64,
+    /// What reads that may be behind answer from ([`MemoryStore::lag_stale_reads`]): the jobs
+    /// and executions as they were at the previous such read.
+    lagging: Option<(
+        BTreeMap<String, JobRecord>,
+        BTreeMap<String, ExecutionRecord>,
+    )>,
 }
 
 impl MemoryStore {
@@ -92,6 +98,16 @@ impl MemoryStore {
     ) {
         if let Ok(mut slot) = self.before_job_write.0.lock() {
             *slot = Some(Box::new(step));
+        }
+    }
+
+    /// From now on, reads that may be behind ([`Store::read_many_maybe_stale`]) answer as the
+    /// store was at the previous such read (the first finds nothing): every run one step
+    /// behind, new ones missing, what DynamoDB's eventually consistent reads may do at worst. A
+    /// test of a caller of those reads sees that it still acts on the latest writes.
+    pub fn lag_stale_reads(&self) {
+        if let Ok(mut data) = self.data.lock() {
+            data.lagging = Some(Default::default());
         }
     }
 
@@ -848,6 +864,31 @@ impl CalendarStore for MemoryStore {
 }
 
 impl Store for MemoryStore {
+    async fn read_many_maybe_stale(
+        &self,
+        execution_ids: &[String],
+        job_ids: &[String],
+    ) -> Result<ManyRead, StoreError> {
+        let lagged = {
+            let mut data = self.lock()?;
+            let snapshot = data.lagging.take();
+            if snapshot.is_some() {
+                data.lagging = Some((data.jobs.clone(), data.executions.clone()));
+            }
+            snapshot
+        };
+        match lagged {
+            None => self.read_many(execution_ids, job_ids).await,
+            Some((jobs, executions)) => Ok(ManyRead {
+                executions: execution_ids
+                    .iter()
+                    .map(|id| executions.get(id).cloned())
+                    .collect(),
+                jobs: job_ids.iter().map(|id| jobs.get(id).cloned()).collect(),
+            }),
+        }
+    }
+
     async fn write_all(&self, writes: &[Write<'_>]) -> Result<(), WriteAllError> {
         check_batch(writes)?;
         if writes

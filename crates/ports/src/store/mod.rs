@@ -559,6 +559,19 @@ pub trait Store:
         }
     }
 
+    /// [`Store::read_many`] from reads that may be a moment behind the latest writes: what
+    /// DynamoDB's eventually consistent reads give, at half the price of strong ones. For a
+    /// caller whose writes from what it read are conditional (a change it missed fails them, and
+    /// it reads again) and which reads again, strongly, what it did not find. A store whose reads
+    /// are always the latest answers as [`Store::read_many`] does (the default).
+    fn read_many_maybe_stale(
+        &self,
+        execution_ids: &[String],
+        job_ids: &[String],
+    ) -> impl Future<Output = Result<ManyRead, StoreError>> + Send {
+        self.read_many(execution_ids, job_ids)
+    }
+
     /// The state of each execution asked for, in the order asked (`None` for a missing one),
     /// with its document only when it is `Skipped` (its events say why): what the non-run ledger
     /// reads of up to 10,000 runs. The default reads whole records through

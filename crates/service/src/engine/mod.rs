@@ -444,15 +444,21 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
     /// An execution and its job (`None` once the job is deleted), read together: what every
     /// dispatch step starts from.
     async fn read_run(&self, execution_id: &str) -> Result<Option<Run>, EngineError> {
-        let mut runs = self.read_runs(&[execution_id.to_owned()]).await?;
+        let mut runs = self.read_runs(&[execution_id.to_owned()], true).await?;
         Ok(runs.remove(execution_id).flatten())
     }
 
     /// [`Engine::read_run`] for many executions in one store read: `None` for those that do not
-    /// exist.
+    /// exist. Unless `latest`, the read may be a moment behind the latest writes
+    /// ([`Store::read_many_maybe_stale`], half the price on DynamoDB): every write a step makes
+    /// from a run is conditional on what it read, so a change it missed fails the write and the
+    /// step reads again. What such a read cannot tell apart from a change it missed (a run not
+    /// found, its job not found or of another incarnation, which would end the run) is left out
+    /// of the answer, for the step to read again, strongly.
     pub(crate) async fn read_runs(
         &self,
         execution_ids: &[String],
+        latest: bool,
     ) -> Result<HashMap<String, Option<Run>>, EngineError> {
         // Execution ids start with their job's id; one that does not (none that Sundial makes)
         // is read with no job, and its own job id read after.
@@ -461,7 +467,13 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             .map(|id| job_id_of_execution(id).map_or_else(String::new, |j| j.to_string()))
             .collect();
         let pauses = self.pauses();
-        let read = self.store().read_many(execution_ids, &job_ids).await?;
+        let read = if latest {
+            self.store().read_many(execution_ids, &job_ids).await?
+        } else {
+            self.store()
+                .read_many_maybe_stale(execution_ids, &job_ids)
+                .await?
+        };
         let mut runs = HashMap::with_capacity(execution_ids.len());
         for ((id, execution), (job_id, job)) in execution_ids
             .iter()
@@ -491,7 +503,9 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                     Some(Run { loaded, job })
                 }
             };
-            runs.insert(id.clone(), run);
+            if latest || matches!(&run, Some(Run { job: Some(_), .. })) {
+                runs.insert(id.clone(), run);
+            }
         }
         Ok(runs)
     }

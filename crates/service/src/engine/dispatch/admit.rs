@@ -240,12 +240,12 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             job.job.definition.timeouts(),
         );
         if stoppable || start_by.is_some_and(|by| due > by) {
-            return self.wait_for(&id, due).await;
+            return self.wait_for(&id, due, None).await;
         }
         // When the gate does not simply start it, nothing is written: `loaded` is dropped.
         let (mut after, admission) = self.gate(loaded, &job, policy);
         if admission != Admission::Start {
-            return self.wait_for(&id, due).await;
+            return self.wait_for(&id, due, None).await;
         }
         loaded
             .execution

@@ -35,8 +35,11 @@ pub(super) enum Step {
     Done,
     /// A write lost a race (or the run was found moved): read again after a back-off.
     Again,
-    /// The step waited in place for the run's time: read again at once.
-    Waited,
+    /// The step waited in place for the run's time, changing nothing: go on at once, from the
+    /// job it holds when it kept it (the run and its job as read before the wait: a write made
+    /// from them is conditional, so a change meanwhile loses it and the next round reads again),
+    /// else from a new read.
+    Waited(Option<Box<StoredJob>>),
 }
 
 impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
@@ -45,11 +48,12 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         self.dispatch_from(execution_id, None).await
     }
 
-    /// What a batch of dispatch messages reads first, in one store read: each execution with its
-    /// job, for [`Engine::dispatch_from`]. Empty when the read fails (each step then reads for
-    /// itself).
+    /// What a batch of dispatch messages reads first, in one store read that may be a moment
+    /// behind (see [`Engine::read_runs`]): each execution with its job, for
+    /// [`Engine::dispatch_from`]. A run it leaves out, and every run when the read fails, its step
+    /// reads for itself.
     pub async fn prefetch(&self, execution_ids: &[String]) -> HashMap<String, Option<Run>> {
-        match self.read_runs(execution_ids).await {
+        match self.read_runs(execution_ids, false).await {
             Ok(runs) => runs,
             Err(e) => {
                 tracing::debug!(error = %e, "batch read failed; reading one by one");
@@ -95,7 +99,16 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                     break;
                 }
                 Ok(Step::Again) => {}
-                Ok(Step::Waited) => retry.went_on(),
+                Ok(Step::Waited(kept)) => {
+                    // No read after the wait (issue 31): the step changed nothing before it.
+                    if let Some(job) = kept {
+                        read = Some(Some(Run {
+                            loaded,
+                            job: Some(*job),
+                        }));
+                    }
+                    retry.went_on();
+                }
                 Err(e) => {
                     stepped = Err(e);
                     break;
@@ -112,16 +125,18 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
 
     /// A message that came before `at`: waits the rest out here when it is short (SQS delays are
     /// whole seconds, so a fire's message arrives up to a second early), else sends a new message
-    /// for `at`.
+    /// for `at`. `unchanged` is the run's job when the step changed nothing before waiting, so
+    /// that the next step starts from it instead of reading the run again.
     pub(super) async fn wait_for(
         &self,
         execution_id: &str,
         at: DateTime<Utc>,
+        unchanged: Option<StoredJob>,
     ) -> Result<Step, EngineError> {
         let wait = (at - self.now()).to_std().unwrap_or_default();
         if !wait.is_zero() && wait <= self.config.max_inline_wait {
             self.app.sleep_until(at).await;
-            return Ok(Step::Waited);
+            return Ok(Step::Waited(unchanged.map(Box::new)));
         }
         self.wake_at(execution_id, at).await?;
         Ok(Step::Done)
@@ -178,7 +193,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                     if (due - now).to_std().unwrap_or_default() <= self.config.admit_ahead {
                         return Box::pin(self.admit_ahead(loaded, job, due)).await;
                     }
-                    return self.wait_for(&id, due).await;
+                    return self.wait_for(&id, due, Some(job)).await;
                 }
                 // Enqueued only in memory: the write that follows admission (Processing, Skipped,
                 // or Enqueued when it must wait in the buffer) records both transitions, saving a
@@ -194,7 +209,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             ExecutionState::Failed => {
                 let at = loaded.execution.run.retry_at.unwrap_or(now);
                 if at > now {
-                    return self.wait_for(&id, at).await;
+                    return self.wait_for(&id, at, Some(job)).await;
                 }
                 let number = loaded.execution.attempts() + 1;
                 let reason = format!("retry: attempt {number}");

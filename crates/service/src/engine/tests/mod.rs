@@ -3,7 +3,7 @@
 //! queues as the local runner would, so schedules, retries and timeouts are checked to the second
 //! without sleeping.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration as StdDuration;
 
@@ -66,6 +66,8 @@ struct World {
     duplicate: bool,
     /// Handle each batch of dispatch messages newest first, as concurrent workers may.
     reverse: bool,
+    /// Read each batch of dispatch messages first, as the runners do ([`Engine::prefetch`]).
+    prefetch: bool,
 }
 
 /// The document of job `id` a test holds as JSON.
@@ -143,6 +145,7 @@ impl World {
             engine,
             duplicate: false,
             reverse: false,
+            prefetch: false,
         }
     }
 
@@ -176,13 +179,24 @@ impl World {
             if self.reverse {
                 batch.reverse();
             }
+            let mut prefetched = if self.prefetch {
+                let ids: Vec<String> = batch
+                    .iter()
+                    .map(|d| serde_json::from_str::<DispatchMessage>(&d.body).unwrap())
+                    .map(|m| m.execution_id)
+                    .collect();
+                self.engine.prefetch(&ids).await
+            } else {
+                HashMap::new()
+            };
             for delivery in batch {
                 handled += 1;
                 let message: DispatchMessage = serde_json::from_str(&delivery.body).unwrap();
                 let times = if self.duplicate { 2 } else { 1 };
                 let mut result = Ok(());
                 for _ in 0..times {
-                    result = self.engine.dispatch(&message.execution_id).await;
+                    let read = prefetched.remove(&message.execution_id);
+                    result = self.engine.dispatch_from(&message.execution_id, read).await;
                 }
                 if result.is_ok() {
                     dispatch.ack(&delivery.receipt).await.unwrap();
@@ -1780,6 +1794,7 @@ mod order;
 mod overrides;
 mod pause;
 mod preview;
+mod stale;
 mod stats;
 mod stops;
 mod targets;
