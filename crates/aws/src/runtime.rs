@@ -61,7 +61,7 @@ pub struct Settings {
     pub public_url: String,
     /// `SUNDIAL_SIGNING_SECRET`: at least 32 bytes.
     pub signing_secret: Vec<u8>,
-    /// `SUNDIAL_TIMER_SHARDS` (default 8).
+    /// `SUNDIAL_TIMER_SHARDS` (default 16).
     pub wakeup_shards: u32,
     /// `SUNDIAL_EXECUTION_RETENTION_DAYS` (default 30; 0 keeps executions forever).
     pub retention_days: u64,
@@ -347,8 +347,9 @@ impl Sundial {
         let dynamo = aws_sdk_dynamodb::Client::new(sdk);
         let sqs = aws_sdk_sqs::Client::new(sdk);
         let events = aws_sdk_eventbridge::Client::new(sdk);
-        let mut store =
-            DynamoStore::new(dynamo, &settings.table).with_wakeup_shards(settings.wakeup_shards);
+        let mut store = DynamoStore::new(dynamo, &settings.table)
+            .with_wakeup_shards(settings.wakeup_shards)
+            .with_clock(clock.clone());
         if settings.retention_days > 0 {
             store = store.with_execution_retention(Duration::from_secs(
                 settings.retention_days.saturating_mul(86_400),

@@ -177,10 +177,7 @@ impl Keys {
 
     /// The `tshard` of a wake-up key: a stable hash (FNV-1a), so a key always lands on one shard.
     pub fn timer_shard(&self, key: &str) -> String {
-        let hash = key.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-        });
-        self.shard_name((hash % u64::from(self.shards)) as u32)
+        self.shard_name((fnv(key) % u64::from(self.shards)) as u32)
     }
 
     /// The `rshard` of an execution: a stable hash (FNV-1a) of its id over [`RUN_SHARDS`].
@@ -191,6 +188,17 @@ impl Keys {
     /// The `rshard` value of shard `n`.
     pub fn run_shard_name(&self, n: u32) -> String {
         format!("{}R{n}", self.ns)
+    }
+
+    /// The `gsi2pk` of a job's rollup items: a stable hash (FNV-1a) of its id over
+    /// [`ROLLUP_SHARDS`](super::rollups::ROLLUP_SHARDS).
+    pub fn rollup_shard(&self, job_id: &str) -> String {
+        self.rollup_shard_name((fnv(job_id) % u64::from(super::rollups::ROLLUP_SHARDS)) as u32)
+    }
+
+    /// The `gsi2pk` value of rollup shard `n`.
+    pub fn rollup_shard_name(&self, n: u32) -> String {
+        format!("{}RH{n}", self.ns)
     }
 
     /// The `tshard` value of shard `n`.

@@ -317,7 +317,8 @@ impl DynamoStore {
         };
         for round in 0..MAX_DELETE_ROUNDS {
             if round > 0 {
-                tokio::time::sleep(std::time::Duration::from_millis(10 << round)).await;
+                self.back_off(std::time::Duration::from_millis(10 << round))
+                    .await;
             }
             let collection = self.job_collection(job_id).await?;
             let (jobs, labels): (Vec<Item>, Vec<Item>) = collection.into_iter().partition(|item| {

@@ -50,17 +50,6 @@ impl DynamoStore {
         format!("{}R#{job_id}", self.keys.ns())
     }
 
-    fn rollup_shard(&self, job_id: &str) -> String {
-        let hash = job_id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-        });
-        self.rollup_shard_name((hash % u64::from(ROLLUP_SHARDS)) as u32)
-    }
-
-    fn rollup_shard_name(&self, n: u32) -> String {
-        format!("{}RH{n}", self.keys.ns())
-    }
-
     /// The key, update expression, names and values that add `rollup` to its item.
     fn rollup_update(
         &self,
@@ -89,7 +78,7 @@ impl DynamoStore {
         let mut values = HashMap::from([
             (
                 ":g".to_owned(),
-                AttributeValue::S(self.rollup_shard(&rollup.job_id)),
+                AttributeValue::S(self.keys.rollup_shard(&rollup.job_id)),
             ),
             (
                 ":gs".to_owned(),
@@ -214,7 +203,11 @@ impl DynamoStore {
             // `#` sorts before `$`: every job id of the last hour is below `{to}$`.
             let range = ("gsi2sk", sort_of(from), format!("{}$", sort_of(to)));
             let found = self
-                .query_range(Some(GSI2), ("gsi2pk", self.rollup_shard_name(shard)), range)
+                .query_range(
+                    Some(GSI2),
+                    ("gsi2pk", self.keys.rollup_shard_name(shard)),
+                    range,
+                )
                 .await?;
             for entry in &found {
                 keys.push(table_key(entry)?);

@@ -7,7 +7,10 @@
 //! index with their units per run and, for keys every run shares (the write-sharded `T` and `R`
 //! shards), the WCU per second they would take at 100,000 runs a minute spread evenly (units per
 //! run × 1,667 runs per second); and it fails if any write of a steady-state run lands on a key of
-//! `gsi1` or `gsi2` shared by all jobs (the jobs list's `JOBS`, the rollups' `RH` shards):
+//! `gsi1` or `gsi2` shared by all jobs (the jobs list's `JOBS`, the rollups' `RH` shards), or if the
+//! busiest shard of a sharded index would take more than 500 WCU/s at 100,000 runs a minute (issue
+//! 31): the index's measured units per run, times 1,667 runs a second, times the largest share of
+//! 100,000 job ids its hash puts on one shard:
 //! `SUNDIAL_REQUIRE_MOTO=1 cargo test -p sundial-aws --test moto hot_keys -- --nocapture`.
 
 use std::sync::Arc;
@@ -21,6 +24,27 @@ use crate::need_moto;
 
 /// Runs a minute, at 100,000 runs a minute spread over it.
 const RUNS_PER_SECOND_AT_100K: f64 = 100_000.0 / 60.0;
+
+/// The most write units per second one partition key value of the table or an index may take at
+/// 100,000 runs a minute (issue 31; a partition takes 1,000).
+const MOST_WCU_PER_KEY: f64 = 500.0;
+
+/// The largest share of 100,000 jobs' keys that `shard` puts on one shard value: 1/n for a
+/// perfectly even hash over n shards.
+fn busiest_share(shard: impl Fn(u64) -> String) -> f64 {
+    const JOBS: u64 = 100_000;
+    let mut counts = std::collections::HashMap::<String, u64>::new();
+    for i in 0..JOBS {
+        *counts.entry(shard(i)).or_default() += 1;
+    }
+    counts.values().copied().max().unwrap_or(0) as f64 / JOBS as f64
+}
+
+/// The write units per second the busiest key of a sharded index takes at 100,000 runs a
+/// minute, from `units` the index took for `runs` runs, its keys spread as `share` says.
+fn busiest_wcu(units: f64, runs: f64, share: f64) -> f64 {
+    units / runs * RUNS_PER_SECOND_AT_100K * share
+}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn hot_keys_no_run_writes_a_key_all_jobs_share() {
@@ -62,14 +86,20 @@ async fn hot_keys_no_run_writes_a_key_all_jobs_share() {
         rollup_shards.len()
     );
     for h in rollup_shards.iter().take(3) {
-        let per_run = h.peak / N as f64;
-        println!(
-            "  {:<36} {:>6.1}  {per_run:>6.2}  {:.0} WCU/s at 100k runs/min",
-            h.at.key,
-            h.peak,
-            per_run * RUNS_PER_SECOND_AT_100K
-        );
+        println!("  {:<36} {:>6.1}", h.at.key, h.peak);
     }
+    let keys = rig.sundial.engine.app().store().keys().clone();
+    let rollup_share = busiest_share(|i| keys.rollup_shard(&format!("job-{i}")));
+    let rollup_wcu = busiest_wcu(total, N as f64, rollup_share);
+    println!(
+        "  busiest rollup shard at 100k jobs' first runs of the hour in a minute: {rollup_wcu:.0} WCU/s \
+         ({:.1} % of the jobs)",
+        rollup_share * 100.0
+    );
+    assert!(
+        rollup_wcu <= MOST_WCU_PER_KEY,
+        "a rollup shard takes {rollup_wcu:.0} WCU/s in an hour's first minute"
+    );
     // The 00:02 fires the first tick planned (80 s ahead). Their SQS messages are delayed in real
     // seconds, so the measured minute hands them to dispatch directly: the same engine step
     // (admission, call, final write) that their message would start.
@@ -137,6 +167,39 @@ async fn hot_keys_no_run_writes_a_key_all_jobs_share() {
         hot.iter().any(|h| h.at.space == table),
         "the meter saw the run's writes: {hot:?}"
     );
+    // The sharded indexes every run writes: the wake-up index (a job's entry by `job:{id}`, a
+    // run's fallback by `exec:{id}`, both hashed over the store's shards) and run search (by
+    // execution id over `RUN_SHARDS`). At 100,000 jobs the hash spreads them as `busiest_share`
+    // measures; the units per run are the meter's.
+    let share = |space: &str| match space {
+        "/timers" => {
+            let jobs = busiest_share(|i| keys.timer_shard(&format!("job:job-{i}")));
+            let runs = busiest_share(|i| keys.timer_shard(&format!("exec:job-{i}~0000000001")));
+            jobs.max(runs)
+        }
+        _ => busiest_share(|i| keys.run_shard(&format!("job-{i}~0000000001"))),
+    };
+    println!("busiest shard at 100,000 runs a minute (goal: at most {MOST_WCU_PER_KEY} WCU/s):");
+    for space in ["/timers", "/runs"] {
+        let name = format!("{table}{space}");
+        let units = hot
+            .iter()
+            .filter(|h| h.at.space == name)
+            .fold(0.0, |sum, h| sum + h.peak);
+        let share = share(space);
+        let wcu = busiest_wcu(units, n, share);
+        println!(
+            "  {:<8} {:.2} WRU per run, busiest shard {:.1} % of the keys: {wcu:.0} WCU/s",
+            &space[1..],
+            units / n,
+            share * 100.0
+        );
+        assert!(units > 0.0, "a run writes {space}");
+        assert!(
+            wcu <= MOST_WCU_PER_KEY,
+            "{space}'s busiest shard would take {wcu:.0} WCU/s at 100,000 runs a minute"
+        );
+    }
     // No key of gsi1 or gsi2 that every job shares (`JOBS`, the `RH` rollup shards) gets a write
     // from a steady-state run; each job's own keys (its executions' `JE#` key) get one run's.
     for h in &hot {

@@ -49,7 +49,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
     }
 
     /// What a batch of dispatch messages reads first, in one store read that may be a moment
-    /// behind (see [`Engine::read_runs`]): each execution with its job, for
+    /// behind (`Engine::read_runs` says why that is safe): each execution with its job, for
     /// [`Engine::dispatch_from`]. A run it leaves out, and every run when the read fails, its step
     /// reads for itself.
     pub async fn prefetch(&self, execution_ids: &[String]) -> HashMap<String, Option<Run>> {
