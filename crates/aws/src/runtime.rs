@@ -421,7 +421,7 @@ mod tests {
         let settings = settings
             .as_ref()
             .map(|s| (s.wakeup_shards, s.retention_days, s.debug_mode));
-        assert_eq!(settings, Ok((8, 30, false)));
+        assert_eq!(settings, Ok((16, 30, false)));
     }
 
     #[test]

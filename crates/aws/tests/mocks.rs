@@ -71,9 +71,9 @@ async fn the_time_orders_of_the_jobs_list_are_refused_without_a_request() {
 
 #[tokio::test]
 async fn a_lost_update_race_is_a_version_conflict_and_a_missing_item_not_found() {
-    let raced = mock!(Dynamo::put_item).then_error(|| {
+    let raced = mock!(Dynamo::update_item).then_error(|| {
         let current = [("pk".to_owned(), AttributeValue::S("J#report".into()))].into();
-        PutItemError::ConditionalCheckFailedException(
+        UpdateItemError::ConditionalCheckFailedException(
             ConditionalCheckFailedException::builder()
                 .set_item(Some(current))
                 .build(),
@@ -88,8 +88,8 @@ async fn a_lost_update_race_is_a_version_conflict_and_a_missing_item_not_found()
         })
     );
 
-    let gone = mock!(Dynamo::put_item).then_error(|| {
-        PutItemError::ConditionalCheckFailedException(
+    let gone = mock!(Dynamo::update_item).then_error(|| {
+        UpdateItemError::ConditionalCheckFailedException(
             ConditionalCheckFailedException::builder().build(),
         )
     });
@@ -450,8 +450,10 @@ async fn a_cancelled_batch_names_the_write_that_failed() {
 /// A plain update that meets a transaction on its item is a lost race, not an outage.
 #[tokio::test]
 async fn an_update_that_meets_a_transaction_is_a_version_conflict() {
-    let held = mock!(Dynamo::put_item).then_error(|| {
-        PutItemError::TransactionConflictException(TransactionConflictException::builder().build())
+    let held = mock!(Dynamo::update_item).then_error(|| {
+        UpdateItemError::TransactionConflictException(
+            TransactionConflictException::builder().build(),
+        )
     });
     let client = mock_client!(aws_sdk_dynamodb, [&held]);
     assert_eq!(

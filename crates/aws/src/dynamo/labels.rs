@@ -26,17 +26,13 @@ use std::collections::BTreeMap;
 use aws_sdk_dynamodb::config::http::HttpResponse;
 use aws_sdk_dynamodb::error::SdkError;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
-use aws_sdk_dynamodb::types::{
-    AttributeValue, Delete, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
-};
+use aws_sdk_dynamodb::types::{AttributeValue, Delete, Put, TransactWriteItem};
 use sundial_ports::store::{cursor, JobFilter, JobRecord, Page, StoreError};
 
-use super::item::{job_item, job_record};
+use super::item::job_record;
 use super::keys::{start_key, Item, Keys, GSI1, GSI2, JOB_SK, LABEL_SK_PREFIX};
-use super::{
-    looked_ahead, next_version, unavailable, version_of, DynamoStore, BATCH_GET_KEYS,
-    VERSION_MATCHES,
-};
+use super::own_wakeup::OwnWakeup;
+use super::{looked_ahead, unavailable, version_of, DynamoStore, BATCH_GET_KEYS};
 
 /// `kind` of a label index item.
 pub const KIND_LABEL: &str = "label";
@@ -196,38 +192,17 @@ impl DynamoStore {
             .map(drop)
     }
 
-    /// The put of `job` at its version, on the condition that the stored labels are `labels`
-    /// (canonical JSON, `None` for none).
-    pub(super) fn job_put(
-        &self,
-        job: &JobRecord,
-        labels: &Option<String>,
-    ) -> Result<Put, StoreError> {
-        let (condition, value) = labels_condition(labels);
-        let mut put = Put::builder()
-            .table_name(&self.table)
-            .set_item(Some(job_item(&self.keys, job, next_version(job.version)?)?))
-            .condition_expression(format!("{VERSION_MATCHES} AND {condition}"))
-            .expression_attribute_names("#version", "version")
-            .expression_attribute_values(":v", AttributeValue::N(job.version.to_string()))
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
-        if let Some((placeholder, value)) = value {
-            put = put.expression_attribute_values(placeholder, value);
-        }
-        put.expression_attribute_names("#labels", LABELS)
-            .build()
-            .map_err(built)
-    }
-
     /// The transaction items that write `job` over the stored item `old` (at the same version,
-    /// with other labels): the job, conditional on the stored labels, and its index changes.
+    /// with other labels), doing `own` to its wake-up: the job, conditional on the stored labels,
+    /// and its index changes.
     pub(super) fn relabel_items(
         &self,
         job: &JobRecord,
         old: &Item,
+        own: OwnWakeup,
     ) -> Result<(TransactWriteItem, Vec<TransactWriteItem>), StoreError> {
         let old_text = old.get(LABELS).and_then(|v| v.as_s().ok()).cloned();
-        let put = self.job_put(job, &old_text)?;
+        let put = self.transact_update(self.job_update(job, &old_text, own)?)?;
         let changes = index_changes(
             &self.table,
             &self.keys,
@@ -235,13 +210,13 @@ impl DynamoStore {
             &stored_labels(old),
             &job.labels(),
         )?;
-        Ok((TransactWriteItem::builder().put(put).build(), changes))
+        Ok((put, changes))
     }
 
     /// Writes `job`, whose labels differ from those of the stored item `old`, with its index
     /// changes in one transaction. A write since `old` was read is a `VersionConflict`.
     pub(super) async fn relabel_job(&self, job: &JobRecord, old: &Item) -> Result<(), StoreError> {
-        let (put, changes) = self.relabel_items(job, old)?;
+        let (put, changes) = self.relabel_items(job, old, OwnWakeup::Keep)?;
         let mut items = vec![put];
         items.extend(changes);
         let result = self.transact(items).await;

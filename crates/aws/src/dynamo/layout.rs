@@ -32,6 +32,14 @@
 //!   upgrade a table of layout 2 or 3 in place, as above; a layout-3 function still warm during
 //!   the deployment would replace an execution's item without its wake-up (a fallback lost, which
 //!   only matters if that run's message is lost too).
+//! - 5: a job's wake-up written with the job (the tick's, with every fire it plans) is three
+//!   attributes of the job's item, not an item `W#job:{id}` of its own, and jobs are updated with
+//!   `UpdateItem` so that every write of the job keeps it (see `own_wakeup.rs`). Binaries of
+//!   layout 5 read and remove both places (a wake-up set while its job did not exist is still an
+//!   item of its own, moved onto the job when the tick reads it due). **Not upgraded in place:** a
+//!   layout-4 function still warm during the deployment would replace a job's item without its
+//!   wake-up, and a recurring job whose wake-up is lost is never planned again. No deployment
+//!   predates it (issue 31), so a table of layout 2, 3 or 4 is refused like layout 1.
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use futures_util::FutureExt;
@@ -42,11 +50,11 @@ use super::keys::{Item, GSI1};
 use super::{unavailable, DynamoStore};
 
 /// The layout these binaries read and write.
-pub const LAYOUT_VERSION: u32 = 4;
+pub const LAYOUT_VERSION: u32 = 5;
 
 /// The oldest layout these binaries upgrade in place: one they read as it is, whose record they
 /// move to [`LAYOUT_VERSION`].
-pub const UPGRADES_FROM: u32 = 2;
+pub const UPGRADES_FROM: u32 = 5;
 
 /// The layout of a table that holds jobs but no layout record.
 pub const UNRECORDED_LAYOUT: u32 = 1;
@@ -60,8 +68,7 @@ pub enum LayoutError {
     /// The table was made for an older layout.
     #[error(
         "DynamoDB table {table} has Sundial layout {found}{how}, but these functions use layout \
-         {LAYOUT_VERSION}: a layout cannot be changed in place (an index's projection is fixed \
-         when it is created). Deploy this version with a new table (a new stack, or delete the \
+         {LAYOUT_VERSION}, to which a table of layout {found} cannot be upgraded in place. Deploy this version with a new table (a new stack, or delete the \
          retained table first), or deploy the functions of layout {found}; see docs/deploy.md, \
          \"Layout versions\""
     )]

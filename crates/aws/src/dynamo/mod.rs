@@ -52,7 +52,9 @@ use item::{
 };
 use keys::{Item, Keys, GSI1, GSI2, WAKEUPS};
 use labels::{labels_text, prefix_condition, JobPartition, LABELS};
-use own_wakeup::{execution_of, ItemUpdate, OwnWakeup};
+use own_wakeup::{
+    is_own_item, owner_of, ItemUpdate, OwnWakeup, Owner, EXECUTION_OPTIONAL, JOB_OPTIONAL,
+};
 
 /// The condition of every update: the item exists at the version the writer read.
 const VERSION_MATCHES: &str = "attribute_exists(pk) AND #version = :v";
@@ -338,7 +340,11 @@ impl DynamoStore {
         };
         match *write {
             Write::CreateJob(job) => {
-                self.create_items(job, job_item(&self.keys, job, job.version)?)
+                let mut item = job_item(&self.keys, job, job.version)?;
+                if let OwnWakeup::Set(wakeup) = own {
+                    item.extend(wakeup);
+                }
+                self.create_items(job, item)
             }
             Write::AppendAudit(entry) => Ok(vec![put_new(audit::audit_item(
                 &self.keys,
@@ -393,23 +399,10 @@ impl DynamoStore {
             Write::UpdateJob(job) => {
                 // The stored labels must be the ones written; else see `labels`.
                 let text = labels_text(job)?;
-                self.job_put(job, &text)?
+                return self.transact_update(self.job_update(job, &text, own)?);
             }
             Write::UpdateExecution(e) => {
-                let update = self.execution_update(e, own)?;
-                let update = aws_sdk_dynamodb::types::Update::builder()
-                    .table_name(&self.table)
-                    .set_key(Some(update.key))
-                    .update_expression(update.expression)
-                    .condition_expression(VERSION_MATCHES)
-                    .set_expression_attribute_names(Some(update.names))
-                    .set_expression_attribute_values(Some(update.values))
-                    .return_values_on_condition_check_failure(
-                        ReturnValuesOnConditionCheckFailure::AllOld,
-                    )
-                    .build()
-                    .map_err(built)?;
-                return Ok(TransactWriteItem::builder().update(update).build());
+                return self.transact_update(self.execution_update(e, own)?);
             }
             Write::CreateExecution(e) => {
                 let expires = self.expires_at(&e.state);
@@ -529,7 +522,8 @@ impl DynamoStore {
     ) -> Result<ItemUpdate, StoreError> {
         let expires = self.expires_at(&e.state);
         let item = execution_item(&self.keys, e, next_version(e.version)?, expires)?;
-        let mut update = own_wakeup::execution_update(item, own);
+        let mut update = own_wakeup::item_update(item, own, &EXECUTION_OPTIONAL);
+        update.condition = VERSION_MATCHES.to_owned();
         update.names.insert("#version".into(), "version".into());
         update
             .values
@@ -537,8 +531,48 @@ impl DynamoStore {
         Ok(update)
     }
 
-    /// [`DynamoStore::put_if`] for an update made by [`DynamoStore::execution_update`]
-    /// (conditioned on the version it was made from).
+    /// Job `job`'s next version as an update of its stored item, doing `own` to its wake-up, on
+    /// the condition that the stored labels are `labels` (canonical JSON, `None` for none; else
+    /// see `labels`).
+    fn job_update(
+        &self,
+        job: &JobRecord,
+        labels: &Option<String>,
+        own: OwnWakeup,
+    ) -> Result<ItemUpdate, StoreError> {
+        let item = job_item(&self.keys, job, next_version(job.version)?)?;
+        let mut update = own_wakeup::item_update(item, own, &JOB_OPTIONAL);
+        let (labels_condition, labels_value) = labels::labels_condition(labels);
+        update.condition = format!("{VERSION_MATCHES} AND {labels_condition}");
+        update.names.insert("#version".into(), "version".into());
+        update.names.insert("#labels".into(), labels::LABELS.into());
+        update
+            .values
+            .insert(":v".into(), AttributeValue::N(job.version.to_string()));
+        update
+            .values
+            .extend(labels_value.map(|(placeholder, value)| (placeholder.to_owned(), value)));
+        Ok(update)
+    }
+
+    /// An update ([`DynamoStore::execution_update`], [`DynamoStore::job_update`]) as an item of
+    /// `TransactWriteItems`.
+    fn transact_update(&self, update: ItemUpdate) -> Result<TransactWriteItem, StoreError> {
+        let update = aws_sdk_dynamodb::types::Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(update.key))
+            .update_expression(update.expression)
+            .condition_expression(update.condition)
+            .set_expression_attribute_names(Some(update.names))
+            .set_expression_attribute_values(Some(update.values))
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .build()
+            .map_err(|e| StoreError::unavailable_because("building a transaction", e))?;
+        Ok(TransactWriteItem::builder().update(update).build())
+    }
+
+    /// [`DynamoStore::put_if`] for an update made by [`DynamoStore::execution_update`] or
+    /// [`DynamoStore::job_update`] (on its condition).
     async fn update_if(&self, update: ItemUpdate) -> Result<Option<Option<Item>>, StoreError> {
         use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
         let result = self
@@ -547,7 +581,7 @@ impl DynamoStore {
             .table_name(&self.table)
             .set_key(Some(update.key))
             .update_expression(update.expression)
-            .condition_expression(VERSION_MATCHES)
+            .condition_expression(update.condition)
             .set_expression_attribute_names(Some(update.names))
             .set_expression_attribute_values(Some(update.values))
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
@@ -569,11 +603,11 @@ impl DynamoStore {
         }
     }
 
-    /// Puts or removes the wake-up that execution `execution_id`'s item carries, when the item
-    /// exists (and, removing, only when it is due at `due_is`). Whether it was there to change.
+    /// Puts or removes the wake-up that `owner`'s item carries, when the item exists (and,
+    /// removing, only when it is due at `due_is`). Whether it was there to change.
     async fn change_own_wakeup(
         &self,
-        execution_id: &str,
+        owner: Owner<'_>,
         set: Option<Item>,
         due_is: Option<DateTime<Utc>>,
     ) -> Result<bool, StoreError> {
@@ -581,7 +615,7 @@ impl DynamoStore {
             .client
             .update_item()
             .table_name(&self.table)
-            .set_key(Some(self.keys.execution(execution_id)));
+            .set_key(Some(owner.item_key(&self.keys)));
         let mut condition = "attribute_exists(pk)".to_owned();
         match set {
             Some(attributes) => {
@@ -614,6 +648,57 @@ impl DynamoStore {
         condition_held("UpdateItem", result, |e| {
             e.is_conditional_check_failed_exception()
         })
+    }
+
+    /// Moves a job's wake-up that an earlier layout kept as an item of its own (`W#job:{id}`) onto
+    /// the job's item, where layout 5 keeps it, once, when the tick first reads it due: set on the
+    /// job unless the job already carries one (written since, so newer), then the own item
+    /// deleted. A job that no longer exists keeps the item: the tick finds it and removes it.
+    async fn move_job_wakeup(&self, wakeup: &WakeUp) -> Result<(), StoreError> {
+        let Some(owner @ Owner::Job(_)) = owner_of(&wakeup.key) else {
+            return Ok(());
+        };
+        let mut request = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(owner.item_key(&self.keys)))
+            .condition_expression("attribute_exists(pk) AND attribute_not_exists(tdue)");
+        let mut sets = Vec::new();
+        for (index, (name, value)) in own_wakeup::attributes(&self.keys, &wakeup.key, wakeup.due)
+            .into_iter()
+            .enumerate()
+        {
+            request = request
+                .expression_attribute_names(format!("#w{index}"), name)
+                .expression_attribute_values(format!(":w{index}"), value);
+            sets.push(format!("#w{index} = :w{index}"));
+        }
+        let moved = request
+            .update_expression(format!("SET {}", sets.join(", ")))
+            .send()
+            .boxed()
+            .await;
+        let job_exists = match moved {
+            Ok(_) => true,
+            Err(e) => match e.as_service_error() {
+                Some(err) if err.is_conditional_check_failed_exception() => {
+                    self.get_item(owner.item_key(&self.keys)).await?.is_some()
+                }
+                _ => return Err(unavailable("UpdateItem", e)),
+            },
+        };
+        if job_exists {
+            self.client
+                .delete_item()
+                .table_name(&self.table)
+                .set_key(Some(self.keys.wakeup(&wakeup.key)))
+                .send()
+                .boxed()
+                .await
+                .map_err(|e| unavailable("DeleteItem", e))?;
+        }
+        Ok(())
     }
 
     /// The `Query` of one page of `query`'s index partition, at most `limit` entries from `start`.
@@ -1000,13 +1085,9 @@ impl JobStore for DynamoStore {
 
     async fn update_job(&self, job: &JobRecord) -> Result<u64, StoreError> {
         let version = next_version(job.version)?;
-        let item = job_item(&self.keys, job, version)?;
         let text = labels_text(job)?;
-        let (labels_condition, labels_value) = labels::labels_condition(&text);
-        let mut values = vec![(":v", AttributeValue::N(job.version.to_string()))];
-        values.extend(labels_value);
-        let condition = format!("{VERSION_MATCHES} AND {labels_condition}");
-        match self.put_if(item, &condition, values).await? {
+        let update = self.job_update(job, &text, OwnWakeup::Keep)?;
+        match self.update_if(update).await? {
             None => Ok(version),
             // At the version read, with other labels: the labels change, index and all.
             Some(Some(old)) if version_of(&old) == Some(job.version) => {
@@ -1225,11 +1306,11 @@ impl ExecutionStore for DynamoStore {
 
 impl WakeUpIndex for DynamoStore {
     async fn set_wakeup(&self, key: &str, due: Option<DateTime<Utc>>) -> Result<(), StoreError> {
-        // A run's wake-up goes on the run's item when there is one (`own_wakeup`); removing
+        // A run's or a job's wake-up goes on its item when there is one (`own_wakeup`); removing
         // one takes it from both places, as an item of its own is how older layouts kept it.
-        if let Some(execution_id) = execution_of(key) {
+        if let Some(owner) = owner_of(key) {
             let set = due.map(|due| own_wakeup::attributes(&self.keys, key, due));
-            let carried = self.change_own_wakeup(execution_id, set, None).await?;
+            let carried = self.change_own_wakeup(owner, set, None).await?;
             if carried && due.is_some() {
                 return Ok(());
             }
@@ -1253,11 +1334,8 @@ impl WakeUpIndex for DynamoStore {
     }
 
     async fn clear_wakeup_if(&self, key: &str, due: DateTime<Utc>) -> Result<bool, StoreError> {
-        if let Some(execution_id) = execution_of(key) {
-            if self
-                .change_own_wakeup(execution_id, None, Some(due))
-                .await?
-            {
+        if let Some(owner) = owner_of(key) {
+            if self.change_own_wakeup(owner, None, Some(due)).await? {
                 return Ok(true);
             }
         }
@@ -1281,8 +1359,8 @@ impl WakeUpIndex for DynamoStore {
     }
 
     async fn get_wakeup(&self, key: &str) -> Result<Option<DateTime<Utc>>, StoreError> {
-        if let Some(execution_id) = execution_of(key) {
-            if let Some(item) = self.get_item(self.keys.execution(execution_id)).await? {
+        if let Some(owner) = owner_of(key) {
+            if let Some(item) = self.get_item(owner.item_key(&self.keys)).await? {
                 if item.contains_key("tdue") {
                     return item::millis(&item, "tdue").map(Some);
                 }
@@ -1321,10 +1399,14 @@ impl WakeUpIndex for DynamoStore {
             let items =
                 read.map_err(|e| StoreError::unavailable_because("timer read task", e))??;
             for item in items {
-                due.push(WakeUp {
+                let wakeup = WakeUp {
                     key: string(&item, "key")?,
                     due: item::millis(&item, "tdue")?,
-                });
+                };
+                if is_own_item(&item) && wakeup.key.starts_with("job:") {
+                    self.move_job_wakeup(&wakeup).await?;
+                }
+                due.push(wakeup);
             }
         }
         due.sort_by(|a, b| (a.due, &a.key).cmp(&(b.due, &b.key)));
@@ -1354,8 +1436,9 @@ impl DynamoStore {
             }
             let made = match (write, relabelled.get(&index)) {
                 (Write::UpdateJob(job), Some(old)) => {
-                    let (put, changes) =
-                        self.relabel_items(job, old).map_err(WriteAllError::whole)?;
+                    let (put, changes) = self
+                        .relabel_items(job, old, folded.own(index))
+                        .map_err(WriteAllError::whole)?;
                     std::iter::once(put).chain(changes).collect()
                 }
                 _ => self

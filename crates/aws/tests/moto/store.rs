@@ -314,3 +314,101 @@ async fn a_table_of_another_layout_is_refused() {
     let refused = newer.check_layout().await.expect_err("refused");
     assert!(matches!(refused, LayoutError::Newer { .. }), "{refused}");
 }
+
+/// Layout 5 keeps a job's wake-up on the job's item, and a write of the job keeps it there. A
+/// wake-up set while its job did not exist is an item of its own; the tick's read of due wake-ups
+/// moves it onto the job once, so later reads find one entry, and a removal takes it away.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_jobs_wakeup_lives_on_the_job_and_an_own_item_moves_there() {
+    let moto = need_moto!();
+    let Some(base) = store().await else { return };
+    let store = base.with_namespace(namespace()).with_wakeup_shards(1);
+    let client = aws_sdk_dynamodb::Client::new(&moto.sdk().await);
+    let item = |key: std::collections::HashMap<String, aws_sdk_dynamodb::types::AttributeValue>| {
+        let client = client.clone();
+        let table = store.table().to_owned();
+        async move {
+            client
+                .get_item()
+                .table_name(table)
+                .set_key(Some(key))
+                .consistent_read(true)
+                .send()
+                .await
+                .expect("get")
+                .item
+        }
+    };
+    // Whole milliseconds, as the index keeps them.
+    let due = chrono::DateTime::from_timestamp_millis(Utc::now().timestamp_millis() - 30_000)
+        .expect("a time");
+    let later = due + chrono::Duration::seconds(10);
+    let job = |id: &str, version: u64| JobRecord {
+        job_id: id.into(),
+        version,
+        creator: "ana".into(),
+        parent_job: None,
+        service: None,
+        state: "active".into(),
+        created_at: Utc::now(),
+        updated_at: Utc::now(),
+        document: json!({"definition": {"jobId": id, "labels": {"team": "a"}}}),
+    };
+
+    // With its job, in one batch: on the job's item, no item of its own.
+    let written = job("carried", 1);
+    store
+        .write_all(&[
+            Write::CreateJob(&written),
+            Write::SetWakeup("job:carried", Some(due)),
+        ])
+        .await
+        .expect("create with wake-up");
+    let on_job = item(store.keys().job("carried")).await.expect("the job");
+    assert!(on_job.contains_key("tdue"), "{on_job:?}");
+    assert_eq!(item(store.keys().wakeup("job:carried")).await, None);
+    // A write of the job keeps it (an update, not a replacement), relabelled or not.
+    let mut relabelled = job("carried", 1);
+    relabelled.document = json!({"definition": {"jobId": "carried", "labels": {"team": "b"}}});
+    store.update_job(&relabelled).await.expect("update");
+    assert_eq!(store.get_wakeup("job:carried").await, Ok(Some(due)));
+    store
+        .write_all(&[
+            Write::UpdateJob(&job("carried", 2)),
+            Write::SetWakeup("job:carried", Some(later)),
+        ])
+        .await
+        .expect("update with wake-up");
+    assert_eq!(store.get_wakeup("job:carried").await, Ok(Some(later)));
+
+    // Set before its job existed: an item of its own, moved onto the job when read due.
+    store
+        .set_wakeup("job:moving", Some(due))
+        .await
+        .expect("set");
+    store.create_job(&job("moving", 1)).await.expect("create");
+    assert!(item(store.keys().wakeup("job:moving")).await.is_some());
+    let keys = |due: Vec<sundial_ports::store::WakeUp>| -> Vec<String> {
+        due.into_iter().map(|w| w.key).collect()
+    };
+    let first = store.due_wakeups(Utc::now(), 10).await.expect("due");
+    assert_eq!(keys(first), ["job:moving", "job:carried"]);
+    assert_eq!(item(store.keys().wakeup("job:moving")).await, None);
+    let moved = item(store.keys().job("moving")).await.expect("the job");
+    assert!(moved.contains_key("tdue"), "{moved:?}");
+    let again = store.due_wakeups(Utc::now(), 10).await.expect("due");
+    assert_eq!(keys(again), ["job:moving", "job:carried"], "one entry each");
+    // Removed: from the job's item, the job kept.
+    store.set_wakeup("job:moving", None).await.expect("remove");
+    assert_eq!(store.get_wakeup("job:moving").await, Ok(None));
+    assert!(store.get_job("moving").await.expect("get").is_some());
+    assert!(store
+        .clear_wakeup_if("job:carried", later)
+        .await
+        .expect("clear"));
+    assert!(store
+        .due_wakeups(Utc::now(), 10)
+        .await
+        .expect("due")
+        .is_empty());
+}
