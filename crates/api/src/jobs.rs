@@ -348,7 +348,7 @@ pub(super) async fn unpause<S: Store>(
     params(JobListQuery),
     responses(
         (status = 200, description = "A page of jobs.", body = JobsPage),
-        (status = 400, description = "A parameter is invalid (a `label` not `key:value`, an `idPrefix` with characters no id has), unknown or given twice (all but `label`; the message names it), `cursor` was not made by the server for this `sort`, or the store cannot list in that order (DynamoDB: `sort: nextFire is not available here …`).", body = ErrorEnvelope),
+        (status = 400, description = "A parameter is invalid (a `label` not `key:value`, an `idPrefix` with characters no id has), unknown or given twice (all but `label`; the message names it), `cursor` was not made by the server for this `sort`, or the store cannot list in that order (DynamoDB: `sort: lastRun is not available here …`).", body = ErrorEnvelope),
         (status = 503, description = "The store failed; retry.", body = ErrorEnvelope),
     )
 )]

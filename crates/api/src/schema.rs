@@ -1824,8 +1824,8 @@ pub struct JobListQuery {
     /// Only jobs whose id starts with this (1–128 characters of `A–Z a–z 0–9 _ . -`).
     #[param(pattern = r"^[A-Za-z0-9_.-]{1,128}$")]
     id_prefix: Option<String>,
-    /// The order (default `id`), ties broken by job id. `nextFire` and `lastRun` are not available
-    /// on AWS (the DynamoDB store lists jobs by id only): there they are a 400 naming `sort`.
+    /// The order (default `id`), ties broken by job id. `lastRun` is not available on AWS (the
+    /// DynamoDB store keeps no index of each job's last run): there it is a 400 naming `sort`.
     sort: Option<JobSortName>,
     /// Page size, 1–1000 (default 100).
     #[param(minimum = 1, maximum = 1000)]

@@ -54,12 +54,13 @@ fn store(client: Dynamo) -> DynamoStore {
     DynamoStore::new(client, "sundial")
 }
 
-/// The jobs list's time orders would need a scan of every job on DynamoDB: they are refused
-/// before any request is made (the console that reads them is off on AWS; docs/deploy.md).
+/// The jobs list by last run would need an index written by every run, or a scan of every job,
+/// on DynamoDB: it is refused before any request is made (docs/deploy.md). (By next fire it reads
+/// the wake-up index: the store conformance suite runs it on moto.)
 #[tokio::test]
-async fn the_time_orders_of_the_jobs_list_are_refused_without_a_request() {
+async fn the_last_run_order_of_the_jobs_list_is_refused_without_a_request() {
     let client = mock_client!(aws_sdk_dynamodb, []);
-    for order in [JobOrder::NextFire, JobOrder::LastRun] {
+    for order in [JobOrder::LastRun] {
         assert_eq!(
             store(client.clone())
                 .list_jobs(&JobFilter::default(), order, &PageRequest::first(10))

@@ -1350,6 +1350,22 @@ async fn the_console_is_served_by_the_api_binary_behind_the_token_login() {
         "{}",
         list.body
     );
+    // By next fire, from the wake-up index (two triggered-only jobs: neither has one, both
+    // listed by id); by last run, refused on DynamoDB with the reason (docs/deploy.md).
+    let by_next_fire = page(&http, &url("/?sort=nextFire"), "GET", Some(&alice), &[]).await;
+    assert_eq!(by_next_fire.status, 200, "{}", by_next_fire.body);
+    let (a, b) = (
+        by_next_fire.body.find("report-a"),
+        by_next_fire.body.find("report-b"),
+    );
+    assert!(a.is_some() && a < b, "{}", by_next_fire.body);
+    let by_last_run = page(&http, &url("/?sort=lastRun"), "GET", Some(&alice), &[]).await;
+    assert!(
+        by_last_run.status == 400 && by_last_run.body.contains("lastRun is not available here"),
+        "{} {}",
+        by_last_run.status,
+        by_last_run.body
+    );
     let job_page = page(&http, &url("/ui/jobs/report-a"), "GET", Some(&alice), &[]).await;
     assert_eq!(job_page.status, 200, "{}", job_page.body);
     assert!(

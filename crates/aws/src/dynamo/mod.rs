@@ -18,6 +18,7 @@ pub mod item;
 pub mod keys;
 pub mod labels;
 pub mod layout;
+mod next_fire;
 mod own_wakeup;
 pub mod rollups;
 mod search;
@@ -1102,19 +1103,31 @@ impl JobStore for DynamoStore {
         self.delete_job_collection(job_id).await
     }
 
-    /// Jobs by id only: `gsi1` keeps them in one partition sorted by id. A page by next fire or
-    /// last run would need an index per order kept in step with every wake-up and execution
-    /// write, or a scan of all jobs per page; the console (the only reader of those orders) is
-    /// off on AWS, so both are refused with [`StoreError::UnsupportedOrder`] rather than scanned.
+    /// Jobs by id: `gsi1` keeps them in one partition sorted by id. By next fire: from the
+    /// wake-up index (see `next_fire`). By last run: refused with
+    /// [`StoreError::UnsupportedOrder`] rather than scanned, as an index of each job's last run
+    /// would be written by every run (issue 31's budget).
     async fn list_jobs(
         &self,
         filter: &JobFilter,
         order: JobOrder,
         request: &PageRequest,
     ) -> Result<Page<JobRecord>, StoreError> {
-        if order != JobOrder::Id {
-            return Err(StoreError::UnsupportedOrder(order));
+        match order {
+            JobOrder::Id => self.list_jobs_by_id(filter, request).await,
+            JobOrder::NextFire => self.list_jobs_by_next_fire(filter, request).await,
+            JobOrder::LastRun => Err(StoreError::UnsupportedOrder(order)),
         }
+    }
+}
+
+impl DynamoStore {
+    /// [`list_jobs`](sundial_ports::store::JobStore::list_jobs) by id.
+    async fn list_jobs_by_id(
+        &self,
+        filter: &JobFilter,
+        request: &PageRequest,
+    ) -> Result<Page<JobRecord>, StoreError> {
         let limit = request.limit.clamp(1, MAX_PAGE);
         let after = request
             .cursor

@@ -225,7 +225,7 @@ impl From<StoreError> for AppError {
             StoreError::UnsupportedOrder(order) => AppError::Invalid(FieldError {
                 path: "sort".into(),
                 message: format!(
-                    "{} is not available here: this deployment's store (DynamoDB) lists jobs by id only",
+                    "{} is not available here: this deployment's store (DynamoDB) keeps no index of it; sort by id or nextFire",
                     order.name()
                 ),
             }),
