@@ -6,7 +6,6 @@
 //! Public so that tests can assert on what the list shows rather than on its HTML.
 
 use chrono::{DateTime, Utc};
-use futures_util::future::try_join_all;
 use maud::{html, Markup, Render};
 use sundial_core::execution::Execution;
 use sundial_core::job::Job;
@@ -80,13 +79,8 @@ impl JobsPage {
             .await?;
         let now = app.now();
         let ids: Vec<_> = page.items.iter().map(|j| j.definition.job_id()).collect();
-        let last_runs = try_join_all(page.items.iter().map(|job| async move {
-            let newest = app
-                .list_executions(job.definition.job_id(), &PageRequest::first(1))
-                .await?;
-            Ok::<_, AppError>(newest.items.into_iter().next())
-        }));
-        let (success, last_runs) = tokio::try_join!(app.day_success(&ids), last_runs)?;
+        let (success, last_runs) =
+            tokio::try_join!(app.day_success(&ids), app.newest_executions(&ids))?;
         let rows = page
             .items
             .into_iter()

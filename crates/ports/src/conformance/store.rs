@@ -73,6 +73,7 @@ pub async fn run_all<S: Store, F: Fn() -> S>(make_store: F) {
         jobs_list_by_next_fire,
         jobs_list_by_last_run,
         execution_create_and_get,
+        newest_executions_of_several_jobs,
         execution_create_is_idempotent,
         execution_update_conditional,
         executions_list_newest_first,
@@ -1025,6 +1026,36 @@ async fn jobs_list_by_last_run<S: Store>(store: S) {
 
 // ---------------------------------------------------------------------------------------------
 // Executions
+
+async fn newest_executions_of_several_jobs<S: Store>(store: S) {
+    let runs = [
+        execution("a-1", "a", 1),
+        execution("a-3", "a", 3),
+        execution("a-2", "a", 2),
+        execution("b-1", "b", 1),
+    ];
+    create_executions(&store, &runs).await;
+    let asked: Vec<String> = ["a", "nobody", "b", "a"].map(str::to_owned).to_vec();
+    let newest = store
+        .newest_executions(&asked)
+        .await
+        .must("newest_executions");
+    let ids: Vec<Option<&str>> = newest
+        .iter()
+        .map(|e| e.as_ref().map(|e| e.execution_id.as_str()))
+        .collect();
+    assert_eq!(
+        ids,
+        [Some("a-3"), None, Some("b-1"), Some("a-3")],
+        "each job's highest execute number, in the order asked"
+    );
+    assert_eq!(newest[0], Some(runs[1].clone()), "the whole record");
+    assert!(store
+        .newest_executions(&[])
+        .await
+        .must("newest_executions of none")
+        .is_empty());
+}
 
 async fn execution_create_and_get<S: Store>(store: S) {
     let plain = execution("run-1", "job", 1);

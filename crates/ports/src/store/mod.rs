@@ -449,6 +449,24 @@ pub trait ExecutionStore: Send + Sync + 'static {
         page: &PageRequest,
     ) -> impl Future<Output = Result<Page<ExecutionRecord>, StoreError>> + Send;
 
+    /// The newest execution (highest execute number) of each job asked for, in the order asked
+    /// (`None` for a job without one): what [`ExecutionStore::list_executions`]'s first item of a
+    /// page of one would be, for a page of jobs at once (the console's jobs list). The default asks
+    /// job by job; an adapter whose reads are remote batches them.
+    fn newest_executions(
+        &self,
+        job_ids: &[String],
+    ) -> impl Future<Output = Result<Vec<Option<ExecutionRecord>>, StoreError>> + Send {
+        async move {
+            let mut newest = Vec::with_capacity(job_ids.len());
+            for job_id in job_ids {
+                let page = self.list_executions(job_id, &PageRequest::first(1)).await?;
+                newest.push(page.items.into_iter().next());
+            }
+            Ok(newest)
+        }
+    }
+
     /// Executions of the children of `parent_job`, optionally only those started by one of its
     /// executions, newest (latest `created_at`) first.
     fn list_child_executions(

@@ -252,6 +252,22 @@ impl<S: Store> App<S> {
         decode_page(records)
     }
 
+    /// The newest execution of each job, in the order given (`None` for a job never run): the
+    /// console's jobs list, one store read for the page.
+    pub async fn newest_executions(
+        &self,
+        job_ids: &[&JobId],
+    ) -> Result<Vec<Option<Execution>>, AppError> {
+        let ids: Vec<String> = job_ids.iter().map(|id| id.as_str().to_owned()).collect();
+        self.store
+            .newest_executions(&ids)
+            .await?
+            .iter()
+            .map(|record| record.as_ref().map(decode_execution).transpose())
+            .collect::<Result<_, _>>()
+            .map_err(AppError::from)
+    }
+
     /// Executions of a parent's children, optionally of one parent execution (`getChildJobLogs`).
     pub async fn child_executions(
         &self,
