@@ -57,6 +57,17 @@ use own_wakeup::{
     is_own_item, owner_of, ItemUpdate, OwnWakeup, Owner, EXECUTION_OPTIONAL, JOB_OPTIONAL,
 };
 
+/// What an owner's item must hold for [`DynamoStore::change_own_wakeup`] to change its wake-up.
+#[derive(Clone, Copy, Debug)]
+enum Holding {
+    /// Any wake-up or none.
+    Any,
+    /// A wake-up due at this time.
+    DueAt(DateTime<Utc>),
+    /// No wake-up.
+    None,
+}
+
 /// The condition of every update: the item exists at the version the writer read.
 const VERSION_MATCHES: &str = "attribute_exists(pk) AND #version = :v";
 
@@ -604,13 +615,13 @@ impl DynamoStore {
         }
     }
 
-    /// Puts or removes the wake-up that `owner`'s item carries, when the item exists (and,
-    /// removing, only when it is due at `due_is`). Whether it was there to change.
+    /// Puts or removes the wake-up that `owner`'s item carries, when the item exists and holds
+    /// what `holding` asks. Whether it was there to change.
     async fn change_own_wakeup(
         &self,
         owner: Owner<'_>,
         set: Option<Item>,
-        due_is: Option<DateTime<Utc>>,
+        holding: Holding,
     ) -> Result<bool, StoreError> {
         let mut request = self
             .client
@@ -638,12 +649,16 @@ impl DynamoStore {
                 request = request.update_expression(format!("REMOVE {}", removes.join(", ")));
             }
         }
-        if let Some(due) = due_is {
-            condition.push_str(" AND tdue = :due");
-            request = request.expression_attribute_values(
-                ":due",
-                AttributeValue::N(due.timestamp_millis().to_string()),
-            );
+        match holding {
+            Holding::Any => {}
+            Holding::DueAt(due) => {
+                condition.push_str(" AND tdue = :due");
+                request = request.expression_attribute_values(
+                    ":due",
+                    AttributeValue::N(due.timestamp_millis().to_string()),
+                );
+            }
+            Holding::None => condition.push_str(" AND attribute_not_exists(tdue)"),
         }
         let result = request.condition_expression(condition).send().boxed().await;
         condition_held("UpdateItem", result, |e| {
@@ -659,36 +674,12 @@ impl DynamoStore {
         let Some(owner @ Owner::Job(_)) = owner_of(&wakeup.key) else {
             return Ok(());
         };
-        let mut request = self
-            .client
-            .update_item()
-            .table_name(&self.table)
-            .set_key(Some(owner.item_key(&self.keys)))
-            .condition_expression("attribute_exists(pk) AND attribute_not_exists(tdue)");
-        let mut sets = Vec::new();
-        for (index, (name, value)) in own_wakeup::attributes(&self.keys, &wakeup.key, wakeup.due)
-            .into_iter()
-            .enumerate()
-        {
-            request = request
-                .expression_attribute_names(format!("#w{index}"), name)
-                .expression_attribute_values(format!(":w{index}"), value);
-            sets.push(format!("#w{index} = :w{index}"));
-        }
-        let moved = request
-            .update_expression(format!("SET {}", sets.join(", ")))
-            .send()
-            .boxed()
-            .await;
-        let job_exists = match moved {
-            Ok(_) => true,
-            Err(e) => match e.as_service_error() {
-                Some(err) if err.is_conditional_check_failed_exception() => {
-                    self.get_item(owner.item_key(&self.keys)).await?.is_some()
-                }
-                _ => return Err(unavailable("UpdateItem", e)),
-            },
-        };
+        let set = own_wakeup::attributes(&self.keys, &wakeup.key, wakeup.due);
+        let moved = self
+            .change_own_wakeup(owner, Some(set), Holding::None)
+            .await?;
+        // Not moved: the job carries a newer wake-up, or is gone (which one, a read tells).
+        let job_exists = moved || self.get_item(owner.item_key(&self.keys)).await?.is_some();
         if job_exists {
             self.client
                 .delete_item()
@@ -1377,7 +1368,7 @@ impl WakeUpIndex for DynamoStore {
         // one takes it from both places, as an item of its own is how older layouts kept it.
         if let Some(owner) = owner_of(key) {
             let set = due.map(|due| own_wakeup::attributes(&self.keys, key, due));
-            let carried = self.change_own_wakeup(owner, set, None).await?;
+            let carried = self.change_own_wakeup(owner, set, Holding::Any).await?;
             if carried && due.is_some() {
                 return Ok(());
             }
@@ -1402,7 +1393,10 @@ impl WakeUpIndex for DynamoStore {
 
     async fn clear_wakeup_if(&self, key: &str, due: DateTime<Utc>) -> Result<bool, StoreError> {
         if let Some(owner) = owner_of(key) {
-            if self.change_own_wakeup(owner, None, Some(due)).await? {
+            if self
+                .change_own_wakeup(owner, None, Holding::DueAt(due))
+                .await?
+            {
                 return Ok(true);
             }
         }

@@ -58,6 +58,21 @@ async fn conforms_with_one_timer_shard_too() {
     assert_eq!(keys, ["job:b", "exec:c"]);
 }
 
+/// An active job of ana's, at `version`, with `document`.
+fn job_record(id: &str, version: u64, document: serde_json::Value) -> JobRecord {
+    JobRecord {
+        job_id: id.into(),
+        version,
+        creator: "ana".into(),
+        parent_job: None,
+        service: None,
+        state: "active".into(),
+        created_at: Utc::now(),
+        updated_at: Utc::now(),
+        document,
+    }
+}
+
 fn execution(id: &str, state: &str) -> ExecutionRecord {
     ExecutionRecord {
         execution_id: id.into(),
@@ -261,17 +276,7 @@ async fn a_table_of_another_layout_is_refused() {
     assert_eq!(fresh.check_layout().await.ok(), Some(LAYOUT_VERSION));
     // Jobs but no record: a table from before the record, layout 1.
     let unrecorded = base.clone().with_namespace(namespace());
-    let job = JobRecord {
-        job_id: "old-job".into(),
-        version: 1,
-        creator: "ana".into(),
-        parent_job: None,
-        service: None,
-        state: "active".into(),
-        created_at: Utc::now(),
-        updated_at: Utc::now(),
-        document: json!({"jobId": "old-job"}),
-    };
+    let job = job_record("old-job", 1, json!({"jobId": "old-job"}));
     unrecorded.create_job(&job).await.expect("create");
     let refused = unrecorded.check_layout().await.expect_err("refused");
     assert!(
@@ -343,16 +348,12 @@ async fn a_jobs_wakeup_lives_on_the_job_and_an_own_item_moves_there() {
     let due = chrono::DateTime::from_timestamp_millis(Utc::now().timestamp_millis() - 30_000)
         .expect("a time");
     let later = due + chrono::Duration::seconds(10);
-    let job = |id: &str, version: u64| JobRecord {
-        job_id: id.into(),
-        version,
-        creator: "ana".into(),
-        parent_job: None,
-        service: None,
-        state: "active".into(),
-        created_at: Utc::now(),
-        updated_at: Utc::now(),
-        document: json!({"definition": {"jobId": id, "labels": {"team": "a"}}}),
+    let job = |id: &str, version: u64| {
+        job_record(
+            id,
+            version,
+            json!({"definition": {"jobId": id, "labels": {"team": "a"}}}),
+        )
     };
 
     // With its job, in one batch: on the job's item, no item of its own.
