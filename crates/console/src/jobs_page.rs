@@ -291,3 +291,16 @@ impl Render for JobRow {
 fn percent_down(rate: f64) -> String {
     format!("{} %", (rate * 100.0).floor())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::percent_down;
+
+    #[test]
+    fn a_success_rate_is_rounded_down_to_whole_percent() {
+        assert_eq!(percent_down(0.75), "75 %");
+        assert_eq!(percent_down(0.9999), "99 %");
+        assert_eq!(percent_down(1.0), "100 %");
+        assert_eq!(percent_down(0.0), "0 %");
+    }
+}

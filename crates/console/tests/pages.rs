@@ -11,20 +11,23 @@ use axum::body::Body;
 use axum::http::{header, Request, StatusCode};
 use axum::Router;
 use http_body_util::BodyExt;
+use maud::Render;
 use serde_json::{json, Value};
 use sundial_console::execution_page::ExecutionPage;
-use sundial_console::job_page::{JobPage, ShownRequest};
-use sundial_console::ledger_page::{LedgerPage, RangeQuery};
+use sundial_console::job_page::{JobPage, RunsQuery, ShownRequest};
+use sundial_console::jobs_page::JobsPage;
+use sundial_console::ledger_page::{LedgerPage, RangeError, RangeQuery};
 use sundial_console::stats::DashboardPage;
 use sundial_console::upcoming::{ListedFire, UpcomingPage, UpcomingQuery};
 use sundial_console::{ConsoleAuth, ConsoleConfig};
 use sundial_core::execution::ExecutionId;
-use sundial_core::job::{HttpMethod, JobId, OverlapPolicy};
-use sundial_core::stats::{NotRun, Rollup, StatsWindow};
+use sundial_core::job::{HttpMethod, JobId, LabelSelector, OverlapPolicy};
+use sundial_core::ledger::Fate;
+use sundial_core::stats::{Figures, NotRun, Rollup, SeriesPoint, StatsWindow};
 use sundial_ports::memory::{ManualClock, MemoryStore};
-use sundial_ports::store::{RollupRecord, Store, Write};
-use sundial_service::app::UpcomingCut;
-use sundial_service::{App, AppConfig};
+use sundial_ports::store::{JobFilter, JobOrder, RollupRecord, Store, Write};
+use sundial_service::app::{DaySuccess, UpcomingCut};
+use sundial_service::{App, AppConfig, AppError};
 use support::urlencode;
 use tower::ServiceExt;
 
@@ -136,10 +139,77 @@ impl Console {
         }
         self.post_form(uri, &form).await
     }
+
+    /// The jobs list's view model, read as the session's page reads it (its bulk form carries
+    /// the session's CSRF token).
+    async fn jobs(&self, filter: JobFilter, order: JobOrder, cursor: Option<String>) -> JobsPage {
+        JobsPage::load(&self.app, filter, order, cursor, &self.csrf)
+            .await
+            .unwrap()
+    }
+
+    /// [`assert_renders`] with this session's CSRF token.
+    fn assert_renders(&self, page: &Page, status: StatusCode, model: &impl Render) {
+        assert_renders(page, status, model, &self.csrf);
+    }
+}
+
+/// The ids of a jobs list's rows, in order.
+fn ids(page: &JobsPage) -> Vec<&str> {
+    (page.rows.iter())
+        .map(|row| row.job.definition.job_id().as_str())
+        .collect()
 }
 
 async fn body_text(body: Body) -> String {
     String::from_utf8(body.collect().await.unwrap().to_bytes().to_vec()).unwrap()
+}
+
+/// What a page's view model rendered: the page's `<main>`, without the layout around it.
+fn main_of(html: &str) -> &str {
+    let open = r#"<main id="main" tabindex="-1">"#;
+    let start = html
+        .find(open)
+        .unwrap_or_else(|| panic!("no <main> in\n{html}"))
+        + open.len();
+    &html[start..html.rfind("</main>").unwrap()]
+}
+
+/// Asserts that `page` answered `status` and shows exactly `model` rendered: the route renders
+/// the view model a test loads with the same query. A model loaded in a test belongs to no
+/// session, so the session's CSRF token `csrf` (if any) reads as none on both sides.
+fn assert_renders(page: &Page, status: StatusCode, model: &impl Render, csrf: &str) {
+    assert_eq!(page.status, status, "{}", page.html);
+    let blank = |html: &str| match csrf {
+        "" => html.to_owned(),
+        csrf => html.replace(csrf, ""),
+    };
+    assert_eq!(
+        blank(main_of(&page.html)),
+        blank(&model.render().into_string())
+    );
+}
+
+/// The target of a page's `rel="next"` link, as a browser follows it.
+fn next_link(html: &str) -> Option<String> {
+    let (link, _) = html.split_once(r#"rel="next""#)?;
+    let href = link.rsplit(r#"href=""#).next()?;
+    Some(href.split('"').next()?.replace("&amp;", "&"))
+}
+
+/// The query of `url` (after `?`, before `#`) as the pairs a handler reads, percent-decoded.
+fn query_pairs(url: &str) -> Vec<(String, String)> {
+    let query = url.split_once('?').map_or("", |(_, q)| q);
+    let query = query.split('#').next().unwrap_or_default();
+    serde_urlencoded::from_str(query).unwrap()
+}
+
+/// The value of the first `name` in `pairs`.
+fn pair<'a>(pairs: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    pairs
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
 }
 
 /// The text of the element with `id` (up to its closing tag), to check what a control shows.
@@ -397,56 +467,73 @@ async fn the_list_sorts_and_pages_in_every_order_keeping_its_filters() {
             .unwrap();
         console.clock.advance(chrono::Duration::seconds(1));
     }
-    let rows = |html: &str| -> Vec<String> {
-        html.split(r#"data-job=""#)
-            .skip(1)
-            .map(|rest| rest.split('"').next().unwrap().to_owned())
-            .collect()
-    };
-    let next_page = |html: &str| -> Option<String> {
-        let link = html.split(r#"rel="next""#).next()?;
-        let href = link.rsplit(r#"href=""#).next()?;
-        Some(href.split('"').next()?.replace("&amp;", "&"))
+    let by_ops = JobFilter {
+        creator: Some("ops".into()),
+        ..JobFilter::default()
     };
 
     // By next fire: the soonest (job-59 at 11:00) first; the 12 triggered-only jobs last, by id
     // (the first two end the first page).
-    let page = console.get("/?sort=nextFire&creator=ops").await;
-    assert_eq!(page.status, StatusCode::OK);
-    let first = rows(&page.html);
-    assert_eq!(first.len(), 50);
-    assert_eq!(&first[..3], ["job-59", "job-58", "job-57"]);
-    assert!(page.html.contains(r#"aria-sort="ascending""#));
-    let next = next_page(&page.html).expect("a next page");
-    assert!(
-        next.contains("sort=nextFire") && next.contains("creator=ops"),
-        "{next}"
-    );
-    let second = rows(&console.get(&next).await.html);
-    assert_eq!(&first[46..], ["job-02", "job-01", "job-00", "job-05"]);
+    let first = console.jobs(by_ops.clone(), JobOrder::NextFire, None).await;
+    assert_eq!(first.rows.len(), 50);
+    assert_eq!(&ids(&first)[..3], ["job-59", "job-58", "job-57"]);
     assert_eq!(
-        second,
+        first.rows[0].next_fire,
+        Some(at("2026-01-05T11:00:00Z")),
+        "{:?}",
+        first.rows[0]
+    );
+    assert_eq!(&ids(&first)[46..], ["job-02", "job-01", "job-00", "job-05"]);
+    assert!(first.rows[49].next_fire.is_none(), "triggered only");
+    let cursor = first.next_cursor.clone().expect("a next page");
+    let second = console
+        .jobs(by_ops.clone(), JobOrder::NextFire, Some(cursor))
+        .await;
+    assert_eq!(
+        ids(&second),
         [
             "job-10", "job-15", "job-20", "job-25", "job-30", "job-35", "job-40", "job-45",
             "job-50", "job-55"
         ]
     );
+    assert_eq!(second.next_cursor, None);
+    // The route renders them: its column marked sorted, its next link keeps the order and the
+    // filter.
+    let page = console.get("/?sort=nextFire&creator=ops").await;
+    console.assert_renders(&page, StatusCode::OK, &first);
+    assert!(page.html.contains(r#"aria-sort="ascending""#));
+    let next = next_link(&page.html).expect("a next page");
+    console.assert_renders(&console.get(&next).await, StatusCode::OK, &second);
 
     // By last run: the latest trigger first, then the jobs never run, by id.
-    let page = console.get("/?sort=lastRun").await;
-    let ids = rows(&page.html);
+    let by_run = console
+        .jobs(JobFilter::default(), JobOrder::LastRun, None)
+        .await;
     assert_eq!(
-        &ids[..5],
+        &ids(&by_run)[..5],
         ["job-55", "job-03", "job-07", "job-00", "job-01"]
     );
+    let ran: Vec<bool> = (by_run.rows[..5].iter())
+        .map(|row| row.last.is_some())
+        .collect();
+    assert_eq!(ran, [true, true, true, false, false]);
+    let cursor = by_run.next_cursor.clone().expect("a next page");
+    let rest = console
+        .jobs(JobFilter::default(), JobOrder::LastRun, Some(cursor))
+        .await;
+    assert_eq!(rest.rows.len(), 10);
+    assert_eq!(ids(&rest).last().copied(), Some("job-59"));
+    let page = console.get("/?sort=lastRun").await;
+    console.assert_renders(&page, StatusCode::OK, &by_run);
     assert!(page.html.contains(r#"aria-sort="descending""#));
-    let rest = rows(&console.get(&next_page(&page.html).unwrap()).await.html);
-    assert_eq!(rest.len(), 10);
-    assert_eq!(rest.last().map(String::as_str), Some("job-59"));
+    let next = next_link(&page.html).expect("a next page");
+    console.assert_renders(&console.get(&next).await, StatusCode::OK, &rest);
 
     // By id, the default; an unknown sort reads as it.
+    let by_id = console.jobs(JobFilter::default(), JobOrder::Id, None).await;
+    assert_eq!(&ids(&by_id)[..2], ["job-00", "job-01"]);
     let page = console.get("/?sort=bogus").await;
-    assert_eq!(&rows(&page.html)[..2], ["job-00", "job-01"]);
+    console.assert_renders(&page, StatusCode::OK, &by_id);
 }
 
 #[tokio::test]
@@ -461,6 +548,14 @@ async fn a_job_named_new_keeps_a_page_of_its_own() {
         )
         .await
         .unwrap();
+    let new: JobId = "new".parse().unwrap();
+    let list = console.jobs(JobFilter::default(), JobOrder::Id, None).await;
+    assert_eq!(ids(&list), ["new"]);
+    let model = JobPage::load(&console.app, &new, StatsWindow::Day)
+        .await
+        .unwrap();
+    assert_eq!(model.definition.name, "Called new");
+    // Its links and forms go to `/ui/jobs/%6Eew`, which reaches its page, not the create page.
     let list = console.get("/").await;
     assert!(
         list.html.contains(r#"href="/ui/jobs/%6Eew""#),
@@ -468,8 +563,7 @@ async fn a_job_named_new_keeps_a_page_of_its_own() {
         list.html
     );
     let page = console.get("/ui/jobs/%6Eew").await;
-    assert_eq!(page.status, StatusCode::OK);
-    assert!(page.html.contains("Called new"), "{}", page.html);
+    console.assert_renders(&page, StatusCode::OK, &model);
     assert!(page.html.contains(r#"action="/ui/jobs/%6Eew/pause""#));
     let create = console.get("/ui/jobs/new").await;
     assert!(create.html.contains("<h1>New job</h1>"));
@@ -672,89 +766,70 @@ async fn upcoming_merges_the_fleets_fires_marks_a_clock_change_and_says_where_it
     create("utc-hourly", job(json!({"cron": ["30 * * * *"]}), 1)).await;
     create("paused", job(json!({"cron": ["* * * * *"]}), 0)).await;
 
-    // The view model: 15:30 … 14:30 next day hourly (24 fires) and New York's Sunday 09:00 EDT
-    // (13:00 UTC), soonest first, the one after the clock change marked; nothing left out.
+    // 15:30 … 14:30 next day hourly (24 fires), and New York's Sunday 09:00 EDT (13:00 UTC);
+    // Saturday's 09:00 EST (14:00 UTC) has passed; the paused job has none. Soonest first, the
+    // one after the clock change marked; nothing left out.
     let model = UpcomingPage::load(&console.app, UpcomingQuery::default().filter())
         .await
         .unwrap();
-    assert_eq!((model.fire_count, model.listed.len()), (25, 25));
-    assert!(model.minutes.is_empty() && model.cut.is_none());
-    assert!(model.listed.windows(2).all(|w| w[0].due <= w[1].due));
-    let marked: Vec<&ListedFire> = model
-        .listed
-        .iter()
-        .filter(|fire| fire.clock_change.is_some())
-        .collect();
-    assert_eq!(marked.len(), 1, "only the fire after the change is marked");
-    assert_eq!(
-        (marked[0].job_id.as_str(), marked[0].due.to_rfc3339()),
-        ("ny-daily", "2027-03-14T13:00:00+00:00".to_owned())
+    let hourly = |hour: u32| ListedFire {
+        due: at("2027-03-13T15:30:00Z") + chrono::Duration::hours(i64::from(hour)),
+        job_id: "utc-hourly".into(),
+        zone: chrono_tz::UTC,
+        clock_change: None,
+    };
+    let mut expected: Vec<ListedFire> = (0..24).map(hourly).collect();
+    expected.insert(
+        22,
+        ListedFire {
+            due: at("2027-03-14T13:00:00Z"),
+            job_id: "ny-daily".into(),
+            zone: chrono_tz::America::New_York,
+            clock_change: Some("clocks change before this: UTC-05:00 → UTC-04:00".into()),
+        },
     );
-    assert_eq!(marked[0].zone, chrono_tz::America::New_York);
-    assert!(!model.listed.iter().any(|fire| fire.job_id == "paused"));
-
+    assert_eq!(model.listed, expected);
+    assert_eq!(model.fire_count, 25);
+    assert!(model.minutes.is_empty());
+    assert_eq!(model.cut, None, "nothing left out");
     let page = console.get("/ui/upcoming").await;
-    assert_eq!(page.status, StatusCode::OK);
-    let rows: Vec<&str> = page.html.split("<tr>").skip(2).collect();
-    let jobs: Vec<&str> = rows
-        .iter()
-        .filter_map(|row| row.split(r#"/ui/jobs/"#).nth(1)?.split('"').next())
-        .collect();
-    // 15:30 … 14:30 next day hourly (24 fires), and New York's Sunday 09:00 EDT (13:00 UTC);
-    // Saturday's 09:00 EST (14:00 UTC) has passed; the paused job has none.
-    assert_eq!(jobs.len(), 25, "{jobs:?}");
-    assert_eq!(jobs.iter().filter(|j| **j == "ny-daily").count(), 1);
-    assert!(!jobs.contains(&"paused"));
-    let ny = rows.iter().find(|row| row.contains("ny-daily")).unwrap();
-    assert!(
-        ny.contains(r#"datetime="2027-03-14T13:00:00+00:00""#),
-        "{ny}"
-    );
-    assert!(
-        ny.contains("clocks change before this: UTC-05:00 → UTC-04:00"),
-        "{ny}"
-    );
-    assert_eq!(
-        rows.iter()
-            .filter(|row| row.contains("clocks change"))
-            .count(),
-        1,
-        "only the fire after the change is marked"
-    );
-    assert!(!page.html.contains("data-cut="), "nothing left out");
-    let times: Vec<&str> = rows
-        .iter()
-        .filter_map(|row| row.split(r#"datetime=""#).nth(1)?.split('"').next())
-        .collect();
-    let mut sorted = times.clone();
-    sorted.sort();
-    assert_eq!(times, sorted, "soonest first");
+    console.assert_renders(&page, StatusCode::OK, &model);
+    assert!(!page.html.contains("data-cut="), "no cut is stated");
 
     // An every-second job: more fires than the timeline computes; the first 100 listed, the
     // rest counted per minute, and the page says where it stops.
     create("every-second", job(json!({"intervals": ["1s"]}), 1)).await;
-    let page = console.get("/ui/upcoming").await;
-    assert!(
-        page.html.contains(r#"data-cut="fires""#),
-        "the cut is stated"
-    );
-    assert!(page.html.contains(r#"data-fires="20000""#));
-    assert!(page.html.contains("Later fires, per minute"));
     let model = UpcomingPage::load(&console.app, UpcomingQuery::default().filter())
         .await
         .unwrap();
     assert_eq!(model.cut, Some(UpcomingCut::Fires));
     assert_eq!((model.fire_count, model.listed.len()), (20_000, 100));
+    assert!(model.listed.windows(2).all(|w| w[0].due <= w[1].due));
+    assert!(model.minutes.windows(2).all(|w| w[0].minute < w[1].minute));
     let counted: usize = model.minutes.iter().map(|m| m.fires).sum();
     assert_eq!(
         counted,
         20_000 - 100,
         "every fire past the listed is counted"
     );
+    let page = console.get("/ui/upcoming").await;
+    console.assert_renders(&page, StatusCode::OK, &model);
+    assert!(
+        page.html.contains(r#"data-cut="fires""#),
+        "the cut is stated"
+    );
+    assert!(page.html.contains(r#"<h2 id="per-minute">"#));
+
+    let nobody = UpcomingQuery {
+        creator: Some("nobody".into()),
+        ..UpcomingQuery::default()
+    };
+    let model = UpcomingPage::load(&console.app, nobody.filter())
+        .await
+        .unwrap();
+    assert_eq!((model.fire_count, model.listed.len()), (0, 0));
     let filtered = console.get("/ui/upcoming?creator=nobody").await;
-    assert!(filtered
-        .html
-        .contains("Nothing fires in the next 24 hours."));
+    console.assert_renders(&filtered, StatusCode::OK, &model);
 }
 
 #[tokio::test]
@@ -773,20 +848,36 @@ async fn upcoming_of_a_fleet_reads_the_jobs_firing_soonest_and_stops_where_the_r
             .await
             .unwrap();
     }
+    // The 250 soonest are fleet-000 … fleet-249 (11:00 … 15:09); the first left out fires at
+    // 15:10, so the timeline holds exactly their first fires (their 20:00s come after): the
+    // first 100 listed, the other 150 counted in their minutes, 12:40 … 15:09.
+    let model = UpcomingPage::load(&console.app, UpcomingQuery::default().filter())
+        .await
+        .unwrap();
+    assert_eq!(model.cut, Some(UpcomingCut::Jobs));
+    assert_eq!(model.fire_count, 250);
+    assert_eq!(model.complete_until, at("2026-01-05T15:10:00Z"));
+    let listed: Vec<(String, chrono::DateTime<chrono::Utc>)> = (model.listed.iter())
+        .map(|fire| (fire.job_id.clone(), fire.due))
+        .collect();
+    let fleet = |n: i64| {
+        (
+            format!("fleet-{n:03}"),
+            at("2026-01-05T11:00:00Z") + chrono::Duration::minutes(n),
+        )
+    };
+    assert_eq!(listed, (0..100).map(fleet).collect::<Vec<_>>());
+    let minutes: Vec<_> = (model.minutes.iter())
+        .map(|m| (m.minute, m.fires, m.jobs, m.clock_changes.len()))
+        .collect();
+    let minute = |n: i64| (fleet(n).1, 1, 1, 0);
+    assert_eq!(minutes, (100..250).map(minute).collect::<Vec<_>>());
     let page = console.get("/ui/upcoming").await;
+    console.assert_renders(&page, StatusCode::OK, &model);
     assert!(
         page.html.contains(r#"data-cut="jobs""#),
         "the cut is stated"
     );
-    // The 250 soonest are fleet-000 … fleet-249 (11:00 … 15:09); the first left out fires at
-    // 15:10, so the timeline holds exactly their first fires (their 20:00s come after).
-    assert!(page.html.contains(r#"data-fires="250""#));
-    assert!(
-        page.html
-            .contains(r#"datetime="2026-01-05T15:10:00+00:00""#),
-        "the bound is shown"
-    );
-    assert!(!page.html.contains("fleet-250"));
 }
 
 /// Ended runs of one state, all at `minute` of their hour, each lasting `duration_ms` and
@@ -843,22 +934,26 @@ async fn seed_stats(console: &Console) {
     add_rollup(&console.app, "flaky", "2026-01-05T09:00:00Z", &not_run).await;
 }
 
-/// The `data-*` attributes of the chart bar at `at`, as written in the page.
-fn bar_at<'a>(html: &'a str, at: &str) -> &'a str {
-    let start = html
-        .find(&format!(r#"data-at="{at}""#))
-        .unwrap_or_else(|| panic!("no bar at {at} in\n{html}"));
-    &html[start..start + html[start..].find('>').unwrap()]
+/// A series' runs and failed runs in all, and its number of points.
+fn totals(series: &[SeriesPoint]) -> (u64, u64, usize) {
+    let runs = series.iter().map(|p| p.runs).sum();
+    let failed = series.iter().map(|p| p.failed).sum();
+    (runs, failed, series.len())
 }
 
-/// The text of the `dd` carrying `data-figure="{name}"`.
-fn figure<'a>(html: &'a str, name: &str) -> &'a str {
-    let marker = format!(r#"data-figure="{name}">"#);
-    let start = html
-        .find(&marker)
-        .unwrap_or_else(|| panic!("no figure {name} in\n{html}"))
-        + marker.len();
-    &html[start..start + html[start..].find('<').unwrap()]
+/// The runs and failed runs of the series' point at `time`.
+fn point(series: &[SeriesPoint], time: &str) -> (u64, u64) {
+    let p = (series.iter())
+        .find(|p| p.at == at(time))
+        .unwrap_or_else(|| panic!("no point at {time} in {series:?}"));
+    (p.runs, p.failed)
+}
+
+/// Runs by final state, as the figures count them.
+fn by_state(states: &[(&str, u64)]) -> std::collections::BTreeMap<String, u64> {
+    (states.iter())
+        .map(|(state, n)| (state.to_string(), *n))
+        .collect()
 }
 
 #[tokio::test]
@@ -866,90 +961,67 @@ async fn the_dashboard_charts_the_seeded_runs_and_names_the_failing_and_slow_job
     let console = Console::open().await;
     seed_stats(&console).await;
 
-    // The view model: the fleet's figures over the hour, the failing and slow jobs in order.
+    // The fleet's figures over the hour: the hour before is read too.
     let model = DashboardPage::load(&console.app, StatsWindow::Hour)
         .await
         .unwrap();
     assert_eq!(model.window, StatsWindow::Hour);
-    let all = &model.fleet.all.figures;
-    assert_eq!((all.runs, all.missed, all.skipped), (6, 2, 1));
-    let named = |jobs: &[(String, sundial_core::stats::Figures)]| -> Vec<String> {
+    let all = &model.fleet.all;
+    assert_eq!(all.window, StatsWindow::Hour);
+    assert_eq!(all.figures.runs, 6);
+    assert_eq!(
+        all.figures.by_state,
+        by_state(&[("Succeeded", 3), ("Terminated", 3)])
+    );
+    assert_eq!(all.figures.success_rate, Some(0.5));
+    assert_eq!((all.figures.missed, all.figures.skipped), (2, 1));
+    // The series: a point per minute, 09:30 … 10:30, carrying the seeded runs.
+    assert_eq!(totals(&all.series), (6, 3, 61));
+    assert_eq!(all.series[0].at, at("2026-01-05T09:30:00Z"));
+    assert_eq!(point(&all.series, "2026-01-05T10:05:00Z"), (3, 0));
+    assert_eq!(point(&all.series, "2026-01-05T10:20:00Z"), (3, 3));
+    // Top failing: flaky (2 failed) before steady (1); slowest: flaky's 9 s first.
+    let failing: Vec<(&str, u64, u64)> = (model.fleet.top_failing.iter())
+        .map(|(id, f)| (id.as_str(), f.failed(), f.runs))
+        .collect();
+    assert_eq!(failing, [("flaky", 2, 2), ("steady", 1, 4)]);
+    let named = |jobs: &[(String, Figures)]| -> Vec<String> {
         jobs.iter().map(|(id, _)| id.clone()).collect()
     };
-    assert_eq!(named(&model.fleet.top_failing), ["flaky", "steady"]);
-    assert_eq!(
-        model.fleet.slowest.first().map(|(id, _)| id.as_str()),
-        Some("flaky")
-    );
+    assert_eq!(named(&model.fleet.slowest), ["flaky", "steady"]);
 
+    // The route renders it, linked from the header, its chart described in words.
     let page = console.get("/ui/dashboard?window=1h").await;
-    assert_eq!(page.status, StatusCode::OK, "{}", page.html);
+    console.assert_renders(&page, StatusCode::OK, &model);
     let html = &page.html;
     assert!(
         html.contains(r#"<a href="/ui/dashboard">Dashboard</a>"#),
         "in the header nav"
     );
     assert!(!html.contains("Debug mode is on"), "debug mode is off");
-    // The series: a bar per minute, 09:30 … 10:30, carrying the seeded runs.
-    assert!(
-        html.contains(r#"data-runs="6" data-failed="3" data-buckets="61""#),
-        "{html}"
-    );
-    assert_eq!(
-        bar_at(html, "2026-01-05T10:05:00+00:00"),
-        r#"data-at="2026-01-05T10:05:00+00:00" data-runs="3" data-failed="0""#
-    );
-    assert_eq!(
-        bar_at(html, "2026-01-05T10:20:00+00:00"),
-        r#"data-at="2026-01-05T10:20:00+00:00" data-runs="3" data-failed="3""#
-    );
-    assert!(html.contains("<title>10:20: 3 runs, 3 failed</title>"));
     assert!(html.contains(
         r#"aria-label="Runs per minute: 6 runs in all, 3 failed; most in one bucket 3 at 10:05""#
     ), "{html}");
-    // Runs by state, as the use case counts them.
-    assert!(
-        html.contains(r#"data-name="Succeeded" data-value="3""#),
-        "{html}"
-    );
-    assert!(html.contains(r#"data-name="Terminated" data-value="3""#));
-    // The headline figures.
-    assert_eq!(figure(html, "runs"), "6");
-    assert_eq!(figure(html, "success-rate"), "50.0 %");
-    assert_eq!(figure(html, "failure-rate"), "50.0 %");
-    assert_eq!(figure(html, "missed"), "2", "the hour before is read too");
-    assert_eq!(figure(html, "skipped"), "1");
-    // Top failing: flaky (2 failed) before steady (1); slowest: flaky's 9 s first.
-    let top = html.split(r#"<table class="top-failing">"#).nth(1).unwrap();
-    let top = &top[..top.find("</table>").unwrap()];
-    let order: Vec<&str> = top
-        .split(r#"data-job=""#)
-        .skip(1)
-        .map(|r| &r[..r.find('"').unwrap()])
-        .collect();
-    assert_eq!(order, ["flaky", "steady"]);
-    assert!(top.contains(r#"data-job="flaky" data-failed="2""#));
-    assert!(top.contains(r#"<a href="/ui/jobs/flaky">flaky</a>"#));
-    let slow = html.split(r#"<table class="slowest">"#).nth(1).unwrap();
-    assert!(
-        slow.find("flaky").unwrap() < slow.find("steady").unwrap(),
-        "{slow}"
-    );
 
-    // The window switch: the week reads the same runs in hourly bars; the current one is marked.
-    let week = console.get("/ui/dashboard?window=7d").await;
-    assert!(week
+    // The window switch: the week reads the same runs in hourly points; the current one is
+    // marked; 24 hours by default.
+    let week = DashboardPage::load(&console.app, StatsWindow::Week)
+        .await
+        .unwrap();
+    assert_eq!(totals(&week.fleet.all.series), (6, 3, 169));
+    assert_eq!(
+        point(&week.fleet.all.series, "2026-01-05T10:00:00Z"),
+        (6, 3)
+    );
+    let page = console.get("/ui/dashboard?window=7d").await;
+    console.assert_renders(&page, StatusCode::OK, &week);
+    assert!(page
         .html
         .contains(r#"<a href="/ui/dashboard?window=7d" aria-current="page" data-window="7d">"#));
-    assert!(week
-        .html
-        .contains(r#"data-runs="6" data-failed="3" data-buckets="169""#));
-    assert_eq!(
-        bar_at(&week.html, "2026-01-05T10:00:00+00:00"),
-        r#"data-at="2026-01-05T10:00:00+00:00" data-runs="6" data-failed="3""#
-    );
-    let default = console.get("/ui/dashboard").await;
-    assert!(default.html.contains(r#"data-window="24h""#));
+    let day = DashboardPage::load(&console.app, StatsWindow::Day)
+        .await
+        .unwrap();
+    console.assert_renders(&console.get("/ui/dashboard").await, StatusCode::OK, &day);
     let bad = console.get("/ui/dashboard?window=2h").await;
     assert_eq!(bad.status, StatusCode::BAD_REQUEST);
     assert!(bad.html.contains("window"), "{}", bad.html);
@@ -1003,8 +1075,22 @@ async fn the_dashboard_says_loudly_when_debug_mode_is_on() {
         .unwrap();
     assert!(!page("/ui/upcoming").await.contains("Debug mode is on"));
     // No runs: the charts say so rather than draw nothing silently.
-    assert!(html.contains("Runs per hour: no runs"), "{html}");
-    assert!(html.contains("No job failed in this window."));
+    let model = DashboardPage::load(&app_of_test, StatsWindow::Day)
+        .await
+        .unwrap();
+    assert_eq!(totals(&model.fleet.all.series), (0, 0, 25));
+    assert!(model.fleet.top_failing.is_empty() && model.fleet.slowest.is_empty());
+    let shown = Page {
+        status: StatusCode::OK,
+        location: None,
+        html,
+    };
+    assert_renders(&shown, StatusCode::OK, &model, "");
+    assert!(
+        shown.html.contains("Runs per hour: no runs"),
+        "{}",
+        shown.html
+    );
 }
 
 #[tokio::test]
@@ -1012,49 +1098,46 @@ async fn a_jobs_page_charts_its_own_runs_over_the_window_it_is_asked_for() {
     let console = Console::open().await;
     seed_stats(&console).await;
 
-    let page = console.get("/ui/jobs/steady?window=1h").await;
-    assert_eq!(page.status, StatusCode::OK, "{}", page.html);
-    let html = &page.html;
-    let section = html.split(r#"<section class="stats""#).nth(1).unwrap();
-    assert!(
-        section.starts_with(r#" aria-labelledby="stats" data-window="1h""#),
-        "{section}"
-    );
-    // Only steady's runs: 3 at 10:05, 1 failed at 10:20.
-    assert!(
-        section.contains(r#"data-runs="4" data-failed="1" data-buckets="61""#),
-        "{section}"
-    );
+    // Only steady's runs over the hour: 3 at 10:05, 1 failed at 10:20.
+    let steady = "steady".parse().unwrap();
+    let model = JobPage::load(&console.app, &steady, StatsWindow::Hour)
+        .await
+        .unwrap();
+    let stats = &model.stats;
+    assert_eq!(stats.window, StatsWindow::Hour);
+    assert_eq!(totals(&stats.series), (4, 1, 61));
+    assert_eq!(point(&stats.series, "2026-01-05T10:05:00Z"), (3, 0));
+    assert_eq!(point(&stats.series, "2026-01-05T10:20:00Z"), (1, 1));
     assert_eq!(
-        bar_at(section, "2026-01-05T10:20:00+00:00"),
-        r#"data-at="2026-01-05T10:20:00+00:00" data-runs="1" data-failed="1""#
+        stats.figures.by_state,
+        by_state(&[("Succeeded", 3), ("Terminated", 1)])
     );
-    assert!(section.contains(r#"data-name="Succeeded" data-value="3""#));
-    assert!(section.contains(r#"data-name="Terminated" data-value="1""#));
-    assert_eq!(figure(section, "success-rate"), "75.0 %");
+    assert_eq!(stats.figures.success_rate, Some(0.75));
     // Duration and fire-lag percentiles, 100 ms and 20 ms as the histograms keep them (within
-    // 5 %).
-    assert!(
-        section
-            .contains(r#"aria-label="Duration percentiles: p50 102 ms, p95 102 ms, p99 102 ms""#),
-        "{section}"
+    // 5 %): 102 ms and 20 ms to the millisecond.
+    let ms = |q: Option<f64>| q.map(f64::round);
+    let duration = &stats.figures.duration;
+    assert_eq!(
+        [ms(duration.p50), ms(duration.p95), ms(duration.p99)],
+        [Some(102.0); 3]
     );
+    assert_eq!(ms(stats.figures.lag.p50), Some(20.0));
+    let page = console.get("/ui/jobs/steady?window=1h").await;
+    console.assert_renders(&page, StatusCode::OK, &model);
     assert!(
-        section.contains("Fire-lag percentiles: p50 20 ms"),
-        "{section}"
-    );
-    assert!(
-        section.contains(r#"<a href="/ui/jobs/steady?window=24h#stats" data-window="24h">"#),
-        "{section}"
+        page.html
+            .contains(r#"<a href="/ui/jobs/steady?window=24h#stats" data-window="24h">"#),
+        "{}",
+        page.html
     );
 
-    let steady = "steady".parse().unwrap();
     let day = JobPage::load(&console.app, &steady, StatsWindow::Day)
         .await
         .unwrap();
     assert_eq!(day.stats.window, StatsWindow::Day);
     assert_eq!(day.stats.figures.runs, 4);
     assert_eq!(day.stats.series.len(), 25);
+    console.assert_renders(&console.get("/ui/jobs/steady").await, StatusCode::OK, &day);
     let bad = console.get("/ui/jobs/steady?window=soon").await;
     assert_eq!(bad.status, StatusCode::BAD_REQUEST);
     assert!(bad.html.contains("window"));
@@ -1183,13 +1266,10 @@ async fn a_backfill_preview_lists_the_times_missing_leaves_out_what_ran_and_run_
     assert!(missing
         .html
         .contains(r#"<form method="post" action="/ui/jobs/minutely/backfill">"#));
-    assert!(missing
-        .html
-        .contains(r#"<input type="hidden" name="mode" value="missing">"#));
     let run = console
-        .post_form(
+        .post_fields(
             "/ui/jobs/minutely/backfill",
-            &backfill_form(&console.csrf, "missing", "oldest"),
+            &hidden_fields(&missing.html, "Run backfill (4)"),
         )
         .await;
     assert_eq!(run.status, StatusCode::SEE_OTHER, "{}", run.html);
@@ -1767,81 +1847,65 @@ impl Console {
     }
 }
 
-/// The ledger's rows as `(data-time, data-status, the row's text)`.
-fn ledger_rows(html: &str) -> Vec<(String, String, String)> {
-    html.split("<tr data-status=\"")
-        .skip(1)
-        .map(|row| {
-            let status = row.split('"').next().unwrap().to_owned();
-            let time = row
-                .split("data-time=\"")
-                .nth(1)
-                .and_then(|r| r.split('"').next())
-                .unwrap()
-                .to_owned();
-            let text = row.split("</tr>").next().unwrap().to_owned();
-            (time, status, text)
-        })
-        .collect()
-}
-
 #[tokio::test]
 async fn the_ledger_names_a_pause_and_its_notes_and_links_the_history_entry_that_explains_it() {
     let console = Console::open().await;
     // Created at 10:00 (the clock's start), paused at 10:02:30 with notes, resumed at 10:05:30.
     minutely(&console, "billing", "UTC").await;
-    let at = |t: &str| console.clock.set(t.parse().unwrap());
-    at("2026-01-05T10:02:30Z");
+    let set = |t: &str| console.clock.set(t.parse().unwrap());
+    set("2026-01-05T10:02:30Z");
     let paused = console
         .post("/ui/jobs/billing/pause", &[("notes", "deploy freeze")])
         .await;
     assert_eq!(paused.status, StatusCode::SEE_OTHER, "{}", paused.html);
-    at("2026-01-05T10:05:30Z");
+    set("2026-01-05T10:05:30Z");
     console.post("/ui/jobs/billing/unpause", &[]).await;
-    at("2026-01-05T10:07:10Z");
+    set("2026-01-05T10:07:10Z");
 
+    let id: JobId = "billing".parse().unwrap();
+    let range = RangeQuery {
+        from: Some("2026-01-05T09:58".into()),
+        to: Some("2026-01-05T10:09".into()),
+    };
+    let model = LedgerPage::load(&console.app, &id, &range).await.unwrap();
+    let job = model.job.as_ref().unwrap();
+    assert_eq!(job.created_at, at("2026-01-05T10:00:00Z"));
+    // Nothing ran in this test (no engine): the times before the pause have no record, and
+    // those after it were not planned yet; each paused one names the pause's notes and when it
+    // began.
+    let pause = Fate::Paused {
+        notes: Some("deploy freeze".into()),
+        since: at("2026-01-05T10:02:30Z"),
+    };
+    let minute = |m: u32| at(&format!("2026-01-05T{}:{:02}:00Z", 9 + m / 60, m % 60));
+    let expected: Vec<_> = [
+        (58, Fate::NotYetCreated),
+        (59, Fate::NotYetCreated),
+        (60, Fate::NoRecord),
+        (61, Fate::NoRecord),
+        (62, Fate::NoRecord),
+        (63, pause.clone()),
+        (64, pause.clone()),
+        (65, pause),
+        (66, Fate::Ahead),
+        (67, Fate::Ahead),
+        (68, Fate::Ahead),
+    ]
+    .into_iter()
+    .map(|(m, fate)| (minute(m), fate))
+    .collect();
+    let shown = model.shown.as_ref().unwrap();
+    assert_eq!(shown.ledger.entries, expected);
+    // The route renders it, linking the pause's history entry and the job's creation.
     let page = console
         .get("/ui/jobs/billing/occurrences?from=2026-01-05T09:58&to=2026-01-05T10:09")
         .await;
-    assert_eq!(page.status, StatusCode::OK, "{}", page.html);
-    let rows = ledger_rows(&page.html);
-    let statuses: Vec<(&str, &str)> = rows
-        .iter()
-        .map(|(t, s, _)| (&t[11..16], s.as_str()))
-        .collect();
-    // Nothing ran in this test (no engine): the times before the pause have no record, and
-    // those after it were not planned yet.
-    assert_eq!(
-        statuses,
-        [
-            ("09:58", "beforeCreated"),
-            ("09:59", "beforeCreated"),
-            ("10:00", "noRecord"),
-            ("10:01", "noRecord"),
-            ("10:02", "noRecord"),
-            ("10:03", "paused"),
-            ("10:04", "paused"),
-            ("10:05", "paused"),
-            ("10:06", "notYet"),
-            ("10:07", "notYet"),
-            ("10:08", "notYet"),
-        ]
-    );
+    console.assert_renders(&page, StatusCode::OK, &model);
     let pause_link = "/ui/jobs/billing/history?at=2026-01-05T10%3A02%3A30.000Z";
-    for (_, status, text) in &rows {
-        if status == "paused" {
-            assert!(text.contains("deploy freeze"), "{text}");
-            assert!(text.contains(pause_link), "{text}");
-        }
-    }
-    assert!(rows[0]
-        .2
-        .contains("/ui/jobs/billing/history?at=2026-01-05T10%3A00%3A00.000Z"));
-    assert!(
-        page.html.contains(r#"<li data-status="paused">"#),
-        "{}",
-        page.html
-    );
+    assert!(page.html.contains(&format!(r#"href="{pause_link}""#)));
+    assert!(page
+        .html
+        .contains(r#"href="/ui/jobs/billing/history?at=2026-01-05T10%3A00%3A00.000Z""#));
 
     // The link opens the history at the pause: its entry first and marked, with its reason.
     let history = console.get(pause_link).await;
@@ -1860,17 +1924,18 @@ async fn the_ledger_names_a_pause_and_its_notes_and_links_the_history_entry_that
     );
 
     // The job's page links both and shows the recent changes, newest first.
+    let model = JobPage::load(&console.app, &id, StatsWindow::Day)
+        .await
+        .unwrap();
+    let actions: Vec<&str> = (model.changes.iter())
+        .map(|change| change["action"].as_str().unwrap())
+        .collect();
+    assert_eq!(actions, ["unpause", "pause", "create"]);
     let job = console.get("/ui/jobs/billing").await;
+    console.assert_renders(&job, StatusCode::OK, &model);
     assert!(job
         .html
         .contains(r#"action="/ui/jobs/billing/occurrences""#));
-    let changes = job.html.split(r#"id="changes""#).nth(1).unwrap();
-    let actions: Vec<&str> = changes
-        .split("data-action=\"")
-        .skip(1)
-        .map(|r| r.split('"').next().unwrap())
-        .collect();
-    assert_eq!(actions, ["unpause", "pause", "create"]);
 }
 
 #[tokio::test]
@@ -1909,9 +1974,9 @@ async fn the_history_shows_an_updates_diff_and_the_ledger_folds_long_ranges() {
         ["2026-01-05T10:01:00", "2026-01-05T11:01:00"]
     );
     let page = console.get("/ui/jobs/tick/occurrences").await;
-    assert_eq!(page.status, StatusCode::OK, "{}", page.html);
-    let rows = ledger_rows(&page.html);
-    assert!(rows.len() <= 3, "{rows:?}");
+    console.assert_renders(&page, StatusCode::OK, &ledger);
+    let rows = page.html.matches("<tr data-status=").count();
+    assert!(rows <= 3, "{rows} rows");
     assert!(page.html.len() < 50_000, "{} bytes", page.html.len());
 
     // A range with too many times, or a wall time the clocks skip, is an error at its field.
@@ -1940,11 +2005,25 @@ async fn the_history_shows_an_updates_diff_and_the_ledger_folds_long_ranges() {
         "{}",
         error.message
     );
-    // The error at its field, in the HTML.
-    let half = console
+    // A range without its end: the error at the field, in the HTML too.
+    let half = RangeQuery {
+        from: Some("2026-03-08T03:30".into()),
+        to: None,
+    };
+    let half = LedgerPage::load(&console.app, &ny, &half).await.unwrap();
+    assert_eq!(
+        half.error,
+        Some(RangeError {
+            field: "to",
+            message: "is required with from".into()
+        })
+    );
+    assert_eq!(half.inputs, ["2026-03-08T03:30", ""]);
+    let page = console
         .get("/ui/jobs/ny/occurrences?from=2026-03-08T03:30")
         .await;
-    assert!(element(&half.html, "l-to-error").contains("is required with from"));
+    console.assert_renders(&page, StatusCode::BAD_REQUEST, &half);
+    assert!(element(&page.html, "l-to").contains(r#"aria-describedby="l-to-error""#));
 }
 
 #[tokio::test]
@@ -1960,19 +2039,36 @@ async fn the_ledger_marks_a_dst_gap_with_its_policy() {
         .create_job(&"ny".parse().unwrap(), &job)
         .await
         .unwrap();
+    let range = RangeQuery {
+        from: Some("2026-03-07T00:00".into()),
+        to: Some("2026-03-10T00:00".into()),
+    };
+    let model = LedgerPage::load(&console.app, &"ny".parse().unwrap(), &range)
+        .await
+        .unwrap();
+    let gaps: Vec<_> = (model.shown.as_ref().unwrap().ledger.entries.iter())
+        .filter_map(|(time, fate)| match fate {
+            Fate::DstGap(gap) => Some((*time, gap.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(gaps.len(), 1, "{gaps:?}");
+    let (time, gap) = &gaps[0];
+    assert_eq!(*time, at("2026-03-08T07:00:00Z"));
+    assert_eq!(
+        (
+            gap.wall_time.to_string(),
+            gap.count,
+            gap.policy,
+            gap.moved_to
+        ),
+        ("2026-03-08 02:30:00".to_string(), 1, "skip", None),
+        "not run"
+    );
     let page = console
         .get("/ui/jobs/ny/occurrences?from=2026-03-07T00:00&to=2026-03-10T00:00")
         .await;
-    assert_eq!(page.status, StatusCode::OK, "{}", page.html);
-    let gap = ledger_rows(&page.html)
-        .into_iter()
-        .find(|(_, status, _)| status == "dstGap")
-        .unwrap();
-    assert!(gap.0.starts_with("2026-03-08T07:00:00"), "{gap:?}");
-    assert!(
-        gap.2.contains("2026-03-08 02:30") && gap.2.contains("not run") && gap.2.contains("skip"),
-        "{gap:?}"
-    );
+    console.assert_renders(&page, StatusCode::OK, &model);
 }
 
 impl Console {
@@ -2053,11 +2149,21 @@ fn job_rows(html: &str) -> Vec<String> {
 async fn the_list_filters_by_label_and_id_prefix_and_shows_each_jobs_success_over_a_day() {
     let console = Console::open().await;
     console.labelled(&TEAMS).await;
+    let labels = |labels: &[&str]| JobFilter {
+        labels: (labels.iter())
+            .map(|l| LabelSelector::parse("label", l).unwrap())
+            .collect(),
+        ..JobFilter::default()
+    };
+    let payments = console
+        .jobs(labels(&["team:payments"]), JobOrder::Id, None)
+        .await;
+    assert_eq!(ids(&payments), ["pay-1", "pay-2"]);
+    assert_eq!(payments.next_cursor, None);
     let page = console.get("/?label=team:payments").await;
-    assert_eq!(page.status, StatusCode::OK, "{}", page.html);
-    assert_eq!(job_rows(&page.html), ["pay-1", "pay-2"]);
+    console.assert_renders(&page, StatusCode::OK, &payments);
+    // The form shows the label; the sort links and the bulk form keep it.
     assert!(element(&page.html, "f-label").contains(r#"value="team:payments""#));
-    // The sort links and the bulk form keep the label.
     assert!(
         page.html
             .contains(r#"href="/?label=team%3Apayments&amp;sort=nextFire""#),
@@ -2072,11 +2178,19 @@ async fn the_list_filters_by_label_and_id_prefix_and_shows_each_jobs_success_ove
         r#"<input type="checkbox" name="jobIds" value="pay-1" form="bulk" aria-label="Select pay-1">"#
     ));
 
+    let search = JobFilter {
+        id_prefix: Some("search".into()),
+        ..JobFilter::default()
+    };
+    let search = console.jobs(search, JobOrder::Id, None).await;
+    assert_eq!(ids(&search), ["search-1"]);
     let page = console.get("/?idPrefix=search").await;
-    assert_eq!(job_rows(&page.html), ["search-1"]);
-    assert!(element(&page.html, "f-idPrefix").contains(r#"value="search""#));
+    console.assert_renders(&page, StatusCode::OK, &search);
+    let both = labels(&["team:search", "team:payments"]);
+    let both = console.jobs(both, JobOrder::Id, None).await;
+    assert!(both.rows.is_empty());
     let page = console.get("/?label=team:search&label=team:payments").await;
-    assert_eq!(job_rows(&page.html), Vec::<String>::new());
+    console.assert_renders(&page, StatusCode::OK, &both);
     let page = console.get("/?label=payments").await;
     assert_eq!(page.status, StatusCode::BAD_REQUEST);
     assert!(
@@ -2086,28 +2200,13 @@ async fn the_list_filters_by_label_and_id_prefix_and_shows_each_jobs_success_ove
     );
 
     // Runs of the last 24 hours only: 3 succeeded and 1 terminated in the hour before now
-    // (10:00), 5 terminated two days ago; pay-2 never ran.
+    // (10:00), 5 terminated two days ago; pay-2 never ran. Each row has its newest run and its
+    // day's success, read together.
     let mut runs = ended("Succeeded", 3, 5, 100, 20);
     runs.merge(&ended("Terminated", 1, 7, 100, 20));
     add_rollup(&console.app, "pay-1", "2026-01-05T09:00:00Z", &runs).await;
     let old = ended("Terminated", 5, 5, 100, 20);
     add_rollup(&console.app, "pay-1", "2026-01-03T09:00:00Z", &old).await;
-    let page = console.get("/?label=team:payments").await;
-    let success = |id: &str| {
-        let row = &page.html[page.html.find(&format!(r#"data-job="{id}""#)).unwrap()..];
-        let cell = &row[row.find("td class=\"success\"").unwrap()..];
-        cell[..cell.find("</td>").unwrap()].to_owned()
-    };
-    let pay1 = success("pay-1");
-    assert!(
-        pay1.contains(r#"data-ended="4" data-succeeded="3""#)
-            && pay1.contains("75 % <span class=\"muted\">of 4</span>"),
-        "{pay1}"
-    );
-    assert!(success("pay-2").contains("—"), "{}", success("pay-2"));
-
-    // The list's view model: the same rows, each with its newest run and its day's success,
-    // read together.
     let triggered = console
         .app
         .trigger(
@@ -2118,39 +2217,35 @@ async fn the_list_filters_by_label_and_id_prefix_and_shows_each_jobs_success_ove
         )
         .await
         .unwrap();
-    let filter = sundial_ports::store::JobFilter {
-        labels: vec![sundial_core::job::LabelSelector::parse("label", "team:payments").unwrap()],
-        ..Default::default()
-    };
-    let list = sundial_console::jobs_page::JobsPage::load(
-        &console.app,
-        filter,
-        sundial_ports::store::JobOrder::Id,
-        None,
-        "csrf",
-    )
-    .await
-    .unwrap();
-    let rows: Vec<(&str, Option<&str>, u64, u64)> = list
-        .rows
-        .iter()
+    let list = console
+        .jobs(labels(&["team:payments"]), JobOrder::Id, None)
+        .await;
+    let rows: Vec<(&str, Option<&str>, DaySuccess)> = (list.rows.iter())
         .map(|row| {
             (
                 row.job.definition.job_id().as_str(),
                 row.last.as_ref().map(|e| e.execution_id.as_str()),
-                row.success.ended,
-                row.success.succeeded,
+                row.success,
             )
         })
         .collect();
+    let success = |succeeded, ended| DaySuccess { succeeded, ended };
     assert_eq!(
         rows,
         [
-            ("pay-1", None, 4, 3),
-            ("pay-2", Some(triggered.execution_id.as_str()), 0, 0)
+            ("pay-1", None, success(3, 4)),
+            (
+                "pay-2",
+                Some(triggered.execution_id.as_str()),
+                success(0, 0)
+            )
         ]
     );
+    let rates: Vec<Option<f64>> = list.rows.iter().map(|row| row.success.rate()).collect();
+    assert_eq!(rates, [Some(0.75), None]);
     assert_eq!(list.next_cursor, None);
+    let page = console.get("/?label=team:payments").await;
+    console.assert_renders(&page, StatusCode::OK, &list);
 }
 
 #[tokio::test]
@@ -2189,9 +2284,6 @@ async fn a_bulk_pause_by_label_counts_first_then_pauses_exactly_those_with_the_r
     assert!(page.html.contains(r#"data-matched="2""#));
     assert!(page.html.contains("match the filter label team:payments."));
     assert_eq!(job_rows(&page.html), ["pay-1", "pay-2"]);
-    assert!(page
-        .html
-        .contains(r#"<input type="hidden" name="confirm" value="1">"#));
     // Confirm names the jobs listed, not the filter: a job labelled after the dry run is left.
     let confirm = hidden_fields(&page.html, "Pause 2 jobs");
     let named: Vec<&str> = confirm
@@ -2560,9 +2652,17 @@ async fn a_jobs_page_lists_its_executions_newest_first_and_a_missing_job_is_not_
     );
     assert_eq!(page.changes.len(), 1, "the creation");
 
+    console.assert_renders(
+        &console.get("/ui/jobs/minutely").await,
+        StatusCode::OK,
+        &page,
+    );
+
     let missing = "nobody".parse().unwrap();
     let error = JobPage::load(&console.app, &missing, StatsWindow::Day).await;
-    assert!(matches!(error, Err(sundial_service::AppError::NotFound(_))));
+    assert!(matches!(error, Err(AppError::NotFound(_))));
+    let page = console.get("/ui/jobs/nobody").await;
+    assert_eq!(page.status, StatusCode::NOT_FOUND, "{}", page.html);
 }
 
 #[tokio::test]
@@ -2570,8 +2670,12 @@ async fn a_jobs_page_has_its_sections_in_order_and_the_forms_of_its_state() {
     let console = Console::open().await;
     weekly_with_a_child(&console).await;
 
+    let model = JobPage::load(&console.app, &"weekly".parse().unwrap(), StatsWindow::Day)
+        .await
+        .unwrap();
+    assert!(model.job.definition.active());
     let page = console.get("/ui/jobs/weekly").await;
-    assert_eq!(page.status, StatusCode::OK, "{}", page.html);
+    console.assert_renders(&page, StatusCode::OK, &model);
     let sections: Vec<&str> = (page.html.split("<section").skip(1))
         .filter_map(|s| s.split("aria-labelledby=\"").nth(1)?.split('"').next())
         .collect();
@@ -2645,8 +2749,25 @@ async fn an_execution_page_refreshes_and_offers_cancel_only_while_the_run_is_not
     let id = weekly_with_a_child(&console).await;
     let run = processing(&console, &id, at("2026-01-05T09:00:00Z")).await;
 
+    // Not finished: its one attempt so far, the job's request (the secret hidden), and the
+    // actions a run not finished offers.
+    let model = ExecutionPage::load(&console.app, &ExecutionId::parse(&run).unwrap())
+        .await
+        .unwrap();
+    assert!(!model.execution.is_finished());
+    assert_eq!(model.execution.state().name(), "Processing");
+    assert_eq!(model.execution.attempts(), 1);
+    let header = |name: &str, value: &str| (name.to_string(), value.to_string());
+    assert_eq!(
+        model.requests,
+        [ShownRequest {
+            method: HttpMethod::Post,
+            url: "http://127.0.0.1:9/run".into(),
+            headers: vec![header("Authorization", "***"), header("X-Team", "data")],
+        }]
+    );
     let page = console.get(&format!("/ui/executions/{run}")).await;
-    assert_eq!(page.status, StatusCode::OK, "{}", page.html);
+    console.assert_renders(&page, StatusCode::OK, &model);
     assert!(page
         .html
         .contains(r#"<meta http-equiv="refresh" content="2">"#));
@@ -2654,6 +2775,7 @@ async fn an_execution_page_refreshes_and_offers_cancel_only_while_the_run_is_not
     assert!(!page.html.contains("s3cret"));
     assert!(element(&page.html, "cancel-reason").contains("cancelled by a user"));
 
+    // Finished: nothing to refresh, no actions.
     let done = minutely_that_ran(&console, &[51]).await;
     let runs = console
         .app
@@ -2661,9 +2783,15 @@ async fn an_execution_page_refreshes_and_offers_cancel_only_while_the_run_is_not
         .await
         .unwrap()
         .items;
+    let model = ExecutionPage::load(&console.app, &runs[0].id())
+        .await
+        .unwrap();
+    assert!(model.execution.is_finished());
+    assert_eq!(model.execution.state().name(), "Succeeded");
     let page = console
         .get(&format!("/ui/executions/{}", runs[0].execution_id))
         .await;
+    console.assert_renders(&page, StatusCode::OK, &model);
     assert!(!page.html.contains("http-equiv"));
     assert!(!page.html.contains(r#"id="act""#));
 }
@@ -2710,7 +2838,7 @@ async fn a_ledger_page_holds_the_fates_of_a_pause_and_a_deleted_job_keeps_its_le
 #[tokio::test]
 async fn executions_are_searched_and_paged_across_jobs_and_on_a_jobs_page() {
     use sundial_console::executions_page::{ExecutionsPage, PER_PAGE};
-    use sundial_console::job_page::{RunsQuery, RECENT};
+    use sundial_console::job_page::RECENT;
     let console = Console::open().await;
     let job = |creator: &str, team: &str| {
         json!({"jobName": "j", "creator": creator, "creatorName": "Ops",
@@ -2737,63 +2865,80 @@ async fn executions_are_searched_and_paged_across_jobs_and_on_a_jobs_page() {
             .unwrap();
         console.clock.advance(chrono::Duration::seconds(1));
     }
-    let rows = |html: &str| html.matches("data-execution=").count();
-    let next_page = |html: &str| -> Option<String> {
-        let (link, _) = html.split_once(r#"rel="next""#)?;
-        let href = link.rsplit(r#"href=""#).next()?;
-        Some(href.split('"').next()?.replace("&amp;", "&"))
+    let search = |query: &'static str| {
+        let app = Arc::clone(&console.app);
+        async move {
+            ExecutionsPage::load(&app, &query_pairs(&format!("?{query}")))
+                .await
+                .unwrap()
+        }
+    };
+    let numbers = |runs: &[sundial_core::execution::Execution]| -> Vec<u64> {
+        runs.iter().map(|e| e.execute_number).collect()
     };
 
     // Everything: a full page, newest first, then the rest through the next link.
+    let all = search("").await;
+    assert_eq!(all.executions.len(), PER_PAGE);
+    assert_eq!(
+        (all.executions.first().map(|e| e.job_id.as_str())),
+        Some("busy")
+    );
+    assert!((all.executions.windows(2)).all(|w| w[0].scheduled_time > w[1].scheduled_time));
+    let next = all.next.clone().expect("a next page");
+    let rest = ExecutionsPage::load(&console.app, &query_pairs(&next))
+        .await
+        .unwrap();
+    assert_eq!(rest.executions.len(), 5);
+    assert!(rest.next.is_none());
     let page = console.get("/ui/executions").await;
-    assert_eq!(page.status, StatusCode::OK);
+    console.assert_renders(&page, StatusCode::OK, &all);
     assert!(page.html.contains(r#"href="/ui/executions""#), "in the nav");
-    assert_eq!(rows(&page.html), PER_PAGE);
-    let rest = console.get(&next_page(&page.html).unwrap()).await;
-    assert_eq!(rows(&rest.html), 5);
-    assert!(next_page(&rest.html).is_none());
+    let link = next_link(&page.html).expect("a next page");
+    console.assert_renders(&console.get(&link).await, StatusCode::OK, &rest);
 
     // Filters: by label, creator, job, state and time; the next link keeps them.
-    let one = console.get("/ui/executions?label=team:ops").await;
-    assert_eq!(rows(&one.html), 1);
-    assert!(
-        one.html.contains(r#"value="team:ops""#),
+    let one = search("label=team:ops").await;
+    assert_eq!(numbers(&one.executions), [1]);
+    assert_eq!(one.executions[0].job_id, quiet);
+    assert_eq!(
+        one.filters.labels,
+        ["team:ops"],
         "the form keeps the filter"
     );
+    let page = console.get("/ui/executions?label=team:ops").await;
+    console.assert_renders(&page, StatusCode::OK, &one);
+    assert_eq!(search("creator=bo").await.executions.len(), 1);
+    let busy_runs = search("jobId=busy&state=Enqueued&state=Failed&source=trigger").await;
+    assert_eq!(busy_runs.executions.len(), PER_PAGE);
+    assert_eq!(busy_runs.states, ["Enqueued", "Failed"]);
+    let next = busy_runs.next.clone().unwrap();
+    let kept = query_pairs(&next);
+    let states: Vec<&str> = (kept.iter())
+        .filter(|(k, _)| k == "state")
+        .map(|(_, v)| v.as_str())
+        .collect();
     assert_eq!(
-        rows(&console.get("/ui/executions?creator=bo").await.html),
-        1
-    );
-    let busy_page = console
-        .get("/ui/executions?jobId=busy&state=Enqueued&state=Failed&source=trigger")
-        .await;
-    assert_eq!(rows(&busy_page.html), PER_PAGE);
-    let next = next_page(&busy_page.html).unwrap();
-    assert!(
-        next.contains("jobId=busy")
-            && next.contains("state=Failed")
-            && next.contains("source=trigger"),
+        (pair(&kept, "jobId"), states, pair(&kept, "source")),
+        (Some("busy"), vec!["Enqueued", "Failed"], Some("trigger")),
         "{next}"
     );
-    assert_eq!(rows(&console.get(&next).await.html), 4);
-    assert_eq!(
-        rows(&console.get("/ui/executions?state=Failed").await.html),
-        0
-    );
-    assert_eq!(
-        rows(&console.get("/ui/executions?since=10s").await.html),
-        10
+    let busy_rest = ExecutionsPage::load(&console.app, &kept).await.unwrap();
+    assert_eq!(busy_rest.executions.len(), 4);
+    assert!(busy_rest.executions.iter().all(|e| e.job_id == busy));
+    let page = console
+        .get("/ui/executions?jobId=busy&state=Enqueued&state=Failed&source=trigger")
+        .await;
+    console.assert_renders(&page, StatusCode::OK, &busy_runs);
+    assert!(search("state=Failed").await.executions.is_empty());
+    assert_eq!(search("since=10s").await.executions.len(), 10);
+    let bad = ExecutionsPage::load(&console.app, &query_pairs("?since=yesterday")).await;
+    assert!(
+        matches!(&bad, Err(AppError::Invalid(e)) if e.path == "since"),
+        "{bad:?}"
     );
     let bad = console.get("/ui/executions?since=yesterday").await;
     assert_eq!(bad.status, StatusCode::BAD_REQUEST);
-    assert!(bad.html.contains("since"), "{}", bad.html);
-
-    // The view model, read directly.
-    let pairs = vec![("jobId".to_owned(), "quiet".to_owned())];
-    let model = ExecutionsPage::load(&console.app, &pairs).await.unwrap();
-    assert_eq!(model.executions.len(), 1);
-    assert_eq!(model.executions[0].job_id, quiet);
-    assert!(model.next.is_none());
 
     // A job's page: its latest runs and a next page; a state filter.
     let page = JobPage::load(&console.app, &busy, StatsWindow::Day)
@@ -2801,12 +2946,20 @@ async fn executions_are_searched_and_paged_across_jobs_and_on_a_jobs_page() {
         .unwrap();
     assert_eq!(page.executions.len(), RECENT);
     assert_eq!(page.executions[0].execute_number, 54);
-    let html = console.get("/ui/jobs/busy").await.html;
-    let next = next_page(&html).expect("older runs");
+    let next = page.runs_next.clone().expect("older runs");
     assert!(next.starts_with("/ui/jobs/busy?runCursor="), "{next}");
-    let older = console.get(&next).await;
-    assert_eq!(older.status, StatusCode::OK);
-    assert!(older.html.contains(">34<"), "the second page starts at #34");
+    let older = RunsQuery {
+        state: None,
+        cursor: pair(&query_pairs(&next), "runCursor").map(str::to_owned),
+    };
+    let older = JobPage::load_runs(&console.app, &busy, StatsWindow::Day, older)
+        .await
+        .unwrap();
+    assert_eq!(older.executions[0].execute_number, 34, "the second page");
+    let html = console.get("/ui/jobs/busy").await;
+    console.assert_renders(&html, StatusCode::OK, &page);
+    let link = next_link(&html.html).expect("older runs");
+    console.assert_renders(&console.get(&link).await, StatusCode::OK, &older);
     let failed = RunsQuery {
         state: Some("Failed".into()),
         cursor: None,
@@ -2815,14 +2968,24 @@ async fn executions_are_searched_and_paged_across_jobs_and_on_a_jobs_page() {
         .await
         .unwrap();
     assert!(page.executions.is_empty() && page.runs_next.is_none());
-    let enqueued = console.get("/ui/jobs/busy?runState=Enqueued").await.html;
-    let next = next_page(&enqueued).expect("older enqueued runs");
-    assert!(next.contains("runState=Enqueued"), "{next}");
-    assert!(console
-        .get("/ui/jobs/busy?runState=Failed")
+    let html = console.get("/ui/jobs/busy?runState=Failed").await;
+    console.assert_renders(&html, StatusCode::OK, &page);
+    let enqueued = RunsQuery {
+        state: Some("Enqueued".into()),
+        cursor: None,
+    };
+    let page = JobPage::load_runs(&console.app, &busy, StatsWindow::Day, enqueued)
         .await
-        .html
-        .contains("No executions match."));
+        .unwrap();
+    assert_eq!(page.executions.len(), RECENT);
+    let next = page.runs_next.clone().expect("older enqueued runs");
+    assert_eq!(
+        pair(&query_pairs(&next), "runState"),
+        Some("Enqueued"),
+        "{next}"
+    );
+    let html = console.get("/ui/jobs/busy?runState=Enqueued").await;
+    console.assert_renders(&html, StatusCode::OK, &page);
 }
 
 /// The trigger form takes the API's overrides: a delay (the run waits Scheduled), a scheduled
@@ -2993,19 +3156,20 @@ async fn a_parent_runs_page_lists_its_childrens_runs() {
         .collect();
     of_first.reverse();
     assert_eq!(ids, of_first, "newest first, only the first run's");
+    assert!(page.children.iter().all(|e| e.job_id == id("child-a")));
     assert!(!page.more_children);
-    let html = console
+    let shown = console
         .get(&format!(
             "/ui/executions/{}",
             urlencode(&first.execution_id)
         ))
-        .await
-        .html;
+        .await;
+    console.assert_renders(&shown, StatusCode::OK, &page);
     assert!(
-        html.contains("Children&#39;s runs") || html.contains("Children's runs"),
-        "{html}"
+        shown.html.contains(r#"<h2 id="children-runs">"#),
+        "{}",
+        shown.html
     );
-    assert!(html.contains("child-a") && !html.contains("child-b"));
     let page = ExecutionPage::load(&console.app, &second.id())
         .await
         .unwrap();
@@ -3016,6 +3180,14 @@ async fn a_parent_runs_page_lists_its_childrens_runs() {
         .await
         .unwrap();
     assert!(child.children.is_empty());
+    let shown = console
+        .get(&format!(
+            "/ui/executions/{}",
+            urlencode(&of_second.execution_id)
+        ))
+        .await;
+    console.assert_renders(&shown, StatusCode::OK, &child);
+    assert!(!shown.html.contains(r#"id="children-runs""#));
 }
 
 /// The create form's guided fields for retries, `retryPolicy`, the timeouts, a notification and
