@@ -9,7 +9,7 @@ use utoipa::ToSchema;
 
 use super::extract::{Params, PathParams};
 use super::schema::{
-    BackfillRequest, DefinitionValue, ErrorEnvelope, JobDefinition, JobPath, PageQuery,
+    BackfillRequest, ErrorEnvelope, FieldChange, JobDefinition, JobPath, PageQuery,
 };
 use super::{page_of, ApiResult, AppState};
 use sundial_ports::store::Store;
@@ -56,32 +56,6 @@ pub(super) struct HistoryEntry {
     request: Option<Value>,
     /// How many times a backfill selected.
     count: Option<u64>,
-}
-
-/// One changed field of an update (in a history entry, or in an apply's answer).
-#[derive(ToSchema, Serialize)]
-pub(super) struct FieldChange {
-    /// The field's JSON pointer (`/timer/period`).
-    path: String,
-    /// The value before; absent when the field was added. Any JSON, `null` included (a field
-    /// written as `null`), so not a nullable schema: `null` would match both of its branches.
-    #[schema(value_type = DefinitionValue, required = false)]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    old: Option<Value>,
-    /// The value after; absent when the field was removed. Any JSON, `null` included.
-    #[schema(value_type = DefinitionValue, required = false)]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    new: Option<Value>,
-}
-
-impl From<sundial_core::job::FieldChange> for FieldChange {
-    fn from(change: sundial_core::job::FieldChange) -> Self {
-        FieldChange {
-            path: change.path,
-            old: change.old,
-            new: change.new,
-        }
-    }
 }
 
 /// A page of a job's history, newest first.

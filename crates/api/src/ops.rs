@@ -203,7 +203,7 @@ pub(super) async fn apply<S: Store>(
             .map(|(id, changes)| {
                 let changes = changes
                     .into_iter()
-                    .map(|c| serde_json::json!(super::history::FieldChange::from(c)))
+                    .map(|c| serde_json::json!(super::schema::FieldChange::from(c)))
                     .collect();
                 (id, changes)
             })

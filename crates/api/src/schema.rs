@@ -853,13 +853,13 @@ job_schema! {
         to: String,
         /// How the calls behave (default: 1 s, never failing). Named so beside the job's own
         /// `target` (an SQS queue or EventBridge bus), which a simulation takes as it is.
-        simulated_target: Option<crate::simulate::SimulationTarget>,
+        simulated_target: Option<SimulationTarget>,
         /// When the target is down (at most 100 windows).
         #[schema(max_items = 100)]
-        outages: Option<Vec<crate::simulate::SimulationOutage>>,
+        outages: Option<Vec<SimulationOutage>>,
         /// When Sundial itself is down (at most 100 windows).
         #[schema(max_items = 100)]
-        downtime: Option<Vec<crate::simulate::SimulationWindow>>,
+        downtime: Option<Vec<SimulationWindow>>,
         /// How many rows to list (default 200, at most 10000).
         #[schema(minimum = 0, maximum = 10000)]
         rows: Option<u32>,
@@ -1324,7 +1324,7 @@ pub struct Applied {
     pub created: Vec<String>,
     /// Jobs updated, each with the changes of the fields the files changed since the last apply,
     /// by JSON pointer (secret header values as `"***"`), as the job's history shows an update.
-    #[schema(value_type = std::collections::BTreeMap<String, Vec<crate::history::FieldChange>>)]
+    #[schema(value_type = std::collections::BTreeMap<String, Vec<FieldChange>>)]
     pub updated: std::collections::BTreeMap<String, Vec<serde_json::Value>>,
     /// Jobs the files did not change since the last apply (an operator's pause, notes, labels and
     /// edits stay).
@@ -1834,4 +1834,88 @@ pub struct JobListQuery {
     /// between stores); a cursor the server did not make is a 400.
     #[param(min_length = 1)]
     cursor: Option<String>,
+}
+
+/// The synthetic target of a simulation.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(dead_code)]
+pub(crate) struct SimulationTarget {
+    /// The median call duration (default 1s).
+    #[schema(value_type = Option<Duration>)]
+    p50: Option<String>,
+    /// The 99th percentile call duration, at least `p50` (default `p50`); calls follow a
+    /// log-normal distribution through both. At most 1d.
+    #[schema(value_type = Option<Duration>)]
+    p99: Option<String>,
+    /// The share of calls that answer HTTP 500 (0 to 1, default 0).
+    #[schema(minimum = 0, maximum = 1)]
+    failure_rate: Option<f64>,
+    /// The seed of the draws (default 1): the same seed gives the same answer.
+    #[schema(minimum = 0)]
+    seed: Option<u64>,
+}
+
+/// What the target's calls do during an outage.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub(crate) enum OutageMode {
+    /// Fail at once with a connection error (the default).
+    Error,
+    /// Hang until the attempt's `timeoutSeconds`.
+    Timeout,
+}
+
+/// A window when the target is down: `[start, start + length)`.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(dead_code)]
+pub(crate) struct SimulationOutage {
+    /// RFC 3339, or UTC without a zone (`2026-12-24T10:00`).
+    start: String,
+    /// How long.
+    #[schema(value_type = Duration)]
+    length: String,
+    /// What calls starting in it do (default `error`).
+    mode: Option<OutageMode>,
+}
+
+/// A window when Sundial itself is down: nothing happens in it, and what fell due happens when
+/// it ends (late fires meet the catch-up rules).
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(dead_code)]
+pub(crate) struct SimulationWindow {
+    /// RFC 3339, or UTC without a zone (`2026-12-24T10:00`).
+    start: String,
+    /// How long.
+    #[schema(value_type = Duration)]
+    length: String,
+}
+
+/// One changed field of an update (in a history entry, or in an apply's answer).
+#[derive(ToSchema, Serialize)]
+pub(crate) struct FieldChange {
+    /// The field's JSON pointer (`/timer/period`).
+    path: String,
+    /// The value before; absent when the field was added. Any JSON, `null` included (a field
+    /// written as `null`), so not a nullable schema: `null` would match both of its branches.
+    #[schema(value_type = DefinitionValue, required = false)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    old: Option<Value>,
+    /// The value after; absent when the field was removed. Any JSON, `null` included.
+    #[schema(value_type = DefinitionValue, required = false)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    new: Option<Value>,
+}
+
+impl From<sundial_core::job::FieldChange> for FieldChange {
+    fn from(change: sundial_core::job::FieldChange) -> Self {
+        FieldChange {
+            path: change.path,
+            old: change.old,
+            new: change.new,
+        }
+    }
 }

@@ -8,7 +8,7 @@ use axum::Json;
 use utoipa::ToSchema;
 
 use super::extract::JsonBody;
-use super::schema::{Duration, ErrorEnvelope, SimulationRequest};
+use super::schema::{ErrorEnvelope, SimulationRequest};
 use super::{ApiResult, AppState};
 use sundial_ports::store::Store;
 use sundial_service::app::MAX_API_FIRES;
@@ -39,64 +39,6 @@ pub(super) async fn simulate_job<S: Store>(
         .map_err(sundial_service::AppError::Invalid)?;
     let report = app.simulate_job(request).await?;
     Ok(Json(report.to_json()).into_response())
-}
-
-/// The synthetic target of a simulation.
-#[derive(ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[allow(dead_code)]
-pub(crate) struct SimulationTarget {
-    /// The median call duration (default 1s).
-    #[schema(value_type = Option<Duration>)]
-    p50: Option<String>,
-    /// The 99th percentile call duration, at least `p50` (default `p50`); calls follow a
-    /// log-normal distribution through both. At most 1d.
-    #[schema(value_type = Option<Duration>)]
-    p99: Option<String>,
-    /// The share of calls that answer HTTP 500 (0 to 1, default 0).
-    #[schema(minimum = 0, maximum = 1)]
-    failure_rate: Option<f64>,
-    /// The seed of the draws (default 1): the same seed gives the same answer.
-    #[schema(minimum = 0)]
-    seed: Option<u64>,
-}
-
-/// What the target's calls do during an outage.
-#[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
-pub(crate) enum OutageMode {
-    /// Fail at once with a connection error (the default).
-    Error,
-    /// Hang until the attempt's `timeoutSeconds`.
-    Timeout,
-}
-
-/// A window when the target is down: `[start, start + length)`.
-#[derive(ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[allow(dead_code)]
-pub(crate) struct SimulationOutage {
-    /// RFC 3339, or UTC without a zone (`2026-12-24T10:00`).
-    start: String,
-    /// How long.
-    #[schema(value_type = Duration)]
-    length: String,
-    /// What calls starting in it do (default `error`).
-    mode: Option<OutageMode>,
-}
-
-/// A window when Sundial itself is down: nothing happens in it, and what fell due happens when
-/// it ends (late fires meet the catch-up rules).
-#[derive(ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[allow(dead_code)]
-pub(crate) struct SimulationWindow {
-    /// RFC 3339, or UTC without a zone (`2026-12-24T10:00`).
-    start: String,
-    /// How long.
-    #[schema(value_type = Duration)]
-    length: String,
 }
 
 /// One thing that happened.

@@ -18,16 +18,6 @@ use sundial_core::spec::SpecError;
 
 use crate::cli::PreviewArgs;
 
-/// What `sundial spec preview --help` says beside the flags.
-pub(crate) const ABOUT: &str = "\
-Prints one line of JSON:
-  {\"times\": [RFC 3339 times with the schedule zone's offset], \"schedule\": <canonical spec>}
-
-SPEC_JSON is a schedule object ({\"cron\": [\"0 12 * * MON-FRI\"]}), {\"schedule\": {...}}
-or a job timer {\"timer\": {\"dueTime\": \"10s\", \"period\": \"R4/PT3S\"}}.
-
-Exit status: 0 on success; 2 on an invalid spec or argument, with `error: ...` on stderr.";
-
 const DEFAULT_COUNT: usize = 10;
 const MAX_COUNT: usize = 10_000;
 

@@ -26,31 +26,6 @@ use sundial_service::engine::{Engine, EngineConfig, QueueKind, LOCAL_ADMIT_AHEAD
 use sundial_service::settings;
 use sundial_service::{App, AppConfig};
 
-/// The environment of `sundial serve`, shown after its flags in `sundial serve --help`.
-pub(crate) const ENVIRONMENT: &str = "\
-Environment:
-  SUNDIAL_API_TOKEN       bearer token required on every route but /health, the feedback
-                          route, /openapi.json and /docs; mandatory (or SUNDIAL_API_TOKENS)
-                          when --addr is not a loopback address; at least 16 visible ASCII
-                          characters; its changes are recorded as the actor default
-  SUNDIAL_API_TOKENS      named tokens with a scope: name:scope:secret,… (scope read or
-                          write); the name is the actor the history records; read tokens
-                          change nothing (403); with SUNDIAL_API_TOKEN too, that one is
-                          one more token, default, of scope write
-  SUNDIAL_CONSOLE_SESSION_SECONDS
-                          how long a console login lasts (default 28800, 8 hours)
-  SUNDIAL_DEBUG_MODE      1 for --debug-mode
-  SUNDIAL_AWS_TARGETS     1 for --aws-targets; the SDK then reads AWS_REGION, AWS_PROFILE,
-                          AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_ENDPOINT_URL, …
-  SUNDIAL_SERVICES        service map for service:// URLs: main=http://127.0.0.1:9000,oa=…
-  SUNDIAL_PUBLIC_URL      base of schedulingFeedbackUrl (default http://ADDR)
-  SUNDIAL_SIGNING_SECRET  HMAC secret for feedback tokens and webhook signatures, at least 32
-                          bytes (default: a random one kept in DATA/signing-secret, mode 0600)
-  SUNDIAL_OUTBOUND_ALLOW  hosts, IPs or CIDRs jobs may call beyond public addresses and loopback
-  SUNDIAL_VAR_*           variables job templates may read as ${SUNDIAL_VAR_NAME}
-  RUST_LOG                log filter (default info)
-";
-
 /// What `serve` was asked to do.
 #[derive(Debug, PartialEq)]
 pub(crate) struct ServeOptions {

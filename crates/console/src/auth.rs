@@ -32,8 +32,9 @@ use serde::Deserialize;
 use sundial_core::signing;
 use sundial_ports::store::Store;
 use sundial_service::app::auth::{constant_time_eq, Caller, Scope};
-use sundial_service::{Actor, ChangeBy};
+use sundial_service::Actor;
 
+use crate::session::Session;
 use crate::sign_in::PendingLogin;
 use crate::{view, Console, ConsoleAuth, ConsoleState, PageError};
 
@@ -45,43 +46,6 @@ const LOGIN_COOKIE: &str = "sundial_login";
 const LOGIN_LABEL: &str = "sundial-console-login\n";
 /// How long a sign-in at the provider may take.
 const LOGIN_LIFETIME_SECONDS: i64 = 600;
-
-/// The session of the request, put in the request's extensions by [`require_session`].
-#[derive(Clone, Debug)]
-pub(crate) struct Session {
-    /// The CSRF token forms must carry.
-    pub csrf: String,
-    /// Whether the reader logged in (token mode), so the page offers to log out.
-    pub signed_in: bool,
-    /// The name of the token the reader logged in with (`anonymous` in open mode): the actor of
-    /// the session's changes.
-    pub actor: Actor,
-    /// What the token may do.
-    pub scope: Scope,
-    /// The debug mode in force when the request came (the banner of every page).
-    pub debug_mode: sundial_core::debug_mode::DebugMode,
-    nonce: String,
-    expiry: i64,
-}
-
-impl Session {
-    /// A change by this session's reader.
-    pub(crate) fn change(&self) -> ChangeBy {
-        ChangeBy::new(self.actor.clone())
-    }
-
-    /// Refuses a form whose CSRF token is not this session's.
-    pub(crate) fn check_csrf(&self, token: &str) -> Result<(), PageError> {
-        if constant_time_eq(token.as_bytes(), self.csrf.as_bytes()) {
-            Ok(())
-        } else {
-            Err(PageError::new(
-                StatusCode::FORBIDDEN,
-                "The form's CSRF token is missing or not this session's: reload the page and try again.",
-            ))
-        }
-    }
-}
 
 impl<S: Store> Console<S> {
     fn secret(&self) -> &[u8] {

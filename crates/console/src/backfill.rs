@@ -28,9 +28,9 @@ use sundial_service::app::Scope;
 use sundial_service::app::{parse_job_id, BackfillReport};
 use sundial_service::AppError;
 
-use crate::auth::Session;
 use crate::form::{described_by, error_summary, field, invalid, Problem, Spot};
 use crate::ledger::{local_input, parse_local};
+use crate::session::Session;
 use crate::view::zone_of;
 use crate::view::{job_url, layout};
 use crate::{ConsoleState, PageError};

@@ -22,8 +22,8 @@ use sundial_ports::store::{JobFilter, Store};
 use sundial_service::app::Scope as TokenScope;
 use sundial_service::app::{BulkAction, BulkDone, BulkReport, BulkRequest, MAX_BULK_JOBS};
 
-use crate::auth::Session;
 use crate::filter::{field, filter_of, filter_pairs};
+use crate::session::Session;
 use crate::view::{capitalized, query_string};
 use crate::view::{chip, job_url, layout, seg};
 use crate::{ConsoleState, PageError};

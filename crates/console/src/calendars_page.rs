@@ -10,7 +10,7 @@ use maud::html;
 use serde_json::Value;
 use sundial_ports::store::Store;
 
-use crate::auth::Session;
+use crate::session::Session;
 use crate::view::{job_url, layout, seg};
 use crate::{ConsoleState, PageError};
 

@@ -26,9 +26,9 @@ use sundial_ports::store::Store;
 use sundial_service::app::parse_job_id;
 use sundial_service::AppError;
 
-use crate::auth::Session;
 use crate::form::{described_by, error_summary, field, invalid, Problem, Spot};
 use crate::guided::{self, non_empty, GuidedFields};
+use crate::session::Session;
 use crate::view::{job_url, layout};
 use crate::{ConsoleState, PageError};
 

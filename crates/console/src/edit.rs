@@ -25,9 +25,9 @@ use sundial_service::app::Scope;
 use sundial_service::app::{parse_job_id, UpdatePreview};
 use sundial_service::AppError;
 
-use crate::auth::Session;
 use crate::form::{described_by, error_summary, field, invalid, Problem, Spot};
 use crate::guided::{self, GuidedFields};
+use crate::session::Session;
 use crate::view::{chip, job_url, layout, seg};
 use crate::{ConsoleState, PageError};
 

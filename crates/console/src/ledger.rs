@@ -24,7 +24,7 @@ use sundial_ports::store::{AuditQuery, PageRequest, Store};
 use sundial_service::app::parse_job_id;
 use sundial_service::AppError;
 
-use crate::auth::Session;
+use crate::session::Session;
 use crate::view::zone_of;
 use crate::view::{chip, job_url, layout, seg, when};
 use crate::{ConsoleState, PageError};

@@ -19,11 +19,11 @@ use sundial_ports::store::Store;
 use sundial_service::app::{parse_job_id, Occurrences};
 use sundial_service::{App, AppError};
 
-use crate::auth::Session;
 use crate::ledger::{
     counts, explanation, local_input, parse_local, range_kind, rows, status_chip, EACH_ON_ITS_OWN,
     MAX_ROWS,
 };
+use crate::session::Session;
 use crate::view::{job_url, layout, when, zone_of};
 use crate::{ConsoleState, PageError};
 

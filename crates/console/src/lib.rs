@@ -69,6 +69,7 @@ pub mod jobs_page;
 mod ledger;
 pub mod ledger_page;
 mod pages;
+mod session;
 pub mod sign_in;
 mod simulate;
 pub mod stats;

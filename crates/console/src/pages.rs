@@ -13,11 +13,11 @@ use sundial_ports::store::{JobOrder, Store};
 use sundial_service::app::{parse_execution_id, parse_job_id, pause_end};
 use sundial_service::AppError;
 
-use crate::auth::Session;
 use crate::execution_page::ExecutionPage;
 use crate::filter::{field, filter_of};
 use crate::job_page::JobPage;
 use crate::jobs_page::JobsPage;
+use crate::session::Session;
 use crate::stats::WindowQuery;
 use crate::view::{job_url, layout, seg, JobNotice};
 use crate::{ConsoleState, PageError};

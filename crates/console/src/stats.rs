@@ -14,8 +14,8 @@ use sundial_ports::store::Store;
 use sundial_service::app::{FleetStats, JobStats};
 use sundial_service::{App, AppError};
 
-use crate::auth::Session;
 use crate::chart::{self, millis, percent, Bucket};
+use crate::session::Session;
 use crate::view::{job_url, layout};
 use crate::{ConsoleState, PageError};
 

@@ -17,8 +17,8 @@ use sundial_core::upcoming::TimelineFire;
 use sundial_ports::store::{JobFilter, Store};
 use sundial_service::app::{App, AppError, UpcomingCut, UPCOMING_FIRES, UPCOMING_JOBS};
 
-use crate::auth::Session;
 use crate::pages::non_empty;
+use crate::session::Session;
 use crate::view::zone_of;
 use crate::view::{filter_fields, job_url, layout, when};
 use crate::{ConsoleState, PageError};

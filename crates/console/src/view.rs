@@ -9,7 +9,7 @@ use maud::{html, Markup, DOCTYPE};
 use serde_json::Value;
 use sundial_core::job::{Job, When};
 
-use crate::auth::Session;
+use crate::session::Session;
 use sundial_ports::store::JobFilter;
 
 /// The page around `content`: header with navigation and, when signed in, the logout button.

@@ -13,8 +13,8 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::job::time_serde::{option_rfc3339, rfc3339};
 use crate::job::{FieldError, JobId};
+use crate::time_serde::{option_rfc3339, rfc3339};
 
 /// The most events an execution keeps; beyond it the oldest after the first are dropped and counted.
 pub const MAX_EVENTS: usize = 200;

@@ -53,12 +53,12 @@ pub struct FireRange {
     #[serde(rename = "kind")]
     pub reason: RangeReason,
     /// The first time of the range.
-    #[serde(rename = "from", with = "crate::job::time_serde::rfc3339")]
+    #[serde(rename = "from", with = "crate::time_serde::rfc3339")]
     pub first: DateTime<Utc>,
     /// The last time of the range. Past [`crate::plan::MAX_MISSED_COUNTED`] missed fires in one
     /// tick the planner jumps ahead without evaluating each: the range then ends at the jump and
     /// `count` is a lower bound.
-    #[serde(rename = "to", with = "crate::job::time_serde::rfc3339")]
+    #[serde(rename = "to", with = "crate::time_serde::rfc3339")]
     pub last: DateTime<Utc>,
     /// How many nominal times it holds.
     pub count: u64,

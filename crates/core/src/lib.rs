@@ -26,6 +26,7 @@ pub mod source;
 pub mod spec;
 pub mod stats;
 pub mod template;
+pub(crate) mod time_serde;
 pub mod timer;
 pub mod trigger;
 pub mod upcoming;

@@ -997,7 +997,7 @@ pub fn finish_on_job(
             job_state.last_failure = Some(serde_json::json!({
                 "executionId": id,
                 "error": execution.error,
-                "finishedAt": execution.finished_at().map(|t| crate::job::time_serde::format(&t)),
+                "finishedAt": execution.finished_at().map(|t| crate::time_serde::format(&t)),
             }));
             if job.definition.pause_on_failure() && job.definition.active() {
                 let note = format!(

@@ -1004,7 +1004,7 @@ impl Sim<'_> {
 impl Report {
     /// The report as the API answers it (docs/api.md, "Simulating a job").
     pub fn to_json(&self) -> Value {
-        let time = |t: &DateTime<Utc>| Value::String(crate::job::time_serde::format(t));
+        let time = |t: &DateTime<Utc>| Value::String(crate::time_serde::format(t));
         let totals = &self.totals;
         let rows: Vec<Value> = self
             .rows

@@ -110,7 +110,9 @@ impl Meter {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Books a DynamoDB request of `operation` with its item writes, each on its table.
+    /// Books a DynamoDB request of `operation` with its item writes, each on its table. With
+    /// `SUNDIAL_METER_TRACE` set, each item write's units are printed to stderr as they are booked:
+    /// where a run's units go, write by write.
     pub fn book_writes(&self, operation: &str, writes: &[(String, WriteBill)]) {
         let second = self.now();
         let mut bill = Bill {
@@ -119,6 +121,12 @@ impl Meter {
         };
         let mut state = self.lock();
         for (table, write) in writes {
+            if trace() {
+                eprintln!(
+                    "meter: {operation} {} table {} indexes {:?}",
+                    write.table_key, write.table, write.indexes
+                );
+            }
             bill.wru += write.total();
             bill.index_wru += write.total() - write.table;
             let at = KeySpace {
@@ -227,6 +235,12 @@ fn hottest(by_key: &BTreeMap<KeySpace, BTreeMap<i64, f64>>, n: usize) -> Vec<Hot
     peaks.sort_by(|a, b| b.peak.total_cmp(&a.peak).then_with(|| a.at.cmp(&b.at)));
     peaks.truncate(n);
     peaks
+}
+
+/// Whether `SUNDIAL_METER_TRACE` asks for every item write to be printed (read once).
+fn trace() -> bool {
+    static TRACE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *TRACE.get_or_init(|| std::env::var_os("SUNDIAL_METER_TRACE").is_some())
 }
 
 #[cfg(test)]

@@ -109,6 +109,7 @@ fn rust_files(dir: &Path) -> Vec<PathBuf> {
 /// out: a test may reach any module it checks.
 fn module_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
     let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut files = Vec::new();
     for file in rust_files(src) {
         let relative = file.strip_prefix(src).unwrap();
         let mut module: Vec<String> = relative
@@ -124,6 +125,13 @@ fn module_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
         if module.iter().any(|part| part == "tests") {
             continue;
         }
+        files.push((file, module));
+    }
+    let modules: BTreeSet<String> = files
+        .iter()
+        .filter_map(|(_, module)| module.first().cloned())
+        .collect();
+    for (file, module) in files {
         let Some(top) = module.first().cloned() else {
             continue; // the crate root names every module
         };
@@ -131,6 +139,7 @@ fn module_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
             .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
         let mut names = ModuleNames {
             module: module.clone(),
+            modules: &modules,
             found: BTreeSet::new(),
         };
         names.visit_file(&syntax);
@@ -140,10 +149,17 @@ fn module_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
     graph
 }
 
-/// Collects the top-level modules a file's code names.
-struct ModuleNames {
+/// Collects the top-level modules a file's code names: in `use` trees and paths, and in what
+/// `syn` leaves as tokens — macro bodies (`job_schema! { … crate::simulate::X … }`) and attribute
+/// arguments (`#[command(after_help = crate::serve::ENVIRONMENT)]`, and the paths inside their
+/// strings, `#[serde(with = "crate::job::time_serde::rfc3339")]`). Doc comments are prose: a
+/// link in one is not a dependency.
+struct ModuleNames<'m> {
     /// The file's module path below the crate root.
     module: Vec<String>,
+    /// The crate's top-level modules: a one-segment path below the root (`use crate::{view, …}`)
+    /// is a dependency when it names one of them.
+    modules: &'m BTreeSet<String>,
     found: BTreeSet<String>,
 }
 
@@ -156,7 +172,7 @@ fn is_test_only(attrs: &[syn::Attribute]) -> bool {
     })
 }
 
-impl ModuleNames {
+impl ModuleNames<'_> {
     /// The top-level module a path starting with `segments` names, if it leaves the file's own.
     fn note(&mut self, segments: &[String]) {
         let Some(first) = segments.first() else {
@@ -177,8 +193,83 @@ impl ModuleNames {
         };
         // A path of one segment below the root names the root's own item (`crate::AppError`),
         // which may live in any module: counted only when it is a module.
-        if resolved.len() >= 2 {
+        if resolved.len() >= 2 || resolved.first().is_some_and(|m| self.modules.contains(m)) {
             self.found.insert(resolved[0].clone());
+        }
+    }
+
+    /// The `crate::…` and `super::…` paths in tokens `syn` does not parse: a macro's body or an
+    /// attribute's arguments; with `strings`, also those written inside string literals.
+    fn tokens(&mut self, tokens: proc_macro2::TokenStream, strings: bool) {
+        use proc_macro2::TokenTree;
+        let mut path: Vec<String> = Vec::new();
+        // Whether the last token was the first `:` of a `::` continuing `path`.
+        let mut colons = 0;
+        for tree in tokens {
+            match tree {
+                TokenTree::Ident(ident) => {
+                    let word = ident.to_string();
+                    if !path.is_empty() && colons == 2 {
+                        path.push(word);
+                    } else {
+                        self.end_path(&mut path);
+                        if word == "crate" || word == "super" {
+                            path.push(word);
+                        }
+                    }
+                    colons = 0;
+                }
+                TokenTree::Punct(punct) if punct.as_char() == ':' && !path.is_empty() => {
+                    colons += 1;
+                }
+                TokenTree::Group(group) => {
+                    self.end_path(&mut path);
+                    colons = 0;
+                    self.tokens(group.stream(), strings);
+                }
+                TokenTree::Literal(literal) => {
+                    self.end_path(&mut path);
+                    colons = 0;
+                    if strings {
+                        if let Ok(text) =
+                            syn::parse2::<syn::LitStr>(TokenTree::Literal(literal).into())
+                        {
+                            self.string(&text.value());
+                        }
+                    }
+                }
+                TokenTree::Punct(_) => {
+                    self.end_path(&mut path);
+                    colons = 0;
+                }
+            }
+        }
+        self.end_path(&mut path);
+    }
+
+    fn end_path(&mut self, path: &mut Vec<String>) {
+        if path.len() > 1 {
+            self.note(path);
+        }
+        path.clear();
+    }
+
+    /// The paths written in a string (`"crate::job::time_serde::rfc3339"`).
+    fn string(&mut self, text: &str) {
+        for (start, _) in text
+            .match_indices("crate::")
+            .chain(text.match_indices("super::"))
+        {
+            let path: String = text[start..]
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+                .collect();
+            let segments: Vec<String> = path
+                .split("::")
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+                .collect();
+            self.note(&segments);
         }
     }
 
@@ -213,7 +304,7 @@ impl ModuleNames {
     }
 }
 
-impl<'ast> Visit<'ast> for ModuleNames {
+impl<'ast> Visit<'ast> for ModuleNames<'_> {
     fn visit_item(&mut self, item: &'ast syn::Item) {
         let attrs = match item {
             syn::Item::Mod(m) => &m.attrs,
@@ -248,6 +339,21 @@ impl<'ast> Visit<'ast> for ModuleNames {
         let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
         self.note(&segments);
         visit::visit_path(self, path);
+    }
+
+    fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+        self.tokens(mac.tokens.clone(), false);
+        visit::visit_macro(self, mac);
+    }
+
+    fn visit_attribute(&mut self, attr: &'ast syn::Attribute) {
+        if attr.path().is_ident("doc") {
+            return;
+        }
+        if let syn::Meta::List(list) = &attr.meta {
+            self.tokens(list.tokens.clone(), true);
+        }
+        visit::visit_attribute(self, attr);
     }
 }
 
@@ -326,6 +432,46 @@ fn a_module_cycle_is_caught() {
         cycles(&graph),
         BTreeSet::from([vec!["job".to_string(), "plan".to_string()]])
     );
+}
+
+/// The ways a dependency hid from the check before (issue 24's closing count found four such
+/// cycles): a module imported by its name in a group, a path in a macro's body, in an attribute's
+/// arguments, and inside an attribute's string. A doc comment's link is not one.
+#[test]
+fn a_dependency_in_a_group_a_macro_or_an_attribute_is_caught() {
+    let dir = std::env::temp_dir().join(format!("sundial-arch-hidden-{}", std::process::id()));
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(
+        dir.join("lib.rs"),
+        "pub mod a; pub mod b; pub mod c; pub mod d; pub mod e; pub mod f;",
+    )
+    .unwrap();
+    fs::write(dir.join("a.rs"), "use crate::{b, Root};\nfn f() { b::g() }").unwrap();
+    fs::write(dir.join("b.rs"), "schema! { struct X { y: crate::c::Y } }").unwrap();
+    fs::write(
+        dir.join("c.rs"),
+        "#[command(after_help = crate::d::HELP)]\nstruct Args;",
+    )
+    .unwrap();
+    fs::write(
+        dir.join("d.rs"),
+        "#[derive(Deserialize)]\nstruct R { #[serde(with = \"crate::e::rfc3339\")] at: T }",
+    )
+    .unwrap();
+    fs::write(
+        dir.join("e.rs"),
+        "/// See [`crate::f::Thing`].\npub fn rfc3339() {}",
+    )
+    .unwrap();
+    fs::write(dir.join("f.rs"), "").unwrap();
+    let graph = module_graph(&dir);
+    fs::remove_dir_all(&dir).unwrap();
+    let edge = |from: &str| graph.get(from).cloned().unwrap_or_default();
+    assert_eq!(edge("a"), BTreeSet::from(["b".to_string()]));
+    assert_eq!(edge("b"), BTreeSet::from(["c".to_string()]));
+    assert_eq!(edge("c"), BTreeSet::from(["d".to_string()]));
+    assert_eq!(edge("d"), BTreeSet::from(["e".to_string()]));
+    assert_eq!(edge("e"), BTreeSet::new());
 }
 
 /// The crates of adapters reach the use cases only through the ports: `sundial-embedded` by its

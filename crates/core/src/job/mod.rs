@@ -33,7 +33,6 @@ mod labels;
 mod policy;
 mod redact;
 mod state;
-pub(crate) mod time_serde;
 
 #[cfg(test)]
 mod tests;

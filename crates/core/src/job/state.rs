@@ -5,9 +5,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::fields::{err, ROOT};
-use super::time_serde::{self, option_rfc3339, rfc3339};
 use super::{FieldError, JobDefinition, JobId, OverlapPolicy, When};
 use crate::spec::{BusinessCalendar, CalendarSet};
+use crate::time_serde::{self, option_rfc3339, rfc3339};
 
 /// A backfill waiting to be run: every fire time of the schedule in `[start_time, end_time]`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -238,7 +238,7 @@ fn dst_and_calendars_come_from_the_spec_engine() {
     .run();
     let times: Vec<String> = rows_of(&report, RowKind::Attempt)
         .iter()
-        .map(|r| crate::job::time_serde::format(&r.nominal.unwrap()))
+        .map(|r| crate::time_serde::format(&r.nominal.unwrap()))
         .collect();
     assert_eq!(
         times,
