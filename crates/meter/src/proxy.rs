@@ -304,6 +304,57 @@ impl Proxy {
         answer["Item"].as_object().cloned()
     }
 
+    /// The items at `keys` (table, primary key), read as they are now, in order: one `GetItem`
+    /// for one key, else a strongly consistent `BatchGetItem` per 100 distinct keys. The meter
+    /// reads every written item before and after its write; batching those reads keeps moto,
+    /// which answers one request at a time, from spending most of a metered test on them.
+    async fn items(&self, keys: &[(String, Item)], placing: &HeaderMap) -> Vec<Option<Item>> {
+        if let [(table, key)] = keys {
+            return vec![self.item(table, key, placing).await];
+        }
+        let mut distinct: Vec<&(String, Item)> = Vec::new();
+        for wanted in keys {
+            if !distinct.contains(&wanted) {
+                distinct.push(wanted);
+            }
+        }
+        let mut found: Vec<(String, Item)> = Vec::new();
+        for chunk in distinct.chunks(100) {
+            let mut tables = serde_json::Map::new();
+            for (table, key) in chunk {
+                let entry = tables
+                    .entry(table.clone())
+                    .or_insert_with(|| json!({"Keys": [], "ConsistentRead": true}));
+                if let Some(list) = entry["Keys"].as_array_mut() {
+                    list.push(Value::Object(key.clone()));
+                }
+            }
+            let answer = self
+                .own_call("BatchGetItem", &json!({"RequestItems": tables}), placing)
+                .await;
+            for (table, items) in answer["Responses"].as_object().into_iter().flatten() {
+                for item in items.as_array().into_iter().flatten() {
+                    if let Some(item) = item.as_object() {
+                        found.push((table.clone(), item.clone()));
+                    }
+                }
+            }
+        }
+        let mut answers = Vec::with_capacity(keys.len());
+        for (table, key) in keys {
+            let schema = self.schema(table, placing).await;
+            answers.push(
+                found
+                    .iter()
+                    .find(|(t, item)| {
+                        t == table && schema.as_ref().is_some_and(|s| s.key_of(item) == *key)
+                    })
+                    .map(|(_, item)| item.clone()),
+            );
+        }
+        answers
+    }
+
     async fn dynamo<F, Fut>(
         &self,
         operation: &str,
@@ -326,10 +377,11 @@ impl Proxy {
                     }
                 }
                 let _serialized = self.writes.lock().await;
-                let mut befores = Vec::new();
-                for (table, key, _) in &writes {
-                    befores.push(self.item(table, key, placing).await);
-                }
+                let keys: Vec<(String, Item)> = writes
+                    .iter()
+                    .map(|(table, key, _)| (table.clone(), key.clone()))
+                    .collect();
+                let befores = self.items(&keys, placing).await;
                 let answer = forward().await?;
                 let transactional = operation == "TransactWriteItems";
                 let outcome = if answer.ok() {
@@ -339,15 +391,21 @@ impl Proxy {
                 } else {
                     return Ok(answer);
                 };
+                let written: Vec<(String, Item)> = writes
+                    .iter()
+                    .filter(|(_, _, check_only)| outcome == Outcome::Written && !check_only)
+                    .map(|(table, key, _)| (table.clone(), key.clone()))
+                    .collect();
+                let mut afters = self.items(&written, placing).await.into_iter();
                 let mut bills = Vec::new();
-                for ((table, key, check_only), before) in writes.iter().zip(&befores) {
-                    let Some(schema) = self.schema(table, placing).await else {
-                        continue;
-                    };
+                for ((table, _, check_only), before) in writes.iter().zip(&befores) {
                     let after = if outcome == Outcome::Written && !check_only {
-                        self.item(table, key, placing).await
+                        afters.next().flatten()
                     } else {
                         before.clone()
+                    };
+                    let Some(schema) = self.schema(table, placing).await else {
+                        continue;
                     };
                     let bill = bill_write(
                         &schema,
@@ -364,16 +422,24 @@ impl Proxy {
             "GetItem" | "BatchGetItem" => {
                 let answer = forward().await?;
                 if answer.ok() {
+                    // A read is billed by the whole item, whatever it projected: the items are
+                    // read again whole, all at once.
+                    let wanted = item_reads(operation, request);
+                    let keys: Vec<(String, Item)> = wanted
+                        .iter()
+                        .flat_map(|(table, keys, _)| {
+                            keys.iter().map(move |key| (table.clone(), key.clone()))
+                        })
+                        .collect();
+                    let mut whole = self.items(&keys, placing).await.into_iter();
                     let mut reads = Vec::new();
-                    for (table, keys, consistent) in item_reads(operation, request) {
-                        let Some(schema) = self.schema(&table, placing).await else {
-                            continue;
-                        };
+                    for (table, keys, consistent) in wanted {
+                        let schema = self.schema(&table, placing).await;
                         for key in keys {
-                            let size = self
-                                .item(&table, &key, placing)
-                                .await
-                                .map_or(0, |i| item_size(&i));
+                            let size = whole.next().flatten().map_or(0, |i| item_size(&i));
+                            let Some(schema) = &schema else {
+                                continue;
+                            };
                             let at = KeySpace {
                                 space: table.clone(),
                                 key: key
