@@ -832,158 +832,233 @@ struct CreateView<'p, 'a> {
     simulation: Option<&'p crate::simulate::Simulated>,
 }
 
+impl CreatePage<'_> {
+    /// A control with its label, hint and error, described by both.
+    fn control(&self, control: Control, hint: Option<&str>, input: Markup) -> Markup {
+        field(control.spot(), hint, self.problem_at(control), input)
+    }
+
+    /// The `aria-describedby` of `control`: its hint and its error, those it has.
+    fn described(&self, control: Control, hint: bool) -> Option<String> {
+        described_by(control.id(), hint, self.problem_at(control).is_some())
+    }
+
+    /// The `aria-invalid` of `control`.
+    fn invalid(&self, control: Control) -> Option<&'static str> {
+        invalid(self.problem_at(control))
+    }
+
+    /// A text input with its label, hint and error.
+    fn text_input(&self, control: Control, name: &str, value: &str, hint: Option<&str>) -> Markup {
+        self.control(
+            control,
+            hint,
+            html! {
+                input id=(control.id()) name=(name) type="text" value=(value)
+                    aria-describedby=[self.described(control, hint.is_some())]
+                    aria-invalid=[self.invalid(control)];
+            },
+        )
+    }
+
+    /// A textarea with its label, hint and error.
+    fn textarea(
+        &self,
+        control: Control,
+        name: &str,
+        value: &str,
+        rows: u8,
+        hint: Option<&str>,
+    ) -> Markup {
+        self.control(
+            control,
+            hint,
+            html! {
+                textarea id=(control.id()) name=(name) rows=(rows) spellcheck="false"
+                    aria-describedby=[self.described(control, hint.is_some())]
+                    aria-invalid=[self.invalid(control)] { (value) }
+            },
+        )
+    }
+
+    /// Who the job is.
+    fn job_fields(&self) -> Markup {
+        let form = self.form;
+        html! {
+            fieldset {
+                legend { "The job" }
+                (self.text_input(Control::JobId, "jobId", &form.job_id, Some("1–128 letters, digits, _ . - : the job's address, /jobs/{jobId}.")))
+                (self.text_input(Control::JobName, "jobName", &form.job_name, None))
+                (self.text_input(Control::Creator, "creator", &form.creator, None))
+                (self.text_input(Control::CreatorName, "creatorName", &form.creator_name, None))
+            }
+        }
+    }
+
+    /// When it runs: the kind of schedule, each kind's fields, and the preview of its fires.
+    fn when_fields(&self) -> Markup {
+        let form = self.form;
+        let when_error = self.problem_at(Control::When);
+        html! {
+            fieldset id=(Control::When.id()) aria-describedby=[when_error.map(|_| "c-when-error")] {
+                legend { (Control::When.label()) }
+                div.kinds {
+                    @for kind in &self.kinds {
+                        label.kind {
+                            input type="radio" name="when" value=(kind.value) checked[kind.chosen];
+                            " " (kind.label)
+                        }
+                    }
+                }
+                @if let Some(error) = when_error { p.field-error id="c-when-error" { (error) } }
+                div.when data-when="cron" {
+                    (self.textarea(Control::Cron, "cron", &form.cron, 2, Some("One per line: 5 fields (m h dom mon dow), 6 with seconds first; @daily, CRON_TZ=… (docs/spec.md).")))
+                }
+                div.when data-when="interval" {
+                    (self.text_input(Control::Interval, "interval", &form.interval, Some("Every so long from the Unix epoch, with an offset: 6h, 6h/5h, PT30M.")))
+                }
+                div.when data-when="calendars" {
+                    (self.textarea(Control::Calendars, "calendars", &form.calendars, 4, Some(r#"A calendar or a list: [{"hour": "9", "dayOfWeek": "MON-FRI"}]; unset fields: second, minute, hour 0, the rest any."#)))
+                }
+                div.when data-when="cron interval calendars" {
+                    (self.text_input(Control::TimeZone, "timeZone", &form.time_zone, Some("An IANA zone: Europe/London, America/New_York.")))
+                }
+                div.when data-when="timer" {
+                    (self.text_input(Control::DueTime, "dueTime", &form.due_time, Some("From creation (10m, PT1H) or a time (2026-10-01 09:00:01).")))
+                    (self.text_input(Control::Period, "period", &form.period, Some("1h, R4/PT3S, a Quartz cron (0 0/5 * * * ?), or external.")))
+                    (self.text_input(Control::Ttl, "ttl", &form.ttl, Some("The schedule ends this long after creation.")))
+                }
+                (self.preview_panel())
+            }
+        }
+    }
+
+    /// The next fire times of the schedule as written, once asked for.
+    fn preview_panel(&self) -> Markup {
+        html! {
+            section.preview aria-labelledby="preview-title" {
+                h2 id="preview-title" { "Next fire times" }
+                div id="preview" aria-live="polite" {
+                    @match &self.preview {
+                        PreviewPanel::Times(times) => ol.fires {
+                            @for (t, shown) in times { li { time datetime=(t) { (shown) } } }
+                        },
+                        PreviewPanel::Note(note) => p.muted { (note) },
+                        PreviewPanel::Problem(problem) => p.error { (problem) },
+                        PreviewPanel::NotAsked => p.muted { "Preview the schedule to see when it fires." },
+                    }
+                }
+                button.secondary type="submit" name="action" value="preview" { "Preview fire times" }
+            }
+        }
+    }
+
+    /// What it calls.
+    fn call_fields(&self) -> Markup {
+        let form = self.form;
+        html! {
+            fieldset {
+                legend { "What it calls" }
+                (self.text_input(Control::Url, "url", &form.url, Some("http(s)://… or service://name/path; ${…} templates allowed (docs/api.md).")))
+                (self.control(Control::Method, None, html! {
+                    select id=(Control::Method.id()) name="method" aria-invalid=[self.invalid(Control::Method)]
+                        aria-describedby=[self.described(Control::Method, false)] {
+                        @for method in &self.methods {
+                            option value=(method.value) selected[method.chosen] { (method.label) }
+                        }
+                    }
+                }))
+                (self.textarea(Control::Headers, "headers", &form.headers, 2, Some("One per line: Name: value.")))
+                (self.textarea(Control::Body, "body", &form.body, 3, Some(r#"JSON: {"key": "value"}, or text in double quotes."#)))
+            }
+        }
+    }
+
+    /// The overlap policy and the call's timeout.
+    fn policy_fields(&self) -> Markup {
+        let form = self.form;
+        html! {
+            fieldset {
+                legend { "Policies" }
+                (self.control(Control::Overlap, Some("When a fire comes while the last run is still going."), html! {
+                    select id=(Control::Overlap.id()) name="overlap" aria-invalid=[self.invalid(Control::Overlap)]
+                        aria-describedby=[self.described(Control::Overlap, true)] {
+                        option value="" selected[form.overlap.is_empty()] { "Default (Skip)" }
+                        @for policy in &self.overlaps {
+                            option value=(policy.value) selected[policy.chosen] { (policy.label) }
+                        }
+                    }
+                }))
+                (self.text_input(Control::Timeout, "timeoutSeconds", &form.timeout_seconds, Some(described_field("timeoutSeconds"))))
+            }
+        }
+    }
+
+    /// The guided retry and timeout fields.
+    fn retry_fields(&self) -> Markup {
+        let guided = &self.form.guided;
+        let input = |control: Control, name: &str, value: &str| {
+            self.text_input(control, name, value, control.guided_hint())
+        };
+        html! {
+            fieldset {
+                legend { "Retries and timeouts" }
+                (input(Control::MaxRetries, "maxRetries", &guided.max_retries))
+                (input(Control::RetryInitial, "retryInitialInterval", &guided.retry_initial_interval))
+                (input(Control::RetryBackoff, "retryBackoffCoefficient", &guided.retry_backoff_coefficient))
+                (input(Control::RetryMaxInterval, "retryMaximumInterval", &guided.retry_maximum_interval))
+                (input(Control::RetryMaxAttempts, "retryMaximumAttempts", &guided.retry_maximum_attempts))
+                (input(Control::ScheduleToStart, "scheduleToStart", &guided.schedule_to_start))
+                (input(Control::ScheduleToClose, "scheduleToClose", &guided.schedule_to_close))
+                (input(Control::Heartbeat, "heartbeat", &guided.heartbeat))
+                p.hint { "Retry rules by outcome (" code { "retry" } "), non-retryable errors: in Other fields below." }
+            }
+        }
+    }
+
+    /// The guided notification and asynchronous completion fields.
+    fn notification_and_async_fields(&self) -> Markup {
+        let guided = &self.form.guided;
+        let input = |control: Control, name: &str, value: &str| {
+            self.text_input(control, name, value, control.guided_hint())
+        };
+        html! {
+            fieldset {
+                legend { "Notifications" }
+                (input(Control::NotifyUrl, "notifyUrl", &guided.notify_url))
+                (input(Control::NotifyState, "notifyState", &guided.notify_state))
+            }
+            fieldset {
+                legend { "Asynchronous completion" }
+                (self.control(Control::Async, Control::Async.guided_hint(), html! {
+                    input id=(Control::Async.id()) name="async" type="checkbox" value="on" checked[!guided.is_async.trim().is_empty()]
+                        aria-describedby=[self.described(Control::Async, true)] aria-invalid=[self.invalid(Control::Async)];
+                }))
+                (input(Control::CheckUrl, "checkUrl", &guided.check_url))
+                (input(Control::CheckRate, "checkRateSeconds", &guided.check_rate_seconds))
+                (input(Control::CancelUrl, "cancelUrl", &guided.cancel_url))
+            }
+        }
+    }
+}
+
 impl Render for CreateView<'_, '_> {
     fn render(&self) -> Markup {
-        let (page, form, problems, simulation) = (
-            self.page,
-            self.page.form,
-            self.page.problems,
-            self.simulation,
-        );
-        let problem_at = |control: Control| page.problem_at(control);
-        // A text input or textarea with its label, hint and error, described by both.
-        let field = |control: Control, hint: Option<&str>, input: Markup| {
-            field(control.spot(), hint, problem_at(control), input)
-        };
-        let described = |control: Control, hint: bool| {
-            described_by(control.id(), hint, problem_at(control).is_some())
-        };
-        let invalid = |control: Control| invalid(problem_at(control));
-        let text_input = |control: Control, name: &str, value: &str, hint: Option<&str>| {
-            field(
-                control,
-                hint,
-                html! {
-                    input id=(control.id()) name=(name) type="text" value=(value)
-                        aria-describedby=[described(control, hint.is_some())]
-                        aria-invalid=[invalid(control)];
-                },
-            )
-        };
-        let textarea = |control: Control, name: &str, value: &str, rows: u8, hint: Option<&str>| {
-            field(
-                control,
-                hint,
-                html! {
-                    textarea id=(control.id()) name=(name) rows=(rows) spellcheck="false"
-                        aria-describedby=[described(control, hint.is_some())]
-                        aria-invalid=[invalid(control)] { (value) }
-                },
-            )
-        };
-        let when_error = problem_at(Control::When);
+        let page = self.page;
         html! {
             p.crumbs { a href="/" { "Jobs" } " / New job" }
             h1 { "New job" }
-            (error_summary("The job was not created", problems))
+            (error_summary("The job was not created", page.problems))
             form.create method="post" action="/ui/jobs/new" novalidate {
                 input type="hidden" name="csrf" value=(page.csrf);
-                fieldset {
-                    legend { "The job" }
-                    (text_input(Control::JobId, "jobId", &form.job_id, Some("1–128 letters, digits, _ . - : the job's address, /jobs/{jobId}.")))
-                    (text_input(Control::JobName, "jobName", &form.job_name, None))
-                    (text_input(Control::Creator, "creator", &form.creator, None))
-                    (text_input(Control::CreatorName, "creatorName", &form.creator_name, None))
-                }
-                fieldset id=(Control::When.id()) aria-describedby=[when_error.map(|_| "c-when-error")] {
-                    legend { (Control::When.label()) }
-                    div.kinds {
-                        @for kind in &page.kinds {
-                            label.kind {
-                                input type="radio" name="when" value=(kind.value) checked[kind.chosen];
-                                " " (kind.label)
-                            }
-                        }
-                    }
-                    @if let Some(error) = when_error { p.field-error id="c-when-error" { (error) } }
-                    div.when data-when="cron" {
-                        (textarea(Control::Cron, "cron", &form.cron, 2, Some("One per line: 5 fields (m h dom mon dow), 6 with seconds first; @daily, CRON_TZ=… (docs/spec.md).")))
-                    }
-                    div.when data-when="interval" {
-                        (text_input(Control::Interval, "interval", &form.interval, Some("Every so long from the Unix epoch, with an offset: 6h, 6h/5h, PT30M.")))
-                    }
-                    div.when data-when="calendars" {
-                        (textarea(Control::Calendars, "calendars", &form.calendars, 4, Some(r#"A calendar or a list: [{"hour": "9", "dayOfWeek": "MON-FRI"}]; unset fields: second, minute, hour 0, the rest any."#)))
-                    }
-                    div.when data-when="cron interval calendars" {
-                        (text_input(Control::TimeZone, "timeZone", &form.time_zone, Some("An IANA zone: Europe/London, America/New_York.")))
-                    }
-                    div.when data-when="timer" {
-                        (text_input(Control::DueTime, "dueTime", &form.due_time, Some("From creation (10m, PT1H) or a time (2026-10-01 09:00:01).")))
-                        (text_input(Control::Period, "period", &form.period, Some("1h, R4/PT3S, a Quartz cron (0 0/5 * * * ?), or external.")))
-                        (text_input(Control::Ttl, "ttl", &form.ttl, Some("The schedule ends this long after creation.")))
-                    }
-                    section.preview aria-labelledby="preview-title" {
-                        h2 id="preview-title" { "Next fire times" }
-                        div id="preview" aria-live="polite" {
-                            @match &page.preview {
-                                PreviewPanel::Times(times) => ol.fires {
-                                    @for (t, shown) in times { li { time datetime=(t) { (shown) } } }
-                                },
-                                PreviewPanel::Note(note) => p.muted { (note) },
-                                PreviewPanel::Problem(problem) => p.error { (problem) },
-                                PreviewPanel::NotAsked => p.muted { "Preview the schedule to see when it fires." },
-                            }
-                        }
-                        button.secondary type="submit" name="action" value="preview" { "Preview fire times" }
-                    }
-                }
-                fieldset {
-                    legend { "What it calls" }
-                    (text_input(Control::Url, "url", &form.url, Some("http(s)://… or service://name/path; ${…} templates allowed (docs/api.md).")))
-                    (field(Control::Method, None, html! {
-                        select id=(Control::Method.id()) name="method" aria-invalid=[invalid(Control::Method)]
-                            aria-describedby=[described(Control::Method, false)] {
-                            @for method in &page.methods {
-                                option value=(method.value) selected[method.chosen] { (method.label) }
-                            }
-                        }
-                    }))
-                    (textarea(Control::Headers, "headers", &form.headers, 2, Some("One per line: Name: value.")))
-                    (textarea(Control::Body, "body", &form.body, 3, Some(r#"JSON: {"key": "value"}, or text in double quotes."#)))
-                }
-                fieldset {
-                    legend { "Policies" }
-                    (field(Control::Overlap, Some("When a fire comes while the last run is still going."), html! {
-                        select id=(Control::Overlap.id()) name="overlap" aria-invalid=[invalid(Control::Overlap)]
-                            aria-describedby=[described(Control::Overlap, true)] {
-                            option value="" selected[form.overlap.is_empty()] { "Default (Skip)" }
-                            @for policy in &page.overlaps {
-                                option value=(policy.value) selected[policy.chosen] { (policy.label) }
-                            }
-                        }
-                    }))
-                    (text_input(Control::Timeout, "timeoutSeconds", &form.timeout_seconds, Some(described_field("timeoutSeconds"))))
-                }
-                fieldset {
-                    legend { "Retries and timeouts" }
-                    (text_input(Control::MaxRetries, "maxRetries", &form.guided.max_retries, Control::MaxRetries.guided_hint()))
-                    (text_input(Control::RetryInitial, "retryInitialInterval", &form.guided.retry_initial_interval, Control::RetryInitial.guided_hint()))
-                    (text_input(Control::RetryBackoff, "retryBackoffCoefficient", &form.guided.retry_backoff_coefficient, Control::RetryBackoff.guided_hint()))
-                    (text_input(Control::RetryMaxInterval, "retryMaximumInterval", &form.guided.retry_maximum_interval, Control::RetryMaxInterval.guided_hint()))
-                    (text_input(Control::RetryMaxAttempts, "retryMaximumAttempts", &form.guided.retry_maximum_attempts, Control::RetryMaxAttempts.guided_hint()))
-                    (text_input(Control::ScheduleToStart, "scheduleToStart", &form.guided.schedule_to_start, Control::ScheduleToStart.guided_hint()))
-                    (text_input(Control::ScheduleToClose, "scheduleToClose", &form.guided.schedule_to_close, Control::ScheduleToClose.guided_hint()))
-                    (text_input(Control::Heartbeat, "heartbeat", &form.guided.heartbeat, Control::Heartbeat.guided_hint()))
-                    p.hint { "Retry rules by outcome (" code { "retry" } "), non-retryable errors: in Other fields below." }
-                }
-                fieldset {
-                    legend { "Notifications" }
-                    (text_input(Control::NotifyUrl, "notifyUrl", &form.guided.notify_url, Control::NotifyUrl.guided_hint()))
-                    (text_input(Control::NotifyState, "notifyState", &form.guided.notify_state, Control::NotifyState.guided_hint()))
-                }
-                fieldset {
-                    legend { "Asynchronous completion" }
-                    (field(Control::Async, Control::Async.guided_hint(), html! {
-                        input id=(Control::Async.id()) name="async" type="checkbox" value="on" checked[!form.guided.is_async.trim().is_empty()]
-                            aria-describedby=[described(Control::Async, true)] aria-invalid=[invalid(Control::Async)];
-                    }))
-                    (text_input(Control::CheckUrl, "checkUrl", &form.guided.check_url, Control::CheckUrl.guided_hint()))
-                    (text_input(Control::CheckRate, "checkRateSeconds", &form.guided.check_rate_seconds, Control::CheckRate.guided_hint()))
-                    (text_input(Control::CancelUrl, "cancelUrl", &form.guided.cancel_url, Control::CancelUrl.guided_hint()))
-                }
-                (textarea(Control::Extra, "extra", &form.extra, 6, Some(r#"The rest of the definition as a JSON object: retry rules, more notification rules, a target instead of request, jitter under schedule, … Fields set above are added to it."#)))
-                (crate::simulate::panel(&form.simulation, simulation))
+                (page.job_fields())
+                (page.when_fields())
+                (page.call_fields())
+                (page.policy_fields())
+                (page.retry_fields())
+                (page.notification_and_async_fields())
+                (page.textarea(Control::Extra, "extra", &page.form.extra, 6, Some(r#"The rest of the definition as a JSON object: retry rules, more notification rules, a target instead of request, jitter under schedule, … Fields set above are added to it."#)))
+                (crate::simulate::panel(&page.form.simulation, self.simulation))
                 div.actions {
                     button type="submit" name="action" value="create" { "Create job" }
                     a href="/" { "Cancel" }

@@ -324,30 +324,7 @@ fn compile(timer: &Value, created_at: DateTime<Utc>) -> Result<TimerPlan, SpecEr
         return Ok(TimerPlan::External);
     }
     if let Some(cron) = period.filter(|p| p.contains(char::is_whitespace) || p.starts_with('@')) {
-        // docs/api.md writes cron periods in Quartz form (`0 */1 * * * ?`); a 5-field string is standard cron.
-        // A `CRON_TZ=`/`TZ=` prefix is not a field: count what follows it.
-        let body = match cron.split_once(char::is_whitespace) {
-            Some((prefix, rest)) if prefix.starts_with("CRON_TZ=") || prefix.starts_with("TZ=") => {
-                rest.trim()
-            }
-            _ => cron,
-        };
-        let dialect = if body.split_whitespace().count() == 5 || body.starts_with('@') {
-            "standard"
-        } else {
-            "quartz"
-        };
-        let mut spec = serde_json::json!({ "cron": [cron], "dialect": dialect });
-        if let Some(zone) = zone {
-            // A prefix that names another zone is refused by the spec engine, as in a schedule.
-            spec["timeZone"] = Value::String(zone.name().to_string());
-        }
-        if let Some(end) = end.and_then(|e| DateTime::from_timestamp(e, 0)) {
-            spec["endTime"] = Value::String(end.to_rfc3339());
-        }
-        return Schedule::from_json(&spec)
-            .map(TimerPlan::Scheduled)
-            .map_err(|e| SpecError::new("period", e.message));
+        return cron_timer(cron, zone, end);
     }
     // docs/api.md: "if timer is not set, or either dueTime or period is empty, run once, now". What is
     // written is still validated, so a typo is an error rather than a silent "now", and a period
@@ -361,7 +338,52 @@ fn compile(timer: &Value, created_at: DateTime<Utc>) -> Result<TimerPlan, SpecEr
              (\"0s\" for one run at dueTime), or leave dueTime out for one run now",
         ));
     }
-    let (anchor, (every, runs)) = match (due, period) {
+    let (anchor, (every, runs)) = anchor_and_period(due, period, created, tz)?;
+    timer_schedule(anchor, every, runs, end, tz).map(TimerPlan::Scheduled)
+}
+
+/// A timer whose period is a cron string: a schedule of that cron in the timer's zone, ending at
+/// its `ttl`.
+fn cron_timer(cron: &str, zone: Option<Tz>, end: Option<i64>) -> Result<TimerPlan, SpecError> {
+    // docs/api.md writes cron periods in Quartz form (`0 */1 * * * ?`); a 5-field string is standard cron.
+    // A `CRON_TZ=`/`TZ=` prefix is not a field: count what follows it.
+    let body = match cron.split_once(char::is_whitespace) {
+        Some((prefix, rest)) if prefix.starts_with("CRON_TZ=") || prefix.starts_with("TZ=") => {
+            rest.trim()
+        }
+        _ => cron,
+    };
+    let dialect = if body.split_whitespace().count() == 5 || body.starts_with('@') {
+        "standard"
+    } else {
+        "quartz"
+    };
+    let mut spec = serde_json::json!({ "cron": [cron], "dialect": dialect });
+    if let Some(zone) = zone {
+        // A prefix that names another zone is refused by the spec engine, as in a schedule.
+        spec["timeZone"] = Value::String(zone.name().to_string());
+    }
+    if let Some(end) = end.and_then(|e| DateTime::from_timestamp(e, 0)) {
+        spec["endTime"] = Value::String(end.to_rfc3339());
+    }
+    Schedule::from_json(&spec)
+        .map(TimerPlan::Scheduled)
+        .map_err(|e| SpecError::new("period", e.message))
+}
+
+/// How a timer repeats: every so long and at most so many runs; `(None, None)` for one run.
+type Repeat = (Option<Duration>, Option<u64>);
+
+/// The first time a timer counts from (its `dueTime`, or its creation) and its period: every so
+/// long and how many runs, or none for one run. A period or due time written wrong is refused
+/// even where the other leaves it unused.
+fn anchor_and_period(
+    due: Option<&str>,
+    period: Option<&str>,
+    created: i64,
+    tz: Tz,
+) -> Result<(i64, Repeat), SpecError> {
+    Ok(match (due, period) {
         (Some(due), Some(period)) => (
             parse_due(due, created, tz).map_err(|m| SpecError::new("dueTime", m))?,
             match parse_period(period).map_err(|m| SpecError::new("period", m))? {
@@ -387,7 +409,18 @@ fn compile(timer: &Value, created_at: DateTime<Utc>) -> Result<TimerPlan, SpecEr
             }
             (created, (None, None))
         }
-    };
+    })
+}
+
+/// The schedule of a timer counting from `anchor`: one run at it, or a run every `every` (at most
+/// `runs` of them), until `end`.
+fn timer_schedule(
+    anchor: i64,
+    every: Option<Duration>,
+    runs: Option<u64>,
+    end: Option<i64>,
+    tz: Tz,
+) -> Result<Schedule, SpecError> {
     let parts = |calendars, intervals, start, end| ScheduleParts {
         calendars,
         rrules: Vec::new(),
@@ -401,7 +434,7 @@ fn compile(timer: &Value, created_at: DateTime<Utc>) -> Result<TimerPlan, SpecEr
         dst: DstPolicy::default_for(Dialect::Standard),
         tz,
     };
-    let schedule = match every {
+    match every {
         None => {
             // One run at `anchor`, a calendar of its wall time in the zone. A wall time the clocks
             // pass twice is taken at the pass `anchor` is in.
@@ -417,7 +450,7 @@ fn compile(timer: &Value, created_at: DateTime<Utc>) -> Result<TimerPlan, SpecEr
             if second_pass {
                 one.dst.overlap = crate::spec::DstOverlap::Second;
             }
-            Schedule::assemble(one)
+            Ok(Schedule::assemble(one))
         }
         Some(every) => {
             let step = secs(every);
@@ -439,10 +472,14 @@ fn compile(timer: &Value, created_at: DateTime<Utc>) -> Result<TimerPlan, SpecEr
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
             };
-            Schedule::assemble(parts(Vec::new(), vec![interval], Some(anchor), end))
+            Ok(Schedule::assemble(parts(
+                Vec::new(),
+                vec![interval],
+                Some(anchor),
+                end,
+            )))
         }
-    };
-    Ok(TimerPlan::Scheduled(schedule))
+    }
 }
 
 /// 9999-12-31T23:59:59Z, the latest time RFC 3339's four-digit years can write (chrono reaches

@@ -62,8 +62,63 @@ pub(crate) fn parse_schedule(value: &Value, named: &CalendarSet) -> Result<Sched
             ));
         }
     }
-    let dialect = match obj.get("dialect") {
-        None | Some(Value::Null) => Dialect::Standard,
+    let dialect = parse_dialect(obj.get("dialect"))?;
+    let mut tz = parse_time_zone(obj.get("timeZone"))?;
+
+    let (mut calendars, mut intervals) = parse_crons(obj.get("cron"), dialect, &mut tz)?;
+    for (i, cal) in list(obj.get("calendars"), "calendars")?.iter().enumerate() {
+        calendars.push(
+            parse_calendar(cal, dialect, Some(named))
+                .map_err(|e| e.under(&format!("calendars[{i}]")))?,
+        );
+    }
+    for (i, item) in list(obj.get("intervals"), "intervals")?.iter().enumerate() {
+        intervals
+            .push(parse_interval(item).map_err(|m| SpecError::new(format!("intervals[{i}]"), m))?);
+    }
+    let (exclude, days) = parse_days(obj, dialect, named)?;
+    let start = instant(obj.get("startTime"), "startTime")?;
+    let zone = tz.unwrap_or(Tz::UTC);
+    let rrules = parse_rrules(obj.get("rrule"), start, zone)?;
+    if calendars.is_empty() && intervals.is_empty() && rrules.is_empty() {
+        return Err(SpecError::new(
+            "schedule",
+            "needs at least one of cron, calendars, rrule or intervals",
+        ));
+    }
+    if calendars.len() > MAX_ITEMS * 2 {
+        return Err(SpecError::new(
+            "calendars",
+            format!("at most {MAX_ITEMS} calendars"),
+        ));
+    }
+    let end = instant(obj.get("endTime"), "endTime")?;
+    if let (Some(s), Some(e)) = (start, end) {
+        if e < s {
+            return Err(SpecError::new("endTime", "is before startTime"));
+        }
+    }
+    let jitter = parse_jitter(obj.get("jitter"))?;
+    let dst = parse_dst(obj.get("dst"), dialect)?;
+    Ok(Schedule::assemble(ScheduleParts {
+        calendars,
+        rrules,
+        intervals,
+        exclude,
+        days,
+        start,
+        end,
+        jitter,
+        dialect,
+        dst,
+        tz: zone,
+    }))
+}
+
+/// `dialect`: `standard` when absent.
+fn parse_dialect(value: Option<&Value>) -> Result<Dialect, SpecError> {
+    match value {
+        None | Some(Value::Null) => Ok(Dialect::Standard),
         Some(v) => v.as_str().and_then(Dialect::parse).ok_or_else(|| {
             SpecError::new(
                 "dialect",
@@ -71,29 +126,49 @@ pub(crate) fn parse_schedule(value: &Value, named: &CalendarSet) -> Result<Sched
                     "expected \"standard\", \"temporal\", \"quartz\" or \"eventbridge\", got {v}"
                 ),
             )
-        })?,
-    };
-    let mut tz: Option<Tz> = match obj.get("timeZone") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(name)) => {
-            Some(parse_zone(name).map_err(|m| SpecError::new("timeZone", m))?)
-        }
-        Some(other) => {
-            return Err(SpecError::new(
-                "timeZone",
-                format!("expected an IANA zone name like \"America/New_York\", got {other}"),
-            ))
-        }
-    };
+        }),
+    }
+}
 
+/// `timeZone`, if given.
+fn parse_time_zone(value: Option<&Value>) -> Result<Option<Tz>, SpecError> {
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(name)) => parse_zone(name)
+            .map(Some)
+            .map_err(|m| SpecError::new("timeZone", m)),
+        Some(other) => Err(SpecError::new(
+            "timeZone",
+            format!("expected an IANA zone name like \"America/New_York\", got {other}"),
+        )),
+    }
+}
+
+/// `jitter`: none when absent.
+fn parse_jitter(value: Option<&Value>) -> Result<Duration, SpecError> {
+    match value {
+        None | Some(Value::Null) => Ok(Duration::ZERO),
+        Some(Value::String(text)) => Duration::parse(text).map_err(|m| SpecError::new("jitter", m)),
+        Some(other) => Err(SpecError::new(
+            "jitter",
+            format!("expected a duration like \"30s\", got {other}"),
+        )),
+    }
+}
+
+/// `cron`: its strings' calendars and intervals, in order; a string's `CRON_TZ=` zone becomes the
+/// schedule's (`tz`), and must agree with `timeZone` and, in the temporal dialect, with every
+/// other string's.
+fn parse_crons(
+    value: Option<&Value>,
+    dialect: Dialect,
+    tz: &mut Option<Tz>,
+) -> Result<(Vec<Calendar>, Vec<Interval>), SpecError> {
     let mut calendars = Vec::new();
     let mut intervals = Vec::new();
     // Temporal: every cron string carries the same `CRON_TZ=` prefix, or none does.
     let mut first_prefix: Option<Option<Tz>> = None;
-    for (i, text) in string_list(obj.get("cron"), "cron")?
-        .into_iter()
-        .enumerate()
-    {
+    for (i, text) in string_list(value, "cron")?.into_iter().enumerate() {
         let path = format!("cron[{i}]");
         let parsed = parse_cron(text, dialect).map_err(|m| SpecError::new(path.as_str(), m))?;
         if dialect == Dialect::Temporal {
@@ -120,7 +195,7 @@ pub(crate) fn parse_schedule(value: &Value, named: &CalendarSet) -> Result<Sched
             }
         }
         if let Some(zone) = parsed.zone {
-            match tz {
+            match *tz {
                 Some(existing) if existing != zone => {
                     return Err(SpecError::new(
                         path,
@@ -131,7 +206,7 @@ pub(crate) fn parse_schedule(value: &Value, named: &CalendarSet) -> Result<Sched
                         ),
                     ));
                 }
-                _ => tz = Some(zone),
+                _ => *tz = Some(zone),
             }
         }
         match parsed.body {
@@ -139,16 +214,16 @@ pub(crate) fn parse_schedule(value: &Value, named: &CalendarSet) -> Result<Sched
             CronBody::Interval(iv) => intervals.push(iv),
         }
     }
-    for (i, cal) in list(obj.get("calendars"), "calendars")?.iter().enumerate() {
-        calendars.push(
-            parse_calendar(cal, dialect, Some(named))
-                .map_err(|e| e.under(&format!("calendars[{i}]")))?,
-        );
-    }
-    for (i, item) in list(obj.get("intervals"), "intervals")?.iter().enumerate() {
-        intervals
-            .push(parse_interval(item).map_err(|m| SpecError::new(format!("intervals[{i}]"), m))?);
-    }
+    Ok((calendars, intervals))
+}
+
+/// `exclude` and `onlyOn`: the calendars whose times are left out, and the days (named calendars'
+/// days, or business days) to leave out or keep to.
+fn parse_days(
+    obj: &serde_json::Map<String, Value>,
+    dialect: Dialect,
+    named: &CalendarSet,
+) -> Result<(Vec<Calendar>, DayFilter), SpecError> {
     let mut exclude = Vec::new();
     let mut days = DayFilter::default();
     for (i, cal) in list(obj.get("exclude"), "exclude")?.iter().enumerate() {
@@ -170,13 +245,17 @@ pub(crate) fn parse_schedule(value: &Value, named: &CalendarSet) -> Result<Sched
             DaySet::parse(item, named).map_err(|m| SpecError::new(format!("onlyOn[{i}]"), m))?,
         );
     }
-    let start = instant(obj.get("startTime"), "startTime")?;
-    let zone = tz.unwrap_or(Tz::UTC);
+    Ok((exclude, days))
+}
+
+/// `rrule`: each RFC 5545 rule, with the schedule's `startTime` as its DTSTART in `zone`.
+fn parse_rrules(
+    value: Option<&Value>,
+    start: Option<i64>,
+    zone: Tz,
+) -> Result<Vec<Recurrence>, SpecError> {
     let mut rrules = Vec::new();
-    for (i, text) in string_list(obj.get("rrule"), "rrule")?
-        .into_iter()
-        .enumerate()
-    {
+    for (i, text) in string_list(value, "rrule")?.into_iter().enumerate() {
         let path = format!("rrule[{i}]");
         // RFC 5545: DTSTART is the spec's startTime, as wall-clock time in its zone.
         let dtstart = start
@@ -198,50 +277,7 @@ pub(crate) fn parse_schedule(value: &Value, named: &CalendarSet) -> Result<Sched
                 .map_err(|m| SpecError::new(path.as_str(), m))?,
         );
     }
-    if calendars.is_empty() && intervals.is_empty() && rrules.is_empty() {
-        return Err(SpecError::new(
-            "schedule",
-            "needs at least one of cron, calendars, rrule or intervals",
-        ));
-    }
-    if calendars.len() > MAX_ITEMS * 2 {
-        return Err(SpecError::new(
-            "calendars",
-            format!("at most {MAX_ITEMS} calendars"),
-        ));
-    }
-    let end = instant(obj.get("endTime"), "endTime")?;
-    if let (Some(s), Some(e)) = (start, end) {
-        if e < s {
-            return Err(SpecError::new("endTime", "is before startTime"));
-        }
-    }
-    let jitter = match obj.get("jitter") {
-        None | Some(Value::Null) => Duration::ZERO,
-        Some(Value::String(text)) => {
-            Duration::parse(text).map_err(|m| SpecError::new("jitter", m))?
-        }
-        Some(other) => {
-            return Err(SpecError::new(
-                "jitter",
-                format!("expected a duration like \"30s\", got {other}"),
-            ))
-        }
-    };
-    let dst = parse_dst(obj.get("dst"), dialect)?;
-    Ok(Schedule::assemble(ScheduleParts {
-        calendars,
-        rrules,
-        intervals,
-        exclude,
-        days,
-        start,
-        end,
-        jitter,
-        dialect,
-        dst,
-        tz: zone,
-    }))
+    Ok(rrules)
 }
 
 fn parse_zone(name: &str) -> Result<Tz, String> {
