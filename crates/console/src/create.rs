@@ -881,6 +881,11 @@ impl CreatePage<'_> {
         )
     }
 
+    /// A text input of the guided fields, with the hint that field's guide gives.
+    fn guided_input(&self, control: Control, name: &str, value: &str) -> Markup {
+        self.text_input(control, name, value, control.guided_hint())
+    }
+
     /// Who the job is.
     fn job_fields(&self) -> Markup {
         let form = self.form;
@@ -997,20 +1002,17 @@ impl CreatePage<'_> {
     /// The guided retry and timeout fields.
     fn retry_fields(&self) -> Markup {
         let guided = &self.form.guided;
-        let input = |control: Control, name: &str, value: &str| {
-            self.text_input(control, name, value, control.guided_hint())
-        };
         html! {
             fieldset {
                 legend { "Retries and timeouts" }
-                (input(Control::MaxRetries, "maxRetries", &guided.max_retries))
-                (input(Control::RetryInitial, "retryInitialInterval", &guided.retry_initial_interval))
-                (input(Control::RetryBackoff, "retryBackoffCoefficient", &guided.retry_backoff_coefficient))
-                (input(Control::RetryMaxInterval, "retryMaximumInterval", &guided.retry_maximum_interval))
-                (input(Control::RetryMaxAttempts, "retryMaximumAttempts", &guided.retry_maximum_attempts))
-                (input(Control::ScheduleToStart, "scheduleToStart", &guided.schedule_to_start))
-                (input(Control::ScheduleToClose, "scheduleToClose", &guided.schedule_to_close))
-                (input(Control::Heartbeat, "heartbeat", &guided.heartbeat))
+                (self.guided_input(Control::MaxRetries, "maxRetries", &guided.max_retries))
+                (self.guided_input(Control::RetryInitial, "retryInitialInterval", &guided.retry_initial_interval))
+                (self.guided_input(Control::RetryBackoff, "retryBackoffCoefficient", &guided.retry_backoff_coefficient))
+                (self.guided_input(Control::RetryMaxInterval, "retryMaximumInterval", &guided.retry_maximum_interval))
+                (self.guided_input(Control::RetryMaxAttempts, "retryMaximumAttempts", &guided.retry_maximum_attempts))
+                (self.guided_input(Control::ScheduleToStart, "scheduleToStart", &guided.schedule_to_start))
+                (self.guided_input(Control::ScheduleToClose, "scheduleToClose", &guided.schedule_to_close))
+                (self.guided_input(Control::Heartbeat, "heartbeat", &guided.heartbeat))
                 p.hint { "Retry rules by outcome (" code { "retry" } "), non-retryable errors: in Other fields below." }
             }
         }
@@ -1019,14 +1021,11 @@ impl CreatePage<'_> {
     /// The guided notification and asynchronous completion fields.
     fn notification_and_async_fields(&self) -> Markup {
         let guided = &self.form.guided;
-        let input = |control: Control, name: &str, value: &str| {
-            self.text_input(control, name, value, control.guided_hint())
-        };
         html! {
             fieldset {
                 legend { "Notifications" }
-                (input(Control::NotifyUrl, "notifyUrl", &guided.notify_url))
-                (input(Control::NotifyState, "notifyState", &guided.notify_state))
+                (self.guided_input(Control::NotifyUrl, "notifyUrl", &guided.notify_url))
+                (self.guided_input(Control::NotifyState, "notifyState", &guided.notify_state))
             }
             fieldset {
                 legend { "Asynchronous completion" }
@@ -1034,9 +1033,9 @@ impl CreatePage<'_> {
                     input id=(Control::Async.id()) name="async" type="checkbox" value="on" checked[!guided.is_async.trim().is_empty()]
                         aria-describedby=[self.described(Control::Async, true)] aria-invalid=[self.invalid(Control::Async)];
                 }))
-                (input(Control::CheckUrl, "checkUrl", &guided.check_url))
-                (input(Control::CheckRate, "checkRateSeconds", &guided.check_rate_seconds))
-                (input(Control::CancelUrl, "cancelUrl", &guided.cancel_url))
+                (self.guided_input(Control::CheckUrl, "checkUrl", &guided.check_url))
+                (self.guided_input(Control::CheckRate, "checkRateSeconds", &guided.check_rate_seconds))
+                (self.guided_input(Control::CancelUrl, "cancelUrl", &guided.cancel_url))
             }
         }
     }
