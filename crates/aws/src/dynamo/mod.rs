@@ -1477,6 +1477,51 @@ impl WakeUpIndex for DynamoStore {
 }
 
 impl DynamoStore {
+    /// Writes `writes` as one conditional write when all but one ride on the item of the other,
+    /// an execution's creation or update (its own wake-up set or removed with it); `None` when
+    /// the batch is not of that shape.
+    async fn write_folded_execution(
+        &self,
+        writes: &[Write<'_>],
+    ) -> Option<Result<(), WriteAllError>> {
+        let folded = own_wakeup::fold(&self.keys, writes);
+        let mut alone = (0..writes.len()).filter(|index| !folded.carried.contains(index));
+        let (Some(index), None) = (alone.next(), alone.next()) else {
+            return None;
+        };
+        let own = folded.own(index);
+        let written = match writes[index] {
+            Write::UpdateExecution(e) => {
+                let update = match self.execution_update(e, own) {
+                    Ok(update) => update,
+                    Err(error) => return Some(Err(WriteAllError::whole(error))),
+                };
+                match self.update_if(update).await {
+                    Ok(None) => Ok(()),
+                    Ok(Some(old)) => Err(conflict_or_missing(&e.execution_id, e.version, old)),
+                    Err(error) => Err(error),
+                }
+            }
+            Write::CreateExecution(e) => {
+                let expires = self.expires_at(&e.state);
+                let mut item = match execution_item(&self.keys, e, e.version, expires) {
+                    Ok(item) => item,
+                    Err(error) => return Some(Err(WriteAllError::whole(error))),
+                };
+                if let OwnWakeup::Set(wakeup) = own {
+                    item.extend(wakeup);
+                }
+                match self.put_if(item, "attribute_not_exists(pk)", vec![]).await {
+                    Ok(None) => Ok(()),
+                    Ok(Some(_)) => Err(StoreError::AlreadyExists(e.execution_id.clone())),
+                    Err(error) => Err(error),
+                }
+            }
+            _ => return None,
+        };
+        Some(written.map_err(|error| WriteAllError::at(index, error)))
+    }
+
     /// The items of one transaction for `writes`, with the write each item comes from (a
     /// write's items are contiguous): the label items of jobs it deletes (`doomed`, by write)
     /// deleted with them, and the jobs whose stored labels differ (`relabelled`, by write, with
@@ -1537,6 +1582,12 @@ impl Store for DynamoStore {
                     .map_err(|e| WriteAllError::at(0, e))
             }
             _ => {}
+        }
+        // A batch whose other writes all ride on one execution's item (its own wake-up, see
+        // `own_wakeup`) is one conditional write of that item: atomic without a transaction,
+        // which would bill it twice.
+        if let Some(result) = Box::pin(self.write_folded_execution(writes)).await {
+            return result;
         }
         // The label items of the jobs the batch deletes, by write: read once (each job's item
         // collection, one `Query`) and deleted with their job (see `labels`).

@@ -312,10 +312,17 @@ async fn aws_requests_per_execution() {
         assert_eq!(bill.events, 0, "{phase}");
     }
     // Each run's statistics rode on its final transaction: no request of their own, and there.
+    // (These runs took their slots in the tick's write, so each admission writes the run alone,
+    // with its fallback wake-up removed on the same item: one `UpdateItem`, no transaction.)
+    assert_eq!(
+        dispatch.get("DynamoDB_20120810.TransactWriteItems"),
+        Some(&50),
+        "one transaction per run, the final one, with the rollup in it: {dispatch:?}"
+    );
     assert_eq!(
         dispatch.get("DynamoDB_20120810.UpdateItem"),
-        None,
-        "the rollup joins the final TransactWriteItems"
+        Some(&50),
+        "each admission one UpdateItem: {dispatch:?}"
     );
     use sundial_ports::store::RollupStore;
     let rollups = rig

@@ -89,6 +89,7 @@ pub async fn run_all<S: Store, F: Fn() -> S>(make_store: F) {
         wakeup_cleared_only_if_unchanged,
         write_all_is_all_or_nothing,
         write_all_execution_and_job,
+        write_all_a_run_with_its_own_wakeup,
         ledger_facts_round_trip,
         stats_count_by_state,
         concurrent_job_updates,
@@ -1931,6 +1932,81 @@ async fn write_all_execution_and_job<S: Store>(store: S) {
     );
     assert_eq!(err.index, None);
     assert_eq!(store.get_wakeup("exec:slot~1").await.expect("get"), None);
+}
+
+/// A run written with its own wake-up (`exec:{id}`) set or removed in the same batch, the job not
+/// in it: as atomic as any batch (DynamoDB writes it as one conditional write of the run's item,
+/// no transaction), a stale version or a taken id failing write 0 and leaving both as they were.
+async fn write_all_a_run_with_its_own_wakeup<S: Store>(store: S) {
+    store.create_job(&job("own")).await.expect("create");
+    let run = execution("own~1", "own", 1);
+    store
+        .write_all(&[
+            Write::CreateExecution(&run),
+            Write::SetWakeup("exec:own~1", Some(t(5_000))),
+        ])
+        .await
+        .expect("create with its fallback");
+    assert_eq!(
+        store.get_wakeup("exec:own~1").await.expect("get"),
+        Some(t(5_000))
+    );
+    let err = expect_err(
+        store
+            .write_all(&[
+                Write::CreateExecution(&run),
+                Write::SetWakeup("exec:own~1", Some(t(9_000))),
+            ])
+            .await,
+        "a second creation of the same run",
+    );
+    assert_eq!(err.index, Some(0), "{err:?}");
+    assert!(matches!(err.error, StoreError::AlreadyExists(_)), "{err:?}");
+    assert_eq!(
+        store.get_wakeup("exec:own~1").await.expect("get"),
+        Some(t(5_000)),
+        "the failed batch left the wake-up"
+    );
+
+    let mut processing = run.clone();
+    processing.state = "Processing".into();
+    store
+        .write_all(&[
+            Write::UpdateExecution(&processing),
+            Write::SetWakeup("exec:own~1", None),
+        ])
+        .await
+        .expect("admit");
+    let after = store
+        .get_execution("own~1")
+        .await
+        .expect("get")
+        .expect("run");
+    assert_eq!((after.version, after.state.as_str()), (2, "Processing"));
+    assert_eq!(store.get_wakeup("exec:own~1").await.expect("get"), None);
+
+    // From version 1 again: refused, and the wake-up it would set is not set.
+    let err = expect_err(
+        store
+            .write_all(&[
+                Write::UpdateExecution(&processing),
+                Write::SetWakeup("exec:own~1", Some(t(7_000))),
+            ])
+            .await,
+        "an update from a stale version",
+    );
+    assert_eq!(err.index, Some(0), "{err:?}");
+    assert!(
+        matches!(err.error, StoreError::VersionConflict { .. }),
+        "{err:?}"
+    );
+    assert_eq!(store.get_wakeup("exec:own~1").await.expect("get"), None);
+    let still = store
+        .get_execution("own~1")
+        .await
+        .expect("get")
+        .expect("run");
+    assert_eq!(still.version, 2);
 }
 
 async fn wakeup_set_get_overwrite_remove<S: Store>(store: S) {
