@@ -548,8 +548,39 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
         // The run's statistics ride on the write that ends it, last so the indexes of the writes
         // before it (which the errors below name) stay as they are.
         let rollup = final_rollup(&loaded.execution, &loaded.record.state, loaded.not_run);
+        // An attempt's start with the slot it takes: the job first, then the run, each a write
+        // of its own (on DynamoDB one conditional write each, where a transaction of the two
+        // billed both twice). A crash between them leaves the slot taken by a run that has not
+        // started; its next delivery is admitted again (a run holding a slot is started, not
+        // counted twice: `plan::admit`), and a run someone else ended meanwhile frees the slot
+        // in its follow-up.
+        let ordered = job_record.is_some()
+            && also.is_empty()
+            && rollup.is_none()
+            && loaded.execution.state() == ExecutionState::Processing
+            && loaded.record.state != ExecutionState::Processing.name();
+        if let (true, Some(job_record)) = (ordered, &job_record) {
+            match self
+                .store()
+                .write_all(&[Write::UpdateJob(job_record)])
+                .await
+            {
+                Ok(()) => {}
+                Err(WriteAllError {
+                    index: Some(0),
+                    error: StoreError::VersionConflict { .. } | StoreError::NotFound(_),
+                }) => return Ok(Written::JobMoved),
+                Err(e) => return Err(StoreError::from(e).into()),
+            }
+            if let Some(job) = job.as_deref_mut() {
+                job.version += 1;
+            }
+            loaded.job_changed = false;
+        }
         let mut writes = vec![Write::UpdateExecution(&record)];
-        writes.extend(job_record.as_ref().map(Write::UpdateJob));
+        if !ordered {
+            writes.extend(job_record.as_ref().map(Write::UpdateJob));
+        }
         if loaded.clear_fallback {
             writes.push(Write::SetWakeup(&fallback, None));
         }
@@ -564,12 +595,12 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             Err(WriteAllError {
                 index: Some(1),
                 error: StoreError::VersionConflict { .. } | StoreError::NotFound(_),
-            }) if job_record.is_some() => return Ok(Written::JobMoved),
+            }) if job_record.is_some() && !ordered => return Ok(Written::JobMoved),
             Err(e) => return Err(StoreError::from(e).into()),
         }
         record.version += 1;
         loaded.record = record;
-        if let (Some(job), Some(_)) = (job.as_deref_mut(), &job_record) {
+        if let (Some(job), Some(_), false) = (job.as_deref_mut(), &job_record, ordered) {
             job.version += 1;
         }
         loaded.job_changed = false;
