@@ -292,11 +292,14 @@ impl DynamoStore {
     }
 
     /// One write of a batch, without a transaction.
-    async fn write_one(&self, write: &Write<'_>) -> Result<(), StoreError> {
+    /// One write alone, as its own call would make it; an execution's write also does `own` to
+    /// the wake-up its item carries (the other kinds carry none here: `write_all` sends a job's
+    /// write with its wake-up as a transaction).
+    async fn write_one(&self, write: &Write<'_>, own: OwnWakeup) -> Result<(), StoreError> {
         match *write {
             Write::UpdateJob(job) => self.update_job(job).await.map(drop),
-            Write::UpdateExecution(e) => self.update_execution(e).await.map(drop),
-            Write::CreateExecution(e) => match self.create_execution(e).await? {
+            Write::UpdateExecution(e) => self.update_execution_owning(e, own).await.map(drop),
+            Write::CreateExecution(e) => match self.create_execution_owning(e, own).await? {
                 true => Ok(()),
                 false => Err(StoreError::AlreadyExists(e.execution_id.clone())),
             },
@@ -1179,19 +1182,32 @@ impl DynamoStore {
     }
 }
 
-impl ExecutionStore for DynamoStore {
-    async fn create_execution(&self, execution: &ExecutionRecord) -> Result<bool, StoreError> {
+impl DynamoStore {
+    /// [`ExecutionStore::create_execution`], the item carrying its own wake-up when `own` sets one.
+    async fn create_execution_owning(
+        &self,
+        execution: &ExecutionRecord,
+        own: OwnWakeup,
+    ) -> Result<bool, StoreError> {
         let expires = self.expires_at(&execution.state);
-        let item = execution_item(&self.keys, execution, execution.version, expires)?;
+        let mut item = execution_item(&self.keys, execution, execution.version, expires)?;
+        if let OwnWakeup::Set(wakeup) = own {
+            item.extend(wakeup);
+        }
         Ok(self
             .put_if(item, "attribute_not_exists(pk)", vec![])
             .await?
             .is_none())
     }
 
-    async fn update_execution(&self, execution: &ExecutionRecord) -> Result<u64, StoreError> {
+    /// [`ExecutionStore::update_execution`], doing `own` to the wake-up its item carries.
+    async fn update_execution_owning(
+        &self,
+        execution: &ExecutionRecord,
+        own: OwnWakeup,
+    ) -> Result<u64, StoreError> {
         let version = next_version(execution.version)?;
-        let update = self.execution_update(execution, OwnWakeup::Keep)?;
+        let update = self.execution_update(execution, own)?;
         match self.update_if(update).await? {
             None => Ok(version),
             Some(old) => Err(conflict_or_missing(
@@ -1200,6 +1216,18 @@ impl ExecutionStore for DynamoStore {
                 old,
             )),
         }
+    }
+}
+
+impl ExecutionStore for DynamoStore {
+    async fn create_execution(&self, execution: &ExecutionRecord) -> Result<bool, StoreError> {
+        self.create_execution_owning(execution, OwnWakeup::Keep)
+            .await
+    }
+
+    async fn update_execution(&self, execution: &ExecutionRecord) -> Result<u64, StoreError> {
+        self.update_execution_owning(execution, OwnWakeup::Keep)
+            .await
     }
 
     async fn get_execution(
@@ -1477,51 +1505,6 @@ impl WakeUpIndex for DynamoStore {
 }
 
 impl DynamoStore {
-    /// Writes `writes` as one conditional write when all but one ride on the item of the other,
-    /// an execution's creation or update (its own wake-up set or removed with it); `None` when
-    /// the batch is not of that shape.
-    async fn write_folded_execution(
-        &self,
-        writes: &[Write<'_>],
-    ) -> Option<Result<(), WriteAllError>> {
-        let folded = own_wakeup::fold(&self.keys, writes);
-        let mut alone = (0..writes.len()).filter(|index| !folded.carried.contains(index));
-        let (Some(index), None) = (alone.next(), alone.next()) else {
-            return None;
-        };
-        let own = folded.own(index);
-        let written = match writes[index] {
-            Write::UpdateExecution(e) => {
-                let update = match self.execution_update(e, own) {
-                    Ok(update) => update,
-                    Err(error) => return Some(Err(WriteAllError::whole(error))),
-                };
-                match self.update_if(update).await {
-                    Ok(None) => Ok(()),
-                    Ok(Some(old)) => Err(conflict_or_missing(&e.execution_id, e.version, old)),
-                    Err(error) => Err(error),
-                }
-            }
-            Write::CreateExecution(e) => {
-                let expires = self.expires_at(&e.state);
-                let mut item = match execution_item(&self.keys, e, e.version, expires) {
-                    Ok(item) => item,
-                    Err(error) => return Some(Err(WriteAllError::whole(error))),
-                };
-                if let OwnWakeup::Set(wakeup) = own {
-                    item.extend(wakeup);
-                }
-                match self.put_if(item, "attribute_not_exists(pk)", vec![]).await {
-                    Ok(None) => Ok(()),
-                    Ok(Some(_)) => Err(StoreError::AlreadyExists(e.execution_id.clone())),
-                    Err(error) => Err(error),
-                }
-            }
-            _ => return None,
-        };
-        Some(written.map_err(|error| WriteAllError::at(index, error)))
-    }
-
     /// The items of one transaction for `writes`, with the write each item comes from (a
     /// write's items are contiguous): the label items of jobs it deletes (`doomed`, by write)
     /// deleted with them, and the jobs whose stored labels differ (`relabelled`, by write, with
@@ -1572,22 +1555,26 @@ impl Store for DynamoStore {
     async fn write_all(&self, writes: &[Write<'_>]) -> Result<(), WriteAllError> {
         use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
         check_batch(writes)?;
-        match writes {
-            [] => return Ok(()),
-            // One write needs no transaction (which costs twice the capacity); a deletion is one
-            // anyway (the job, its wake-up and its label items).
-            [only] if !matches!(only, Write::DeleteJob(..)) => {
-                return Box::pin(self.write_one(only))
-                    .await
-                    .map_err(|e| WriteAllError::at(0, e))
-            }
-            _ => {}
+        if writes.is_empty() {
+            return Ok(());
         }
-        // A batch whose other writes all ride on one execution's item (its own wake-up, see
-        // `own_wakeup`) is one conditional write of that item: atomic without a transaction,
-        // which would bill it twice.
-        if let Some(result) = Box::pin(self.write_folded_execution(writes)).await {
-            return result;
+        // One item needs no transaction (which costs twice the capacity): one write, or one
+        // execution's write with its own wake-up riding on it (see `own_wakeup`). A deletion is
+        // a transaction anyway (the job, its wake-up and its label items).
+        let folded = own_wakeup::fold(&self.keys, writes);
+        let mut alone = (0..writes.len()).filter(|index| !folded.carried.contains(index));
+        if let (Some(index), None) = (alone.next(), alone.next()) {
+            let own = folded.own(index);
+            let one_item = match writes[index] {
+                Write::DeleteJob(..) => false,
+                Write::UpdateExecution(_) | Write::CreateExecution(_) => true,
+                _ => own == OwnWakeup::Keep,
+            };
+            if one_item {
+                return Box::pin(self.write_one(&writes[index], own))
+                    .await
+                    .map_err(|e| WriteAllError::at(index, e));
+            }
         }
         // The label items of the jobs the batch deletes, by write: read once (each job's item
         // collection, one `Query`) and deleted with their job (see `labels`).

@@ -6,7 +6,7 @@ use chrono::Utc;
 use chrono_tz::Tz;
 use serde_json::json;
 
-use super::{out, pages, Context};
+use super::{out, pages, with_more_note, Context};
 use crate::cli::{ExecutionCommand, ExecutionListArgs};
 use crate::client::Request;
 use crate::error::{Class, CliError};
@@ -42,11 +42,8 @@ pub(super) async fn run(command: ExecutionCommand, context: &Context) -> Result<
             };
             context.show(&answer, || {
                 let runs = answer["executions"].as_array().cloned().unwrap_or_default();
-                let mut text = views::execution_list(&runs, zone, Utc::now(), context.style);
-                if answer["nextCursor"].is_string() {
-                    text.push_str("More executions: --all lists every page.\n");
-                }
-                text
+                let text = views::execution_list(&runs, zone, Utc::now(), context.style);
+                with_more_note(text, &answer, "executions")
             })
         }
         ExecutionCommand::Get(args) => {
@@ -148,11 +145,8 @@ async fn search(context: &Context, args: &ExecutionListArgs) -> Result<(), CliEr
     }
     let answer = json!({"executions": runs, "nextCursor": cursor});
     context.show(&answer, || {
-        let mut text = views::execution_search_list(&runs, Utc::now(), context.style);
-        if answer["nextCursor"].is_string() {
-            text.push_str("More executions: --all lists every page.\n");
-        }
-        text
+        let text = views::execution_search_list(&runs, Utc::now(), context.style);
+        with_more_note(text, &answer, "executions")
     })
 }
 

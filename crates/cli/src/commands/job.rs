@@ -5,7 +5,7 @@ use reqwest::Method;
 use serde_json::{json, Map, Value};
 
 use super::definition::{self, READ_ONLY_FIELDS};
-use super::{execution, pages, Context};
+use super::{execution, pages, with_more_note, Context};
 use crate::cli::{
     BackfillArgs, CreateArgs, HistoryArgs, JobCommand, ListArgs, PauseArgs, TriggerArgs, UpdateArgs,
 };
@@ -164,11 +164,8 @@ async fn list(args: ListArgs, context: &Context) -> Result<(), CliError> {
     .collect();
     let answer = pages(context, &["jobs"], query, "jobs", args.all).await?;
     context.show(&answer, || {
-        let mut text = views::job_list(&answer, Utc::now(), context.style);
-        if answer["nextCursor"].is_string() {
-            text.push_str("More jobs: --all lists every page.\n");
-        }
-        text
+        let text = views::job_list(&answer, Utc::now(), context.style);
+        with_more_note(text, &answer, "jobs")
     })
 }
 
@@ -244,11 +241,8 @@ async fn history(args: HistoryArgs, context: &Context) -> Result<(), CliError> {
     )
     .await?;
     context.show(&answer, || {
-        let mut text = views::history(&answer, Utc::now(), context.style);
-        if answer["nextCursor"].is_string() {
-            text.push_str("More entries: --all lists every page.\n");
-        }
-        text
+        let text = views::history(&answer, Utc::now(), context.style);
+        with_more_note(text, &answer, "entries")
     })
 }
 

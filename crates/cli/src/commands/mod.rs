@@ -168,6 +168,15 @@ async fn iam(_region: Option<String>, _host: &str) -> Result<crate::client::Auth
     ))
 }
 
+/// A listing's text, with a line saying more `what` are left when `answer` is a page that has a
+/// next one.
+fn with_more_note(mut text: String, answer: &Value, what: &str) -> String {
+    if answer["nextCursor"].is_string() {
+        text.push_str(&format!("More {what}: --all lists every page.\n"));
+    }
+    text
+}
+
 /// Every item of a paginated list (`key`), following `nextCursor` while `all`, as one answer
 /// `{key: [...], "nextCursor": …}`.
 async fn pages(
