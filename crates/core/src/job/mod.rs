@@ -57,7 +57,7 @@ pub use redact::{
     is_sensitive_header, keep_redacted, listed_sensitive_headers, redact_job_body, REDACTED,
     SENSITIVE_HEADERS, SENSITIVE_NAME_PARTS,
 };
-pub use state::{Backfill, Job, JobState, JobStatus, PauseEnd, PendingFire, WaitingRun};
+pub use state::{covers, Backfill, Job, JobState, JobStatus, PauseEnd, PendingFire, WaitingRun};
 
 pub(crate) use fields::quote;
 pub(crate) use id::is_id_text;

@@ -130,6 +130,18 @@ pub struct WaitingRun {
     /// When it is due (its fire time with jitter, or its trigger or backfill time).
     #[serde(with = "rfc3339")]
     pub due: DateTime<Utc>,
+    /// When its fallback wake-up would bring it to dispatch, for a run that has none because
+    /// the job's own wake-up brings the tick back to the job first: the tick then sends it
+    /// again itself once that time is within its horizon, and a write that moves the job's
+    /// wake-up past that time writes the fallback first ([`JobState::uncovered_fallbacks`]).
+    /// `None` for a run that has its own fallback wake-up, or needs none. (docs/engine.md,
+    /// "Fallback wake-ups".)
+    #[serde(
+        default,
+        with = "option_rfc3339",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub fallback_at: Option<DateTime<Utc>>,
 }
 
 impl JobState {
@@ -144,9 +156,93 @@ impl JobState {
             WaitingRun {
                 execution_id: execution_id.to_string(),
                 due,
+                fallback_at: None,
             },
         );
     }
+
+    /// Lets the waiting run `execution_id` do without a fallback wake-up of its own, due at
+    /// `fallback_at`, when `wake` (the job's wake-up as it is about to be written) brings the
+    /// tick back to the job no later than `slack` after that ([`covers`]); answers whether it
+    /// does. A run not waiting (it took its slot at once) keeps its own.
+    pub fn ride_on_wakeup(
+        &mut self,
+        execution_id: &str,
+        fallback_at: DateTime<Utc>,
+        wake: Option<DateTime<Utc>>,
+        slack: chrono::Duration,
+    ) -> bool {
+        if !covers(wake, fallback_at, slack) {
+            return false;
+        }
+        match self
+            .waiting
+            .iter_mut()
+            .find(|w| w.execution_id == execution_id)
+        {
+            Some(run) => {
+                run.fallback_at = Some(fallback_at);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The waiting runs that ride on the job's wake-up ([`WaitingRun::fallback_at`]) and that
+    /// `wake`, the job's wake-up about to be written, would no longer bring the tick back to in
+    /// time ([`covers`]): each with the fallback wake-up it needs (execution id, due time), to be
+    /// written no later than the job's wake-up moves.
+    pub fn uncovered_fallbacks(
+        &self,
+        wake: Option<DateTime<Utc>>,
+        slack: chrono::Duration,
+    ) -> Vec<(String, DateTime<Utc>)> {
+        self.waiting
+            .iter()
+            .filter_map(|run| {
+                let at = run.fallback_at?;
+                (!covers(wake, at, slack)).then(|| (run.execution_id.clone(), at))
+            })
+            .collect()
+    }
+
+    /// Marks the runs `ids` as having their own fallback wake-up now (written by the caller).
+    pub fn fallbacks_written(&mut self, ids: &[String]) {
+        for run in &mut self.waiting {
+            if ids.contains(&run.execution_id) {
+                run.fallback_at = None;
+            }
+        }
+    }
+
+    /// Takes the waiting runs riding on the job's wake-up whose fallback time has come by
+    /// `horizon` (the tick's): the tick sends each again, as its fallback wake-up would have.
+    /// Answers (execution id, fallback time) and leaves them riding no more; the caller sends
+    /// them before it writes the job, so a crash in between sends them again.
+    pub fn take_overdue(&mut self, horizon: DateTime<Utc>) -> Vec<(String, DateTime<Utc>)> {
+        let mut overdue = Vec::new();
+        for run in &mut self.waiting {
+            if let Some(at) = run.fallback_at.filter(|at| *at <= horizon) {
+                overdue.push((run.execution_id.clone(), at));
+                run.fallback_at = None;
+            }
+        }
+        overdue
+    }
+}
+
+/// Whether a job's wake-up at `wake` brings the tick back to the job in time for a run riding
+/// on it whose fallback wake-up would be due at `fallback_at`: at most `slack` later than the
+/// fallback would have. A tick reads wake-ups due within its horizon, so both are seen that long
+/// before their times; the engine allows one tick's horizon of slack (a run whose message was
+/// lost is sent again at most one tick later than its fallback would have), where the fires of
+/// a minutely job are then all covered by the job's own wake-up.
+pub fn covers(
+    wake: Option<DateTime<Utc>>,
+    fallback_at: DateTime<Utc>,
+    slack: chrono::Duration,
+) -> bool {
+    wake.is_some_and(|wake| wake <= fallback_at + slack)
 }
 
 fn is_zero(n: &u32) -> bool {

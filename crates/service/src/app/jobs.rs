@@ -553,7 +553,11 @@ impl<S: Store> App<S> {
             let Some(record) = self.store.get_job(job_id).await? else {
                 return Ok(false);
             };
-            let stored = decode_job(&record)?;
+            let mut stored = decode_job(&record)?;
+            // Runs of its line that rode on its wake-up, which goes with it, get their own:
+            // dispatch then ends them (their job is gone) even if their messages were lost.
+            self.cover_waiting_runs(&mut stored.job, None, chrono::Duration::zero())
+                .await?;
             let entry = Entry::new("delete", None, stored.version.saturating_add(1));
             let entry = audit_record(by, &id, self.now(), entry);
             match self

@@ -34,7 +34,9 @@ use sundial_core::execution::ExecutionId;
 use sundial_core::job::{FieldError, Job, JobDefinition, JobId, Target};
 
 pub(crate) use crate::conflict::ConflictRetry;
-use crate::records::{decode_job, encode_job, job_wakeup_key, RecordError, StoredJob};
+use crate::records::{
+    decode_job, encode_job, execution_wakeup_key, job_wakeup_key, RecordError, StoredJob,
+};
 use sundial_ports::cause::Cause;
 use sundial_ports::clock::Clock;
 use sundial_ports::events::TargetSupport;
@@ -507,10 +509,49 @@ impl<S: Store> App<S> {
         engine.plan(job.job_id().clone(), next).await;
     }
 
+    /// Writes the fallback wake-ups of the job's waiting runs that ride on its wake-up
+    /// ([`WaitingRun::fallback_at`](sundial_core::job::WaitingRun)) and that `wake`, the job's
+    /// wake-up about to be written, would not bring the tick back to in time (within `slack`:
+    /// [`covers`](sundial_core::job::covers)), and marks them in
+    /// `job` as having their own. Written before the job and its wake-up, so a crash in between
+    /// leaves a run both (a duplicate message at most), never neither. Every write that moves a
+    /// job's wake-up goes through here or [`App::refresh_wakeup`] (docs/engine.md, "Fallback
+    /// wake-ups").
+    pub(crate) async fn cover_waiting_runs(
+        &self,
+        job: &mut Job,
+        wake: Option<DateTime<Utc>>,
+        slack: chrono::Duration,
+    ) -> Result<(), AppError> {
+        let fallbacks = job.state.uncovered_fallbacks(wake, slack);
+        self.write_fallbacks(&fallbacks).await?;
+        let ids: Vec<String> = fallbacks.into_iter().map(|(id, _)| id).collect();
+        job.state.fallbacks_written(&ids);
+        Ok(())
+    }
+
+    /// Writes each run's fallback wake-up (execution id, due time): a rare path (a job whose
+    /// wake-up moves past runs waiting in its line), one write each.
+    async fn write_fallbacks(&self, fallbacks: &[(String, DateTime<Utc>)]) -> Result<(), AppError> {
+        for (execution_id, due) in fallbacks {
+            self.store
+                .set_wakeup(&execution_wakeup_key(execution_id), Some(*due))
+                .await?;
+        }
+        Ok(())
+    }
+
     /// Keeps the wake-up index in step with a job: its next nominal fire, or no entry when it is
     /// paused, triggered-only or exhausted. Finding due work reads this index; it never scans jobs.
+    /// Runs of the job's line that ride on its wake-up and that the new one comes too late for
+    /// get fallback wake-ups of their own first ([`App::cover_waiting_runs`]; the job, not
+    /// written here, still says they ride: a duplicate message at most).
     pub(crate) async fn refresh_wakeup(&self, job: &Job) -> Result<(), AppError> {
         let due = job.wake_at();
+        // Strict (no slack): the tick's horizon is the engine's, and this is a rare path.
+        let strict = chrono::Duration::zero();
+        self.write_fallbacks(&job.state.uncovered_fallbacks(due, strict))
+            .await?;
         self.store
             .set_wakeup(&job_wakeup_key(job.definition.job_id()), due)
             .await?;

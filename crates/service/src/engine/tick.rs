@@ -315,6 +315,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                 continue;
             }
             let before = stored.job.state.clone();
+            self.resend_overdue(&mut stored.job, now, horizon).await?;
             // Boxed: with the store's batch reads (DynamoDB's are deep futures) inlined, the
             // future of a dispatch step that plans a backfill's next window on settling would
             // overflow a worker's stack in a debug build.
@@ -371,6 +372,39 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             wakes.push((fire.execution_id.clone(), fire.due));
         }
         Ok((created, missed, Some((stored, pending))))
+    }
+
+    /// Sends again, at once, the runs of the job's line that ride on its wake-up and whose
+    /// fallback wake-up the tick would now see (they were due at least the fallback's grace ago),
+    /// and leaves them riding no more: the job's write that follows records that, and a crash
+    /// before it has them sent again by the next tick (a duplicate message does nothing twice). A
+    /// run still waiting then lost its message with a tick that died before sending it. (A
+    /// fallback wake-up is sent with a delay to its own time; a riding run goes at once, so it
+    /// is late by a tick at most.)
+    async fn resend_overdue(
+        &self,
+        job: &mut Job,
+        now: DateTime<Utc>,
+        horizon: DateTime<Utc>,
+    ) -> Result<(), EngineError> {
+        let overdue: Vec<(String, DateTime<Utc>)> = job
+            .state
+            .take_overdue(horizon)
+            .into_iter()
+            .map(|(execution_id, _)| (execution_id, now))
+            .collect();
+        if overdue.is_empty() {
+            return Ok(());
+        }
+        tracing::info!(job_id = %job.job_id(), runs = overdue.len(), "runs still waiting past their fallback time sent again");
+        self.wake_all(&overdue, std::time::Duration::ZERO).await
+    }
+
+    /// How much later than its fallback wake-up would have a run riding on its job's wake-up
+    /// may be sent again ([`sundial_core::job::covers`]): one tick's horizon, the longest a
+    /// tick's view of the two can differ when ticks come once per period.
+    pub(super) fn ride_slack(&self) -> chrono::Duration {
+        chrono::Duration::from_std(self.config.tick_horizon).unwrap_or_default()
     }
 
     /// Plans the job's waiting backfills ([`plan::plan_backfills`]), reading first what ran of
@@ -434,19 +468,33 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
             .iter()
             .map(|e| encode_execution(e, 1))
             .collect::<Result<Vec<_>, _>>()?;
-        // A tick looks `tick_horizon` ahead, so a fallback wake-up must lie that much further out for the
-        // tick not to see it before the run's own message had its chance.
-        let horizon = chrono::Duration::from_std(self.config.tick_horizon).unwrap_or_default();
-        let fallbacks: Vec<(String, DateTime<Utc>)> = pending
-            .iter()
-            .map(|f| {
-                let key = execution_wakeup_key(&f.execution_id);
-                (key, f.due + horizon + FALLBACK_WAKEUP_GRACE)
-            })
-            .collect();
         let fires = std::mem::take(&mut stored.job.state.pending_fires);
         // Those due now that simply start take their slots in this same write.
         plan::line_up(&mut stored.job, &fires, now);
+        // Runs of the line that rode on the job's wake-up and that its new one comes too late
+        // for get fallback wake-ups of their own first (a job whose next fire moved far out).
+        let wake = stored.job.wake_at();
+        let slack = self.ride_slack();
+        self.app
+            .cover_waiting_runs(&mut stored.job, wake, slack)
+            .await?;
+        // A tick looks `tick_horizon` ahead, so a fallback wake-up must lie that much further out for the
+        // tick not to see it before the run's own message had its chance. A fire that waits in
+        // line does without when the job's new wake-up brings the tick back to the job by then,
+        // give or take a tick (any job firing more often than about every two horizons): the
+        // tick sends it again itself if it is still waiting ([`Engine::resend_overdue`]).
+        let horizon = chrono::Duration::from_std(self.config.tick_horizon).unwrap_or_default();
+        let fallbacks: Vec<(String, DateTime<Utc>)> = fires
+            .iter()
+            .filter_map(|f| {
+                let at = f.due + horizon + FALLBACK_WAKEUP_GRACE;
+                let rides = stored
+                    .job
+                    .state
+                    .ride_on_wakeup(&f.execution_id, at, wake, slack);
+                (!rides).then(|| (execution_wakeup_key(&f.execution_id), at))
+            })
+            .collect();
         let job_key = job_wakeup_key(stored.job.job_id());
         let record = encode_job(&stored.job, stored.version, stored.service.clone());
         let mut writes = Vec::with_capacity(2 + 2 * records.len());
@@ -457,7 +505,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                 .iter()
                 .map(|(key, due)| Write::SetWakeup(key, Some(*due))),
         );
-        writes.push(Write::SetWakeup(&job_key, stored.job.wake_at()));
+        writes.push(Write::SetWakeup(&job_key, wake));
         writes.extend(missed.map(Write::AddRollup));
         match self.store().write_all(&writes).await {
             Ok(()) => {

@@ -301,3 +301,52 @@ fn submitted_markers_keep_stored_secrets() {
     let e = JobDefinition::parse_submitted(&id("job-1"), &sent, created(), None).unwrap_err();
     assert_eq!(e.path, "request[0].headers.Authorization");
 }
+
+/// A run riding on its job's wake-up: covered while the job's wake-up is no later than its
+/// fallback time plus the slack, stored with its fallback time, given a fallback of its own when
+/// the wake-up moves past, and taken once that time is within the tick's horizon.
+#[test]
+fn waiting_runs_ride_on_the_jobs_wakeup_while_it_covers_them() {
+    let slack = chrono::Duration::seconds(80);
+    let fallback = at("2024-01-01T00:03:30Z");
+    assert!(covers(Some(at("2024-01-01T00:04:50Z")), fallback, slack));
+    assert!(!covers(Some(at("2024-01-01T00:04:51Z")), fallback, slack));
+    assert!(!covers(None, fallback, slack));
+
+    let mut state = JobState::default();
+    state.wait_in_line("j~2", at("2024-01-01T00:02:00Z"));
+    state.wait_in_line("j~3", at("2024-01-01T00:03:00Z"));
+    let wake = Some(at("2024-01-01T00:04:00Z"));
+    assert!(state.ride_on_wakeup("j~2", fallback, wake, slack));
+    assert!(
+        !state.ride_on_wakeup("j~9", fallback, wake, slack),
+        "not waiting"
+    );
+    assert!(
+        !state.ride_on_wakeup("j~3", fallback, None, slack),
+        "no wake-up"
+    );
+    assert_eq!(state.waiting[0].fallback_at, Some(fallback));
+    assert_eq!(state.waiting[1].fallback_at, None);
+    // Stored and read back with the job.
+    let stored: JobState = serde_json::from_value(serde_json::to_value(&state).unwrap()).unwrap();
+    assert_eq!(stored, state);
+
+    assert!(state.uncovered_fallbacks(wake, slack).is_empty());
+    let moved = Some(at("2024-01-01T01:00:00Z"));
+    let uncovered = state.uncovered_fallbacks(moved, slack);
+    assert_eq!(uncovered, [("j~2".to_string(), fallback)]);
+    state.fallbacks_written(&["j~2".to_string()]);
+    assert!(state.uncovered_fallbacks(moved, slack).is_empty());
+
+    assert!(state.ride_on_wakeup("j~2", fallback, wake, slack));
+    assert!(state.take_overdue(at("2024-01-01T00:03:29Z")).is_empty());
+    assert_eq!(
+        state.take_overdue(at("2024-01-01T00:03:30Z")),
+        [("j~2".to_string(), fallback)]
+    );
+    assert!(
+        state.take_overdue(at("2024-01-01T00:09:00Z")).is_empty(),
+        "once"
+    );
+}

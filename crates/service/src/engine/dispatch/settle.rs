@@ -403,6 +403,13 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                 return Ok(released(&stored));
             }
             stored.job.updated_at = self.now();
+            let next = stored.job.wake_at();
+            let moved = next != before.wake_at();
+            if moved {
+                self.app
+                    .cover_waiting_runs(&mut stored.job, next, self.ride_slack())
+                    .await?;
+            }
             let record = encode_job(&stored.job, stored.version, stored.service.clone());
             let fallbacks = self.fallback_wakeups(&started.concat());
             let job_key = job_wakeup_key(stored.job.job_id());
@@ -414,8 +421,7 @@ impl<S: Store, Q: Queue, H: HttpClient, P: EventPublisher> Engine<S, Q, H, P> {
                     .iter()
                     .map(|(key, due)| Write::SetWakeup(key, Some(*due))),
             );
-            let next = stored.job.wake_at();
-            if next != before.wake_at() {
+            if moved {
                 writes.push(Write::SetWakeup(&job_key, next));
             }
             match self.store().write_all(&writes).await {

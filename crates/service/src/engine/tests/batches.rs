@@ -17,13 +17,6 @@ struct InFlight {
     calls: AtomicUsize,
 }
 
-fn aws_like(config: &mut EngineConfig) {
-    config.tick_horizon = StdDuration::from_secs(80);
-    config.max_inline_wait = StdDuration::from_secs(1);
-    config.admit_ahead = StdDuration::ZERO;
-    config.sole_engine = false;
-}
-
 /// A world whose target holds each call 50 ms and records the overlap.
 fn world(flight: &Arc<InFlight>) -> World {
     let seen = Arc::clone(flight);

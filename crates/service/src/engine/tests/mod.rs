@@ -84,6 +84,15 @@ fn t(s: &str) -> DateTime<Utc> {
     s.parse().unwrap()
 }
 
+/// The engine's settings on AWS that matter under simulated time: a tick planning 80 s ahead,
+/// SQS's whole-second delays, no admission ahead, other engines alive.
+fn aws_like(config: &mut EngineConfig) {
+    config.tick_horizon = StdDuration::from_secs(80);
+    config.max_inline_wait = StdDuration::from_secs(1);
+    config.admit_ahead = StdDuration::ZERO;
+    config.sole_engine = false;
+}
+
 impl World {
     fn new(
         start: &str,
@@ -1788,6 +1797,7 @@ mod batches;
 mod calendars;
 mod catchup;
 mod events;
+mod fallbacks;
 mod ledger;
 mod messages;
 mod order;
