@@ -23,7 +23,7 @@ use super::{looked_ahead, unavailable, DynamoStore};
 pub const KIND_AUDIT: &str = "audit";
 
 /// The partition key of a job's entries.
-fn partition(keys: &Keys, job_id: &str) -> String {
+pub(super) fn partition(keys: &Keys, job_id: &str) -> String {
     format!("{}H#{job_id}", keys.ns())
 }
 
@@ -157,12 +157,16 @@ impl AuditStore for DynamoStore {
         retain: usize,
         purge_deleted_jobs: bool,
     ) -> Result<AuditCleanReport, StoreError> {
-        // Maintenance, as `clean_executions`: one scan of the namespace's keys. Reading a
-        // history never scans.
-        let (jobs, trails) = self
-            .scan_by_job(KIND_AUDIT, &["entryId"], |item| string(item, "entryId"))
-            .await?;
-        let past = past_retention(trails, |id| jobs.contains(id), retain, purge_deleted_jobs);
+        // Maintenance, as `clean_executions`: each known job's keys, never a scan
+        // (`retention.rs`).
+        let known = self.known_job_ids().await?;
+        let trails = self.audit_by_job(known.all()).await?;
+        let past = past_retention(
+            trails,
+            |id| known.live.contains(id),
+            retain,
+            purge_deleted_jobs,
+        );
         let entries_deleted = past.removed.len() as u64;
         self.delete_all(
             past.removed
@@ -171,6 +175,8 @@ impl AuditStore for DynamoStore {
                 .collect(),
         )
         .await?;
+        self.drop_spent_tombstones(&known, purge_deleted_jobs)
+            .await?;
         Ok(AuditCleanReport { entries_deleted })
     }
 }

@@ -13,6 +13,7 @@
 //! | label     | `{ns}J#{jobId}` | `L#{key}` | `{ns}JL#{key}={value}` / jobId | —                             | —                 |
 //! | setting   | `{ns}S#{name}`  | `S`  | —                           | —                                   | —                 |
 //! | calendar  | `{ns}C#{name}`  | `C`  | `{ns}CALS` / name           | —                                   | —                 |
+//! | tombstone | `{ns}J#{jobId}` | `G`  | `{ns}GONE` / jobId          | —                                   | —                 |
 //! | calendar user | `{ns}C#{name}` | `U#{jobId}` | —                  | —                                   | —                 |
 //!
 //! A calendar item also counts its listings (`listings`, see `dynamo/calendars.rs`).
@@ -67,6 +68,8 @@ pub const CALENDAR_SK: &str = "C";
 pub const CALENDAR_USER_SK_PREFIX: &str = "U#";
 /// Sort keys of label items start with this, then the label key.
 pub const LABEL_SK_PREFIX: &str = "L#";
+/// Sort key of a deleted job's tombstone, in its item collection (see `dynamo/retention.rs`).
+pub const TOMBSTONE_SK: &str = "G";
 
 /// The key layout of one store (one namespace of a table).
 #[derive(Clone, Debug)]
@@ -158,6 +161,17 @@ impl Keys {
     /// The `gsi1pk` under which every job is listed.
     pub fn all_jobs(&self) -> String {
         format!("{}JOBS", self.ns)
+    }
+
+    /// The primary key of job `job_id`'s tombstone: written when the job is deleted, so that
+    /// retention finds what the job left without a scan (see `dynamo/retention.rs`).
+    pub fn tombstone(&self, job_id: &str) -> Item {
+        primary(self.job_pk(job_id), TOMBSTONE_SK)
+    }
+
+    /// The `gsi1pk` under which every tombstone is listed.
+    pub fn deleted_jobs(&self) -> String {
+        format!("{}GONE", self.ns)
     }
 
     /// The `gsi2pk` of a parent's child jobs.

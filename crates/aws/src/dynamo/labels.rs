@@ -326,11 +326,17 @@ impl DynamoStore {
                 .expression_attribute_values(":v", AttributeValue::N(version.to_string()))
                 .build()
                 .map_err(built)?;
+            let tombstone = aws_sdk_dynamodb::types::Put::builder()
+                .table_name(&self.table)
+                .set_item(Some(super::retention::tombstone_item(self, job_id)))
+                .build()
+                .map_err(built)?;
             let mut items = vec![
                 TransactWriteItem::builder().delete(job_delete).build(),
                 TransactWriteItem::builder()
                     .delete(delete(wakeup.clone())?)
                     .build(),
+                TransactWriteItem::builder().put(tombstone).build(),
             ];
             for key in label_keys {
                 items.push(TransactWriteItem::builder().delete(delete(key)?).build());

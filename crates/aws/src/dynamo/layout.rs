@@ -40,6 +40,12 @@
 //!   layout-4 function still warm during the deployment would replace a job's item without its
 //!   wake-up, and a recurring job whose wake-up is lost is never planned again. No deployment
 //!   predates it (issue 31), so a table of layout 2, 3 or 4 is refused like layout 1.
+//! - 6: a job's deletion leaves a tombstone (`J#{jobId}` / `G`, listed under `GONE` in `gsi1`), so
+//!   that retention finds what deleted jobs left without a scan (see `retention.rs`). Binaries of
+//!   layout 6 read layout-5 items as they are, so they upgrade a table of layout 5 in place; jobs
+//!   deleted before leave no tombstone, so `clean` no longer sees their runs and history (finished
+//!   runs and entries still expire by TTL with a retention), and a layout-5 function still warm
+//!   during the deployment deletes a job without one, with the same effect.
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use futures_util::FutureExt;
@@ -50,7 +56,7 @@ use super::keys::{Item, GSI1};
 use super::{unavailable, DynamoStore};
 
 /// The layout these binaries read and write.
-pub const LAYOUT_VERSION: u32 = 5;
+pub const LAYOUT_VERSION: u32 = 6;
 
 /// The oldest layout these binaries upgrade in place: one they read as it is, whose record they
 /// move to [`LAYOUT_VERSION`].

@@ -20,13 +20,14 @@ pub mod labels;
 pub mod layout;
 mod next_fire;
 mod own_wakeup;
+mod retention;
 pub mod rollups;
 mod search;
 mod sessions;
 mod settings;
 
 use futures_util::FutureExt;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -386,9 +387,15 @@ impl DynamoStore {
                         .map(|delete| TransactWriteItem::builder().delete(delete).build())
                         .map_err(built)
                 };
+                let tombstone = aws_sdk_dynamodb::types::Put::builder()
+                    .table_name(&self.table)
+                    .set_item(Some(retention::tombstone_item(self, job_id)))
+                    .build()
+                    .map_err(built)?;
                 let mut items = vec![
                     TransactWriteItem::builder().delete(job).build(),
                     delete(self.keys.wakeup(&format!("job:{job_id}")))?,
+                    TransactWriteItem::builder().put(tombstone).build(),
                 ];
                 for key in labels {
                     items.push(delete(key.clone())?);
@@ -892,37 +899,6 @@ impl DynamoStore {
     }
 }
 
-impl DynamoStore {
-    /// The ids of the jobs that exist, and the items of `kind` grouped by job id as `read` makes
-    /// them: what retention needs. Maintenance, not a hot path: one scan of the namespace's keys
-    /// and a few attributes (`attributes` beside `kind`, `jobId` and `expiresAt`).
-    async fn scan_by_job<T>(
-        &self,
-        kind: &str,
-        attributes: &[&str],
-        read: impl Fn(&Item) -> Result<T, StoreError>,
-    ) -> Result<(BTreeSet<String>, BTreeMap<String, Vec<T>>), StoreError> {
-        let mut projection = vec!["kind", "jobId", "expiresAt"];
-        projection.extend_from_slice(attributes);
-        let items = self.scan_all(&projection).await?;
-        let mut jobs = BTreeSet::new();
-        let mut groups: BTreeMap<String, Vec<T>> = BTreeMap::new();
-        for item in &items {
-            match item.get("kind").and_then(|v| v.as_s().ok()) {
-                Some(found) if found == KIND_JOB => {
-                    jobs.insert(string(item, "jobId")?);
-                }
-                Some(found) if found == kind => groups
-                    .entry(string(item, "jobId")?)
-                    .or_default()
-                    .push(read(item)?),
-                _ => {}
-            }
-        }
-        Ok((jobs, groups))
-    }
-}
-
 /// An index partition of executions, newest first.
 struct ExecutionIndex {
     index: &'static str,
@@ -1366,15 +1342,15 @@ impl ExecutionStore for DynamoStore {
         retain: usize,
         purge_deleted_jobs: bool,
     ) -> Result<CleanReport, StoreError> {
-        let (jobs, runs) = self
-            .scan_by_job(KIND_EXECUTION, &["executeNumber", "executionId"], |item| {
-                Ok((
-                    number::<u64>(item, "executeNumber")?,
-                    string(item, "executionId")?,
-                ))
-            })
-            .await?;
-        let past = past_retention(runs, |id| jobs.contains(id), retain, purge_deleted_jobs);
+        // Maintenance: each known job's keys, never a scan (`retention.rs`).
+        let known = self.known_job_ids().await?;
+        let runs = self.executions_by_job(known.all()).await?;
+        let past = past_retention(
+            runs,
+            |id| known.live.contains(id),
+            retain,
+            purge_deleted_jobs,
+        );
         let report = CleanReport {
             executions_deleted: past.removed.len() as u64,
             destroyed_jobs_cleaned: past.purged_jobs,
@@ -1386,6 +1362,8 @@ impl ExecutionStore for DynamoStore {
                 .collect(),
         )
         .await?;
+        self.drop_spent_tombstones(&known, purge_deleted_jobs)
+            .await?;
         Ok(report)
     }
 }

@@ -224,7 +224,9 @@ async fn label_items_follow_their_job() {
     assert_eq!(collection(&client, &store, "l").await, ["J"]);
     assert_eq!(collection(&client, &store, "m").await, ["J", "L#a"]);
     assert!(store.delete_job("m").await.expect("delete"));
-    assert!(collection(&client, &store, "m").await.is_empty());
+    // What is left of a deleted job's collection is its tombstone (layout 6), which retention
+    // reads instead of scanning.
+    assert_eq!(collection(&client, &store, "m").await, ["G"]);
     assert!(!store.delete_job("m").await.expect("delete again"));
 
     // The API's creation and deletion: write_all with the job's audit entry beside it.
@@ -247,9 +249,10 @@ async fn label_items_follow_their_job() {
         .write_all(&[Write::DeleteJob("n", 1), Write::AppendAudit(&entry(2))])
         .await
         .expect("DeleteJob + AppendAudit");
-    assert!(
-        collection(&client, &store, "n").await.is_empty(),
-        "no label item outlives a job deleted through write_all"
+    assert_eq!(
+        collection(&client, &store, "n").await,
+        ["G"],
+        "no label item outlives a job deleted through write_all; its tombstone stays"
     );
 }
 
@@ -412,4 +415,74 @@ async fn a_jobs_wakeup_lives_on_the_job_and_an_own_item_moves_there() {
         .await
         .expect("due")
         .is_empty());
+}
+
+/// Retention without a scan (layout 6): a deleted job's runs and history are found by its
+/// tombstone, which goes once the second of the two cleans has purged both, or at once when the
+/// job id is in use again.
+#[tokio::test(flavor = "multi_thread")]
+async fn retention_finds_deleted_jobs_by_their_tombstones() {
+    use sundial_ports::store::AuditStore;
+    let moto = need_moto!();
+    let client = aws_sdk_dynamodb::Client::new(&moto.sdk().await);
+    let Some(base) = store().await else { return };
+    let store = base.with_namespace(namespace());
+    let run = |job: &str, n: u64| ExecutionRecord {
+        job_id: job.into(),
+        execute_number: n,
+        ..execution(&format!("{job}~{n}"), "Succeeded")
+    };
+    let at = Utc::now();
+    let entry = |job: &str, version: u64| AuditRecord {
+        job_id: job.into(),
+        entry_id: entry_id(at, version, 1),
+        at,
+        document: json!({"version": version}),
+    };
+    for job in ["gone", "back"] {
+        store
+            .write_all(&[
+                Write::CreateJob(&job_record(job, 1, json!({}))),
+                Write::AppendAudit(&entry(job, 1)),
+            ])
+            .await
+            .expect("create");
+        for n in 1..=3 {
+            assert!(store.create_execution(&run(job, n)).await.expect("run"));
+        }
+        store
+            .write_all(&[Write::DeleteJob(job, 1), Write::AppendAudit(&entry(job, 2))])
+            .await
+            .expect("delete");
+        assert_eq!(collection(&client, &store, job).await, ["G"], "{job}");
+    }
+    // `back` is created again: its tombstone is spent at the next clean, its runs kept by the rule.
+    store
+        .create_job(&job_record("back", 1, json!({})))
+        .await
+        .expect("create again");
+
+    let report = store.clean_executions(1, true).await.expect("clean runs");
+    assert_eq!(
+        (report.executions_deleted, report.destroyed_jobs_cleaned),
+        (3 + 2, 1),
+        "all of gone's runs, back's two oldest"
+    );
+    assert_eq!(
+        collection(&client, &store, "gone").await,
+        ["G"],
+        "its history is still there"
+    );
+    assert_eq!(collection(&client, &store, "back").await, ["J"]);
+    let audit = store.clean_audit(1, true).await.expect("clean history");
+    assert_eq!(audit.entries_deleted, 2 + 1, "gone's two, back's oldest");
+    assert!(
+        collection(&client, &store, "gone").await.is_empty(),
+        "nothing of gone is left, nor its tombstone"
+    );
+    let again = store.clean_executions(1, true).await.expect("again");
+    assert_eq!(
+        (again.executions_deleted, again.destroyed_jobs_cleaned),
+        (0, 0)
+    );
 }

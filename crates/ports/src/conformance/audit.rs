@@ -350,7 +350,7 @@ async fn audit_invalid_cursor<S: Store>(store: S) {
 }
 
 async fn audit_retention<S: Store>(store: S) {
-    create_jobs(&store, &[job("live")]).await;
+    create_jobs(&store, &[job("live"), job("gone")]).await;
     let live: Vec<AuditRecord> = (0..4)
         .map(|i| entry("live", i * 10, (i + 1) as u64))
         .collect();
@@ -359,6 +359,8 @@ async fn audit_retention<S: Store>(store: S) {
         .collect();
     append(&store, &live).await;
     append(&store, &gone).await;
+    // A job's trail outlives it.
+    assert!(store.delete_job("gone").await.must("delete_job(gone)"));
 
     let report = store
         .clean_audit(2, false)

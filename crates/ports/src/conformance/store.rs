@@ -1462,10 +1462,16 @@ async fn child_executions_pagination<S: Store>(store: S) {
 // ---------------------------------------------------------------------------------------------
 // Clean
 
-/// Jobs `live` (5 runs) and `small` (2 runs) exist; `deleted` (3 runs) was deleted; `orphan` (1 run)
-/// never existed.
+/// Jobs `live` (5 runs) and `small` (2 runs) exist; `deleted` (3 runs) was deleted alone
+/// (`delete_job`), `dropped` (1 run) in a batch (`Write::DeleteJob`, as the API deletes). The
+/// rule covers every job id that has or had a job: a store may find them without a scan (the
+/// DynamoDB store lists the deleted ones by the tombstones their deletions left).
 async fn clean_fixture<S: Store>(store: &S) {
-    create_jobs(store, &[job("live"), job("small"), job("deleted")]).await;
+    create_jobs(
+        store,
+        &[job("live"), job("small"), job("deleted"), job("dropped")],
+    )
+    .await;
     let mut runs = Vec::new();
     for n in 1..=5 {
         runs.push(execution(&format!("live-{n}"), "live", n));
@@ -1476,7 +1482,7 @@ async fn clean_fixture<S: Store>(store: &S) {
     for n in 1..=3 {
         runs.push(execution(&format!("deleted-{n}"), "deleted", n));
     }
-    runs.push(execution("orphan-1", "orphan", 1));
+    runs.push(execution("dropped-1", "dropped", 1));
     create_executions(store, &runs).await;
     assert!(
         store
@@ -1485,6 +1491,16 @@ async fn clean_fixture<S: Store>(store: &S) {
             .must("delete_job(deleted)"),
         "delete_job(deleted) of an existing job"
     );
+    let dropped = store
+        .get_job("dropped")
+        .await
+        .must("get_job(dropped)")
+        .expect("dropped exists");
+    store
+        .write_all(&[Write::DeleteJob("dropped", dropped.version)])
+        .await
+        .map_err(StoreError::from)
+        .must("write_all(DeleteJob(dropped))");
 }
 
 async fn numbers_of<S: Store>(store: &S, job_id: &str) -> Vec<u64> {
@@ -1561,9 +1577,9 @@ async fn clean_retains_newest<S: Store>(store: S) {
         "retention applies to deleted jobs' runs too"
     );
     assert_eq!(
-        numbers_of(&store, "orphan").await,
+        numbers_of(&store, "dropped").await,
         [1],
-        "clean(2) keeps the orphan's only run"
+        "clean(2) keeps the dropped job's only run"
     );
 }
 
@@ -1576,11 +1592,11 @@ async fn clean_purges_deleted_jobs<S: Store>(store: S) {
     assert_eq!(
         report.executions_deleted,
         3 + 3 + 1,
-        "clean(2, purge): live 1-3, all of deleted and orphan ({report:?})"
+        "clean(2, purge): live 1-3, all of deleted and dropped ({report:?})"
     );
     assert_eq!(
         report.destroyed_jobs_cleaned, 2,
-        "clean(2, purge): deleted and orphan ({report:?})"
+        "clean(2, purge): deleted and dropped ({report:?})"
     );
     assert_eq!(
         numbers_of(&store, "live").await,
@@ -1597,8 +1613,8 @@ async fn clean_purges_deleted_jobs<S: Store>(store: S) {
         "a deleted job's runs are purged"
     );
     assert!(
-        numbers_of(&store, "orphan").await.is_empty(),
-        "runs of a job that never existed are purged"
+        numbers_of(&store, "dropped").await.is_empty(),
+        "runs of a job deleted in a batch are purged"
     );
     assert!(
         store.get_job("live").await.must("get_job(live)").is_some(),

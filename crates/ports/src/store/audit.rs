@@ -78,8 +78,9 @@ pub trait AuditStore: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Page<AuditRecord>, StoreError>> + Send;
 
     /// The rule of [`ExecutionStore::clean_executions`](super::ExecutionStore::clean_executions)
-    /// for entries: keeps the newest `retain` entries of every job id, whether or not the job still
-    /// exists, and, when `purge_deleted_jobs`, removes every entry of jobs that no longer exist.
+    /// for entries: keeps the newest `retain` entries of every job id that has or had a job,
+    /// whether or not the job still exists, and, when `purge_deleted_jobs`, removes every entry of
+    /// jobs that no longer exist.
     fn clean_audit(
         &self,
         retain: usize,

@@ -486,9 +486,12 @@ pub trait ExecutionStore: Send + Sync + 'static {
         page: &PageRequest,
     ) -> impl Future<Output = Result<Page<ExecutionRecord>, StoreError>> + Send;
 
-    /// Keeps the newest (highest execute number) `retain` executions of every job id, whether or not
-    /// the job still exists, and, when `purge_deleted_jobs`, removes all executions of jobs that no
-    /// longer exist.
+    /// Keeps the newest (highest execute number) `retain` executions of every job id that has or
+    /// had a job (deleted by [`JobStore::delete_job`] or a [`Write::DeleteJob`]), whether or not the
+    /// job still exists, and, when `purge_deleted_jobs`, removes all executions of jobs that no
+    /// longer exist. Never a scan of every execution: an adapter may find the deleted jobs by
+    /// what their deletion left (the DynamoDB store's tombstones), so runs of a job id that never
+    /// had a job (which the engine does not write) may be left.
     fn clean_executions(
         &self,
         retain: usize,
