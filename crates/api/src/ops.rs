@@ -82,8 +82,8 @@ pub(super) async fn health<S: Store>(State(app): AppState<S>) -> Response {
 )]
 pub(super) async fn stats<S: Store>(State(app): AppState<S>, params: Params) -> ApiResult {
     let window = super::stats::window_of(params)?;
-    let stats = app.stats().await?;
-    let (figures, top_failing, slowest) = super::stats::fleet(&app, window).await?;
+    let stats = app.stats(window).await?;
+    let (figures, top_failing, slowest) = super::stats::fleet(&stats.fleet);
     Ok(Json(Stats {
         jobs: stats.jobs,
         executions: stats.executions,

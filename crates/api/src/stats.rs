@@ -134,7 +134,7 @@ impl From<&SeriesPoint> for SeriesPointBody {
 pub struct Stats {
     /// Jobs by state (`active`, `paused`); states with none are absent.
     pub jobs: BTreeMap<String, u64>,
-    /// Executions by state (`Enqueued`, `Succeeded`, …); states with none are absent.
+    /// Executions by state: those not ended now, and those ended within the window (`Enqueued`, `Succeeded`, …); states with none are absent.
     pub executions: BTreeMap<String, u64>,
     /// Whether a debug mode is on (docs/api.md debug mode): some runs are stopped.
     pub debug_mode: bool,
@@ -247,11 +247,9 @@ pub(super) async fn job_stats<S: Store>(
 
 /// The figures `GET /stats` adds to its counts: all jobs over the window, and the top failing
 /// and slowest jobs.
-pub(super) async fn fleet<S: Store>(
-    app: &sundial_service::app::App<S>,
-    window: StatsWindow,
-) -> Result<(WindowStats, Vec<JobFigures>, Vec<JobFigures>), AppError> {
-    let fleet = app.fleet_stats(window).await?;
+pub(super) fn fleet(
+    fleet: &sundial_service::app::FleetStats,
+) -> (WindowStats, Vec<JobFigures>, Vec<JobFigures>) {
     let named = |jobs: &[(String, Figures)]| {
         jobs.iter()
             .map(|(id, f)| JobFigures {
@@ -260,9 +258,9 @@ pub(super) async fn fleet<S: Store>(
             })
             .collect()
     };
-    Ok((
+    (
         (&fleet.all).into(),
         named(&fleet.top_failing),
         named(&fleet.slowest),
-    ))
+    )
 }

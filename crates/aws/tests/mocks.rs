@@ -134,14 +134,14 @@ fn collection() -> QueryOutput {
 async fn deleting_a_job_deletes_its_collection_in_one_transaction() {
     let read = mock!(Dynamo::query).then_output(collection);
     let deleted = mock!(Dynamo::transact_write_items)
-        .match_requests(|r| r.transact_items().len() == 3)
+        .match_requests(|r| r.transact_items().len() == 4)
         .then_output(|| TransactWriteItemsOutput::builder().build());
     let client = mock_client!(aws_sdk_dynamodb, RuleMode::MatchAny, [&read, &deleted]);
     assert_eq!(store(client).delete_job("report").await, Ok(true));
     assert_eq!(
         deleted.num_calls(),
         1,
-        "job, wake-up and label item at once"
+        "job, wake-up, label item and the job's tombstone at once"
     );
 }
 

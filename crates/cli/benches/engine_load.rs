@@ -67,7 +67,7 @@ use sundial_embedded::{SqliteQueue, SqliteStore};
 use sundial_ports::clock::Clock;
 use sundial_ports::clock::SystemClock;
 use sundial_ports::memory::RecordingPublisher;
-use sundial_ports::store::{Store, WakeUpIndex};
+use sundial_ports::store::WakeUpIndex;
 use sundial_service::adapters::http::{AddressPolicy, ReqwestClient};
 use sundial_service::engine::runner::{self, RunnerOptions};
 use sundial_service::engine::{Engine, EngineConfig, LOCAL_ADMIT_AHEAD};
@@ -383,11 +383,7 @@ async fn create_jobs(
 
 /// Executions by state, from the store.
 async fn execution_states(app: &App<SqliteStore>) -> BTreeMap<String, u64> {
-    app.store()
-        .stats()
-        .await
-        .map(|s| s.executions)
-        .unwrap_or_default()
+    app.store().execution_counts().await.unwrap_or_default()
 }
 
 fn final_count(states: &BTreeMap<String, u64>) -> u64 {
@@ -909,7 +905,11 @@ async fn memory(dir: &Path) -> Result<(), String> {
     let after_ticks = status_kb(None, "VmRSS:");
     let peak = status_kb(None, "VmHWM:");
     let threads = status_kb(None, "Threads:");
-    let stats = rig.app.store().stats().await.map_err(|e| e.to_string())?;
+    let stats = rig
+        .app
+        .stats(sundial_core::stats::StatsWindow::Day)
+        .await
+        .map_err(|e| e.to_string())?;
     rig.stop().await;
     let db = dir_size(dir);
     println!(

@@ -61,10 +61,9 @@ async fn main() {
         AppConfig::new(b"bench-signing-secret-0123456789abcdef".to_vec()),
     );
     let seeded = store
-        .stats()
+        .execution_counts()
         .await
         .unwrap()
-        .executions
         .values()
         .sum::<u64>();
     if seeded < total {

@@ -66,8 +66,8 @@ use sundial_ports::store::{
     check_batch, AuditCleanReport, AuditQuery, AuditRecord, AuditStore, CalendarRecord,
     CalendarStore, CleanReport, ExecutionQuery, ExecutionRecord, ExecutionStore, FleetHourRecord,
     JobFilter, JobOrder, JobRecord, JobStore, ManyRead, Page, PageRequest, RollupRecord,
-    RollupStore, SessionStore, SettingRecord, SettingStore, StateRead, Store, StoreError,
-    StoreStats, WakeUp, WakeUpIndex, Write, WriteAllError,
+    RollupStore, SessionStore, SettingRecord, SettingStore, StateRead, Store, StoreError, WakeUp,
+    WakeUpIndex, Write, WriteAllError,
 };
 
 use crate::codec::{db, ExecutionRow, JobRow};
@@ -101,6 +101,15 @@ fn create_private(path: &Path) -> std::io::Result<()> {
 }
 
 impl SqliteStore {
+    /// Every stored execution counted by state, in one read: what a bench or a test checks a
+    /// load against. Not a port method: the API's counts (`GET /stats`) come from the jobs and
+    /// the statistics, the same way on every store.
+    pub async fn execution_counts(
+        &self,
+    ) -> Result<std::collections::BTreeMap<String, u64>, StoreError> {
+        self.read(ops::execution_counts).await
+    }
+
     /// Opens (creating if needed) the database file at `path`, switches it to WAL and brings its
     /// schema up to date. The directory must exist.
     ///
@@ -531,9 +540,5 @@ impl Store for SqliteStore {
                 move |conn| ops::write_all(conn, &writes),
             )
             .await
-    }
-
-    async fn stats(&self) -> Result<StoreStats, StoreError> {
-        self.read(ops::stats).await
     }
 }

@@ -6,13 +6,11 @@
 //! Every value reaches SQLite as a bound parameter: the SQL of the listings varies with the
 //! filters and cursor given, and is assembled from constant fragments only.
 
-use std::collections::BTreeMap;
-
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 use sundial_ports::store::{
     CleanReport, ExecutionRecord, JobFilter, JobOrder, JobRecord, Page, PageRequest, StateRead,
-    StoreError, StoreStats, WakeUp, Write, WriteAllError, MAX_PAGE,
+    StoreError, WakeUp, Write, WriteAllError, MAX_PAGE,
 };
 
 use crate::codec::{
@@ -715,23 +713,15 @@ pub(crate) fn due_wakeups(
         .collect()
 }
 
-// ---------------------------------------------------------------------------------------------
-// Stats
-
-pub(crate) fn stats(conn: &mut Connection) -> Result<StoreStats, StoreError> {
-    // One read transaction, so both counts describe the same moment.
-    let tx = conn.savepoint().map_err(db)?;
-    let count_by_state = |sql: &str| -> Result<BTreeMap<String, u64>, StoreError> {
-        tx.prepare_cached(sql)
-            .and_then(|mut select| {
-                select
-                    .query_map([], |row| Ok((row.get(0)?, row.get::<_, Unsigned>(1)?.0)))?
-                    .collect()
-            })
-            .map_err(db)
-    };
-    let jobs = count_by_state("SELECT state, COUNT(*) FROM jobs GROUP BY state")?;
-    let executions = count_by_state("SELECT state, COUNT(*) FROM executions GROUP BY state")?;
-    tx.commit().map_err(db)?;
-    Ok(StoreStats { jobs, executions })
+/// Every stored execution counted by state ([`SqliteStore::execution_counts`](crate::SqliteStore::execution_counts)).
+pub(crate) fn execution_counts(
+    conn: &mut Connection,
+) -> Result<std::collections::BTreeMap<String, u64>, StoreError> {
+    conn.prepare_cached("SELECT state, COUNT(*) FROM executions GROUP BY state")
+        .and_then(|mut select| {
+            select
+                .query_map([], |row| Ok((row.get(0)?, row.get::<_, Unsigned>(1)?.0)))?
+                .collect()
+        })
+        .map_err(db)
 }

@@ -43,14 +43,13 @@ use sundial_ports::clock::{Clock, SystemClock};
 use sundial_ports::store::retention::past_retention;
 use sundial_ports::store::{
     check_batch, cursor, CleanReport, ExecutionQuery, ExecutionRecord, ExecutionStore, JobFilter,
-    JobOrder, JobRecord, JobStore, ManyRead, Page, PageRequest, Store, StoreError, StoreStats,
-    WakeUp, WakeUpIndex, Write, WriteAllError, MAX_PAGE, MAX_WRITES,
+    JobOrder, JobRecord, JobStore, ManyRead, Page, PageRequest, Store, StoreError, WakeUp,
+    WakeUpIndex, Write, WriteAllError, MAX_PAGE, MAX_WRITES,
 };
 
 use cancellation::Cancellation;
 use item::{
     execution_item, execution_record, expired, job_item, job_record, number, string, wakeup_item,
-    KIND_EXECUTION, KIND_JOB,
 };
 use keys::{Item, Keys, GSI1, GSI2, WAKEUPS};
 use labels::{labels_text, prefix_condition, JobPartition, LABELS};
@@ -812,50 +811,6 @@ impl DynamoStore {
         }
     }
 
-    /// Every item of this namespace, with only the named attributes, page by page.
-    async fn scan_all(&self, attributes: &[&str]) -> Result<Vec<Item>, StoreError> {
-        let mut items = Vec::new();
-        let mut start: Option<Item> = None;
-        let now = Utc::now().timestamp();
-        // Placeholders for every name: several (`state`, `kind`…) are DynamoDB reserved words.
-        let projection: Vec<String> = (0..attributes.len()).map(|i| format!("#a{i}")).collect();
-        loop {
-            let mut request = self
-                .client
-                .scan()
-                .table_name(&self.table)
-                .projection_expression(projection.join(", "))
-                .set_exclusive_start_key(start.take());
-            for (placeholder, name) in projection.iter().zip(attributes) {
-                request = request.expression_attribute_names(placeholder, *name);
-            }
-            // `#pk` only with the filter that uses it: DynamoDB refuses a name no expression
-            // uses (an un-namespaced store's `GET /stats` failed with a ValidationException).
-            if !self.keys.ns().is_empty() {
-                request = request
-                    .filter_expression("begins_with(#pk, :ns)")
-                    .expression_attribute_names("#pk", "pk")
-                    .expression_attribute_values(":ns", AttributeValue::S(self.keys.ns().into()));
-            }
-            let output = request
-                .send()
-                .boxed()
-                .await
-                .map_err(|e| unavailable("Scan", e))?;
-            items.extend(
-                output
-                    .items
-                    .unwrap_or_default()
-                    .into_iter()
-                    .filter(|item| !expired(item, now)),
-            );
-            match output.last_evaluated_key {
-                Some(key) if !key.is_empty() => start = Some(key),
-                _ => return Ok(items),
-            }
-        }
-    }
-
     /// Deletes items by primary key, 25 per request, retrying what DynamoDB leaves unprocessed.
     async fn delete_all(&self, keys: Vec<Item>) -> Result<(), StoreError> {
         for chunk in keys.chunks(25) {
@@ -1025,10 +980,6 @@ fn next_version(version: u64) -> Result<u64, StoreError> {
     version
         .checked_add(1)
         .ok_or_else(|| StoreError::unavailable(format!("version {version} cannot be incremented")))
-}
-
-fn count(counts: &mut BTreeMap<String, u64>, state: String) {
-    *counts.entry(state).or_insert(0) += 1;
 }
 
 impl JobStore for DynamoStore {
@@ -1649,26 +1600,5 @@ impl Store for DynamoStore {
         job_ids: &[String],
     ) -> Result<ManyRead, StoreError> {
         self.read_many_as(execution_ids, job_ids, false).await
-    }
-
-    async fn stats(&self) -> Result<StoreStats, StoreError> {
-        // A scan of two attributes: `GET /stats` is an operator's call, not part of scheduling.
-        let items = self.scan_all(&["kind", "state", "expiresAt"]).await?;
-        let mut stats = StoreStats::default();
-        for item in &items {
-            let Ok(state) = string(item, "state") else {
-                continue;
-            };
-            match item
-                .get("kind")
-                .and_then(|v| v.as_s().ok())
-                .map(String::as_str)
-            {
-                Some(KIND_JOB) => count(&mut stats.jobs, state),
-                Some(KIND_EXECUTION) => count(&mut stats.executions, state),
-                _ => {}
-            }
-        }
-        Ok(stats)
     }
 }

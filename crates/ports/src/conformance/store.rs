@@ -29,7 +29,6 @@
 
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
-use std::collections::BTreeMap;
 use std::fmt::Debug;
 use std::future::Future;
 use std::sync::Arc;
@@ -91,7 +90,6 @@ pub async fn run_all<S: Store, F: Fn() -> S>(make_store: F) {
         write_all_execution_and_job,
         write_all_a_run_with_its_own_wakeup,
         ledger_facts_round_trip,
-        stats_count_by_state,
         concurrent_job_updates,
         concurrent_execution_creates,
         settings_are_versioned_documents,
@@ -311,18 +309,6 @@ where
         }
     }
     items
-}
-
-fn nonzero(counts: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
-    counts
-        .iter()
-        .filter(|(_, n)| **n > 0)
-        .map(|(k, n)| (k.clone(), *n))
-        .collect()
-}
-
-fn counts(pairs: &[(&str, u64)]) -> BTreeMap<String, u64> {
-    pairs.iter().map(|(k, n)| ((*k).to_owned(), *n)).collect()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -2145,94 +2131,6 @@ async fn wakeups_due<S: Store>(store: S) {
             wake("job:a", 3_000)
         ],
         "due_wakeups after an overwrite and a removal"
-    );
-}
-
-// ---------------------------------------------------------------------------------------------
-// Stats
-
-async fn stats_count_by_state<S: Store>(store: S) {
-    let stats = store.stats().await.must("stats of an empty store");
-    assert!(
-        nonzero(&stats.jobs).is_empty() && nonzero(&stats.executions).is_empty(),
-        "empty store: {stats:?}"
-    );
-
-    create_jobs(&store, &filter_jobs()).await;
-    let mut runs = Vec::new();
-    for (n, state) in [
-        "Succeeded",
-        "Succeeded",
-        "Failed",
-        "Processing",
-        "Succeeded",
-        "Skipped",
-    ]
-    .iter()
-    .enumerate()
-    {
-        let n = u64::try_from(n).expect("small") + 1;
-        runs.push(ExecutionRecord {
-            state: (*state).to_owned(),
-            ..execution(&format!("run-{n}"), "a1", n)
-        });
-    }
-    create_executions(&store, &runs).await;
-    let stats = store.stats().await.must("stats");
-    assert_eq!(
-        nonzero(&stats.jobs),
-        counts(&[("active", 5), ("paused", 3)]),
-        "jobs by state"
-    );
-    assert_eq!(
-        nonzero(&stats.executions),
-        counts(&[
-            ("Succeeded", 3),
-            ("Failed", 1),
-            ("Processing", 1),
-            ("Skipped", 1)
-        ]),
-        "executions by state"
-    );
-
-    let a1 = store
-        .get_job("a1")
-        .await
-        .must("get_job(a1)")
-        .expect("a1 exists");
-    store
-        .update_job(&JobRecord {
-            state: "paused".to_owned(),
-            ..a1
-        })
-        .await
-        .must("pause a1");
-    assert!(
-        store.delete_job("p2").await.must("delete_job(p2)"),
-        "delete_job(p2) of an existing job"
-    );
-    let run4 = store
-        .get_execution("run-4")
-        .await
-        .must("get_execution(run-4)")
-        .expect("run-4 exists");
-    store
-        .update_execution(&ExecutionRecord {
-            state: "Succeeded".to_owned(),
-            ..run4
-        })
-        .await
-        .must("finish run-4");
-    let stats = store.stats().await.must("stats after changes");
-    assert_eq!(
-        nonzero(&stats.jobs),
-        counts(&[("active", 4), ("paused", 3)]),
-        "jobs by state after pause and delete"
-    );
-    assert_eq!(
-        nonzero(&stats.executions),
-        counts(&[("Succeeded", 4), ("Failed", 1), ("Skipped", 1)]),
-        "executions by state after an update"
     );
 }
 

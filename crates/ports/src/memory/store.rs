@@ -18,8 +18,8 @@ use crate::store::{
     check_batch, cursor, AuditCleanReport, AuditQuery, AuditRecord, AuditStore, CalendarRecord,
     CalendarStore, CleanReport, ExecutionQuery, ExecutionRecord, ExecutionStore, FleetHourRecord,
     JobFilter, JobOrder, JobRecord, JobStore, ManyRead, Page, PageRequest, RollupRecord,
-    RollupStore, SessionStore, SettingRecord, SettingStore, Store, StoreError, StoreStats, WakeUp,
-    WakeUpIndex, Write, WriteAllError, MAX_PAGE,
+    RollupStore, SessionStore, SettingRecord, SettingStore, Store, StoreError, WakeUp, WakeUpIndex,
+    Write, WriteAllError, MAX_PAGE,
 };
 
 /// An in-memory [`Store`]; each instance is a fresh, empty store.
@@ -335,14 +335,6 @@ fn child_cursor(execution: &ExecutionRecord) -> String {
         execution.created_at.timestamp_millis(),
         &execution.execution_id,
     )
-}
-
-fn count_by_state<'a>(states: impl Iterator<Item = &'a String>) -> BTreeMap<String, u64> {
-    let mut counts = BTreeMap::new();
-    for state in states {
-        *counts.entry(state.clone()).or_insert(0) += 1;
-    }
-    counts
 }
 
 impl JobStore for MemoryStore {
@@ -913,13 +905,5 @@ impl Store for MemoryStore {
             data.apply(write).map_err(WriteAllError::whole)?;
         }
         Ok(())
-    }
-
-    async fn stats(&self) -> Result<StoreStats, StoreError> {
-        let data = self.lock()?;
-        Ok(StoreStats {
-            jobs: count_by_state(data.jobs.values().map(|j| &j.state)),
-            executions: count_by_state(data.executions.values().map(|e| &e.state)),
-        })
     }
 }

@@ -24,7 +24,6 @@ pub mod settings;
 pub use audit::{AuditCleanReport, AuditQuery, AuditRecord, AuditStore};
 pub use calendars::{CalendarRecord, CalendarStore, MAX_CALENDARS};
 
-use std::collections::BTreeMap;
 use std::future::Future;
 
 use chrono::{DateTime, Utc};
@@ -301,15 +300,6 @@ pub struct CleanReport {
     pub executions_deleted: u64,
     /// Distinct deleted jobs whose executions were all removed.
     pub destroyed_jobs_cleaned: u64,
-}
-
-/// Counts for `GET /stats`.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct StoreStats {
-    /// Jobs by state (`active`, `paused`).
-    pub jobs: BTreeMap<String, u64>,
-    /// Executions by state.
-    pub executions: BTreeMap<String, u64>,
 }
 
 /// Why a store operation failed.
@@ -612,9 +602,6 @@ pub trait Store:
                 .collect())
         }
     }
-
-    /// Counts by state.
-    fn stats(&self) -> impl Future<Output = Result<StoreStats, StoreError>> + Send;
 }
 
 /// An execution's state as [`Store::read_states`] reads it.

@@ -8,7 +8,9 @@ use sundial_core::job::{Job, JobId, When};
 use sundial_core::timer::PreviewRequest;
 
 use super::{App, AppError};
-use sundial_ports::store::{PageRequest, Store};
+use crate::records::decode_job;
+use sundial_core::stats::StatsWindow;
+use sundial_ports::store::{JobFilter, JobOrder, PageRequest, Store};
 
 /// How many future fire times and recent actions `describe` shows (Temporal's describe shows 10).
 const DESCRIBE_COUNT: usize = 10;
@@ -39,12 +41,15 @@ pub struct Describe {
 pub struct Stats {
     /// Jobs by state.
     pub jobs: BTreeMap<String, u64>,
-    /// Executions by state.
+    /// Executions by state: those not ended now, and those ended within the window.
     pub executions: BTreeMap<String, u64>,
     /// Whether a debug mode is on (docs/api.md's debug mode).
     pub debug_mode: bool,
     /// Which one (`off`, `schedules`, `triggers`, `both`).
     pub debug_mode_setting: &'static str,
+    /// All jobs' figures over the window, and the top failing and slowest jobs.
+    #[serde(skip)]
+    pub fleet: super::stats::FleetStats,
 }
 
 impl<S: Store> App<S> {
@@ -82,18 +87,65 @@ impl<S: Store> App<S> {
         })
     }
 
-    /// Counts of jobs and executions by state (`GET /stats`).
-    pub async fn stats(&self) -> Result<Stats, AppError> {
-        let counts = self.store.stats().await?;
+    /// `GET /stats` over `window`: jobs by state; executions by state, those not ended now read
+    /// from every job's line and slots (never a scan of executions) and those ended within the
+    /// window from the statistics ([`App::fleet_stats`], whose figures come along); the debug
+    /// mode. Reads every job (a page at a time) and the runs they hold, so it costs what the jobs
+    /// and the runs in flight cost, whatever the number of executions stored.
+    pub async fn stats(&self, window: StatsWindow) -> Result<Stats, AppError> {
+        let mut jobs: BTreeMap<String, u64> = BTreeMap::new();
+        let mut executions: BTreeMap<String, u64> = BTreeMap::new();
+        let mut cursor = None;
+        loop {
+            let page = self
+                .store
+                .list_jobs(
+                    &JobFilter::default(),
+                    JobOrder::Id,
+                    &PageRequest {
+                        limit: STATS_PAGE,
+                        cursor,
+                    },
+                )
+                .await?;
+            let mut held: Vec<String> = Vec::new();
+            for record in &page.items {
+                *jobs.entry(record.state.clone()).or_default() += 1;
+                let state = decode_job(record)?.job.state;
+                held.extend(state.running);
+                held.extend(state.buffered);
+                held.extend(state.waiting.into_iter().map(|w| w.execution_id));
+            }
+            held.sort();
+            held.dedup();
+            for run in self.store.read_states(&held).await?.into_iter().flatten() {
+                let not_ended = ExecutionState::parse(&run.state).is_some_and(|s| !s.is_final());
+                if not_ended {
+                    *executions.entry(run.state).or_default() += 1;
+                }
+            }
+            cursor = page.next_cursor;
+            if cursor.is_none() {
+                break;
+            }
+        }
+        let fleet = self.fleet_stats(window).await?;
+        for (state, count) in &fleet.all.figures.by_state {
+            *executions.entry(state.clone()).or_default() += count;
+        }
         let mode = self.debug_mode_now().await;
         Ok(Stats {
-            jobs: counts.jobs,
-            executions: counts.executions,
+            jobs,
+            executions,
             debug_mode: mode != sundial_core::debug_mode::DebugMode::Off,
             debug_mode_setting: mode.name(),
+            fleet,
         })
     }
 }
+
+/// How many jobs [`App::stats`] reads at once.
+const STATS_PAGE: usize = 500;
 
 /// Previews write nothing; they read only the calendars a spec names.
 impl<S: Store> App<S> {

@@ -129,3 +129,60 @@ async fn missed_fires_are_counted_by_the_tick_that_finds_them() {
     assert!(stats.top_failing.is_empty());
     assert_eq!(stats.slowest.len(), 1);
 }
+
+/// `GET /stats`'s counts: jobs by state; executions not ended now, read from what each job holds
+/// (planned, in line, in flight, between attempts), and those ended within the window from the
+/// statistics, so that no read of every execution is needed (issue 31: no request is a scan).
+#[tokio::test]
+async fn stats_count_jobs_runs_in_flight_and_runs_ended_in_the_window() {
+    // `slow` answers 500 until its third call; the others at once.
+    let w = World::new("2024-01-01T00:00:30Z", |request, _| {
+        if request.url.contains("slow") {
+            return status(500);
+        }
+        ok(json!({}))
+    });
+    w.create("steady", json!({"schedule": {"cron": ["* * * * *"]}}))
+        .await;
+    w.create(
+        "slow",
+        json!({
+            "request": [{"method": "POST", "url": "service://main/slow"}],
+            "schedule": {"cron": ["0 * * * *"]},
+            "retry": [{"errorEquals": "500", "intervalSeconds": 600, "maxAttempts": 3, "backoffRate": 1.0}],
+        }),
+    )
+    .await;
+    w.create("resting", json!({"schedule": {"cron": ["* * * * *"]}}))
+        .await;
+    let resting = JobId::parse("resting").unwrap();
+    w.app().set_active(&resting, false, None).await.unwrap();
+    // 00:01 … 00:03 of `steady` run; `slow`'s 01:00 fire would come later: trigger it now.
+    w.run_until("2024-01-01T00:03:30Z").await;
+    let slow = JobId::parse("slow").unwrap();
+    w.app()
+        .trigger(&slow, json!({}), None, Default::default())
+        .await
+        .unwrap();
+    // The tick plans 2 s ahead: at 00:03:59 `steady`'s 00:04 fire is planned, not yet due.
+    w.run_until("2024-01-01T00:03:59Z").await;
+
+    let stats = w.app().stats(StatsWindow::Day).await.unwrap();
+    assert_eq!(
+        stats.jobs,
+        BTreeMap::from([("active".to_owned(), 2), ("paused".to_owned(), 1)])
+    );
+    // Ended within the window: `steady`'s three runs. Not ended: `slow`'s run between attempts,
+    // and the 00:04 fire of `steady`, planned ahead.
+    assert_eq!(
+        stats.executions,
+        BTreeMap::from([
+            ("Failed".to_owned(), 1),
+            ("Scheduled".to_owned(), 1),
+            ("Succeeded".to_owned(), 3),
+        ]),
+        "{:#?}",
+        w.executions("steady").await
+    );
+    assert_eq!(stats.fleet.all.figures.runs, 3);
+}
